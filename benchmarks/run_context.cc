@@ -1,0 +1,35 @@
+#include "run_context.h"
+
+namespace feedbench {
+
+void RunLog::add(CaseRecord record) {
+  std::lock_guard lock(mutex_);
+  std::string key = record.case_name;
+  records_[key].push_back(std::move(record));
+}
+
+const CaseRecord* RunLog::find(const std::string& case_name, std::int64_t repetition_index) const {
+  std::lock_guard lock(mutex_);
+  auto it = records_.find(case_name);
+  if (it == records_.end() || repetition_index < 0 ||
+      std::size_t(repetition_index) >= it->second.size())
+    return nullptr;
+  return &it->second[std::size_t(repetition_index)];
+}
+
+std::vector<const CaseRecord*> RunLog::all(const std::string& case_name) const {
+  std::lock_guard lock(mutex_);
+  std::vector<const CaseRecord*> out;
+  auto it = records_.find(case_name);
+  if (it != records_.end())
+    for (const CaseRecord& r : it->second) out.push_back(&r);
+  return out;
+}
+
+const FileSet* RunContext::files_for(const std::string& path_role) const {
+  if (path_role == "source") return source ? &*source : nullptr;
+  if (path_role == "cache") return cache ? &*cache : nullptr;
+  return nullptr;
+}
+
+}  // namespace feedbench

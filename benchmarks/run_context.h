@@ -1,0 +1,60 @@
+// What every family needs while a run is under way: the scanned data sets, run-wide options,
+// and the RunLog where each measured round leaves what Google Benchmark's Run cannot carry
+// (typed params, cache state, latency histogram), for the reporters to join by case name.
+#pragma once
+
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "feedbench/config.h"
+#include "feedbench/dataset.h"
+#include "feedbench/histogram.h"
+#include "feedbench/plan.h"
+
+namespace feedbench {
+
+// Everything one repetition of one case produced beyond Google Benchmark's own fields.
+struct CaseRecord {
+  std::string case_name;
+  nlohmann::ordered_json params;
+  nlohmann::json cache = nullptr;  // {"requested", "residency_before", "achieved", "method"}
+  std::optional<Histogram> latency;
+  nlohmann::json extra = nlohmann::json::object();
+  std::string skipped;  // reason, when the round did not run
+};
+
+// Records appended in repetition order per case. Google Benchmark calls a case's function
+// once per repetition (Iterations(1)), so the n-th record of a case is repetition n.
+class RunLog {
+ public:
+  void add(CaseRecord record);
+  // RETURNS: the record of that repetition, or nullptr.
+  const CaseRecord* find(const std::string& case_name, std::int64_t repetition_index) const;
+  // RETURNS: every record of the case, in repetition order.
+  std::vector<const CaseRecord*> all(const std::string& case_name) const;
+
+ private:
+  mutable std::mutex mutex_;
+  std::map<std::string, std::vector<CaseRecord>> records_;
+};
+
+struct RunContext {
+  const Config* config = nullptr;
+  std::optional<FileSet> source;  // scanned once per root
+  std::optional<FileSet> cache;
+  bool record_latency = true;           // --no-latency turns per-read timing off
+  bool allow_unverified_cache = false;  // --allow-unverified-cache
+  std::string cache_refusal;            // non-empty: why path:cache cases may not run
+  bool show_progress = false;           // a terminal is attached
+  RunLog log;
+
+  // RETURNS: the FileSet of "source" or "cache", or nullptr when that root is not configured.
+  const FileSet* files_for(const std::string& path_role) const;
+};
+
+}  // namespace feedbench

@@ -1,0 +1,49 @@
+// An experiment config (configs/*.json): parsed, environment-expanded, checked against
+// configs/schema/experiment.schema.json. The single definition of the format is that schema.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace feedbench {
+
+struct ConfigOverrides {
+  std::optional<std::string> source;  // --source
+  std::optional<std::string> cache;   // --cache
+  nlohmann::json defaults = nlohmann::json::object();  // --set key=value pairs for `defaults`
+};
+
+struct Config {
+  std::string file;         // path it was read from
+  std::string name;         // "name"
+  std::string description;  // "description", may be empty
+  std::string source_root;  // dataset.source after ${VAR} expansion and overrides ("" if absent)
+  std::string cache_root;   // dataset.cache likewise ("" if absent)
+  std::vector<std::string> include;  // dataset.include globs ("**" spans folders); empty = all
+  nlohmann::json defaults;  // "defaults" merged with overrides: repetitions, seed, ...
+  nlohmann::json families;  // "families" array, verbatim after expansion
+  nlohmann::json resolved;  // the whole config as run (expanded, overrides applied)
+  std::string sha256;       // SHA-256 of resolved.dump() (canonical), hex
+  std::map<std::string, std::string> expanded_env;  // VAR -> value used by ${VAR} expansion
+};
+
+// Reads, expands ${VAR} / ${VAR:-default} in every string from the environment, applies
+// overrides and validates against the schema.
+// RETURNS: the config. Throws InputError naming the file, JSON pointer and what was expected
+// (e.g. "configs/x.json: /families/0/block_size: expected a size such as 4KiB, got \"4XB\"").
+Config load_config(const std::string& path, const ConfigOverrides& overrides = {});
+
+// Same, from text already in memory (`file` is only used in messages).
+Config parse_config(const std::string& text, const std::string& file,
+                    const ConfigOverrides& overrides = {});
+
+// Expands ${VAR} and ${VAR:-default} in `text`. Records each variable used in `used`.
+// Throws InputError when a ${VAR} without default is unset (naming `where`).
+std::string expand_env(const std::string& text, const std::string& where,
+                       std::map<std::string, std::string>* used);
+
+}  // namespace feedbench

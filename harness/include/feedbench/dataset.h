@@ -1,0 +1,59 @@
+// A data set root scanned once into a FileSet: the selected regular files, in a fixed
+// (sorted) order, with sizes and mtimes. Compact: one string arena for all paths, so a
+// million files cost well under 200 bytes each.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace feedbench {
+
+class FileSet {
+ public:
+  struct Entry {
+    std::uint64_t path_offset;  // into the arena
+    std::uint32_t path_length;
+    std::uint64_t size;
+    std::int64_t mtime_ns;
+  };
+
+  const std::string& root() const { return root_; }  // absolute, symlinks resolved
+  std::size_t size() const { return entries_.size(); }
+  bool empty() const { return entries_.empty(); }
+  std::uint64_t total_bytes() const { return total_bytes_; }
+
+  std::string_view relative_path(std::size_t i) const;  // "class_001/img_000001.bin"
+  std::string absolute_path(std::size_t i) const;       // root + "/" + relative path
+  std::uint64_t file_size(std::size_t i) const { return entries_[i].size; }
+  std::int64_t mtime_ns(std::size_t i) const { return entries_[i].mtime_ns; }
+
+  // SHA-256 (hex) over the sorted list of "relative path\0size\0mtime_ns\n": the answer to
+  // "same data?" without reading contents.
+  std::string fingerprint() const;
+
+  // Builders (used by scan_dataset and tests).
+  explicit FileSet(std::string root = {}) : root_(std::move(root)) {}
+  void add(std::string_view relative_path, std::uint64_t size, std::int64_t mtime_ns);
+  void sort();  // by relative path, byte order
+
+ private:
+  std::string root_;
+  std::string arena_;
+  std::vector<Entry> entries_;
+  std::uint64_t total_bytes_ = 0;
+};
+
+// True when `relative_path` matches `glob` ("*" and "?" stay inside one folder, "**" spans
+// folders: "validation/**", "**/*.jpg").
+bool glob_match(std::string_view glob, std::string_view relative_path);
+
+// Scans `root` recursively: regular files only; symlinks are not followed (a data set never
+// leads out of its root). Files whose relative path matches any of `include` are kept (all
+// when `include` is empty). Files named like feedbench's own cache metadata
+// (MANIFEST.sha256, feedbench-manifest.json, *.fbtmp) are skipped.
+// RETURNS: sorted FileSet. Throws InputError when root is missing or not a directory.
+FileSet scan_dataset(const std::string& root, const std::vector<std::string>& include = {});
+
+}  // namespace feedbench

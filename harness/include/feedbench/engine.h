@@ -1,0 +1,77 @@
+// One small interface for every I/O engine (fio's ioengines.h in spirit): open a file,
+// submit reads into the engine's own buffer slots, reap completions. A synchronous engine is
+// the degenerate case: submit does the read, reap hands back its completion.
+// Options that belong to one engine stay inside that engine's file in harness/engines/.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace feedbench {
+
+using FileHandle = std::int32_t;
+
+struct ReadOp {
+  FileHandle file = -1;
+  std::uint32_t slot = 0;    // buffer slot, 0 <= slot < queue_depth; unique among reads in flight
+  std::uint32_t length = 0;  // bytes; with O_DIRECT a multiple of the alignment
+  std::uint64_t offset = 0;  // with O_DIRECT aligned
+};
+
+struct Completion {
+  std::uint32_t slot = 0;
+  std::int64_t result = 0;  // bytes read (short at end of file), or -errno
+};
+
+struct EngineOptions {
+  bool direct = false;            // O_DIRECT
+  unsigned queue_depth = 1;       // slots; synchronous engines accept only 1
+  std::size_t block_size = 4096;  // bytes per slot buffer
+};
+
+class Engine {
+ public:
+  virtual ~Engine() = default;
+
+  virtual std::string_view name() const = 0;
+  unsigned queue_depth() const { return options_.queue_depth; }
+  const EngineOptions& options() const { return options_; }
+
+  // REQUIRES: path is a regular file. RETURNS: a handle. Throws RunError (with errno text).
+  virtual FileHandle open(const std::string& path) = 0;
+  // REQUIRES: no read of this file is in flight.
+  virtual void close(FileHandle file) = 0;
+
+  // Starts the reads. REQUIRES: each op's slot is free; ops.size() <= free slots.
+  virtual void submit(std::span<const ReadOp> ops) = 0;
+  // Waits until at least `min_complete` reads have completed (0: only what is ready).
+  // RETURNS: completions written to `out` (at most out.size()).
+  virtual std::size_t reap(std::span<Completion> out, std::size_t min_complete) = 0;
+
+  // The buffer of a slot: block_size bytes, 4096-aligned, owned by the engine.
+  std::byte* buffer(std::uint32_t slot) { return buffers_.get() + std::size_t(slot) * stride_; }
+
+ protected:
+  explicit Engine(const EngineOptions& options);
+  EngineOptions options_;
+
+ private:
+  struct FreeDeleter { void operator()(std::byte* p) const; };
+  std::unique_ptr<std::byte, FreeDeleter> buffers_;
+  std::size_t stride_ = 0;
+};
+
+// The engines this build has: psync, mmap, libaio, io_uring.
+std::vector<std::string> engine_names();
+
+// RETURNS: a ready engine. Throws InputError for an unknown name or options the engine cannot
+// take (e.g. queue_depth > 1 for psync), RunError when the system refuses it (io_uring
+// disabled by a sandbox, O_DIRECT unsupported), with the reason.
+std::unique_ptr<Engine> make_engine(std::string_view name, const EngineOptions& options);
+
+}  // namespace feedbench

@@ -1,0 +1,44 @@
+// What was measured on: the host, and for each path role the file system, mount and block
+// device behind it. Printed at the start of a run, recorded in every result, and by
+// `feedbench env`.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace feedbench {
+
+struct PathInfo {
+  std::string role;            // "source", "cache", or what the user named
+  std::string requested;       // as given
+  std::string resolved;        // realpath
+  std::string fs_type;         // "ext4", "xfs", "tmpfs", "nfs4", ...
+  std::string mount_point;
+  std::string mount_source;    // "/dev/nvme0n1p1", "server:/export"
+  std::string mount_options;
+  std::string device;          // block device name, "nvme0n1" (whole disk), "" when none
+  std::uint64_t device_id = 0; // st_dev of the resolved path
+  nlohmann::json device_info = nlohmann::json::object();  // model, rotational, read_ahead_kb,
+                                                          // scheduler, nr_requests (where exposed)
+  nlohmann::json to_json() const;
+};
+
+// REQUIRES: path exists. RETURNS: what is known of it (fields empty where the system says
+// nothing). Never throws for missing /sys entries.
+PathInfo describe_path(const std::string& role, const std::string& path);
+
+// RETURNS: {"cpu_model", "cores", "sockets", "numa_nodes", "memory_total_bytes",
+//  "memory_available_bytes", "kernel", "distribution", "hostname", "instance_type",
+//  "gpus": [{"name", "memory", "driver"}]}.
+nlohmann::json describe_host();
+
+// RETURNS: true when both paths live on the same device (st_dev or same backing disk).
+bool same_device(const PathInfo& a, const PathInfo& b);
+
+// Human-readable block: one line per role "source  /data/x  ext4 on /dev/vda (/)" and the
+// same-device warning where it applies.
+std::string format_paths(const std::map<std::string, PathInfo>& paths);
+
+}  // namespace feedbench

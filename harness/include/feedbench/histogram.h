@@ -1,0 +1,56 @@
+// Log-linear latency histogram (HdrHistogram's layout): 128 linear sub-buckets per power of
+// two, so any recorded value is known within 1% (0.8% worst case). Fixed size, no allocation
+// when recording; mergeable across workers and across result files.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace feedbench {
+
+class Histogram {
+ public:
+  static constexpr int kSubBucketBits = 7;  // 128 sub-buckets
+  static constexpr int kBuckets = 64 - kSubBucketBits + 1;
+  static constexpr int kCounts = kBuckets << kSubBucketBits;
+
+  Histogram();
+
+  void record(std::uint64_t value) {
+    ++counts_[index_of(value)];
+    ++total_;
+    if (value > max_) max_ = value;
+    if (value < min_) min_ = value;
+  }
+  void merge(const Histogram& other);
+  void reset();
+
+  std::uint64_t count() const { return total_; }
+  std::uint64_t max() const { return total_ ? max_ : 0; }
+  std::uint64_t min() const { return total_ ? min_ : 0; }
+  double mean() const;
+  // REQUIRES: 0 <= q <= 1. RETURNS: the value at quantile q (midpoint of its bin, clamped to
+  // [min, max]); 0 when empty.
+  double quantile(double q) const;
+
+  // Serialised as {"unit":..., "count":N, "min":..., "max":..., "sub_bucket_bits":7,
+  //   "bins":[[lower, upper, count], ...]} with only non-empty bins.
+  nlohmann::json to_json(const char* unit = "ns") const;
+  // Throws InputError (naming `where`) on a malformed object.
+  static Histogram from_json(const nlohmann::json& j, const std::string& where);
+
+  static int index_of(std::uint64_t value);
+  static std::uint64_t lower_bound_of(int index);
+  static std::uint64_t upper_bound_of(int index);  // exclusive
+
+ private:
+  std::vector<std::uint64_t> counts_;  // kCounts
+  std::uint64_t total_ = 0;
+  std::uint64_t max_ = 0;
+  std::uint64_t min_ = UINT64_MAX;
+};
+
+}  // namespace feedbench

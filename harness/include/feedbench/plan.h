@@ -1,0 +1,44 @@
+// Plan: a config's families expanded into Cases, the unit a benchmark measures.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "feedbench/config.h"
+
+namespace feedbench {
+
+// A plain value: the family and every resolved parameter. Sizes and durations are resolved to
+// integers (bytes, nanoseconds); choices stay strings. Keys in `params` are in the family's
+// canonical order; `name()` is the identity the diff tool matches on, e.g.
+// file_read/pattern:random/bs:4096/engine:libaio/qd:32/workers:4/state:cold/path:cache
+struct Case {
+  std::string family;          // "file_read", "loader", "stage"
+  nlohmann::ordered_json params;  // canonical order; full parameter names as keys
+  int repetitions = 3;
+  std::uint64_t seed = 42;
+
+  std::string name() const;  // canonical name (short keys: bs, qd, state, ...)
+
+  // Typed access. REQUIRES: the key exists with that type (the plan guarantees it).
+  std::string str(const char* key) const;
+  std::int64_t integer(const char* key) const;
+  double number(const char* key) const;
+  bool has(const char* key) const;
+};
+
+struct Plan {
+  std::vector<Case> cases;
+  // Combinations the sweep produced that cannot run, with why (e.g. "libaio reads only with
+  // O_DIRECT: cache_state must be direct"). Printed once; never silently dropped.
+  std::vector<std::string> dropped;
+};
+
+// Expands every family (cartesian product of list-valued parameters, defaults filled in).
+// RETURNS: the plan. Throws InputError naming file and JSON pointer for a bad value.
+Plan expand_plan(const Config& config);
+
+}  // namespace feedbench

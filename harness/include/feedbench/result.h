@@ -1,0 +1,82 @@
+// The result document ("feedbench-result/1"): one struct, written by the reporters and read
+// by diff and report. It keeps Google Benchmark's `context` and `benchmarks` keys, so tools
+// written for that library's JSON still read it. Layout documented in results/README.md.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "feedbench/histogram.h"
+
+namespace feedbench {
+
+inline constexpr const char* kResultSchema = "feedbench-result/1";
+
+// One entry of `benchmarks`: a repetition (run_type "iteration") or an aggregate.
+struct BenchmarkEntry {
+  // Google Benchmark's per-run fields, as its JSON reporter writes them.
+  std::string name;      // "file_read/.../iterations:1/repeats:3/manual_time[_mean]"
+  std::string run_name;  // name without the aggregate suffix
+  std::string run_type;  // "iteration" or "aggregate"
+  std::string aggregate_name;  // "mean", "median", "stddev", "cv"; empty for iterations
+  std::int64_t family_index = 0;
+  std::int64_t per_family_instance_index = 0;
+  std::int64_t repetitions = 1;
+  std::int64_t repetition_index = 0;
+  std::int64_t threads = 1;
+  std::int64_t iterations = 1;
+  double real_time = 0;
+  double cpu_time = 0;
+  std::string time_unit = "ms";
+  std::map<std::string, double> counters;  // user counters, flattened into the entry in JSON
+  bool error_occurred = false;             // the case was skipped or failed
+  std::string error_message;               // why
+
+  // feedbench's additions.
+  std::string case_name;  // canonical identity: family/key:value/... (what diff matches on)
+  nlohmann::ordered_json params;  // {"family": ..., every resolved parameter as typed values}
+  nlohmann::json cache;  // {"requested": "cold", "residency_before": 0.003, "achieved": true,
+                         //  "method": "cachestat"}; null for aggregates
+  std::optional<Histogram> latency;  // per-read latency (loader: per-step data wait), ns
+  nlohmann::json extra = nlohmann::json::object();  // family-specific (verdicts, AU, ...)
+
+  // RETURNS: the counter, or nullopt.
+  std::optional<double> counter(const std::string& key) const;
+};
+
+struct ResultDocument {
+  std::string schema = kResultSchema;
+  nlohmann::json context = nlohmann::json::object();  // Google Benchmark's context (date,
+                                                      // host_name, num_cpus, library_version..)
+  nlohmann::json tool = nlohmann::json::object();     // version, git_commit, git_dirty,
+                                                      // compiler, build_type, benchmark_version
+  std::vector<std::string> command_line;
+  std::map<std::string, std::string> environment_variables;  // BENCHMARK_*, expanded ${VAR}s
+  nlohmann::json config = nlohmann::json::object();   // {"file", "name", "sha256", "resolved"}
+  nlohmann::json dataset = nlohmann::json::object();  // {"source": {root, files, bytes,
+                                                      //  fingerprint}, "cache": {..., "manifest"}}
+  nlohmann::json environment = nlohmann::json::object();  // {"host": {...}, "paths": {...}}
+  nlohmann::json summary = nlohmann::json::object();  // the run's closing summary/verdicts
+  std::vector<BenchmarkEntry> benchmarks;
+
+  nlohmann::json to_json() const;
+  // Throws InputError naming `where` (the file) and the JSON pointer of what is wrong, and
+  // for a schema other than feedbench-result/1.
+  static ResultDocument from_json(const nlohmann::json& j, const std::string& where);
+
+  // Reads a result file. Throws InputError (unreadable, malformed JSON, wrong schema).
+  static ResultDocument load(const std::string& path);
+  // Writes to "<path>.tmp.<pid>" then renames into place: a crash never leaves half a file.
+  // Creates missing parent folders. Throws RunError when it cannot write.
+  void save(const std::string& path) const;
+};
+
+// Writes `text` to `path` through a temporary name and rename (shared by every writer).
+void write_file_atomically(const std::string& path, const std::string& text);
+
+}  // namespace feedbench

@@ -1,0 +1,33 @@
+# Shared by the end-to-end tests (tests/e2e/*.sh): each sources this file.
+# $FEEDBENCH is the built binary, $FEEDBENCH_SOURCE_DIR the repository (set by CTest).
+set -euo pipefail
+: "${FEEDBENCH:?set by ctest: path of the built feedbench}"
+: "${FEEDBENCH_SOURCE_DIR:?set by ctest: the repository root}"
+
+# A work folder on a disk-backed file system (O_DIRECT and eviction need a real one).
+WORK=$(mktemp -d "${TMPDIR:-/var/tmp}/feedbench-e2e-XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+skip() { echo "SKIP: $*"; exit 77; }
+
+# expect_exit CODE CMD...: runs CMD, fails unless it exits with CODE. Output in $WORK/out, $WORK/err.
+expect_exit() {
+  local want=$1; shift
+  local got=0
+  "$@" >"$WORK/out" 2>"$WORK/err" || got=$?
+  if [ "$got" != "$want" ]; then
+    echo "--- stdout"; cat "$WORK/out"; echo "--- stderr"; cat "$WORK/err"
+    fail "expected exit $want, got $got: $*"
+  fi
+}
+
+# expect_in FILE TEXT: fails unless FILE contains TEXT (fixed string).
+expect_in() {
+  grep -qF -- "$2" "$1" || { echo "--- $1"; cat "$1"; fail "expected '$2' in $1"; }
+}
+
+# tree_digest DIR: one line per file (path, size, sha256), to prove a tree did not change.
+tree_digest() {
+  (cd "$1" && find . -type f -print0 | sort -z | xargs -0 -r sha256sum)
+}

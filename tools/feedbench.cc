@@ -1,0 +1,74 @@
+// feedbench: can this machine's storage feed the GPU, and does a local cache help?
+// Dispatches to a verb; turns bad input into one message and exit code 2.
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <string>
+
+#include <boost/program_options/errors.hpp>
+
+#include "feedbench/error.h"
+#include "verbs.h"
+
+namespace {
+
+struct Verb {
+  const char* name;
+  int (*main)(int, char**);
+  const char* summary;
+};
+
+constexpr Verb kVerbs[] = {
+    {"run", feedbench::run_main, "run an experiment config and write a result file"},
+    {"gen", feedbench::gen_main, "write a deterministic synthetic data set"},
+    {"stage", feedbench::stage_main, "copy a selection to a cache, verified, with a manifest"},
+    {"verify", feedbench::verify_main, "re-hash a cache against its manifest (and its source)"},
+    {"diff", feedbench::diff_main, "compare two result files; exit 1 on a regression"},
+    {"report", feedbench::report_main, "turn result files into a self-contained HTML report"},
+    {"env", feedbench::env_main, "describe this host and the paths given"},
+};
+
+void usage(std::FILE* out) {
+  std::fprintf(out,
+               "usage: feedbench <verb> [options]   (feedbench <verb> --help for its options)\n\n"
+               "Can this machine's storage feed the GPU, and does a local cache help?\n\nverbs:\n");
+  for (const Verb& v : kVerbs) std::fprintf(out, "  %-8s %s\n", v.name, v.summary);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    usage(stderr);
+    return 2;
+  }
+  std::string verb = argv[1];
+  if (verb == "--help" || verb == "-h" || verb == "help") {
+    usage(stdout);
+    return 0;
+  }
+  if (verb == "--version") {
+    std::printf("feedbench %s\n", "0.1.0");
+    return 0;
+  }
+  for (const Verb& v : kVerbs) {
+    if (verb != v.name) continue;
+    std::string program = std::string("feedbench ") + v.name;
+    argv[1] = program.data();
+    try {
+      return v.main(argc - 1, argv + 1);
+    } catch (const feedbench::InputError& e) {
+      std::fprintf(stderr, "feedbench %s: %s\n", v.name, e.what());
+      return 2;
+    } catch (const boost::program_options::error& e) {
+      std::fprintf(stderr, "feedbench %s: %s (see feedbench %s --help)\n", v.name, e.what(), v.name);
+      return 2;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "feedbench %s: error: %s\n", v.name, e.what());
+      return 1;
+    }
+  }
+  std::fprintf(stderr, "feedbench: unknown verb '%s'\n", verb.c_str());
+  usage(stderr);
+  return 2;
+}

@@ -1,0 +1,9 @@
+// PLACEHOLDER until its issue lands: replaced by the real verb.
+#include <cstdio>
+#include "verbs.h"
+namespace feedbench {
+int report_main(int, char**) {
+  std::fprintf(stderr, "feedbench report: not built yet\n");
+  return 1;
+}
+}  // namespace feedbench
