@@ -14,7 +14,7 @@ namespace feedbench {
 struct ConfigOverrides {
   std::optional<std::string> source;  // --source
   std::optional<std::string> cache;   // --cache
-  nlohmann::json defaults = nlohmann::json::object();  // --set key=value pairs for `defaults`
+  nlohmann::json set = nlohmann::json::object();  // --set key=value: forces that parameter in every family that has it, and in `defaults`
 };
 
 struct Config {

@@ -1,0 +1,14 @@
+#include "families.h"
+
+#include "feedbench/error.h"
+
+namespace feedbench {
+
+FamilyFunction family_function(const std::string& family) {
+  if (family == "file_read") return run_file_read_case;
+  if (family == "loader") return run_loader_case;
+  if (family == "stage") return run_stage_case;
+  FB_CHECK(false, "no function for family '" + family + "'");
+}
+
+}  // namespace feedbench
