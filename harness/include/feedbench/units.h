@@ -1,4 +1,5 @@
 // Sizes, durations and rates as people write them: "4KiB", "1MiB", "50ms", "1.5GB/s".
+// Also the loader's small value languages: step-time distributions and transform costs.
 #pragma once
 
 #include <cstdint>
@@ -9,10 +10,11 @@ namespace feedbench {
 
 // Parses a byte size: a plain integer, or a number with a unit B, KiB, MiB, GiB, TiB (powers
 // of 1024) or kB, MB, GB, TB (powers of 1000); K/M/G/T alone mean KiB/MiB/GiB/TiB.
+// A fraction is allowed when the result is a whole number of bytes ("1.5KiB").
 // RETURNS: bytes. Throws InputError("<what>: ...") naming `what` on a bad value.
 std::uint64_t parse_size(std::string_view text, const std::string& what = "size");
 
-// Parses a duration: a number with ns, us, ms, s, min. RETURNS: nanoseconds.
+// Parses a duration: a number with ns, us (or µs), ms, s, min, h. RETURNS: nanoseconds.
 // Throws InputError naming `what` on a bad value or a missing unit.
 std::int64_t parse_duration_ns(std::string_view text, const std::string& what = "duration");
 
@@ -22,5 +24,36 @@ std::string format_size(double bytes);
 std::string format_rate(double bytes_per_second);
 // RETURNS: "35.2 ms", "1.20 s".
 std::string format_duration_ns(double ns);
+
+// RETURNS: the exact duration in the largest unit that divides it: "50ms", "1500us", "2s",
+// "0ns". parse_duration_ns(format_duration_exact(x)) == x. REQUIRES: ns >= 0.
+std::string format_duration_exact(std::int64_t ns);
+
+// A simulated accelerator step time (loader `step_time`).
+struct Distribution {
+  enum class Kind { fixed, normal, uniform };
+  Kind kind = Kind::fixed;
+  std::int64_t a_ns = 0;  // fixed: the duration; normal: mean; uniform: minimum
+  std::int64_t b_ns = 0;  // fixed: 0; normal: standard deviation; uniform: maximum
+};
+
+// Parses "50ms" (or "fixed:50ms"), "normal:50ms:5ms" (mean, stddev), "uniform:40ms:60ms"
+// (min, max; min <= max). RETURNS: the distribution. Throws InputError naming `what`.
+Distribution parse_distribution(std::string_view text, const std::string& what = "step_time");
+// RETURNS: the canonical text: "50ms", "normal:50ms:5ms", "uniform:40ms:60ms".
+std::string format_distribution(const Distribution& d);
+
+// Per-sample CPU work of the loader (`transform`).
+struct TransformCost {
+  enum class Per { none, sample, mib };
+  Per per = Per::none;
+  std::int64_t ns = 0;  // CPU time per sample or per MiB; 0 for none
+};
+
+// Parses "none", "200us/sample", "5ms/MiB". A zero cost is `none`.
+// RETURNS: the cost. Throws InputError naming `what`.
+TransformCost parse_transform(std::string_view text, const std::string& what = "transform");
+// RETURNS: the canonical text: "none", "200us/sample", "5ms/MiB".
+std::string format_transform(const TransformCost& t);
 
 }  // namespace feedbench
