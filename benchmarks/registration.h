@@ -8,6 +8,8 @@ namespace feedbench {
 
 // Registers each case under its canonical name with UseManualTime, Iterations(1) and
 // Repetitions(case.repetitions). `context` must outlive RunSpecifiedBenchmarks.
-void register_plan(const Plan& plan, RunContext& context);
+// REQUIRES: repetitions_from_flag is true when --benchmark_repetitions= was given (then the
+// flag decides, not the config).
+void register_plan(const Plan& plan, RunContext& context, bool repetitions_from_flag);
 
 }  // namespace feedbench
