@@ -1,0 +1,37 @@
+// Statistics the diff tool judges with: medians of repetitions, the two-sided Mann-Whitney U
+// test over per-repetition values, and the geometric mean of ratios. No distributional
+// assumption: I/O timings are skewed and have outliers, so ranks, not means.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+namespace feedbench {
+
+// REQUIRES: `values` non-empty. RETURNS: the median (mean of the middle two for an even count).
+double median(std::vector<double> values);
+
+// REQUIRES: `values` non-empty, every value > 0. RETURNS: exp(mean(log(values))).
+double geometric_mean(const std::vector<double>& values);
+
+struct MannWhitneyResult {
+  double u = 0;       // U of the first sample: pairs (a, b) with a > b, ties counting 1/2
+  double p = 1;       // two-sided p-value
+  bool exact = true;  // exact null distribution (small samples, no ties) or normal approximation
+};
+
+// Two-sided Mann-Whitney U test of `a` against `b`. Exact for samples of fewer than 50 values
+// each without ties (as R's wilcox.test); otherwise the normal approximation with tie and
+// continuity correction. When every value is tied, p = 1.
+// REQUIRES: both samples non-empty.
+MannWhitneyResult mann_whitney_u(const std::vector<double>& a, const std::vector<double>& b);
+
+// RETURNS: the smallest two-sided p-value the exact test can give for samples of n1 and n2
+// values (complete separation): 2 / C(n1 + n2, n1), at most 1.
+double mann_whitney_min_p(std::size_t n1, std::size_t n2);
+
+// REQUIRES: 0 < alpha < 1. RETURNS: the smallest n such that n repetitions per side let the
+// test reach `alpha` (mann_whitney_min_p(n, n) <= alpha): 4 for alpha = 0.05.
+std::size_t repetitions_to_reach(double alpha);
+
+}  // namespace feedbench

@@ -1,0 +1,81 @@
+// Reference p-values come from enumerating every split of the pooled sample (exact) and from
+// the textbook normal approximation with tie and continuity correction.
+#include <gtest/gtest.h>
+
+#include "feedbench/statistics.h"
+
+namespace feedbench {
+namespace {
+
+TEST(StatisticsTest, MedianOfOddAndEvenCounts) {
+  EXPECT_DOUBLE_EQ(median({3, 1, 2}), 2);
+  EXPECT_DOUBLE_EQ(median({4, 1, 3, 2}), 2.5);
+  EXPECT_DOUBLE_EQ(median({7}), 7);
+}
+
+TEST(StatisticsTest, GeometricMean) {
+  EXPECT_NEAR(geometric_mean({2, 8}), 4, 1e-12);
+  EXPECT_NEAR(geometric_mean({0.5, 2, 1}), 1, 1e-12);
+}
+
+TEST(StatisticsTest, ExactTestMatchesEnumeration) {
+  MannWhitneyResult r = mann_whitney_u({1, 2, 3, 4, 5}, {3.5, 6, 7, 8, 9, 10});
+  EXPECT_TRUE(r.exact);
+  EXPECT_DOUBLE_EQ(r.u, 2);
+  EXPECT_NEAR(r.p, 0.017316017316017316, 1e-12);
+
+  r = mann_whitney_u({10, 12, 15, 11, 14, 13, 9}, {8, 7.5, 16, 6, 5, 4, 3.3, 2});
+  EXPECT_TRUE(r.exact);
+  EXPECT_DOUBLE_EQ(r.u, 49);
+  EXPECT_NEAR(r.p, 0.013986013986013986, 1e-12);
+}
+
+TEST(StatisticsTest, ExactTestIsSymmetricInItsArguments) {
+  MannWhitneyResult ab = mann_whitney_u({1, 2, 3, 4, 5}, {3.5, 6, 7, 8, 9, 10});
+  MannWhitneyResult ba = mann_whitney_u({3.5, 6, 7, 8, 9, 10}, {1, 2, 3, 4, 5});
+  EXPECT_DOUBLE_EQ(ba.u, 28);
+  EXPECT_NEAR(ab.p, ba.p, 1e-15);
+}
+
+TEST(StatisticsTest, CompleteSeparationGivesTheMinimumP) {
+  EXPECT_NEAR(mann_whitney_u({1, 2, 3}, {4, 5, 6}).p, 0.1, 1e-12);
+  EXPECT_NEAR(mann_whitney_u({1, 2, 3, 4}, {5, 6, 7, 8}).p, 2.0 / 70, 1e-12);
+  EXPECT_NEAR(mann_whitney_min_p(4, 4), 2.0 / 70, 1e-12);
+  EXPECT_NEAR(mann_whitney_min_p(2, 2), 1.0 / 3, 1e-12);
+  EXPECT_NEAR(mann_whitney_min_p(9, 9), 2.0 / 48620, 1e-15);
+  EXPECT_DOUBLE_EQ(mann_whitney_min_p(1, 1), 1);
+}
+
+TEST(StatisticsTest, IdenticalSamplesAreNotSignificant) {
+  EXPECT_NEAR(mann_whitney_u({1, 2, 3}, {1.5, 2.5, 3.5}).p, 0.7, 1e-12);  // interleaved
+  EXPECT_DOUBLE_EQ(mann_whitney_u({1, 4}, {2, 3}).p, 1);                 // U at its mean
+  EXPECT_DOUBLE_EQ(mann_whitney_u({5, 5, 5}, {5, 5, 5}).p, 1);       // all tied
+}
+
+TEST(StatisticsTest, TiesUseTheNormalApproximationWithTieCorrection) {
+  MannWhitneyResult r = mann_whitney_u({1, 2, 2, 3, 4, 4, 5}, {3, 4, 5, 5, 6, 7, 7, 8});
+  EXPECT_FALSE(r.exact);
+  EXPECT_DOUBLE_EQ(r.u, 6.5);
+  EXPECT_NEAR(r.p, 0.014107907274540643, 1e-12);
+}
+
+TEST(StatisticsTest, LargeSamplesUseTheNormalApproximation) {
+  std::vector<double> a, b;
+  for (int i = 0; i < 60; ++i) {
+    a.push_back(i);
+    b.push_back(i + 20.5);
+  }
+  MannWhitneyResult r = mann_whitney_u(a, b);
+  EXPECT_FALSE(r.exact);
+  EXPECT_DOUBLE_EQ(r.u, 780);
+  EXPECT_NEAR(r.p, 8.747567722893554e-08, 1e-15);
+}
+
+TEST(StatisticsTest, RepetitionsToReachAlpha) {
+  EXPECT_EQ(repetitions_to_reach(0.05), 4u);  // 2/70 = 0.029; 3 per side gives only 0.1
+  EXPECT_EQ(repetitions_to_reach(0.01), 5u);  // 2/252 = 0.0079
+  EXPECT_EQ(repetitions_to_reach(0.5), 2u);   // 1/3
+}
+
+}  // namespace
+}  // namespace feedbench
