@@ -47,6 +47,9 @@ struct BenchmarkEntry {
 
   // RETURNS: the counter, or nullopt.
   std::optional<double> counter(const std::string& key) const;
+
+  // Field-by-field equality (latency compared by its bins); what a round trip preserves.
+  friend bool operator==(const BenchmarkEntry& a, const BenchmarkEntry& b);
 };
 
 struct ResultDocument {
@@ -65,15 +68,24 @@ struct ResultDocument {
   std::vector<BenchmarkEntry> benchmarks;
 
   nlohmann::json to_json() const;
+  // Same content with keys in Google Benchmark's order (schema first, entries as its JSON
+  // reporter writes them); what save() writes.
+  nlohmann::ordered_json to_ordered_json() const;
   // Throws InputError naming `where` (the file) and the JSON pointer of what is wrong, and
-  // for a schema other than feedbench-result/1.
+  // for a schema other than feedbench-result/1. NOTE: from a plain json, `params` comes back
+  // in alphabetical key order; the ordered_json overload (used by load) keeps the file's order.
   static ResultDocument from_json(const nlohmann::json& j, const std::string& where);
+  static ResultDocument from_json(const nlohmann::ordered_json& j, const std::string& where);
+  // Parses result-file text. Throws InputError "<where>: malformed JSON at line L, column C: ..."
+  static ResultDocument parse(const std::string& text, const std::string& where);
 
   // Reads a result file. Throws InputError (unreadable, malformed JSON, wrong schema).
   static ResultDocument load(const std::string& path);
   // Writes to "<path>.tmp.<pid>" then renames into place: a crash never leaves half a file.
   // Creates missing parent folders. Throws RunError when it cannot write.
   void save(const std::string& path) const;
+
+  friend bool operator==(const ResultDocument& a, const ResultDocument& b);
 };
 
 // Writes `text` to `path` through a temporary name and rename (shared by every writer).
