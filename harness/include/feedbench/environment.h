@@ -3,8 +3,11 @@
 // `feedbench env`.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -22,11 +25,12 @@ struct PathInfo {
   std::uint64_t device_id = 0; // st_dev of the resolved path
   nlohmann::json device_info = nlohmann::json::object();  // model, rotational, read_ahead_kb,
                                                           // scheduler, nr_requests (where exposed)
+  std::vector<std::string> backing_disks;  // whole disks under it (device-mapper: its slaves)
   nlohmann::json to_json() const;
 };
 
-// REQUIRES: path exists. RETURNS: what is known of it (fields empty where the system says
-// nothing). Never throws for missing /sys entries.
+// REQUIRES: path exists (else InputError naming it). RETURNS: what is known of it (fields
+// empty where the system says nothing). Never throws for missing /sys entries.
 PathInfo describe_path(const std::string& role, const std::string& path);
 
 // RETURNS: {"cpu_model", "cores", "sockets", "numa_nodes", "memory_total_bytes",
@@ -40,5 +44,17 @@ bool same_device(const PathInfo& a, const PathInfo& b);
 // Human-readable block: one line per role "source  /data/x  ext4 on /dev/vda (/)" and the
 // same-device warning where it applies.
 std::string format_paths(const std::map<std::string, PathInfo>& paths);
+
+// RETURNS: {role: PathInfo::to_json() plus "same_device_as": [other roles]}: the
+// `environment.paths` block of a result file.
+nlohmann::json paths_to_json(const std::map<std::string, PathInfo>& paths);
+
+// RETURNS: {"host": describe_host(), "paths": paths_to_json(paths)}: the `environment` block of
+// a result file, and what `feedbench env --json` prints.
+nlohmann::json describe_environment(const std::map<std::string, PathInfo>& paths);
+
+// RETURNS: {"name": "feedbench", "version", "git_commit", "git_dirty", "compiler",
+//  "build_type", "benchmark_version"}: the `tool` block of a result file.
+nlohmann::json describe_tool();
 
 }  // namespace feedbench
