@@ -1,0 +1,52 @@
+// A Google Benchmark reporter that keeps what a run produced for the result file: it shows the
+// usual table through a display reporter (console, json or csv, as --benchmark_format says) and
+// turns each Run into a BenchmarkEntry joined with the RunLog's record of that repetition.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <benchmark/benchmark.h>
+#include <nlohmann/json.hpp>
+
+#include "feedbench/result.h"
+#include "run_context.h"
+
+namespace feedbench {
+
+class CollectingReporter : public benchmark::BenchmarkReporter {
+ public:
+  // `display` may be null (silent). `log` must outlive the reporter; it is read when runs are
+  // reported, after the family has added the repetition's record.
+  CollectingReporter(std::unique_ptr<benchmark::BenchmarkReporter> display, const RunLog& log);
+
+  bool ReportContext(const Context& context) override;
+  void ReportRuns(const std::vector<Run>& runs) override;
+  void Finalize() override;
+
+  // RETURNS: the context as Google Benchmark's JSONReporter writes it, plus "library_version".
+  const nlohmann::json& context() const { return context_; }
+  // RETURNS: the entries collected so far, in report order, and forgets them.
+  std::vector<BenchmarkEntry> take_entries();
+
+  // RETURNS: the entry for one Run (exposed for tests and other reporters).
+  static BenchmarkEntry to_entry(const Run& run, const RunLog& log);
+  // RETURNS: the context JSON for one Context.
+  static nlohmann::json context_to_json(const Context& context);
+
+ private:
+  std::unique_ptr<benchmark::BenchmarkReporter> display_;
+  const RunLog& log_;
+  nlohmann::json context_ = nlohmann::json::object();
+  std::vector<BenchmarkEntry> entries_;
+};
+
+// RETURNS: Google Benchmark's reporter for `format` ("console", "json" or "csv", the values of
+// --benchmark_format), writing to std::cout/std::cerr. The console table is tabular (one column
+// per counter) and colored when `color`. Throws InputError for another format.
+std::unique_ptr<benchmark::BenchmarkReporter> make_display_reporter(const std::string& format,
+                                                                    bool color,
+                                                                    bool tabular = true);
+
+}  // namespace feedbench
