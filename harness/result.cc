@@ -170,6 +170,7 @@ ojson entry_to_json(const BenchmarkEntry& e) {
   o["time_unit"] = e.time_unit;
   for (const auto& [key, value] : e.counters)
     if (!kEntryKeys.count(key)) o[key] = value;  // a counter may not shadow a field
+  if (!e.label.empty()) o["label"] = e.label;
   o["case"] = e.case_name;
   o["params"] = e.params;
   o["cache"] = ojson(e.cache);
@@ -199,6 +200,7 @@ BenchmarkEntry entry_from_json(const ojson& j, const std::string& where, const s
   e.real_time = r.number("real_time", !e.error_occurred, 0);
   e.cpu_time = r.number("cpu_time", false, 0);
   e.time_unit = r.str("time_unit", false, "ns");
+  e.label = r.str("label", false);
   for (const auto& [key, value] : j.items()) {
     if (kEntryKeys.count(key)) continue;
     if (value.is_number()) e.counters[key] = value.get<double>();
@@ -235,6 +237,7 @@ bool operator==(const BenchmarkEntry& a, const BenchmarkEntry& b) {
          a.threads == b.threads && a.iterations == b.iterations && a.real_time == b.real_time &&
          a.cpu_time == b.cpu_time && a.time_unit == b.time_unit && a.counters == b.counters &&
          a.error_occurred == b.error_occurred && a.error_message == b.error_message &&
+         a.label == b.label &&
          a.case_name == b.case_name && a.params == b.params && a.cache == b.cache &&
          a.extra == b.extra;
 }

@@ -85,6 +85,7 @@ BenchmarkEntry CollectingReporter::to_entry(const Run& run, const RunLog& log) {
   for (const auto& [key, counter] : run.counters) e.counters[key] = counter.value;
   e.error_occurred = run.error_occurred;
   e.error_message = run.error_message;
+  e.label = run.report_label;
 
   // The run verb registers each case under its canonical name: that is the join key.
   e.case_name = run.run_name.function_name;

@@ -36,6 +36,7 @@ struct BenchmarkEntry {
   std::map<std::string, double> counters;  // user counters, flattened into the entry in JSON
   bool error_occurred = false;             // the case was skipped or failed
   std::string error_message;               // why
+  std::string label;                       // State::SetLabel's text; written when non-empty
 
   // feedbench's additions.
   std::string case_name;  // canonical identity: family/key:value/... (what diff matches on)
