@@ -1,0 +1,615 @@
+#include "feedbench/loader.h"
+
+#include <sched.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <mutex>
+#include <random>
+#include <thread>
+
+#include "feedbench/engine.h"
+#include "feedbench/error.h"
+
+namespace feedbench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch())
+      .count();
+}
+
+std::int64_t thread_cpu_ns() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return std::int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+double process_cpu_seconds() {
+  rusage ru{};
+  ::getrusage(RUSAGE_SELF, &ru);
+  auto sec = [](const timeval& tv) { return double(tv.tv_sec) + double(tv.tv_usec) * 1e-6; };
+  return sec(ru.ru_utime) + sec(ru.ru_stime);
+}
+
+unsigned usable_cores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof(set), &set) == 0) {
+    int n = CPU_COUNT(&set);
+    if (n > 0) return unsigned(n);
+  }
+  unsigned n = std::thread::hardware_concurrency();
+  return n ? n : 1;
+}
+
+// Sleeps most of the way, then spins the last ~100 µs: a simulated step is accurate to a few
+// microseconds instead of the scheduler's sleep overshoot.
+void wait_until_ns(std::int64_t deadline) {
+  constexpr std::int64_t kSpin = 100'000;
+  std::int64_t now = now_ns();
+  if (deadline - now > kSpin)
+    std::this_thread::sleep_for(std::chrono::nanoseconds(deadline - now - kSpin));
+  while (now_ns() < deadline) {
+  }
+}
+
+// CPU work of `ns` of this thread's CPU time: on a saturated CPU it takes longer in wall time,
+// as a real decode would.
+void burn_cpu_ns(std::int64_t ns) {
+  if (ns <= 0) return;
+  const std::int64_t end = thread_cpu_ns() + ns;
+  volatile std::uint64_t sink = 0;
+  std::uint64_t x = 0x9E3779B97F4A7C15ull;
+  do {
+    for (int i = 0; i < 256; ++i) x = x * 6364136223846793005ull + 1442695040888963407ull;
+    sink = sink + x;
+  } while (thread_cpu_ns() < end);
+}
+
+std::int64_t transform_ns(const TransformCost& t, std::uint64_t bytes) {
+  switch (t.per) {
+    case TransformCost::Per::none: return 0;
+    case TransformCost::Per::sample: return t.ns;
+    case TransformCost::Per::mib: return std::int64_t(double(t.ns) * double(bytes) / (1 << 20));
+  }
+  return 0;
+}
+
+// Fisher-Yates with our own index draw: the same order on every standard library.
+std::vector<std::size_t> epoch_order(std::size_t n, std::uint64_t seed, int epoch) {
+  std::vector<std::size_t> order(n);
+  for (std::size_t i = 0; i < n; ++i) order[i] = i;
+  std::mt19937_64 rng(seed * 0x9E3779B97F4A7C15ull + std::uint64_t(epoch) * 0xD1B54A32D192ED03ull +
+                      1);
+  for (std::size_t i = n; i > 1; --i) std::swap(order[i - 1], order[rng() % i]);
+  return order;
+}
+
+std::int64_t draw_step_ns(const Distribution& d, std::mt19937_64& rng) {
+  switch (d.kind) {
+    case Distribution::Kind::fixed: return d.a_ns;
+    case Distribution::Kind::normal: {
+      std::normal_distribution<double> dist(double(d.a_ns), double(d.b_ns));
+      return std::max<std::int64_t>(0, std::int64_t(dist(rng)));
+    }
+    case Distribution::Kind::uniform: {
+      if (d.b_ns <= d.a_ns) return d.a_ns;
+      std::uniform_int_distribution<std::int64_t> dist(d.a_ns, d.b_ns);
+      return dist(rng);
+    }
+  }
+  return d.a_ns;
+}
+
+// ---- sources -------------------------------------------------------------------------------
+
+// Reads [offset, offset+length) of an open file through the engine, one slot, chunk by chunk.
+std::uint64_t read_range(Engine& engine, FileHandle fh, std::uint64_t offset, std::uint64_t length,
+                         const std::string& path) {
+  const std::uint64_t chunk = engine.options().block_size;
+  std::uint64_t done = 0;
+  Completion c;
+  while (done < length) {
+    ReadOp op;
+    op.file = fh;
+    op.slot = 0;
+    op.offset = offset + done;
+    op.length = std::uint32_t(std::min<std::uint64_t>(chunk, length - done));
+    engine.submit(std::span<const ReadOp>(&op, 1));
+    if (engine.reap(std::span<Completion>(&c, 1), 1) != 1)
+      throw RunError("read of " + path + ": the engine returned no completion");
+    if (c.result < 0) throw RunError(errno_message("read of " + path, int(-c.result)));
+    if (c.result == 0) break;  // file shrank since the scan: read what is there
+    done += std::uint64_t(c.result);
+  }
+  return done;
+}
+
+std::unique_ptr<Engine> open_engine(const std::string& engine, std::size_t block_size) {
+  EngineOptions eo;
+  eo.queue_depth = 1;
+  eo.block_size = block_size;
+  return make_engine(engine, eo);
+}
+
+class FileReader : public SampleReader {
+ public:
+  FileReader(const FileSet& files, const std::string& engine, std::size_t block_size)
+      : files_(files), engine_(open_engine(engine, block_size)) {}
+  std::uint64_t read(std::size_t i) override {
+    std::string path = files_.absolute_path(i);
+    FileHandle fh = engine_->open(path);
+    std::uint64_t n = 0;
+    try {
+      n = read_range(*engine_, fh, 0, files_.file_size(i), path);
+    } catch (...) {
+      engine_->close(fh);
+      throw;
+    }
+    engine_->close(fh);
+    return n;
+  }
+
+ private:
+  const FileSet& files_;
+  std::unique_ptr<Engine> engine_;
+};
+
+class FileSource : public SampleSource {
+ public:
+  FileSource(const FileSet& files, std::string engine, std::size_t block_size)
+      : files_(files), engine_(std::move(engine)), block_size_(block_size) {}
+  std::size_t count() const override { return files_.size(); }
+  std::unique_ptr<SampleReader> make_reader() const override {
+    return std::make_unique<FileReader>(files_, engine_, block_size_);
+  }
+
+ private:
+  const FileSet& files_;
+  std::string engine_;
+  std::size_t block_size_;
+};
+
+class RecordSource;
+
+class RecordReader : public SampleReader {
+ public:
+  RecordReader(const FileSet& files, const std::vector<std::uint64_t>& first,
+               std::uint64_t record_size, const std::string& engine, std::size_t block_size)
+      : files_(files), first_(first), record_size_(record_size),
+        engine_(open_engine(engine, block_size)), handles_(files.size(), -1) {}
+  ~RecordReader() override {
+    for (FileHandle h : handles_)
+      if (h >= 0) engine_->close(h);
+  }
+  std::uint64_t read(std::size_t i) override {
+    // first_[j] is the index of shard j's first record; first_.back() the total.
+    auto it = std::upper_bound(first_.begin(), first_.end(), std::uint64_t(i));
+    std::size_t shard = std::size_t(it - first_.begin()) - 1;
+    std::uint64_t r = std::uint64_t(i) - first_[shard];
+    std::string path = files_.absolute_path(shard);
+    if (handles_[shard] < 0) handles_[shard] = engine_->open(path);  // kept open: shards are few
+    return read_range(*engine_, handles_[shard], r * record_size_, record_size_, path);
+  }
+
+ private:
+  const FileSet& files_;
+  const std::vector<std::uint64_t>& first_;
+  std::uint64_t record_size_;
+  std::unique_ptr<Engine> engine_;
+  std::vector<FileHandle> handles_;
+};
+
+class RecordSource : public SampleSource {
+ public:
+  RecordSource(const FileSet& files, std::uint64_t record_size, std::string engine,
+               std::size_t block_size)
+      : files_(files), record_size_(record_size), engine_(std::move(engine)),
+        block_size_(block_size) {
+    if (record_size == 0) throw InputError("samples: records need a size above 0");
+    std::uint64_t total = 0;
+    for (std::size_t j = 0; j < files.size(); ++j) {
+      first_.push_back(total);
+      total += files.file_size(j) / record_size;
+    }
+    first_.push_back(total);
+    if (total == 0)
+      throw InputError("samples: no file of " + files.root() + " holds a whole record of " +
+                       std::to_string(record_size) + " bytes");
+  }
+  std::size_t count() const override { return std::size_t(first_.back()); }
+  std::unique_ptr<SampleReader> make_reader() const override {
+    return std::make_unique<RecordReader>(files_, first_, record_size_, engine_, block_size_);
+  }
+
+ private:
+  const FileSet& files_;
+  std::uint64_t record_size_;
+  std::string engine_;
+  std::size_t block_size_;
+  std::vector<std::uint64_t> first_;
+};
+
+constexpr std::size_t kMemoryChunk = 4 << 20;
+
+class MemoryReader : public SampleReader {
+ public:
+  MemoryReader(const FileSet& files, const std::vector<std::byte>& data)
+      : files_(files), data_(data), out_(kMemoryChunk) {}
+  std::uint64_t read(std::size_t i) override {
+    std::uint64_t size = files_.file_size(i);
+    for (std::uint64_t done = 0; done < size;) {
+      std::size_t n = std::size_t(std::min<std::uint64_t>(kMemoryChunk, size - done));
+      std::memcpy(out_.data(), data_.data(), n);
+      done += n;
+    }
+    return size;
+  }
+
+ private:
+  const FileSet& files_;
+  const std::vector<std::byte>& data_;
+  std::vector<std::byte> out_;
+};
+
+class MemorySource : public SampleSource {
+ public:
+  explicit MemorySource(const FileSet& files) : files_(files), data_(kMemoryChunk) {
+    for (std::size_t i = 0; i < data_.size(); ++i) data_[i] = std::byte(i * 131 + 7);
+  }
+  std::size_t count() const override { return files_.size(); }
+  std::unique_ptr<SampleReader> make_reader() const override {
+    return std::make_unique<MemoryReader>(files_, data_);
+  }
+
+ private:
+  const FileSet& files_;
+  std::vector<std::byte> data_;
+};
+
+class DelayReader : public SampleReader {
+ public:
+  DelayReader(std::uint64_t bytes, std::int64_t delay_ns) : bytes_(bytes), delay_ns_(delay_ns) {}
+  std::uint64_t read(std::size_t) override {
+    std::int64_t now = now_ns();
+    // Chain onto the last deadline when we are only late by scheduling overshoot.
+    std::int64_t start = (now - deadline_ < 1'000'000) ? std::max(deadline_, now - 200'000) : now;
+    deadline_ = start + delay_ns_;
+    if (deadline_ > now)
+      std::this_thread::sleep_for(std::chrono::nanoseconds(deadline_ - now));
+    return bytes_;
+  }
+
+ private:
+  std::uint64_t bytes_;
+  std::int64_t delay_ns_;
+  std::int64_t deadline_ = INT64_MIN / 2;
+};
+
+class DelaySource : public SampleSource {
+ public:
+  DelaySource(std::size_t count, std::uint64_t bytes, std::int64_t delay_ns)
+      : count_(count), bytes_(bytes), delay_ns_(delay_ns) {}
+  std::size_t count() const override { return count_; }
+  std::unique_ptr<SampleReader> make_reader() const override {
+    return std::make_unique<DelayReader>(bytes_, delay_ns_);
+  }
+
+ private:
+  std::size_t count_;
+  std::uint64_t bytes_;
+  std::int64_t delay_ns_;
+};
+
+// ---- the simulation ------------------------------------------------------------------------
+
+struct Batch {
+  bool ready = false;
+  std::uint64_t samples = 0;
+  std::uint64_t bytes = 0;
+};
+
+struct WorkerTotals {
+  std::int64_t read_ns = 0;
+  std::int64_t transform_ns = 0;
+};
+
+// Shared by every thread of a run: the first failure stops everything.
+struct RunState {
+  std::atomic<bool> failed{false};
+  std::mutex mutex;
+  std::string error;
+  void fail(const std::string& what) {
+    std::lock_guard lock(mutex);
+    if (error.empty()) error = what;
+    failed = true;
+  }
+};
+
+struct TrainerOutcome {
+  std::uint64_t samples = 0, bytes = 0, steps = 0, warmup = 0;
+  std::int64_t wait_ns = 0, compute_ns = 0, step_ns = 0;
+  std::int64_t first_t0 = 0, last_t2 = 0;
+  bool measured = false;
+  std::vector<std::int64_t> epoch_ns;
+  Histogram wait;
+  WorkerTotals work;
+};
+
+// Builds one batch: reads its samples and applies the transform, timing each part.
+Batch build_batch(SampleReader& reader, const std::vector<std::size_t>& indices, std::size_t from,
+                  std::size_t to, const TransformCost& transform, WorkerTotals& totals) {
+  Batch b;
+  for (std::size_t k = from; k < to; ++k) {
+    std::int64_t t0 = now_ns();
+    std::uint64_t n = reader.read(indices[k]);
+    std::int64_t t1 = now_ns();
+    burn_cpu_ns(transform_ns(transform, n));
+    std::int64_t t2 = now_ns();
+    totals.read_ns += t1 - t0;
+    totals.transform_ns += t2 - t1;
+    b.bytes += n;
+    ++b.samples;
+  }
+  b.ready = true;
+  return b;
+}
+
+class Trainer {
+ public:
+  Trainer(const LoaderOptions& o, const SampleSource& source, int index, RunState& run)
+      : o_(o), source_(source), index_(index), run_(run),
+        rng_(o.seed * 0xBF58476D1CE4E5B9ull + std::uint64_t(index) * 1000003 + 17) {}
+
+  void operator()() {
+    try {
+      for (int w = 0; w < std::max(o_.workers, 1); ++w) readers_.push_back(source_.make_reader());
+      for (int e = 0; e < o_.epochs && !run_.failed; ++e) run_epoch(e);
+    } catch (const std::exception& ex) {
+      run_.fail(ex.what());
+    }
+    readers_.clear();
+  }
+
+  TrainerOutcome outcome;
+
+ private:
+  void run_epoch(int epoch) {
+    // DistributedSampler's split: trainer k takes every K-th sample of the epoch's order.
+    std::vector<std::size_t> all = epoch_order(source_.count(), o_.seed, epoch);
+    std::vector<std::size_t> mine;
+    for (std::size_t i = std::size_t(index_); i < all.size(); i += std::size_t(o_.accelerators))
+      mine.push_back(all[i]);
+    const std::size_t B = std::size_t(o_.batch_size);
+    std::size_t batches = (mine.size() + B - 1) / B;
+    if (o_.steps > 0) batches = std::min(batches, std::size_t(o_.steps));
+
+    std::vector<Batch> slots(batches);
+    std::mutex m;
+    std::condition_variable cv;
+    std::size_t consumed = 0;
+    bool stop = false;
+    const std::size_t W = std::size_t(o_.workers);
+    const std::size_t depth = W * std::size_t(std::max(o_.prefetch, 1));
+    std::vector<WorkerTotals> totals(std::max<std::size_t>(W, 1));
+
+    const std::int64_t epoch_start = now_ns();
+    std::vector<std::thread> threads;
+    for (std::size_t w = 0; w < W; ++w) {
+      threads.emplace_back([&, w] {
+        try {
+          // PyTorch's round robin: worker w builds batches w, w+W, ...; at most `depth`
+          // batches are outstanding ahead of the trainer.
+          for (std::size_t j = w; j < batches; j += W) {
+            {
+              std::unique_lock lock(m);
+              cv.wait(lock, [&] { return stop || j < consumed + depth; });
+              if (stop) return;
+            }
+            Batch b = build_batch(*readers_[w], mine, j * B, std::min(mine.size(), (j + 1) * B),
+                                  o_.transform, totals[w]);
+            std::lock_guard lock(m);
+            slots[j] = b;
+            cv.notify_all();
+          }
+        } catch (const std::exception& ex) {
+          run_.fail(ex.what());
+          std::lock_guard lock(m);
+          stop = true;
+          cv.notify_all();
+        }
+      });
+    }
+
+    for (std::size_t j = 0; j < batches && !run_.failed; ++j) {
+      const std::int64_t t0 = now_ns();
+      Batch b;
+      if (W == 0) {
+        b = build_batch(*readers_[0], mine, j * B, std::min(mine.size(), (j + 1) * B),
+                        o_.transform, totals[0]);
+      } else {
+        std::unique_lock lock(m);
+        cv.wait(lock, [&] { return stop || slots[j].ready; });
+        if (!slots[j].ready) break;
+        b = slots[j];
+        consumed = j + 1;
+        cv.notify_all();
+      }
+      const std::int64_t t1 = now_ns();
+      wait_until_ns(t1 + draw_step_ns(o_.step_time, rng_));
+      const std::int64_t t2 = now_ns();
+      record_step(t0, t1, t2, b);
+    }
+    outcome.epoch_ns.push_back(now_ns() - epoch_start);
+    {
+      std::lock_guard lock(m);
+      stop = true;
+      cv.notify_all();
+    }
+    for (std::thread& t : threads) t.join();
+    for (const WorkerTotals& t : totals) {
+      outcome.work.read_ns += t.read_ns;
+      outcome.work.transform_ns += t.transform_ns;
+    }
+  }
+
+  void record_step(std::int64_t t0, std::int64_t t1, std::int64_t t2, const Batch& b) {
+    if (std::int64_t(outcome.warmup) < o_.warmup_steps) {
+      ++outcome.warmup;
+      return;
+    }
+    if (!outcome.measured) {
+      outcome.measured = true;
+      outcome.first_t0 = t0;
+    }
+    outcome.last_t2 = t2;
+    ++outcome.steps;
+    outcome.samples += b.samples;
+    outcome.bytes += b.bytes;
+    outcome.wait_ns += t1 - t0;
+    outcome.compute_ns += t2 - t1;
+    outcome.step_ns += t2 - t0;
+    outcome.wait.record(std::uint64_t(t1 - t0));
+  }
+
+  const LoaderOptions& o_;
+  const SampleSource& source_;
+  int index_;
+  RunState& run_;
+  std::mt19937_64 rng_;
+  std::vector<std::unique_ptr<SampleReader>> readers_;
+};
+
+}  // namespace
+
+std::unique_ptr<SampleSource> make_file_source(const FileSet& files, const std::string& engine,
+                                               std::size_t block_size) {
+  return std::make_unique<FileSource>(files, engine, block_size);
+}
+
+std::unique_ptr<SampleSource> make_record_source(const FileSet& files, std::uint64_t record_size,
+                                                 const std::string& engine,
+                                                 std::size_t block_size) {
+  return std::make_unique<RecordSource>(files, record_size, engine, block_size);
+}
+
+std::unique_ptr<SampleSource> make_memory_source(const FileSet& files) {
+  return std::make_unique<MemorySource>(files);
+}
+
+std::unique_ptr<SampleSource> make_delay_source(std::size_t count, std::uint64_t sample_bytes,
+                                                std::int64_t delay_ns) {
+  return std::make_unique<DelaySource>(count, sample_bytes, delay_ns);
+}
+
+LoaderSim::LoaderSim(const LoaderOptions& options, const SampleSource& source)
+    : options_(options), source_(source) {
+  auto need = [](bool ok, const char* what) {
+    if (!ok) throw InputError(std::string("loader: ") + what);
+  };
+  need(options.batch_size >= 1, "batch_size must be at least 1");
+  need(options.workers >= 0, "workers must be 0 or more");
+  need(options.prefetch >= 1, "prefetch must be at least 1");
+  need(options.epochs >= 1, "epochs must be at least 1");
+  need(options.steps >= 0, "steps must be 0 (whole epoch) or more");
+  need(options.warmup_steps >= 0, "warmup_steps must be 0 or more");
+  need(options.accelerators >= 1, "accelerators must be at least 1");
+}
+
+LoaderResult LoaderSim::run() {
+  if (source_.count() == 0) throw RunError("loader: the data set has no samples");
+  RunState state;
+  std::vector<std::unique_ptr<Trainer>> trainers;
+  for (int k = 0; k < options_.accelerators; ++k)
+    trainers.push_back(std::make_unique<Trainer>(options_, source_, k, state));
+
+  const double cpu0 = process_cpu_seconds();
+  const std::int64_t start = now_ns();
+  std::vector<std::thread> threads;
+  for (auto& t : trainers) threads.emplace_back(std::ref(*t));
+  for (std::thread& t : threads) t.join();
+  const std::int64_t wall = now_ns() - start;
+  const double cpu = process_cpu_seconds() - cpu0;
+  if (state.failed) throw RunError(state.error);
+
+  LoaderResult r;
+  std::int64_t first = INT64_MAX, last = INT64_MIN, wait = 0, compute = 0, step = 0;
+  std::int64_t epoch_total = 0, epoch_count = 0;
+  r.min_au = 1;
+  for (auto& t : trainers) {
+    const TrainerOutcome& o = t->outcome;
+    r.samples += o.samples;
+    r.bytes += o.bytes;
+    r.steps += o.steps;
+    r.warmup_steps += o.warmup;
+    wait += o.wait_ns;
+    compute += o.compute_ns;
+    step += o.step_ns;
+    r.wait_ns.merge(o.wait);
+    r.read_s += double(o.work.read_ns) * 1e-9;
+    r.transform_s += double(o.work.transform_ns) * 1e-9;
+    for (std::int64_t e : o.epoch_ns) epoch_total += e, ++epoch_count;
+    if (o.measured) {
+      first = std::min(first, o.first_t0);
+      last = std::max(last, o.last_t2);
+    }
+    double au = o.step_ns > 0 ? double(o.compute_ns) / double(o.step_ns) : 0;
+    r.au_per_trainer.push_back(au);
+    r.min_au = std::min(r.min_au, au);
+  }
+  if (r.steps == 0)
+    throw RunError("loader: no measured steps (warmup_steps " +
+                   std::to_string(options_.warmup_steps) + " covers every step)");
+  r.measured_s = double(last - first) * 1e-9;
+  r.epoch_s = epoch_count ? double(epoch_total) * 1e-9 / double(epoch_count) : 0;
+  r.wait_s = double(wait) * 1e-9;
+  r.compute_s = double(compute) * 1e-9;
+  r.step_s = double(step) * 1e-9;
+  r.stall_fraction = step > 0 ? double(wait) / double(step) : 0;
+  r.au = step > 0 ? double(compute) / double(step) : 0;
+  r.cpu_util = wall > 0 ? cpu / (double(wall) * 1e-9 * usable_cores()) : 0;
+  if (r.measured_s > 0) {
+    r.samples_per_second = double(r.samples) / r.measured_s;
+    r.bytes_per_second = double(r.bytes) / r.measured_s;
+  }
+  return r;
+}
+
+bool loader_cpu_bound(double au, double target_au, double cpu_util, double read_s,
+                      double transform_s) {
+  return au < target_au && cpu_util >= 0.85 && transform_s > read_s;
+}
+
+std::string loader_verdict(double au, double stall_fraction, double target_au, bool cpu_bound,
+                           double read_s, double transform_s) {
+  char buf[256];
+  if (au >= target_au) {
+    std::snprintf(buf, sizeof buf, "AU %.1f%% — storage keeps up", au * 100);
+    return buf;
+  }
+  std::snprintf(buf, sizeof buf, "AU %.1f%% — training waits for data %.1f%% of the time",
+                au * 100, stall_fraction * 100);
+  std::string text = buf;
+  if (cpu_bound) {
+    text += " — the loader is CPU-bound, not storage-bound: more workers will not help on this CPU";
+  } else if (transform_s > read_s && transform_s > 0) {
+    std::snprintf(buf, sizeof buf,
+                  " — workers spend %.0f%% of their time in the transform, not reading: more "
+                  "workers may help while the CPU has room",
+                  100 * transform_s / (transform_s + read_s));
+    text += buf;
+  }
+  return text;
+}
+
+}  // namespace feedbench
