@@ -1,0 +1,63 @@
+// A cache's manifest: MANIFEST.sha256 (what `sha256sum -c` checks) beside
+// feedbench-manifest.json (label, source root and fingerprint, counts, time, version).
+// The JSON file is written last and carries the SHA-256 of MANIFEST.sha256, so a pair that
+// does not belong together, or either file missing, is "no complete manifest".
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace feedbench {
+
+inline constexpr const char* kManifestSchema = "feedbench-manifest/1";
+inline constexpr const char* kManifestSumsName = "MANIFEST.sha256";
+inline constexpr const char* kManifestJsonName = "feedbench-manifest.json";
+
+struct ManifestEntry {
+  std::string path;    // relative to the cache root, '/'-separated
+  std::string sha256;  // lowercase hex
+};
+
+struct Manifest {
+  std::string label;
+  std::string source_root;
+  std::string source_fingerprint;
+  std::vector<std::string> include;  // the selection's globs; empty = everything
+  std::uint64_t total_bytes = 0;
+  std::string created_utc;  // "2024-05-01T12:00:00Z"
+  std::string feedbench_version;
+  std::vector<ManifestEntry> files;  // sorted by path (byte order)
+
+  // RETURNS: MANIFEST.sha256's text: "<hex>  <path>\n" per file, in `files` order (paths with
+  // a backslash or newline escaped the way GNU sha256sum does it).
+  std::string sums_text() const;
+  // RETURNS: feedbench-manifest.json's object; `sums_sha256` is the SHA-256 of sums_text().
+  nlohmann::ordered_json to_json() const;
+};
+
+// Parses sha256sum output ("<hex>  <path>" or "<hex> *<path>", GNU escapes).
+// RETURNS: the entries in file order. Throws InputError naming `where` and the line.
+std::vector<ManifestEntry> parse_sums(std::string_view text, const std::string& where);
+
+// Writes MANIFEST.sha256 then feedbench-manifest.json into `cache_root`, each atomically.
+// Throws RunError when a write fails (e.g. the disk is full).
+void write_manifest(const std::string& cache_root, const Manifest& manifest);
+
+// Removes feedbench-manifest.json first, then MANIFEST.sha256 (so the cache stops being a cache
+// before anything else changes). Missing files are fine. Throws RunError on other failures.
+void remove_manifest(const std::string& cache_root);
+
+// RETURNS: the manifest of `cache_root` when it is complete (both files present, JSON valid with
+// the right schema, sums matching `sums_sha256` and the file count), else nullopt with the reason
+// in `*why` (when given).
+std::optional<Manifest> read_manifest(const std::string& cache_root, std::string* why = nullptr);
+
+// RETURNS: current UTC time as "YYYY-MM-DDTHH:MM:SSZ".
+std::string utc_timestamp();
+
+}  // namespace feedbench

@@ -1,0 +1,130 @@
+#include "feedbench/manifest.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "feedbench/error.h"
+#include "feedbench/sha256.h"
+#include "test_util.h"
+
+namespace feedbench {
+namespace {
+
+using testing::TempDir;
+using testing::read_file;
+using testing::write_file;
+
+Manifest sample() {
+  Manifest m;
+  m.label = "v1";
+  m.source_root = "/data/src";
+  m.source_fingerprint = sha256_hex("fp");
+  m.include = {"validation/**"};
+  m.total_bytes = 6;
+  m.created_utc = "2024-01-02T03:04:05Z";
+  m.feedbench_version = "0.1.0";
+  m.files = {{"validation/a.bin", sha256_hex("abc")}, {"validation/b c.bin", sha256_hex("def")}};
+  return m;
+}
+
+TEST(ManifestTest, SumsTextIsSha256sumFormat) {
+  Manifest m = sample();
+  EXPECT_EQ(m.sums_text(), sha256_hex("abc") + "  validation/a.bin\n" + sha256_hex("def") +
+                               "  validation/b c.bin\n");
+}
+
+TEST(ManifestTest, EscapesLikeGnuSha256sum) {
+  Manifest m;
+  m.files = {{"a\\b\nc", sha256_hex("x")}};
+  const std::string text = m.sums_text();
+  EXPECT_EQ(text, "\\" + sha256_hex("x") + "  a\\\\b\\nc\n");
+  auto back = parse_sums(text, "t");
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_EQ(back[0].path, "a\\b\nc");
+}
+
+TEST(ManifestTest, ParseAcceptsBinaryMarkerAndRejectsGarbage) {
+  auto e = parse_sums(sha256_hex("x") + " *dir/f\n\n", "t");
+  ASSERT_EQ(e.size(), 1u);
+  EXPECT_EQ(e[0].path, "dir/f");
+  EXPECT_THROW(parse_sums("nothex  f\n", "t"), InputError);
+  EXPECT_THROW(parse_sums(sha256_hex("x") + "\n", "t"), InputError);
+  try {
+    parse_sums(sha256_hex("x") + "  ok\nbad line\n", "M");
+    FAIL();
+  } catch (const InputError& err) {
+    EXPECT_NE(std::string(err.what()).find("M: line 2"), std::string::npos) << err.what();
+  }
+}
+
+TEST(ManifestTest, WriteThenReadRoundTrips) {
+  TempDir dir;
+  Manifest m = sample();
+  write_manifest(dir.path(), m);
+  auto j = nlohmann::json::parse(read_file(dir / kManifestJsonName));
+  EXPECT_EQ(j["schema"], "feedbench-manifest/1");
+  EXPECT_EQ(j["files"], 2);
+  EXPECT_EQ(j["label"], "v1");
+  EXPECT_EQ(j["include"][0], "validation/**");
+  std::string why;
+  auto back = read_manifest(dir.path(), &why);
+  ASSERT_TRUE(back) << why;
+  EXPECT_EQ(back->source_fingerprint, m.source_fingerprint);
+  EXPECT_EQ(back->total_bytes, 6u);
+  ASSERT_EQ(back->files.size(), 2u);
+  EXPECT_EQ(back->files[1].path, "validation/b c.bin");
+  // No temporary names left behind.
+  for (auto& e : std::filesystem::directory_iterator(dir.path()))
+    EXPECT_EQ(e.path().extension(), e.path().filename() == kManifestSumsName ? ".sha256" : ".json");
+}
+
+TEST(ManifestTest, IncompleteOrMismatchedIsNotAManifest) {
+  TempDir dir;
+  std::string why;
+  EXPECT_FALSE(read_manifest(dir.path(), &why));
+  EXPECT_NE(why.find("missing"), std::string::npos);
+
+  write_manifest(dir.path(), sample());
+  // A sums file that no longer belongs to the JSON (e.g. a stage interrupted between the two).
+  write_file(dir / kManifestSumsName, sha256_hex("zzz") + "  other\n");
+  EXPECT_FALSE(read_manifest(dir.path(), &why));
+  EXPECT_NE(why.find("does not match"), std::string::npos) << why;
+
+  write_manifest(dir.path(), sample());
+  remove_manifest(dir.path());
+  EXPECT_FALSE(std::filesystem::exists(dir / kManifestJsonName));
+  EXPECT_FALSE(std::filesystem::exists(dir / kManifestSumsName));
+  remove_manifest(dir.path());  // nothing there: fine
+
+  write_file(dir / kManifestSumsName, "");
+  write_file(dir / kManifestJsonName, "{not json");
+  EXPECT_FALSE(read_manifest(dir.path(), &why));
+  EXPECT_NE(why.find("not valid JSON"), std::string::npos);
+}
+
+TEST(ManifestTest, Sha256sumAcceptsIt) {
+  if (std::system("command -v sha256sum >/dev/null 2>&1") != 0) GTEST_SKIP() << "no sha256sum";
+  TempDir dir;
+  write_file(dir / "d/x.bin", "hello");
+  write_file(dir / "y", "world");
+  Manifest m;
+  m.files = {{"d/x.bin", sha256_hex("hello")}, {"y", sha256_hex("world")}};
+  write_manifest(dir.path(), m);
+  std::string cmd = "cd '" + dir.path() + "' && sha256sum --quiet -c MANIFEST.sha256";
+  EXPECT_EQ(std::system(cmd.c_str()), 0);
+  write_file(dir / "y", "World");
+  EXPECT_NE(std::system((cmd + " 2>/dev/null >/dev/null").c_str()), 0);
+}
+
+TEST(ManifestTest, UtcTimestampShape) {
+  std::string t = utc_timestamp();
+  ASSERT_EQ(t.size(), 20u);
+  EXPECT_EQ(t[4], '-');
+  EXPECT_EQ(t[10], 'T');
+  EXPECT_EQ(t.back(), 'Z');
+}
+
+}  // namespace
+}  // namespace feedbench
