@@ -30,6 +30,8 @@ struct WorkItem {
   std::uint64_t offset = 0;
   bool first_of_file = false;  // the worker should open the file before this read
   bool last_of_file = false;   // ...and may close it after this read
+  // random: both flags stay false; any item may name any file, so the runner keeps a small
+  // per-worker cache of open files instead.
 };
 
 struct WorkloadSpec {

@@ -1,0 +1,366 @@
+// One measured round: `workers` threads, each with its own engine, open-file cache, counters
+// and histogram, reading what the Workload hands it, up to queue_depth reads in flight.
+//
+// Why the hot path (next item -> submit -> reap -> record) allocates nothing, takes no lock and
+// makes no system call beyond the read itself: the harness must never be the bottleneck (issue
+// 7). A cached 4 KiB pread takes about a microsecond; one malloc, one contended mutex or one
+// extra syscall per read would be a visible share of that, and it would grow with the worker
+// count, so the figures would measure feedbench instead of the storage. Hence:
+//   - everything a worker needs (engine and its aligned slot buffers, op and completion arrays,
+//     per-slot timestamps, the open-file cache's fixed tables, a path buffer, the histogram) is
+//     allocated before the start barrier, and the clock starts only after every worker is ready;
+//   - workers share nothing they write: each writes only its own cache-line-aligned Worker and
+//     takes work from the Workload, whose per-worker state is cache-line-aligned too and whose
+//     only shared write is one relaxed atomic add per file (sequential/shuffled);
+//   - timestamps come from steady_clock (CLOCK_MONOTONIC through the vDSO: no syscall), two
+//     per batch, and none at all when latency recording is off;
+//   - the only mutex is on the error path, after the worker has stopped measuring.
+// Opening and closing files are system calls by nature; they happen as a data loader does them
+// (per file, or on a miss of the open-file cache for random reads), never per read.
+#include "feedbench/runner.h"
+
+#include <algorithm>
+#include <atomic>
+#include <bit>
+#include <chrono>
+#include <cstring>
+#include <exception>
+#include <latch>
+#include <mutex>
+#include <sys/resource.h>
+#include <thread>
+
+#include "feedbench/error.h"
+
+namespace feedbench {
+namespace {
+
+std::int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+double cpu_seconds_now() {
+  rusage ru{};
+  ::getrusage(RUSAGE_SELF, &ru);
+  auto sec = [](const timeval& tv) { return double(tv.tv_sec) + double(tv.tv_usec) * 1e-6; };
+  return sec(ru.ru_utime) + sec(ru.ru_stime);
+}
+
+// A worker's open files: a fixed-capacity table keyed by FileSet index (open addressing,
+// linear probing, backward-shift deletion) with a least-recently-used list for eviction.
+// All storage is allocated by the constructor.
+class OpenFiles {
+ public:
+  struct Entry {
+    std::uint32_t file = 0;
+    FileHandle handle = -1;
+    std::uint32_t in_flight = 0;
+    bool close_when_idle = false;
+    int prev = -1, next = -1;  // LRU list (head = most recent) or free list (next only)
+  };
+
+  explicit OpenFiles(unsigned capacity)
+      : entries_(capacity), table_(std::bit_ceil(std::size_t(capacity) * 2), -1) {
+    mask_ = table_.size() - 1;
+    for (unsigned i = 0; i < capacity; ++i) entries_[i].next = i + 1 < capacity ? int(i + 1) : -1;
+    free_ = capacity > 0 ? 0 : -1;
+  }
+
+  Entry& at(int e) { return entries_[std::size_t(e)]; }
+  bool full() const { return free_ < 0; }
+  bool empty() const { return head_ < 0; }
+  int lru_head() const { return head_; }
+
+  // RETURNS: the entry of `file`, made most recent, or -1.
+  int find(std::uint32_t file) {
+    for (std::size_t i = home(file);; i = (i + 1) & mask_) {
+      const int e = table_[i];
+      if (e < 0) return -1;
+      if (entries_[std::size_t(e)].file == file) {
+        unlink(e);
+        push_front(e);
+        return e;
+      }
+    }
+  }
+
+  // REQUIRES: !full(), file not present.
+  int insert(std::uint32_t file, FileHandle handle) {
+    const int e = free_;
+    free_ = entries_[std::size_t(e)].next;
+    entries_[std::size_t(e)] = Entry{file, handle, 0, false, -1, -1};
+    std::size_t i = home(file);
+    while (table_[i] >= 0) i = (i + 1) & mask_;
+    table_[i] = e;
+    push_front(e);
+    return e;
+  }
+
+  // RETURNS: the least recently used entry with no read in flight, or -1.
+  int idle_victim() const {
+    for (int e = tail_; e >= 0; e = entries_[std::size_t(e)].prev)
+      if (entries_[std::size_t(e)].in_flight == 0) return e;
+    return -1;
+  }
+
+  void remove(int e) {
+    std::size_t i = home(entries_[std::size_t(e)].file);
+    while (table_[i] != e) i = (i + 1) & mask_;
+    // Backward-shift deletion keeps every probe chain unbroken without tombstones.
+    for (std::size_t j = (i + 1) & mask_; table_[j] >= 0; j = (j + 1) & mask_) {
+      const std::size_t k = home(entries_[std::size_t(table_[j])].file);
+      const bool stays = i <= j ? (i < k && k <= j) : (i < k || k <= j);
+      if (stays) continue;
+      table_[i] = table_[j];
+      i = j;
+    }
+    table_[i] = -1;
+    unlink(e);
+    entries_[std::size_t(e)].next = free_;
+    free_ = e;
+  }
+
+ private:
+  std::size_t home(std::uint32_t file) const {
+    return std::size_t((std::uint64_t(file) * 0x9E3779B97F4A7C15ull) >> 32) & mask_;
+  }
+  void unlink(int e) {
+    Entry& x = entries_[std::size_t(e)];
+    (x.prev >= 0 ? entries_[std::size_t(x.prev)].next : head_) = x.next;
+    (x.next >= 0 ? entries_[std::size_t(x.next)].prev : tail_) = x.prev;
+    x.prev = x.next = -1;
+  }
+  void push_front(int e) {
+    Entry& x = entries_[std::size_t(e)];
+    x.prev = -1;
+    x.next = head_;
+    if (head_ >= 0) entries_[std::size_t(head_)].prev = e;
+    head_ = e;
+    if (tail_ < 0) tail_ = e;
+  }
+
+  std::vector<Entry> entries_;
+  std::vector<int> table_;
+  std::size_t mask_ = 0;
+  int free_ = -1, head_ = -1, tail_ = -1;
+};
+
+// What one worker writes during the round: on its own cache lines.
+struct alignas(64) Worker {
+  std::uint64_t bytes = 0;
+  std::uint64_t reads = 0;
+  std::uint64_t files = 0;
+  std::int64_t end_ns = 0;
+  bool ready = false;          // engine created
+  std::exception_ptr input_error;
+  Histogram latency;
+};
+
+struct Shared {
+  Shared(const FileSet& f, Workload& wl, const RoundOptions& o)
+      : files(f), workload(wl), options(o), ready(std::ptrdiff_t(o.workers)) {}
+  const FileSet& files;
+  Workload& workload;
+  const RoundOptions& options;
+  std::latch ready;
+  std::latch go{1};
+  std::atomic<bool> abort{false};  // set before release when setup failed
+  std::atomic<bool> failed{false};  // a worker hit an error: the others stop early
+  std::mutex error_mutex;           // error path only
+  std::string error;
+
+  void fail(const std::string& message) {
+    std::lock_guard lock(error_mutex);
+    if (error.empty()) error = message;  // first error wins
+    failed.store(true, std::memory_order_relaxed);
+  }
+};
+
+void run_worker(Shared& shared, Worker& me, unsigned w) {
+  const RoundOptions& options = shared.options;
+  const FileSet& files = shared.files;
+  const bool random = shared.workload.spec().pattern == Pattern::random;
+
+  // Setup, before the clock.
+  std::unique_ptr<Engine> engine;
+  try {
+    engine = make_engine(options.engine, options.engine_options);
+  } catch (const InputError&) {
+    me.input_error = std::current_exception();
+  } catch (const std::exception& e) {
+    shared.fail(e.what());
+  }
+  me.ready = engine != nullptr;
+  const unsigned qd = engine ? engine->queue_depth() : 1;
+  // Random reads revisit files: keep up to max_open_files. Whole-file patterns close a file
+  // after its last read, so at most one file per read in flight plus the next is open.
+  const unsigned capacity =
+      random ? std::max(options.max_open_files, qd + 1) : qd + 1;
+  OpenFiles open_files(capacity);
+  std::vector<ReadOp> ops(qd);
+  std::vector<Completion> done(qd);
+  std::vector<std::uint32_t> free_slots(qd);
+  for (unsigned s = 0; s < qd; ++s) free_slots[s] = qd - 1 - s;
+  std::vector<std::int64_t> started(qd);
+  std::vector<int> slot_entry(qd);
+  std::vector<std::uint64_t> slot_offset(qd);
+  std::string path;
+  path.reserve(4096);
+  const bool record = options.record_latency;
+
+  shared.ready.count_down();
+  shared.go.wait();
+  if (shared.abort.load() || !engine) return;
+
+  auto fail_file = [&](std::uint32_t file, const std::string& what) {
+    shared.fail(what + " (" + files.absolute_path(file) + ")");
+  };
+
+  unsigned in_flight = 0;
+  bool more = true;
+  bool have_item = false;
+  bool stopped = false;  // an error here or in another worker: no new reads
+  WorkItem item;
+  for (;;) {
+    std::size_t n = 0;
+    while (!stopped && in_flight + n < qd) {
+      if (!have_item) {
+        if (!more || !shared.workload.next(w, item)) {
+          more = false;
+          break;
+        }
+        have_item = true;
+      }
+      int e = open_files.find(item.file);
+      if (e < 0) {
+        if (open_files.full()) {
+          const int victim = open_files.idle_victim();
+          FB_CHECK(victim >= 0, "open-file cache holds only busy files");
+          engine->close(open_files.at(victim).handle);
+          open_files.remove(victim);
+        }
+        path.assign(files.root());
+        path += '/';
+        path += files.relative_path(item.file);
+        FileHandle h;
+        try {
+          h = engine->open(path);
+        } catch (const std::exception& ex) {
+          shared.fail(ex.what());
+          stopped = true;
+          break;
+        }
+        ++me.files;
+        e = open_files.insert(item.file, h);
+      }
+      OpenFiles::Entry& entry = open_files.at(e);
+      if (!random && item.last_of_file) entry.close_when_idle = true;
+      ++entry.in_flight;
+      const std::uint32_t slot = free_slots[qd - 1 - in_flight - n];
+      slot_entry[slot] = e;
+      slot_offset[slot] = item.offset;
+      ops[n++] = ReadOp{entry.handle, slot, item.length, item.offset};
+      have_item = false;
+    }
+    if (n > 0) {
+      if (record) {
+        const std::int64_t t = now_ns();
+        for (std::size_t i = 0; i < n; ++i) started[ops[i].slot] = t;
+      }
+      engine->submit(std::span<const ReadOp>(ops.data(), n));
+      in_flight += unsigned(n);
+    }
+    if (in_flight == 0) break;
+
+    std::size_t got;
+    try {
+      got = engine->reap(std::span<Completion>(done.data(), done.size()), 1);
+    } catch (const std::exception& ex) {
+      shared.fail(ex.what());
+      break;  // the engine is unusable; its destructor cancels what is left
+    }
+    const std::int64_t t = record ? now_ns() : 0;
+    for (std::size_t i = 0; i < got; ++i) {
+      const Completion& c = done[i];
+      const int e = slot_entry[c.slot];
+      OpenFiles::Entry& entry = open_files.at(e);
+      if (c.result < 0) {
+        if (!stopped)
+          fail_file(entry.file, errno_message("read at offset " + std::to_string(slot_offset[c.slot]) +
+                                                  " failed", int(-c.result)));
+        stopped = true;
+      } else {
+        me.bytes += std::uint64_t(c.result);  // short at end of file: fine
+        ++me.reads;
+        if (record) me.latency.record(std::uint64_t(std::max<std::int64_t>(0, t - started[c.slot])));
+      }
+      --in_flight;
+      free_slots[qd - 1 - in_flight] = c.slot;
+      if (--entry.in_flight == 0 && entry.close_when_idle) {
+        engine->close(entry.handle);
+        open_files.remove(e);
+      }
+    }
+    if (!stopped && shared.failed.load(std::memory_order_relaxed)) stopped = true;
+  }
+  me.end_ns = now_ns();
+
+  // Files a random round kept open (or an error left open) close after the clock. The kernel
+  // keeps its own reference for a read still in flight after an engine failure.
+  while (!open_files.empty()) {
+    const int e = open_files.lru_head();
+    engine->close(open_files.at(e).handle);
+    open_files.remove(e);
+  }
+}
+
+}  // namespace
+
+RoundStats run_round(const FileSet& files, Workload& workload, const RoundOptions& options) {
+  FB_CHECK(options.workers >= 1, "a round needs at least one worker");
+  FB_CHECK(options.workers == workload.spec().workers, "workload and round disagree on workers");
+
+  RoundStats stats;
+  std::vector<Worker> workers(options.workers);
+  Shared shared(files, workload, options);
+  std::vector<std::thread> threads;
+  threads.reserve(options.workers);
+  for (unsigned w = 0; w < options.workers; ++w)
+    threads.emplace_back(run_worker, std::ref(shared), std::ref(workers[w]), w);
+
+  shared.ready.wait();
+  const bool setup_ok = std::all_of(workers.begin(), workers.end(), [](const Worker& w) { return w.ready; });
+  if (!setup_ok) shared.abort.store(true);
+
+  const double cpu0 = cpu_seconds_now();
+  const std::int64_t start = now_ns();
+  shared.go.count_down();
+  for (auto& t : threads) t.join();
+  const double cpu1 = cpu_seconds_now();
+
+  for (const Worker& w : workers)
+    if (w.input_error) std::rethrow_exception(w.input_error);
+  if (!setup_ok) {
+    stats.error = shared.error;
+    return stats;
+  }
+
+  std::int64_t end = start;
+  for (const Worker& w : workers) {
+    stats.bytes += w.bytes;
+    stats.reads += w.reads;
+    stats.files += w.files;
+    stats.latency.merge(w.latency);
+    end = std::max(end, w.end_ns);
+  }
+  stats.elapsed_ns = end - start;
+  stats.cpu_seconds = std::max(0.0, cpu1 - cpu0);
+  const double cores = std::max(1u, std::thread::hardware_concurrency());
+  if (stats.elapsed_ns > 0) stats.cpu_util = stats.cpu_seconds / (stats.seconds() * cores);
+  stats.error = shared.error;
+  return stats;
+}
+
+}  // namespace feedbench
