@@ -1,0 +1,310 @@
+// The synthetic data set writer behind `feedbench gen`.
+//
+// Every byte is a pure function of (seed, file index, offset): a counter-based splitmix64
+// stream, so files can be written by several threads in any order and still come out the
+// same, and any file can be regenerated or checked on its own.
+#include "feedbench/generator.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "feedbench/error.h"
+
+namespace feedbench {
+namespace {
+
+constexpr std::uint64_t kGolden = 0x9E3779B97F4A7C15ull;
+
+// splitmix64's finaliser: a bijective 64-bit mix with full avalanche.
+constexpr std::uint64_t mix64(std::uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+// A per-file key; the "stream" constant keeps sizes independent of contents.
+constexpr std::uint64_t file_key(std::uint64_t seed, std::uint64_t index, std::uint64_t stream) {
+  return mix64(mix64(seed ^ (stream * 0xD6E8FEB86659FD93ull)) + (index + 1) * kGolden);
+}
+
+std::uint64_t ceil_div_mul(std::uint64_t a, std::uint64_t n, std::uint64_t k) {
+  // ceil(a * n / k) without overflow
+  unsigned __int128 p = static_cast<unsigned __int128>(a) * n;
+  return static_cast<std::uint64_t>((p + k - 1) / k);
+}
+
+int digits(std::uint64_t v) {
+  int d = 1;
+  while (v >= 10) {
+    v /= 10;
+    ++d;
+  }
+  return d;
+}
+
+std::uint64_t files_written(const GenOptions& o) {
+  return o.layout == GenLayout::kShards ? o.shards : o.files;
+}
+
+std::uint64_t class_of(const GenOptions& o, std::uint64_t index) {
+  // Classes hold contiguous, evenly sized runs of files (sizes differ by at most one).
+  return static_cast<std::uint64_t>(static_cast<unsigned __int128>(index) * o.classes / o.files);
+}
+
+std::string class_folder(const GenOptions& o, std::uint64_t c) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "class_%0*llu", std::max(3, digits(o.classes - 1)),
+                static_cast<unsigned long long>(c));
+  return buf;
+}
+
+bool folder_is_empty(const std::string& path) {
+  DIR* dir = ::opendir(path.c_str());
+  if (!dir) throw InputError(errno_message("--out '" + path + "'", errno));
+  bool empty = true;
+  while (struct dirent* d = ::readdir(dir)) {
+    if (std::strcmp(d->d_name, ".") != 0 && std::strcmp(d->d_name, "..") != 0) {
+      empty = false;
+      break;
+    }
+  }
+  ::closedir(dir);
+  return empty;
+}
+
+// Writes file `index` under `out_fd`: "<name>.fbtmp", then renamed. RETURNS bytes written.
+std::uint64_t write_one(const GenOptions& o, int out_fd, std::uint64_t index, char* buffer,
+                        std::size_t buffer_size) {
+  const std::string name = gen_file_name(o, index);
+  const std::string tmp = name + ".fbtmp";
+  const std::uint64_t size = gen_file_size(o, index);
+  int fd = ::openat(out_fd, tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw RunError(errno_message("gen: create '" + o.out + "/" + tmp + "'", errno));
+  std::uint64_t offset = 0;
+  try {
+    while (offset < size) {
+      std::size_t len = static_cast<std::size_t>(std::min<std::uint64_t>(buffer_size, size - offset));
+      gen_fill(o.seed, index, offset, buffer, len);
+      if (offset == 0 && size < 16 &&
+          std::all_of(buffer, buffer + len, [](char c) { return c == 0; }))
+        buffer[0] = 0x5A;  // never an all-zero file, even of a few bytes
+      for (std::size_t done = 0; done < len;) {
+        ssize_t n = ::write(fd, buffer + done, len - done);
+        if (n < 0) {
+          if (errno == EINTR) continue;
+          throw RunError(errno_message("gen: write '" + o.out + "/" + tmp + "'", errno));
+        }
+        done += static_cast<std::size_t>(n);
+      }
+      offset += len;
+    }
+    if (::close(fd) != 0) {
+      fd = -1;
+      throw RunError(errno_message("gen: close '" + o.out + "/" + tmp + "'", errno));
+    }
+    fd = -1;
+    if (::renameat(out_fd, tmp.c_str(), out_fd, name.c_str()) != 0)
+      throw RunError(errno_message("gen: rename to '" + o.out + "/" + name + "'", errno));
+  } catch (...) {
+    if (fd >= 0) ::close(fd);
+    ::unlinkat(out_fd, tmp.c_str(), 0);
+    throw;
+  }
+  return size;
+}
+
+}  // namespace
+
+void validate_gen_options(const GenOptions& o) {
+  if (o.out.empty()) throw InputError("--out: expected a folder to write into");
+  if (o.files == 0) throw InputError("--files: expected at least 1 file");
+  if (o.min_size == 0) throw InputError("--file-size: expected at least 1 byte");
+  if (o.min_size > o.max_size)
+    throw InputError("--file-size: the range MIN..MAX must have MIN <= MAX");
+  switch (o.layout) {
+    case GenLayout::kClasses:
+      if (o.classes == 0) throw InputError("--classes: expected at least 1 class");
+      if (o.classes > o.files)
+        throw InputError("--classes: " + std::to_string(o.classes) + " classes for " +
+                         std::to_string(o.files) + " files would leave classes empty");
+      break;
+    case GenLayout::kShards:
+      if (o.shards == 0) throw InputError("--shards: expected at least 1 shard");
+      if (o.shards > o.files)
+        throw InputError("--shards: " + std::to_string(o.shards) + " shards for " +
+                         std::to_string(o.files) + " records would leave shards empty");
+      if (o.min_size != o.max_size)
+        throw InputError("--file-size: --layout shards holds fixed-size records; expected one size, not a range");
+      break;
+    case GenLayout::kFlat:
+      break;
+  }
+}
+
+std::string gen_file_name(const GenOptions& o, std::uint64_t index) {
+  char buf[96];
+  const auto i = static_cast<unsigned long long>(index);
+  switch (o.layout) {
+    case GenLayout::kClasses:
+      std::snprintf(buf, sizeof buf, "%s/img_%0*llu.bin", class_folder(o, class_of(o, index)).c_str(),
+                    std::max(6, digits(o.files - 1)), i);
+      break;
+    case GenLayout::kFlat:
+      std::snprintf(buf, sizeof buf, "file_%0*llu.bin", std::max(6, digits(o.files - 1)), i);
+      break;
+    case GenLayout::kShards:
+      std::snprintf(buf, sizeof buf, "shard_%0*llu.bin", std::max(5, digits(o.shards - 1)), i);
+      break;
+  }
+  return buf;
+}
+
+std::uint64_t gen_file_size(const GenOptions& o, std::uint64_t index) {
+  if (o.layout == GenLayout::kShards) {
+    std::uint64_t first = ceil_div_mul(index, o.files, o.shards);
+    std::uint64_t last = ceil_div_mul(index + 1, o.files, o.shards);
+    return (last - first) * o.min_size;
+  }
+  if (o.min_size == o.max_size) return o.min_size;
+  // Uniform in [min, max] by multiply-shift (no modulo bias worth the name).
+  std::uint64_t span = o.max_size - o.min_size + 1;
+  std::uint64_t r = file_key(o.seed, index, 1);
+  if (span == 0) return r;  // the full 64-bit range
+  return o.min_size +
+         static_cast<std::uint64_t>((static_cast<unsigned __int128>(r) * span) >> 64);
+}
+
+void gen_fill(std::uint64_t seed, std::uint64_t index, std::uint64_t offset, char* buffer,
+              std::size_t size) {
+  FB_CHECK(offset % 8 == 0, "gen_fill: offset must be a multiple of 8");
+  const std::uint64_t key = file_key(seed, index, 0);
+  std::uint64_t counter = key + (offset / 8) * kGolden;
+  std::size_t i = 0;
+  for (; i + 8 <= size; i += 8) {
+    counter += kGolden;
+    std::uint64_t w = mix64(counter);
+    std::memcpy(buffer + i, &w, 8);
+  }
+  if (i < size) {
+    counter += kGolden;
+    std::uint64_t w = mix64(counter);
+    std::memcpy(buffer + i, &w, size - i);
+  }
+}
+
+GenSummary generate_dataset(const GenOptions& o,
+                            const std::function<void(const GenProgress&)>& progress) {
+  validate_gen_options(o);
+  struct stat st;
+  if (::stat(o.out.c_str(), &st) == 0) {
+    if (!S_ISDIR(st.st_mode)) throw InputError("--out '" + o.out + "': exists and is not a folder");
+    if (!o.force && !folder_is_empty(o.out))
+      throw InputError("--out '" + o.out +
+                       "': folder is not empty; choose an empty one, or pass --force to write into it");
+  } else {
+    // Create missing parents too; mkdir -p semantics.
+    std::string partial;
+    for (std::size_t pos = 0; pos != std::string::npos;) {
+      pos = o.out.find('/', pos + 1);
+      partial = o.out.substr(0, pos);
+      if (!partial.empty() && ::mkdir(partial.c_str(), 0755) != 0 && errno != EEXIST)
+        throw InputError(errno_message("--out '" + o.out + "': cannot create '" + partial + "'", errno));
+    }
+  }
+  int out_fd = ::open(o.out.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (out_fd < 0) throw InputError(errno_message("--out '" + o.out + "'", errno));
+
+  GenSummary summary;
+  summary.files = files_written(o);
+  summary.folders = 1;
+  if (o.layout == GenLayout::kClasses) {
+    summary.folders = o.classes;
+    for (std::uint64_t c = 0; c < o.classes; ++c) {
+      std::string folder = class_folder(o, c);
+      if (::mkdirat(out_fd, folder.c_str(), 0755) != 0 && errno != EEXIST) {
+        int err = errno;
+        ::close(out_fd);
+        throw RunError(errno_message("gen: create folder '" + o.out + "/" + folder + "'", err));
+      }
+    }
+  }
+
+  GenProgress total_progress;
+  total_progress.files_total = summary.files;
+  for (std::uint64_t i = 0; i < summary.files; ++i) total_progress.bytes_total += gen_file_size(o, i);
+
+  std::atomic<std::uint64_t> next{0}, files_done{0}, bytes_done{0};
+  std::atomic<bool> failed{false};
+  std::mutex error_mutex;
+  std::string error;
+
+  auto worker = [&] {
+    constexpr std::size_t kBuffer = 1 << 20;
+    std::unique_ptr<char[]> buffer(new char[kBuffer]);
+    while (!failed.load(std::memory_order_relaxed)) {
+      std::uint64_t i = next.fetch_add(1, std::memory_order_relaxed);
+      if (i >= summary.files) break;
+      try {
+        std::uint64_t n = write_one(o, out_fd, i, buffer.get(), kBuffer);
+        bytes_done.fetch_add(n, std::memory_order_relaxed);
+        files_done.fetch_add(1, std::memory_order_relaxed);
+      } catch (const std::exception& e) {
+        std::lock_guard<std::mutex> lock(error_mutex);
+        if (error.empty()) error = e.what();
+        failed.store(true);
+      }
+    }
+  };
+
+  unsigned threads = o.threads;
+  if (threads == 0) {
+    // Two writers overlap one file's syscalls with another's generation; more rarely helps.
+    unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+    threads = summary.files >= 64 || o.layout == GenLayout::kShards ? std::min(2u, hw) : 1u;
+  }
+  threads = static_cast<unsigned>(std::min<std::uint64_t>(threads, summary.files));
+  std::vector<std::thread> pool;
+  if (!progress) {
+    for (unsigned t = 1; t < threads; ++t) pool.emplace_back(worker);
+    worker();
+  } else {
+    for (unsigned t = 0; t < threads; ++t) pool.emplace_back(worker);
+    auto last = std::chrono::steady_clock::now();
+    progress(total_progress);
+    while (files_done.load() < summary.files && !failed.load()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      auto now = std::chrono::steady_clock::now();
+      if (now - last >= std::chrono::milliseconds(100)) {
+        last = now;
+        total_progress.files_done = files_done.load();
+        total_progress.bytes_done = bytes_done.load();
+        progress(total_progress);
+      }
+    }
+  }
+  for (std::thread& t : pool) t.join();
+  ::close(out_fd);
+  if (!error.empty()) throw RunError(error);
+  summary.bytes = bytes_done.load();
+  if (progress) {
+    total_progress.files_done = summary.files;
+    total_progress.bytes_done = summary.bytes;
+    progress(total_progress);
+  }
+  return summary;
+}
+
+}  // namespace feedbench

@@ -1,0 +1,65 @@
+// A deterministic synthetic data set (`feedbench gen`): same seed, same names, sizes and bytes.
+// Contents are incompressible pseudo-random bytes: compressible or sparse data would flatter
+// file systems that compress or deduplicate.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+namespace feedbench {
+
+enum class GenLayout {
+  kClasses,  // class_000/img_000000.bin … (ImageNet-like), files spread evenly over the classes
+  kFlat,     // file_000000.bin …
+  kShards,   // shard_00000.bin …: few large files of fixed-size records back to back
+};
+
+struct GenOptions {
+  std::string out;                // folder to write into (created when missing)
+  std::uint64_t files = 0;        // files (records for kShards), at least 1
+  std::uint64_t min_size = 0;     // bytes per file (record); equal to max_size for a fixed size
+  std::uint64_t max_size = 0;     // a range picks each file's size with the seeded generator
+  GenLayout layout = GenLayout::kClasses;
+  std::uint64_t classes = 10;     // kClasses
+  std::uint64_t shards = 4;       // kShards
+  std::uint64_t seed = 0;
+  bool force = false;             // write into a non-empty folder
+  unsigned threads = 0;           // 0: up to 2, when there are many files
+};
+
+struct GenProgress {
+  std::uint64_t files_done = 0;
+  std::uint64_t files_total = 0;  // files written in the end (shards for kShards)
+  std::uint64_t bytes_done = 0;
+  std::uint64_t bytes_total = 0;
+};
+
+struct GenSummary {
+  std::uint64_t files = 0;    // files written
+  std::uint64_t bytes = 0;
+  std::uint64_t folders = 0;  // folders holding files
+};
+
+// Checks options without writing. Throws InputError naming the option (--files, --file-size,
+// --classes, --shards, --out) and what was expected.
+void validate_gen_options(const GenOptions& options);
+
+// RETURNS: the name of file `index` (relative to out) and its size, without writing; what
+// generate_dataset writes. REQUIRES: valid options; index < number of files written.
+std::string gen_file_name(const GenOptions& options, std::uint64_t index);
+std::uint64_t gen_file_size(const GenOptions& options, std::uint64_t index);
+
+// Fills `buffer` with the bytes at `offset` of file `index` (deterministic in seed, index and
+// offset). REQUIRES: offset is a multiple of 8.
+void gen_fill(std::uint64_t seed, std::uint64_t index, std::uint64_t offset, char* buffer,
+              std::size_t size);
+
+// Writes the data set. Each file goes to "<name>.fbtmp" and is renamed into place when
+// complete, so an interrupted run never leaves a short file under a real name.
+// Throws InputError for bad options or a non-empty `out` without `force`; RunError on I/O.
+// `progress` is called from the calling thread, about every 100 ms.
+GenSummary generate_dataset(const GenOptions& options,
+                            const std::function<void(const GenProgress&)>& progress = {});
+
+}  // namespace feedbench
