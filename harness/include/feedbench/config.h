@@ -46,4 +46,7 @@ Config parse_config(const std::string& text, const std::string& file,
 std::string expand_env(const std::string& text, const std::string& where,
                        std::map<std::string, std::string>* used);
 
+// RETURNS: configs/schema/experiment.schema.json as compiled into the binary, parsed.
+const nlohmann::json& experiment_schema();
+
 }  // namespace feedbench

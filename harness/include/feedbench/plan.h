@@ -41,4 +41,8 @@ struct Plan {
 // RETURNS: the plan. Throws InputError naming file and JSON pointer for a bad value.
 Plan expand_plan(const Config& config);
 
+// RETURNS: the parameters of `family` ("file_read", "loader", "stage") in canonical order.
+// REQUIRES: a known family.
+std::vector<std::string> family_parameters(const std::string& family);
+
 }  // namespace feedbench

@@ -1,0 +1,308 @@
+#include "feedbench/config.h"
+
+#include <cstdlib>
+#include <filesystem>
+
+#include <gtest/gtest.h>
+
+#include "feedbench/error.h"
+#include "feedbench/plan.h"
+#include "test_util.h"
+
+namespace feedbench {
+namespace {
+
+using json = nlohmann::json;
+using testing::TempDir;
+
+// A config around `families` reading from `source`.
+std::string config_text(const std::string& source, const json& families, const json& extra = json::object()) {
+  json doc = {{"name", "t"}, {"dataset", {{"source", source}}}, {"families", families}};
+  for (const auto& [k, v] : extra.items()) doc[k] = v;
+  return doc.dump(2);
+}
+
+// RETURNS: the InputError message parse_config gives, or "" when it accepts the text.
+std::string error_of(const std::string& text, const ConfigOverrides& o = {}) {
+  try {
+    parse_config(text, "f.json", o);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+class ConfigTest : public ::testing::Test {
+ protected:
+  TempDir dir;
+  std::string source = dir / "source";
+  std::string cache = dir / "cache";
+  void SetUp() override {
+    std::filesystem::create_directories(source);
+    std::filesystem::create_directories(cache);
+  }
+  std::string one(const json& family) { return config_text(source, json::array({family})); }
+};
+
+TEST_F(ConfigTest, ParsesMinimalConfigWithoutSchemaKey) {
+  Config c = parse_config(one({{"family", "file_read"}}), "f.json");
+  EXPECT_EQ(c.file, "f.json");
+  EXPECT_EQ(c.name, "t");
+  EXPECT_EQ(c.source_root, source);
+  EXPECT_EQ(c.cache_root, "");
+  EXPECT_TRUE(c.include.empty());
+  EXPECT_EQ(c.families.size(), 1u);
+  EXPECT_TRUE(c.defaults.is_object());
+  EXPECT_EQ(c.sha256.size(), 64u);
+  EXPECT_EQ(c.resolved["families"][0]["family"], "file_read");
+}
+
+TEST_F(ConfigTest, AcceptsSchemaKeyDescriptionAndInclude) {
+  std::string text = config_text(source, json::array({{{"family", "stage"}}}),
+                                 {{"$schema", "schema/experiment.schema.json"},
+                                  {"description", "d"},
+                                  {"dataset", {{"source", source}, {"include", {"validation/**"}}}}});
+  Config c = parse_config(text, "f.json");
+  EXPECT_EQ(c.description, "d");
+  EXPECT_EQ(c.include, std::vector<std::string>{"validation/**"});
+}
+
+TEST_F(ConfigTest, Sha256FollowsTheResolvedConfig) {
+  Config a = parse_config(one({{"family", "file_read"}, {"workers", 2}}), "f.json");
+  Config b = parse_config(one({{"family", "file_read"}, {"workers", 2}}), "g.json");
+  Config c = parse_config(one({{"family", "file_read"}, {"workers", 3}}), "f.json");
+  EXPECT_EQ(a.sha256, b.sha256);
+  EXPECT_NE(a.sha256, c.sha256);
+}
+
+TEST(ConfigEnvTest, ExpandsVariablesAndDefaults) {
+  ::setenv("FB_CONFIG_TEST_A", "alpha", 1);
+  ::unsetenv("FB_CONFIG_TEST_UNSET");
+  ::setenv("FB_CONFIG_TEST_EMPTY", "", 1);
+  std::map<std::string, std::string> used;
+  EXPECT_EQ(expand_env("x/${FB_CONFIG_TEST_A}/y", "w", &used), "x/alpha/y");
+  EXPECT_EQ(expand_env("${FB_CONFIG_TEST_UNSET:-/var/tmp/d}", "w", &used), "/var/tmp/d");
+  EXPECT_EQ(expand_env("${FB_CONFIG_TEST_A:-other}", "w", &used), "alpha");
+  EXPECT_EQ(expand_env("${FB_CONFIG_TEST_EMPTY:-dflt}", "w", &used), "dflt");
+  EXPECT_EQ(expand_env("$HOME and $ alone", "w", &used), "$HOME and $ alone");
+  EXPECT_EQ(expand_env("${FB_CONFIG_TEST_UNSET:-}", "w", &used), "");
+  EXPECT_EQ(used.at("FB_CONFIG_TEST_A"), "alpha");
+  EXPECT_EQ(used.at("FB_CONFIG_TEST_UNSET"), "");
+  EXPECT_EQ(used.at("FB_CONFIG_TEST_EMPTY"), "dflt");
+  EXPECT_THROW(expand_env("${FB_CONFIG_TEST_A", "w", &used), InputError);
+  EXPECT_THROW(expand_env("${1BAD}", "w", &used), InputError);
+  EXPECT_THROW(expand_env("${}", "w", &used), InputError);
+  try {
+    expand_env("${FB_CONFIG_TEST_UNSET}/data", "f.json: /dataset/source", &used);
+    FAIL() << "no throw";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "f.json: /dataset/source: expected environment variable FB_CONFIG_TEST_UNSET to be set (for "
+              "${FB_CONFIG_TEST_UNSET}; write ${FB_CONFIG_TEST_UNSET:-default} to give a default), got it unset");
+  }
+}
+
+TEST_F(ConfigTest, ExpandsEveryStringOfTheConfig) {
+  ::setenv("FB_CONFIG_TEST_SRC", source.c_str(), 1);
+  ::setenv("FB_CONFIG_TEST_BS", "64KiB", 1);
+  ::unsetenv("FB_CONFIG_TEST_UNSET");
+  std::string text = config_text("${FB_CONFIG_TEST_SRC}",
+                                 json::array({{{"family", "file_read"},
+                                               {"block_size", {"${FB_CONFIG_TEST_BS}", "${FB_CONFIG_TEST_UNSET:-4KiB}"}}}}));
+  Config c = parse_config(text, "f.json");
+  EXPECT_EQ(c.source_root, source);
+  EXPECT_EQ(c.families[0]["block_size"], json({"64KiB", "4KiB"}));
+  EXPECT_EQ(c.expanded_env.at("FB_CONFIG_TEST_SRC"), source);
+  EXPECT_EQ(c.expanded_env.at("FB_CONFIG_TEST_BS"), "64KiB");
+
+  std::string bad = config_text(source, json::array({{{"family", "file_read"}, {"engine", "${FB_CONFIG_TEST_UNSET}"}}}));
+  std::string msg = error_of(bad);
+  EXPECT_TRUE(msg.starts_with("f.json: /families/0/engine: expected environment variable FB_CONFIG_TEST_UNSET")) << msg;
+}
+
+TEST_F(ConfigTest, SourceAndCacheOverridesWin) {
+  TempDir other;
+  ConfigOverrides o;
+  o.source = other.path();
+  o.cache = cache;
+  Config c = parse_config(config_text("/does/not/exist", json::array({{{"family", "file_read"}, {"path", "cache"}}})),
+                          "f.json", o);
+  EXPECT_EQ(c.source_root, other.path());
+  EXPECT_EQ(c.cache_root, cache);
+  EXPECT_EQ(c.resolved["dataset"]["source"], other.path());
+
+  o.source = "/does/not/exist/either";
+  EXPECT_EQ(error_of(one({{"family", "file_read"}}), o),
+            "f.json: /dataset/source (from --source): /does/not/exist/either does not exist");
+}
+
+TEST_F(ConfigTest, SetOverrideForcesEveryFamilyThatHasTheParameter) {
+  ConfigOverrides o;
+  o.set = {{"repetitions", 1}, {"workers", {1}}, {"verify", false}};
+  json families = json::array({{{"family", "file_read"}, {"workers", {1, 2, 4}}, {"repetitions", 5}},
+                               {{"family", "loader"}},
+                               {{"family", "stage"}, {"workers", 8}}});
+  Config c = parse_config(config_text(source, families), "f.json", o);
+  EXPECT_EQ(c.defaults["repetitions"], 1);
+  EXPECT_EQ(c.defaults["workers"], json({1}));
+  EXPECT_EQ(c.defaults["verify"], false);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(c.families[i]["workers"], json({1})) << i;
+    EXPECT_EQ(c.families[i]["repetitions"], 1) << i;
+  }
+  EXPECT_FALSE(c.families[0].contains("verify"));
+  EXPECT_EQ(c.families[2]["verify"], false);
+
+  o.set = {{"wrokers", 2}};
+  EXPECT_TRUE(error_of(config_text(source, families), o).starts_with("f.json: --set wrokers: expected a parameter name"));
+  o.set = {{"workers", 0}};
+  EXPECT_EQ(error_of(config_text(source, families), o),
+            "f.json: /families/0/workers: expected an integer from 1 to 1024, or a non-empty list of them (a "
+            "sweep), got 0 (from --set workers)");
+}
+
+TEST_F(ConfigTest, UnknownKeyNamesPointerAndAllowedKeys) {
+  std::string msg = error_of(one({{"family", "file_read"}, {"blok_size", "4KiB"}}));
+  EXPECT_EQ(msg,
+            "f.json: /families/0/blok_size: expected one of the keys allowed in a file_read family (block_size, "
+            "cache_state, engine, family, path, pattern, queue_depth, repetitions, workers), got unknown key "
+            "\"blok_size\"");
+  msg = error_of(config_text(source, json::array({{{"family", "stage"}}}), {{"nmae", "x"}}));
+  EXPECT_TRUE(msg.starts_with("f.json: /nmae: expected one of the keys allowed at the top level ($schema, dataset, defaults,")) << msg;
+  // A parameter of another family is unknown here, too.
+  msg = error_of(one({{"family", "stage"}, {"block_size", "4KiB"}}));
+  EXPECT_TRUE(msg.starts_with("f.json: /families/0/block_size: expected one of the keys allowed in a stage family"))
+      << msg;
+  msg = error_of(config_text(source, json::array({{{"family", "stage"}}}), {{"defaults", {{"colour", "red"}}}}));
+  EXPECT_TRUE(msg.starts_with("f.json: /defaults/colour: expected one of the keys allowed in /defaults (accelerators, batch_size,"))
+      << msg;
+}
+
+TEST_F(ConfigTest, WrongTypesNameWhatWasExpected) {
+  EXPECT_EQ(error_of(one({{"family", "file_read"}, {"workers", "four"}})),
+            "f.json: /families/0/workers: expected an integer from 1 to 1024, or a non-empty list of them (a sweep), "
+            "got \"four\"");
+  EXPECT_EQ(error_of(one({{"family", "file_read"}, {"queue_depth", {1, 8192}}})),
+            "f.json: /families/0/queue_depth/1: expected an integer from 1 to 4096, got 8192");
+  EXPECT_EQ(error_of(one({{"family", "file_reed"}})),
+            "f.json: /families/0/family: expected one of \"file_read\", \"loader\", \"stage\", got \"file_reed\"");
+  EXPECT_EQ(error_of(one({{"family", "stage"}, {"verify", "yes"}})),
+            "f.json: /families/0/verify: expected true or false, or a non-empty list of them (a sweep), got \"yes\"");
+  EXPECT_EQ(error_of(one({{"family", "loader"}, {"cache_state", "direct"}})),
+            "f.json: /families/0/cache_state: expected one of \"cold\", \"warm\", or a non-empty list of them (a "
+            "sweep), got \"direct\"");
+  EXPECT_EQ(error_of(one({{"family", "loader"}, {"target_au", 1.5}})),
+            "f.json: /families/0/target_au: expected a number from 0 to 1, or a non-empty list of them (a sweep), "
+            "got 1.5");
+  EXPECT_EQ(error_of(config_text(source, json::object())),
+            "f.json: /families: expected a non-empty list, got {}");
+  EXPECT_EQ(error_of(R"({"name": "bad name", "dataset": {"source": ")" + source + R"("}, "families": [{"family": "stage"}]})"),
+            "f.json: /name: expected a name of letters, digits, '.', '_' or '-', got \"bad name\"");
+}
+
+TEST_F(ConfigTest, BadUnitsNameTheValue) {
+  EXPECT_EQ(error_of(one({{"family", "file_read"}, {"block_size", "4XB"}})),
+            "f.json: /families/0/block_size: expected a size such as 4KiB, 1MiB or 4096 (bytes), or a non-empty list "
+            "of them (a sweep), got \"4XB\"");
+  EXPECT_EQ(error_of(one({{"family", "file_read"}, {"block_size", {"4KiB", "1 parsec"}}})),
+            "f.json: /families/0/block_size/1: expected a size such as 4KiB, 1MiB or 4096 (bytes), got \"1 parsec\"");
+  EXPECT_EQ(error_of(one({{"family", "loader"}, {"step_time", "50"}})),
+            "f.json: /families/0/step_time: expected a step time such as 50ms, normal:50ms:5ms or uniform:40ms:60ms, "
+            "or a non-empty list of them (a sweep), got \"50\"");
+  EXPECT_TRUE(error_of(one({{"family", "loader"}, {"transform", "5ms/GiB"}}))
+                  .starts_with("f.json: /families/0/transform: expected none, or a CPU cost such as 200us/sample"));
+  EXPECT_TRUE(error_of(one({{"family", "loader"}, {"samples", "records"}}))
+                  .starts_with("f.json: /families/0/samples: expected files, memory or records:SIZE"));
+}
+
+TEST_F(ConfigTest, EmptySweepIsAnError) {
+  EXPECT_EQ(error_of(one({{"family", "file_read"}, {"workers", json::array()}})),
+            "f.json: /families/0/workers: expected an integer from 1 to 1024, or a non-empty list of them (a sweep); "
+            "an empty sweep runs nothing, got []");
+  EXPECT_EQ(error_of(config_text(source, json::array())), "f.json: /families: expected at least one family, got []");
+}
+
+TEST_F(ConfigTest, MissingKeysAndPaths) {
+  EXPECT_EQ(error_of(R"({"name": "t", "dataset": {}, "families": [{"family": "stage"}]})"),
+            "f.json: /dataset/source: expected a non-empty string (required), got nothing");
+  EXPECT_EQ(error_of(config_text(source, json::array({json::object()}))),
+            "f.json: /families/0/family: expected one of \"file_read\", \"loader\", \"stage\" (required), got nothing");
+  EXPECT_EQ(error_of(config_text("/x/y", json::array({{{"family", "stage"}}}))),
+            "f.json: /dataset/source: /x/y does not exist");
+  std::string file = dir / "plain-file";
+  testing::write_file(file, "x");
+  EXPECT_EQ(error_of(config_text(file, json::array({{{"family", "stage"}}}))),
+            "f.json: /dataset/source: " + file + " is not a folder");
+  // The cache must exist when a family reads it (its own path or the default's).
+  json doc = json::parse(one({{"family", "file_read"}, {"path", {"source", "cache"}}}));
+  doc["dataset"]["cache"] = dir / "no-cache";
+  EXPECT_EQ(error_of(doc.dump()), "f.json: /dataset/cache: " + dir / "no-cache" + " does not exist");
+  doc["families"][0].erase("path");
+  EXPECT_EQ(error_of(doc.dump()), "");  // nothing reads the cache: it need not exist
+  doc["defaults"] = {{"path", "cache"}};
+  EXPECT_EQ(error_of(doc.dump()), "f.json: /dataset/cache: " + dir / "no-cache" + " does not exist");
+}
+
+TEST_F(ConfigTest, DefaultsMustSuitEachFamilyThatTakesThem) {
+  std::string text = config_text(source, json::array({{{"family", "file_read"}}, {{"family", "loader"}}}),
+                                 {{"defaults", {{"cache_state", "direct"}}}});
+  EXPECT_EQ(error_of(text),
+            "f.json: /defaults/cache_state: expected one of \"cold\", \"warm\", or a non-empty list of them (a sweep) "
+            "(the default for the loader family at /families/1), got \"direct\"");
+  // A family that sets the key itself does not take the default.
+  text = config_text(source, json::array({{{"family", "file_read"}}, {{"family", "loader"}, {"cache_state", "cold"}}}),
+                     {{"defaults", {{"cache_state", "direct"}}}});
+  EXPECT_EQ(error_of(text), "");
+  text = config_text(source, json::array({{{"family", "file_read"}}}), {{"defaults", {{"workers", {1, 2048}}}}});
+  EXPECT_EQ(error_of(text),
+            "f.json: /defaults/workers/1: expected an integer from 1 to 1024 (the default for the file_read family at "
+            "/families/0), got 2048");
+}
+
+TEST_F(ConfigTest, MalformedJsonNamesLineAndColumn) {
+  std::string msg = error_of("{\n  \"name\": \"t\",\n  \"dataset\": }\n");
+  EXPECT_TRUE(msg.starts_with("f.json: line 3, column 14: expected valid JSON, got ")) << msg;
+  EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+  msg = error_of("");
+  EXPECT_TRUE(msg.starts_with("f.json: line 1, column 1: expected valid JSON")) << msg;
+}
+
+TEST_F(ConfigTest, LoadConfigNamesAMissingFile) {
+  try {
+    load_config(dir / "nope.json");
+    FAIL() << "no throw";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), dir / "nope.json" + ": cannot read the config: No such file or directory");
+  }
+  std::string path = dir / "c.json";
+  testing::write_file(path, one({{"family", "file_read"}}));
+  EXPECT_EQ(load_config(path).file, path);
+}
+
+TEST(ConfigFilesTest, EveryShippedConfigValidatesAndExpands) {
+  TempDir dir;
+  std::filesystem::create_directories(dir / "source");
+  std::filesystem::create_directories(dir / "cache");
+  ConfigOverrides o;
+  o.source = dir / "source";
+  o.cache = dir / "cache";
+  int seen = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(FEEDBENCH_SOURCE_DIR "/configs")) {
+    if (entry.path().extension() != ".json") continue;
+    ++seen;
+    SCOPED_TRACE(entry.path().string());
+    Config c = load_config(entry.path().string(), o);
+    EXPECT_FALSE(c.description.empty()) << "every shipped config says what it is for";
+    Plan plan = expand_plan(c);
+    EXPECT_FALSE(plan.cases.empty());
+  }
+  EXPECT_GE(seen, 2);
+}
+
+TEST(ConfigFilesTest, EmbeddedSchemaIsTheFileInTheTree) {
+  std::string text = testing::read_file(FEEDBENCH_SOURCE_DIR "/configs/schema/experiment.schema.json");
+  EXPECT_EQ(experiment_schema(), json::parse(text)) << "re-run the build so CMake re-embeds the schema";
+}
+
+}  // namespace
+}  // namespace feedbench
