@@ -1,0 +1,37 @@
+// The HTML report: one or more result files turned into a single self-contained page (verdict,
+// environment, paths, data set, config, command line, charts and tables). Chart.js and the
+// data are inlined, so the page opens offline and makes no network request.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "feedbench/result.h"
+
+namespace feedbench {
+
+// The data the page's charts draw from, one entry per document under "files": per case the
+// median of its repetitions' counters, the cache flags, errors and the latency CDF (µs).
+// REQUIRES: names.size() == docs.size(). RETURNS: {"files": [{"name", "cases": [...]}, ...]}.
+nlohmann::json html_report_data(const std::vector<ResultDocument>& docs,
+                                const std::vector<std::string>& names);
+
+// The verdict of one document, one sentence per path (loader accelerators when swept, else the
+// best AU per path, else the best cold/warm throughput per path).
+std::vector<std::string> html_report_verdicts(const ResultDocument& doc);
+
+// RETURNS: the whole page. `title` empty: derived from the config names.
+// REQUIRES: names.size() == docs.size(), docs not empty.
+std::string render_html_report(const std::vector<ResultDocument>& docs,
+                               const std::vector<std::string>& names,
+                               const std::string& title = "");
+
+// Writes the page to out_path atomically (temporary name, then rename). Throws RunError when
+// it cannot write.
+void write_html_report(const std::vector<ResultDocument>& docs,
+                       const std::vector<std::string>& names, const std::string& out_path,
+                       const std::string& title = "");
+
+}  // namespace feedbench
