@@ -1,0 +1,185 @@
+// FileSet, glob_match and scan_dataset on real folders.
+#include "feedbench/dataset.h"
+
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "feedbench/error.h"
+#include "feedbench/sha256.h"
+#include "test_util.h"
+
+namespace feedbench {
+namespace {
+
+using testing::TempDir;
+using testing::write_file;
+
+std::vector<std::string> paths(const FileSet& files) {
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < files.size(); ++i) out.emplace_back(files.relative_path(i));
+  return out;
+}
+
+TEST(DatasetGlobTest, StarAndQuestionStayInOneFolder) {
+  EXPECT_TRUE(glob_match("*.bin", "a.bin"));
+  EXPECT_FALSE(glob_match("*.bin", "d/a.bin"));
+  EXPECT_TRUE(glob_match("class_00?/*", "class_003/img_1.bin"));
+  EXPECT_FALSE(glob_match("class_00?/*", "class_0031/img_1.bin"));
+  EXPECT_FALSE(glob_match("class_00?/*", "class_003/sub/img_1.bin"));
+  EXPECT_TRUE(glob_match("a*b*c", "aXXbYYc"));
+  EXPECT_FALSE(glob_match("a*b*c", "aXXbYY"));
+  EXPECT_TRUE(glob_match("img_*", "img_"));
+  EXPECT_FALSE(glob_match("?", ""));
+}
+
+TEST(DatasetGlobTest, DoubleStarSpansFolders) {
+  EXPECT_TRUE(glob_match("validation/**", "validation/a.bin"));
+  EXPECT_TRUE(glob_match("validation/**", "validation/x/y/a.bin"));
+  EXPECT_FALSE(glob_match("validation/**", "validation"));  // the folder, not its contents
+  EXPECT_FALSE(glob_match("validation/**", "train/a.bin"));
+  EXPECT_TRUE(glob_match("**/*.bin", "a.bin"));
+  EXPECT_TRUE(glob_match("**/*.bin", "x/y/z/a.bin"));
+  EXPECT_FALSE(glob_match("**/*.bin", "x/y/z/a.jpg"));
+  EXPECT_TRUE(glob_match("a/**/b", "a/b"));
+  EXPECT_TRUE(glob_match("a/**/b", "a/x/y/b"));
+  EXPECT_FALSE(glob_match("a/**/b", "a/x/y/c"));
+}
+
+TEST(DatasetGlobTest, CharacterClasses) {
+  EXPECT_TRUE(glob_match("class_00[0-4]/*", "class_003/i.bin"));
+  EXPECT_FALSE(glob_match("class_00[0-4]/*", "class_005/i.bin"));
+  EXPECT_TRUE(glob_match("class_00[!0-4]/*", "class_007/i.bin"));
+  EXPECT_FALSE(glob_match("class_00[!0-4]/*", "class_001/i.bin"));
+  EXPECT_TRUE(glob_match("[ab]x", "bx"));
+  EXPECT_TRUE(glob_match("\\*", "*"));
+  EXPECT_FALSE(glob_match("\\*", "a"));
+}
+
+TEST(DatasetFileSetTest, ArenaPathsSortAndTotals) {
+  FileSet set("/data");
+  set.add("b/2.bin", 20, 2);
+  set.add("a.b/1.bin", 10, 1);
+  set.add("a/1.bin", 5, 3);
+  set.sort();
+  EXPECT_EQ(paths(set), (std::vector<std::string>{"a.b/1.bin", "a/1.bin", "b/2.bin"}));  // bytes
+  EXPECT_EQ(set.total_bytes(), 35u);
+  EXPECT_EQ(set.file_size(1), 5u);
+  EXPECT_EQ(set.mtime_ns(1), 3);
+  EXPECT_EQ(set.absolute_path(2), "/data/b/2.bin");
+  FileSet at_root("/");
+  at_root.add("a.bin", 1, 1);
+  EXPECT_EQ(at_root.absolute_path(0), "/a.bin");
+}
+
+TEST(DatasetScanTest, SortedRegularFilesWithSizes) {
+  TempDir dir;
+  write_file(dir / "b/z.bin", "12345");
+  write_file(dir / "b/a.bin", "1");
+  write_file(dir / "a/c/d.bin", "123");
+  write_file(dir / "top.bin", "");
+  FileSet set = scan_dataset(dir.path());
+  EXPECT_EQ(paths(set), (std::vector<std::string>{"a/c/d.bin", "b/a.bin", "b/z.bin", "top.bin"}));
+  EXPECT_EQ(set.total_bytes(), 9u);
+  EXPECT_EQ(set.file_size(2), 5u);
+  EXPECT_EQ(set.root(), std::filesystem::canonical(dir.path()).string());
+  EXPECT_GT(set.mtime_ns(0), 0);
+}
+
+TEST(DatasetScanTest, SymlinksAreNotFollowed) {
+  TempDir dir, outside;
+  write_file(dir / "data/real.bin", "x");
+  write_file(outside / "secret/leak.bin", "yy");
+  ASSERT_EQ(::symlink(outside.path().c_str(), (dir / "data/link_dir").c_str()), 0);
+  ASSERT_EQ(::symlink((dir / "data/real.bin").c_str(), (dir / "data/link_file.bin").c_str()), 0);
+  FileSet set = scan_dataset(dir / "data");
+  EXPECT_EQ(paths(set), (std::vector<std::string>{"real.bin"}));
+}
+
+TEST(DatasetScanTest, RootSymlinkIsResolved) {
+  TempDir dir;
+  write_file(dir / "data/a.bin", "x");
+  ASSERT_EQ(::symlink((dir / "data").c_str(), (dir / "alias").c_str()), 0);
+  FileSet set = scan_dataset(dir / "alias");
+  EXPECT_EQ(set.size(), 1u);
+  EXPECT_EQ(set.root(), std::filesystem::canonical(dir / "data").string());
+}
+
+TEST(DatasetScanTest, SkipsFeedbenchMetadataAndTemporaries) {
+  TempDir dir;
+  write_file(dir / "MANIFEST.sha256", "m");
+  write_file(dir / "feedbench-manifest.json", "{}");
+  write_file(dir / "a.bin.fbtmp", "half");
+  write_file(dir / "sub/b.bin.fbtmp", "half");
+  write_file(dir / "sub/MANIFEST.sha256", "data, not ours");  // only the root's is metadata
+  write_file(dir / "a.bin", "data");
+  FileSet set = scan_dataset(dir.path());
+  EXPECT_EQ(paths(set), (std::vector<std::string>{"a.bin", "sub/MANIFEST.sha256"}));
+}
+
+TEST(DatasetScanTest, IncludeGlobsSelectAndPrune) {
+  TempDir dir;
+  write_file(dir / "train/a.bin", "1");
+  write_file(dir / "train/b.jpg", "1");
+  write_file(dir / "validation/x/c.bin", "1");
+  write_file(dir / "validation/d.txt", "1");
+  EXPECT_EQ(paths(scan_dataset(dir.path(), {"validation/**"})),
+            (std::vector<std::string>{"validation/d.txt", "validation/x/c.bin"}));
+  EXPECT_EQ(paths(scan_dataset(dir.path(), {"**/*.bin"})),
+            (std::vector<std::string>{"train/a.bin", "validation/x/c.bin"}));
+  EXPECT_EQ(paths(scan_dataset(dir.path(), {"train/*.jpg", "validation/*.txt"})),
+            (std::vector<std::string>{"train/b.jpg", "validation/d.txt"}));
+  EXPECT_TRUE(scan_dataset(dir.path(), {"nothing/**"}).empty());
+}
+
+TEST(DatasetScanTest, MissingOrNonFolderRootIsInputError) {
+  TempDir dir;
+  write_file(dir / "file.bin", "x");
+  EXPECT_THROW(scan_dataset(dir / "missing"), InputError);
+  EXPECT_THROW(scan_dataset(dir / "file.bin"), InputError);
+  try {
+    scan_dataset(dir / "missing");
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find(dir / "missing"), std::string::npos) << e.what();
+  }
+}
+
+TEST(DatasetFingerprintTest, StableUnlessSizeMtimeOrNamesChange) {
+  TempDir dir;
+  write_file(dir / "a/1.bin", "hello");
+  write_file(dir / "b/2.bin", "world");
+  const std::string first = scan_dataset(dir.path()).fingerprint();
+  EXPECT_EQ(first.size(), 64u);
+  EXPECT_EQ(scan_dataset(dir.path()).fingerprint(), first);
+
+  // Touched: same size, new mtime.
+  struct timespec times[2] = {{1000, 0}, {1000, 5}};
+  ASSERT_EQ(::utimensat(AT_FDCWD, (dir / "a/1.bin").c_str(), times, 0), 0);
+  const std::string touched = scan_dataset(dir.path()).fingerprint();
+  EXPECT_NE(touched, first);
+
+  // Resized, mtime put back: only the size differs.
+  write_file(dir / "a/1.bin", "hello!");
+  ASSERT_EQ(::utimensat(AT_FDCWD, (dir / "a/1.bin").c_str(), times, 0), 0);
+  EXPECT_NE(scan_dataset(dir.path()).fingerprint(), touched);
+
+  // Renamed.
+  write_file(dir / "a/1.bin", "hello");
+  ASSERT_EQ(::utimensat(AT_FDCWD, (dir / "a/1.bin").c_str(), times, 0), 0);
+  EXPECT_EQ(scan_dataset(dir.path()).fingerprint(), touched);
+  std::filesystem::rename(dir / "b/2.bin", dir / "b/3.bin");
+  EXPECT_NE(scan_dataset(dir.path()).fingerprint(), touched);
+}
+
+TEST(DatasetFingerprintTest, FollowsTheDocumentedFormat) {
+  FileSet set("/x");
+  set.add("a", 1, 2);
+  EXPECT_EQ(set.fingerprint(), sha256_hex(std::string_view("a\0" "1\0" "2\n", 6)));
+}
+
+}  // namespace
+}  // namespace feedbench
