@@ -1,9 +1,145 @@
-// PLACEHOLDER until its issue lands: replaced by the real verb.
+// `feedbench diff BASE NEW`: compares two result files and says, with its exit code, whether
+// NEW regressed (harness/comparison.cc judges, reporters/diff_formats.cc shows).
+#include <unistd.h>
+
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <boost/program_options.hpp>
+
+#include "diff_formats.h"
+#include "feedbench/comparison.h"
+#include "feedbench/error.h"
+#include "feedbench/result.h"
 #include "verbs.h"
+
+namespace po = boost::program_options;
+
 namespace feedbench {
-int diff_main(int, char**) {
-  std::fprintf(stderr, "feedbench diff: not built yet\n");
-  return 1;
+namespace {
+
+constexpr const char* kUsage =
+    "usage: feedbench diff BASE.json NEW.json [options]\n"
+    "\n"
+    "Compares two result files case by case. A metric regressed when its median over the\n"
+    "repetitions is worse than --threshold AND a two-sided Mann-Whitney U test over the\n"
+    "repetitions gives p < --alpha. With too few repetitions for the test to reach alpha, the\n"
+    "threshold alone decides and the verdict is marked weak.\n"
+    "\n"
+    "exit codes: 0 no regression, 1 regression (or --strict and the runs are not comparable),\n"
+    "            2 bad input (unreadable or malformed file, unknown schema, no common case).\n"
+    "\n"
+    "examples:\n"
+    "  feedbench diff results/baseline/p4d.json new.json\n"
+    "  feedbench diff base.json new.json --metric lat_p99_us --threshold 10 --format markdown\n"
+    "  feedbench diff base.json new.json --format junit --out diff.xml --strict\n"
+    "\n";
+
+std::string metric_list() {
+  std::string s;
+  for (const MetricInfo& m : known_metrics()) {
+    s += std::string("  ") + m.name +
+         (m.direction == Direction::kHigherIsBetter ? "  (higher is better" : "  (lower is better") +
+         (m.judged_by_default ? ", default)\n" : ")\n");
+  }
+  return s;
 }
+
+// "5", "5%" and "2.5%" all mean percent.
+double parse_percent(std::string text, const char* option) {
+  if (!text.empty() && text.back() == '%') text.pop_back();
+  std::size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size() || !std::isfinite(v) || v < 0)
+    throw InputError(std::string(option) + ": expected a percentage such as 5 or 5%, got '" + text + "'");
+  return v / 100;
+}
+
+double parse_alpha(const std::string& text) {
+  std::size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size() || !(v > 0 && v < 1))
+    throw InputError("--alpha: expected a significance level between 0 and 1 such as 0.05, got '" +
+                     text + "'");
+  return v;
+}
+
+}  // namespace
+
+int diff_main(int argc, char** argv) {
+  std::string base_file, new_file, threshold = "5", alpha = "0.05", format = "table", out;
+  std::vector<std::string> metrics, match_ignore;
+  po::options_description visible("options");
+  visible.add_options()
+      ("help,h", "print this help")
+      ("metric", po::value(&metrics)->composing(),
+       "judge this metric (repeatable); default: bytes_per_second, items_per_second, "
+       "lat_p99_us, samples_per_second, stall_fraction, each where a case has it")
+      ("threshold", po::value(&threshold), "smallest change of the median that counts, in percent (default 5)")
+      ("alpha", po::value(&alpha), "significance level of the Mann-Whitney U test (default 0.05)")
+      ("match-ignore", po::value(&match_ignore)->composing(),
+       "leave this case-name key out when matching cases, e.g. bs (repeatable)")
+      ("strict", "comparability warnings (config, data set, versions, host, paths) fail the diff")
+      ("format", po::value(&format), "table (default), markdown, json or junit")
+      ("out", po::value(&out), "write there (atomically) instead of to stdout");
+  po::options_description hidden;
+  hidden.add_options()("base", po::value(&base_file))("new", po::value(&new_file));
+  po::options_description all;
+  all.add(visible).add(hidden);
+  po::positional_options_description positional;
+  positional.add("base", 1).add("new", 1);
+  po::variables_map vm;
+  po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), vm);
+  po::notify(vm);
+  if (vm.count("help")) {
+    std::cout << kUsage << visible << "\nmetrics:\n" << metric_list();
+    return 0;
+  }
+  if (base_file.empty() || new_file.empty())
+    throw InputError("expected two result files: feedbench diff BASE.json NEW.json");
+
+  CompareOptions options;
+  options.metrics = metrics;
+  options.threshold = parse_percent(threshold, "--threshold");
+  options.alpha = parse_alpha(alpha);
+  options.match_ignore = match_ignore;
+  const DiffFormat fmt = parse_diff_format(format);
+  const bool strict = vm.count("strict") > 0;
+
+  // Everything that can be bad input is checked before anything is written.
+  ResultDocument base = ResultDocument::load(base_file);
+  ResultDocument next = ResultDocument::load(new_file);
+  Comparison comparison = compare_results(base, next, options, base_file, new_file);
+
+  DiffFormatOptions show;
+  show.strict = strict;
+  const char* no_color = std::getenv("NO_COLOR");
+  show.colour = out.empty() && ::isatty(STDOUT_FILENO) && !(no_color && *no_color);
+  std::string text = format_diff(comparison, fmt, show);
+  if (out.empty()) {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fflush(stdout);
+  } else {
+    write_file_atomically(out, text);
+    // The verdict still reaches a person reading the CI log.
+    std::fprintf(stderr, "feedbench diff: %zu regression(s), %zu improvement(s); wrote %s\n",
+                 comparison.regressions(), comparison.improvements(), out.c_str());
+  }
+  return comparison.exit_code(strict);
+}
+
 }  // namespace feedbench

@@ -1,0 +1,435 @@
+// Table, Markdown, JSON and JUnit XML views of a Comparison.
+#include "diff_formats.h"
+
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "feedbench/error.h"
+
+namespace feedbench {
+
+DiffFormat parse_diff_format(const std::string& text) {
+  if (text == "table") return DiffFormat::kTable;
+  if (text == "markdown" || text == "md") return DiffFormat::kMarkdown;
+  if (text == "json") return DiffFormat::kJson;
+  if (text == "junit") return DiffFormat::kJunit;
+  throw InputError("--format " + text + ": expected table, markdown, json or junit");
+}
+
+namespace {
+
+std::string printf_string(const char* fmt, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, fmt, v);
+  return buf;
+}
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+std::string format_change(double change) {
+  if (std::isinf(change)) return change > 0 ? "+inf%" : "-inf%";
+  return printf_string("%+.1f%%", change * 100);
+}
+
+std::string format_p(double p) { return p < 0.001 ? "<0.001" : printf_string("%.3f", p); }
+
+std::string format_percent(double fraction) { return printf_string("%g%%", fraction * 100); }
+
+const char* verdict_word(Verdict v) {
+  switch (v) {
+    case Verdict::kRegression: return "REGRESSION";
+    case Verdict::kImprovement: return "improvement";
+    case Verdict::kUnchanged: break;
+  }
+  return "unchanged";
+}
+
+const char* status_word(CaseStatus s) {
+  switch (s) {
+    case CaseStatus::kCompared: return "compared";
+    case CaseStatus::kRemoved: return "removed";
+    case CaseStatus::kAdded: return "added";
+    case CaseStatus::kCacheNotAchieved: return "cache_not_achieved";
+    case CaseStatus::kErrored: return "errored";
+    case CaseStatus::kNoMetrics: return "no_metrics";
+  }
+  return "?";
+}
+
+bool not_judged(CaseStatus s) {
+  return s == CaseStatus::kCacheNotAchieved || s == CaseStatus::kErrored ||
+         s == CaseStatus::kNoMetrics;
+}
+
+// "weak: 2 vs 2 repetitions cannot reach alpha 0.05; use 4 per side"
+std::string weak_text(const MetricComparison& m, double alpha) {
+  return "weak: " + std::to_string(m.base_values.size()) + " vs " +
+         std::to_string(m.new_values.size()) + " repetitions cannot reach alpha " +
+         printf_string("%g", alpha) + ", the threshold alone decided; use " +
+         std::to_string(m.repetitions_needed) + " repetitions per side";
+}
+
+std::string verdict_text(const MetricComparison& m, double alpha) {
+  std::string s = verdict_word(m.verdict);
+  if (m.weak) s += " (" + weak_text(m, alpha) + ")";
+  return s;
+}
+
+std::string geomean_text(const GeomeanSummary& g) {
+  return g.metric + " " + printf_string("%.3f", g.ratio) + " (" + format_change(g.ratio - 1) + ", " +
+         (g.direction == Direction::kHigherIsBetter ? "higher" : "lower") + " is better, " +
+         std::to_string(g.cases) + (g.cases == 1 ? " case)" : " cases)");
+}
+
+std::string summary_line(const Comparison& c, bool strict) {
+  std::size_t compared = 0;
+  for (const CaseComparison& k : c.cases) compared += k.status == CaseStatus::kCompared;
+  std::size_t r = c.regressions(), i = c.improvements();
+  std::string s = std::to_string(r) + (r == 1 ? " regression, " : " regressions, ") +
+                  std::to_string(i) + (i == 1 ? " improvement" : " improvements") + " in " +
+                  std::to_string(compared) + (compared == 1 ? " compared case" : " compared cases") +
+                  " (threshold " + format_percent(c.options.threshold) + ", alpha " +
+                  printf_string("%g", c.options.alpha) + ")";
+  if (strict && !c.warnings.empty()) s += "; --strict: the runs are not comparable";
+  return s;
+}
+
+// ---- table ----------------------------------------------------------------------------------
+
+struct Paint {
+  bool on;
+  std::string operator()(const std::string& text, const char* code) const {
+    return on ? std::string("\033[") + code + "m" + text + "\033[0m" : text;
+  }
+};
+
+std::string pad(const std::string& s, std::size_t width, bool right) {
+  if (s.size() >= width) return s;
+  std::string fill(width - s.size(), ' ');
+  return right ? fill + s : s + fill;
+}
+
+std::string format_table(const Comparison& c, const DiffFormatOptions& o) {
+  Paint paint{o.colour};
+  std::ostringstream out;
+  out << "BASE " << c.base_file << "\nNEW  " << c.new_file << "\n";
+  for (const std::string& w : c.warnings)
+    out << paint("warning: " + w, o.strict ? "1;31" : "33") << "\n";
+
+  // Rows: metric, base, new, change, p, verdict; aligned over the whole table.
+  struct Row {
+    std::string cells[5];
+    const MetricComparison* m;
+  };
+  std::size_t width[5] = {6, 4, 3, 6, 1};
+  const char* heads[5] = {"metric", "base", "new", "change", "p"};
+  std::vector<std::pair<const CaseComparison*, std::vector<Row>>> groups;
+  for (const CaseComparison& k : c.cases) {
+    if (k.status != CaseStatus::kCompared) continue;
+    std::vector<Row> rows;
+    for (const MetricComparison& m : k.metrics) {
+      Row r{{m.metric, format_metric_value(m.metric, m.base_median),
+             format_metric_value(m.metric, m.new_median), format_change(m.change), format_p(m.p)},
+            &m};
+      for (int i = 0; i < 5; ++i) width[i] = std::max(width[i], r.cells[i].size());
+      rows.push_back(r);
+    }
+    groups.emplace_back(&k, rows);
+  }
+  if (!groups.empty()) {
+    out << "\n";
+    std::string head = "  ";
+    for (int i = 0; i < 5; ++i) head += pad(heads[i], width[i], i > 0) + "  ";
+    out << paint(head + "verdict", "1") << "\n";
+  }
+  for (const auto& [k, rows] : groups) {
+    out << k->identity << "\n";
+    if (k->base_name != k->new_name)
+      out << "  (BASE " << k->base_name << ", NEW " << k->new_name << ")\n";
+    if (!k->note.empty()) out << "  (" << k->note << ")\n";
+    for (const Row& r : rows) {
+      std::string line = "  ";
+      for (int i = 0; i < 5; ++i) line += pad(r.cells[i], width[i], i > 0) + "  ";
+      std::string verdict = verdict_text(*r.m, c.options.alpha);
+      const char* colour = r.m->verdict == Verdict::kRegression    ? "1;31"
+                           : r.m->verdict == Verdict::kImprovement ? "32"
+                                                                   : "0";
+      if (r.m->verdict == Verdict::kUnchanged) verdict = paint(verdict, "2");
+      else verdict = paint(verdict, colour);
+      out << line << verdict << "\n";
+    }
+  }
+
+  auto list = [&](const char* title, auto pick, auto text) {
+    bool first = true;
+    for (const CaseComparison& k : c.cases) {
+      if (!pick(k)) continue;
+      if (first) out << "\n" << title << "\n";
+      first = false;
+      out << "  " << text(k) << "\n";
+    }
+  };
+  list("not judged:", [](const CaseComparison& k) { return not_judged(k.status); },
+       [&](const CaseComparison& k) { return k.identity + ": " + paint(k.note, "33"); });
+  list("removed (only in BASE):", [](const CaseComparison& k) { return k.status == CaseStatus::kRemoved; },
+       [](const CaseComparison& k) { return k.base_name; });
+  list("added (only in NEW):", [](const CaseComparison& k) { return k.status == CaseStatus::kAdded; },
+       [](const CaseComparison& k) { return k.new_name; });
+
+  out << "\n";
+  if (!c.geomeans.empty()) {
+    out << "geomean NEW/BASE:";
+    for (std::size_t i = 0; i < c.geomeans.size(); ++i)
+      out << (i ? "; " : " ") << geomean_text(c.geomeans[i]);
+    out << "\n";
+  }
+  const bool failed = c.exit_code(o.strict) != 0;
+  out << paint(summary_line(c, o.strict), failed ? "1;31" : "32") << "\n";
+  return out.str();
+}
+
+// ---- markdown -------------------------------------------------------------------------------
+
+std::string md_cell(const std::string& s) {
+  std::string out;
+  for (char ch : s) {
+    if (ch == '|') out += "\\|";
+    else if (ch == '\n') out += ' ';
+    else out += ch;
+  }
+  return out;
+}
+
+std::string format_markdown(const Comparison& c, const DiffFormatOptions& o) {
+  std::ostringstream out;
+  const bool failed = c.exit_code(o.strict) != 0;
+  out << "### feedbench diff: " << (failed ? "❌ " : "✅ ") << md_cell(summary_line(c, o.strict))
+      << "\n\nBASE `" << md_cell(c.base_file) << "` · NEW `" << md_cell(c.new_file) << "`\n";
+  if (!c.warnings.empty()) {
+    out << "\n> **Not comparable" << (o.strict ? " (fails with --strict)" : "") << ":**\n";
+    for (const std::string& w : c.warnings) out << "> - " << md_cell(w) << "\n";
+  }
+  bool header = false;
+  for (const CaseComparison& k : c.cases) {
+    if (k.status != CaseStatus::kCompared) continue;
+    if (!header) {
+      out << "\n| case | metric | base | new | change | p | verdict |\n"
+             "| --- | --- | ---: | ---: | ---: | ---: | --- |\n";
+      header = true;
+    }
+    for (const MetricComparison& m : k.metrics) {
+      std::string verdict = verdict_text(m, c.options.alpha);
+      if (m.verdict == Verdict::kRegression) verdict = "**" + verdict + "**";
+      out << "| `" << md_cell(k.identity) << "` | " << m.metric << " | "
+          << format_metric_value(m.metric, m.base_median) << " | "
+          << format_metric_value(m.metric, m.new_median) << " | " << format_change(m.change)
+          << " | " << format_p(m.p) << " | " << md_cell(verdict) << " |\n";
+    }
+  }
+  auto list = [&](const char* title, CaseStatus status, auto text) {
+    bool first = true;
+    for (const CaseComparison& k : c.cases) {
+      if (status == CaseStatus::kCompared ? !not_judged(k.status) : k.status != status) continue;
+      if (first) out << "\n**" << title << "**\n\n";
+      first = false;
+      out << "- " << md_cell(text(k)) << "\n";
+    }
+  };
+  // kCompared stands for "any not-judged status" here.
+  list("Not judged", CaseStatus::kCompared,
+       [](const CaseComparison& k) { return "`" + k.identity + "`: " + k.note; });
+  list("Removed (only in BASE)", CaseStatus::kRemoved,
+       [](const CaseComparison& k) { return "`" + k.base_name + "`"; });
+  list("Added (only in NEW)", CaseStatus::kAdded,
+       [](const CaseComparison& k) { return "`" + k.new_name + "`"; });
+  if (!c.geomeans.empty()) {
+    out << "\n**Geometric mean NEW/BASE:**";
+    for (std::size_t i = 0; i < c.geomeans.size(); ++i)
+      out << (i ? "; " : " ") << md_cell(geomean_text(c.geomeans[i]));
+    out << "\n";
+  }
+  return out.str();
+}
+
+// ---- junit ----------------------------------------------------------------------------------
+
+std::string xml(const std::string& s) {
+  std::string out;
+  for (char ch : s) {
+    switch (ch) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&apos;"; break;
+      default: out += ch;
+    }
+  }
+  return out;
+}
+
+std::string family_of(const std::string& identity) { return identity.substr(0, identity.find('/')); }
+
+std::string format_junit(const Comparison& c, const DiffFormatOptions& o) {
+  std::ostringstream body;
+  std::size_t tests = 0, failures = 0, skipped = 0;
+  for (const CaseComparison& k : c.cases) {
+    ++tests;
+    body << "    <testcase classname=\"feedbench." << xml(family_of(k.identity)) << "\" name=\""
+         << xml(k.identity) << "\">\n";
+    if (k.status == CaseStatus::kCompared) {
+      std::string details;
+      for (const MetricComparison& m : k.metrics)
+        details += m.metric + ": " + format_metric_value(m.metric, m.base_median) + " -> " +
+                   format_metric_value(m.metric, m.new_median) + " (" + format_change(m.change) +
+                   ", p " + format_p(m.p) + ") " + verdict_text(m, c.options.alpha) + "\n";
+      if (k.regressed()) {
+        ++failures;
+        std::string message;
+        for (const MetricComparison& m : k.metrics)
+          if (m.verdict == Verdict::kRegression)
+            message += (message.empty() ? "" : "; ") + m.metric + " " + format_change(m.change) +
+                       (m.weak ? " (weak)" : "");
+        body << "      <failure type=\"regression\" message=\"" << xml("regression: " + message)
+             << "\">" << xml(details) << "</failure>\n";
+      } else {
+        body << "      <system-out>" << xml(details) << "</system-out>\n";
+      }
+    } else {
+      ++skipped;
+      std::string why = k.status == CaseStatus::kRemoved ? "only in BASE"
+                        : k.status == CaseStatus::kAdded ? "only in NEW (no baseline)"
+                                                         : "not judged: " + k.note;
+      body << "      <skipped message=\"" << xml(why) << "\"/>\n";
+    }
+    body << "    </testcase>\n";
+  }
+  if (!c.warnings.empty()) {
+    ++tests;
+    std::string text;
+    for (const std::string& w : c.warnings) text += w + "\n";
+    body << "    <testcase classname=\"feedbench\" name=\"comparability\">\n";
+    if (o.strict) {
+      ++failures;
+      body << "      <failure type=\"not_comparable\" message=\"" << xml(c.warnings.front())
+           << "\">" << xml(text) << "</failure>\n";
+    } else {
+      body << "      <system-out>" << xml(text) << "</system-out>\n";
+    }
+    body << "    </testcase>\n";
+  }
+  std::ostringstream out;
+  std::string counts = "tests=\"" + std::to_string(tests) + "\" failures=\"" +
+                       std::to_string(failures) + "\" errors=\"0\" skipped=\"" +
+                       std::to_string(skipped) + "\"";
+  out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+      << "<testsuites name=\"feedbench diff\" " << counts << ">\n"
+      << "  <testsuite name=\"feedbench diff\" " << counts << ">\n"
+      << "    <properties>\n"
+      << "      <property name=\"base\" value=\"" << xml(c.base_file) << "\"/>\n"
+      << "      <property name=\"new\" value=\"" << xml(c.new_file) << "\"/>\n"
+      << "      <property name=\"threshold\" value=\"" << c.options.threshold << "\"/>\n"
+      << "      <property name=\"alpha\" value=\"" << c.options.alpha << "\"/>\n"
+      << "    </properties>\n"
+      << body.str() << "  </testsuite>\n</testsuites>\n";
+  return out.str();
+}
+
+nlohmann::ordered_json number_or_null(double v) {
+  return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json();
+}
+
+}  // namespace
+
+std::string format_metric_value(const std::string& metric, double v) {
+  if (metric == "bytes_per_second") {
+    const char* units[] = {"B/s", "KiB/s", "MiB/s", "GiB/s", "TiB/s"};
+    int u = 0;
+    while (std::fabs(v) >= 1024 && u < 4) {
+      v /= 1024;
+      ++u;
+    }
+    return printf_string(std::fabs(v) >= 100 ? "%.0f " : "%.3g ", v) + units[u];
+  }
+  if (ends_with(metric, "_per_second")) return printf_string("%.4g/s", v);
+  if (ends_with(metric, "_us")) return printf_string("%.4g us", v);
+  if (ends_with(metric, "_ms")) return printf_string("%.4g ms", v);
+  if (ends_with(metric, "_s")) return printf_string("%.4g s", v);
+  if (metric == "real_time") {  // nanoseconds
+    if (v >= 1e9) return printf_string("%.3g s", v / 1e9);
+    if (v >= 1e6) return printf_string("%.3g ms", v / 1e6);
+    if (v >= 1e3) return printf_string("%.3g us", v / 1e3);
+    return printf_string("%.3g ns", v);
+  }
+  return printf_string("%.4g", v);
+}
+
+nlohmann::ordered_json diff_to_json(const Comparison& c, bool strict) {
+  nlohmann::ordered_json j;
+  j["schema"] = "feedbench-diff/1";
+  j["base"] = c.base_file;
+  j["new"] = c.new_file;
+  j["options"] = {{"metrics", c.options.metrics},
+                  {"threshold", c.options.threshold},
+                  {"alpha", c.options.alpha},
+                  {"match_ignore", c.options.match_ignore},
+                  {"strict", strict}};
+  j["warnings"] = c.warnings;
+  nlohmann::ordered_json cases = nlohmann::ordered_json::array();
+  for (const CaseComparison& k : c.cases) {
+    nlohmann::ordered_json jc;
+    jc["case"] = k.identity;
+    jc["base_name"] = k.base_name.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(k.base_name);
+    jc["new_name"] = k.new_name.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(k.new_name);
+    jc["status"] = status_word(k.status);
+    jc["regressed"] = k.regressed();
+    if (!k.note.empty()) jc["note"] = k.note;
+    nlohmann::ordered_json metrics = nlohmann::ordered_json::array();
+    for (const MetricComparison& m : k.metrics) {
+      nlohmann::ordered_json jm;
+      jm["metric"] = m.metric;
+      jm["direction"] = m.direction == Direction::kHigherIsBetter ? "higher_is_better" : "lower_is_better";
+      jm["base_median"] = m.base_median;
+      jm["new_median"] = m.new_median;
+      jm["change"] = number_or_null(m.change);
+      jm["p"] = m.p;
+      jm["test"] = m.exact ? "exact" : "normal_approximation";
+      jm["weak"] = m.weak;
+      if (m.weak) jm["repetitions_needed"] = m.repetitions_needed;
+      jm["verdict"] = m.verdict == Verdict::kRegression    ? "regression"
+                      : m.verdict == Verdict::kImprovement ? "improvement"
+                                                           : "unchanged";
+      jm["base_values"] = m.base_values;
+      jm["new_values"] = m.new_values;
+      metrics.push_back(jm);
+    }
+    jc["metrics"] = metrics;
+    cases.push_back(jc);
+  }
+  j["cases"] = cases;
+  nlohmann::ordered_json geo = nlohmann::ordered_json::array();
+  for (const GeomeanSummary& g : c.geomeans)
+    geo.push_back({{"metric", g.metric}, {"ratio", g.ratio}, {"cases", g.cases}});
+  j["geomean"] = geo;
+  j["regressions"] = c.regressions();
+  j["improvements"] = c.improvements();
+  j["exit_code"] = c.exit_code(strict);
+  return j;
+}
+
+std::string format_diff(const Comparison& c, DiffFormat format, const DiffFormatOptions& o) {
+  switch (format) {
+    case DiffFormat::kTable: return format_table(c, o);
+    case DiffFormat::kMarkdown: return format_markdown(c, o);
+    case DiffFormat::kJson: {
+      return diff_to_json(c, o.strict).dump(2) + "\n";
+    }
+    case DiffFormat::kJunit: return format_junit(c, o);
+  }
+  return "";
+}
+
+}  // namespace feedbench

@@ -1,0 +1,36 @@
+// How `feedbench diff` shows a Comparison: a table for a terminal (colour only there),
+// Markdown for a pull request, JSON for tools, JUnit XML so CI shows each regressed case as a
+// failed test.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "feedbench/comparison.h"
+
+namespace feedbench {
+
+enum class DiffFormat { kTable, kMarkdown, kJson, kJunit };
+
+// RETURNS: the format named "table", "markdown", "json" or "junit". Throws InputError otherwise.
+DiffFormat parse_diff_format(const std::string& text);
+
+struct DiffFormatOptions {
+  bool colour = false;  // ANSI colour in the table (the caller decides: a terminal, no NO_COLOR)
+  bool strict = false;  // comparability warnings fail the diff (shown as such)
+};
+
+// RETURNS: the comparison as the whole text of one output (ends with a newline).
+std::string format_diff(const Comparison& comparison, DiffFormat format,
+                        const DiffFormatOptions& options = {});
+
+// RETURNS: {"schema": "feedbench-diff/1", "base", "new", "options", "warnings", "cases",
+// "geomean", "regressions", "improvements", "exit_code"}; a change or p that is not finite is
+// null.
+nlohmann::ordered_json diff_to_json(const Comparison& comparison, bool strict);
+
+// RETURNS: a metric's value for people: "812 MiB/s", "153 us", "0.031", ...
+std::string format_metric_value(const std::string& metric, double value);
+
+}  // namespace feedbench

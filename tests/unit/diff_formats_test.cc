@@ -1,0 +1,136 @@
+// The four views of a comparison: what a person, a pull request, a tool and a CI system read.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include <nlohmann/json.hpp>
+
+#include "diff_formats.h"
+#include "feedbench/error.h"
+
+namespace feedbench {
+namespace {
+
+constexpr const char* kSeq = "file_read/pattern:sequential/bs:65536/state:warm";
+constexpr const char* kRand = "file_read/pattern:random/bs:4096/state:warm";
+constexpr const char* kGone = "file_read/pattern:shuffled_files/bs:65536/state:warm";
+
+void add_case(ResultDocument* d, const std::string& name, const char* metric,
+              const std::vector<double>& values) {
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    BenchmarkEntry e;
+    e.name = e.run_name = name + "/manual_time";
+    e.case_name = name;
+    e.run_type = "iteration";
+    e.repetition_index = static_cast<std::int64_t>(i);
+    e.counters[metric] = values[i];
+    d->benchmarks.push_back(e);
+  }
+}
+
+// A regression in kSeq (a <tricky> & "quoted" name for the XML), an improvement in kRand,
+// a weak regression, a removed case and a comparability warning.
+Comparison sample() {
+  ResultDocument base, next;
+  std::vector<double> b9, n9, f9;
+  for (int i = 0; i < 9; ++i) {
+    b9.push_back(1e9 + i * 1e6);
+    n9.push_back(0.8e9 + i * 1e6);
+    f9.push_back(100 - i * 0.1);
+  }
+  add_case(&base, kSeq, "bytes_per_second", b9);
+  add_case(&next, kSeq, "bytes_per_second", n9);
+  add_case(&base, kRand, "lat_p99_us", f9);
+  std::vector<double> faster;
+  for (double v : f9) faster.push_back(v * 0.5);
+  add_case(&next, kRand, "lat_p99_us", faster);
+  add_case(&base, "loader/x:<a&\"b\">", "samples_per_second", {1000, 1010});
+  add_case(&next, "loader/x:<a&\"b\">", "samples_per_second", {700, 1000});
+  add_case(&base, kGone, "bytes_per_second", {1, 2});
+  base.config = {{"sha256", "aaaa"}};
+  next.config = {{"sha256", "bbbb"}};
+  return compare_results(base, next, {}, "base.json", "new.json");
+}
+
+TEST(DiffFormatsTest, ParsesFormatNames) {
+  EXPECT_EQ(parse_diff_format("table"), DiffFormat::kTable);
+  EXPECT_EQ(parse_diff_format("markdown"), DiffFormat::kMarkdown);
+  EXPECT_EQ(parse_diff_format("json"), DiffFormat::kJson);
+  EXPECT_EQ(parse_diff_format("junit"), DiffFormat::kJunit);
+  EXPECT_THROW(parse_diff_format("html"), InputError);
+}
+
+TEST(DiffFormatsTest, TableHasWarningsVerdictsListsAndSummaryWithoutColour) {
+  std::string t = format_diff(sample(), DiffFormat::kTable, {});
+  EXPECT_EQ(t.find('\033'), std::string::npos) << "no colour unless asked";
+  EXPECT_LT(t.find("warning: config sha256 differs"), t.find(kSeq)) << "warnings at the top\n" << t;
+  EXPECT_NE(t.find("REGRESSION"), std::string::npos) << t;
+  EXPECT_NE(t.find("improvement"), std::string::npos) << t;
+  EXPECT_NE(t.find("weak: 2 vs 2 repetitions cannot reach alpha 0.05"), std::string::npos) << t;
+  EXPECT_NE(t.find("use 4 repetitions per side"), std::string::npos) << t;
+  EXPECT_NE(t.find("removed (only in BASE):\n  " + std::string(kGone)), std::string::npos) << t;
+  EXPECT_NE(t.find("geomean NEW/BASE: bytes_per_second 0.8"), std::string::npos) << t;
+  EXPECT_NE(t.find("2 regressions, 1 improvement in 3 compared cases"), std::string::npos) << t;
+}
+
+TEST(DiffFormatsTest, TableColourOnlyWhenAsked) {
+  DiffFormatOptions o;
+  o.colour = true;
+  EXPECT_NE(format_diff(sample(), DiffFormat::kTable, o).find("\033[1;31m"), std::string::npos);
+}
+
+TEST(DiffFormatsTest, MarkdownIsATableForAPullRequest) {
+  std::string m = format_diff(sample(), DiffFormat::kMarkdown, {});
+  EXPECT_EQ(m.rfind("### feedbench diff: ", 0), 0u) << m;
+  EXPECT_NE(m.find("| case | metric | base | new | change | p | verdict |"), std::string::npos) << m;
+  EXPECT_NE(m.find("| `" + std::string(kSeq) + "` | bytes_per_second |"), std::string::npos) << m;
+  EXPECT_NE(m.find("**REGRESSION**"), std::string::npos) << m;
+  EXPECT_NE(m.find("config sha256 differs"), std::string::npos) << m;
+  EXPECT_NE(m.find("**Removed (only in BASE)**"), std::string::npos) << m;
+}
+
+TEST(DiffFormatsTest, JsonCarriesVerdictsAndExitCode) {
+  Comparison c = sample();
+  nlohmann::json j = nlohmann::json::parse(format_diff(c, DiffFormat::kJson, {}));
+  EXPECT_EQ(j["schema"], "feedbench-diff/1");
+  EXPECT_EQ(j["regressions"], 2);
+  EXPECT_EQ(j["exit_code"], 1);
+  EXPECT_EQ(j["warnings"].size(), 1u);
+  const nlohmann::json& first = j["cases"][0];
+  EXPECT_EQ(first["case"], kSeq);
+  EXPECT_EQ(first["status"], "compared");
+  EXPECT_EQ(first["metrics"][0]["verdict"], "regression");
+  EXPECT_EQ(first["metrics"][0]["base_values"].size(), 9u);
+  EXPECT_NEAR(first["metrics"][0]["change"].get<double>(), -0.2, 0.01);
+  EXPECT_EQ(j["cases"][2]["metrics"][0]["weak"], true);
+  EXPECT_EQ(j["cases"][2]["metrics"][0]["repetitions_needed"], 4);
+  EXPECT_EQ(j["cases"][3]["status"], "removed");
+}
+
+TEST(DiffFormatsTest, JunitMakesEachRegressedCaseAFailedTest) {
+  std::string x = format_diff(sample(), DiffFormat::kJunit, {});
+  EXPECT_EQ(x.rfind("<?xml", 0), 0u);
+  // 4 cases + the comparability test; 2 regressed, 1 removed (skipped); not strict.
+  EXPECT_NE(x.find("<testsuite name=\"feedbench diff\" tests=\"5\" failures=\"2\" errors=\"0\" skipped=\"1\">"),
+            std::string::npos) << x;
+  EXPECT_NE(x.find("name=\"" + std::string(kSeq) + "\">\n      <failure type=\"regression\""),
+            std::string::npos) << x;
+  EXPECT_NE(x.find("loader/x:&lt;a&amp;&quot;b&quot;&gt;"), std::string::npos) << "escaped\n" << x;
+  EXPECT_EQ(x.find("x:<a"), std::string::npos);
+  DiffFormatOptions strict;
+  strict.strict = true;
+  std::string s = format_diff(sample(), DiffFormat::kJunit, strict);
+  EXPECT_NE(s.find("failures=\"3\""), std::string::npos) << s;
+  EXPECT_NE(s.find("<failure type=\"not_comparable\""), std::string::npos) << s;
+}
+
+TEST(DiffFormatsTest, MetricValuesForPeople) {
+  EXPECT_EQ(format_metric_value("bytes_per_second", 812.0 * 1024 * 1024), "812 MiB/s");
+  EXPECT_EQ(format_metric_value("bytes_per_second", 1.5 * 1024 * 1024 * 1024), "1.5 GiB/s");
+  EXPECT_EQ(format_metric_value("lat_p99_us", 153.25), "153.2 us");
+  EXPECT_EQ(format_metric_value("real_time", 12.5e6), "12.5 ms");
+  EXPECT_EQ(format_metric_value("stall_fraction", 0.031), "0.031");
+}
+
+}  // namespace
+}  // namespace feedbench
