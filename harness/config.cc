@@ -4,9 +4,10 @@
 #include "feedbench/config.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <set>
 #include <sstream>
 
 #include <valijson/adapters/nlohmann_json_adapter.hpp>
@@ -53,7 +54,7 @@ const json* find(const json& doc, const Tokens& tokens) {
       if (it == node->end()) return nullptr;
       node = &*it;
     } else if (node->is_array()) {
-      if (t.empty() || !std::all_of(t.begin(), t.end(), ::isdigit)) return nullptr;
+      if (t.empty() || !std::all_of(t.begin(), t.end(), [](char c) { return c >= '0' && c <= '9'; })) return nullptr;
       std::size_t index = std::stoul(t);
       if (index >= node->size()) return nullptr;
       node = &(*node)[index];
