@@ -125,7 +125,7 @@ void add_queue_info(const fs::path& disk, nlohmann::json& info) {
   if (model.empty()) model = read_line((disk / "device/name").string());  // mmc, some nvme
   if (!model.empty()) info["model"] = model;
   std::string vendor = read_line((disk / "device/vendor").string());
-  if (!vendor.empty()) info["vendor"] = vendor;
+  if (!vendor.empty() && vendor.rfind("0x", 0) != 0) info["vendor"] = vendor;  // not PCI ids
   if (auto rot = read_int((disk / "queue/rotational").string())) info["rotational"] = *rot != 0;
   if (auto ra = read_int((disk / "queue/read_ahead_kb").string())) info["read_ahead_kb"] = *ra;
   std::string sched = read_line((disk / "queue/scheduler").string());

@@ -291,7 +291,8 @@ ResultDocument ResultDocument::from_json(const nlohmann::ordered_json& j,
       doc.command_line.push_back((*cl)[i].get<std::string>());
     }
   }
-  for (const auto& [key, value] : r.object("environment_variables", false).items()) {
+  const ojson env = r.object("environment_variables", false);  // outlives the loop
+  for (const auto& [key, value] : env.items()) {
     if (!value.is_string())
       r.fail(child("/environment_variables", key), "a string", value);
     doc.environment_variables[key] = value.get<std::string>();

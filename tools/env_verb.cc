@@ -1,9 +1,101 @@
-// PLACEHOLDER until its issue lands: replaced by the real verb.
+// `feedbench env [--path DIR | --path ROLE=DIR]... [--json]`: the host and each path as a run
+// records them, so an engineer can check a new instance before running anything.
 #include <cstdio>
+#include <iostream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <boost/program_options.hpp>
+
+#include "feedbench/environment.h"
+#include "feedbench/error.h"
+#include "feedbench/units.h"
 #include "verbs.h"
+
+namespace po = boost::program_options;
+
 namespace feedbench {
-int env_main(int, char**) {
-  std::fprintf(stderr, "feedbench env: not built yet\n");
-  return 1;
+namespace {
+
+constexpr const char* kUsage =
+    "usage: feedbench env [--path DIR | --path ROLE=DIR]... [--json]\n"
+    "\n"
+    "Describes this host (CPU, memory, NUMA, kernel, instance type, GPUs) and, for each path,\n"
+    "the file system, mount and block device behind it; warns when two paths share a device.\n"
+    "--json prints {\"host\": ..., \"paths\": ...} exactly as result files record it.\n"
+    "\n"
+    "examples:\n"
+    "  feedbench env --path source=/mnt/nfs/imagenet --path cache=/local/nvme/cache\n"
+    "  feedbench env --path /var/tmp --json\n"
+    "\n";
+
+std::string host_text(const nlohmann::json& h) {
+  auto s = [&](const char* key) {
+    const auto& v = h[key];
+    return v.is_string() ? v.get<std::string>() : v.dump();
+  };
+  std::string out = "host      " + s("hostname") + "\n";
+  out += "cpu       " + s("cpu_model") + ", " + s("cores") + " cores (" + s("physical_cores") +
+         " physical), " + s("sockets") + " socket(s), " + s("numa_nodes") + " NUMA node(s)\n";
+  out += "memory    " + format_size(h.value("memory_total_bytes", 0.0)) + " total, " +
+         format_size(h.value("memory_available_bytes", 0.0)) + " available\n";
+  out += "system    " + s("distribution") + ", kernel " + s("kernel") + "\n";
+  std::string instance = s("instance_type");
+  std::string vendor = s("system_vendor");
+  out += "instance  " + (instance.empty() ? std::string("(not stated by DMI)")
+                                          : instance + (vendor.empty() ? "" : " (" + vendor + ")")) +
+         "\n";
+  if (h["gpus"].empty()) out += "gpus      none seen (no nvidia-smi on PATH, or no GPU)\n";
+  for (const auto& g : h["gpus"])
+    out += "gpu       " + g.value("name", "") + ", " + g.value("memory", "") + ", driver " +
+           g.value("driver", "") + "\n";
+  return out;
 }
+
+}  // namespace
+
+int env_main(int argc, char** argv) {
+  std::vector<std::string> path_args;
+  bool as_json = false;
+  po::options_description opts("options");
+  opts.add_options()
+      ("help,h", "print this help")
+      ("path", po::value(&path_args)->value_name("[ROLE=]DIR")->composing(),
+       "a path to describe; ROLE names it (source, cache), else path1, path2, ...")
+      ("json", po::bool_switch(&as_json), "print JSON as recorded in result files");
+  po::variables_map vm;
+  po::store(po::command_line_parser(argc, argv).options(opts).run(), vm);
+  po::notify(vm);
+  if (vm.count("help")) {
+    std::cout << kUsage << opts << "\n";
+    return 0;
+  }
+
+  std::map<std::string, PathInfo> paths;
+  int unnamed = 0;
+  for (const std::string& arg : path_args) {
+    std::string role, dir = arg;
+    // ROLE=DIR, where ROLE is a plain word (a folder may itself contain '=').
+    if (auto eq = arg.find('='); eq != std::string::npos && eq > 0 &&
+                                 arg.find('/') > eq) {
+      role = arg.substr(0, eq);
+      dir = arg.substr(eq + 1);
+    } else {
+      role = "path" + std::to_string(++unnamed);
+    }
+    if (dir.empty()) throw InputError("--path " + arg + ": expected a folder");
+    if (paths.count(role)) throw InputError("--path " + arg + ": role '" + role + "' given twice");
+    paths.emplace(role, describe_path(role, dir));
+  }
+
+  if (as_json) {
+    std::cout << describe_environment(paths).dump(2) << "\n";
+    return 0;
+  }
+  std::cout << host_text(describe_host());
+  if (!paths.empty()) std::cout << "\n" << format_paths(paths);
+  return 0;
+}
+
 }  // namespace feedbench
