@@ -282,8 +282,10 @@ class DelayReader : public SampleReader {
   DelayReader(std::uint64_t bytes, std::int64_t delay_ns) : bytes_(bytes), delay_ns_(delay_ns) {}
   std::uint64_t read(std::size_t) override {
     std::int64_t now = now_ns();
-    // Chain onto the last deadline when we are only late by scheduling overshoot.
-    std::int64_t start = (now - deadline_ < 1'000'000) ? std::max(deadline_, now - 200'000) : now;
+    // A device model: reads that follow each other chain onto the last deadline, so a late
+    // wake-up (scheduling on a loaded machine) is made up by the next reads and a busy reader
+    // gets exactly one sample per d. After a pause of over 4 samples it starts afresh.
+    std::int64_t start = (now - deadline_ < 4 * delay_ns_) ? deadline_ : now;
     deadline_ = start + delay_ns_;
     if (deadline_ > now)
       std::this_thread::sleep_for(std::chrono::nanoseconds(deadline_ - now));

@@ -1,0 +1,219 @@
+// The loader model: measured AU against the value computed from known per-sample delays, the
+// warm-up and steps rules, the sources reading real bytes, and the verdict texts.
+#include "feedbench/loader.h"
+
+#include <gtest/gtest.h>
+
+#include "feedbench/error.h"
+#include "test_util.h"
+
+namespace feedbench {
+namespace {
+
+constexpr std::int64_t kMs = 1'000'000;
+
+LoaderOptions options(int batch, int workers, std::int64_t step_ns, std::int64_t steps) {
+  LoaderOptions o;
+  o.batch_size = batch;
+  o.workers = workers;
+  o.prefetch = 2;
+  o.step_time.kind = Distribution::Kind::fixed;
+  o.step_time.a_ns = step_ns;
+  o.steps = steps;
+  o.warmup_steps = 1;
+  return o;
+}
+
+// A storage-bound pipeline delivers one batch per B·d/W; the trainer computes S of it:
+// AU = S / (B·d/W). Measured steps are a multiple of W, so the window holds whole rounds.
+// S is the step as measured (at least the nominal step; a loaded machine may add a little).
+double expected_au(int batch, std::int64_t delay_ns, int workers, const LoaderResult& r,
+                   std::int64_t nominal_step_ns) {
+  double step = r.compute_s / double(r.steps);
+  EXPECT_GE(step * 1e9, 0.999 * double(nominal_step_ns));
+  double period = double(batch) * double(delay_ns) * 1e-9 / workers;
+  return std::min(1.0, step / period);
+}
+
+TEST(LoaderTest, StorageBoundAuMatchesTheModel) {
+  // B=4, d=5ms, W=2: a batch every 10 ms; S=5ms: AU = 0.5.
+  auto source = make_delay_source(1000, 1000, 5 * kMs);
+  LoaderOptions o = options(4, 2, 5 * kMs, 1 + 30 * 2);
+  LoaderResult r = LoaderSim(o, *source).run();
+  EXPECT_EQ(r.steps, 60u);
+  EXPECT_NEAR(r.au, expected_au(4, 5 * kMs, 2, r, 5 * kMs), 0.02);
+  EXPECT_NEAR(r.measured_s / double(r.steps), 0.010, 0.0002);  // the pipeline's period
+  EXPECT_NEAR(r.stall_fraction, 1 - r.au, 0.01);
+  EXPECT_EQ(r.samples, 240u);
+  EXPECT_EQ(r.bytes, 240'000u);
+}
+
+TEST(LoaderTest, StorageBoundAuMatchesTheModelWithMoreWorkers) {
+  // B=2, d=15ms, W=4: a batch every 7.5 ms; S=5ms: AU = 2/3.
+  auto source = make_delay_source(1000, 1000, 15 * kMs);
+  LoaderOptions o = options(2, 4, 5 * kMs, 1 + 20 * 4);
+  LoaderResult r = LoaderSim(o, *source).run();
+  EXPECT_NEAR(r.au, expected_au(2, 15 * kMs, 4, r, 5 * kMs), 0.02);
+}
+
+TEST(LoaderTest, NotStorageBoundAuIsOne) {
+  // B=4, d=2ms, W=2: a batch every 4 ms, S=10ms: storage keeps up, AU ≈ 1.
+  auto source = make_delay_source(1000, 1000, 2 * kMs);
+  LoaderOptions o = options(4, 2, 10 * kMs, 41);
+  LoaderResult r = LoaderSim(o, *source).run();
+  EXPECT_NEAR(r.au, expected_au(4, 2 * kMs, 2, r, 10 * kMs), 0.02);
+  EXPECT_LT(r.stall_fraction, 0.02);
+}
+
+TEST(LoaderTest, WarmupStepsAreExcluded) {
+  // The first batch costs B·d = 20 ms of waiting; with warm-up it leaves the metrics.
+  auto source = make_delay_source(100, 10, 5 * kMs);
+  LoaderOptions o = options(4, 4, 1 * kMs, 6);
+  o.warmup_steps = 0;
+  LoaderResult cold = LoaderSim(o, *source).run();
+  EXPECT_EQ(cold.steps, 6u);
+  EXPECT_EQ(cold.warmup_steps, 0u);
+  EXPECT_GE(double(cold.wait_ns.max()), 0.9 * 20 * kMs);
+
+  o.warmup_steps = 2;
+  LoaderResult warm = LoaderSim(o, *source).run();
+  EXPECT_EQ(warm.steps, 4u);
+  EXPECT_EQ(warm.warmup_steps, 2u);
+  EXPECT_EQ(warm.wait_ns.count(), 4u);
+  EXPECT_EQ(warm.samples, 16u);
+}
+
+TEST(LoaderTest, StepsCapEachEpochAndPartialBatchesCount) {
+  auto source = make_delay_source(100, 10, 0);
+  LoaderOptions o = options(4, 2, 100'000, 5);
+  o.epochs = 2;
+  LoaderResult capped = LoaderSim(o, *source).run();
+  EXPECT_EQ(capped.steps + capped.warmup_steps, 10u);
+
+  // 10 samples, batch 4: batches of 4, 4, 2 per epoch (PyTorch's drop_last=False).
+  auto small = make_delay_source(10, 10, 0);
+  o.steps = 0;
+  o.warmup_steps = 0;
+  LoaderResult whole = LoaderSim(o, *small).run();
+  EXPECT_EQ(whole.steps, 6u);
+  EXPECT_EQ(whole.samples, 20u);
+  EXPECT_GT(whole.epoch_s, 0.0);
+}
+
+TEST(LoaderTest, AcceleratorsSplitTheEpochAndReportEachTrainer) {
+  auto source = make_delay_source(40, 10, 0);
+  LoaderOptions o = options(4, 1, 200'000, 0);
+  o.accelerators = 2;
+  LoaderResult r = LoaderSim(o, *source).run();
+  ASSERT_EQ(r.au_per_trainer.size(), 2u);
+  EXPECT_EQ(r.steps + r.warmup_steps, 10u);  // 20 samples each, 5 steps each
+  EXPECT_EQ(r.warmup_steps, 2u);             // warm-up is per trainer
+  EXPECT_LE(r.min_au, r.au_per_trainer[0]);
+  EXPECT_LE(r.min_au, r.au_per_trainer[1]);
+}
+
+TEST(LoaderTest, WorkersZeroLoadsInTheTrainer) {
+  // No workers: every step waits for the whole batch, at least B·d = 4 ms, then computes.
+  auto source = make_delay_source(200, 10, 2 * kMs);
+  LoaderOptions o = options(2, 0, 30 * kMs, 9);
+  LoaderResult r = LoaderSim(o, *source).run();
+  double step = r.compute_s / double(r.steps);
+  EXPECT_GE(double(r.wait_ns.min()), 0.999 * 4 * kMs);
+  EXPECT_LE(r.au, step / (step + 0.004) + 0.005);
+}
+
+FileSet fake_files(std::size_t n, std::uint64_t size) {
+  FileSet files("/nonexistent-never-read");
+  for (std::size_t i = 0; i < n; ++i) files.add("f" + std::to_string(1000 + i), size, 0);
+  files.sort();
+  return files;
+}
+
+TEST(LoaderTest, MemoryCalibrationKeepsAuAbove99Percent) {
+  // The demo's calibration settings: batch 16, 2 workers, 20 ms steps; 128 KiB samples.
+  FileSet files = fake_files(256, 128 << 10);
+  auto source = make_memory_source(files);
+  LoaderOptions o = options(16, 2, 20 * kMs, 12);
+  LoaderResult r = LoaderSim(o, *source).run();
+  EXPECT_GE(r.au, 0.99) << "wait p99 " << r.wait_ns.quantile(0.99) << " ns";
+  EXPECT_EQ(r.bytes, 11u * 16 * (128 << 10));
+}
+
+TEST(LoaderTest, TransformCostDominatesWorkerTime) {
+  // A fast source with 2 ms of CPU per sample: the workers transform, they do not read.
+  FileSet files = fake_files(64, 4096);
+  auto source = make_memory_source(files);
+  LoaderOptions o = options(4, 1, 1 * kMs, 6);
+  o.transform.per = TransformCost::Per::sample;
+  o.transform.ns = 2 * kMs;
+  LoaderResult r = LoaderSim(o, *source).run();
+  EXPECT_GT(r.transform_s, 10 * r.read_s);
+  EXPECT_GE(r.transform_s, 0.9 * 6 * 4 * 0.002);
+  EXPECT_LT(r.au, 0.9);
+  std::string v = loader_verdict(r.au, r.stall_fraction, 0.9,
+                                 loader_cpu_bound(r.au, 0.9, r.cpu_util, r.read_s, r.transform_s),
+                                 r.read_s, r.transform_s);
+  EXPECT_TRUE(v.find("CPU-bound") != std::string::npos || v.find("transform") != std::string::npos)
+      << v;
+}
+
+TEST(LoaderTest, FileAndRecordSourcesReadTheBytes) {
+  testing::TempDir dir;
+  FileSet files(dir.path());
+  for (int i = 0; i < 4; ++i) {
+    std::string rel = "s" + std::to_string(i);
+    testing::write_file(dir / rel, std::string(10000 + i, char('a' + i)));
+    files.add(rel, 10000 + i, 0);
+  }
+  files.sort();
+
+  auto whole = make_file_source(files, "psync", 4096);
+  ASSERT_EQ(whole->count(), 4u);
+  auto reader = whole->make_reader();
+  EXPECT_EQ(reader->read(2), 10002u);
+
+  auto records = make_record_source(files, 4096, "psync");
+  EXPECT_EQ(records->count(), 8u);  // two whole records per shard
+  LoaderOptions o = options(2, 2, 100'000, 0);
+  o.warmup_steps = 0;
+  LoaderResult r = LoaderSim(o, *records).run();
+  EXPECT_EQ(r.samples, 8u);
+  EXPECT_EQ(r.bytes, 8u * 4096);
+
+  EXPECT_THROW(make_record_source(files, 1 << 20, "psync"), InputError);
+}
+
+TEST(LoaderTest, AFailingReadStopsTheRunWithItsReason) {
+  FileSet files("/nonexistent-feedbench-root");
+  files.add("missing", 100, 0);
+  auto source = make_file_source(files, "psync");
+  LoaderOptions o = options(1, 2, 100'000, 0);
+  EXPECT_THROW(LoaderSim(o, *source).run(), RunError);
+}
+
+TEST(LoaderTest, BadOptionsAreInputErrors) {
+  auto source = make_delay_source(10, 10, 0);
+  LoaderOptions o = options(0, 1, 1, 0);
+  EXPECT_THROW(LoaderSim(o, *source), InputError);
+}
+
+TEST(LoaderTest, VerdictTexts) {
+  EXPECT_EQ(loader_verdict(0.961, 0.039, 0.9, false), "AU 96.1% — storage keeps up");
+  EXPECT_EQ(loader_verdict(0.613, 0.387, 0.9, false),
+            "AU 61.3% — training waits for data 38.7% of the time");
+  std::string cpu = loader_verdict(0.5, 0.5, 0.9, true, 1.0, 9.0);
+  EXPECT_EQ(cpu.rfind("AU 50.0% — training waits for data 50.0% of the time — the loader is "
+                      "CPU-bound, not storage-bound",
+                      0),
+            0u)
+      << cpu;
+  EXPECT_NE(loader_verdict(0.5, 0.5, 0.9, false, 1.0, 9.0).find("transform"), std::string::npos);
+
+  EXPECT_TRUE(loader_cpu_bound(0.5, 0.9, 0.95, 1.0, 9.0));
+  EXPECT_FALSE(loader_cpu_bound(0.95, 0.9, 0.95, 1.0, 9.0));  // target met
+  EXPECT_FALSE(loader_cpu_bound(0.5, 0.9, 0.40, 1.0, 9.0));   // CPU has room
+  EXPECT_FALSE(loader_cpu_bound(0.5, 0.9, 0.95, 9.0, 1.0));   // storage dominates
+}
+
+}  // namespace
+}  // namespace feedbench
