@@ -1,0 +1,279 @@
+// The reporters: a Google Benchmark Run turned into a result entry joined with the RunLog,
+// the closing summary, and the CSV and Markdown writers.
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "collecting_reporter.h"
+#include "csv_writer.h"
+#include "feedbench/error.h"
+#include "markdown_writer.h"
+#include "summary.h"
+#include "test_util.h"
+
+namespace feedbench {
+namespace {
+
+using nlohmann::json;
+using BenchRun = benchmark::BenchmarkReporter::Run;
+
+const std::string kCase =
+    "file_read/pattern:sequential/bs:1048576/engine:psync/workers:2/state:cold/path:source";
+
+BenchRun make_run(const std::string& case_name, int rep, double seconds, double bps) {
+  BenchRun r;
+  r.run_name.function_name = case_name;
+  r.run_name.iterations = "iterations:1";
+  r.run_name.repetitions = "repeats:3";
+  r.run_name.time_type = "manual_time";
+  r.family_index = 2;
+  r.per_family_instance_index = 0;
+  r.run_type = BenchRun::RT_Iteration;
+  r.iterations = 1;
+  r.threads = 1;
+  r.repetitions = 3;
+  r.repetition_index = rep;
+  r.time_unit = benchmark::kMillisecond;
+  r.real_accumulated_time = seconds;
+  r.cpu_accumulated_time = seconds / 10;
+  r.counters["bytes_per_second"] = benchmark::Counter(bps);
+  r.counters["residency_before"] = benchmark::Counter(0.002);
+  return r;
+}
+
+CaseRecord make_record(const std::string& case_name, double residency, bool achieved) {
+  CaseRecord rec;
+  rec.case_name = case_name;
+  rec.params = nlohmann::ordered_json::object();
+  rec.params["family"] = "file_read";
+  rec.params["pattern"] = "sequential";
+  rec.params["workers"] = 2;
+  rec.params["cache_state"] = "cold";
+  rec.params["path"] = "source";
+  rec.cache = {{"requested", "cold"}, {"residency_before", residency}, {"achieved", achieved},
+               {"method", "mincore"}};
+  Histogram h;
+  h.record(1000);
+  h.record(3000);
+  rec.latency = h;
+  rec.extra = {{"bytes", 4096}};
+  return rec;
+}
+
+// Counts what the collecting reporter forwards.
+class CountingReporter : public benchmark::BenchmarkReporter {
+ public:
+  int contexts = 0, runs = 0, finalized = 0;
+  bool ReportContext(const Context&) override { return ++contexts, true; }
+  void ReportRuns(const std::vector<BenchRun>& r) override { runs += int(r.size()); }
+  void Finalize() override { ++finalized; }
+};
+
+TEST(ReportersTest, ARunBecomesAnEntryJoinedWithItsRecord) {
+  RunLog log;
+  log.add(make_record(kCase, 0.001, true));
+  log.add(make_record(kCase, 0.5, false));  // repetition 1
+  BenchRun run = make_run(kCase, 1, 0.0125, 8e8);
+  BenchmarkEntry e = CollectingReporter::to_entry(run, log);
+  EXPECT_EQ(e.case_name, kCase);
+  EXPECT_EQ(e.name, kCase + "/iterations:1/repeats:3/manual_time");
+  EXPECT_EQ(e.run_name, e.name);
+  EXPECT_EQ(e.run_type, "iteration");
+  EXPECT_EQ(e.repetition_index, 1);
+  EXPECT_EQ(e.family_index, 2);
+  EXPECT_DOUBLE_EQ(e.real_time, 12.5);  // ms, as Google Benchmark reports it
+  EXPECT_EQ(e.time_unit, "ms");
+  EXPECT_EQ(e.counter("bytes_per_second"), 8e8);
+  EXPECT_EQ(e.cache["residency_before"], 0.5);  // the record of repetition 1, not 0
+  EXPECT_EQ(e.cache["achieved"], false);
+  ASSERT_TRUE(e.latency);
+  EXPECT_EQ(e.latency->count(), 2u);
+  EXPECT_EQ(e.params["workers"], 2);
+  EXPECT_EQ(e.extra["bytes"], 4096);
+
+  BenchRun agg = make_run(kCase, 0, 0.0125, 8e8);
+  agg.run_type = BenchRun::RT_Aggregate;
+  agg.aggregate_name = "median";
+  BenchmarkEntry a = CollectingReporter::to_entry(agg, log);
+  EXPECT_EQ(a.name, kCase + "/iterations:1/repeats:3/manual_time_median");
+  EXPECT_EQ(a.run_type, "aggregate");
+  EXPECT_EQ(a.case_name, kCase);
+  EXPECT_EQ(a.params["path"], "source");
+  EXPECT_TRUE(a.cache.is_null());
+  EXPECT_FALSE(a.latency);
+}
+
+TEST(ReportersTest, ASkippedRunKeepsItsReason) {
+  RunLog log;
+  BenchRun run = make_run(kCase, 0, 0, 0);
+  run.counters.clear();
+  run.error_occurred = true;
+  run.error_message = "O_DIRECT refused";
+  BenchmarkEntry e = CollectingReporter::to_entry(run, log);
+  EXPECT_TRUE(e.error_occurred);
+  EXPECT_EQ(e.error_message, "O_DIRECT refused");
+  EXPECT_TRUE(e.cache.is_null());
+}
+
+TEST(ReportersTest, CollectingReporterForwardsAndCollects) {
+  RunLog log;
+  log.add(make_record(kCase, 0.001, true));
+  auto display = std::make_unique<CountingReporter>();
+  CountingReporter* seen = display.get();
+  CollectingReporter reporter(std::move(display), log);
+  benchmark::BenchmarkReporter::Context context;
+  EXPECT_TRUE(reporter.ReportContext(context));
+  reporter.ReportRuns({make_run(kCase, 0, 0.01, 1e9)});
+  reporter.Finalize();
+  EXPECT_EQ(seen->contexts, 1);
+  EXPECT_EQ(seen->runs, 1);
+  EXPECT_EQ(seen->finalized, 1);
+  const json& c = reporter.context();
+  for (const char* key : {"date", "host_name", "library_build_type", "library_version"})
+    EXPECT_TRUE(c[key].is_string()) << key;
+  EXPECT_GE(c["num_cpus"].get<int>(), 1);
+  EXPECT_TRUE(c["caches"].is_array());
+  EXPECT_TRUE(c["load_avg"].is_array());
+  std::vector<BenchmarkEntry> entries = reporter.take_entries();
+  ASSERT_EQ(entries.size(), 1u);
+  EXPECT_EQ(entries[0].cache["residency_before"], 0.001);
+  EXPECT_TRUE(reporter.take_entries().empty());
+
+  CollectingReporter silent(nullptr, log);  // no display: still collects
+  silent.ReportRuns({make_run(kCase, 0, 0.01, 1e9)});
+  EXPECT_EQ(silent.take_entries().size(), 1u);
+}
+
+TEST(ReportersTest, DisplayReporterFollowsTheFormatFlag) {
+  EXPECT_NE(dynamic_cast<benchmark::ConsoleReporter*>(make_display_reporter("console", false).get()),
+            nullptr);
+  EXPECT_NE(dynamic_cast<benchmark::JSONReporter*>(make_display_reporter("json", false).get()),
+            nullptr);
+  EXPECT_NE(make_display_reporter("csv", true), nullptr);
+  EXPECT_THROW(make_display_reporter("xml", false), InputError);
+}
+
+// A document with source and cache, cold and warm, one case not achieved, one skipped.
+ResultDocument sample_document() {
+  ResultDocument doc;
+  doc.config = {{"name", "demo"}, {"file", "configs/demo.json"}, {"sha256", "abcdef0123456789"}};
+  doc.environment = {
+      {"host", {{"hostname", "vm"}, {"cpu_model", "EPYC"}, {"cores", 2}, {"sockets", 1},
+                {"numa_nodes", 1}, {"memory_total_bytes", 1 << 30}, {"kernel", "6.1"},
+                {"distribution", "Debian"}, {"instance_type", ""}, {"gpus", json::array()}}},
+      {"paths", {{"source", {{"resolved", "/data"}, {"fs_type", "ext4"}, {"mount_source", "/dev/vda"},
+                             {"mount_point", "/"}, {"device", "vda"},
+                             {"device_info", {{"rotational", false}}},
+                             {"same_device_as", {"cache"}}}}}}};
+  auto add = [&](const std::string& path, const std::string& state, int workers, double bps,
+                 int rep, bool achieved = true) {
+    std::string name = "file_read/pattern:sequential/bs:1048576/engine:psync/workers:" +
+                       std::to_string(workers) + "/state:" + state + "/path:" + path;
+    BenchmarkEntry e;
+    e.case_name = name;
+    e.name = e.run_name = name + "/iterations:1/repeats:3/manual_time";
+    e.run_type = "iteration";
+    e.repetition_index = rep;
+    e.real_time = 10;
+    e.counters = {{"bytes_per_second", bps}, {"lat_p50_us", 40}, {"residency_before", 0.0}};
+    e.params = nlohmann::ordered_json::object();
+    e.params["family"] = "file_read";
+    e.params["pattern"] = "sequential";
+    e.params["workers"] = workers;
+    e.params["cache_state"] = state;
+    e.params["path"] = path;
+    e.cache = {{"requested", state}, {"residency_before", achieved ? 0.0 : 0.42},
+               {"achieved", achieved}};
+    doc.benchmarks.push_back(e);
+  };
+  for (int rep = 0; rep < 3; ++rep) {
+    add("source", "cold", 1, 100e6 + rep * 1e6, rep);
+    add("source", "cold", 4, 200e6 + rep * 1e6, rep);  // best source cold: median 201e6
+    add("source", "warm", 4, 2000e6, rep);
+    add("cache", "cold", 4, 603e6, rep);               // 3.0x source, cold
+    add("cache", "warm", 4, 2010e6, rep, rep != 1);    // one round not achieved
+  }
+  BenchmarkEntry skipped;
+  skipped.case_name = "file_read/pattern:random/bs:4096/engine:libaio/qd:32/workers:1/state:direct/path:cache";
+  skipped.name = skipped.run_name = skipped.case_name + "/iterations:1/repeats:3/manual_time";
+  skipped.run_type = "iteration";
+  skipped.error_occurred = true;
+  skipped.error_message = "O_DIRECT refused, by tmpfs";
+  doc.benchmarks.push_back(skipped);
+  return doc;
+}
+
+TEST(ReportersTest, SummaryFindsBestThroughputAndRatios) {
+  ResultDocument doc = sample_document();
+  json s = summarize(doc);
+  const json& best = s["file_read"]["best"];
+  ASSERT_EQ(best.size(), 4u);
+  EXPECT_EQ(best[0]["path"], "source");
+  EXPECT_EQ(best[0]["cache_state"], "cold");
+  EXPECT_DOUBLE_EQ(best[0]["bytes_per_second"].get<double>(), 201e6);
+  EXPECT_EQ(best[0]["workers"], 4);
+  EXPECT_EQ(best[2]["path"], "cache");
+  const json& cs = s["file_read"]["cache_vs_source"];
+  ASSERT_EQ(cs.size(), 2u);
+  EXPECT_EQ(cs[0]["cache_state"], "cold");
+  EXPECT_DOUBLE_EQ(cs[0]["ratio"].get<double>(), 3.0);
+  EXPECT_EQ(s["file_read"]["cold_vs_warm"][0]["path"], "source");
+  ASSERT_EQ(s["not_achieved"].size(), 1u);
+  EXPECT_EQ(s["not_achieved"][0]["repetition_index"], 1);
+  EXPECT_DOUBLE_EQ(s["not_achieved"][0]["residency_before"].get<double>(), 0.42);
+  ASSERT_EQ(s["skipped"].size(), 1u);
+  EXPECT_EQ(s["skipped"][0]["reason"], "O_DIRECT refused, by tmpfs");
+
+  std::string text = format_summary(s);
+  EXPECT_NE(text.find("cache path was 3.0× faster than source, cold"), std::string::npos) << text;
+  EXPECT_NE(text.find("source warm was 10.0× faster than cold"), std::string::npos) << text;
+  EXPECT_NE(text.find("NOT achieved"), std::string::npos) << text;
+  EXPECT_NE(text.find("skipped: " + doc.benchmarks.back().case_name), std::string::npos) << text;
+  EXPECT_EQ(format_summary(summarize(ResultDocument{})), "");
+}
+
+TEST(ReportersTest, CsvHasAStableHeaderAndOneRowPerRun) {
+  ResultDocument doc = sample_document();
+  testing::TempDir dir;
+  write_csv(doc, dir / "out/r.csv");
+  std::string text = testing::read_file(dir / "out/r.csv");
+  std::istringstream lines(text);
+  std::string header, line;
+  std::getline(lines, header);
+  EXPECT_EQ(header.rfind("case,family,pattern,block_size,engine,queue_depth,workers,cache_state,"
+                         "path,",
+                         0),
+            0u)
+      << header;
+  EXPECT_NE(header.find(",repetition_index,run_type,aggregate_name,real_time,time_unit,"
+                        "bytes_per_second,items_per_second,files_per_second,lat_p50_us,"),
+            std::string::npos)
+      << header;
+  EXPECT_NE(header.find(",stall_fraction,au,error"), std::string::npos) << header;
+  std::size_t rows = 0;
+  std::string last;
+  while (std::getline(lines, line)) ++rows, last = line;
+  EXPECT_EQ(rows, doc.benchmarks.size());
+  // Numbers unformatted, strings quoted, a comma inside a string kept inside its quotes.
+  EXPECT_NE(text.find(",200000000.0,"), std::string::npos);
+  EXPECT_NE(last.find(",\"O_DIRECT refused, by tmpfs\""), std::string::npos) << last;
+  EXPECT_EQ(last.rfind("\"file_read/pattern:random", 0), 0u);
+}
+
+TEST(ReportersTest, MarkdownHasEnvironmentPathsTablesAndSummary) {
+  ResultDocument doc = sample_document();
+  std::string md = format_markdown(doc);
+  for (const char* text : {"# feedbench: demo", "- **Host**: `vm`", "## Paths",
+                           "| role | path | file system |", "| source | `/data` | ext4 |",
+                           "## file_read (median of repetitions)", "| case | reps |",
+                           "bytes_per_second", "**warm NOT achieved** in 1/3 (42.0% resident)",
+                           "## Skipped", "O_DIRECT refused, by tmpfs", "## Summary",
+                           "cache path was 3.0× faster than source, cold"})
+    EXPECT_NE(md.find(text), std::string::npos) << text << "\n" << md;
+  testing::TempDir dir;
+  write_markdown(doc, dir / "r.md");
+  EXPECT_EQ(testing::read_file(dir / "r.md"), md);
+}
+
+}  // namespace
+}  // namespace feedbench
