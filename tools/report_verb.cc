@@ -1,9 +1,80 @@
-// PLACEHOLDER until its issue lands: replaced by the real verb.
+// `feedbench report RESULT.json [MORE.json...] --out report.html`: one or more result files
+// turned into one self-contained HTML page (reporters/html_report.cc renders it).
 #include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <boost/program_options.hpp>
+
+#include "feedbench/error.h"
+#include "feedbench/result.h"
+#include "html_report.h"
 #include "verbs.h"
+
+namespace po = boost::program_options;
+
 namespace feedbench {
-int report_main(int, char**) {
-  std::fprintf(stderr, "feedbench report: not built yet\n");
-  return 1;
+namespace {
+
+constexpr const char* kUsage =
+    "usage: feedbench report RESULT.json [MORE.json...] --out report.html [--title TEXT]\n"
+    "\n"
+    "Writes one self-contained HTML page: the verdict per path, the environment, each path's\n"
+    "device and file system, the data set, the config and command line to rerun it, charts\n"
+    "(throughput vs workers, cold vs warm, latency CDF, loader AU) and a table of every case.\n"
+    "With several result files (instance types, before/after) every chart has one series per\n"
+    "file and a table gives the ratios. Chart.js is inlined: the page makes no network request.\n"
+    "\n"
+    "exit codes: 0 written, 2 bad input (unreadable or malformed result file, missing --out).\n"
+    "\n"
+    "examples:\n"
+    "  feedbench report results/demo/host-20240101T000000Z.json --out demo.html\n"
+    "  feedbench report p4d.json p5.json --out compare.html --title \"p4d vs p5\"\n"
+    "\n";
+
+// Display names: the file's stem, or its whole path where two stems collide.
+std::vector<std::string> display_names(const std::vector<std::string>& files) {
+  std::vector<std::string> names;
+  std::multiset<std::string> stems;
+  for (const auto& f : files) stems.insert(std::filesystem::path(f).stem().string());
+  for (const auto& f : files) {
+    std::string stem = std::filesystem::path(f).stem().string();
+    names.push_back(stems.count(stem) > 1 ? f : stem);
+  }
+  return names;
 }
+
+}  // namespace
+
+int report_main(int argc, char** argv) {
+  po::options_description visible("options");
+  visible.add_options()("help,h", "show this help")
+      ("out,o", po::value<std::string>()->value_name("FILE"), "the HTML file to write (required)")
+      ("title", po::value<std::string>()->value_name("TEXT"), "page title (default: the config names)");
+  po::options_description all;
+  all.add(visible).add_options()("results", po::value<std::vector<std::string>>(), "result files");
+  po::positional_options_description positional;
+  positional.add("results", -1);
+  po::variables_map vm;
+  po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), vm);
+  po::notify(vm);
+  if (vm.count("help")) {
+    std::cout << kUsage << visible;
+    return 0;
+  }
+  if (!vm.count("results")) throw InputError("expected at least one result file (RESULT.json)");
+  if (!vm.count("out")) throw InputError("--out: expected the HTML file to write, e.g. --out report.html");
+  std::vector<std::string> files = vm["results"].as<std::vector<std::string>>();
+  std::vector<ResultDocument> docs;
+  for (const auto& f : files) docs.push_back(ResultDocument::load(f));  // InputError names f
+  std::string out = vm["out"].as<std::string>();
+  if (std::filesystem::is_directory(out)) throw InputError("--out: " + out + " is a folder, expected a file name");
+  write_html_report(docs, display_names(files), out, vm.count("title") ? vm["title"].as<std::string>() : "");
+  std::printf("%s\n", out.c_str());
+  return 0;
+}
+
 }  // namespace feedbench
