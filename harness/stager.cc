@@ -1,0 +1,921 @@
+// Staging and verification of a local cache. One read of each source file feeds both the
+// SHA-256 and the write; the copy is flushed, read back from the device (O_DIRECT, or evicted
+// first where O_DIRECT is refused) and re-hashed before it takes its real name. The manifest
+// is written last, only when every file is in place.
+#include "feedbench/stager.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <climits>
+#include <condition_variable>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <thread>
+#include <unordered_map>
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "feedbench/build_info.h"
+#include "feedbench/environment.h"
+#include "feedbench/error.h"
+#include "feedbench/manifest.h"
+#include "feedbench/sha256.h"
+#include "feedbench/units.h"
+
+namespace feedbench {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+constexpr std::size_t kChunk = std::size_t(1) << 20;  // large reads: one syscall per MiB
+constexpr std::size_t kAlign = 4096;                  // O_DIRECT buffer alignment
+constexpr std::size_t kBatchFiles = 32;               // flushed together: writeback overlaps
+constexpr std::uint64_t kBatchBytes = 64ull << 20;
+constexpr const char* kTmpSuffix = ".fbtmp";
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+double process_cpu_seconds() {
+  rusage ru{};
+  ::getrusage(RUSAGE_SELF, &ru);
+  return double(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+         double(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+struct AlignedBuffer {
+  explicit AlignedBuffer(std::size_t size) {
+    if (::posix_memalign(&data, kAlign, size) != 0) throw std::bad_alloc();
+  }
+  ~AlignedBuffer() { std::free(data); }
+  AlignedBuffer(const AlignedBuffer&) = delete;
+  AlignedBuffer& operator=(const AlignedBuffer&) = delete;
+  char* bytes() { return static_cast<char*>(data); }
+  void* data = nullptr;
+};
+
+class Fd {
+ public:
+  Fd() = default;
+  explicit Fd(int fd) : fd_(fd) {}
+  ~Fd() { reset(); }
+  Fd(Fd&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
+  Fd& operator=(Fd&& o) noexcept {
+    if (this != &o) {
+      reset();
+      fd_ = o.fd_;
+      o.fd_ = -1;
+    }
+    return *this;
+  }
+  int get() const { return fd_; }
+  explicit operator bool() const { return fd_ >= 0; }
+  void reset() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+// True when `inner` is `outer` or lies below it (both absolute, resolved).
+bool is_within(const std::string& inner, const std::string& outer) {
+  if (inner == outer) return true;
+  if (outer == "/") return true;
+  return inner.size() > outer.size() && inner.compare(0, outer.size(), outer) == 0 &&
+         inner[outer.size()] == '/';
+}
+
+// realpath of `path`, or for a path that does not exist yet, realpath of its deepest existing
+// ancestor with the rest appended (so a cache about to be created is compared correctly).
+std::string resolve_maybe_missing(const std::string& path) {
+  std::error_code ec;
+  fs::path p = fs::absolute(path, ec);
+  if (ec) throw InputError("cannot resolve '" + path + "': " + ec.message());
+  fs::path resolved = fs::weakly_canonical(p, ec);
+  if (ec) throw InputError("cannot resolve '" + path + "': " + ec.message());
+  std::string s = resolved.string();
+  while (s.size() > 1 && s.back() == '/') s.pop_back();
+  return s;
+}
+
+// Opens a file read-only without updating its access time where the kernel lets us
+// (O_NOATIME needs ownership): staging must not change the source, not even its atime.
+int open_source(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_NOATIME | O_CLOEXEC);
+  if (fd < 0 && errno == EPERM) fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  return fd;
+}
+
+// SHA-256 of a file read from the device: O_DIRECT where the file system allows it, else the
+// file's pages are evicted first. `direct_ok` is cleared (for later files too) when O_DIRECT is
+// refused. RETURNS: the hex digest; sets *err (errno) and returns "" on failure.
+std::string hash_from_device(const std::string& path, AlignedBuffer& buf, std::atomic<bool>& direct_ok,
+                             std::uint64_t* bytes, int* err, const std::atomic<int>* stop) {
+  *err = 0;
+  *bytes = 0;
+  Sha256 hash;
+  if (direct_ok.load(std::memory_order_relaxed)) {
+    Fd fd(::open(path.c_str(), O_RDONLY | O_DIRECT | O_NOATIME | O_CLOEXEC));
+    if (!fd && errno == EPERM) fd = Fd(::open(path.c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC));
+    if (!fd && errno != EINVAL) {
+      *err = errno;
+      return "";
+    }
+    if (fd) {
+      std::uint64_t off = 0;
+      bool refused = false;
+      while (true) {
+        if (stop && stop->load()) {
+          *err = EINTR;
+          return "";
+        }
+        ssize_t n = ::pread(fd.get(), buf.bytes(), kChunk, off_t(off));
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && errno == EINVAL && off == 0) {
+          refused = true;
+          break;
+        }
+        if (n < 0) {
+          *err = errno;
+          return "";
+        }
+        if (n == 0) break;
+        hash.update(buf.bytes(), std::size_t(n));
+        off += std::uint64_t(n);
+      }
+      if (!refused) {
+        *bytes = off;
+        return hash.hex_digest();
+      }
+    }
+    direct_ok = false;  // e.g. tmpfs on older kernels: fall back to evict + read
+  }
+  Fd fd(open_source(path));
+  if (!fd) {
+    *err = errno;
+    return "";
+  }
+  // Clean pages are dropped; the read below then comes from the device (on tmpfs the pages
+  // are the device).
+  ::posix_fadvise(fd.get(), 0, 0, POSIX_FADV_DONTNEED);
+  std::uint64_t off = 0;
+  while (true) {
+    if (stop && stop->load()) {
+      *err = EINTR;
+      return "";
+    }
+    ssize_t n = ::read(fd.get(), buf.bytes(), kChunk);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      *err = errno;
+      return "";
+    }
+    if (n == 0) break;
+    hash.update(buf.bytes(), std::size_t(n));
+    off += std::uint64_t(n);
+  }
+  *bytes = off;
+  return hash.hex_digest();
+}
+
+// Reads sha256sum lines, ignoring any that do not parse (a journal cut short by kill -9).
+std::map<std::string, std::string> read_sums_lenient(const std::string& path) {
+  std::map<std::string, std::string> out;
+  std::ifstream in(path, std::ios::binary);
+  std::string line;
+  while (std::getline(in, line)) {
+    try {
+      for (ManifestEntry& e : parse_sums(line + "\n", path)) out[e.path] = e.sha256;
+    } catch (const InputError&) {
+    }
+  }
+  return out;
+}
+
+// Removes "*.fbtmp" files left in the cache by an interrupted stage (not the journal).
+// RETURNS: how many.
+std::size_t remove_stale_temporaries(const std::string& cache_root) {
+  std::size_t removed = 0;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(cache_root, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    const fs::path& p = it->path();
+    std::string name = p.filename().string();
+    if (it->is_directory(ec)) {
+      // A benchmark's scratch stage folder: not ours to walk into.
+      if (ends_with(name, kTmpSuffix)) it.disable_recursion_pending();
+      continue;
+    }
+    if (!ends_with(name, kTmpSuffix) || it->is_symlink(ec)) continue;
+    if (it.depth() == 0 && name == kStageJournalName) continue;
+    if (::unlink(p.c_str()) == 0) ++removed;
+  }
+  return removed;
+}
+
+// Removes empty folders from `dir` up to (not including) `root`.
+void prune_empty_parents(fs::path dir, const fs::path& root) {
+  while (dir != root && dir.string().size() > root.string().size()) {
+    if (::rmdir(dir.c_str()) != 0) break;
+    dir = dir.parent_path();
+  }
+}
+
+// Refuses a selection holding a symlink that leads out of the source root. scan_dataset never
+// follows symlinks; this makes the refusal explicit instead of silently dropping files.
+// RETURNS: how many symlinks inside the selection were left out (they stay inside the root).
+std::size_t check_symlinks(const std::string& root, const std::vector<std::string>& include) {
+  std::size_t inside = 0;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(root, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (!it->is_symlink(ec)) continue;
+    std::string rel = fs::relative(it->path(), root, ec).generic_string();
+    bool selected = include.empty();
+    for (const std::string& g : include)
+      if (glob_match(g, rel) || glob_match(g, rel + "/x")) selected = true;
+    if (!selected) continue;
+    std::error_code ec2;
+    fs::path target = fs::weakly_canonical(it->path(), ec2);
+    std::string t = ec2 ? fs::read_symlink(it->path(), ec2).string() : target.string();
+    if (ec2 || !is_within(t, root)) {
+      throw InputError("source symlink '" + rel + "' leads to '" + t + "', outside the source root " +
+                       root + ": refusing to stage (feedbench never follows links out of the source;"
+                       " copy that data into the source or narrow --include)");
+    }
+    ++inside;
+  }
+  return inside;
+}
+
+std::uint64_t free_bytes(const std::string& path, std::uint64_t* fs_size = nullptr,
+                         std::uint64_t* block = nullptr) {
+  struct statvfs sv {};
+  if (::statvfs(path.c_str(), &sv) != 0) return UINT64_MAX;
+  if (fs_size) *fs_size = std::uint64_t(sv.f_blocks) * sv.f_frsize;
+  if (block) *block = sv.f_frsize ? sv.f_frsize : 4096;
+  return std::uint64_t(sv.f_bavail) * sv.f_frsize;
+}
+
+void sleep_for_test_hook(int ms, const std::atomic<int>* stop) {
+  auto until = Clock::now() + std::chrono::milliseconds(ms);
+  while (Clock::now() < until && !(stop && stop->load()))
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+}
+
+// Shared state of one stage: the work list, counters, the journal, errors.
+class StageRun {
+ public:
+  StageRun(const StageOptions& o, const FileSet& sel, std::vector<std::size_t> todo,
+           std::uint64_t todo_bytes)
+      : opt_(o), sel_(sel), todo_(std::move(todo)), todo_bytes_(todo_bytes) {
+    if (const char* d = std::getenv("FEEDBENCH_STAGE_TEST_DELAY_MS")) delay_ms_ = std::atoi(d);
+    hashes_.resize(sel_.size());
+  }
+
+  void open_journal() {
+    journal_ = Fd(::open((opt_.cache_root + "/" + kStageJournalName).c_str(),
+                         O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644));
+  }
+
+  void run(int workers, StageResult& result) {
+    auto start = Clock::now();
+    std::thread progress;
+    std::mutex m;
+    std::condition_variable cv;
+    bool done = false;
+    if (opt_.progress) {
+      progress = std::thread([&] {
+        std::unique_lock lock(m);
+        while (!cv.wait_for(lock, std::chrono::milliseconds(250), [&] { return done; }))
+          print_progress(seconds_since(start));
+      });
+    }
+    std::vector<std::thread> threads;
+    for (int w = 0; w < workers; ++w) threads.emplace_back([this] { worker(); });
+    for (auto& t : threads) t.join();
+    if (progress.joinable()) {
+      {
+        std::lock_guard lock(m);
+        done = true;
+      }
+      cv.notify_all();
+      progress.join();
+      std::fprintf(stderr, "\r\033[K");
+    }
+    result.files_copied = files_done_.load();
+    result.bytes_copied = bytes_done_.load();
+    std::lock_guard lock(mutex_);
+    for (auto& e : errors_) result.errors.push_back(e);
+  }
+
+  const std::string& hash_of(std::size_t i) const { return hashes_[i]; }
+  bool aborted() const { return abort_.load(); }
+
+ private:
+  struct Pending {
+    std::size_t index;
+    std::string tmp, dst;
+    Fd fd;
+    std::string source_hash;
+    struct stat source_stat;
+  };
+
+  bool stopping() const { return abort_.load() || (opt_.stop && opt_.stop->load()); }
+
+  void add_error(const std::string& e) {
+    std::lock_guard lock(mutex_);
+    errors_.push_back(e);
+  }
+
+  // A failure that makes finishing impossible (the disk is full): every worker stops.
+  void fatal(const std::string& e) {
+    std::lock_guard lock(mutex_);
+    if (!abort_.exchange(true)) errors_.push_back(e);
+  }
+
+  void print_progress(double elapsed) {
+    std::uint64_t b = bytes_done_.load();
+    double rate = elapsed > 0 ? double(b) / elapsed : 0;
+    std::string eta = rate > 0 ? format_duration_ns(double(todo_bytes_ - std::min(b, todo_bytes_)) / rate * 1e9)
+                               : "?";
+    std::fprintf(stderr, "\r\033[Kstaging  %zu/%zu files  %s/%s  %s  ETA %s", files_done_.load(),
+                 todo_.size(), format_size(double(b)).c_str(), format_size(double(todo_bytes_)).c_str(),
+                 format_rate(rate).c_str(), eta.c_str());
+    std::fflush(stderr);
+  }
+
+  void ensure_parent(const std::string& dst) {
+    fs::path parent = fs::path(dst).parent_path();
+    {
+      std::lock_guard lock(mutex_);
+      if (made_dirs_.count(parent.string())) return;
+    }
+    std::error_code ec;
+    fs::create_directories(parent, ec);
+    std::lock_guard lock(mutex_);
+    made_dirs_.insert(parent.string());
+  }
+
+  std::string no_space_message(const std::string& dst, std::uint64_t file_size) {
+    std::uint64_t remaining = todo_bytes_ - std::min(bytes_done_.load(), todo_bytes_);
+    std::uint64_t free_now = free_bytes(opt_.cache_root);
+    return "no space left on the cache file system while writing " + dst + " (" +
+           format_size(double(file_size)) + "): " + format_size(double(remaining)) +
+           " still to copy, " + format_size(double(free_now)) + " free; free at least " +
+           format_size(double(remaining > free_now ? remaining - free_now : file_size)) +
+           " and re-run feedbench stage (files already copied are kept)";
+  }
+
+  // Copies one file to its temporary name, hashing the same bytes. RETURNS: false on failure
+  // (recorded; the temporary removed).
+  bool copy_to_temp(std::size_t i, AlignedBuffer& buf, Pending& p) {
+    const std::string src = sel_.absolute_path(i);
+    const std::string rel(sel_.relative_path(i));
+    p.index = i;
+    p.dst = opt_.cache_root + "/" + rel;
+    p.tmp = p.dst + kTmpSuffix;
+    Fd in(open_source(src));
+    if (!in) return add_error(errno_message("cannot open source " + src, errno)), false;
+    if (::fstat(in.get(), &p.source_stat) != 0)
+      return add_error(errno_message("cannot stat " + src, errno)), false;
+    const std::int64_t mtime = std::int64_t(p.source_stat.st_mtim.tv_sec) * 1000000000 +
+                               p.source_stat.st_mtim.tv_nsec;
+    if (std::uint64_t(p.source_stat.st_size) != sel_.file_size(i) || mtime != sel_.mtime_ns(i))
+      return add_error("source " + src + " changed since it was scanned; re-run feedbench stage"),
+             false;
+    ::posix_fadvise(in.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
+    ensure_parent(p.dst);
+    p.fd = Fd(::open(p.tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+    if (!p.fd) {
+      int e = errno;
+      if (e == ENOSPC || e == EDQUOT) return fatal(no_space_message(p.dst, sel_.file_size(i))), false;
+      return add_error(errno_message("cannot create " + p.tmp, e)), false;
+    }
+    auto fail = [&](const std::string& why, bool is_fatal) {
+      p.fd.reset();
+      ::unlink(p.tmp.c_str());
+      if (is_fatal) fatal(why);
+      else if (!why.empty()) add_error(why);
+      return false;
+    };
+    // Reserve the space up front: a full disk is found before any byte is written.
+    if (sel_.file_size(i) > 0 && ::fallocate(p.fd.get(), 0, 0, off_t(sel_.file_size(i))) != 0) {
+      if (errno == ENOSPC || errno == EDQUOT) return fail(no_space_message(p.dst, sel_.file_size(i)), true);
+    }
+    Sha256 hash;
+    std::uint64_t total = 0;
+    while (true) {
+      if (stopping()) return fail("", false);
+      ssize_t n = ::read(in.get(), buf.bytes(), kChunk);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) return fail(errno_message("cannot read source " + src, errno), false);
+      if (n == 0) break;
+      hash.update(buf.bytes(), std::size_t(n));
+      for (ssize_t off = 0; off < n;) {
+        ssize_t w = ::write(p.fd.get(), buf.bytes() + off, std::size_t(n - off));
+        if (w < 0 && errno == EINTR) continue;
+        if (w < 0 && (errno == ENOSPC || errno == EDQUOT))
+          return fail(no_space_message(p.dst, sel_.file_size(i)), true);
+        if (w < 0) return fail(errno_message("cannot write " + p.tmp, errno), false);
+        off += w;
+      }
+      total += std::uint64_t(n);
+    }
+    struct stat after {};
+    ::fstat(in.get(), &after);
+    if (total != sel_.file_size(i) || after.st_mtim.tv_sec != p.source_stat.st_mtim.tv_sec ||
+        after.st_mtim.tv_nsec != p.source_stat.st_mtim.tv_nsec)
+      return fail("source " + src + " changed while it was copied; re-run feedbench stage", false);
+    p.source_hash = hash.hex_digest();
+    // Start writeback now so the flush of the batch mostly waits on I/O already under way.
+    ::sync_file_range(p.fd.get(), 0, 0, SYNC_FILE_RANGE_WRITE);
+    return true;
+  }
+
+  // Flushes, proves and renames one copied file. RETURNS: false on failure (recorded).
+  bool finish(Pending& p, AlignedBuffer& buf) {
+    auto fail = [&](const std::string& why, bool is_fatal) {
+      p.fd.reset();
+      ::unlink(p.tmp.c_str());
+      if (is_fatal) fatal(why);
+      else if (!why.empty()) add_error(why);
+      return false;
+    };
+    if (stopping()) return fail("", false);
+    const std::uint64_t size = sel_.file_size(p.index);
+    if (::fdatasync(p.fd.get()) != 0) {
+      int e = errno;
+      if (e == ENOSPC || e == EDQUOT) return fail(no_space_message(p.dst, size), true);
+      return fail(errno_message("cannot flush " + p.tmp, e), false);
+    }
+    if (opt_.verify) {
+      std::uint64_t got = 0;
+      int err = 0;
+      std::string back = hash_from_device(p.tmp, buf, direct_ok_, &got, &err, opt_.stop);
+      if (err == EINTR) return fail("", false);
+      if (err) return fail(errno_message("cannot read back " + p.tmp, err), false);
+      if (got != size || back != p.source_hash)
+        return fail("copy of " + std::string(sel_.relative_path(p.index)) +
+                        " read back from the cache device differs from the source (sha256 " +
+                        back + ", expected " + p.source_hash + "); the device or file system " +
+                        "may be faulty", false);
+    }
+    // Same mode bits (without set-id bits) and times as the source, as cp -a does.
+    ::fchmod(p.fd.get(), p.source_stat.st_mode & 0777);
+    timespec times[2] = {p.source_stat.st_atim, p.source_stat.st_mtim};
+    if (::futimens(p.fd.get(), times) != 0)
+      return fail(errno_message("cannot set the time of " + p.tmp, errno), false);
+    p.fd.reset();
+    if (::rename(p.tmp.c_str(), p.dst.c_str()) != 0)
+      return fail(errno_message("cannot rename " + p.tmp + " to " + p.dst, errno), false);
+    hashes_[p.index] = p.source_hash;
+    if (journal_) {
+      Manifest line;
+      line.files = {{std::string(sel_.relative_path(p.index)), p.source_hash}};
+      std::string text = line.sums_text();
+      // One O_APPEND write per line keeps lines whole between workers; a lost line only
+      // means a re-copy on resume.
+      if (::write(journal_.get(), text.data(), text.size()) < 0) {
+      }
+    }
+    files_done_.fetch_add(1);
+    bytes_done_.fetch_add(size);
+    if (delay_ms_ > 0) sleep_for_test_hook(delay_ms_, opt_.stop);
+    return true;
+  }
+
+  void flush_batch(std::vector<Pending>& batch, AlignedBuffer& buf) {
+    for (Pending& p : batch) finish(p, buf);
+    batch.clear();
+  }
+
+  void worker() {
+    AlignedBuffer buf(kChunk);
+    std::vector<Pending> batch;
+    std::uint64_t batch_bytes = 0;
+    try {
+      while (!stopping()) {
+        std::size_t k = next_.fetch_add(1);
+        if (k >= todo_.size()) break;
+        Pending p;
+        if (!copy_to_temp(todo_[k], buf, p)) continue;
+        batch_bytes += sel_.file_size(p.index);
+        batch.push_back(std::move(p));
+        if (batch.size() >= kBatchFiles || batch_bytes >= kBatchBytes || delay_ms_ > 0) {
+          flush_batch(batch, buf);
+          batch_bytes = 0;
+        }
+      }
+      flush_batch(batch, buf);
+    } catch (const std::exception& e) {
+      for (Pending& p : batch) {
+        p.fd.reset();
+        ::unlink(p.tmp.c_str());
+      }
+      fatal(std::string("staging failed: ") + e.what());
+    }
+  }
+
+  const StageOptions& opt_;
+  const FileSet& sel_;
+  std::vector<std::size_t> todo_;
+  std::uint64_t todo_bytes_;
+  int delay_ms_ = 0;
+  std::atomic<std::size_t> next_{0};
+  std::atomic<std::size_t> files_done_{0};
+  std::atomic<std::uint64_t> bytes_done_{0};
+  std::atomic<bool> abort_{false};
+  std::atomic<bool> direct_ok_{true};
+  std::vector<std::string> hashes_;  // by selection index; each slot written by one worker
+  std::mutex mutex_;
+  std::vector<std::string> errors_;
+  std::set<std::string> made_dirs_;
+  Fd journal_;
+};
+
+// Holds an exclusive lock on the cache folder for the duration of a stage.
+Fd lock_cache(const std::string& cache_root) {
+  Fd fd(::open(cache_root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!fd) throw InputError(errno_message("cannot open cache folder " + cache_root, errno));
+  if (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0)
+    throw InputError("another feedbench stage is writing " + cache_root + " right now");
+  return fd;
+}
+
+bool cache_is_ours_or_empty(const std::string& cache_root) {
+  if (fs::exists(cache_root + "/" + kManifestJsonName) || fs::exists(cache_root + "/" + kManifestSumsName) ||
+      fs::exists(cache_root + "/" + kStageJournalName))
+    return true;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(cache_root, ec)) {
+    std::string name = e.path().filename().string();
+    if (name == "lost+found" || ends_with(name, kTmpSuffix)) continue;
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+int StageResult::exit_code() const {
+  if (stopped_by_signal) return 128 + stopped_by_signal;
+  return errors.empty() && manifest_written ? 0 : 1;
+}
+
+bool VerifyResult::ok() const {
+  return !stopped_by_signal && missing.empty() && changed.empty() && extra.empty() &&
+         errors.empty() && source_matches;
+}
+
+int default_workers(const std::string& path) {
+  try {
+    PathInfo info = describe_path("cache", path);
+    if (info.device_info.contains("rotational") && info.device_info["rotational"].is_boolean() &&
+        info.device_info["rotational"].get<bool>())
+      return 1;
+  } catch (const std::exception&) {
+  }
+  return 4;
+}
+
+StageResult stage(const StageOptions& options) {
+  const auto start = Clock::now();
+  const double cpu_start = process_cpu_seconds();
+  StageResult result;
+  auto log = [&](const std::string& line) {
+    if (!options.quiet) std::fprintf(stderr, "feedbench stage: %s\n", line.c_str());
+  };
+
+  // --- Refusals: nothing is changed when one applies.
+  if (options.source_root.empty()) throw InputError("--from: the source folder is required");
+  if (options.cache_root.empty()) throw InputError("--to: the cache folder is required");
+  char buf[PATH_MAX];
+  if (!::realpath(options.source_root.c_str(), buf))
+    throw InputError(errno_message("--from " + options.source_root, errno));
+  const std::string source = buf;
+  if (!fs::is_directory(source)) throw InputError("--from " + options.source_root + ": not a folder");
+  const std::string cache = resolve_maybe_missing(options.cache_root);
+  if (is_within(cache, source))
+    throw InputError("the cache " + cache + " is inside the source " + source +
+                     ": choose a cache folder outside the source");
+  if (is_within(source, cache))
+    throw InputError("the source " + source + " is inside the cache " + cache +
+                     ": staging would remove or overwrite source files");
+  const std::size_t inside_links = check_symlinks(source, options.include);
+
+  FileSet selection = scan_dataset(source, options.include);
+  result.files_selected = selection.size();
+  result.bytes_selected = selection.total_bytes();
+  result.source_fingerprint = selection.fingerprint();
+  result.label = options.label.empty() ? "fp-" + result.source_fingerprint.substr(0, 12) : options.label;
+
+  std::error_code ec;
+  fs::create_directories(cache, ec);
+  if (ec) throw InputError("cannot create the cache folder " + cache + ": " + ec.message());
+  if (!cache_is_ours_or_empty(cache))
+    throw InputError("the cache folder " + cache + " is not empty and holds no feedbench manifest: " +
+                     "refusing to stage into it (staging removes files that are not in the "
+                     "selection); choose a new or empty folder");
+  Fd lock = lock_cache(cache);
+  StageOptions opt = options;
+  opt.cache_root = cache;
+  opt.source_root = source;
+
+  if (std::size_t n = remove_stale_temporaries(cache))
+    log("removed " + std::to_string(n) + " temporary file(s) left by an interrupted stage");
+  if (inside_links) log("note: " + std::to_string(inside_links) + " symlink(s) in the selection are not staged (only regular files are)");
+
+  try {
+    PathInfo s = describe_path("source", source), c = describe_path("cache", cache);
+    if (same_device(s, c)) {
+      result.warnings.push_back("source and cache are on the same device" +
+                                (c.device.empty() ? std::string() : " (" + c.device + ")") +
+                                ": reads from the cache will not be faster, and the copy competes "
+                                "with itself");
+      log("warning: " + result.warnings.back());
+    }
+  } catch (const std::exception&) {
+  }
+
+  // --- What is already in place (resume) and what has to go.
+  const std::string journal_path = cache + "/" + kStageJournalName;
+  std::string why_no_manifest;
+  std::optional<Manifest> old = read_manifest(cache, &why_no_manifest);
+  std::map<std::string, std::string> known = read_sums_lenient(journal_path);
+  if (old)
+    for (const ManifestEntry& e : old->files) known.emplace(e.path, e.sha256);
+  FileSet existing = scan_dataset(cache);
+  std::unordered_map<std::string_view, std::size_t> in_cache;
+  for (std::size_t i = 0; i < existing.size(); ++i) in_cache.emplace(existing.relative_path(i), i);
+
+  std::vector<std::size_t> todo;
+  std::uint64_t todo_bytes = 0, todo_alloc = 0;
+  std::uint64_t fs_size = 0, block = 4096;
+  const std::uint64_t free_now = free_bytes(cache, &fs_size, &block);
+  std::vector<std::string> hashes(selection.size());
+  std::set<std::string_view> selected;
+  for (std::size_t i = 0; i < selection.size(); ++i) {
+    std::string_view rel = selection.relative_path(i);
+    selected.insert(rel);
+    auto c = in_cache.find(rel);
+    auto k = known.find(std::string(rel));
+    if (c != in_cache.end() && k != known.end() && existing.file_size(c->second) == selection.file_size(i) &&
+        existing.mtime_ns(c->second) == selection.mtime_ns(i)) {
+      hashes[i] = k->second;
+      ++result.files_skipped;
+      continue;
+    }
+    todo.push_back(i);
+    todo_bytes += selection.file_size(i);
+    todo_alloc += (selection.file_size(i) + block - 1) / block * block;
+  }
+  std::vector<std::string> to_remove;
+  for (std::size_t i = 0; i < existing.size(); ++i)
+    if (!selected.count(existing.relative_path(i))) to_remove.emplace_back(existing.relative_path(i));
+
+  // Free space: the copies plus a margin (2% and up to 64 MiB, at most 5% of the file system).
+  const std::uint64_t margin = todo_alloc / 50 + std::min<std::uint64_t>(64ull << 20, fs_size / 20);
+  if (!todo.empty() && free_now != UINT64_MAX && free_now < todo_alloc + margin) {
+    result.errors.push_back("not enough space in " + cache + ": " + std::to_string(todo.size()) +
+                            " file(s) to copy need " + format_size(double(todo_alloc)) + " plus a margin of " +
+                            format_size(double(margin)) + ", the file system has " +
+                            format_size(double(free_now)) + " free: short by " +
+                            format_size(double(todo_alloc + margin - free_now)));
+    result.seconds = seconds_since(start);
+    return result;
+  }
+
+  const bool changes = !todo.empty() || !to_remove.empty();
+  if (changes) {
+    // The journal first (it holds every hash resume needs), then the manifest goes: from here
+    // until the end the cache is, correctly, not a cache.
+    std::string journal_text;
+    {
+      Manifest j;
+      for (std::size_t i = 0; i < selection.size(); ++i)
+        if (!hashes[i].empty()) j.files.push_back({std::string(selection.relative_path(i)), hashes[i]});
+      journal_text = j.sums_text();
+    }
+    const std::string journal_tmp = cache + "/feedbench-journal.new.fbtmp";
+    {
+      std::ofstream out(journal_tmp, std::ios::binary | std::ios::trunc);
+      out << journal_text;
+      out.flush();
+      if (!out) {
+        result.errors.push_back("cannot write " + journal_tmp + " (is the cache full?)");
+        ::unlink(journal_tmp.c_str());
+        result.seconds = seconds_since(start);
+        return result;
+      }
+    }
+    if (::rename(journal_tmp.c_str(), journal_path.c_str()) != 0)
+      throw RunError(errno_message("cannot rename " + journal_tmp, errno));
+    remove_manifest(cache);
+    for (const std::string& rel : to_remove) {
+      const std::string path = cache + "/" + rel;
+      if (::unlink(path.c_str()) != 0) {
+        result.errors.push_back(errno_message("cannot remove " + path, errno));
+        continue;
+      }
+      prune_empty_parents(fs::path(path).parent_path(), fs::path(cache));
+      result.removed.push_back(rel);
+      ++result.files_removed;
+    }
+  }
+
+  if (!todo.empty()) {
+    int workers = options.workers > 0 ? options.workers : default_workers(cache);
+    workers = int(std::min<std::size_t>(std::size_t(workers), todo.size()));
+    StageRun run(opt, selection, std::move(todo), todo_bytes);
+    run.open_journal();
+    run.run(workers, result);
+    for (std::size_t i = 0; i < selection.size(); ++i)
+      if (hashes[i].empty()) hashes[i] = run.hash_of(i);
+  }
+  if (options.stop && options.stop->load()) result.stopped_by_signal = options.stop->load();
+
+  if (!result.stopped_by_signal && result.errors.empty()) {
+    Manifest m;
+    m.label = result.label;
+    m.source_root = source;
+    m.source_fingerprint = result.source_fingerprint;
+    m.include = options.include;
+    m.total_bytes = selection.total_bytes();
+    m.created_utc = utc_timestamp();
+    m.feedbench_version = build::kVersion;
+    for (std::size_t i = 0; i < selection.size(); ++i) {
+      FB_CHECK(!hashes[i].empty(), "a staged file without a hash");
+      m.files.push_back({std::string(selection.relative_path(i)), hashes[i]});
+    }
+    bool unchanged = !changes && old && old->source_fingerprint == m.source_fingerprint &&
+                     old->label == m.label && old->include == m.include && old->sums_text() == m.sums_text();
+    if (options.write_manifest && !unchanged) {
+      try {
+        write_manifest(cache, m);
+      } catch (const RunError& e) {
+        result.errors.push_back(std::string(e.what()) + " (the cache has no manifest; free space and re-run)");
+      }
+    }
+    if (result.errors.empty()) {
+      result.manifest_written = true;
+      ::unlink(journal_path.c_str());
+    }
+  }
+  result.seconds = seconds_since(start);
+  result.cpu_seconds = process_cpu_seconds() - cpu_start;
+  return result;
+}
+
+VerifyResult verify_cache(const VerifyOptions& options) {
+  const auto start = Clock::now();
+  VerifyResult result;
+  if (options.cache_root.empty()) throw InputError("--cache: the cache folder is required");
+  if (!fs::is_directory(options.cache_root))
+    throw InputError("--cache " + options.cache_root + ": not a folder");
+  std::string why;
+  std::optional<Manifest> m = read_manifest(options.cache_root, &why);
+  if (!m)
+    throw InputError(options.cache_root + " has no complete manifest (" + why +
+                     "): run feedbench stage");
+  const std::string cache = resolve_maybe_missing(options.cache_root);
+  FileSet present = scan_dataset(cache);
+  std::set<std::string> listed;
+  for (const ManifestEntry& e : m->files) listed.insert(e.path);
+  for (std::size_t i = 0; i < present.size(); ++i)
+    if (!listed.count(std::string(present.relative_path(i)))) result.extra.emplace_back(present.relative_path(i));
+
+  // Hash every listed file from the device, in parallel.
+  const int workers = std::max(1, options.workers > 0 ? options.workers : default_workers(cache));
+  std::atomic<std::size_t> next{0};
+  std::atomic<bool> direct_ok{true};
+  std::atomic<std::uint64_t> bytes{0};
+  std::atomic<std::size_t> done{0};
+  std::mutex mutex;
+  auto work = [&] {
+    AlignedBuffer buf(kChunk);
+    while (!(options.stop && options.stop->load())) {
+      std::size_t k = next.fetch_add(1);
+      if (k >= m->files.size()) break;
+      const ManifestEntry& e = m->files[k];
+      const std::string path = cache + "/" + e.path;
+      std::uint64_t got = 0;
+      int err = 0;
+      struct stat st {};
+      std::string hex;
+      if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) err = errno ? errno : ENOENT;
+      else hex = hash_from_device(path, buf, direct_ok, &got, &err, options.stop);
+      std::lock_guard lock(mutex);
+      if (err == ENOENT) result.missing.push_back(e.path);
+      else if (err == EINTR) break;
+      else if (err) result.errors.push_back(errno_message("cannot read " + path, err));
+      else if (hex != e.sha256) result.changed.push_back(e.path);
+      bytes += got;
+      ++done;
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int w = 0; w < std::min<int>(workers, int(std::max<std::size_t>(1, m->files.size()))); ++w)
+    threads.emplace_back(work);
+  bool finished = false;
+  std::thread progress;
+  std::mutex pm;
+  std::condition_variable cv;
+  if (options.progress) {
+    progress = std::thread([&] {
+      std::unique_lock lock(pm);
+      while (!cv.wait_for(lock, std::chrono::milliseconds(250), [&] { return finished; })) {
+        std::fprintf(stderr, "\r\033[Kverifying  %zu/%zu files  %s", done.load(), m->files.size(),
+                     format_size(double(bytes.load())).c_str());
+        std::fflush(stderr);
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  if (progress.joinable()) {
+    {
+      std::lock_guard lock(pm);
+      finished = true;
+    }
+    cv.notify_all();
+    progress.join();
+    std::fprintf(stderr, "\r\033[K");
+  }
+  if (options.stop && options.stop->load()) result.stopped_by_signal = options.stop->load();
+  result.files_checked = done.load();
+  result.bytes_checked = bytes.load();
+  std::sort(result.missing.begin(), result.missing.end());
+  std::sort(result.changed.begin(), result.changed.end());
+
+  if (!options.source_root.empty()) {
+    FileSet source = scan_dataset(options.source_root, m->include);
+    result.source_checked = true;
+    result.source_matches = source.fingerprint() == m->source_fingerprint;
+    if (!result.source_matches) {
+      // The cached copies carry the source's sizes and mtimes: name what moved.
+      std::map<std::string, std::pair<std::uint64_t, std::int64_t>> cached;
+      for (std::size_t i = 0; i < present.size(); ++i)
+        cached[std::string(present.relative_path(i))] = {present.file_size(i), present.mtime_ns(i)};
+      std::set<std::string> seen;
+      for (std::size_t i = 0; i < source.size(); ++i) {
+        std::string rel(source.relative_path(i));
+        seen.insert(rel);
+        auto c = cached.find(rel);
+        if (!listed.count(rel)) result.source_differences.push_back("added to the source: " + rel);
+        else if (c != cached.end() &&
+                 (c->second.first != source.file_size(i) || c->second.second != source.mtime_ns(i)))
+          result.source_differences.push_back("changed in the source: " + rel);
+      }
+      for (const std::string& rel : listed)
+        if (!seen.count(rel)) result.source_differences.push_back("removed from the source: " + rel);
+      if (result.source_differences.empty())
+        result.source_differences.push_back("the source selection's fingerprint differs from the manifest's");
+    }
+  }
+  result.seconds = seconds_since(start);
+  return result;
+}
+
+std::string check_cache(const std::string& cache_root, const FileSet& source_selection) {
+  std::string why;
+  std::optional<Manifest> m = read_manifest(cache_root, &why);
+  auto command = [&](const std::vector<std::string>& include) {
+    std::string cmd = "feedbench stage --from " + source_selection.root() + " --to " + cache_root;
+    for (const std::string& g : include) cmd += " --include '" + g + "'";
+    return "run `" + cmd + "`";
+  };
+  if (!m) return "the cache " + cache_root + " has no complete manifest (" + why + "): " + command({});
+  if (m->source_fingerprint != source_selection.fingerprint())
+    return "the cache " + cache_root + " does not match the source selection (manifest fingerprint " +
+           m->source_fingerprint.substr(0, 12) + ", source now " +
+           source_selection.fingerprint().substr(0, 12) + "): " + command(m->include);
+  return "";
+}
+
+std::optional<nlohmann::json> read_manifest_json(const std::string& cache_root) {
+  std::optional<Manifest> m = read_manifest(cache_root);
+  if (!m) return std::nullopt;
+  return nlohmann::json(m->to_json());
+}
+
+}  // namespace feedbench
