@@ -61,6 +61,11 @@ double bin_value(int index, std::uint64_t min, std::uint64_t max) {
   return std::clamp(lower + (width - 1) / 2, double(min), double(max));
 }
 
+// Parsed text gives unsigned numbers, json built in code signed ones: accept both.
+bool non_negative_integer(const nlohmann::json& v) {
+  return v.is_number_unsigned() || (v.is_number_integer() && v.get<std::int64_t>() >= 0);
+}
+
 }  // namespace
 
 double Histogram::mean() const {
@@ -103,7 +108,7 @@ Histogram Histogram::from_json(const nlohmann::json& j, const std::string& where
   auto uint_field = [&](const char* key) -> std::uint64_t {
     auto it = j.find(key);
     if (it == j.end()) throw fail(std::string("/") + key, "missing");
-    if (!it->is_number_unsigned() && !(it->is_number_integer() && it->get<std::int64_t>() >= 0))
+    if (!non_negative_integer(*it))
       throw fail(std::string("/") + key, "expected a non-negative integer");
     return it->get<std::uint64_t>();
   };
@@ -125,7 +130,7 @@ Histogram Histogram::from_json(const nlohmann::json& j, const std::string& where
     const auto& bin = (*bins)[b];
     const std::string at = "/bins/" + std::to_string(b);
     if (!bin.is_array() || bin.size() != 3 ||
-        !std::all_of(bin.begin(), bin.end(), [](const auto& v) { return v.is_number_unsigned(); }))
+        !std::all_of(bin.begin(), bin.end(), non_negative_integer))
       throw fail(at, "expected [lower, upper, count] of non-negative integers");
     const auto lower = bin[0].get<std::uint64_t>();
     const auto upper = bin[1].get<std::uint64_t>();

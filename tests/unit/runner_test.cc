@@ -1,0 +1,166 @@
+// run_round end to end on real files: every engine, pattern and worker count reads the whole
+// data set once; counters, latency and errors are as documented.
+#include "feedbench/runner.h"
+
+#include <gtest/gtest.h>
+
+#include "feedbench/error.h"
+#include "test_util.h"
+
+namespace feedbench {
+namespace {
+
+using testing::TempDir;
+
+constexpr std::uint64_t kBlock = 16384;
+
+// A small data set on disk (O_DIRECT needs a disk-backed file system: TempDir is under /var/tmp).
+struct DataSet {
+  TempDir dir;
+  FileSet files{dir.path()};
+  std::uint64_t whole_file_reads = 0;  // reads a whole-file pattern makes
+
+  explicit DataSet(const std::vector<std::uint64_t>& sizes) {
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+      const std::string rel = "class_" + std::to_string(i % 3) + "/f" + std::to_string(i) + ".bin";
+      testing::write_file(dir / rel, std::string(sizes[i], char('a' + i % 26)));
+      files.add(rel, sizes[i], 0);
+      whole_file_reads += std::max<std::uint64_t>(1, (sizes[i] + kBlock - 1) / kBlock);
+    }
+    files.sort();
+  }
+};
+
+const std::vector<std::uint64_t> kSizes = {0, 1, 4095, 4096, 70000, 131072, 200003, 50000, 9};
+
+struct EngineSetup {
+  const char* engine;
+  bool direct;
+  unsigned queue_depth;
+};
+
+// RETURNS: the round's stats, or nullopt when the system refuses the engine (io_uring in a
+// sandbox, O_DIRECT here), after printing why.
+std::optional<RoundStats> run(const FileSet& files, Pattern pattern, const EngineSetup& e,
+                              unsigned workers, bool record_latency = true, unsigned max_open = 256) {
+  WorkloadSpec spec;
+  spec.pattern = pattern;
+  spec.block_size = kBlock;
+  spec.workers = workers;
+  Workload workload(files, spec);
+  RoundOptions options;
+  options.engine = e.engine;
+  options.engine_options.direct = e.direct;
+  options.engine_options.queue_depth = e.queue_depth;
+  options.engine_options.block_size = kBlock;
+  options.workers = workers;
+  options.record_latency = record_latency;
+  options.max_open_files = max_open;
+  RoundStats stats = run_round(files, workload, options);
+  if (!stats.error.empty() && (stats.error.find("io_uring refused") != std::string::npos ||
+                               stats.error.find("O_DIRECT not supported") != std::string::npos)) {
+    std::printf("skipping %s: %s\n", e.engine, stats.error.c_str());
+    return std::nullopt;
+  }
+  return stats;
+}
+
+class RunnerEngines : public ::testing::TestWithParam<EngineSetup> {};
+
+TEST_P(RunnerEngines, WholeFilePatternsReadEveryByteOnce) {
+  DataSet data(kSizes);
+  for (Pattern pattern : {Pattern::sequential, Pattern::shuffled_files}) {
+    for (unsigned workers : {1u, 2u, 4u}) {
+      auto stats = run(data.files, pattern, GetParam(), workers);
+      if (!stats) GTEST_SKIP() << GetParam().engine << " refused here";
+      SCOPED_TRACE(std::string(pattern_name(pattern)) + " workers " + std::to_string(workers));
+      EXPECT_EQ(stats->error, "");
+      EXPECT_EQ(stats->bytes, data.files.total_bytes());
+      EXPECT_EQ(stats->files, data.files.size());
+      EXPECT_EQ(stats->reads, data.whole_file_reads);
+      EXPECT_EQ(stats->latency.count(), stats->reads);
+      EXPECT_GT(stats->elapsed_ns, 0);
+      EXPECT_GE(stats->cpu_util, 0.0);
+      EXPECT_LE(stats->cpu_util, 1.5);  // rusage granularity can overshoot a tiny round
+    }
+  }
+}
+
+TEST_P(RunnerEngines, RandomMakesOnePassWorthOfReads) {
+  DataSet data(kSizes);
+  const std::uint64_t expected = (data.files.total_bytes() + kBlock - 1) / kBlock;
+  for (unsigned workers : {1u, 3u}) {
+    // max_open_files 2 forces evictions from the open-file cache.
+    auto stats = run(data.files, Pattern::random, GetParam(), workers, true, 2);
+    if (!stats) GTEST_SKIP() << GetParam().engine << " refused here";
+    EXPECT_EQ(stats->error, "");
+    EXPECT_EQ(stats->reads, expected);
+    EXPECT_EQ(stats->latency.count(), expected);
+    EXPECT_GT(stats->bytes, 0u);
+    EXPECT_LE(stats->bytes, expected * kBlock);
+    EXPECT_GE(stats->files, 1u);
+    EXPECT_LE(stats->files, stats->reads);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllEngines, RunnerEngines,
+                         ::testing::Values(EngineSetup{"psync", false, 1}, EngineSetup{"psync", true, 1},
+                                           EngineSetup{"mmap", false, 1}, EngineSetup{"libaio", true, 8},
+                                           EngineSetup{"io_uring", false, 8},
+                                           EngineSetup{"io_uring", true, 4}),
+                         [](const auto& info) {
+                           return std::string(info.param.engine) +
+                                  (info.param.direct ? "_direct" : "_buffered");
+                         });
+
+TEST(RunnerTest, LatencyOffGivesAnEmptyHistogram) {
+  DataSet data(kSizes);
+  auto stats = run(data.files, Pattern::sequential, {"psync", false, 1}, 2, false);
+  ASSERT_TRUE(stats);
+  EXPECT_EQ(stats->bytes, data.files.total_bytes());
+  EXPECT_EQ(stats->latency.count(), 0u);
+}
+
+TEST(RunnerTest, MissingFileSetsErrorNamingIt) {
+  DataSet data(kSizes);
+  FileSet files(data.dir.path());
+  for (std::size_t i = 0; i < data.files.size(); ++i)
+    files.add(data.files.relative_path(i), data.files.file_size(i), 0);
+  files.add("class_9/gone.bin", 100000, 0);
+  files.sort();
+  for (Pattern pattern : {Pattern::sequential, Pattern::random}) {
+    for (EngineSetup e : {EngineSetup{"psync", false, 1}, EngineSetup{"libaio", true, 4}}) {
+      // random picks files by size: gone.bin holds a third of the data, so it is hit.
+      auto stats = run(files, pattern, e, 2);
+      if (!stats) continue;
+      EXPECT_NE(stats->error.find("gone.bin"), std::string::npos) << stats->error;
+    }
+  }
+}
+
+TEST(RunnerTest, OptionsAnEngineCannotTakeAreInputErrors) {
+  DataSet data({4096});
+  WorkloadSpec spec;
+  Workload workload(data.files, spec);
+  RoundOptions options;
+  options.engine = "psync";
+  options.engine_options.queue_depth = 4;
+  EXPECT_THROW(run_round(data.files, workload, options), InputError);
+  options.engine = "nosuch";
+  EXPECT_THROW(run_round(data.files, workload, options), InputError);
+}
+
+TEST(RunnerTest, ReadErrorEndsTheRoundWithTheFileAndErrno) {
+  // A directory opens read-only but pread on it fails with EISDIR.
+  DataSet data({4096});
+  FileSet files(data.dir.path());
+  files.add("class_0", 4096, 0);
+  auto stats = run(files, Pattern::sequential, {"psync", false, 1}, 1);
+  ASSERT_TRUE(stats);
+  EXPECT_NE(stats->error.find("class_0"), std::string::npos) << stats->error;
+  EXPECT_NE(stats->error.find("Is a directory"), std::string::npos) << stats->error;
+  EXPECT_EQ(stats->reads, 0u);
+}
+
+}  // namespace
+}  // namespace feedbench
