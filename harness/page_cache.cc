@@ -55,6 +55,19 @@ std::uint64_t page_size() {
 
 // -1 unknown, 1 works, 0 missing (ENOSYS, or a seccomp filter that answers EPERM).
 std::atomic<int> g_cachestat_works{-1};
+// FEEDBENCH_RESIDENCY_METHOD=mincore forces the fallback: to cross-check the two methods,
+// and to test the fallback on kernels that have cachestat.
+std::atomic<bool> g_force_mincore{false};
+
+void read_method_override() {
+  const char* v = std::getenv("FEEDBENCH_RESIDENCY_METHOD");
+  g_force_mincore.store(v && std::string_view(v) == "mincore");
+}
+
+bool use_cachestat() {
+  return !g_force_mincore.load(std::memory_order_relaxed) &&
+         g_cachestat_works.load(std::memory_order_relaxed) != 0;
+}
 
 // Per-thread scratch for mincore: reused across files.
 struct Scratch {
@@ -72,10 +85,10 @@ std::uint64_t resident_bytes(int fd, std::uint64_t size, Scratch& scratch, const
                              std::uint64_t* dirty_pages = nullptr) {
   if (dirty_pages) *dirty_pages = 0;
   if (size == 0) {
-    method = g_cachestat_works.load(std::memory_order_relaxed) == 0 ? "mincore" : "cachestat";
+    method = use_cachestat() ? "cachestat" : "mincore";
     return 0;
   }
-  if (g_cachestat_works.load(std::memory_order_relaxed) != 0) {
+  if (use_cachestat()) {
     CachestatRange range{0, 0};
     Cachestat cs{};
     if (::syscall(SYS_cachestat, fd, &range, &cs, 0) == 0) {
@@ -114,6 +127,7 @@ std::uint64_t resident_bytes(int fd, std::uint64_t size, Scratch& scratch, const
 // Throws the first RunError a worker hit (after all workers stop).
 template <class Fn>
 void for_each_file(const FileSet& files, const Progress& progress, Fn fn) {
+  read_method_override();
   const std::size_t total = files.size();
   if (total == 0) {
     if (progress) progress(0, 0);
@@ -196,9 +210,7 @@ Residency finish(const FileSet& files, const Totals& totals) {
   Residency r;
   r.total_bytes = files.total_bytes();
   r.resident_bytes = totals.resident.load();
-  r.method = totals.used_mincore.load() ? "mincore"
-             : g_cachestat_works.load() == 0 ? "mincore"
-                                              : "cachestat";
+  r.method = totals.used_mincore.load() || !use_cachestat() ? "mincore" : "cachestat";
   return r;
 }
 

@@ -1,0 +1,176 @@
+// Residency, eviction and warming on real files under /var/tmp (disk-backed: eviction and
+// O_DIRECT mean nothing on tmpfs).
+#include "feedbench/page_cache.h"
+
+#include <gtest/gtest.h>
+
+#include <stdlib.h>
+#include <sys/statfs.h>
+#include <sys/vfs.h>
+
+#include <atomic>
+#include <mutex>
+
+#include "feedbench/error.h"
+#include "feedbench/generator.h"
+#include "test_util.h"
+
+namespace feedbench {
+namespace {
+
+using testing::TempDir;
+
+constexpr long kTmpfsMagic = 0x01021994;
+
+// Writes `files` files of `size` bytes with the generator and scans them.
+FileSet make_files(const TempDir& dir, std::uint64_t files, std::uint64_t size) {
+  GenOptions o;
+  o.out = dir / "data";
+  o.files = files;
+  o.min_size = o.max_size = size;
+  o.layout = GenLayout::kFlat;
+  generate_dataset(o);
+  return scan_dataset(o.out);
+}
+
+bool on_tmpfs(const std::string& path) {
+  struct statfs s;
+  return ::statfs(path.c_str(), &s) == 0 && s.f_type == kTmpfsMagic;
+}
+
+TEST(PageCacheTest, EvictThenWarmThenEvict) {
+  TempDir dir;
+  if (on_tmpfs(dir.path())) GTEST_SKIP() << "TMPDIR is tmpfs: files cannot be evicted there";
+  FileSet files = make_files(dir, 40, 256 * 1024 + 100);  // a partial last page too
+
+  Residency cold = evict(files);  // also writes back the freshly generated (dirty) pages
+  EXPECT_EQ(cold.total_bytes, files.total_bytes());
+  EXPECT_LE(cold.fraction(), 0.01) << cold.resident_bytes;
+  EXPECT_TRUE(cold.method == "cachestat" || cold.method == "mincore") << cold.method;
+
+  Residency hot = warm(files);
+  EXPECT_GE(hot.fraction(), 0.99) << hot.resident_bytes;
+  EXPECT_LE(hot.resident_bytes, hot.total_bytes);
+
+  Residency again = evict(files);
+  EXPECT_LE(again.fraction(), 0.01) << again.resident_bytes;
+}
+
+TEST(PageCacheTest, MeasuringDoesNotChangeResidency) {
+  TempDir dir;
+  if (on_tmpfs(dir.path())) GTEST_SKIP() << "TMPDIR is tmpfs";
+  FileSet files = make_files(dir, 8, 128 * 1024);
+  ASSERT_LE(evict(files).fraction(), 0.01);
+  for (int i = 0; i < 3; ++i) EXPECT_LE(measure_residency(files).fraction(), 0.01);
+  warm(files);
+  for (int i = 0; i < 3; ++i) EXPECT_GE(measure_residency(files).fraction(), 0.99);
+}
+
+TEST(PageCacheTest, PartialResidencyIsMeasured) {
+  TempDir dir;
+  if (on_tmpfs(dir.path())) GTEST_SKIP() << "TMPDIR is tmpfs";
+  FileSet files = make_files(dir, 4, 64 * 1024);
+  ASSERT_LE(evict(files).fraction(), 0.01);
+  // Warm half of the files: residency must say about a half.
+  FileSet half(files.root());
+  half.add(files.relative_path(0), files.file_size(0), files.mtime_ns(0));
+  half.add(files.relative_path(1), files.file_size(1), files.mtime_ns(1));
+  warm(half);
+  double f = measure_residency(files).fraction();
+  EXPECT_GE(f, 0.49);
+  EXPECT_LE(f, 0.51);
+}
+
+// Runs `fn` with residency measured by mincore(2) (the fallback for kernels before 6.5).
+template <class Fn>
+void with_mincore(Fn fn) {
+  ::setenv("FEEDBENCH_RESIDENCY_METHOD", "mincore", 1);
+  fn();
+  ::unsetenv("FEEDBENCH_RESIDENCY_METHOD");
+}
+
+TEST(PageCacheTest, MincoreFallbackAgreesWithCachestat) {
+  TempDir dir;
+  if (on_tmpfs(dir.path())) GTEST_SKIP() << "TMPDIR is tmpfs";
+  FileSet files = make_files(dir, 6, 100 * 1024 + 1);
+  with_mincore([&] {
+    Residency r = evict(files);
+    EXPECT_EQ(r.method, "mincore");
+    EXPECT_LE(r.fraction(), 0.01);
+  });
+  Residency cold = measure_residency(files);
+  EXPECT_LE(cold.fraction(), 0.01);
+  with_mincore([&] {
+    Residency r = warm(files);
+    EXPECT_EQ(r.method, "mincore");
+    EXPECT_GE(r.fraction(), 0.99);
+  });
+  Residency hot = measure_residency(files);
+  EXPECT_GE(hot.fraction(), 0.99) << hot.method;
+  RecordProperty("default_method", hot.method);
+}
+
+TEST(PageCacheTest, ProgressReachesTotalFromOneThread) {
+  TempDir dir;
+  FileSet files = make_files(dir, 3000, 16);
+  std::mutex m;
+  std::size_t last = 0, calls = 0;
+  bool monotonic = true;
+  Residency r = measure_residency(files, [&](std::size_t done, std::size_t total) {
+    std::lock_guard<std::mutex> lock(m);
+    EXPECT_EQ(total, files.size());
+    if (done < last) monotonic = false;
+    last = done;
+    ++calls;
+  });
+  EXPECT_TRUE(monotonic);
+  EXPECT_EQ(last, files.size());
+  EXPECT_GE(calls, 2u);
+  EXPECT_EQ(r.total_bytes, 3000u * 16u);
+}
+
+TEST(PageCacheTest, EmptySetAndEmptyFiles) {
+  TempDir dir;
+  FileSet none(dir.path());
+  EXPECT_EQ(measure_residency(none).total_bytes, 0u);
+  EXPECT_EQ(evict(none).fraction(), 0.0);
+  testing::write_file(dir / "e/empty.bin", "");
+  FileSet empty = scan_dataset(dir / "e");
+  ASSERT_EQ(empty.size(), 1u);
+  EXPECT_EQ(warm(empty).resident_bytes, 0u);
+}
+
+TEST(PageCacheTest, MissingFileIsRunErrorNamingIt) {
+  TempDir dir;
+  FileSet files(dir.path());
+  files.add("gone.bin", 10, 0);
+  try {
+    measure_residency(files);
+    FAIL() << "expected RunError";
+  } catch (const RunError& e) {
+    EXPECT_NE(std::string(e.what()).find("gone.bin"), std::string::npos) << e.what();
+  }
+}
+
+TEST(PageCacheTest, DirectIoProbe) {
+  TempDir dir;
+  FileSet files = make_files(dir, 2, 8192);
+  std::string reason = probe_direct_io(dir / "data");
+  if (on_tmpfs(dir.path())) {
+    SUCCEED() << "tmpfs: " << reason;
+  } else {
+    EXPECT_EQ(reason, "");  // ext4/xfs under /var/tmp take O_DIRECT
+  }
+  EXPECT_EQ(probe_direct_io(files.absolute_path(0)), reason);
+  std::string none = probe_direct_io(dir / "missing");
+  EXPECT_NE(none.find("missing"), std::string::npos) << none;
+}
+
+TEST(PageCacheTest, AvailableMemoryIsPlausible) {
+  std::uint64_t bytes = available_memory_bytes();
+  EXPECT_GT(bytes, 16ull << 20);
+  EXPECT_LT(bytes, 1ull << 50);
+}
+
+}  // namespace
+}  // namespace feedbench
