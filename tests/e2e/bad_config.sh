@@ -3,6 +3,8 @@
 # having run nothing and written nothing.
 source "$(dirname "$0")/lib.bash"
 
+# The runs below start in an empty folder: make a relative $FEEDBENCH absolute first.
+FEEDBENCH=$(realpath "$FEEDBENCH")
 mkdir -p "$WORK/source" "$WORK/cwd"
 unset FEEDBENCH_E2E_UNSET_VAR
 
