@@ -102,7 +102,8 @@ void paths_table(const ResultDocument& doc, std::string& out) {
     const json info = p.value("device_info", json::object());
     std::string shared;
     for (const json& r : p.value("same_device_as", json::array()))
-      shared += (shared.empty() ? "" : ", ") + r.get<std::string>();
+      if (r.is_string()) shared += (shared.empty() ? "" : ", ") + r.get<std::string>();
+    if (shared.empty()) shared = str(p, "shares_device_with");  // older writers' single role
     std::string rot = info.contains("rotational") ? (info["rotational"].get<bool>() ? "yes" : "no")
                                                   : "";
     out += "| " + cell(role) + " | `" + cell(str(p, "resolved")) + "` | " +
