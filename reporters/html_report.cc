@@ -810,7 +810,11 @@ const char* kScript = R"js(
     canvas.setAttribute('aria-label', caption || '');
     return canvas;
   };
-  const draw = (canvas, config) => charts.push(new Chart(canvas, config));
+  // The series names stay on the canvas (data-series) so a test can read them from the DOM.
+  const draw = (canvas, config) => {
+    canvas.dataset.series = config.data.datasets.map((d) => d.label).join(' | ');
+    charts.push(new Chart(canvas, config));
+  };
 
   // Every successful case of a family, with its file.
   const casesOf = (family) => {
