@@ -1,0 +1,199 @@
+// The synthetic data set writer: determinism, sizes, layouts, refusal of non-empty folders.
+#include "feedbench/generator.h"
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "feedbench/dataset.h"
+#include "feedbench/error.h"
+#include "test_util.h"
+
+namespace feedbench {
+namespace {
+
+using testing::read_file;
+using testing::TempDir;
+
+GenOptions options(const std::string& out, std::uint64_t files, std::uint64_t min_size,
+                   std::uint64_t max_size, GenLayout layout = GenLayout::kClasses) {
+  GenOptions o;
+  o.out = out;
+  o.files = files;
+  o.min_size = min_size;
+  o.max_size = max_size;
+  o.layout = layout;
+  return o;
+}
+
+// relative path -> contents
+std::map<std::string, std::string> tree(const std::string& root) {
+  std::map<std::string, std::string> out;
+  FileSet set = scan_dataset(root);
+  for (std::size_t i = 0; i < set.size(); ++i)
+    out[std::string(set.relative_path(i))] = read_file(set.absolute_path(i));
+  return out;
+}
+
+TEST(GeneratorTest, SameSeedSameBytesOtherSeedDiffers) {
+  TempDir dir;
+  GenOptions a = options(dir / "a", 30, 100, 5000);
+  a.seed = 42;
+  GenOptions b = a;
+  b.out = dir / "b";
+  b.threads = 1;  // a different thread count must not change a byte
+  GenOptions c = a;
+  c.out = dir / "c";
+  c.seed = 43;
+  generate_dataset(a);
+  generate_dataset(b);
+  generate_dataset(c);
+  auto ta = tree(a.out), tb = tree(b.out), tc = tree(c.out);
+  ASSERT_EQ(ta.size(), 30u);
+  EXPECT_EQ(ta, tb);
+  EXPECT_NE(ta, tc);
+  std::size_t same_files = 0;
+  for (const auto& [name, bytes] : ta)
+    if (tc.count(name) && tc[name] == bytes) ++same_files;
+  EXPECT_EQ(same_files, 0u);
+}
+
+TEST(GeneratorTest, SizesStayInRangeAndVary) {
+  TempDir dir;
+  GenOptions o = options(dir / "d", 200, 1000, 3000, GenLayout::kFlat);
+  o.seed = 9;
+  GenSummary s = generate_dataset(o);
+  FileSet set = scan_dataset(o.out);
+  ASSERT_EQ(set.size(), 200u);
+  std::set<std::uint64_t> sizes;
+  for (std::size_t i = 0; i < set.size(); ++i) {
+    EXPECT_GE(set.file_size(i), 1000u);
+    EXPECT_LE(set.file_size(i), 3000u);
+    EXPECT_EQ(set.file_size(i), gen_file_size(o, i));  // flat names sort by index
+    sizes.insert(set.file_size(i));
+  }
+  EXPECT_GT(sizes.size(), 100u);
+  EXPECT_EQ(s.bytes, set.total_bytes());
+  EXPECT_EQ(s.files, 200u);
+  EXPECT_EQ(s.folders, 1u);
+}
+
+TEST(GeneratorTest, ClassesLayoutSpreadsFilesEvenly) {
+  TempDir dir;
+  GenOptions o = options(dir / "d", 25, 64, 64);
+  o.classes = 4;
+  GenSummary s = generate_dataset(o);
+  EXPECT_EQ(s.folders, 4u);
+  FileSet set = scan_dataset(o.out);
+  ASSERT_EQ(set.size(), 25u);
+  std::map<std::string, int> per_class;
+  for (std::size_t i = 0; i < set.size(); ++i) {
+    std::string rel(set.relative_path(i));
+    per_class[rel.substr(0, rel.find('/'))]++;
+  }
+  EXPECT_EQ(per_class.size(), 4u);
+  for (const auto& [name, n] : per_class) {
+    EXPECT_TRUE(n == 6 || n == 7) << name << ": " << n;
+    EXPECT_EQ(name.rfind("class_00", 0), 0u) << name;
+  }
+  EXPECT_EQ(gen_file_name(o, 0), "class_000/img_000000.bin");
+  EXPECT_EQ(gen_file_name(o, 24), "class_003/img_000024.bin");
+  EXPECT_TRUE(std::filesystem::exists(dir / "d/class_003/img_000024.bin"));
+}
+
+TEST(GeneratorTest, ShardsHoldFixedSizeRecords) {
+  TempDir dir;
+  GenOptions o = options(dir / "d", 10, 512, 512, GenLayout::kShards);
+  o.shards = 3;
+  GenSummary s = generate_dataset(o);
+  EXPECT_EQ(s.files, 3u);
+  EXPECT_EQ(s.bytes, 10u * 512u);
+  FileSet set = scan_dataset(o.out);
+  ASSERT_EQ(set.size(), 3u);
+  EXPECT_EQ(set.relative_path(0), "shard_00000.bin");
+  std::uint64_t records = 0;
+  for (std::size_t i = 0; i < set.size(); ++i) {
+    EXPECT_EQ(set.file_size(i) % 512, 0u);
+    records += set.file_size(i) / 512;
+    EXPECT_GE(set.file_size(i) / 512, 3u);
+    EXPECT_LE(set.file_size(i) / 512, 4u);
+  }
+  EXPECT_EQ(records, 10u);
+  // A range makes no sense for fixed-size records.
+  GenOptions bad = options(dir / "e", 10, 512, 1024, GenLayout::kShards);
+  EXPECT_THROW(generate_dataset(bad), InputError);
+}
+
+TEST(GeneratorTest, BytesAreNotZeroAndNotRepetitive) {
+  TempDir dir;
+  GenOptions o = options(dir / "d", 1, 64 * 1024, 64 * 1024, GenLayout::kFlat);
+  generate_dataset(o);
+  std::string bytes = read_file(dir / "d/file_000000.bin");
+  ASSERT_EQ(bytes.size(), 64u * 1024u);
+  std::array<int, 256> counts{};
+  for (unsigned char c : bytes) counts[c]++;
+  for (int n : counts) {  // about 256 each; a broken generator is far off
+    EXPECT_GT(n, 150);
+    EXPECT_LT(n, 370);
+  }
+  EXPECT_NE(bytes.substr(0, 4096), bytes.substr(4096, 4096));
+  // gen_fill is random access: the bytes at an offset do not depend on what came before.
+  std::string tail(1000, '\0');
+  gen_fill(o.seed, 0, 8000, tail.data(), tail.size());
+  EXPECT_EQ(tail, bytes.substr(8000, 1000));
+  // Tiny files are never all zero either.
+  GenOptions tiny = options(dir / "t", 300, 1, 1, GenLayout::kFlat);
+  generate_dataset(tiny);
+  FileSet set = scan_dataset(tiny.out);
+  for (std::size_t i = 0; i < set.size(); ++i)
+    EXPECT_NE(read_file(set.absolute_path(i)), std::string(1, '\0')) << set.relative_path(i);
+}
+
+TEST(GeneratorTest, RefusesNonEmptyFolderUnlessForced) {
+  TempDir dir;
+  testing::write_file(dir / "d/keep.txt", "mine");
+  GenOptions o = options(dir / "d", 5, 10, 10, GenLayout::kFlat);
+  try {
+    generate_dataset(o);
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("--force"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir / "d/file_000000.bin"));
+  o.force = true;
+  generate_dataset(o);
+  EXPECT_TRUE(std::filesystem::exists(dir / "d/file_000004.bin"));
+  EXPECT_EQ(read_file(dir / "d/keep.txt"), "mine");  // --force never deletes
+  // --out naming a file is refused even with --force.
+  GenOptions f = options(dir / "d/keep.txt", 5, 10, 10);
+  f.force = true;
+  EXPECT_THROW(generate_dataset(f), InputError);
+}
+
+TEST(GeneratorTest, NoTemporariesLeftAndMissingParentsCreated) {
+  TempDir dir;
+  GenOptions o = options(dir / "x/y/z", 20, 10, 20);
+  o.classes = 2;
+  generate_dataset(o);
+  for (const auto& e : std::filesystem::recursive_directory_iterator(o.out))
+    EXPECT_EQ(e.path().string().find(".fbtmp"), std::string::npos) << e.path();
+  EXPECT_EQ(scan_dataset(o.out).size(), 20u);
+}
+
+TEST(GeneratorTest, BadOptionsAreInputErrors) {
+  TempDir dir;
+  EXPECT_THROW(validate_gen_options(options(dir / "d", 0, 1, 1)), InputError);
+  EXPECT_THROW(validate_gen_options(options(dir / "d", 1, 0, 0)), InputError);
+  EXPECT_THROW(validate_gen_options(options(dir / "d", 1, 5, 4)), InputError);
+  EXPECT_THROW(validate_gen_options(options("", 1, 1, 1)), InputError);
+  GenOptions many_classes = options(dir / "d", 3, 1, 1);
+  many_classes.classes = 4;
+  EXPECT_THROW(validate_gen_options(many_classes), InputError);
+  EXPECT_NO_THROW(validate_gen_options(options(dir / "d", 10, 1, 1)));
+}
+
+}  // namespace
+}  // namespace feedbench
