@@ -1,9 +1,284 @@
-// PLACEHOLDER until its issue lands: replaced by the real verb.
+// feedbench run --config FILE: expand the config into cases, say which paths are measured,
+// run every case through Google Benchmark, write the result file and print the summary.
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <chrono>
 #include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <benchmark/benchmark.h>
+#include <boost/program_options.hpp>
+
+#include "collecting_reporter.h"
+#include "csv_writer.h"
+#include "feedbench/config.h"
+#include "feedbench/dataset.h"
+#include "feedbench/environment.h"
+#include "feedbench/error.h"
+#include "feedbench/page_cache.h"
+#include "feedbench/plan.h"
+#include "feedbench/result.h"
+#include "feedbench/stager.h"
+#include "feedbench/units.h"
+#include "fio_jobs.h"
+#include "markdown_writer.h"
+#include "registration.h"
+#include "run_context.h"
+#include "summary.h"
 #include "verbs.h"
+
+namespace po = boost::program_options;
+
 namespace feedbench {
-int run_main(int, char**) {
-  std::fprintf(stderr, "feedbench run: not built yet\n");
-  return 1;
+namespace {
+
+constexpr const char* kUsage =
+    "usage: feedbench run --config FILE [options] [--benchmark_*=VALUE ...]\n\n"
+    "Runs every case of an experiment config and writes a result file.\n"
+    "Example: feedbench run --config configs/demo.json --source /data/imagenet --cache /nvme/cache\n";
+
+// RETURNS: the value of a Google Benchmark flag given as --benchmark_NAME=VALUE, or "".
+// Read before benchmark::Initialize removes them (only the `=` form is a flag there).
+std::string peek_benchmark_flag(int argc, char** argv, const std::string& name) {
+  std::string prefix = "--benchmark_" + name + "=";
+  std::string value;
+  for (int i = 1; i < argc; ++i)
+    if (std::strncmp(argv[i], prefix.c_str(), prefix.size()) == 0) value = argv[i] + prefix.size();
+  return value;
 }
+
+// --set key=value: the value is JSON when it parses as JSON ("[1,2]", "4", "true"), else a string.
+nlohmann::json parse_sets(const std::vector<std::string>& sets) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const std::string& s : sets) {
+    auto eq = s.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw InputError("--set " + s + ": expected KEY=VALUE, e.g. --set repetitions=1");
+    std::string key = s.substr(0, eq), value = s.substr(eq + 1);
+    nlohmann::json parsed = nlohmann::json::parse(value, nullptr, false);
+    out[key] = parsed.is_discarded() ? nlohmann::json(value) : parsed;
+  }
+  return out;
+}
+
+std::string utc_stamp() {
+  std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y%m%dT%H%M%SZ", &tm);
+  return buf;
+}
+
+std::string host_name() {
+  char buf[256] = {};
+  gethostname(buf, sizeof buf - 1);
+  return buf[0] ? buf : "host";
+}
+
+long max_rss_kib() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return ru.ru_maxrss;
+}
+
+bool uses_path(const Plan& plan, const std::string& role) {
+  for (const Case& c : plan.cases)
+    if (c.has("path") && c.str("path") == role) return true;
+  return false;
+}
+
+bool uses_state(const Plan& plan, const std::string& state) {
+  for (const Case& c : plan.cases)
+    if (c.has("cache_state") && c.str("cache_state") == state) return true;
+  return false;
+}
+
+nlohmann::json describe_selection(const FileSet& files) {
+  return {{"root", files.root()}, {"files", files.size()}, {"bytes", files.total_bytes()},
+          {"fingerprint", files.fingerprint()}};
+}
+
+// The environment variables that change a run: Google Benchmark's, and those the config expanded.
+std::map<std::string, std::string> run_environment(const Config& config) {
+  std::map<std::string, std::string> vars = config.expanded_env;
+  for (char** e = environ; *e; ++e) {
+    std::string kv = *e;
+    if (kv.rfind("BENCHMARK_", 0) == 0 || kv.rfind("FEEDBENCH_", 0) == 0) {
+      auto eq = kv.find('=');
+      vars[kv.substr(0, eq)] = eq == std::string::npos ? "" : kv.substr(eq + 1);
+    }
+  }
+  return vars;
+}
+
+}  // namespace
+
+int run_main(int argc, char** argv) {
+  std::vector<std::string> command_line(argv, argv + argc);
+  command_line[0] = "feedbench";
+  command_line.insert(command_line.begin() + 1, "run");
+
+  const std::string format = peek_benchmark_flag(argc, argv, "format");
+  const std::string color = peek_benchmark_flag(argc, argv, "color");
+  const bool repetitions_from_flag = !peek_benchmark_flag(argc, argv, "repetitions").empty();
+  // Removes --benchmark_*=VALUE flags; what is left is ours, parsed strictly below.
+  benchmark::Initialize(&argc, argv, [] { std::fputs(kUsage, stdout); });
+
+  std::string config_path, out_path, csv_path, markdown_path, emit_fio_dir;
+  std::vector<std::string> sets;
+  po::options_description opts("options");
+  opts.add_options()
+      ("help,h", "this help")
+      ("config,c", po::value(&config_path), "experiment config (JSON), e.g. configs/demo.json")
+      ("source", po::value<std::string>(), "override dataset.source")
+      ("cache", po::value<std::string>(), "override dataset.cache")
+      ("set", po::value(&sets)->composing(), "KEY=VALUE: force a parameter in every family (repeatable), e.g. --set repetitions=1 --set workers=[1,2]")
+      ("out,o", po::value(&out_path), "result file (default results/<config-name>/<host>-<UTC>.json)")
+      ("csv", po::value(&csv_path), "also write one CSV row per benchmark run")
+      ("markdown", po::value(&markdown_path), "also write a Markdown summary (CI job summary, PR)")
+      ("emit-fio", po::value(&emit_fio_dir), "write the equivalent fio job file of each file_read case into DIR, then run")
+      ("allow-unverified-cache", "measure path:cache cases even without a matching manifest (recorded)")
+      ("no-latency", "do not time each read (measures the harness's own overhead)")
+      ("dry-run", "scan and plan, print the cases, the time and memory taken; run nothing")
+      ("quiet,q", "no table, no progress: the summary and the result path only");
+  po::variables_map vm;
+  po::store(po::command_line_parser(argc, argv).options(opts).run(), vm);
+  po::notify(vm);
+  if (vm.count("help")) {
+    std::cout << kUsage << "\n" << opts
+              << "\nGoogle Benchmark's flags work as usual: --benchmark_filter=REGEX, "
+                 "--benchmark_repetitions=N,\n--benchmark_out=FILE, --benchmark_format=console|json|csv, "
+                 "--benchmark_color=false.\n";
+    return 0;
+  }
+  if (config_path.empty()) throw InputError("--config: required (an experiment config, e.g. configs/demo.json)");
+
+  auto t0 = std::chrono::steady_clock::now();
+  ConfigOverrides overrides;
+  if (vm.count("source")) overrides.source = vm["source"].as<std::string>();
+  if (vm.count("cache")) overrides.cache = vm["cache"].as<std::string>();
+  overrides.set = parse_sets(sets);
+  Config config = load_config(config_path, overrides);
+  Plan plan = expand_plan(config);
+
+  RunContext context;
+  context.config = &config;
+  context.record_latency = !vm.count("no-latency");
+  context.allow_unverified_cache = vm.count("allow-unverified-cache") > 0;
+  const bool quiet = vm.count("quiet") > 0;
+  context.show_progress = !quiet && isatty(STDERR_FILENO);
+
+  // Each root is scanned once; every case reads from these FileSets.
+  context.source = scan_dataset(config.source_root, config.include);
+  if (uses_path(plan, "cache") || !config.cache_root.empty()) {
+    if (!config.cache_root.empty() && std::filesystem::is_directory(config.cache_root))
+      context.cache = scan_dataset(config.cache_root, config.include);
+  }
+  const double plan_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+  std::printf("feedbench run: %s — %zu cases", config.name.c_str(), plan.cases.size());
+  if (!plan.dropped.empty()) std::printf(", %zu combinations dropped", plan.dropped.size());
+  std::printf("\n");
+  for (const std::string& why : plan.dropped) std::printf("  dropped: %s\n", why.c_str());
+
+  if (vm.count("dry-run")) {
+    for (const Case& c : plan.cases) std::printf("  %s\n", c.name().c_str());
+    std::printf("source: %zu files, %s\n", context.source->size(),
+                format_size(double(context.source->total_bytes())).c_str());
+    if (context.cache)
+      std::printf("cache: %zu files, %s\n", context.cache->size(),
+                  format_size(double(context.cache->total_bytes())).c_str());
+    std::printf("scan and plan: %.3f s, max resident memory %ld KiB\n", plan_seconds, max_rss_kib());
+    return 0;
+  }
+
+  // A cache that does not match its source is refused, not measured.
+  nlohmann::json manifest = nullptr;
+  if (uses_path(plan, "cache")) {
+    std::string why = check_cache(config.cache_root, *context.source);
+    if (!why.empty()) {
+      if (!context.allow_unverified_cache)
+        throw InputError(why + " (or pass --allow-unverified-cache to measure it anyway)");
+      std::fprintf(stderr, "warning: measuring an unverified cache: %s\n", why.c_str());
+    }
+    if (auto m = read_manifest_json(config.cache_root)) manifest = *m;
+  }
+
+  // Say which paths are measured, before anything runs.
+  std::map<std::string, PathInfo> paths;
+  paths.emplace("source", describe_path("source", config.source_root));
+  if (!config.cache_root.empty() && std::filesystem::exists(config.cache_root))
+    paths.emplace("cache", describe_path("cache", config.cache_root));
+  std::fputs(format_paths(paths).c_str(), stdout);
+  if (uses_state(plan, "warm")) {
+    std::uint64_t need = context.source->total_bytes();
+    if (context.cache) need = std::max(need, context.cache->total_bytes());
+    std::uint64_t avail = available_memory_bytes();
+    if (need > avail)
+      std::printf("note: the selection (%s) is larger than available memory (%s): warm rounds "
+                  "cannot be fully cached and will be flagged as not achieved\n",
+                  format_size(double(need)).c_str(), format_size(double(avail)).c_str());
+  }
+  if (!emit_fio_dir.empty()) {
+    std::size_t n = write_fio_jobs(plan, context, emit_fio_dir);
+    std::printf("wrote %zu fio job files to %s\n", n, emit_fio_dir.c_str());
+  }
+  std::fflush(stdout);
+
+  register_plan(plan, context, repetitions_from_flag);
+  std::unique_ptr<benchmark::BenchmarkReporter> display;
+  if (!quiet)
+    display = make_display_reporter(format.empty() ? "console" : format,
+                                    color.empty() ? isatty(STDOUT_FILENO) != 0
+                                                  : (color == "true" || color == "yes" || color == "1" || color == "auto"));
+  CollectingReporter reporter(std::move(display), context.log);
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  benchmark::Shutdown();
+
+  ResultDocument doc;
+  doc.context = reporter.context();
+  doc.benchmarks = reporter.take_entries();
+  doc.tool = describe_tool();
+  doc.command_line = command_line;
+  doc.environment_variables = run_environment(config);
+  doc.config = {{"file", config.file}, {"name", config.name}, {"sha256", config.sha256},
+                {"resolved", config.resolved}, {"dropped", plan.dropped}};
+  doc.dataset["source"] = describe_selection(*context.source);
+  if (context.cache) {
+    doc.dataset["cache"] = describe_selection(*context.cache);
+    doc.dataset["cache"]["manifest"] = manifest;
+    doc.dataset["cache"]["verified"] = manifest.is_object() && !context.allow_unverified_cache;
+    doc.dataset["cache"]["allow_unverified_cache"] = context.allow_unverified_cache;
+  }
+  doc.environment["host"] = describe_host();
+  nlohmann::json path_json = nlohmann::json::object();
+  for (const auto& [role, info] : paths) {
+    nlohmann::json j = info.to_json();
+    for (const auto& [other_role, other] : paths)
+      if (other_role != role && same_device(info, other)) j["shares_device_with"] = other_role;
+    path_json[role] = j;
+  }
+  doc.environment["paths"] = path_json;
+  doc.summary = summarize(doc);
+
+  if (out_path.empty())
+    out_path = "results/" + config.name + "/" + host_name() + "-" + utc_stamp() + ".json";
+  doc.save(out_path);
+  if (!csv_path.empty()) write_csv(doc, csv_path);
+  if (!markdown_path.empty()) write_markdown(doc, markdown_path);
+
+  std::printf("\n%s", format_summary(doc.summary).c_str());
+  std::printf("result: %s\n", out_path.c_str());
+  return 0;
+}
+
 }  // namespace feedbench
