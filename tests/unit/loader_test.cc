@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include "feedbench/error.h"
+#include "feedbench/result.h"
+#include "loader_summary.h"
 #include "test_util.h"
 
 namespace feedbench {
@@ -213,6 +215,100 @@ TEST(LoaderTest, VerdictTexts) {
   EXPECT_FALSE(loader_cpu_bound(0.95, 0.9, 0.95, 1.0, 9.0));  // target met
   EXPECT_FALSE(loader_cpu_bound(0.5, 0.9, 0.40, 1.0, 9.0));   // CPU has room
   EXPECT_FALSE(loader_cpu_bound(0.5, 0.9, 0.95, 9.0, 1.0));   // storage dominates
+}
+
+}  // namespace
+}  // namespace feedbench
+
+namespace feedbench {
+namespace {
+
+// A measured repetition of a loader case as the result document holds it.
+BenchmarkEntry loader_entry(int workers, int accelerators, const std::string& samples, double au,
+                            double min_au, int repetition) {
+  BenchmarkEntry e;
+  e.run_type = "iteration";
+  e.repetition_index = repetition;
+  e.params = {{"family", "loader"}, {"batch_size", 32},          {"workers", workers},
+              {"samples", samples}, {"accelerators", accelerators}, {"target_au", 0.9}};
+  e.case_name = "loader/batch:32/workers:" + std::to_string(workers) + "/samples:" + samples +
+                "/acc:" + std::to_string(accelerators) + "/target:0.9";
+  e.name = e.case_name + "/iterations:1/manual_time";
+  e.counters["au"] = au;
+  e.counters["stall_fraction"] = 1 - au;
+  e.extra = {{"verdict", loader_verdict(au, 1 - au, 0.9, false)},
+             {"min_au", min_au},
+             {"target_au", 0.9},
+             {"calibration", samples == "memory"}};
+  return e;
+}
+
+TEST(LoaderSummaryTest, NamesMinimumWorkersMaxAcceleratorsAndCalibration) {
+  ResultDocument doc;
+  // Workers sweep: median AU per count 0.50, 0.85, 0.93, 0.97 -> 4 is the smallest at 90%.
+  const double aus[4][3] = {{0.5, 0.4, 0.6}, {0.85, 0.95, 0.8}, {0.93, 0.2, 0.99}, {0.97, 0.97, 0.97}};
+  const int counts[4] = {1, 2, 4, 8};
+  for (int i = 0; i < 4; ++i)
+    for (int r = 0; r < 3; ++r)
+      doc.benchmarks.push_back(loader_entry(counts[i], 1, "files", aus[i][r], aus[i][r], r));
+  // Accelerators sweep at 8 workers: every trainer at target up to 2.
+  doc.benchmarks.push_back(loader_entry(8, 2, "files", 0.95, 0.91, 0));
+  doc.benchmarks.push_back(loader_entry(8, 4, "files", 0.92, 0.70, 0));
+  doc.benchmarks.push_back(loader_entry(2, 1, "memory", 0.995, 0.995, 0));
+  BenchmarkEntry aggregate = loader_entry(1, 1, "files", 0.0, 0.0, 0);
+  aggregate.run_type = "aggregate";  // never counted as a repetition
+  doc.benchmarks.push_back(aggregate);
+
+  nlohmann::json s = summarize_loader(doc);
+  ASSERT_TRUE(s.contains("verdicts"));
+  EXPECT_EQ(s["verdicts"].size(), 7u);
+  EXPECT_EQ(s["verdicts"][0]["verdict"], "AU 50.0% — training waits for data 50.0% of the time");
+
+  bool found_files_sweep = false;
+  for (const auto& m : s["min_workers"])
+    if (m["sweep"] == "loader/batch:32/workers:*/samples:files/acc:1/target:0.9") {
+      found_files_sweep = true;
+      EXPECT_EQ(m["min_workers"], 4);
+      EXPECT_EQ(m["tried"].size(), 4u);
+    }
+  EXPECT_TRUE(found_files_sweep) << s.dump(1);
+
+  bool found_acc_sweep = false;
+  for (const auto& m : s["max_accelerators"])
+    if (m["sweep"] == "loader/batch:32/workers:8/samples:files/acc:*/target:0.9") {
+      found_acc_sweep = true;
+      EXPECT_EQ(m["max_accelerators"], 2);
+    }
+  EXPECT_TRUE(found_acc_sweep) << s.dump(1);
+
+  ASSERT_EQ(s["calibration"].size(), 1u);
+  EXPECT_EQ(s["calibration"][0]["ok"], true);
+
+  std::string text = format_loader_summary(s);
+  EXPECT_NE(text.find("minimum workers: 4, the smallest count reaching AU 90.0%"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("accelerators supported: 2"), std::string::npos) << text;
+  EXPECT_NE(text.find("calibration (samples from memory, no I/O): AU 99.5%"), std::string::npos)
+      << text;
+}
+
+TEST(LoaderSummaryTest, SaysWhenNoWorkerCountReachesTheTarget) {
+  ResultDocument doc;
+  doc.benchmarks.push_back(loader_entry(1, 1, "files", 0.3, 0.3, 0));
+  doc.benchmarks.push_back(loader_entry(2, 1, "files", 0.5, 0.5, 0));
+  doc.benchmarks.push_back(loader_entry(1, 1, "memory", 0.95, 0.95, 0));
+  nlohmann::json s = summarize_loader(doc);
+  EXPECT_TRUE(s["min_workers"][0]["min_workers"].is_null());
+  EXPECT_EQ(s["calibration"][0]["ok"], false);
+  std::string text = format_loader_summary(s);
+  EXPECT_NE(text.find("minimum workers: none reaches AU 90.0%"), std::string::npos) << text;
+  EXPECT_NE(text.find("calibration FAILED"), std::string::npos) << text;
+}
+
+TEST(LoaderSummaryTest, EmptyWithoutLoaderCases) {
+  ResultDocument doc;
+  EXPECT_TRUE(summarize_loader(doc).empty());
+  EXPECT_EQ(format_loader_summary(summarize_loader(doc)), "");
 }
 
 }  // namespace
