@@ -1,0 +1,169 @@
+#!/usr/bin/env bash
+# `feedbench diff` end to end on small result files written here: planted changes give the
+# right exit code and name the case; bad input gives exit 2 with one clear message.
+source "$(dirname "$0")/lib.bash"
+
+# fixture NAME KEY=VALUE...: writes $WORK/NAME.json, a feedbench-result/1 document.
+#   cases: "case|metric|center|reps|spread[|metric|...]" separated by ';': per repetition i,
+#          center * (1 + spread * sin(1.7 i + 0.3)); or "case|metric|v1,v2,...|-|-": those values
+#   sha: config sha256; kernel: environment.host.kernel
+fixture() {
+  local name=$1; shift
+  env "$@" python3 - "$WORK/$name.json" <<'PY'
+import json, math, os, sys
+cases = []
+for spec in os.environ.get("cases", "").split(";"):
+    if not spec:
+        continue
+    parts = spec.split("|")
+    name, metrics = parts[0], parts[1:]
+    explicit = "," in metrics[1]
+    reps = len(metrics[1].split(",")) if explicit else int(metrics[2])
+    for i in range(reps):
+        gb = f"{name}/iterations:1/repeats:{reps}/manual_time"
+        e = {"name": gb, "run_name": gb, "run_type": "iteration", "repetitions": reps,
+             "repetition_index": i, "threads": 1, "iterations": 1, "real_time": 12.5,
+             "cpu_time": 1.0, "time_unit": "ms", "case": name,
+             "params": {"family": name.split("/")[0]},
+             "cache": {"requested": "warm", "residency_before": 1.0, "achieved": True}}
+        for k in range(0, len(metrics), 4):
+            metric = metrics[k]
+            if "," in metrics[k + 1]:
+                e[metric] = float(metrics[k + 1].split(",")[i])
+            else:
+                center, spread = float(metrics[k + 1]), float(metrics[k + 3])
+                e[metric] = center * (1 + spread * math.sin(1.7 * i + 0.3))
+        cases.append(e)
+doc = {"schema": "feedbench-result/1",
+       "context": {"date": "2024-01-01T00:00:00+00:00", "host_name": "ci", "library_version": "1.7.1"},
+       "tool": {"version": "0.1.0", "benchmark_version": "1.7.1"},
+       "config": {"name": "fixture", "sha256": os.environ.get("sha", "a" * 64)},
+       "dataset": {"source": {"fingerprint": "f" * 64}},
+       "environment": {"host": {"cpu_model": "Test CPU", "kernel": os.environ.get("kernel", "6.1.0")},
+                       "paths": {"source": {"fs_type": "ext4", "device": "nvme0n1"}}},
+       "benchmarks": cases}
+json.dump(doc, open(sys.argv[1], "w"), indent=1)
+PY
+}
+
+SEQ="file_read/pattern:sequential/bs:65536/engine:psync/workers:1/state:warm/path:source"
+RND="file_read/pattern:random/bs:4096/engine:psync/workers:1/state:warm/path:source"
+MIB=1048576
+
+fixture base cases="$SEQ|bytes_per_second|$((800*MIB))|9|0.01;$RND|bytes_per_second|$((40*MIB))|9|0.01|lat_p99_us|200|9|0.02"
+fixture same cases="$SEQ|bytes_per_second|$((800*MIB))|9|0.012;$RND|bytes_per_second|$((40*MIB))|9|0.01|lat_p99_us|200|9|0.02"
+fixture slower cases="$SEQ|bytes_per_second|$((640*MIB))|9|0.01;$RND|bytes_per_second|$((40*MIB))|9|0.01|lat_p99_us|200|9|0.02"
+fixture small_drop cases="$SEQ|bytes_per_second|$((784*MIB))|9|0.003;$RND|bytes_per_second|$((40*MIB))|9|0.01|lat_p99_us|200|9|0.02"
+fixture faster cases="$SEQ|bytes_per_second|$((1040*MIB))|9|0.01;$RND|bytes_per_second|$((40*MIB))|9|0.01|lat_p99_us|200|9|0.02"
+fixture laggy cases="$SEQ|bytes_per_second|$((800*MIB))|9|0.01;$RND|bytes_per_second|$((40*MIB))|9|0.01|lat_p99_us|300|9|0.02"
+fixture fewer cases="$SEQ|bytes_per_second|$((800*MIB))|9|0.01;file_read/pattern:shuffled_files/bs:65536|bytes_per_second|1000|3|0"
+fixture other_host kernel=6.8.0 sha="$(printf 'b%.0s' {1..64})" \
+  cases="$SEQ|bytes_per_second|$((800*MIB))|9|0.012;$RND|bytes_per_second|$((40*MIB))|9|0.01|lat_p99_us|200|9|0.02"
+fixture two_base cases="$SEQ|bytes_per_second|1000,1004|-|-"
+fixture two_new cases="$SEQ|bytes_per_second|600,1002|-|-"   # one noisy repetition: -20%
+fixture bs4k cases="${SEQ/bs:65536/bs:4096}|bytes_per_second|$((200*MIB))|9|0.01"
+fixture disjoint cases="loader/workers:4|samples_per_second|1000|5|0.01"
+
+# Same performance: exit 0, nothing flagged.
+expect_exit 0 "$FEEDBENCH" diff "$WORK/base.json" "$WORK/same.json"
+expect_in "$WORK/out" "0 regressions, 0 improvements in 2 compared cases"
+expect_in "$WORK/out" "geomean NEW/BASE: bytes_per_second"
+if grep -q $'\033' "$WORK/out"; then fail "colour written to a pipe"; fi
+
+# A 20% throughput drop over 9 repetitions: exit 1, naming the case.
+expect_exit 1 "$FEEDBENCH" diff "$WORK/base.json" "$WORK/slower.json"
+expect_in "$WORK/out" "$SEQ"
+expect_in "$WORK/out" "REGRESSION"
+expect_in "$WORK/out" "-20.0%"
+expect_in "$WORK/out" "1 regression, 0 improvements"
+
+# A 2% drop is within the 5% threshold; a 1% threshold catches it.
+expect_exit 0 "$FEEDBENCH" diff "$WORK/base.json" "$WORK/small_drop.json"
+expect_exit 1 "$FEEDBENCH" diff "$WORK/base.json" "$WORK/small_drop.json" --threshold 1%
+
+# An improvement is reported, exit 0.
+expect_exit 0 "$FEEDBENCH" diff "$WORK/base.json" "$WORK/faster.json"
+expect_in "$WORK/out" "improvement"
+expect_in "$WORK/out" "0 regressions, 1 improvement"
+
+# p99 latency rising is a regression; judging only throughput lets it pass.
+expect_exit 1 "$FEEDBENCH" diff "$WORK/base.json" "$WORK/laggy.json"
+expect_in "$WORK/out" "lat_p99_us"
+expect_exit 0 "$FEEDBENCH" diff "$WORK/base.json" "$WORK/laggy.json" --metric bytes_per_second
+
+# Removed and added cases are listed, not judged.
+expect_exit 0 "$FEEDBENCH" diff "$WORK/base.json" "$WORK/fewer.json"
+expect_in "$WORK/out" "removed (only in BASE):"
+expect_in "$WORK/out" "$RND"
+expect_in "$WORK/out" "added (only in NEW):"
+expect_in "$WORK/out" "file_read/pattern:shuffled_files/bs:65536"
+
+# 2 vs 2 repetitions: the threshold alone decides, and the output says so.
+expect_exit 1 "$FEEDBENCH" diff "$WORK/two_base.json" "$WORK/two_new.json"
+expect_in "$WORK/out" "weak: 2 vs 2 repetitions cannot reach alpha 0.05"
+expect_in "$WORK/out" "use 4 repetitions per side"
+expect_in "$WORK/out" "-20.1%"
+
+# Comparability: warnings at the top; --strict fails on them.
+expect_exit 0 "$FEEDBENCH" diff "$WORK/base.json" "$WORK/other_host.json"
+head -n 4 "$WORK/out" >"$WORK/top"
+expect_in "$WORK/top" "warning: config sha256 differs"
+expect_in "$WORK/top" "warning: kernel differs: BASE \"6.1.0\", NEW \"6.8.0\""
+expect_exit 1 "$FEEDBENCH" diff "$WORK/base.json" "$WORK/other_host.json" --strict
+expect_in "$WORK/out" "--strict: the runs are not comparable"
+
+# --match-ignore: a case whose block size changed still matches (and regressed).
+expect_exit 2 "$FEEDBENCH" diff "$WORK/base.json" "$WORK/bs4k.json"
+expect_exit 1 "$FEEDBENCH" diff "$WORK/base.json" "$WORK/bs4k.json" --match-ignore bs
+expect_in "$WORK/out" "NEW ${SEQ/bs:65536/bs:4096}"
+
+# Other formats: JSON for tools, Markdown for a pull request, JUnit written with --out.
+expect_exit 1 "$FEEDBENCH" diff "$WORK/base.json" "$WORK/slower.json" --format json
+python3 - "$WORK/out" "$SEQ" <<'PY' || fail "JSON output"
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["schema"] == "feedbench-diff/1" and j["regressions"] == 1 and j["exit_code"] == 1, j
+c = [c for c in j["cases"] if c["case"] == sys.argv[2]][0]
+assert c["metrics"][0]["verdict"] == "regression" and len(c["metrics"][0]["base_values"]) == 9, c
+PY
+expect_exit 1 "$FEEDBENCH" diff "$WORK/base.json" "$WORK/slower.json" --format markdown
+expect_in "$WORK/out" "| case | metric | base | new | change | p | verdict |"
+expect_exit 1 "$FEEDBENCH" diff "$WORK/base.json" "$WORK/slower.json" --format junit --out "$WORK/report/diff.xml"
+[ ! -s "$WORK/out" ] || fail "--out still wrote to stdout"
+expect_in "$WORK/err" "1 regression(s)"
+expect_in "$WORK/report/diff.xml" "<failure type=\"regression\""
+expect_in "$WORK/report/diff.xml" "name=\"$SEQ\""
+if ls "$WORK/report" | grep -q tmp; then fail "temporary file left behind"; fi
+
+# Bad input: exit 2 and one message naming what is wrong.
+echo '{"schema": "feedbench-result/1", "benchmarks": [' >"$WORK/malformed.json"
+expect_exit 2 "$FEEDBENCH" diff "$WORK/base.json" "$WORK/malformed.json"
+expect_in "$WORK/err" "malformed.json"
+[ "$(wc -l <"$WORK/err")" -eq 1 ] || fail "expected one message, got: $(cat "$WORK/err")"
+
+echo '{"schema": "something-else/3", "context": {}, "benchmarks": []}' >"$WORK/wrong_schema.json"
+expect_exit 2 "$FEEDBENCH" diff "$WORK/wrong_schema.json" "$WORK/base.json"
+expect_in "$WORK/err" "/schema"
+expect_in "$WORK/err" "feedbench-result/1"
+
+expect_exit 2 "$FEEDBENCH" diff "$WORK/base.json" "$WORK/disjoint.json"
+expect_in "$WORK/err" "no case in common"
+
+expect_exit 2 "$FEEDBENCH" diff "$WORK/base.json" "$WORK/does-not-exist.json"
+expect_in "$WORK/err" "does-not-exist.json"
+
+expect_exit 2 "$FEEDBENCH" diff "$WORK/base.json" "$WORK/same.json" --metric furlongs
+expect_in "$WORK/err" "--metric furlongs: unknown metric"
+expect_exit 2 "$FEEDBENCH" diff "$WORK/base.json" "$WORK/same.json" --threshold lots
+expect_exit 2 "$FEEDBENCH" diff "$WORK/base.json" "$WORK/same.json" --alpha 2
+expect_exit 2 "$FEEDBENCH" diff "$WORK/base.json" "$WORK/same.json" --format html
+expect_exit 2 "$FEEDBENCH" diff "$WORK/base.json" "$WORK/same.json" --match-ignore nokey
+expect_exit 2 "$FEEDBENCH" diff "$WORK/base.json" "$WORK/same.json" --no-such-option
+expect_exit 2 "$FEEDBENCH" diff "$WORK/base.json"
+[ ! -e "$WORK/nothing.xml" ] || fail "bad input wrote a file"
+expect_exit 2 "$FEEDBENCH" diff "$WORK/base.json" "$WORK/malformed.json" --out "$WORK/nothing.xml"
+[ ! -e "$WORK/nothing.xml" ] || fail "bad input wrote a file"
+
+expect_exit 0 "$FEEDBENCH" diff --help
+expect_in "$WORK/out" "exit codes"
+echo "ok"
