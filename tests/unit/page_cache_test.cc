@@ -9,6 +9,7 @@
 #include <sys/vfs.h>
 
 #include <atomic>
+#include <cstdio>
 #include <mutex>
 
 #include "feedbench/error.h"
@@ -54,6 +55,29 @@ TEST(PageCacheTest, EvictThenWarmThenEvict) {
 
   Residency again = evict(files);
   EXPECT_LE(again.fraction(), 0.01) << again.resident_bytes;
+}
+
+// RETURNS: resident bytes of `path` per util-linux fincore (an independent witness), or -1.
+long long fincore_bytes(const std::string& path) {
+  std::string cmd = "fincore --bytes --noheadings --output RES '" + path + "' 2>/dev/null";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (!p) return -1;
+  long long v = -1;
+  if (std::fscanf(p, " %lld", &v) != 1) v = -1;
+  if (::pclose(p) != 0) return -1;
+  return v;
+}
+
+TEST(PageCacheTest, FincoreAgreesAfterEvictAndWarm) {
+  TempDir dir;
+  if (on_tmpfs(dir.path())) GTEST_SKIP() << "TMPDIR is tmpfs";
+  FileSet files = make_files(dir, 3, 300 * 1024);
+  evict(files);
+  long long cold = fincore_bytes(files.absolute_path(1));
+  if (cold < 0) GTEST_SKIP() << "fincore (util-linux) not available";
+  EXPECT_EQ(cold, 0);
+  warm(files);
+  EXPECT_EQ(fincore_bytes(files.absolute_path(1)), 300 * 1024);
 }
 
 TEST(PageCacheTest, MeasuringDoesNotChangeResidency) {
