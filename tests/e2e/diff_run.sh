@@ -70,6 +70,17 @@ expect_in "$WORK/out" "NEW ${CASE/bs:4096/bs:512}"
 expect_in "$WORK/out" "REGRESSION"
 expect_in "$WORK/out" "warning: config sha256 differs"  # a different config, said at the top
 
+# tools/check-regression runs a config and diffs it against a baseline, with diff's exit code.
+CHECK="$FEEDBENCH_SOURCE_DIR/tools/check-regression"
+expect_exit 1 env FEEDBENCH="$FEEDBENCH" "$CHECK" "$WORK/a.json" "$WORK/slower.json" --quiet \
+  --out "$WORK/kept.json" --diff --match-ignore bs --metric bytes_per_second
+expect_in "$WORK/out" "REGRESSION"
+[ -s "$WORK/kept.json" ] || fail "check-regression did not keep the result named with --out"
+expect_exit 2 env FEEDBENCH="$FEEDBENCH" "$CHECK" "$WORK/missing.json" "$WORK/base.json"
+expect_in "$WORK/err" "missing.json"
+expect_exit 2 env FEEDBENCH="$FEEDBENCH" "$CHECK" "$WORK/a.json" "$WORK/slower.json" --quiet
+expect_in "$WORK/err" "no case in common"
+
 if [ -n "$noisy" ]; then
   skip "two identical runs still differed after a retry (the machine is too noisy): $noisy"
 fi
