@@ -3,6 +3,13 @@
 namespace feedbench {
 
 void RunLog::add(CaseRecord record) {
+  // Result files carry the family inside `params` (a case's name always starts with it), so
+  // a reader needs no second field to know what the parameters mean.
+  if (!record.params.contains("family")) {
+    nlohmann::ordered_json params = {{"family", record.case_name.substr(0, record.case_name.find('/'))}};
+    for (auto& [key, value] : record.params.items()) params[key] = value;
+    record.params = std::move(params);
+  }
   std::lock_guard lock(mutex_);
   std::string key = record.case_name;
   records_[key].push_back(std::move(record));

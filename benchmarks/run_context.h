@@ -21,7 +21,7 @@ namespace feedbench {
 // Everything one repetition of one case produced beyond Google Benchmark's own fields.
 struct CaseRecord {
   std::string case_name;
-  nlohmann::ordered_json params;
+  nlohmann::ordered_json params;  // the Case's; RunLog::add puts "family" first
   nlohmann::json cache = nullptr;  // {"requested", "residency_before", "achieved", "method"}
   std::optional<Histogram> latency;
   nlohmann::json extra = nlohmann::json::object();
