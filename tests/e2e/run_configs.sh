@@ -3,14 +3,18 @@
 source "$(dirname "$0")/lib.bash"
 
 "$FEEDBENCH" gen --out "$WORK/src" --files 40 --file-size 16KiB..96KiB --layout classes --classes 4 --seed 9 >/dev/null
-"$FEEDBENCH" stage --from "$WORK/src" --to "$WORK/cache" --label e2e >/dev/null
 before=$(tree_digest "$WORK/src")
 
 for config in "$FEEDBENCH_SOURCE_DIR"/configs/*.json; do
   name=$(basename "$config" .json)
   echo "== $name"
+  # Stage exactly the config's selection (dataset.include), as a user would.
+  includes=()
+  while IFS= read -r glob; do [ -n "$glob" ] && includes+=(--include "$glob"); done < <(python3 -c "
+import json,sys; print('\\n'.join(json.load(open(sys.argv[1]))['dataset'].get('include', [])))" "$config")
+  "$FEEDBENCH" stage --from "$WORK/src" --to "$WORK/cache-$name" --label e2e "${includes[@]}" >/dev/null 2>&1
   # Short: one repetition, at most 2 workers, small blocks; a filter keeps the sweep small.
-  FEEDBENCH_SOURCE=$WORK/src FEEDBENCH_CACHE=$WORK/cache expect_exit 0 \
+  FEEDBENCH_SOURCE=$WORK/src FEEDBENCH_CACHE=$WORK/cache-$name expect_exit 0 \
     "$FEEDBENCH" run --config "$config" --out "$WORK/$name.json" --quiet \
     --set repetitions=1 --set workers=[1,2] --set steps=4 --set epochs=1 \
     --benchmark_filter='(workers:1|workers:2)/'
