@@ -4,8 +4,18 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+
 #include "feedbench/error.h"
 #include "test_util.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+// From <sanitizer/allocator_interface.h> (not always installed): ASan calls the hooks on every
+// allocation, from any thread.
+extern "C" int __sanitizer_install_malloc_and_free_hooks(
+    void (*malloc_hook)(const volatile void*, std::size_t), void (*free_hook)(const volatile void*));
+#define FEEDBENCH_COUNT_ALLOCATIONS 1
+#endif
 
 namespace feedbench {
 namespace {
@@ -160,6 +170,62 @@ TEST(RunnerTest, ReadErrorEndsTheRoundWithTheFileAndErrno) {
   EXPECT_NE(stats->error.find("class_0"), std::string::npos) << stats->error;
   EXPECT_NE(stats->error.find("Is a directory"), std::string::npos) << stats->error;
   EXPECT_EQ(stats->reads, 0u);
+}
+
+#ifdef FEEDBENCH_COUNT_ALLOCATIONS
+std::atomic<bool> g_counting{false};
+std::atomic<std::uint64_t> g_allocations{0};
+void on_malloc(const volatile void*, std::size_t) {
+  if (g_counting.load(std::memory_order_relaxed)) g_allocations.fetch_add(1);
+}
+void on_free(const volatile void*) {}
+
+// RETURNS: heap allocations (all threads) made by one run_round.
+std::uint64_t allocations_of_round(const FileSet& files, Pattern pattern, std::uint64_t bs,
+                                   const char* engine) {
+  WorkloadSpec spec;
+  spec.pattern = pattern;
+  spec.block_size = bs;
+  spec.workers = 2;
+  Workload workload(files, spec);
+  RoundOptions options;
+  options.engine = engine;
+  options.engine_options.block_size = bs;
+  options.workers = 2;
+  g_allocations = 0;
+  g_counting = true;
+  RoundStats stats = run_round(files, workload, options);
+  g_counting = false;
+  EXPECT_EQ(stats.error, "");
+  EXPECT_EQ(stats.latency.count(), stats.reads);
+  return g_allocations.load();
+}
+#endif
+
+// The hot path allocates nothing: a round's allocations (threads, engines, histograms: all
+// set-up) do not grow with the number of reads or of files.
+TEST(RunnerTest, AllocationsDoNotGrowWithReadsOrFiles) {
+#ifndef FEEDBENCH_COUNT_ALLOCATIONS
+  GTEST_SKIP() << "allocation hooks need the ASan build";
+#else
+  static bool installed = __sanitizer_install_malloc_and_free_hooks(on_malloc, on_free) != 0;
+  ASSERT_TRUE(installed);
+  DataSet one({1 << 20});
+  std::vector<std::uint64_t> many_sizes(40, 20000);
+  DataSet many(many_sizes);
+  DataSet two({20000, 20000});
+  for (const char* engine : {"psync", "mmap", "io_uring"}) {
+    if (!run(one.files, Pattern::random, {engine, false, 1}, 1)) continue;  // refused here
+    allocations_of_round(one.files, Pattern::random, 4096, engine);  // warm-up: lazy one-time set-up
+    const auto few_reads = allocations_of_round(one.files, Pattern::random, 4096, engine);
+    const auto more_reads = allocations_of_round(one.files, Pattern::random, 512, engine);
+    EXPECT_GT(few_reads, 0u) << "the hooks see the set-up allocations";
+    EXPECT_EQ(few_reads, more_reads) << engine << ": 256 vs 2048 random reads";
+    const auto few_files = allocations_of_round(two.files, Pattern::sequential, 4096, engine);
+    const auto more_files = allocations_of_round(many.files, Pattern::shuffled_files, 4096, engine);
+    EXPECT_EQ(few_files, more_files) << engine << ": 2 vs 40 files";
+  }
+#endif
 }
 
 }  // namespace
