@@ -283,6 +283,8 @@ std::vector<std::string> comparability_warnings(const ResultDocument& base,
                 lookup(next.environment, "/host/cpu_model"));
   compare_field(&w, "kernel", lookup(base.environment, "/host/kernel"),
                 lookup(next.environment, "/host/kernel"));
+  compare_field(&w, "instance type", lookup(base.environment, "/host/instance_type"),
+                lookup(next.environment, "/host/instance_type"));
   std::set<std::string> roles;
   for (const ResultDocument* d : {&base, &next}) {
     auto paths = d->environment.find("paths");

@@ -98,8 +98,8 @@ struct Comparison {
 std::string case_identity(const BenchmarkEntry& entry, const std::vector<std::string>& ignore);
 
 // RETURNS: one line per difference that makes BASE and NEW hard to compare: config hash,
-// dataset fingerprints, feedbench and Google Benchmark versions, CPU model, kernel, and per
-// path role the file system type and device.
+// dataset fingerprints, feedbench and Google Benchmark versions, CPU model, kernel, instance
+// type (where the machine says it), and per path role the file system type and device.
 std::vector<std::string> comparability_warnings(const ResultDocument& base,
                                                 const ResultDocument& next);
 
