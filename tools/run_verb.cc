@@ -259,15 +259,7 @@ int run_main(int argc, char** argv) {
     doc.dataset["cache"]["verified"] = manifest.is_object() && !context.allow_unverified_cache;
     doc.dataset["cache"]["allow_unverified_cache"] = context.allow_unverified_cache;
   }
-  doc.environment["host"] = describe_host();
-  nlohmann::json path_json = nlohmann::json::object();
-  for (const auto& [role, info] : paths) {
-    nlohmann::json j = info.to_json();
-    for (const auto& [other_role, other] : paths)
-      if (other_role != role && same_device(info, other)) j["shares_device_with"] = other_role;
-    path_json[role] = j;
-  }
-  doc.environment["paths"] = path_json;
+  doc.environment = describe_environment(paths);
   doc.summary = summarize(doc);
 
   if (out_path.empty())

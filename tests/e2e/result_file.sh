@@ -1,0 +1,82 @@
+# End to end (issue 3): a real run's result file has every field, typed; two runs of one config
+# agree on config hash and data fingerprint, a touched file changes the fingerprint; a killed
+# run leaves no partial result; a reader that only knows Google Benchmark's keys reads it.
+source "$(dirname "$0")/lib.bash"
+
+"$FEEDBENCH" gen --out "$WORK/src" --files 16 --file-size 32KiB --layout flat --seed 1 >/dev/null
+cat >"$WORK/c.json" <<'JSON'
+{"name": "e2e-result", "dataset": {"source": "${E2E_SOURCE}"}, "defaults": {"repetitions": 3},
+ "families": [{"family": "file_read", "pattern": "sequential", "block_size": "32KiB", "cache_state": "warm"}]}
+JSON
+export E2E_SOURCE=$WORK/src BENCHMARK_E2E_MARKER=on
+expect_exit 0 "$FEEDBENCH" run --config "$WORK/c.json" --out "$WORK/a.json" --quiet
+expect_exit 0 "$FEEDBENCH" run --config "$WORK/c.json" --out "$WORK/b.json" --quiet
+touch -d '2020-01-01 00:00:00' "$WORK/src/file_000003.bin"
+expect_exit 0 "$FEEDBENCH" run --config "$WORK/c.json" --out "$WORK/c.json.result" --quiet
+
+python3 - "$WORK/a.json" "$WORK/b.json" "$WORK/c.json.result" <<'PY'
+import json, sys
+a, b, c = (json.load(open(p)) for p in sys.argv[1:])
+def typed(doc, path, kind):
+    cur = doc
+    for k in path.split("."):
+        assert k in cur, f"missing {path}"
+        cur = cur[k]
+    assert isinstance(cur, kind), f"{path}: {type(cur).__name__}"
+for path, kind in [("schema", str), ("context", dict), ("context.date", str), ("context.num_cpus", int),
+                   ("context.library_version", str),
+                   ("tool.version", str), ("tool.git_commit", str), ("tool.git_dirty", bool),
+                   ("tool.compiler", str), ("tool.build_type", str), ("tool.benchmark_version", str),
+                   ("command_line", list), ("environment_variables", dict),
+                   ("config.sha256", str), ("config.resolved", dict), ("config.name", str),
+                   ("dataset.source.files", int), ("dataset.source.bytes", int),
+                   ("dataset.source.fingerprint", str),
+                   ("environment.host.cpu_model", str), ("environment.host.cores", int),
+                   ("environment.host.memory_total_bytes", int), ("environment.host.kernel", str),
+                   ("environment.host.hostname", str), ("environment.host.gpus", list),
+                   ("environment.paths.source.resolved", str), ("environment.paths.source.fs_type", str),
+                   ("environment.paths.source.mount_point", str), ("benchmarks", list)]:
+    typed(a, path, kind)
+assert a["schema"] == "feedbench-result/1"
+assert a["environment_variables"].get("E2E_SOURCE"), "expanded ${VAR} not recorded"
+assert a["environment_variables"].get("BENCHMARK_E2E_MARKER") == "on"
+assert a["command_line"][:2] == ["feedbench", "run"], a["command_line"]
+its = [x for x in a["benchmarks"] if x["run_type"] == "iteration"]
+aggs = [x for x in a["benchmarks"] if x["run_type"] == "aggregate"]
+assert len(its) == 3 and aggs, (len(its), len(aggs))
+for x in its:
+    for k, kind in [("name", str), ("run_name", str), ("repetitions", int), ("repetition_index", int),
+                    ("iterations", int), ("real_time", float), ("cpu_time", float), ("time_unit", str),
+                    ("case", str), ("params", dict), ("cache", dict), ("latency", dict)]:
+        assert isinstance(x[k], kind), (k, type(x[k]))
+    assert isinstance(x["latency"]["bins"], list) and x["latency"]["bins"], "histogram bins"
+    assert x["cache"]["requested"] == "warm" and isinstance(x["cache"]["achieved"], bool)
+assert a["config"]["sha256"] == b["config"]["sha256"] == c["config"]["sha256"]
+assert a["dataset"]["source"]["fingerprint"] == b["dataset"]["source"]["fingerprint"]
+assert a["dataset"]["source"]["fingerprint"] != c["dataset"]["source"]["fingerprint"], "touch not seen"
+
+# A reader that knows only Google Benchmark's JSON (like its tools/compare.py).
+def gbench_read(doc):
+    assert "context" in doc and "benchmarks" in doc
+    out = {}
+    for bm in doc["benchmarks"]:
+        if bm.get("run_type") == "aggregate":
+            continue
+        out.setdefault(bm["name"], []).append(bm["real_time"] * {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1}[bm["time_unit"]])
+    return out
+assert len(gbench_read(a)) == 1
+print("result files ok")
+PY
+
+# A run killed part-way leaves no result file, not even a temporary one.
+"$FEEDBENCH" gen --out "$WORK/big" --files 200 --file-size 256KiB --layout flat --seed 2 >/dev/null
+mkdir "$WORK/results"
+E2E_SOURCE=$WORK/big "$FEEDBENCH" run --config "$WORK/c.json" --out "$WORK/results/r.json" --quiet \
+  --set repetitions=200 --set cache_state=cold >/dev/null 2>&1 &
+pid=$!
+sleep 2
+kill -9 $pid 2>/dev/null || true
+wait $pid 2>/dev/null || true
+left=$(ls -A "$WORK/results")
+[ -z "$left" ] || fail "a killed run left: $left"
+echo ok
