@@ -48,6 +48,8 @@ class Engine {
   virtual void close(FileHandle file) = 0;
 
   // Starts the reads. REQUIRES: each op's slot is free; ops.size() <= free slots.
+  // NOTE: io_uring hands them to the kernel at the next reap(), in the system call that waits;
+  // synchronous engines (psync, mmap) perform them here.
   virtual void submit(std::span<const ReadOp> ops) = 0;
   // Waits until at least `min_complete` reads have completed (0: only what is ready).
   // RETURNS: completions written to `out` (at most out.size()).
