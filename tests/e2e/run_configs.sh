@@ -16,7 +16,7 @@ import json,sys; print('\\n'.join(json.load(open(sys.argv[1]))['dataset'].get('i
   # Short: one repetition, at most 2 workers, small blocks; a filter keeps the sweep small.
   FEEDBENCH_SOURCE=$WORK/src FEEDBENCH_CACHE=$WORK/cache-$name expect_exit 0 \
     "$FEEDBENCH" run --config "$config" --out "$WORK/$name.json" --quiet \
-    --set repetitions=1 --set workers=[1,2] --set steps=4 --set epochs=1 \
+    --set repetitions=1 --set workers=[1,2] --set batch_size=8 --set epochs=1 \
     --benchmark_filter='(workers:1|workers:2)/'
   python3 -c "
 import json
