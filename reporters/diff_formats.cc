@@ -181,10 +181,8 @@ std::string format_table(const Comparison& c, const DiffFormatOptions& o) {
 
   out << "\n";
   if (!c.geomeans.empty()) {
-    out << "geomean NEW/BASE:";
-    for (std::size_t i = 0; i < c.geomeans.size(); ++i)
-      out << (i ? "; " : " ") << geomean_text(c.geomeans[i]);
-    out << "\n";
+    out << "geomean NEW/BASE over the compared cases:\n";
+    for (const GeomeanSummary& g : c.geomeans) out << "  " << geomean_text(g) << "\n";
   }
   const bool failed = c.exit_code(o.strict) != 0;
   out << paint(summary_line(c, o.strict), failed ? "1;31" : "32") << "\n";
@@ -354,7 +352,15 @@ std::string format_metric_value(const std::string& metric, double v) {
     }
     return printf_string(std::fabs(v) >= 100 ? "%.0f " : "%.3g ", v) + units[u];
   }
-  if (ends_with(metric, "_per_second")) return printf_string("%.4g/s", v);
+  if (ends_with(metric, "_per_second")) {  // reads, files, samples: SI prefixes
+    const char* prefixes[] = {"", "k", "M", "G", "T"};
+    int u = 0;
+    while (std::fabs(v) >= 1000 && u < 4) {
+      v /= 1000;
+      ++u;
+    }
+    return printf_string("%.4g", v) + prefixes[u] + "/s";
+  }
   if (ends_with(metric, "_us")) return printf_string("%.4g us", v);
   if (ends_with(metric, "_ms")) return printf_string("%.4g ms", v);
   if (ends_with(metric, "_s")) return printf_string("%.4g s", v);

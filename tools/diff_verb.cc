@@ -32,9 +32,10 @@ constexpr const char* kUsage =
     "\n"
     "exit codes: 0 no regression, 1 regression (or --strict and the runs are not comparable),\n"
     "            2 bad input (unreadable or malformed file, unknown schema, no common case).\n"
+    "How to gate CI with it: results/GATING.md.\n"
     "\n"
     "examples:\n"
-    "  feedbench diff results/baseline/p4d.json new.json\n"
+    "  feedbench diff results/baselines/p4d.24xlarge/demo.json new.json\n"
     "  feedbench diff base.json new.json --metric lat_p99_us --threshold 10 --format markdown\n"
     "  feedbench diff base.json new.json --format junit --out diff.xml --strict\n"
     "\n";
@@ -42,8 +43,9 @@ constexpr const char* kUsage =
 std::string metric_list() {
   std::string s;
   for (const MetricInfo& m : known_metrics()) {
-    s += std::string("  ") + m.name +
-         (m.direction == Direction::kHigherIsBetter ? "  (higher is better" : "  (lower is better") +
+    std::string name = m.name;
+    s += "  " + name + std::string(name.size() < 20 ? 20 - name.size() : 1, ' ') +
+         (m.direction == Direction::kHigherIsBetter ? "(higher is better" : "(lower is better") +
          (m.judged_by_default ? ", default)\n" : ")\n");
   }
   return s;
@@ -86,16 +88,16 @@ int diff_main(int argc, char** argv) {
   po::options_description visible("options");
   visible.add_options()
       ("help,h", "print this help")
-      ("metric", po::value(&metrics)->composing(),
+      ("metric", po::value(&metrics)->composing()->value_name("NAME"),
        "judge this metric (repeatable); default: bytes_per_second, items_per_second, "
        "lat_p99_us, samples_per_second, stall_fraction, each where a case has it")
-      ("threshold", po::value(&threshold), "smallest change of the median that counts, in percent (default 5)")
-      ("alpha", po::value(&alpha), "significance level of the Mann-Whitney U test (default 0.05)")
-      ("match-ignore", po::value(&match_ignore)->composing(),
+      ("threshold", po::value(&threshold)->value_name("PERCENT"), "smallest change of the median that counts, in percent (default 5)")
+      ("alpha", po::value(&alpha)->value_name("P"), "significance level of the Mann-Whitney U test (default 0.05)")
+      ("match-ignore", po::value(&match_ignore)->composing()->value_name("KEY"),
        "leave this case-name key out when matching cases, e.g. bs (repeatable)")
       ("strict", "comparability warnings (config, data set, versions, host, paths) fail the diff")
-      ("format", po::value(&format), "table (default), markdown, json or junit")
-      ("out", po::value(&out), "write there (atomically) instead of to stdout");
+      ("format", po::value(&format)->value_name("FORMAT"), "table (default), markdown, json or junit")
+      ("out", po::value(&out)->value_name("FILE"), "write there (atomically) instead of to stdout");
   po::options_description hidden;
   hidden.add_options()("base", po::value(&base_file))("new", po::value(&new_file));
   po::options_description all;

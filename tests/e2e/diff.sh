@@ -67,7 +67,7 @@ fixture disjoint cases="loader/workers:4|samples_per_second|1000|5|0.01"
 # Same performance: exit 0, nothing flagged.
 expect_exit 0 "$FEEDBENCH" diff "$WORK/base.json" "$WORK/same.json"
 expect_in "$WORK/out" "0 regressions, 0 improvements in 2 compared cases"
-expect_in "$WORK/out" "geomean NEW/BASE: bytes_per_second"
+expect_in "$WORK/out" "geomean NEW/BASE over the compared cases:"
 if grep -q $'\033' "$WORK/out"; then fail "colour written to a pipe"; fi
 
 # A 20% throughput drop over 9 repetitions: exit 1, naming the case.
