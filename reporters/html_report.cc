@@ -561,6 +561,7 @@ void render_paths_and_data(Page& p, const std::vector<ResultDocument>& docs, con
     }, true);
     role_row("Device", [](const json& info, const json&) {
       std::string s = text_at(info, {"device"});
+      if (s.empty() && !text_at(info, {"fs_type"}).empty()) s = "no local block device";
       std::string model = text_at(info, {"device_info", "model"});
       if (!model.empty()) s += (s.empty() ? "" : ", ") + model;
       const json* rot = at(info, {"device_info", "rotational"});
@@ -645,7 +646,11 @@ void render_case_tables(Page& p, const std::vector<std::vector<CaseView>>& all, 
       p << "<th scope=\"col\">notes</th></tr></thead>\n<tbody>\n";
       for (const auto* c : cases) {
         p << "<tr" << (c->errors.empty() ? "" : " class=\"failed\"") << " title=\"" << escape_html(c->name) << "\">";
-        for (const auto& k : keys) p << "<td>" << escape_html(text_at(c->params, {k.c_str()})) << "</td>";
+        for (const auto& k : keys) {
+          const json* v = at(c->params, {k.c_str()});
+          bool size = v && v->is_number() && (k == "block_size" || k == "record_size");
+          p << "<td>" << escape_html(size ? human_bytes(v->get<double>()) : text_of(v)) << "</td>";
+        }
         p << "<td class=\"num\">" << c->repetitions << "</td>";
         for (const auto& k : counters) {
           auto v = c->counter(k);
@@ -737,6 +742,7 @@ pre.json { max-height: 32rem; overflow: auto; white-space: pre; word-break: norm
 table { border-collapse: collapse; font-size: .9rem; margin: .25rem 0 1rem; }
 th, td { padding: .3rem .6rem; border-bottom: 1px solid var(--line); text-align: left; vertical-align: top; }
 thead th { background: #eef1f5; position: sticky; top: 0; white-space: nowrap; }
+table.facts code { word-break: break-all; }
 table.facts th[scope=row] { color: var(--muted); font-weight: 600; white-space: nowrap; }
 table.cases tbody tr:nth-child(even) { background: #f6f8fa; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
@@ -752,7 +758,7 @@ nav.toc { font-size: .92rem; color: var(--muted); }
 nav.toc a { color: var(--accent); text-decoration: none; margin-right: 1rem; }
 .charts { display: grid; grid-template-columns: repeat(auto-fit, minmax(520px, 1fr)); gap: 1.25rem; }
 figure { margin: 0; background: #fff; border: 1px solid var(--line); border-radius: 8px; padding: .75rem .9rem .5rem; break-inside: avoid; }
-figure .box { position: relative; height: 340px; }
+figure .box { position: relative; height: 380px; }
 figcaption { color: var(--muted); font-size: .85rem; margin-top: .4rem; }
 footer { margin-top: 3rem; color: var(--muted); font-size: .85rem; }
 @media (max-width: 700px) { main { padding: 1rem; } .charts { grid-template-columns: 1fr; } }
@@ -785,9 +791,15 @@ const char* kScript = R"js(
   Chart.defaults.font.size = 13;
   Chart.defaults.color = '#2d3440';
   Chart.defaults.maintainAspectRatio = false;
-  Chart.defaults.plugins.legend.labels.boxWidth = 18;
+  Chart.defaults.plugins.legend.labels.usePointStyle = true;
+  Chart.defaults.plugins.legend.labels.boxWidth = 9;
+  Chart.defaults.plugins.legend.labels.boxHeight = 9;
   Chart.defaults.plugins.title.font = { size: 15, weight: '600' };
-  const palette = ['#1f5fae', '#d1495b', '#2a9d5c', '#e08a00', '#7b4fb6', '#00a3b4', '#8c6239', '#c2399b', '#5b6472', '#9bb31a'];
+  // Lines: one colour per path (and file). Bars: one colour per page-cache state, so the two
+  // encodings never share a colour.
+  const palette = ['#0f7b6c', '#7b4fb6', '#e08a00', '#c2399b', '#00a3b4', '#8c6239', '#5b6472', '#9bb31a', '#3d5a80', '#b5651d'];
+  const stateColours = { cold: '#2c6fbb', warm: '#d1495b', direct: '#7a828f' };
+  const alpha = (hex, a) => hex + Math.round(a * 255).toString(16).padStart(2, '0');
   const dashes = { cold: [], warm: [7, 4], direct: [2, 3] };
   const points = { cold: 'circle', warm: 'rectRot', direct: 'triangle' };
   const charts = [];
@@ -845,21 +857,35 @@ const char* kScript = R"js(
     return m;
   };
   const mib = (b) => b / 1048576;
+  // Colour says which path (and file), line style and point shape which page-cache state.
   const styleFor = (i, st) => ({
     borderColor: palette[i % palette.length], backgroundColor: palette[i % palette.length],
-    borderDash: dashes[st] || [], pointStyle: points[st] || 'circle', pointRadius: 4, borderWidth: 2,
+    borderDash: dashes[st] || [], pointStyle: points[st] || 'circle', pointRadius: 4, borderWidth: 2, clip: 6,
   });
+  const colourIndex = () => { const m = new Map(); return (key) => { if (!m.has(key)) m.set(key, m.size); return m.get(key); }; };
+  // A log axis where values span more than 30x (warm rounds dwarf cold ones on a linear one).
+  const spanScale = (values, title) => {
+    const v = values.filter((x) => x > 0);
+    return v.length && Math.max(...v) / Math.min(...v) > 30
+      ? { type: 'logarithmic', beginAtZero: false, ticks: logTicks, title: { display: true, text: title.replace(')', ', log scale)'), font: { weight: '600' } } }
+      : {};
+  };
   const axis = (title, extra) => Object.assign({ title: { display: true, text: title, font: { weight: '600' } }, grid: { color: '#e6e9ee' } }, extra || {});
-  const logTicks = { callback: (v) => { const e = Math.log10(v); return Math.abs(e - Math.round(e)) < 1e-9 || [2, 5].includes(Math.round(v / Math.pow(10, Math.floor(e)))) ? Number(v).toLocaleString() : ''; } };
+  const logTicks = { maxRotation: 0, autoSkip: false, callback: (v) => {
+    const m = v / Math.pow(10, Math.floor(Math.log10(v) + 1e-9));
+    return [1, 2, 5].some((k) => Math.abs(m - k) < 1e-6) ? Number(v).toLocaleString('en-US') : '';
+  } };
 
   // Lines of a y counter against a numeric x parameter, one per series.
   const lineChart = (canvas, list, xKey, yOf, title, xTitle, yTitle, extraDatasets, yScale) => {
     const keys = varying(list, ['family', xKey, 'pattern']);
     const groups = groupBy(list, (x) => seriesName(x, keys));
+    const colour = colourIndex();
     const datasets = [];
-    [...groups.entries()].forEach(([name, xs], i) => {
+    [...groups.entries()].forEach(([name, xs]) => {
       const pts = xs.map((x) => ({ x: Number(x.c.params[xKey]), y: yOf(x) })).filter((q) => isFinite(q.x) && isFinite(q.y));
       pts.sort((a, b) => a.x - b.x);
+      const i = colour(seriesName(xs[0], keys.filter((k) => k !== 'cache_state')));
       datasets.push(Object.assign({ label: name, data: pts }, styleFor(i, state(xs[0]))));
     });
     const xs = new Set(list.map((x) => Number(x.c.params[xKey])));
@@ -872,7 +898,7 @@ const char* kScript = R"js(
                    tooltip: { callbacks: { label: (c) => c.dataset.label + ': ' + Number(c.parsed.y).toFixed(1) + ' at ' + xTitle.split(' (')[0].toLowerCase() + ' ' + c.parsed.x } } },
         scales: {
           x: axis(xTitle, { type: 'linear', ticks: { precision: 0 }, afterBuildTicks: (s) => { if (xs.size && xs.size < 12) s.ticks = [...xs].sort((a, b) => a - b).map((v) => ({ value: v })); } }),
-          y: axis(yTitle, Object.assign({ beginAtZero: true }, yScale || {})),
+          y: axis(yTitle, Object.assign({ beginAtZero: true }, yScale === 'span' ? spanScale(list.map(yOf), yTitle) : yScale || {})),
         },
       },
     });
@@ -884,7 +910,7 @@ const char* kScript = R"js(
     const into = section('throughput', 'Read throughput', 'Median of the repetitions. One line per path and page-cache state' + (multi ? ' and result file' : '') + '; solid = cold, dashed = warm, dotted = direct (O_DIRECT).');
     groupBy(reads, (x) => p(x, 'pattern') || 'reads').forEach((list, pattern) => {
       const c = figure(into, 'Throughput of ' + pattern + ' reads as workers are added. A line that flattens early means the device (or the CPU), not the worker count, limits reads.');
-      lineChart(c, list, 'workers', (x) => mib(x.c.counters.bytes_per_second), 'Throughput vs workers — ' + pattern, 'Workers (threads)', 'Throughput (MiB/s)');
+      lineChart(c, list, 'workers', (x) => mib(x.c.counters.bytes_per_second), 'Throughput vs workers — ' + pattern, 'Workers (threads)', 'Throughput (MiB/s)', [], 'span');
     });
 
     // Cold vs warm, source vs cache: best case of each.
@@ -902,16 +928,17 @@ const char* kScript = R"js(
         return best;
       });
       if (data.every((v) => v === null)) return;
-      const i = datasets.length;
-      datasets.push({ label: (multi ? f.name + ' · ' : '') + s, data, backgroundColor: palette[i % palette.length], borderColor: palette[i % palette.length], borderWidth: 1 });
+      const colour = stateColours[s] || palette[datasets.length % palette.length];
+      datasets.push({ label: (multi ? f.name + ' · ' : '') + s, data, backgroundColor: alpha(colour, [1, 0.5, 0.25][fi % 3]), borderColor: colour, borderWidth: 1.5 });
     }));
     const c = figure(into, 'Best throughput of each pattern and path (over the worker counts and other parameters), by page-cache state. Warm far above cold: the page cache, not the device, served the second round.');
     draw(c, {
       type: 'bar',
-      data: { labels: cats, datasets },
+      data: { labels: cats.map((c) => c.split(' · ')), datasets },
       options: {
         plugins: { title: { display: true, text: 'Cold vs warm, source vs cache (best case)' }, legend: { position: 'bottom' } },
-        scales: { x: axis('Pattern · path'), y: axis('Throughput (MiB/s)', { beginAtZero: true }) },
+        scales: { x: axis('Pattern · path', { ticks: { maxRotation: 0, autoSkip: false } }),
+                  y: axis('Throughput (MiB/s)', Object.assign({ beginAtZero: true }, spanScale([].concat(...datasets.map((d) => d.data)), 'Throughput (MiB/s)'))) },
       },
     });
 
@@ -923,8 +950,9 @@ const char* kScript = R"js(
         const w = Math.min(...list.map((x) => Number(x.c.params.workers)).filter(isFinite));
         const sel = isFinite(w) ? list.filter((x) => Number(x.c.params.workers) === w) : list;
         const keys = varying(sel, ['family', 'pattern', 'workers']);
-        const datasets = sel.map((x, i) => Object.assign({ label: seriesName(x, keys), data: x.c.latency.cdf.map((q) => ({ x: q[0], y: q[1] * 100 })), stepped: false, tension: 0 },
-                                                     styleFor(i, state(x)), { pointRadius: 0 }));
+        const colour = colourIndex();
+        const datasets = sel.map((x) => Object.assign({ label: seriesName(x, keys), data: x.c.latency.cdf.map((q) => ({ x: q[0], y: q[1] * 100 })), stepped: false, tension: 0 },
+                                                     styleFor(colour(seriesName(x, keys.filter((k) => k !== 'cache_state'))), state(x)), { pointRadius: 0 }));
         const c = figure(lat, 'Latency CDF of ' + pattern + ' reads' + (isFinite(w) ? ' at ' + w + (w === 1 ? ' worker' : ' workers') : '') + ', per path and page-cache state.');
         draw(c, {
           type: 'line',
