@@ -570,8 +570,12 @@ LoaderResult LoaderSim::run() {
     r.min_au = std::min(r.min_au, au);
   }
   if (r.steps == 0)
-    throw RunError("loader: no measured steps (warmup_steps " +
-                   std::to_string(options_.warmup_steps) + " covers every step)");
+    throw RunError("loader: no measured steps: " + std::to_string(source_.count()) +
+                   " samples in batches of " + std::to_string(options_.batch_size) + " gave " +
+                   std::to_string(r.warmup_steps / std::uint64_t(options_.accelerators)) +
+                   " step(s) per trainer, all inside warmup_steps " +
+                   std::to_string(options_.warmup_steps) +
+                   "; lower batch_size or warmup_steps, or raise epochs");
   r.measured_s = double(last - first) * 1e-9;
   r.epoch_s = epoch_count ? double(epoch_total) * 1e-9 / double(epoch_count) : 0;
   r.wait_s = double(wait) * 1e-9;

@@ -65,6 +65,7 @@ std::vector<Sweep> sweeps_over(const std::vector<CaseRuns>& cases, const char* k
   for (const CaseRuns& c : cases) {
     if (!c.params.is_object() || !c.params.contains(key) || !c.params[key].is_number_integer())
       continue;
+    if (c.params.value("samples", "") == "memory") continue;  // calibration answers no sizing
     json rest = c.params;
     rest.erase(key);
     Sweep& s = groups[rest.dump()];

@@ -199,6 +199,18 @@ TEST(LoaderTest, BadOptionsAreInputErrors) {
   EXPECT_THROW(LoaderSim(o, *source), InputError);
 }
 
+TEST(LoaderTest, AWarmUpCoveringEveryStepSaysWhatToChange) {
+  auto source = make_delay_source(10, 10, 0);  // one batch of 16 holds the whole epoch
+  LoaderOptions o = options(16, 1, 100'000, 0);
+  try {
+    LoaderSim(o, *source).run();
+    FAIL() << "expected RunError";
+  } catch (const RunError& e) {
+    EXPECT_NE(std::string(e.what()).find("1 step(s) per trainer"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("lower batch_size"), std::string::npos) << e.what();
+  }
+}
+
 TEST(LoaderTest, VerdictTexts) {
   EXPECT_EQ(loader_verdict(0.961, 0.039, 0.9, false), "AU 96.1% — storage keeps up");
   EXPECT_EQ(loader_verdict(0.613, 0.387, 0.9, false),
