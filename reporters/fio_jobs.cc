@@ -1,16 +1,23 @@
 #include "fio_jobs.h"
 
+#include <cctype>
 #include <filesystem>
 #include <sstream>
+#include <vector>
 
 #include "feedbench/error.h"
 #include "feedbench/result.h"
+#include "feedbench/workload.h"
 
 namespace feedbench {
 namespace {
 
+// fio refuses an option value longer than this (parse.c), so long file lists are split over
+// several filename= lines, which fio adds up.
+constexpr std::size_t kFioMaxValue = 4096;
+
 // fio separates file names with ':'; a literal colon is written "\:".
-std::string fio_escape(const std::string& path) {
+std::string fio_escape(std::string_view path) {
   std::string out;
   for (char ch : path) {
     if (ch == ':') out += '\\';
@@ -19,19 +26,44 @@ std::string fio_escape(const std::string& path) {
   return out;
 }
 
-std::string file_list(const FileSet& files, std::size_t first, std::size_t step) {
-  std::string list;
-  for (std::size_t i = first; i < files.size(); i += step) {
-    if (!list.empty()) list += ':';
-    list += fio_escape(files.absolute_path(i));
+// filename= lines for `order` (FileSet indexes), names relative to directory=root.
+std::string filename_lines(const FileSet& files, const std::vector<std::uint32_t>& order) {
+  std::string out, line;
+  for (std::uint32_t i : order) {
+    std::string name = fio_escape(files.relative_path(i));
+    if (!line.empty() && line.size() + 1 + name.size() >= kFioMaxValue - 16) {
+      out += "filename=" + line + "\n";
+      line.clear();
+    }
+    if (!line.empty()) line += ':';
+    line += name;
   }
-  return list;
+  if (!line.empty()) out += "filename=" + line + "\n";
+  return out;
 }
 
 std::string sanitise(const std::string& name) {
   std::string out;
   for (char ch : name) out += (std::isalnum(static_cast<unsigned char>(ch)) || ch == '-') ? ch : '_';
   return out;
+}
+
+// The order in which feedbench's first round of `c` opens the files: the Workload's own
+// stream (its seeded shuffle for shuffled_files), one worker.
+std::vector<std::uint32_t> file_order(const Case& c, const FileSet& files) {
+  WorkloadSpec spec;
+  spec.pattern = parse_pattern(c.str("pattern"));
+  spec.block_size = std::uint64_t(c.integer("block_size"));
+  spec.workers = 1;
+  spec.seed = c.seed;
+  spec.round = 0;
+  std::vector<std::uint32_t> order;
+  order.reserve(files.size());
+  Workload workload(files, spec);
+  WorkItem item;
+  while (workload.next(0, item))
+    if (item.first_of_file) order.push_back(item.file);
+  return order;
 }
 
 }  // namespace
@@ -44,27 +76,41 @@ std::string fio_job_for(const Case& c, const FileSet& files) {
   std::ostringstream job;
   job << "# fio equivalent of feedbench case\n#   " << c.name() << "\n"
       << "# data: " << files.root() << " (" << files.size() << " files, " << files.total_bytes()
-      << " bytes)\n";
-  job << "[global]\nthread\ngroup_reporting\nrw=" << (pattern == "random" ? "randread" : "read")
-      << "\nbs=" << bs << "\nioengine=" << (engine == "io_uring" ? "io_uring" : engine)
-      << "\niodepth=" << qd << "\ndirect=" << (direct ? 1 : 0) << "\n";
+      << " bytes)\n# run: fio --output-format=json THIS_FILE  (read.bw_bytes, read.iops)\n";
+  // thread + group_reporting: workers are threads and report as one, as in feedbench.
+  // fadvise_hint=0: feedbench gives the kernel no access hints on measured files.
+  job << "[global]\nthread\ngroup_reporting\ndirectory=" << fio_escape(files.root())
+      << "\nrw=" << (pattern == "random" ? "randread" : "read") << "\nbs=" << bs
+      << "\nioengine=" << engine << "\niodepth=" << qd << "\ndirect=" << (direct ? 1 : 0)
+      << "\nfadvise_hint=0\n";
   if (state == "cold") {
-    job << "# cold: fio evicts each file from the page cache before the job (invalidate=1)\ninvalidate=1\n";
+    job << "# cold: fio evicts each file from the page cache as it opens it (invalidate=1);\n"
+           "# feedbench evicts every file before its clock starts\ninvalidate=1\n";
   } else if (state == "warm") {
     job << "# warm: read every file into the page cache first, keep it there\ninvalidate=0\npre_read=1\n";
   }
-  if (engine == "io_uring") job << "fixedbufs=1\nregisterfiles=1\n";
+  if (engine == "io_uring") job << "# feedbench registers its buffers and files too\nfixedbufs=1\nregisterfiles=1\n";
+  std::vector<std::uint32_t> all(files.size());
+  for (std::size_t i = 0; i < files.size(); ++i) all[i] = std::uint32_t(i);
   if (pattern == "random") {
-    // Every worker reads random blocks from all files; together one pass's worth of reads.
-    job << "file_service_type=random\nrandrepeat=1\nrandseed=" << c.seed << "\n"
+    // Every worker reads random blocks from all files, drawn with replacement (norandommap);
+    // together one pass's worth of reads. fio picks files uniformly, feedbench by size: the
+    // same where the files are of one size.
+    job << "file_service_type=random\nnorandommap=1\nrandrepeat=1\nrandseed=" << c.seed << "\n"
         << "io_size=" << (files.total_bytes() / std::uint64_t(workers)) << "\n";
-    job << "[random]\nnumjobs=" << workers << "\nfilename=" << file_list(files, 0, 1) << "\n";
+    job << "[random]\nnumjobs=" << workers << "\n" << filename_lines(files, all);
   } else {
-    // Files are shared out between workers; each reads its files start to end, one at a time.
+    // Whole files, one at a time per worker, in feedbench's order (its seeded shuffle for
+    // shuffled_files). feedbench hands the next file to whichever worker is free; fio needs a
+    // fixed split, so files are dealt out in turn.
+    const std::vector<std::uint32_t> order = file_order(c, files);
     job << "file_service_type=sequential\nopenfiles=1\n";
-    for (long long w = 0; w < workers; ++w)
-      job << "[worker" << w << "]\nfilename=" << file_list(files, std::size_t(w), std::size_t(workers))
-          << "\n";
+    for (long long w = 0; w < workers; ++w) {
+      std::vector<std::uint32_t> mine;
+      for (std::size_t i = std::size_t(w); i < order.size(); i += std::size_t(workers)) mine.push_back(order[i]);
+      if (mine.empty()) continue;
+      job << "[worker" << w << "]\n" << filename_lines(files, mine);
+    }
   }
   return job.str();
 }
@@ -77,7 +123,7 @@ std::size_t write_fio_jobs(const Plan& plan, const RunContext& context, const st
   for (const Case& c : plan.cases) {
     if (c.family != "file_read") continue;
     const FileSet* files = context.files_for(c.str("path"));
-    if (!files) continue;
+    if (!files || files->empty()) continue;
     std::string name = dir + "/" + std::to_string(++n) + "-" + sanitise(c.name()) + ".fio";
     write_file_atomically(name, fio_job_for(c, *files));
   }
