@@ -378,7 +378,8 @@ std::vector<std::string> verdicts_of(const std::vector<CaseView>& cases) {
         verdict = "AU " + fmt("%.1f", au * 100) + "% — " +
                   (au >= target_au_of(*best) ? "meets the " : "below the ") +
                   fmt("%.0f", target_au_of(*best) * 100) + "% target";
-      std::string where = best->param("workers").empty() ? "" : " with " + best->param("workers") + " workers";
+      std::string w = best->param("workers");
+      std::string where = w.empty() ? "" : " with " + w + (w == "1" ? " worker" : " workers");
       out.push_back(capitalised(path) + " path, best loader case" + where + ": " + verdict + ".");
     }
     return out;
@@ -394,7 +395,8 @@ std::vector<std::string> verdicts_of(const std::vector<CaseView>& cases) {
             best = c;
         if (!best) continue;
         std::string part = human_rate(*best->counter("bytes_per_second")) + " " + state;
-        if (!best->param("workers").empty()) part += " (" + best->param("workers") + " workers, " + best->param("pattern") + ")";
+        std::string w = best->param("workers");
+        if (!w.empty()) part += " (" + w + (w == "1" ? " worker, " : " workers, ") + best->param("pattern") + ")";
         parts.push_back(part);
       }
       if (parts.empty()) continue;
@@ -871,9 +873,12 @@ const char* kScript = R"js(
       : {};
   };
   const axis = (title, extra) => Object.assign({ title: { display: true, text: title, font: { weight: '600' } }, grid: { color: '#e6e9ee' } }, extra || {});
-  const logTicks = { maxRotation: 0, autoSkip: false, callback: (v) => {
+  // Log axes: decades only when the axis spans more than 2.5 of them, else 1-2-5; 1k, 10k...
+  const logTicks = { maxRotation: 0, autoSkip: false, callback: (v, i, ticks) => {
+    const span = Math.log10(ticks[ticks.length - 1].value / ticks[0].value);
     const m = v / Math.pow(10, Math.floor(Math.log10(v) + 1e-9));
-    return [1, 2, 5].some((k) => Math.abs(m - k) < 1e-6) ? Number(v).toLocaleString('en-US') : '';
+    if (![1, 2, 5].slice(0, span > 2.5 ? 1 : 3).some((k) => Math.abs(m - k) < 1e-6)) return '';
+    return v >= 1e6 ? v / 1e6 + 'M' : v >= 1e3 ? v / 1e3 + 'k' : String(Number(v.toPrecision(3)));
   } };
 
   // Lines of a y counter against a numeric x parameter, one per series.
@@ -988,6 +993,9 @@ const char* kScript = R"js(
     }
   }
 
+  // Chart.js does not follow the page into print layout by itself.
+  window.addEventListener('beforeprint', () => charts.forEach((ch) => ch.resize()));
+  window.addEventListener('afterprint', () => charts.forEach((ch) => ch.resize()));
   if (!charts.length) {
     document.getElementById('charts').innerHTML = '<p class="muted">No successful case to chart: see the tables below.</p>';
   }
