@@ -336,6 +336,9 @@ class StageRun {
   struct Pending {
     std::size_t index;
     std::string tmp, dst;
+    Fd src;  // opened and read ahead when the batch is claimed
+    int open_errno = 0;
+    Fd readback;  // the copy, evicted and being re-read from the device
     Fd fd;
     std::string source_hash;
     struct stat source_stat;
@@ -389,14 +392,14 @@ class StageRun {
 
   // Copies one file to its temporary name, hashing the same bytes. RETURNS: false on failure
   // (recorded; the temporary removed).
-  bool copy_to_temp(std::size_t i, AlignedBuffer& buf, Pending& p) {
+  bool copy_to_temp(AlignedBuffer& buf, Pending& p) {
+    const std::size_t i = p.index;
     const std::string src = sel_.absolute_path(i);
     const std::string rel(sel_.relative_path(i));
-    p.index = i;
     p.dst = opt_.cache_root + "/" + rel;
     p.tmp = p.dst + kTmpSuffix;
-    Fd in(open_source(src));
-    if (!in) return add_error(errno_message("cannot open source " + src, errno)), false;
+    Fd in = std::move(p.src);
+    if (!in) return add_error(errno_message("cannot open source " + src, p.open_errno)), false;
     if (::fstat(in.get(), &p.source_stat) != 0)
       return add_error(errno_message("cannot stat " + src, errno)), false;
     const std::int64_t mtime = std::int64_t(p.source_stat.st_mtim.tv_sec) * 1000000000 +
@@ -454,7 +457,7 @@ class StageRun {
   }
 
   // Flushes, proves and renames one copied file. RETURNS: false on failure (recorded).
-  bool finish(Pending& p, AlignedBuffer& buf) {
+  bool finish(Pending& p, AlignedBuffer& buf, bool synced) {
     auto fail = [&](const std::string& why, bool is_fatal) {
       p.fd.reset();
       ::unlink(p.tmp.c_str());
@@ -464,7 +467,7 @@ class StageRun {
     };
     if (stopping()) return fail("", false);
     const std::uint64_t size = sel_.file_size(p.index);
-    if (::fdatasync(p.fd.get()) != 0) {
+    if (!synced && ::fdatasync(p.fd.get()) != 0) {
       int e = errno;
       if (e == ENOSPC || e == EDQUOT) return fail(no_space_message(p.dst, size), true);
       return fail(errno_message("cannot flush " + p.tmp, e), false);
@@ -472,7 +475,7 @@ class StageRun {
     if (opt_.verify) {
       std::uint64_t got = 0;
       int err = 0;
-      std::string back = hash_from_device(p.tmp, buf, direct_ok_, &got, &err, opt_.stop);
+      std::string back = hash_readback(p, buf, &got, &err);
       if (err == EINTR) return fail("", false);
       if (err) return fail(errno_message("cannot read back " + p.tmp, err), false);
       if (got != size || back != p.source_hash)
@@ -505,35 +508,94 @@ class StageRun {
     return true;
   }
 
+  // Hashes the flushed copy as the device returns it: its clean pages were evicted and
+  // re-read ahead (flush_batch), so the bytes come from the device, not from the page cache
+  // that held what we wrote.
+  std::string hash_readback(Pending& p, AlignedBuffer& buf, std::uint64_t* got, int* err) {
+    *got = 0;
+    *err = 0;
+    if (!p.readback) return hash_from_device(p.tmp, buf, direct_ok_, got, err, opt_.stop);
+    Sha256 hash;
+    std::uint64_t off = 0;
+    while (true) {
+      if (stopping()) {
+        *err = EINTR;
+        return "";
+      }
+      ssize_t n = ::pread(p.readback.get(), buf.bytes(), kChunk, off_t(off));
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        *err = errno;
+        return "";
+      }
+      if (n == 0) break;
+      hash.update(buf.bytes(), std::size_t(n));
+      off += std::uint64_t(n);
+    }
+    *got = off;
+    return hash.hex_digest();
+  }
+
+  // Flushes a batch with one syncfs (falling back to fdatasync per file), evicts every copy's
+  // pages and starts re-reading them from the device all at once, then proves and renames each.
   void flush_batch(std::vector<Pending>& batch, AlignedBuffer& buf) {
-    for (Pending& p : batch) finish(p, buf);
+    int any = -1;
+    for (Pending& p : batch)
+      if (p.fd) any = p.fd.get();
+    bool synced = any >= 0 && ::syncfs(any) == 0;
+    if (opt_.verify && synced) {
+      for (Pending& p : batch) {
+        if (!p.fd) continue;
+        p.readback = Fd(open_source(p.tmp));
+        if (!p.readback) continue;
+        ::posix_fadvise(p.readback.get(), 0, 0, POSIX_FADV_DONTNEED);
+      }
+      for (Pending& p : batch)
+        if (p.readback) ::posix_fadvise(p.readback.get(), 0, 0, POSIX_FADV_WILLNEED);
+    }
+    for (Pending& p : batch)
+      if (p.fd) finish(p, buf, synced);
     batch.clear();
+  }
+
+  // Claims the next files (up to a batch) and opens them with read-ahead, so their reads
+  // overlap the flush and read-back of the batch before.
+  void claim(std::vector<Pending>& batch) {
+    batch.clear();
+    std::uint64_t bytes = 0;
+    const std::size_t most = delay_ms_ > 0 ? 1 : kBatchFiles;
+    while (batch.size() < most && bytes < kBatchBytes && !stopping()) {
+      std::size_t k = next_.fetch_add(1);
+      if (k >= todo_.size()) break;
+      Pending p;
+      p.index = todo_[k];
+      p.src = Fd(open_source(sel_.absolute_path(p.index)));
+      if (!p.src) p.open_errno = errno;
+      else ::posix_fadvise(p.src.get(), 0, 0, POSIX_FADV_WILLNEED);
+      bytes += sel_.file_size(p.index);
+      batch.push_back(std::move(p));
+    }
   }
 
   void worker() {
     AlignedBuffer buf(kChunk);
-    std::vector<Pending> batch;
-    std::uint64_t batch_bytes = 0;
+    std::vector<Pending> current, upcoming;
     try {
-      while (!stopping()) {
-        std::size_t k = next_.fetch_add(1);
-        if (k >= todo_.size()) break;
-        Pending p;
-        if (!copy_to_temp(todo_[k], buf, p)) continue;
-        batch_bytes += sel_.file_size(p.index);
-        batch.push_back(std::move(p));
-        if (batch.size() >= kBatchFiles || batch_bytes >= kBatchBytes || delay_ms_ > 0) {
-          flush_batch(batch, buf);
-          batch_bytes = 0;
-        }
+      claim(current);
+      while (!current.empty() && !stopping()) {
+        for (Pending& p : current)
+          if (!copy_to_temp(buf, p)) p.fd.reset();
+        claim(upcoming);
+        flush_batch(current, buf);
+        current.swap(upcoming);
       }
-      flush_batch(batch, buf);
     } catch (const std::exception& e) {
-      for (Pending& p : batch) {
-        p.fd.reset();
-        ::unlink(p.tmp.c_str());
-      }
       fatal(std::string("staging failed: ") + e.what());
+    }
+    for (Pending& p : current) {
+      if (!p.fd) continue;
+      p.fd.reset();
+      ::unlink(p.tmp.c_str());
     }
   }
 
