@@ -314,6 +314,16 @@ double target_au_of(const CaseView& c) {
   return 0.90;
 }
 
+// The AU of the worst-fed trainer (extra.au_per_accelerator) where recorded, else the case's AU:
+// K accelerators are supported only when every one of them reaches the target.
+double worst_au(const CaseView& c) {
+  double au = c.counter("au").value_or(0);
+  if (const json* per = at(c.extra, {"au_per_accelerator"}); per && per->is_array() && !per->empty())
+    for (const auto& v : *per)
+      if (v.is_number()) au = std::min(au, v.get<double>());
+  return au;
+}
+
 std::string path_of(const CaseView& c) {
   std::string p = c.param("path");
   return p.empty() ? "the" : p;
@@ -353,7 +363,7 @@ std::vector<std::string> verdicts_of(const std::vector<CaseView>& cases) {
         double best = 0;
         for (const auto* c : loader) {
           const json* a = at(c->params, {"accelerators"});
-          if (path_of(*c) == path && a && a->is_number() && *c->counter("au") >= target_au_of(*c))
+          if (path_of(*c) == path && a && a->is_number() && worst_au(*c) >= target_au_of(*c))
             best = std::max(best, a->get<double>());
         }
         std::string n = best > 0 ? fmt("%.0f", best) : "none";
