@@ -82,7 +82,9 @@ std::string fio_job_for(const Case& c, const FileSet& files) {
   job << "[global]\nthread\ngroup_reporting\ndirectory=" << fio_escape(files.root())
       << "\nrw=" << (pattern == "random" ? "randread" : "read") << "\nbs=" << bs
       << "\nioengine=" << engine << "\niodepth=" << qd << "\ndirect=" << (direct ? 1 : 0)
-      << "\nfadvise_hint=0\n";
+      << "\nfadvise_hint=0\n"
+      << "# feedbench's read buffers are page-aligned; fio's are not for buffered I/O unless asked\n"
+      << "mem_align=4096\n";
   if (state == "cold") {
     job << "# cold: fio evicts each file from the page cache as it opens it (invalidate=1);\n"
            "# feedbench evicts every file before its clock starts\ninvalidate=1\n";

@@ -38,7 +38,7 @@ for path in sorted(glob.glob(jobs + "/*.fio")):
     base = os.path.basename(path)
     assert "thread" in lines and "group_reporting" in lines, base
     assert kv["directory"] == data, (base, kv["directory"])
-    assert kv["fadvise_hint"] == "0", base
+    assert kv["fadvise_hint"] == "0" and kv["mem_align"] == "4096", base
     if "random" in base:
         assert kv["rw"] == "randread" and kv["ioengine"] == "libaio" and kv["iodepth"] == "8", base
         assert kv["direct"] == "1" and kv["norandommap"] == "1" and kv["numjobs"] == "2", base
