@@ -41,11 +41,13 @@ std::int64_t now_ns() {
       .count();
 }
 
-double cpu_seconds_now() {
-  rusage ru{};
-  ::getrusage(RUSAGE_SELF, &ru);
-  auto sec = [](const timeval& tv) { return double(tv.tv_sec) + double(tv.tv_usec) * 1e-6; };
-  return sec(ru.ru_utime) + sec(ru.ru_stime);
+// CPU time of the calling thread. Each worker reads it at the start signal and at its last
+// completion, so the round's CPU covers exactly its timed window: process-wide rusage would
+// also count thread start-up and engine teardown, which on a short round can exceed the round.
+std::int64_t thread_cpu_ns() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return std::int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
 // A worker's open files: a fixed-capacity table keyed by FileSet index (open addressing,
@@ -153,6 +155,7 @@ struct alignas(64) Worker {
   std::uint64_t reads = 0;
   std::uint64_t files = 0;
   std::int64_t end_ns = 0;
+  std::int64_t cpu_ns = 0;     // this thread's CPU from the start signal to its last completion
   bool ready = false;          // engine created
   std::exception_ptr input_error;
   Histogram latency;
@@ -213,6 +216,7 @@ void run_worker(Shared& shared, Worker& me, unsigned w) {
   shared.ready.count_down();
   shared.go.wait();
   if (shared.abort.load() || !engine) return;
+  const std::int64_t cpu_start = thread_cpu_ns();
 
   auto fail_file = [&](std::uint32_t file, const std::string& what) {
     shared.fail(what + " (" + files.absolute_path(file) + ")");
@@ -306,6 +310,7 @@ void run_worker(Shared& shared, Worker& me, unsigned w) {
     if (!stopped && shared.failed.load(std::memory_order_relaxed)) stopped = true;
   }
   me.end_ns = now_ns();
+  me.cpu_ns = thread_cpu_ns() - cpu_start;
 
   // Files a random round kept open (or an error left open) close after the clock. The kernel
   // keeps its own reference for a read still in flight after an engine failure.
@@ -334,11 +339,9 @@ RoundStats run_round(const FileSet& files, Workload& workload, const RoundOption
   const bool setup_ok = std::all_of(workers.begin(), workers.end(), [](const Worker& w) { return w.ready; });
   if (!setup_ok) shared.abort.store(true);
 
-  const double cpu0 = cpu_seconds_now();
   const std::int64_t start = now_ns();
   shared.go.count_down();
   for (auto& t : threads) t.join();
-  const double cpu1 = cpu_seconds_now();
 
   for (const Worker& w : workers)
     if (w.input_error) std::rethrow_exception(w.input_error);
@@ -354,9 +357,9 @@ RoundStats run_round(const FileSet& files, Workload& workload, const RoundOption
     stats.files += w.files;
     stats.latency.merge(w.latency);
     end = std::max(end, w.end_ns);
+    stats.cpu_seconds += double(w.cpu_ns) * 1e-9;
   }
   stats.elapsed_ns = end - start;
-  stats.cpu_seconds = std::max(0.0, cpu1 - cpu0);
   const double cores = std::max(1u, std::thread::hardware_concurrency());
   if (stats.elapsed_ns > 0) stats.cpu_util = stats.cpu_seconds / (stats.seconds() * cores);
   stats.error = shared.error;

@@ -26,7 +26,7 @@ struct RoundStats {
   std::uint64_t reads = 0;  // completed read calls
   std::uint64_t files = 0;  // files opened
   std::int64_t elapsed_ns = 0;
-  double cpu_seconds = 0;  // process user+system CPU during the round
+  double cpu_seconds = 0;  // user+system CPU of the workers, start signal to last completion
   double cpu_util = 0;     // cpu_seconds / (elapsed × online cores), 0..1
   Histogram latency;       // per read, ns, merged across workers
   std::string error;       // first error; non-empty means the round failed
