@@ -300,6 +300,14 @@ Residency evict(const FileSet& files, const Progress& progress) {
     int rc = ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
     if (rc != 0) throw RunError(errno_message("posix_fadvise(DONTNEED)", rc));
     std::uint64_t r = resident_bytes(fd, size, scratch, method);
+    if (r > 0) {
+      // Pages still dirty or under writeback (mincore cannot tell us which) are not dropped:
+      // wait for writeback of the whole file, then ask again.
+      ::sync_file_range(fd, 0, 0,
+                        SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER);
+      ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+      r = resident_bytes(fd, size, scratch, method);
+    }
     totals.resident.fetch_add(r, std::memory_order_relaxed);
     if (method[0] == 'm') totals.used_mincore.store(1, std::memory_order_relaxed);
   });
