@@ -148,8 +148,8 @@ bool match_component(std::string_view pat, std::string_view name) {
   return p == pat.size();
 }
 
-std::vector<std::string_view> split_components(std::string_view path) {
-  std::vector<std::string_view> out;
+void split_components(std::string_view path, std::vector<std::string_view>& out) {
+  out.clear();
   std::size_t start = 0;
   while (start <= path.size()) {
     std::size_t slash = path.find('/', start);
@@ -157,6 +157,11 @@ std::vector<std::string_view> split_components(std::string_view path) {
     if (slash > start) out.push_back(path.substr(start, slash - start));  // skip empty ("a//b")
     start = slash + 1;
   }
+}
+
+std::vector<std::string_view> split_components(std::string_view path) {
+  std::vector<std::string_view> out;
+  split_components(path, out);
   return out;
 }
 
@@ -296,20 +301,21 @@ class Scanner {
     return at_root && (name == "MANIFEST.sha256" || name == "feedbench-manifest.json");
   }
 
-  bool selected(std::string_view rel) const {
+  // Reuses parts_ for the split: no allocation per file.
+  bool selected(std::string_view rel) {
     if (globs_.empty()) return true;
-    std::vector<std::string_view> parts = split_components(rel);
+    split_components(rel, parts_);
     for (const auto& g : globs_)
-      if (match_from(g, 0, parts, 0)) return true;
+      if (match_from(g, 0, parts_, 0)) return true;
     return false;
   }
 
   // Prunes folders no include glob can reach, so "validation/**" never walks "train/".
-  bool folder_selected(std::string_view rel) const {
+  bool folder_selected(std::string_view rel) {
     if (globs_.empty()) return true;
-    std::vector<std::string_view> parts = split_components(rel);
+    split_components(rel, parts_);
     for (const auto& g : globs_)
-      if (may_match_below(g, 0, parts, 0)) return true;
+      if (may_match_below(g, 0, parts_, 0)) return true;
     return false;
   }
 
@@ -317,6 +323,7 @@ class Scanner {
   std::vector<std::vector<std::string_view>> globs_;
   std::unique_ptr<char[]> buffer_;
   std::string rel_;
+  std::vector<std::string_view> parts_;
 };
 
 }  // namespace
