@@ -54,7 +54,7 @@ int stage_main(int argc, char** argv) {
       ("include", po::value(&options.include)->value_name("GLOB")->composing(),
        "stage only files matching GLOB ('*' within a folder, '**' across); repeatable")
       ("workers", po::value(&options.workers)->value_name("N"),
-       "parallel copies (default: 4 on SSD/NVMe, 1 on a rotational disk)")
+       "parallel copies (default: 4 on SSD, NVMe and virtual disks, 1 on a spinning disk)")
       ("label", po::value(&options.label)->value_name("VERSION"),
        "the data version recorded in the manifest (default: fp-<source fingerprint>)");
   po::variables_map vm;

@@ -57,7 +57,7 @@ int verify_main(int argc, char** argv) {
       ("source", po::value(&options.source_root)->value_name("SRC"),
        "also check that this source still matches the manifest's fingerprint")
       ("workers", po::value(&options.workers)->value_name("N"),
-       "parallel readers (default: 4 on SSD/NVMe, 1 on a rotational disk)");
+       "parallel readers (default: 4 on SSD, NVMe and virtual disks, 1 on a spinning disk)");
   po::variables_map vm;
   po::store(po::command_line_parser(argc, argv).options(opts).run(), vm);
   po::notify(vm);

@@ -169,9 +169,11 @@ TEST(StagerTest, StopFlagLeavesNoManifestAndNoTemporaries) {
   EXPECT_EQ(r.exit_code(), 130);
   EXPECT_FALSE(read_manifest(f.cache));
   // Only the journal stays (it is what the next run resumes from); no data temporaries.
-  for (auto& e : fs::recursive_directory_iterator(f.cache))
-    if (e.path().filename() != kStageJournalName)
+  for (auto& e : fs::recursive_directory_iterator(f.cache)) {
+    if (e.path().filename() != kStageJournalName) {
       EXPECT_NE(e.path().extension(), ".fbtmp") << e.path();
+    }
+  }
   stop = 0;
   EXPECT_EQ(stage(o).exit_code(), 0);
 }

@@ -24,7 +24,7 @@ struct StageOptions {
   std::string source_root;
   std::string cache_root;             // created when missing
   std::vector<std::string> include;   // globs; empty = every file
-  int workers = 0;                    // 0: 4 on SSD/NVMe, 1 on a rotational disk
+  int workers = 0;                    // 0: default_workers(cache)
   std::string label;                  // empty: "fp-" + first 12 hex of the source fingerprint
   bool verify = true;                 // read each copy back from the device and compare
   bool write_manifest = true;         // false only for the benchmark's scratch stagings
@@ -99,8 +99,8 @@ std::string check_cache(const std::string& cache_root, const FileSet& source_sel
 // RETURNS: feedbench-manifest.json of a complete manifest, or nullopt.
 std::optional<nlohmann::json> read_manifest_json(const std::string& cache_root);
 
-// RETURNS: the default worker count for copies onto/reads from `path`: 1 on a rotational disk,
-// else 4.
+// RETURNS: the default worker count for copies onto/reads from `path`: 1 on a spinning disk,
+// else 4 (virtual disks that call themselves rotational count as solid state).
 int default_workers(const std::string& path);
 
 }  // namespace feedbench
