@@ -1,0 +1,82 @@
+#include "case_run.h"
+
+#include <cstdio>
+
+#include "feedbench/page_cache.h"
+#include "progress.h"
+
+namespace feedbench {
+
+CaseRun::CaseRun(const Case& c, RunContext& context, benchmark::State& state)
+    : context_(context), state_(state) {
+  record_.case_name = c.name();
+  record_.params = c.params;
+}
+
+void CaseRun::skip(const std::string& why) {
+  state_.SkipWithError(why.c_str());
+  record_.skipped = why;
+  context_.log.add(std::move(record_));
+}
+
+const FileSet* CaseRun::selection(const std::string& path_role) {
+  const FileSet* files = context_.files_for(path_role);
+  if (!files) {
+    skip("no " + path_role + " root in the config's dataset");
+    return nullptr;
+  }
+  if (files->empty()) {
+    skip("the " + path_role + " selection holds no files");
+    return nullptr;
+  }
+  if (path_role == "cache" && !context_.cache_refusal.empty() && !context_.allow_unverified_cache) {
+    skip(context_.cache_refusal);
+    return nullptr;
+  }
+  return files;
+}
+
+double CaseRun::prepare_cache_state(const std::string& cache_state, const FileSet& files) {
+  ProgressLine line(context_.show_progress);
+  Residency r;
+  if (cache_state == "cold")
+    r = evict(files, line.callback("evicting"));
+  else if (cache_state == "warm")
+    r = warm(files, line.callback("warming"));
+  else
+    r = measure_residency(files, line.callback("measuring residency"));
+  line.clear();
+  const double f = r.fraction();
+  const bool achieved = cache_state == "cold"   ? f <= kColdMaxResident
+                        : cache_state == "warm" ? f >= kWarmMinResident
+                                                : true;
+  record_.cache = {{"requested", cache_state}, {"residency_before", f}, {"achieved", achieved},
+                   {"method", r.method}};
+  return f;
+}
+
+bool CaseRun::cache_state_achieved() const {
+  return !record_.cache.is_object() || record_.cache.value("achieved", true);
+}
+
+void CaseRun::counter(const char* name, double value, bool binary) {
+  state_.counters[name] = benchmark::Counter(
+      value, benchmark::Counter::kDefaults,
+      binary ? benchmark::Counter::kIs1024 : benchmark::Counter::kIs1000);
+}
+
+void CaseRun::finish(const std::string& label, bool flag_cache_state) {
+  std::string text = label;
+  if (flag_cache_state && !cache_state_achieved()) {
+    char note[96];
+    std::snprintf(note, sizeof note, "%s%s NOT achieved: %.1f%% resident", text.empty() ? "" : " (",
+                  record_.cache["requested"].get<std::string>().c_str(),
+                  100.0 * record_.cache["residency_before"].get<double>());
+    text += note;
+    if (!label.empty()) text += ")";
+  }
+  if (!text.empty()) state_.SetLabel(text);
+  context_.log.add(std::move(record_));
+}
+
+}  // namespace feedbench

@@ -1,0 +1,53 @@
+// What every family does around its measurement, in one place: the CaseRecord it leaves in the
+// RunLog, skipping with a reason, the selection a case reads, the page-cache state it starts
+// from (and whether that state was achieved), and its counters.
+#pragma once
+
+#include <string>
+
+#include <benchmark/benchmark.h>
+
+#include "feedbench/plan.h"
+#include "run_context.h"
+
+namespace feedbench {
+
+// The thresholds of issue 2: a cold round starts with at most 1% resident, a warm one with at
+// least 99%. Anything else is recorded as not achieved, never reported as cold or warm.
+inline constexpr double kColdMaxResident = 0.01;
+inline constexpr double kWarmMinResident = 0.99;
+
+class CaseRun {
+ public:
+  CaseRun(const Case& c, RunContext& context, benchmark::State& state);
+
+  CaseRecord& record() { return record_; }
+
+  // Skips the case with `why` (recorded in the result) and logs its record. Call once, then return.
+  void skip(const std::string& why);
+
+  // RETURNS: the selection of `path_role` ("source" or "cache"), or nullptr after skipping
+  // with the reason (no such root, an empty selection, a cache refused as unverified).
+  const FileSet* selection(const std::string& path_role);
+
+  // Untimed preparation: "cold" evicts, "warm" reads everything once, anything else only
+  // measures. Records {"requested", "residency_before", "achieved", "method"} as the cache state.
+  // RETURNS: the residency fraction as the round starts.
+  double prepare_cache_state(const std::string& cache_state, const FileSet& files);
+  bool cache_state_achieved() const;
+
+  // A plain counter (Google Benchmark's rate flags divide by CPU time; feedbench's rates are
+  // its own, over the measured time). `binary`: shown with 1024-based suffixes.
+  void counter(const char* name, double value, bool binary = false);
+
+  // Sets `label` (Google Benchmark's per-run label), notes a cache state not achieved after it
+  // when `flag_cache_state`, and logs the record.
+  void finish(const std::string& label = "", bool flag_cache_state = true);
+
+ private:
+  RunContext& context_;
+  benchmark::State& state_;
+  CaseRecord record_;
+};
+
+}  // namespace feedbench
