@@ -161,6 +161,9 @@ int run_main(int argc, char** argv) {
   }
   if (config_path.empty()) throw InputError("--config: required (an experiment config, e.g. configs/demo.json)");
 
+  // With --benchmark_format=json or csv, stdout carries that format alone: feedbench's own
+  // lines (paths, summary, result path) go to stderr so `> out.json` stays parseable.
+  std::FILE* human = (format == "json" || format == "csv") ? stderr : stdout;
   auto t0 = std::chrono::steady_clock::now();
   ConfigOverrides overrides;
   if (vm.count("source")) overrides.source = vm["source"].as<std::string>();
@@ -185,19 +188,19 @@ int run_main(int argc, char** argv) {
   const double plan_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
-  std::printf("feedbench run: %s — %zu cases", config.name.c_str(), plan.cases.size());
-  if (!plan.dropped.empty()) std::printf(", %zu combinations dropped", plan.dropped.size());
-  std::printf("\n");
-  for (const std::string& why : plan.dropped) std::printf("  dropped: %s\n", why.c_str());
+  std::fprintf(human, "feedbench run: %s — %zu cases", config.name.c_str(), plan.cases.size());
+  if (!plan.dropped.empty()) std::fprintf(human, ", %zu combinations dropped", plan.dropped.size());
+  std::fprintf(human, "\n");
+  for (const std::string& why : plan.dropped) std::fprintf(human, "  dropped: %s\n", why.c_str());
 
   if (vm.count("dry-run")) {
-    for (const Case& c : plan.cases) std::printf("  %s\n", c.name().c_str());
-    std::printf("source: %zu files, %s\n", context.source->size(),
+    for (const Case& c : plan.cases) std::fprintf(human, "  %s\n", c.name().c_str());
+    std::fprintf(human, "source: %zu files, %s\n", context.source->size(),
                 format_size(double(context.source->total_bytes())).c_str());
     if (context.cache)
-      std::printf("cache: %zu files, %s\n", context.cache->size(),
+      std::fprintf(human, "cache: %zu files, %s\n", context.cache->size(),
                   format_size(double(context.cache->total_bytes())).c_str());
-    std::printf("scan and plan: %.3f s, max resident memory %ld KiB\n", plan_seconds, max_rss_kib());
+    std::fprintf(human, "scan and plan: %.3f s, max resident memory %ld KiB\n", plan_seconds, max_rss_kib());
     return 0;
   }
 
@@ -218,21 +221,21 @@ int run_main(int argc, char** argv) {
   paths.emplace("source", describe_path("source", config.source_root));
   if (!config.cache_root.empty() && std::filesystem::exists(config.cache_root))
     paths.emplace("cache", describe_path("cache", config.cache_root));
-  std::fputs(format_paths(paths).c_str(), stdout);
+  std::fputs(format_paths(paths).c_str(), human);
   if (uses_state(plan, "warm")) {
     std::uint64_t need = context.source->total_bytes();
     if (context.cache) need = std::max(need, context.cache->total_bytes());
     std::uint64_t avail = available_memory_bytes();
     if (need > avail)
-      std::printf("note: the selection (%s) is larger than available memory (%s): warm rounds "
+      std::fprintf(human, "note: the selection (%s) is larger than available memory (%s): warm rounds "
                   "cannot be fully cached and will be flagged as not achieved\n",
                   format_size(double(need)).c_str(), format_size(double(avail)).c_str());
   }
   if (!emit_fio_dir.empty()) {
     std::size_t n = write_fio_jobs(plan, context, emit_fio_dir);
-    std::printf("wrote %zu fio job files to %s\n", n, emit_fio_dir.c_str());
+    std::fprintf(human, "wrote %zu fio job files to %s\n", n, emit_fio_dir.c_str());
   }
-  std::fflush(stdout);
+  std::fflush(human);
 
   register_plan(plan, context, repetitions_from_flag);
   std::unique_ptr<benchmark::BenchmarkReporter> display;
@@ -268,8 +271,8 @@ int run_main(int argc, char** argv) {
   if (!csv_path.empty()) write_csv(doc, csv_path);
   if (!markdown_path.empty()) write_markdown(doc, markdown_path);
 
-  std::printf("\n%s", format_summary(doc.summary).c_str());
-  std::printf("result: %s\n", out_path.c_str());
+  std::fprintf(human, "\n%s", format_summary(doc.summary).c_str());
+  std::fprintf(human, "result: %s\n", out_path.c_str());
   return 0;
 }
 

@@ -62,14 +62,22 @@ head -1 "$WORK/r.csv" | grep -q '^case,' || fail "CSV header"
 
 # Google Benchmark's own flags keep working.
 E2E_SOURCE=$WORK/src expect_exit 0 "$FEEDBENCH" run --config "$WORK/c.json" --out "$WORK/r2.json" \
-  --benchmark_filter='engine:mmap' --benchmark_repetitions=1 --benchmark_format=json
+  --benchmark_filter='engine:mmap' --benchmark_repetitions=1 --benchmark_format=json \
+  --benchmark_out="$WORK/gb-out.json"
 python3 -c "
 import json,sys
 d=json.load(open('$WORK/r2.json'))
 its=[b for b in d['benchmarks'] if b['run_type']=='iteration']
 assert len(its)==1 and 'engine:mmap' in its[0]['case'], [b['case'] for b in its]
 "
-grep -q '"benchmarks"' "$WORK/out" || fail "--benchmark_format=json did not print JSON"
+# stdout is that JSON alone (feedbench's own lines went to stderr); --benchmark_out wrote its file.
+python3 -c "
+import json
+for f in ['$WORK/out', '$WORK/gb-out.json']:
+    d = json.load(open(f))
+    assert [b for b in d['benchmarks'] if 'engine:mmap' in b['name']], f
+" || fail "--benchmark_format=json / --benchmark_out= did not give clean JSON"
+expect_in "$WORK/err" "result: $WORK/r2.json"
 
 [ "$before" = "$(tree_digest "$WORK/src")" ] || fail "the source data set changed"
 echo "ok"
