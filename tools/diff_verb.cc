@@ -15,6 +15,7 @@
 #include "feedbench/comparison.h"
 #include "feedbench/error.h"
 #include "feedbench/result.h"
+#include "command_line.h"
 #include "verbs.h"
 
 namespace po = boost::program_options;
@@ -105,9 +106,7 @@ int diff_main(int argc, char** argv) {
   po::positional_options_description positional;
   positional.add("base", 1).add("new", 1);
   po::variables_map vm;
-  po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), vm);
-  po::notify(vm);
-  if (vm.count("help")) {
+  if (parse_command_line(argc, argv, all, vm, &positional)) {
     std::cout << kUsage << visible << "\nmetrics:\n" << metric_list();
     return 0;
   }

@@ -11,6 +11,7 @@
 #include "feedbench/environment.h"
 #include "feedbench/error.h"
 #include "feedbench/units.h"
+#include "command_line.h"
 #include "verbs.h"
 
 namespace po = boost::program_options;
@@ -65,9 +66,7 @@ int env_main(int argc, char** argv) {
        "a path to describe; ROLE names it (source, cache), else path1, path2, ...")
       ("json", po::bool_switch(&as_json), "print JSON as recorded in result files");
   po::variables_map vm;
-  po::store(po::command_line_parser(argc, argv).options(opts).run(), vm);
-  po::notify(vm);
-  if (vm.count("help")) {
+  if (parse_command_line(argc, argv, opts, vm)) {
     std::cout << kUsage << opts << "\n";
     return 0;
   }

@@ -11,6 +11,7 @@
 #include "feedbench/error.h"
 #include "feedbench/generator.h"
 #include "feedbench/units.h"
+#include "command_line.h"
 #include "verbs.h"
 
 namespace po = boost::program_options;
@@ -83,14 +84,7 @@ int gen_main(int argc, char** argv) {
       ("seed", po::value(&seed_text)->value_name("S"), "seed: same seed, same data set  [0]")
       ("force", po::bool_switch(&force), "write into a non-empty folder (files of the same name are replaced)");
   po::variables_map vm;
-  // Strict: no abbreviated options ("--fo" is not --force).
-  po::store(po::command_line_parser(argc, argv)
-                .options(opts)
-                .style(po::command_line_style::default_style & ~po::command_line_style::allow_guessing)
-                .run(),
-            vm);
-  po::notify(vm);
-  if (vm.count("help")) {
+  if (parse_command_line(argc, argv, opts, vm)) {
     std::cout << kUsage << opts << "\n";
     return 0;
   }

@@ -12,6 +12,7 @@
 #include "feedbench/error.h"
 #include "feedbench/result.h"
 #include "html_report.h"
+#include "command_line.h"
 #include "verbs.h"
 
 namespace po = boost::program_options;
@@ -59,9 +60,7 @@ int report_main(int argc, char** argv) {
   po::positional_options_description positional;
   positional.add("results", -1);
   po::variables_map vm;
-  po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), vm);
-  po::notify(vm);
-  if (vm.count("help")) {
+  if (parse_command_line(argc, argv, all, vm, &positional)) {
     std::cout << kUsage << visible;
     return 0;
   }

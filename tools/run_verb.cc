@@ -32,6 +32,7 @@
 #include "registration.h"
 #include "run_context.h"
 #include "summary.h"
+#include "command_line.h"
 #include "verbs.h"
 
 namespace po = boost::program_options;
@@ -150,9 +151,7 @@ int run_main(int argc, char** argv) {
       ("dry-run", "scan and plan, print the cases, the time and memory taken; run nothing")
       ("quiet,q", "no table, no progress: the summary and the result path only");
   po::variables_map vm;
-  po::store(po::command_line_parser(argc, argv).options(opts).run(), vm);
-  po::notify(vm);
-  if (vm.count("help")) {
+  if (parse_command_line(argc, argv, opts, vm)) {
     std::cout << kUsage << "\n" << opts
               << "\nGoogle Benchmark's flags work as usual: --benchmark_filter=REGEX, "
                  "--benchmark_repetitions=N,\n--benchmark_out=FILE, --benchmark_format=console|json|csv, "

@@ -14,6 +14,7 @@
 #include "feedbench/error.h"
 #include "feedbench/stager.h"
 #include "feedbench/units.h"
+#include "command_line.h"
 #include "verbs.h"
 
 namespace po = boost::program_options;
@@ -39,8 +40,6 @@ constexpr const char* kUsage =
     "  feedbench stage --from data --to /var/tmp/cache --label v2 --workers 8\n"
     "\n";
 
-std::atomic<int> g_signal{0};
-void on_stage_signal(int sig) { g_signal.store(sig); }
 
 }  // namespace
 
@@ -58,9 +57,7 @@ int stage_main(int argc, char** argv) {
       ("label", po::value(&options.label)->value_name("VERSION"),
        "the data version recorded in the manifest (default: fp-<source fingerprint>)");
   po::variables_map vm;
-  po::store(po::command_line_parser(argc, argv).options(opts).run(), vm);
-  po::notify(vm);
-  if (vm.count("help")) {
+  if (parse_command_line(argc, argv, opts, vm)) {
     std::cout << kUsage << opts << "\n";
     return 0;
   }
@@ -70,24 +67,12 @@ int stage_main(int argc, char** argv) {
     throw InputError("--workers: expected a whole number of at least 1, got " +
                      std::to_string(options.workers));
   options.progress = ::isatty(STDERR_FILENO);
-  options.stop = &g_signal;
-
-  struct sigaction sa {};
-  sa.sa_handler = on_stage_signal;
-  sigemptyset(&sa.sa_mask);
-  struct sigaction old_int {}, old_term {};
-  ::sigaction(SIGINT, &sa, &old_int);
-  ::sigaction(SIGTERM, &sa, &old_term);
   StageResult r;
-  try {
+  {
+    StopOnSignals stop;
+    options.stop = stop.flag();
     r = stage(options);
-  } catch (...) {
-    ::sigaction(SIGINT, &old_int, nullptr);
-    ::sigaction(SIGTERM, &old_term, nullptr);
-    throw;
   }
-  ::sigaction(SIGINT, &old_int, nullptr);
-  ::sigaction(SIGTERM, &old_term, nullptr);
 
   for (const std::string& rel : r.removed)
     std::fprintf(stderr, "feedbench stage: removed %s (no longer in the selection)\n", rel.c_str());

@@ -14,6 +14,7 @@
 #include "feedbench/error.h"
 #include "feedbench/stager.h"
 #include "feedbench/units.h"
+#include "command_line.h"
 #include "verbs.h"
 
 namespace po = boost::program_options;
@@ -36,8 +37,6 @@ constexpr const char* kUsage =
     "  feedbench verify --cache /local/nvme/cache --source /mnt/nfs/imagenet\n"
     "\n";
 
-std::atomic<int> g_signal{0};
-void on_verify_signal(int sig) { g_signal.store(sig); }
 
 void list(const char* what, const std::vector<std::string>& paths) {
   constexpr std::size_t kShown = 50;
@@ -59,9 +58,7 @@ int verify_main(int argc, char** argv) {
       ("workers", po::value(&options.workers)->value_name("N"),
        "parallel readers (default: 4 on SSD, NVMe and virtual disks, 1 on a spinning disk)");
   po::variables_map vm;
-  po::store(po::command_line_parser(argc, argv).options(opts).run(), vm);
-  po::notify(vm);
-  if (vm.count("help")) {
+  if (parse_command_line(argc, argv, opts, vm)) {
     std::cout << kUsage << opts << "\n";
     return 0;
   }
@@ -70,13 +67,8 @@ int verify_main(int argc, char** argv) {
     throw InputError("--workers: expected a whole number of at least 1, got " +
                      std::to_string(options.workers));
   options.progress = ::isatty(STDERR_FILENO);
-  options.stop = &g_signal;
-  struct sigaction sa {};
-  sa.sa_handler = on_verify_signal;
-  sigemptyset(&sa.sa_mask);
-  ::sigaction(SIGINT, &sa, nullptr);
-  ::sigaction(SIGTERM, &sa, nullptr);
-
+  StopOnSignals stop;
+  options.stop = stop.flag();
   VerifyResult r = verify_cache(options);
   list("missing", r.missing);
   list("changed", r.changed);
