@@ -1,6 +1,8 @@
 // Table, Markdown, JSON and JUnit XML views of a Comparison.
 #include "diff_formats.h"
 
+#include "markup.h"
+
 #include <cmath>
 #include <cstdio>
 #include <sstream>
@@ -254,20 +256,7 @@ std::string format_markdown(const Comparison& c, const DiffFormatOptions& o) {
 
 // ---- junit ----------------------------------------------------------------------------------
 
-std::string xml(const std::string& s) {
-  std::string out;
-  for (char ch : s) {
-    switch (ch) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
-      default: out += ch;
-    }
-  }
-  return out;
-}
+std::string xml(const std::string& s) { return escape_markup(s); }
 
 std::string family_of(const std::string& identity) { return identity.substr(0, identity.find('/')); }
 

@@ -3,6 +3,8 @@
 // the charts are drawn in the page by Chart.js from the data embedded as JSON.
 #include "html_report.h"
 
+#include "markup.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -20,21 +22,7 @@ using nlohmann::json;
 
 // ---------------------------------------------------------------- small helpers
 
-std::string escape_html(const std::string& s) {
-  std::string out;
-  out.reserve(s.size());
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
+std::string escape_html(const std::string& s) { return escape_markup(s); }
 
 // JSON inside <script>: every '<' becomes \u003c (it can only occur inside strings), so no
 // "</script" or "<!--" can end or confuse the element.
