@@ -126,6 +126,29 @@ int open_source(const std::string& path) {
   return fd;
 }
 
+// Reads `fd` from its start to its end in kChunk pieces, hashing what it reads; polls
+// `stopped` between pieces. RETURNS: 0 with *digest and *bytes set, or the errno that ended it
+// (EINTR when asked to stop; with O_DIRECT, EINVAL and *bytes == 0 mean the refusal of O_DIRECT).
+template <class Stopped>
+int hash_whole_file(int fd, AlignedBuffer& buf, const Stopped& stopped, std::string* digest,
+                    std::uint64_t* bytes) {
+  Sha256 hash;
+  std::uint64_t off = 0;
+  *bytes = 0;
+  while (true) {
+    if (stopped()) return EINTR;
+    ssize_t n = ::pread(fd, buf.bytes(), kChunk, off_t(off));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return errno;
+    if (n == 0) break;
+    hash.update(buf.bytes(), std::size_t(n));
+    off += std::uint64_t(n);
+    *bytes = off;
+  }
+  *digest = hash.hex_digest();
+  return 0;
+}
+
 // SHA-256 of a file read from the device: O_DIRECT where the file system allows it, else the
 // file's pages are evicted first. `direct_ok` is cleared (for later files too) when O_DIRECT is
 // refused. RETURNS: the hex digest; sets *err (errno) and returns "" on failure.
@@ -133,7 +156,8 @@ std::string hash_from_device(const std::string& path, AlignedBuffer& buf, std::a
                              std::uint64_t* bytes, int* err, const std::atomic<int>* stop) {
   *err = 0;
   *bytes = 0;
-  Sha256 hash;
+  auto stopped = [stop] { return stop && stop->load(); };
+  std::string digest;
   if (direct_ok.load(std::memory_order_relaxed)) {
     Fd fd(::open(path.c_str(), O_RDONLY | O_DIRECT | O_NOATIME | O_CLOEXEC));
     if (!fd && errno == EPERM) fd = Fd(::open(path.c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC));
@@ -142,30 +166,11 @@ std::string hash_from_device(const std::string& path, AlignedBuffer& buf, std::a
       return "";
     }
     if (fd) {
-      std::uint64_t off = 0;
-      bool refused = false;
-      while (true) {
-        if (stop && stop->load()) {
-          *err = EINTR;
-          return "";
-        }
-        ssize_t n = ::pread(fd.get(), buf.bytes(), kChunk, off_t(off));
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0 && errno == EINVAL && off == 0) {
-          refused = true;
-          break;
-        }
-        if (n < 0) {
-          *err = errno;
-          return "";
-        }
-        if (n == 0) break;
-        hash.update(buf.bytes(), std::size_t(n));
-        off += std::uint64_t(n);
-      }
-      if (!refused) {
-        *bytes = off;
-        return hash.hex_digest();
+      int rc = hash_whole_file(fd.get(), buf, stopped, &digest, bytes);
+      if (rc == 0) return digest;
+      if (!(rc == EINVAL && *bytes == 0)) {
+        *err = rc;
+        return "";
       }
     }
     direct_ok = false;  // e.g. tmpfs on older kernels: fall back to evict + read
@@ -178,24 +183,12 @@ std::string hash_from_device(const std::string& path, AlignedBuffer& buf, std::a
   // Clean pages are dropped; the read below then comes from the device (on tmpfs the pages
   // are the device).
   ::posix_fadvise(fd.get(), 0, 0, POSIX_FADV_DONTNEED);
-  std::uint64_t off = 0;
-  while (true) {
-    if (stop && stop->load()) {
-      *err = EINTR;
-      return "";
-    }
-    ssize_t n = ::read(fd.get(), buf.bytes(), kChunk);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      *err = errno;
-      return "";
-    }
-    if (n == 0) break;
-    hash.update(buf.bytes(), std::size_t(n));
-    off += std::uint64_t(n);
+  int rc = hash_whole_file(fd.get(), buf, stopped, &digest, bytes);
+  if (rc != 0) {
+    *err = rc;
+    return "";
   }
-  *bytes = off;
-  return hash.hex_digest();
+  return digest;
 }
 
 // Reads sha256sum lines, ignoring any that do not parse (a journal cut short by kill -9).
@@ -515,25 +508,9 @@ class StageRun {
     *got = 0;
     *err = 0;
     if (!p.readback) return hash_from_device(p.tmp, buf, direct_ok_, got, err, opt_.stop);
-    Sha256 hash;
-    std::uint64_t off = 0;
-    while (true) {
-      if (stopping()) {
-        *err = EINTR;
-        return "";
-      }
-      ssize_t n = ::pread(p.readback.get(), buf.bytes(), kChunk, off_t(off));
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) {
-        *err = errno;
-        return "";
-      }
-      if (n == 0) break;
-      hash.update(buf.bytes(), std::size_t(n));
-      off += std::uint64_t(n);
-    }
-    *got = off;
-    return hash.hex_digest();
+    std::string digest;
+    *err = hash_whole_file(p.readback.get(), buf, [this] { return stopping(); }, &digest, got);
+    return *err == 0 ? digest : "";
   }
 
   // Flushes a batch with one syncfs (falling back to fdatasync per file), evicts every copy's
