@@ -66,7 +66,7 @@ std::uint64_t class_of(const GenOptions& o, std::uint64_t index) {
 
 std::string class_folder(const GenOptions& o, std::uint64_t c) {
   char buf[48];
-  std::snprintf(buf, sizeof buf, "class_%0*llu", std::max(3, digits(o.classes - 1)),
+  std::snprintf(buf, sizeof buf, "class_%0*llu", std::min(20, std::max(3, digits(o.classes - 1))),
                 static_cast<unsigned long long>(c));
   return buf;
 }
