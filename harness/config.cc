@@ -28,14 +28,9 @@ using Tokens = std::vector<std::string>;
 
 // ---- JSON pointers ------------------------------------------------------------------------
 
+// RETURNS: `token` escaped as one JSON-pointer reference token ("~" -> "~0", "/" -> "~1").
 std::string escape_token(const std::string& token) {
-  std::string out;
-  for (char c : token) {
-    if (c == '~') out += "~0";
-    else if (c == '/') out += "~1";
-    else out += c;
-  }
-  return out;
+  return (nlohmann::json::json_pointer() / token).to_string().substr(1);
 }
 
 std::string pointer(const Tokens& tokens) {

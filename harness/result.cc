@@ -33,14 +33,9 @@ const std::set<std::string, std::less<>> kEntryKeys = {
 constexpr std::pair<const char*, double> kPercentiles[] = {
     {"p50_us", 0.50}, {"p90_us", 0.90}, {"p99_us", 0.99}, {"p999_us", 0.999}};
 
+// RETURNS: `key` escaped as one JSON-pointer reference token ("~" -> "~0", "/" -> "~1").
 std::string escape_pointer_token(const std::string& key) {
-  std::string out;
-  for (char c : key) {
-    if (c == '~') out += "~0";
-    else if (c == '/') out += "~1";
-    else out += c;
-  }
-  return out;
+  return (nlohmann::json::json_pointer() / key).to_string().substr(1);
 }
 
 std::string child(const std::string& ptr, const std::string& key) {
