@@ -9,6 +9,7 @@
 #include <chrono>
 #include <climits>
 #include <condition_variable>
+#include <functional>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -125,6 +126,37 @@ int open_source(const std::string& path) {
   if (fd < 0 && errno == EPERM) fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   return fd;
 }
+
+// While alive, calls `print` every 250 ms on its own thread (a progress line on a terminal);
+// on destruction stops the thread and clears the line. Inactive when `enabled` is false.
+class ProgressTicker {
+ public:
+  ProgressTicker(bool enabled, std::function<void()> print) {
+    if (!enabled) return;
+    thread_ = std::thread([this, print = std::move(print)] {
+      std::unique_lock lock(mutex_);
+      while (!cv_.wait_for(lock, std::chrono::milliseconds(250), [this] { return done_; })) print();
+    });
+  }
+  ~ProgressTicker() {
+    if (!thread_.joinable()) return;
+    {
+      std::lock_guard lock(mutex_);
+      done_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+    std::fprintf(stderr, "\r\033[K");
+  }
+  ProgressTicker(const ProgressTicker&) = delete;
+  ProgressTicker& operator=(const ProgressTicker&) = delete;
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  std::thread thread_;
+};
 
 // Reads `fd` from its start to its end in kChunk pieces, hashing what it reads; polls
 // `stopped` between pieces. RETURNS: 0 with *digest and *bytes set, or the errno that ended it
@@ -293,28 +325,11 @@ class StageRun {
 
   void run(int workers, StageResult& result) {
     auto start = Clock::now();
-    std::thread progress;
-    std::mutex m;
-    std::condition_variable cv;
-    bool done = false;
-    if (opt_.progress) {
-      progress = std::thread([&] {
-        std::unique_lock lock(m);
-        while (!cv.wait_for(lock, std::chrono::milliseconds(250), [&] { return done; }))
-          print_progress(seconds_since(start));
-      });
-    }
-    std::vector<std::thread> threads;
-    for (int w = 0; w < workers; ++w) threads.emplace_back([this] { worker(); });
-    for (auto& t : threads) t.join();
-    if (progress.joinable()) {
-      {
-        std::lock_guard lock(m);
-        done = true;
-      }
-      cv.notify_all();
-      progress.join();
-      std::fprintf(stderr, "\r\033[K");
+    {
+      ProgressTicker ticker(opt_.progress, [&] { print_progress(seconds_since(start)); });
+      std::vector<std::thread> threads;
+      for (int w = 0; w < workers; ++w) threads.emplace_back([this] { worker(); });
+      for (auto& t : threads) t.join();
     }
     result.files_copied = files_done_.load();
     result.bytes_copied = bytes_done_.load();
@@ -880,29 +895,13 @@ VerifyResult verify_cache(const VerifyOptions& options) {
   std::vector<std::thread> threads;
   for (int w = 0; w < std::min<int>(workers, int(std::max<std::size_t>(1, m->files.size()))); ++w)
     threads.emplace_back(work);
-  bool finished = false;
-  std::thread progress;
-  std::mutex pm;
-  std::condition_variable cv;
-  if (options.progress) {
-    progress = std::thread([&] {
-      std::unique_lock lock(pm);
-      while (!cv.wait_for(lock, std::chrono::milliseconds(250), [&] { return finished; })) {
-        std::fprintf(stderr, "\r\033[Kverifying  %zu/%zu files  %s", done.load(), m->files.size(),
-                     format_size(double(bytes.load())).c_str());
-        std::fflush(stderr);
-      }
+  {
+    ProgressTicker ticker(options.progress, [&] {
+      std::fprintf(stderr, "\r\033[Kverifying  %zu/%zu files  %s", done.load(), m->files.size(),
+                   format_size(double(bytes.load())).c_str());
+      std::fflush(stderr);
     });
-  }
-  for (auto& t : threads) t.join();
-  if (progress.joinable()) {
-    {
-      std::lock_guard lock(pm);
-      finished = true;
-    }
-    cv.notify_all();
-    progress.join();
-    std::fprintf(stderr, "\r\033[K");
+    for (auto& t : threads) t.join();
   }
   if (options.stop && options.stop->load()) result.stopped_by_signal = options.stop->load();
   result.files_checked = done.load();

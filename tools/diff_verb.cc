@@ -52,30 +52,30 @@ std::string metric_list() {
   return s;
 }
 
-// "5", "5%" and "2.5%" all mean percent.
-double parse_percent(std::string text, const char* option) {
-  if (!text.empty() && text.back() == '%') text.pop_back();
+// RETURNS: `text` as a finite number when all of it is one, else NaN.
+double parse_whole_number(const std::string& text) {
   std::size_t used = 0;
   double v = 0;
   try {
     v = std::stod(text, &used);
   } catch (const std::exception&) {
-    used = 0;
+    return std::nan("");
   }
-  if (used == 0 || used != text.size() || !std::isfinite(v) || v < 0)
+  return used == text.size() && std::isfinite(v) ? v : std::nan("");
+}
+
+// "5", "5%" and "2.5%" all mean percent.
+double parse_percent(std::string text, const char* option) {
+  if (!text.empty() && text.back() == '%') text.pop_back();
+  const double v = parse_whole_number(text);
+  if (!(v >= 0))
     throw InputError(std::string(option) + ": expected a percentage such as 5 or 5%, got '" + text + "'");
   return v / 100;
 }
 
 double parse_alpha(const std::string& text) {
-  std::size_t used = 0;
-  double v = 0;
-  try {
-    v = std::stod(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used == 0 || used != text.size() || !(v > 0 && v < 1))
+  const double v = parse_whole_number(text);
+  if (!(v > 0 && v < 1))
     throw InputError("--alpha: expected a significance level between 0 and 1 such as 0.05, got '" +
                      text + "'");
   return v;
