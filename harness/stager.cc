@@ -423,13 +423,7 @@ class StageRun {
       if (e == ENOSPC || e == EDQUOT) return fatal(no_space_message(p.dst, sel_.file_size(i))), false;
       return add_error(errno_message("cannot create " + p.tmp, e)), false;
     }
-    auto fail = [&](const std::string& why, bool is_fatal) {
-      p.fd.reset();
-      ::unlink(p.tmp.c_str());
-      if (is_fatal) fatal(why);
-      else if (!why.empty()) add_error(why);
-      return false;
-    };
+    auto fail = [&](const std::string& why, bool is_fatal) { return abandon(p, why, is_fatal); };
     // Reserve the space up front: a full disk is found before any byte is written.
     if (sel_.file_size(i) > 0 && ::fallocate(p.fd.get(), 0, 0, off_t(sel_.file_size(i))) != 0) {
       if (errno == ENOSPC || errno == EDQUOT) return fail(no_space_message(p.dst, sel_.file_size(i)), true);
@@ -464,15 +458,19 @@ class StageRun {
     return true;
   }
 
+  // Gives up on one copy: closes and removes its temporary file and records `why` (a fatal
+  // reason stops the whole stage; an empty one records nothing). RETURNS: false.
+  bool abandon(Pending& p, const std::string& why, bool is_fatal) {
+    p.fd.reset();
+    ::unlink(p.tmp.c_str());
+    if (is_fatal) fatal(why);
+    else if (!why.empty()) add_error(why);
+    return false;
+  }
+
   // Flushes, proves and renames one copied file. RETURNS: false on failure (recorded).
   bool finish(Pending& p, AlignedBuffer& buf, bool synced) {
-    auto fail = [&](const std::string& why, bool is_fatal) {
-      p.fd.reset();
-      ::unlink(p.tmp.c_str());
-      if (is_fatal) fatal(why);
-      else if (!why.empty()) add_error(why);
-      return false;
-    };
+    auto fail = [&](const std::string& why, bool is_fatal) { return abandon(p, why, is_fatal); };
     if (stopping()) return fail("", false);
     const std::uint64_t size = sel_.file_size(p.index);
     if (!synced && ::fdatasync(p.fd.get()) != 0) {
