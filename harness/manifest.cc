@@ -83,14 +83,16 @@ std::string Manifest::sums_text() const {
   std::string out;
   out.reserve(files.size() * 100);
   for (const ManifestEntry& e : files) {
-    // GNU sha256sum: a name holding '\\' or '\n' is written escaped, the line starting with '\\'.
-    if (e.path.find_first_of("\\\n") != std::string::npos) {
+    // GNU sha256sum (coreutils 9): a name holding '\\', '\n' or '\r' is written escaped, the
+    // line starting with '\\', so `sha256sum -c` reads every name back exactly.
+    if (e.path.find_first_of("\\\n\r") != std::string::npos) {
       out += '\\';
       out += e.sha256;
       out += "  ";
       for (char c : e.path) {
         if (c == '\\') out += "\\\\";
         else if (c == '\n') out += "\\n";
+        else if (c == '\r') out += "\\r";
         else out += c;
       }
     } else {
@@ -151,6 +153,7 @@ std::vector<ManifestEntry> parse_sums(std::string_view text, const std::string& 
         char next = name[++i];
         if (next == '\\') e.path += '\\';
         else if (next == 'n') e.path += '\n';
+        else if (next == 'r') e.path += '\r';
         else throw bad("unknown escape");
       }
     } else {

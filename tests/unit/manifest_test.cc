@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 
@@ -43,6 +44,39 @@ TEST(ManifestTest, EscapesLikeGnuSha256sum) {
   auto back = parse_sums(text, "t");
   ASSERT_EQ(back.size(), 1u);
   EXPECT_EQ(back[0].path, "a\\b\nc");
+}
+
+TEST(ManifestTest, EscapesCarriageReturnLikeGnuCoreutils) {
+  Manifest m;
+  m.files = {{"a\rb", sha256_hex("x")}, {"plain", sha256_hex("y")}};
+  EXPECT_EQ(m.sums_text(), "\\" + sha256_hex("x") + "  a\\rb\n" + sha256_hex("y") + "  plain\n");
+  auto back = parse_sums(m.sums_text(), "t");
+  ASSERT_EQ(back.size(), 2u);
+  EXPECT_EQ(back[0].path, "a\rb");
+}
+
+TEST(ManifestTest, Sha256sumChecksEscapedNames) {
+  if (std::system("command -v sha256sum >/dev/null 2>&1") != 0) GTEST_SKIP() << "no sha256sum";
+  TempDir dir;
+  Manifest m;
+  for (std::string name : {"back\\slash", "new\nline", "carriage\rreturn", "ends with\r", "all\\three\n\r"}) {
+    write_file(dir / name, name);
+    m.files.push_back({name, sha256_hex(name)});
+  }
+  write_manifest(dir.path(), m);
+  EXPECT_EQ(std::system(("cd '" + dir.path() + "' && sha256sum --quiet -c MANIFEST.sha256").c_str()), 0);
+  // And sha256sum's own output reads back as the same entries.
+  const std::string out = dir / "gnu.txt";
+  ASSERT_EQ(std::system(("cd '" + dir.path() + "' && sha256sum -- back* new* carriage* ends* all* > gnu.txt").c_str()), 0);
+  auto gnu = parse_sums(read_file(out), out);
+  ASSERT_EQ(gnu.size(), 5u);
+  std::vector<ManifestEntry> ours = m.files;
+  std::sort(ours.begin(), ours.end(), [](auto& a, auto& b) { return a.path < b.path; });
+  std::sort(gnu.begin(), gnu.end(), [](auto& a, auto& b) { return a.path < b.path; });
+  for (std::size_t i = 0; i < 5; ++i) {
+    EXPECT_EQ(gnu[i].path, ours[i].path);
+    EXPECT_EQ(gnu[i].sha256, ours[i].sha256);
+  }
 }
 
 TEST(ManifestTest, ParseAcceptsBinaryMarkerAndRejectsGarbage) {

@@ -34,7 +34,8 @@ struct Manifest {
   std::vector<ManifestEntry> files;  // sorted by path (byte order)
 
   // RETURNS: MANIFEST.sha256's text: "<hex>  <path>\n" per file, in `files` order (paths with
-  // a backslash or newline escaped the way GNU sha256sum does it).
+  // a backslash, newline or carriage return escaped the way GNU sha256sum 9 does it: the line
+  // starts with a backslash, and the name has \\ for a backslash, \n and \r for the others).
   std::string sums_text() const;
   // RETURNS: feedbench-manifest.json's object; `sums_sha256` is the SHA-256 of sums_text().
   nlohmann::ordered_json to_json() const;
