@@ -18,8 +18,10 @@
 namespace feedbench {
 namespace {
 
-// RETURNS: a new empty folder "<cache>/.feedbench-stage-bench-<pid>-<n>.fbtmp" (the suffix marks
-// it as feedbench's temporary), or "" with errno set.
+// RETURNS: a new empty folder "<cache>/.feedbench-stage-bench-<pid>-<n>.fbtmp", or "" with errno
+// set. The suffix marks it as feedbench's temporary: scan_dataset never walks such a folder, so
+// another run sharing the cache neither counts its files nor fails when it vanishes, and stage
+// never takes it for a file of the cache.
 std::string make_scratch(const std::string& cache_root) {
   for (int n = 0; n < 1000; ++n) {
     std::string dir = cache_root + "/.feedbench-stage-bench-" + std::to_string(::getpid()) + "-" +

@@ -50,7 +50,13 @@ void FileSet::add(std::string_view relative_path, std::uint64_t size, std::int64
   total_bytes_ += size;
 }
 
+void FileSet::add_left_out(std::string_view relative_path, std::string kind) {
+  left_out_.push_back(LeftOut{std::string(relative_path), std::move(kind)});
+}
+
 void FileSet::sort() {
+  std::sort(left_out_.begin(), left_out_.end(),
+            [](const LeftOut& a, const LeftOut& b) { return a.path < b.path; });
   const char* base = arena_.data();
   auto less = [base](const Entry& a, const Entry& b) {
     return std::string_view(base + a.path_offset, a.path_length) <
@@ -77,6 +83,23 @@ std::string FileSet::fingerprint() const {
     hash.update(line);
   }
   return hash.hex_digest();
+}
+
+std::string left_out_note(const FileSet& files, const std::vector<std::string>& ignore,
+                          std::size_t shown) {
+  std::vector<const FileSet::LeftOut*> kept;
+  for (const FileSet::LeftOut& e : files.left_out())
+    if (std::find(ignore.begin(), ignore.end(), e.kind) == ignore.end()) kept.push_back(&e);
+  if (kept.empty()) return "";
+  std::string note = "left out " + std::to_string(kept.size()) +
+                     (kept.size() == 1 ? " entry" : " entries") +
+                     " that are not regular files or are feedbench's own: ";
+  for (std::size_t i = 0; i < kept.size() && i < shown; ++i) {
+    if (i) note += ", ";
+    note += kept[i]->path + " (" + kept[i]->kind + ")";
+  }
+  if (kept.size() > shown) note += " and " + std::to_string(kept.size() - shown) + " more";
+  return note;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -230,6 +253,8 @@ class Scanner {
       long n = ::syscall(SYS_getdents64, dir_fd, buffer_.get(), kBufferSize);
       if (n < 0) {
         int err = errno;
+        // A folder removed after it was opened reads as ENOENT: it has nothing left to scan.
+        if (err == ENOENT && base_len > 0) break;
         ::close(dir_fd);
         throw InputError(errno_message("dataset: cannot read folder '" + where() + "'", err));
       }
@@ -245,15 +270,23 @@ class Scanner {
         if (type == DT_UNKNOWN) {  // some file systems (xfs without ftype, fuse) do not say
           if (::fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;  // vanished
           have_stat = true;
-          type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISREG(st.st_mode) ? DT_REG : DT_LNK;
+          type = static_cast<unsigned char>(IFTODT(st.st_mode));
         }
+        std::string_view file_name(name);
         if (type == DT_DIR) {
-          subdirs.emplace_back(name);
+          // Another run's scratch staging: it may vanish at any moment, and is not data.
+          if (is_temporary(file_name)) note_left_out(base_len, file_name, "feedbench temporary", true);
+          else subdirs.emplace_back(name);
           continue;
         }
-        if (type != DT_REG) continue;  // symlinks, devices, sockets: never part of a data set
-        std::string_view file_name(name);
-        if (skip_file(file_name, base_len == 0)) continue;
+        if (type != DT_REG) {  // symlinks, devices, sockets: never part of a data set
+          note_left_out(base_len, file_name, kind_of(type), type == DT_LNK);
+          continue;
+        }
+        if (const char* ours = ours_kind(file_name, base_len == 0)) {
+          note_left_out(base_len, file_name, ours, false);
+          continue;
+        }
         rel_.resize(base_len);
         rel_ += file_name;
         if (!selected(rel_)) continue;
@@ -272,7 +305,8 @@ class Scanner {
       int fd = ::openat(dir_fd, sub.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
       if (fd < 0) {
         int err = errno;
-        if (err == ENOENT) continue;  // removed while scanning
+        // Removed, or replaced by a file or a link, while scanning: not ours to fail on.
+        if (err == ENOENT || err == ENOTDIR || err == ELOOP) continue;
         ::close(dir_fd);
         throw InputError(errno_message("dataset: cannot open folder '" + where() + "'", err));
       }
@@ -295,10 +329,37 @@ class Scanner {
 
   std::string where() const { return root + (rel_.empty() ? "" : "/" + rel_); }
 
+  static bool is_temporary(std::string_view name) {
+    return name.size() >= 6 && name.substr(name.size() - 6) == ".fbtmp";
+  }
+
   // feedbench's own files: cache metadata at the root and temporaries anywhere.
-  static bool skip_file(std::string_view name, bool at_root) {
-    if (name.size() >= 6 && name.substr(name.size() - 6) == ".fbtmp") return true;
-    return at_root && (name == "MANIFEST.sha256" || name == "feedbench-manifest.json");
+  // RETURNS: the kind for left_out(), or nullptr for a file of the data set.
+  static const char* ours_kind(std::string_view name, bool at_root) {
+    if (is_temporary(name)) return "feedbench temporary";
+    if (at_root && (name == "MANIFEST.sha256" || name == "feedbench-manifest.json"))
+      return "feedbench manifest";
+    return nullptr;
+  }
+
+  static const char* kind_of(unsigned char type) {
+    switch (type) {
+      case DT_LNK: return "symlink";
+      case DT_FIFO: return "FIFO";
+      case DT_SOCK: return "socket";
+      case DT_CHR:
+      case DT_BLK: return "device";
+      default: return "other";
+    }
+  }
+
+  // Records an entry the scan does not keep, when the selection would have reached it (a
+  // folder or a link to one: when something below it could be selected).
+  void note_left_out(std::size_t base_len, std::string_view name, const char* kind, bool may_be_folder) {
+    rel_.resize(base_len);
+    rel_ += name;
+    if (selected(rel_) || (may_be_folder && folder_selected(rel_))) out_.add_left_out(rel_, kind);
+    rel_.resize(base_len);
   }
 
   // Reuses parts_ for the split: no allocation per file.

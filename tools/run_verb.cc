@@ -187,6 +187,15 @@ int run_main(int argc, char** argv) {
   const double plan_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
+  // What the scans left out is named, never dropped silently; a cache's own manifest,
+  // journal and other runs' scratch folders are expected there.
+  if (std::string note = left_out_note(*context.source); !note.empty())
+    std::fprintf(stderr, "feedbench run: note: source: %s\n", note.c_str());
+  if (context.cache)
+    if (std::string note = left_out_note(*context.cache, {"feedbench manifest", "feedbench temporary"});
+        !note.empty())
+      std::fprintf(stderr, "feedbench run: note: cache: %s\n", note.c_str());
+
   std::fprintf(human, "feedbench run: %s — %zu cases", config.name.c_str(), plan.cases.size());
   if (!plan.dropped.empty()) std::fprintf(human, ", %zu combinations dropped", plan.dropped.size());
   std::fprintf(human, "\n");

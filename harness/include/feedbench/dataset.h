@@ -33,17 +33,34 @@ class FileSet {
   // "same data?" without reading contents.
   std::string fingerprint() const;
 
+  // An entry of the root that the scan saw and did not keep (it is not a regular file, or it is
+  // feedbench's own), within the selection. `kind`: "symlink", "FIFO", "socket", "device",
+  // "feedbench temporary", "feedbench manifest", "other".
+  struct LeftOut {
+    std::string path;  // relative, like relative_path()
+    std::string kind;
+  };
+  const std::vector<LeftOut>& left_out() const { return left_out_; }
+
   // Builders (used by scan_dataset and tests).
   explicit FileSet(std::string root = {}) : root_(std::move(root)) {}
   void add(std::string_view relative_path, std::uint64_t size, std::int64_t mtime_ns);
-  void sort();  // by relative path, byte order
+  void add_left_out(std::string_view relative_path, std::string kind);
+  void sort();  // by relative path, byte order (left_out() too)
 
  private:
   std::string root_;
   std::string arena_;
   std::vector<Entry> entries_;
   std::uint64_t total_bytes_ = 0;
+  std::vector<LeftOut> left_out_;
 };
+
+// RETURNS: "" when nothing was left out, else one line naming what was and why, e.g.
+// "left out 3 entries that are not regular files or are feedbench's own: a.fifo (FIFO), ...",
+// at most `shown` names, then "and N more". Kinds in `ignore` are neither counted nor named.
+std::string left_out_note(const FileSet& files, const std::vector<std::string>& ignore = {},
+                          std::size_t shown = 10);
 
 // True when `relative_path` matches `glob` ("*" and "?" stay inside one folder, "**" spans
 // folders: "validation/**", "**/*.jpg").
@@ -52,7 +69,9 @@ bool glob_match(std::string_view glob, std::string_view relative_path);
 // Scans `root` recursively: regular files only; symlinks are not followed (a data set never
 // leads out of its root). Files whose relative path matches any of `include` are kept (all
 // when `include` is empty). Files named like feedbench's own cache metadata
-// (MANIFEST.sha256, feedbench-manifest.json, *.fbtmp) are skipped.
+// (MANIFEST.sha256, feedbench-manifest.json at the root, *.fbtmp anywhere) and folders named
+// *.fbtmp (another run's scratch staging) are skipped; every selected entry skipped is listed
+// in left_out(). A folder or file that vanishes while it is scanned is not an error.
 // RETURNS: sorted FileSet. Throws InputError when root is missing or not a directory.
 FileSet scan_dataset(const std::string& root, const std::vector<std::string>& include = {});
 
