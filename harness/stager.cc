@@ -119,6 +119,131 @@ std::string resolve_maybe_missing(const std::string& path) {
   return s;
 }
 
+// --- Same folder or not, by identity: a symlink or a bind mount of the source is the source.
+
+struct FolderId {
+  dev_t dev;
+  ino_t ino;
+  bool operator==(const FolderId& o) const { return dev == o.dev && ino == o.ino; }
+};
+
+FolderId id_of(int fd) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) throw InputError(errno_message("cannot stat a folder", errno));
+  return {st.st_dev, st.st_ino};
+}
+
+// RETURNS: the identities of folder `fd` and of every folder above it up to "/", found by
+// walking "..": the kernel's parents, whatever path (symlink, bind mount) named the folder.
+std::vector<FolderId> folder_and_parents(int fd) {
+  std::vector<FolderId> chain{id_of(fd)};
+  Fd here(::fcntl(fd, F_DUPFD_CLOEXEC, 0));
+  for (int depth = 0; depth < 4096 && here; ++depth) {
+    Fd up(::openat(here.get(), "..", O_PATH | O_DIRECTORY | O_CLOEXEC));
+    if (!up) break;
+    FolderId id = id_of(up.get());
+    if (id == chain.back()) break;  // "/" is its own parent
+    chain.push_back(id);
+    here = std::move(up);
+  }
+  return chain;
+}
+
+// Opens `path` (a folder) or, when it does not exist yet, its deepest existing ancestor.
+// RETURNS: an O_PATH descriptor; *exists tells which. Throws InputError (naming `option`) when
+// the path or an ancestor is not a folder or cannot be reached.
+Fd open_folder_or_ancestor(const std::string& option, const std::string& path, bool* exists) {
+  std::error_code ec;
+  std::string p = fs::absolute(path, ec).string();
+  if (ec) throw InputError(option + " " + path + ": " + ec.message());
+  *exists = true;
+  while (true) {
+    Fd fd(::open(p.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    if (fd) return fd;
+    if (errno != ENOENT || p == "/")
+      throw InputError(errno_message(option + " " + path + (p == path ? "" : ": " + p), errno));
+    *exists = false;
+    while (p.size() > 1 && p.back() == '/') p.pop_back();
+    std::size_t slash = p.find_last_of('/');
+    p = slash == 0 ? "/" : p.substr(0, slash);
+  }
+}
+
+// Where a folder lies inside its file system: the device ("major:minor") and the path from the
+// file system's root, read from mountinfo. A bind mount of a sub-folder is found here: its
+// parents by ".." are the mount point's, not the source's. RETURNS: false when unknown.
+bool place_in_file_system(int fd, std::string* device, std::string* path) {
+  struct statx stx {};
+  if (::statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &stx) != 0 || !(stx.stx_mask & STATX_MNT_ID))
+    return false;
+  char real[PATH_MAX];
+  const std::string self = "/proc/self/fd/" + std::to_string(fd);
+  ssize_t n = ::readlink(self.c_str(), real, sizeof real - 1);
+  if (n <= 0) return false;
+  real[n] = 0;
+  // mountinfo escapes space, tab, newline and backslash as \ooo.
+  auto unescape = [](const std::string& s) {
+    std::string out;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+      if (s[i] == '\\' && i + 3 < s.size() && std::isdigit(static_cast<unsigned char>(s[i + 1]))) {
+        out += char(std::stoi(s.substr(i + 1, 3), nullptr, 8));
+        i += 3;
+      } else {
+        out += s[i];
+      }
+    }
+    return out;
+  };
+  std::ifstream in("/proc/self/mountinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    std::uint64_t id = 0, parent = 0;
+    std::string dev, root, mount_point;
+    if (!(fields >> id >> parent >> dev >> root >> mount_point) || id != stx.stx_mnt_id) continue;
+    root = unescape(root);
+    mount_point = unescape(mount_point);
+    const std::string r(real);
+    if (!is_within(r, mount_point)) return false;
+    std::string rest = mount_point == "/" ? r : r.substr(mount_point.size());
+    *device = dev;
+    *path = root == "/" ? (rest.empty() ? "/" : rest) : root + rest;
+    return true;
+  }
+  return false;
+}
+
+// Refuses a cache that is the source, lies inside it or holds it, by identity (device and inode
+// walking up both paths, and each folder's place in its file system), not by path strings.
+void refuse_overlap(int source_fd, const std::string& source, int cache_fd, bool cache_exists,
+                    const std::string& cache) {
+  const std::vector<FolderId> up_from_source = folder_and_parents(source_fd);
+  const std::vector<FolderId> up_from_cache = folder_and_parents(cache_fd);
+  auto holds = [](const std::vector<FolderId>& chain, const FolderId& id) {
+    return std::find(chain.begin(), chain.end(), id) != chain.end();
+  };
+  bool same = cache_exists && up_from_cache.front() == up_from_source.front();
+  bool cache_inside = holds(up_from_cache, up_from_source.front());
+  bool source_inside = cache_exists && holds(up_from_source, up_from_cache.front());
+  std::string sdev, spath, cdev, cpath;
+  if (place_in_file_system(source_fd, &sdev, &spath) && place_in_file_system(cache_fd, &cdev, &cpath) &&
+      sdev == cdev) {
+    same = same || (cache_exists && spath == cpath);
+    cache_inside = cache_inside || is_within(cpath, spath);
+    source_inside = source_inside || (cache_exists && is_within(spath, cpath));
+  }
+  const std::string how = " (compared by device and inode, so symlinks and bind mounts count)";
+  if (same)
+    throw InputError("the cache " + cache + " and the source " + source + " are the same folder" + how +
+                     ": staging would remove or overwrite source files");
+  if (cache_inside)
+    throw InputError("the cache " + cache + " is inside the source " + source + how +
+                     ": choose a cache folder outside the source");
+  if (source_inside)
+    throw InputError("the source " + source + " is inside the cache " + cache + how +
+                     ": staging would remove or overwrite source files");
+}
+
 // Opens a file read-only without updating its access time where the kernel lets us
 // (O_NOATIME needs ownership): staging must not change the source, not even its atime.
 int open_source(const std::string& path) {
@@ -237,27 +362,6 @@ std::map<std::string, std::string> read_sums_lenient(const std::string& path) {
   return out;
 }
 
-// Removes "*.fbtmp" files left in the cache by an interrupted stage (not the journal).
-// RETURNS: how many.
-std::size_t remove_stale_temporaries(const std::string& cache_root) {
-  std::size_t removed = 0;
-  std::error_code ec;
-  for (auto it = fs::recursive_directory_iterator(cache_root, ec);
-       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-    const fs::path& p = it->path();
-    std::string name = p.filename().string();
-    if (it->is_directory(ec)) {
-      // A benchmark's scratch stage folder: not ours to walk into.
-      if (ends_with(name, kTmpSuffix)) it.disable_recursion_pending();
-      continue;
-    }
-    if (!ends_with(name, kTmpSuffix) || it->is_symlink(ec)) continue;
-    if (it.depth() == 0 && name == kStageJournalName) continue;
-    if (::unlink(p.c_str()) == 0) ++removed;
-  }
-  return removed;
-}
-
 // Removes empty folders from `dir` up to (not including) `root`.
 void prune_empty_parents(fs::path dir, const fs::path& root) {
   while (dir != root && dir.string().size() > root.string().size()) {
@@ -267,30 +371,21 @@ void prune_empty_parents(fs::path dir, const fs::path& root) {
 }
 
 // Refuses a selection holding a symlink that leads out of the source root. scan_dataset never
-// follows symlinks; this makes the refusal explicit instead of silently dropping files.
-// RETURNS: how many symlinks inside the selection were left out (they stay inside the root).
-std::size_t check_symlinks(const std::string& root, const std::vector<std::string>& include) {
-  std::size_t inside = 0;
-  std::error_code ec;
-  for (auto it = fs::recursive_directory_iterator(root, ec);
-       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-    if (!it->is_symlink(ec)) continue;
-    std::string rel = fs::relative(it->path(), root, ec).generic_string();
-    bool selected = include.empty();
-    for (const std::string& g : include)
-      if (glob_match(g, rel) || glob_match(g, rel + "/x")) selected = true;
-    if (!selected) continue;
-    std::error_code ec2;
-    fs::path target = fs::weakly_canonical(it->path(), ec2);
-    std::string t = ec2 ? fs::read_symlink(it->path(), ec2).string() : target.string();
-    if (ec2 || !is_within(t, root)) {
-      throw InputError("source symlink '" + rel + "' leads to '" + t + "', outside the source root " +
+// follows symlinks (it lists them in left_out()); this makes the refusal explicit instead of
+// silently dropping the data behind them.
+void refuse_symlinks_out_of(const FileSet& selection) {
+  const std::string& root = selection.root();
+  for (const FileSet::LeftOut& e : selection.left_out()) {
+    if (e.kind != "symlink") continue;
+    const fs::path link = fs::path(root) / e.path;
+    std::error_code ec;
+    fs::path target = fs::weakly_canonical(link, ec);
+    std::string t = ec ? fs::read_symlink(link, ec).string() : target.string();
+    if (ec || !is_within(t, root))
+      throw InputError("source symlink '" + e.path + "' leads to '" + t + "', outside the source root " +
                        root + ": refusing to stage (feedbench never follows links out of the source;"
                        " copy that data into the source or narrow --include)");
-    }
-    ++inside;
   }
-  return inside;
 }
 
 std::uint64_t free_bytes(const std::string& path, std::uint64_t* fs_size = nullptr,
@@ -405,7 +500,7 @@ class StageRun {
     const std::string src = sel_.absolute_path(i);
     const std::string rel(sel_.relative_path(i));
     p.dst = opt_.cache_root + "/" + rel;
-    p.tmp = p.dst + kTmpSuffix;
+    p.tmp = stage_temporary_path(p.dst);
     Fd in = std::move(p.src);
     if (!in) return add_error(errno_message("cannot open source " + src, p.open_errno)), false;
     if (::fstat(in.get(), &p.source_stat) != 0)
@@ -615,10 +710,9 @@ Fd lock_cache(const std::string& cache_root) {
   return fd;
 }
 
-bool cache_is_ours_or_empty(const std::string& cache_root) {
-  if (fs::exists(cache_root + "/" + kManifestJsonName) || fs::exists(cache_root + "/" + kManifestSumsName) ||
-      fs::exists(cache_root + "/" + kStageJournalName))
-    return true;
+// RETURNS: true when `cache_root` holds nothing but lost+found and feedbench temporaries (a
+// benchmark's scratch staging, say).
+bool folder_is_empty(const std::string& cache_root) {
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(cache_root, ec)) {
     std::string name = e.path().filename().string();
@@ -628,7 +722,59 @@ bool cache_is_ours_or_empty(const std::string& cache_root) {
   return true;
 }
 
+// What a cache folder proves feedbench wrote: the files its complete manifest lists, and the
+// files the journal of an interrupted stage lists (the journal wins: it is newer). Nothing else
+// in the folder is feedbench's.
+struct Ownership {
+  std::optional<Manifest> manifest;
+  std::string why_no_manifest;
+  bool journal = false;
+  std::map<std::string, std::string> files;  // relative path -> sha256
+  bool is_cache() const { return manifest.has_value() || journal; }
+};
+
+Ownership read_ownership(const std::string& cache_root) {
+  Ownership own;
+  own.manifest = read_manifest(cache_root, &own.why_no_manifest);
+  if (own.manifest)
+    for (const ManifestEntry& e : own.manifest->files) own.files[e.path] = e.sha256;
+  const std::string journal = cache_root + "/" + kStageJournalName;
+  struct stat st {};
+  own.journal = ::lstat(journal.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+  if (own.journal)
+    for (auto& [path, hash] : read_sums_lenient(journal)) own.files[path] = hash;
+  return own;
+}
+
+// RETURNS: the SHA-256 of a file as the page cache serves it, or "" when it cannot be read.
+std::string hash_of_file(const std::string& path, AlignedBuffer& buf) {
+  Fd fd(open_source(path));
+  if (!fd) return "";
+  std::string digest;
+  std::uint64_t bytes = 0;
+  return hash_whole_file(fd.get(), buf, [] { return false; }, &digest, &bytes) == 0 ? digest : "";
+}
+
+// RETURNS: up to `shown` of `names`, comma-separated, then "and N more".
+std::string name_some(const std::vector<std::string>& names, std::size_t shown = 10) {
+  std::string out;
+  for (std::size_t i = 0; i < names.size() && i < shown; ++i) out += (i ? ", " : "") + names[i];
+  if (names.size() > shown) out += " and " + std::to_string(names.size() - shown) + " more";
+  return out;
+}
+
+std::string plural(std::size_t n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
 }  // namespace
+
+std::string stage_temporary_path(const std::string& path) {
+  const std::size_t slash = path.find_last_of('/');
+  const std::string folder = slash == std::string::npos ? "" : path.substr(0, slash + 1);
+  const std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+  return folder + ".fb-" + sha256_hex(name).substr(0, 16) + kTmpSuffix;
+}
 
 int StageResult::exit_code() const {
   if (stopped_by_signal) return 128 + stopped_by_signal;
@@ -672,15 +818,23 @@ StageResult stage(const StageOptions& options) {
   const std::string source = buf;
   if (!fs::is_directory(source)) throw InputError("--from " + options.source_root + ": not a folder");
   const std::string cache = resolve_maybe_missing(options.cache_root);
-  if (is_within(cache, source))
-    throw InputError("the cache " + cache + " is inside the source " + source +
-                     ": choose a cache folder outside the source");
-  if (is_within(source, cache))
-    throw InputError("the source " + source + " is inside the cache " + cache +
-                     ": staging would remove or overwrite source files");
-  const std::size_t inside_links = check_symlinks(source, options.include);
+  {
+    bool source_exists = false, cache_exists = false;
+    Fd source_fd = open_folder_or_ancestor("--from", source, &source_exists);
+    Fd cache_fd = open_folder_or_ancestor("--to", options.cache_root, &cache_exists);
+    refuse_overlap(source_fd.get(), source, cache_fd.get(), cache_exists, cache);
+  }
 
   FileSet selection = scan_dataset(source, options.include);
+  if (selection.empty()) {
+    if (options.include.empty())
+      throw InputError("--from " + source + ": the source holds no regular files: nothing to stage");
+    std::string globs;
+    for (const std::string& g : options.include) globs += (globs.empty() ? "'" : ", '") + g + "'";
+    throw InputError("--include " + globs + ": no file of the source " + source +
+                     " matches (a typo?): nothing staged, nothing removed");
+  }
+  refuse_symlinks_out_of(selection);
   result.files_selected = selection.size();
   result.bytes_selected = selection.total_bytes();
   result.source_fingerprint = selection.fingerprint();
@@ -689,18 +843,112 @@ StageResult stage(const StageOptions& options) {
   std::error_code ec;
   fs::create_directories(cache, ec);
   if (ec) throw InputError("cannot create the cache folder " + cache + ": " + ec.message());
-  if (!cache_is_ours_or_empty(cache))
-    throw InputError("the cache folder " + cache + " is not empty and holds no feedbench manifest: " +
-                     "refusing to stage into it (staging removes files that are not in the "
-                     "selection); choose a new or empty folder");
   Fd lock = lock_cache(cache);
   StageOptions opt = options;
   opt.cache_root = cache;
   opt.source_root = source;
 
-  if (std::size_t n = remove_stale_temporaries(cache))
-    log("removed " + std::to_string(n) + " temporary file(s) left by an interrupted stage");
-  if (inside_links) log("note: " + std::to_string(inside_links) + " symlink(s) in the selection are not staged (only regular files are)");
+  // --- Whose files are these? Only what our manifest or journal lists is ours.
+  Ownership own = read_ownership(cache);
+  if (!own.is_cache()) {
+    if (!options.force && !folder_is_empty(cache))
+      throw InputError("the cache folder " + cache + " is not empty and is not a feedbench cache (" +
+                       own.why_no_manifest + ", and no journal of an interrupted stage): refusing to " +
+                       "stage into it; choose a new or empty folder, or add --force to stage beside " +
+                       "its files (feedbench never removes or overwrites a file it did not write)");
+    for (const char* name : {kManifestSumsName, kManifestJsonName}) {
+      struct stat st {};
+      if (::lstat((cache + "/" + name).c_str(), &st) == 0)
+        throw InputError("the cache folder " + cache + " holds a " + name + " that is not part of a " +
+                         "complete feedbench manifest (" + own.why_no_manifest + "): refusing to " +
+                         "replace it, even with --force; move it away");
+    }
+  }
+
+  FileSet existing = scan_dataset(cache);
+  std::unordered_map<std::string_view, std::size_t> in_cache;
+  for (std::size_t i = 0; i < existing.size(); ++i) in_cache.emplace(existing.relative_path(i), i);
+  std::set<std::string> not_files;  // symlinks, FIFOs and the like in the cache
+  for (const FileSet::LeftOut& e : existing.left_out())
+    if (e.kind != "feedbench temporary" && e.kind != "feedbench manifest") not_files.insert(e.path);
+  std::set<std::string_view> selected;
+  for (std::size_t i = 0; i < selection.size(); ++i) selected.insert(selection.relative_path(i));
+
+  // Where the selection goes: never through a link, never over a file that is not ours unless
+  // it holds the source's very bytes (then it is adopted: e.g. a copy of ours whose journal
+  // line a kill -9 lost).
+  {
+    std::vector<std::string> not_folders, in_the_way;
+    std::set<std::string_view> parents_checked;
+    AlignedBuffer hash_buf(kChunk);
+    for (std::size_t i = 0; i < selection.size(); ++i) {
+      std::string_view rel = selection.relative_path(i);
+      for (std::size_t k = rel.find('/'); k != std::string_view::npos; k = rel.find('/', k + 1)) {
+        std::string_view parent = rel.substr(0, k);
+        if (!parents_checked.insert(parent).second) continue;
+        if (in_cache.count(parent) || not_files.count(std::string(parent))) not_folders.emplace_back(parent);
+      }
+      const std::string r(rel);
+      if (not_files.count(r)) not_folders.push_back(r);
+      if (!in_cache.count(rel) || own.files.count(r)) continue;
+      const std::string here = hash_of_file(cache + "/" + r, hash_buf);
+      if (!here.empty() && here == hash_of_file(selection.absolute_path(i), hash_buf)) own.files[r] = here;
+      else in_the_way.push_back(r);
+    }
+    if (!not_folders.empty())
+      throw InputError("in the cache folder " + cache + ", " + name_some(not_folders) + ": a symlink " +
+                       "or other non-folder where the selection needs a folder or a file: move it " +
+                       "away (feedbench writes only into real folders of the cache)");
+    if (!in_the_way.empty())
+      throw InputError("the cache folder " + cache + " holds " + plural(in_the_way.size(), "file", "files") +
+                       " that feedbench did not write where the selection goes, unlike the source: " +
+                       name_some(in_the_way) + "; move them away (feedbench never overwrites a " +
+                       "file it did not write)");
+  }
+
+  // What has to go: files of ours that left the selection; nothing else.
+  std::vector<std::string> to_remove, left_alone;
+  std::size_t ours_present = 0;
+  for (std::size_t i = 0; i < existing.size(); ++i) {
+    std::string_view rel = existing.relative_path(i);
+    const bool ours = own.files.count(std::string(rel)) > 0;
+    ours_present += ours;
+    if (selected.count(rel)) continue;
+    (ours ? to_remove : left_alone).emplace_back(rel);
+  }
+  if (!to_remove.empty() && !options.prune &&
+      double(to_remove.size()) > kPruneShare * double(ours_present))
+    throw InputError("staging this selection would remove " + std::to_string(to_remove.size()) + " of " +
+                     plural(ours_present, "file", "files") + " from the cache " + cache +
+                     " (more than " + std::to_string(int(kPruneShare * 100)) + "%: " +
+                     name_some(to_remove, 3) + "): add --prune to remove them, or check --include; " +
+                     "nothing was removed");
+
+  if (std::string note = left_out_note(selection); !note.empty()) {
+    result.notes.push_back(note);
+    log("note: " + note);
+  }
+  if (!left_alone.empty()) {
+    result.notes.push_back("left alone " + plural(left_alone.size(), "file", "files") +
+                           " that feedbench did not write (no manifest of ours lists them): " +
+                           name_some(left_alone));
+    log("note: " + result.notes.back());
+  }
+
+  // Temporaries of an interrupted stage: only the names we would have written.
+  std::vector<std::string> temporaries;
+  for (const FileSet::LeftOut& e : existing.left_out())
+    if (e.kind == "feedbench temporary" && e.path != kStageJournalName) temporaries.push_back(e.path);
+  if (!temporaries.empty()) {
+    std::set<std::string> ours_tmp;
+    for (std::size_t i = 0; i < selection.size(); ++i)
+      ours_tmp.insert(stage_temporary_path(std::string(selection.relative_path(i))));
+    for (const auto& [path, hash] : own.files) ours_tmp.insert(stage_temporary_path(path));
+    std::size_t n = 0;
+    for (const std::string& t : temporaries)
+      if (ours_tmp.count(t) && ::unlink((cache + "/" + t).c_str()) == 0) ++n;
+    if (n) log("removed " + plural(n, "temporary file", "temporary files") + " left by an interrupted stage");
+  }
 
   try {
     PathInfo s = describe_path("source", source), c = describe_path("cache", cache);
@@ -714,26 +962,18 @@ StageResult stage(const StageOptions& options) {
   } catch (const std::exception&) {
   }
 
-  // --- What is already in place (resume) and what has to go.
+  // --- What is already in place (resume).
   const std::string journal_path = cache + "/" + kStageJournalName;
-  std::string why_no_manifest;
-  std::optional<Manifest> old = read_manifest(cache, &why_no_manifest);
-  std::map<std::string, std::string> known = read_sums_lenient(journal_path);
-  if (old)
-    for (const ManifestEntry& e : old->files) known.emplace(e.path, e.sha256);
-  FileSet existing = scan_dataset(cache);
-  std::unordered_map<std::string_view, std::size_t> in_cache;
-  for (std::size_t i = 0; i < existing.size(); ++i) in_cache.emplace(existing.relative_path(i), i);
+  const std::optional<Manifest>& old = own.manifest;
+  const std::map<std::string, std::string>& known = own.files;
 
   std::vector<std::size_t> todo;
   std::uint64_t todo_bytes = 0, todo_alloc = 0;
   std::uint64_t fs_size = 0, block = 4096;
   const std::uint64_t free_now = free_bytes(cache, &fs_size, &block);
   std::vector<std::string> hashes(selection.size());
-  std::set<std::string_view> selected;
   for (std::size_t i = 0; i < selection.size(); ++i) {
     std::string_view rel = selection.relative_path(i);
-    selected.insert(rel);
     auto c = in_cache.find(rel);
     auto k = known.find(std::string(rel));
     if (c != in_cache.end() && k != known.end() && existing.file_size(c->second) == selection.file_size(i) &&
@@ -746,9 +986,6 @@ StageResult stage(const StageOptions& options) {
     todo_bytes += selection.file_size(i);
     todo_alloc += (selection.file_size(i) + block - 1) / block * block;
   }
-  std::vector<std::string> to_remove;
-  for (std::size_t i = 0; i < existing.size(); ++i)
-    if (!selected.count(existing.relative_path(i))) to_remove.emplace_back(existing.relative_path(i));
 
   // Free space: the copies plus a margin (2% and up to 64 MiB, at most 5% of the file system).
   const std::uint64_t margin = todo_alloc / 50 + std::min<std::uint64_t>(64ull << 20, fs_size / 20);
@@ -764,13 +1001,13 @@ StageResult stage(const StageOptions& options) {
 
   const bool changes = !todo.empty() || !to_remove.empty();
   if (changes) {
-    // The journal first (it holds every hash resume needs), then the manifest goes: from here
-    // until the end the cache is, correctly, not a cache.
+    // The journal first, then the manifest goes: from here until the end the cache is,
+    // correctly, not a cache. The journal lists every file of ours (those about to be removed
+    // too): it holds every hash resume needs and proves what is ours until the new manifest.
     std::string journal_text;
     {
       Manifest j;
-      for (std::size_t i = 0; i < selection.size(); ++i)
-        if (!hashes[i].empty()) j.files.push_back({std::string(selection.relative_path(i)), hashes[i]});
+      for (const auto& [path, hash] : known) j.files.push_back({path, hash});
       journal_text = j.sums_text();
     }
     const std::string journal_tmp = cache + "/feedbench-journal.new.fbtmp";

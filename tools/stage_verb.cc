@@ -1,4 +1,5 @@
-// `feedbench stage --from SRC --to CACHE [--include GLOB]... [--workers N] [--label VERSION]`:
+// `feedbench stage --from SRC --to CACHE [--include GLOB]... [--workers N] [--label VERSION]
+// [--prune] [--force]`:
 // copies a selection to a local cache, proves every file by SHA-256 read back from the device,
 // and writes the manifest last. Ctrl-C stops cleanly; a re-run resumes.
 #include <atomic>
@@ -24,16 +25,25 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: feedbench stage --from SRC --to CACHE [--include GLOB]... [--workers N] [--label VERSION]\n"
+    "                       [--prune] [--force]\n"
     "\n"
     "Copies the selected files of SRC to CACHE keeping relative paths and modification times.\n"
     "Each source file is read once; its SHA-256 is computed on that read. Each copy is flushed,\n"
     "read back from the device and compared before it takes its real name. When every file is\n"
     "in place, CACHE/MANIFEST.sha256 (for `sha256sum -c`) and CACHE/feedbench-manifest.json are\n"
     "written, last. Re-running resumes: files in place are skipped, changed ones copied again,\n"
-    "files no longer selected removed. Ctrl-C stops cleanly (no manifest; the next run resumes).\n"
+    "files of ours no longer selected removed. Ctrl-C stops cleanly (no manifest; the next run\n"
+    "resumes).\n"
     "\n"
-    "exit codes: 0 staged, 1 failed (no space, I/O error, mismatch), 2 bad input (overlap,\n"
-    "symlink out of the source, a non-empty folder that is not a cache), 130/143 interrupted\n"
+    "feedbench removes only files it provably wrote: those its feedbench-manifest.json (or the\n"
+    "journal of an interrupted stage) lists. Refused (exit 2, nothing changed): a cache that is\n"
+    "the source, inside it or around it (by device and inode: symlinks and bind mounts count); a\n"
+    "selection of no files; a non-empty folder that is not a cache (unless --force); a file it did\n"
+    "not write where the selection goes; removing more than 10% of a cache's files (unless\n"
+    "--prune).\n"
+    "\n"
+    "exit codes: 0 staged, 1 failed (no space, I/O error, mismatch), 2 bad input (see above;\n"
+    "a symlink out of the source), 130/143 interrupted\n"
     "\n"
     "examples:\n"
     "  feedbench stage --from /mnt/nfs/imagenet --to /local/nvme/cache --include 'val/**'\n"
@@ -55,7 +65,11 @@ int stage_main(int argc, char** argv) {
       ("workers", po::value(&options.workers)->value_name("N"),
        "parallel copies (default: 4 on SSD, NVMe and virtual disks, 1 on a spinning disk)")
       ("label", po::value(&options.label)->value_name("VERSION"),
-       "the data version recorded in the manifest (default: fp-<source fingerprint>)");
+       "the data version recorded in the manifest (default: fp-<source fingerprint>)")
+      ("prune", po::bool_switch(&options.prune),
+       "allow removing more than 10% of the cache's files (those that left the selection)")
+      ("force", po::bool_switch(&options.force),
+       "stage into a non-empty folder that is not a cache, beside its files (never removing them)");
   po::variables_map vm;
   if (parse_command_line(argc, argv, opts, vm)) {
     std::cout << kUsage << opts << "\n";

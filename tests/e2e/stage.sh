@@ -111,7 +111,7 @@ expect_in "$WORK/err" "outside the source root"
 mkdir -p "$WORK/home"
 echo precious >"$WORK/home/notes.txt"
 expect_exit 2 "$FEEDBENCH" stage --from "$SRC" --to "$WORK/home"
-expect_in "$WORK/err" "not empty and holds no feedbench manifest"
+expect_in "$WORK/err" "is not a feedbench cache"
 [ -f "$WORK/home/notes.txt" ] || fail "a file of a non-cache folder was removed"
 
 # Bad options.

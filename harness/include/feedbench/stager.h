@@ -17,8 +17,12 @@
 namespace feedbench {
 
 // Per-run journal of verified files (sha256sum lines), kept in the cache root while a stage
-// is under way so an interrupted stage resumes without re-copying. Skipped by scan_dataset.
+// is under way so an interrupted stage resumes without re-copying. It also proves which files
+// that stage wrote (the manifest is gone by then). Skipped by scan_dataset.
 inline constexpr const char* kStageJournalName = "feedbench-journal.fbtmp";
+
+// A stage that would remove more than this share of the files a cache holds needs --prune.
+inline constexpr double kPruneShare = 0.10;
 
 struct StageOptions {
   std::string source_root;
@@ -30,6 +34,8 @@ struct StageOptions {
   bool write_manifest = true;         // false only for the benchmark's scratch stagings
   bool progress = false;              // a progress line on stderr (a terminal)
   bool quiet = false;                 // no warnings/notes on stderr (benchmarks)
+  bool force = false;   // stage into a non-empty folder that is not a cache (beside its files)
+  bool prune = false;   // allow removing more than kPruneShare of the cache's files
   const std::atomic<int>* stop = nullptr;  // non-zero (a signal number): stop cleanly
 };
 
@@ -44,6 +50,7 @@ struct StageResult {
   double cpu_seconds = 0;    // this process's user + system time during it
   std::vector<std::string> removed;   // relative paths removed from the cache
   std::vector<std::string> warnings;  // e.g. same device
+  std::vector<std::string> notes;     // what was left out of the selection or left alone
   std::vector<std::string> errors;    // per file, or the one fatal reason (disk full)
   int stopped_by_signal = 0;          // the signal that interrupted it, else 0
   bool manifest_written = false;
@@ -55,10 +62,18 @@ struct StageResult {
 };
 
 // Stages options.source_root (the include selection) into options.cache_root.
-// Throws InputError (exit 2, nothing changed) when: the source is missing, the cache is inside
-// the source or the source inside the cache, a symlink in the selection leads out of the source
-// root, or the cache folder is non-empty but not a feedbench cache. Everything else (no space
-// before or during the copy, I/O errors, hash mismatches, interruption) is in the result.
+// Ownership: the cache's files that feedbench wrote are those its complete JSON manifest lists,
+// or the journal of an interrupted stage; no other file is ever removed or overwritten (a file
+// in the way with the very bytes of the source is adopted).
+// Throws InputError (exit 2, nothing changed) when: the source is missing; the cache is the
+// source, inside it or around it (compared by device and inode, so symlinks and bind mounts are
+// seen through); the selection is empty (naming the globs); a symlink in the selection leads
+// out of the source root; the cache folder is non-empty but not a feedbench cache (unless
+// options.force), or holds a MANIFEST.sha256 / feedbench-manifest.json feedbench did not write;
+// a file feedbench did not write, a symlink or a non-folder is where the selection needs to
+// write; or more than kPruneShare of the cache's files would be removed (unless options.prune).
+// Everything else (no space before or during the copy, I/O errors, hash mismatches,
+// interruption) is in the result.
 // NOTE: test hook: FEEDBENCH_STAGE_TEST_DELAY_MS sleeps that long after each file, so tests can
 // interrupt a stage half way.
 StageResult stage(const StageOptions& options);
@@ -98,6 +113,11 @@ std::string check_cache(const std::string& cache_root, const FileSet& source_sel
 
 // RETURNS: feedbench-manifest.json of a complete manifest, or nullopt.
 std::optional<nlohmann::json> read_manifest_json(const std::string& cache_root);
+
+// RETURNS: the temporary name a staged file is written under before it is renamed to `path`:
+// "<folder>/.fb-<16 hex of SHA-256 of the file name>.fbtmp", 26 bytes whatever the name's
+// length, so a 255-byte name stages.
+std::string stage_temporary_path(const std::string& path);
 
 // RETURNS: the default worker count for copies onto/reads from `path`: 1 on a spinning disk,
 // else 4 (virtual disks that call themselves rotational count as solid state).
