@@ -92,8 +92,8 @@ std::string left_out_note(const FileSet& files, const std::vector<std::string>& 
     if (std::find(ignore.begin(), ignore.end(), e.kind) == ignore.end()) kept.push_back(&e);
   if (kept.empty()) return "";
   std::string note = "left out " + std::to_string(kept.size()) +
-                     (kept.size() == 1 ? " entry" : " entries") +
-                     " that are not regular files or are feedbench's own: ";
+                     (kept.size() == 1 ? " entry that is not a regular file or is feedbench's own: "
+                                       : " entries that are not regular files or are feedbench's own: ");
   for (std::size_t i = 0; i < kept.size() && i < shown; ++i) {
     if (i) note += ", ";
     note += kept[i]->path + " (" + kept[i]->kind + ")";

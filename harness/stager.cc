@@ -930,7 +930,7 @@ StageResult stage(const StageOptions& options) {
   }
   if (!left_alone.empty()) {
     result.notes.push_back("left alone " + plural(left_alone.size(), "file", "files") +
-                           " that feedbench did not write (no manifest of ours lists them): " +
+                           " feedbench did not write (listed in no manifest of ours): " +
                            name_some(left_alone));
     log("note: " + result.notes.back());
   }

@@ -34,7 +34,7 @@ home_before=$(tree_digest "$H")
 expect_exit 0 "$FEEDBENCH" stage --from "$SRC" --to "$H" --force
 expect_exit 0 "$FEEDBENCH" stage --from "$SRC" --to "$H" --include 'train/**' --prune
 expect_in "$WORK/out" "removed 20"
-expect_in "$WORK/err" "note: left alone 2 files that feedbench did not write"
+expect_in "$WORK/err" "note: left alone 2 files feedbench did not write"
 [ "$(cd "$H" && tree_digest . | grep -c -e notes.txt -e cat.jpg)" = 2 ] || fail "--force removed the user's files"
 (cd "$H" && sha256sum --quiet -c MANIFEST.sha256) || fail "sha256sum -c in a forced cache"
 
