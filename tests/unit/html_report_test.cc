@@ -163,7 +163,8 @@ TEST(HtmlReportTest, VerdictPerPath) {
   ASSERT_EQ(reads.size(), 2u);
   EXPECT_EQ(reads[0].rfind("Source path reads at best", 0), 0u) << reads[0];
   EXPECT_NE(reads[0].find("cold"), std::string::npos);
-  EXPECT_NE(reads[0].find("warm"), std::string::npos);
+  // Every source warm round found its data only half cached: no warm figure to quote.
+  EXPECT_EQ(reads[0].find("warm"), std::string::npos) << reads[0];
   EXPECT_EQ(reads[1].rfind("Cache path reads at best", 0), 0u) << reads[1];
 
   ResultDocument swept;
