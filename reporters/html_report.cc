@@ -504,7 +504,14 @@ void render_reproduce(Page& p, const std::vector<ResultDocument>& docs, const st
     if (!d.environment_variables.empty()) {
       std::string env;
       for (const auto& [k, v] : d.environment_variables) env += k + "=" + shell_quote(v) + "\n";
-      p << "<p>With these environment variables:</p><pre class=\"command\">" << escape_html(env) << "</pre>\n";
+      p << "<p>With these environment variables set:</p><pre class=\"command\">" << escape_html(env) << "</pre>\n";
+    }
+    // The config's ${VAR:-default} fallbacks: not the user's settings, so not shown as such.
+    if (const json* defaults = at(d.config, {"defaults_used"}); defaults && defaults->is_object() && !defaults->empty()) {
+      std::string list;
+      for (const auto& [k, v] : defaults->items()) list += k + " unset: the config's default " + shell_quote(text_of(&v)) + " applied\n";
+      p << "<p>Defaults the config applied (these variables were <em>not</em> set):</p><pre class=\"defaults\">"
+        << escape_html(list) << "</pre>\n";
     }
     std::string cname = text_at(d.config, {"name"}), cfile = text_at(d.config, {"file"});
     std::string sha = text_at(d.config, {"sha256"});

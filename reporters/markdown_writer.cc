@@ -84,6 +84,20 @@ void environment_lines(const ResultDocument& doc, std::string& out) {
            format_size(d.value("bytes", 0.0)) + ", fingerprint `" +
            str(d, "fingerprint").substr(0, 16) + "`\n";
   }
+  if (!doc.environment_variables.empty()) {
+    std::string set;
+    for (const auto& [k, v] : doc.environment_variables)
+      set += (set.empty() ? "`" : ", `") + k + "=" + v + "`";
+    out += "- **Environment variables set**: " + cell(set) + "\n";
+  }
+  // The config's ${VAR:-default} fallbacks, apart: the user did not set these.
+  const json defaults = doc.config.value("defaults_used", json::object());
+  if (defaults.is_object() && !defaults.empty()) {
+    std::string list;
+    for (const auto& [k, v] : defaults.items())
+      list += (list.empty() ? "`" : ", `") + k + "` unset, default `" + str(defaults, k.c_str()) + "`";
+    out += "- **Config defaults applied**: " + cell(list) + "\n";
+  }
   if (doc.context.contains("date")) out += "- **Date**: " + str(doc.context, "date") + "\n";
 }
 
