@@ -2,6 +2,7 @@
 // the closing summary, and the CSV and Markdown writers.
 #include <gtest/gtest.h>
 
+#include <iostream>
 #include <sstream>
 
 #include "collecting_reporter.h"
@@ -142,6 +143,51 @@ TEST(ReportersTest, CollectingReporterForwardsAndCollects) {
   CollectingReporter silent(nullptr, log);  // no display: still collects
   silent.ReportRuns({make_run(kCase, 0, 0.01, 1e9)});
   EXPECT_EQ(silent.take_entries().size(), 1u);
+}
+
+// A display that prints what Google Benchmark's console reporter prints about a DEBUG library.
+class DebugContextReporter : public benchmark::BenchmarkReporter {
+ public:
+  bool ReportContext(const Context&) override {
+    GetErrorStream() << "Run on (2 X 2000 MHz CPUs)\n"
+                     << "***WARNING*** Library was built as DEBUG. Timings may be affected.\n"
+                     << "Load Average: 1.00\n";
+    return true;
+  }
+  void ReportRuns(const std::vector<BenchRun>&) override {}
+};
+
+TEST(ReportersTest, LibraryBuildTypeIsWhatTheLinkedLibraryReports) {
+  // Read back from the library's own JSON context, as a Google Benchmark user would see it.
+  std::ostringstream out;
+  benchmark::JSONReporter gb;
+  gb.SetOutputStream(&out);
+  gb.SetErrorStream(&out);
+  benchmark::BenchmarkReporter::Context context;
+  gb.ReportContext(context);
+  const bool debug = out.str().find("\"library_build_type\": \"debug\"") != std::string::npos;
+  const bool release = out.str().find("\"library_build_type\": \"release\"") != std::string::npos;
+  ASSERT_NE(debug, release) << out.str();
+  json c = CollectingReporter::context_to_json(context);
+  EXPECT_EQ(c["library_build_type"], debug ? "debug" : "release");
+  EXPECT_EQ(c.contains("library_build_note"), debug);
+  if (debug) {
+    EXPECT_NE(c["library_build_note"].get<std::string>().find("not affected"), std::string::npos);
+  }
+}
+
+TEST(ReportersTest, TheLibrarysDebugWarningBecomesOneNoteOnTheConsole) {
+  RunLog log;
+  CollectingReporter reporter(std::make_unique<DebugContextReporter>(), log);
+  std::ostringstream captured;
+  std::streambuf* saved = std::cerr.rdbuf(captured.rdbuf());
+  benchmark::BenchmarkReporter::Context context;
+  reporter.ReportContext(context);
+  std::cerr.rdbuf(saved);
+  const std::string text = captured.str();
+  EXPECT_EQ(text.find("***WARNING*** Library was built as DEBUG"), std::string::npos) << text;
+  EXPECT_EQ(text, "Run on (2 X 2000 MHz CPUs)\nnote: " + std::string(kLibraryDebugNote) +
+                      "\nLoad Average: 1.00\n");
 }
 
 TEST(ReportersTest, DisplayReporterFollowsTheFormatFlag) {
