@@ -41,7 +41,9 @@ struct CaseView {
   bool from_aggregate = false;  // no repetitions in the file: its "median" aggregate stands in
 
   std::map<std::string, double> counters;       // median over the achieved repetitions
-  std::map<std::string, double> extra_numbers;  // same, for numeric top-level extra fields
+  // Same, for numeric top-level extra fields; "min_au" is the worst-fed trainer's AU (the
+  // lowest of au, extra.min_au and extra.au_per_accelerator) where the case has an AU.
+  std::map<std::string, double> extra_numbers;
   double real_time = 0;                         // median, in time_unit
   std::string time_unit;
   // extra of the representative achieved repetition: the lower middle by the primary counter
@@ -59,12 +61,13 @@ struct CaseView {
   std::optional<double> counter(const std::string& key) const;
   // RETURNS: a parameter as text ("" when absent; numbers as JSON writes them).
   std::string param(const char* key) const;
-  // RETURNS: the AU of the worst-fed trainer (median of extra.min_au), else the AU; nullopt
-  // when the case has no AU.
+  // RETURNS: the median AU of the worst-fed trainer (extra_numbers["min_au"]); nullopt when
+  // the case has no AU.
   std::optional<double> worst_au() const;
   // RETURNS: the target AU the case was judged against (params, extra, else 0.90).
   double target_au() const;
-  // RETURNS: "2 of 3 repetitions excluded (cold not achieved: ...)" or "" when none was.
+  // RETURNS: "1 of 3 repetitions excluded (repetition 2: cold not achieved: ...)", or "" when
+  // none was. Errored repetitions are not counted in it.
   std::string exclusion_note() const;
 };
 
