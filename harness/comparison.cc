@@ -64,8 +64,24 @@ std::size_t Comparison::improvements() const {
       std::count_if(cases.begin(), cases.end(), [](const CaseComparison& c) { return c.improved(); }));
 }
 
+bool CaseComparison::missing() const {
+  return status == CaseStatus::kRemoved || status == CaseStatus::kNotMeasured;
+}
+
+std::size_t Comparison::missing() const {
+  return static_cast<std::size_t>(
+      std::count_if(cases.begin(), cases.end(), [](const CaseComparison& c) { return c.missing(); }));
+}
+
+std::size_t Comparison::compared() const {
+  return static_cast<std::size_t>(std::count_if(
+      cases.begin(), cases.end(), [](const CaseComparison& c) { return c.status == CaseStatus::kCompared; }));
+}
+
 int Comparison::exit_code(bool strict) const {
   if (regressions() > 0) return 1;
+  if (missing() > 0 && !options.allow_missing) return 1;
+  if (compared() == 0) return 1;  // a diff that compared nothing says nothing is fine
   if (strict && !warnings.empty()) return 1;
   return 0;
 }
@@ -112,10 +128,13 @@ std::string case_identity(const BenchmarkEntry& entry, const std::vector<std::st
 
 namespace {
 
-// Every entry of one case in one document.
+// Every entry of one case in one document; its repetitions sorted by whether they count.
 struct CaseEntries {
   std::string name;
   std::vector<const BenchmarkEntry*> iterations, aggregates;
+  std::vector<const BenchmarkEntry*> counted;        // neither errored nor excluded
+  std::vector<std::string> excluded;                 // "repetition 2: cold not achieved: ..."
+  std::vector<const BenchmarkEntry*> errored;
 };
 
 struct Grouped {
@@ -132,7 +151,19 @@ Grouped group(const ResultDocument& doc, const std::vector<std::string>& ignore)
       g.order.push_back(id);
       it->second.name = e.case_name.empty() ? e.run_name : e.case_name;
     }
-    (e.run_type == "aggregate" ? it->second.aggregates : it->second.iterations).push_back(&e);
+    CaseEntries& c = it->second;
+    if (e.run_type == "aggregate") {
+      c.aggregates.push_back(&e);
+      continue;
+    }
+    c.iterations.push_back(&e);
+    if (e.error_occurred) {
+      c.errored.push_back(&e);
+    } else if (std::string why = exclusion_reason(e); !why.empty()) {
+      c.excluded.push_back("repetition " + std::to_string(e.repetition_index) + ": " + why);
+    } else {
+      c.counted.push_back(&e);
+    }
   }
   return g;
 }
@@ -156,7 +187,7 @@ std::optional<double> metric_value(const BenchmarkEntry& e, const std::string& m
 // its median (else mean) aggregate as a single value.
 std::vector<const BenchmarkEntry*> judged_entries(const CaseEntries& c, bool* from_aggregates) {
   *from_aggregates = false;
-  if (!c.iterations.empty()) return c.iterations;
+  if (!c.iterations.empty()) return c.counted;
   for (const char* which : {"median", "mean"})
     for (const BenchmarkEntry* e : c.aggregates)
       if (e->aggregate_name == which) {
@@ -174,40 +205,32 @@ std::vector<double> values_of(const std::vector<const BenchmarkEntry*>& entries,
   return out;
 }
 
-// RETURNS: why the case cannot be judged in this file ("" when it can).
-std::string errored_note(const CaseEntries& c, const char* side) {
-  for (const BenchmarkEntry* e : c.iterations)
-    if (e->error_occurred)
-      return std::string("errored in ") + side +
-             (e->error_message.empty() ? "" : ": " + e->error_message);
-  if (c.iterations.empty() && c.aggregates.empty()) return std::string("no entries in ") + side;
-  return "";
-}
-
-std::string format_fraction(double v) {
-  std::ostringstream s;
-  s.precision(3);
-  s << v;
-  return s.str();
-}
-
-std::string cache_note(const CaseEntries& c, const char* side) {
-  for (const BenchmarkEntry* e : c.iterations) {
-    const nlohmann::json& cache = e->cache;
-    if (!cache.is_object()) continue;
-    auto achieved = cache.find("achieved");
-    if (achieved == cache.end() || !achieved->is_boolean() || achieved->get<bool>()) continue;
-    std::string note = std::string("cache state ");
-    auto req = cache.find("requested");
-    note += (req != cache.end() && req->is_string()) ? req->get<std::string>() : "?";
-    note += std::string(" not achieved in ") + side;
-    auto res = cache.find("residency_before");
-    if (res != cache.end() && res->is_number())
-      note += " (residency before " + format_fraction(res->get<double>()) + ", repetition " +
-              std::to_string(e->repetition_index) + ")";
-    return note;
+// RETURNS: why nothing of the case counts in this file ("" when something does).
+std::string nothing_counted_note(const CaseEntries& c, const char* side) {
+  if (!c.counted.empty() || (c.iterations.empty() && !c.aggregates.empty())) return "";
+  if (c.iterations.empty()) return std::string("no entries in ") + side;
+  if (!c.errored.empty() && c.excluded.empty()) {
+    const BenchmarkEntry* e = c.errored.front();
+    return std::string("errored in ") + side +
+           (e->error_message.empty() ? "" : ": " + e->error_message);
   }
-  return "";
+  std::string why;
+  for (const std::string& x : c.excluded) why += (why.empty() ? "" : "; ") + x;
+  if (!c.errored.empty())
+    why += "; " + std::to_string(c.errored.size()) + " errored (" + c.errored.front()->error_message + ")";
+  return std::string("every repetition excluded in ") + side + " (" + why + ")";
+}
+
+// RETURNS: "2 of 3 repetitions counted in NEW (repetition 1: ...)" when some did not count.
+std::string partial_note(const CaseEntries& c, const char* side) {
+  if (c.iterations.empty() || c.counted.size() == c.iterations.size()) return "";
+  std::string why;
+  for (const std::string& x : c.excluded) why += (why.empty() ? "" : "; ") + x;
+  for (const BenchmarkEntry* e : c.errored)
+    why += (why.empty() ? "" : "; ") + ("repetition " + std::to_string(e->repetition_index) +
+                                        " errored: " + e->error_message);
+  return std::to_string(c.counted.size()) + " of " + std::to_string(c.iterations.size()) +
+         " repetitions counted in " + side + " (" + why + ")";
 }
 
 MetricComparison judge(const std::string& metric, Direction direction, std::vector<double> base,
@@ -376,34 +399,38 @@ Comparison compare_results(const ResultDocument& base, const ResultDocument& nex
     auto found = n.cases.find(id);
     if (found == n.cases.end()) {
       c.status = CaseStatus::kRemoved;
+      if (std::string note = nothing_counted_note(bc, "BASE"); !note.empty()) {
+        c.status = bc.excluded.empty() ? CaseStatus::kErrored : CaseStatus::kCacheNotAchieved;
+        c.note = note + "; not in NEW";
+      }
       out.cases.push_back(std::move(c));
       continue;
     }
     const CaseEntries& nc = found->second;
     c.new_name = nc.name;
-    std::string note = errored_note(bc, "BASE");
-    if (note.empty()) note = errored_note(nc, "NEW");
-    if (!note.empty()) {
-      c.status = CaseStatus::kErrored;
+    // BASE measured nothing: there is no baseline to judge against, nor to miss.
+    if (std::string note = nothing_counted_note(bc, "BASE"); !note.empty()) {
+      c.status = bc.excluded.empty() ? CaseStatus::kErrored : CaseStatus::kCacheNotAchieved;
       c.note = note;
       out.cases.push_back(std::move(c));
       continue;
     }
-    note = cache_note(bc, "BASE");
-    if (note.empty()) note = cache_note(nc, "NEW");
-    if (!note.empty()) {
-      c.status = CaseStatus::kCacheNotAchieved;
+    // NEW measured nothing where BASE has a figure: as missing as an absent case.
+    if (std::string note = nothing_counted_note(nc, "NEW"); !note.empty()) {
+      c.status = CaseStatus::kNotMeasured;
       c.note = note;
       out.cases.push_back(std::move(c));
       continue;
     }
+    for (const std::string& note : {partial_note(bc, "BASE"), partial_note(nc, "NEW")})
+      if (!note.empty()) c.note += (c.note.empty() ? "" : "; ") + note;
     bool base_agg = false, new_agg = false;
     auto be = judged_entries(bc, &base_agg);
     auto ne = judged_entries(nc, &new_agg);
     if (base_agg || new_agg)
-      c.note = std::string("judged on the ") + (base_agg ? "BASE" : "") +
-               (base_agg && new_agg ? " and " : "") + (new_agg ? "NEW" : "") +
-               " aggregate: no per-repetition values";
+      c.note += std::string(c.note.empty() ? "" : "; ") + "judged on the " + (base_agg ? "BASE" : "") +
+                (base_agg && new_agg ? " and " : "") + (new_agg ? "NEW" : "") +
+                " aggregate: no per-repetition values";
     for (const std::string& metric : out.options.metrics) {
       std::vector<double> bv = values_of(be, metric), nv = values_of(ne, metric);
       if (bv.empty() || nv.empty()) continue;
@@ -414,7 +441,7 @@ Comparison compare_results(const ResultDocument& base, const ResultDocument& nex
     }
     if (c.metrics.empty()) {
       c.status = CaseStatus::kNoMetrics;
-      c.note = "none of the judged metrics is in both files";
+      c.note += std::string(c.note.empty() ? "" : "; ") + "none of the judged metrics is in both files";
     }
     out.cases.push_back(std::move(c));
   }

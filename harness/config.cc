@@ -292,19 +292,20 @@ bool is_name_char(char c, bool first) {
 }
 
 void expand_strings(json& node, const std::string& file, Tokens& at,
-                    std::map<std::string, std::string>* used) {
+                    std::map<std::string, std::string>* used,
+                    std::map<std::string, std::string>* defaulted) {
   if (node.is_string()) {
-    node = expand_env(node.get<std::string>(), file + ": " + pointer(at), used);
+    node = expand_env(node.get<std::string>(), file + ": " + pointer(at), used, defaulted);
   } else if (node.is_object()) {
     for (auto& [key, value] : node.items()) {
       at.push_back(key);
-      expand_strings(value, file, at, used);
+      expand_strings(value, file, at, used, defaulted);
       at.pop_back();
     }
   } else if (node.is_array()) {
     for (std::size_t i = 0; i < node.size(); ++i) {
       at.push_back(std::to_string(i));
-      expand_strings(node[i], file, at, used);
+      expand_strings(node[i], file, at, used, defaulted);
       at.pop_back();
     }
   }
@@ -422,7 +423,8 @@ void check_folder(const std::string& file, const char* ptr, const std::string& p
 const nlohmann::json& experiment_schema() { return compiled_schema().doc; }
 
 std::string expand_env(const std::string& text, const std::string& where,
-                       std::map<std::string, std::string>* used) {
+                       std::map<std::string, std::string>* used,
+                       std::map<std::string, std::string>* defaulted) {
   std::string out;
   std::size_t i = 0;
   while (i < text.size()) {
@@ -444,13 +446,15 @@ std::string expand_env(const std::string& text, const std::string& where,
     std::string value;
     if (env && *env) {
       value = env;
+      if (used) (*used)[name] = value;
     } else if (sep != std::string::npos) {
       value = inner.substr(sep + 2);  // like the shell: an empty variable takes the default too
+      // The config's own fallback, not the user's setting: recorded apart.
+      if (defaulted) (*defaulted)[name] = value;
     } else {
       throw InputError(where + ": expected environment variable " + name + " to be set (for ${" + name +
                        "}; write ${" + name + ":-default} to give a default), got it " + (env ? "empty" : "unset"));
     }
-    if (used) (*used)[name] = value;
     out += value;
     i = close + 1;
   }
@@ -482,7 +486,7 @@ Config parse_config(const std::string& text, const std::string& file, const Conf
   Config config;
   config.file = file;
   Tokens at;
-  expand_strings(doc, file, at, &config.expanded_env);
+  expand_strings(doc, file, at, &config.expanded_env, &config.defaults_used);
   auto from_set = apply_overrides(doc, overrides, file);
 
   if (auto finding = check_schema(doc)) {

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "feedbench/error.h"
+#include "feedbench/units.h"
 
 namespace feedbench {
 
@@ -394,6 +395,44 @@ void write_file_atomically(const std::string& path, const std::string& text) {
     ::fsync(dir);
     ::close(dir);
   }
+}
+
+bool is_calibration(const BenchmarkEntry& e) {
+  auto flag = e.extra.is_object() ? e.extra.find("calibration") : e.extra.end();
+  if (e.extra.is_object() && flag != e.extra.end() && flag->is_boolean() && flag->get<bool>())
+    return true;
+  if (!e.params.is_object() || !e.params.contains("samples")) return false;
+  const auto& samples = e.params["samples"];
+  return samples.is_string() && samples.get<std::string>() == "memory";
+}
+
+std::string exclusion_reason(const BenchmarkEntry& e) {
+  const nlohmann::json& x = e.extra;
+  if (x.is_object() && x.contains("round_complete") && x["round_complete"].is_boolean() &&
+      !x["round_complete"].get<bool>()) {
+    auto bytes = [&](const char* key) {
+      return x.contains(key) && x[key].is_number() ? format_size(x[key].get<double>())
+                                                   : std::string("?");
+    };
+    return "short round: read " + bytes("bytes_read") + " of " + bytes("bytes_planned") +
+           " planned";
+  }
+  const nlohmann::json& c = e.cache;
+  if (c.is_object() && c.contains("achieved") && c["achieved"].is_boolean() &&
+      !c["achieved"].get<bool>() && !is_calibration(e)) {
+    std::string requested = c.contains("requested") && c["requested"].is_string()
+                                ? c["requested"].get<std::string>()
+                                : "cache state";
+    std::string why = requested + " not achieved";
+    if (c.contains("residency_before") && c["residency_before"].is_number()) {
+      char pct[48];
+      std::snprintf(pct, sizeof pct, ": %.1f%% resident before the round",
+                    100.0 * c["residency_before"].get<double>());
+      why += pct;
+    }
+    return why;
+  }
+  return "";
 }
 
 }  // namespace feedbench

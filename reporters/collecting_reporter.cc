@@ -2,6 +2,8 @@
 
 #include <ctime>
 #include <iostream>
+#include <regex>
+#include <sstream>
 
 #include "feedbench/error.h"
 
@@ -26,7 +28,29 @@ std::string local_date_time() {
   return s;
 }
 
+// Google Benchmark's line about its own build, which its console reporter prints raw.
+constexpr const char* kDebugWarning = "***WARNING*** Library was built as DEBUG.";
+
 }  // namespace
+
+const char* const kLibraryDebugNote =
+    "Google Benchmark was built as DEBUG (Debian's package is); feedbench times every round "
+    "with its own clock (manual time) and computes its counters from it, so its figures are "
+    "not affected.";
+
+std::string library_build_type(const benchmark::BenchmarkReporter::Context& context) {
+  // JSONReporter writes "library_build_type" from the NDEBUG of the library's own build,
+  // which no header shows: ask it, into a string, and read the field back.
+  std::ostringstream out, err;
+  benchmark::JSONReporter reporter;
+  reporter.SetOutputStream(&out);
+  reporter.SetErrorStream(&err);
+  reporter.ReportContext(context);
+  static const std::regex field(R"re("library_build_type"\s*:\s*"([^"]*)")re");
+  std::smatch m;
+  const std::string text = out.str();
+  return std::regex_search(text, m, field) ? m[1].str() : "unknown";
+}
 
 CollectingReporter::CollectingReporter(std::unique_ptr<benchmark::BenchmarkReporter> display,
                                        const RunLog& log)
@@ -54,9 +78,9 @@ nlohmann::json CollectingReporter::context_to_json(const Context& context) {
                            {"size", std::int64_t(c.size)},
                            {"num_sharing", std::int64_t(c.num_sharing)}});
   j["load_avg"] = cpu.load_avg;
-  // Debian builds the library with NDEBUG; JSONReporter reports its own build the same way.
-  j["library_build_type"] = "release";
+  j["library_build_type"] = library_build_type(context);
   j["library_version"] = FEEDBENCH_BENCHMARK_VERSION;
+  if (j["library_build_type"] == "debug") j["library_build_note"] = kLibraryDebugNote;
   return nlohmann::json(j);
 }
 
@@ -112,7 +136,26 @@ BenchmarkEntry CollectingReporter::to_entry(const Run& run, const RunLog& log) {
 
 bool CollectingReporter::ReportContext(const Context& context) {
   context_ = context_to_json(context);
-  return display_ ? display_->ReportContext(context) : true;
+  if (!display_) return true;
+  // The display's context block goes through a buffer, so that the library's raw DEBUG
+  // warning is replaced by one line that says what it means for feedbench's figures.
+  std::ostream& err = display_->GetErrorStream();
+  std::ostringstream block;
+  display_->SetErrorStream(&block);
+  const bool ok = display_->ReportContext(context);
+  display_->SetErrorStream(&err);
+  std::istringstream lines(block.str());
+  bool warned = false;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind(kDebugWarning, 0) == 0) {
+      if (!warned) err << "note: " << kLibraryDebugNote << "\n";
+      warned = true;
+      continue;
+    }
+    err << line << (lines.eof() ? "" : "\n");
+  }
+  err.flush();
+  return ok;
 }
 
 void CollectingReporter::ReportRuns(const std::vector<Run>& runs) {

@@ -21,11 +21,15 @@ class CollectingReporter : public benchmark::BenchmarkReporter {
   // reported, after the family has added the repetition's record.
   CollectingReporter(std::unique_ptr<benchmark::BenchmarkReporter> display, const RunLog& log);
 
+  // Forwards to the display, except that the library's raw "***WARNING*** Library was built
+  // as DEBUG" line becomes one note saying why feedbench's figures are not affected.
+  // RETURNS: what the display returns (true without one).
   bool ReportContext(const Context& context) override;
   void ReportRuns(const std::vector<Run>& runs) override;
   void Finalize() override;
 
-  // RETURNS: the context as Google Benchmark's JSONReporter writes it, plus "library_version".
+  // RETURNS: the context as Google Benchmark's JSONReporter writes it, plus "library_version",
+  // and "library_build_note" when the library is a DEBUG build.
   const nlohmann::json& context() const { return context_; }
   // RETURNS: the entries collected so far, in report order, and forgets them.
   std::vector<BenchmarkEntry> take_entries();
@@ -41,6 +45,13 @@ class CollectingReporter : public benchmark::BenchmarkReporter {
   nlohmann::json context_ = nlohmann::json::object();
   std::vector<BenchmarkEntry> entries_;
 };
+
+// What feedbench says, once, about a DEBUG build of Google Benchmark (console and result file).
+extern const char* const kLibraryDebugNote;
+
+// RETURNS: "release" or "debug" as the linked library's own JSONReporter writes it for
+// `context` (it follows the library's NDEBUG, not ours); "unknown" when it writes none.
+std::string library_build_type(const benchmark::BenchmarkReporter::Context& context);
 
 // RETURNS: Google Benchmark's reporter for `format` ("console", "json" or "csv", the values of
 // --benchmark_format), writing to std::cout/std::cerr. The console table is tabular (one column

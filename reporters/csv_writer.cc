@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
+
+#include "case_view.h"
 
 namespace feedbench {
 
@@ -73,26 +76,48 @@ std::string format_csv(const ResultDocument& doc) {
   for (const std::string& p : params) out += "," + p;
   out += ",repetition_index,run_type,aggregate_name,real_time,time_unit";
   for (const std::string& c : counters) out += "," + c;
-  out += ",error\n";
-  for (const BenchmarkEntry& e : doc.benchmarks) {
-    std::string family;
-    if (e.params.is_object() && e.params.contains("family") && e.params["family"].is_string())
-      family = e.params["family"].get<std::string>();
-    else
-      family = e.case_name.substr(0, e.case_name.find('/'));
-    std::string row = quote(e.case_name) + "," + quote(family);
+  out += ",error,excluded,achieved_repetitions\n";
+
+  auto leading = [&](const std::string& name, const std::string& family,
+                     const auto& values) {
+    std::string row = quote(name) + "," + quote(family);
     for (const std::string& p : params)
-      row += "," + (e.params.is_object() && e.params.contains(p)
-                        ? cell(nlohmann::json(e.params[p]))
-                        : std::string());
-    row += "," + (e.run_type == "iteration" ? std::to_string(e.repetition_index) : std::string());
-    row += "," + quote(e.run_type) + "," + quote(e.aggregate_name);
-    row += "," + number(e.real_time) + "," + quote(e.time_unit);
-    for (const std::string& c : counters) {
-      auto v = e.counter(c);
+      row += "," + (values.is_object() && values.contains(p) ? cell(nlohmann::json(values[p]))
+                                                             : std::string());
+    return row;
+  };
+  std::map<std::string, std::vector<const BenchmarkEntry*>> repetitions;
+  for (const BenchmarkEntry& e : doc.benchmarks)
+    if (e.run_type != "aggregate") repetitions[case_key(e)].push_back(&e);
+
+  // Per case: its repetitions as they ran, then one "case" row with the fold's figures (the
+  // median of the achieved repetitions). Google Benchmark's aggregates are left out: they
+  // are computed over every repetition, excluded ones included.
+  for (const CaseView& c : fold_cases(doc)) {
+    for (const BenchmarkEntry* e : repetitions[c.name]) {
+      std::string row = leading(c.name, c.family, e->params);
+      row += "," + std::to_string(e->repetition_index);
+      row += "," + quote(e->run_type) + "," + quote(e->aggregate_name);
+      row += "," + number(e->real_time) + "," + quote(e->time_unit);
+      for (const std::string& k : counters) {
+        auto v = e->counter(k);
+        row += "," + (v ? number(*v) : std::string());
+      }
+      row += "," + (e->error_occurred ? quote(e->error_message) : std::string());
+      const std::string why = e->error_occurred ? std::string() : exclusion_reason(*e);
+      row += "," + (why.empty() ? std::string() : quote(why)) + ",";
+      out += row + "\n";
+    }
+    std::string row = leading(c.name, c.family, c.params);
+    row += ",," + quote("case") + "," + quote(c.from_aggregate ? "median" : "median_of_achieved");
+    row += "," + (c.measured() ? number(c.real_time) : std::string()) + "," + quote(c.time_unit);
+    for (const std::string& k : counters) {
+      auto v = c.counter(k);
       row += "," + (v ? number(*v) : std::string());
     }
-    row += "," + (e.error_occurred ? quote(e.error_message) : std::string());
+    row += "," + (c.errors.empty() ? std::string() : quote(c.errors.front()));
+    row += "," + (c.excluded.empty() ? std::string() : quote(c.exclusion_note()));
+    row += "," + std::to_string(c.achieved);
     out += row + "\n";
   }
   return out;

@@ -1,5 +1,6 @@
-// `--csv FILE`: one row per benchmark run (repetitions and aggregates) in a stable column
-// order, for spreadsheets and pandas. Numbers are written unformatted, strings quoted.
+// `--csv FILE`: per case, one row per repetition and one "case" row with the case's figures as
+// every reporter folds them (case_view.h), in a stable column order, for spreadsheets and
+// pandas. Numbers are written unformatted, strings quoted.
 #pragma once
 
 #include <string>
@@ -18,7 +19,12 @@ std::vector<std::string> param_columns(const ResultDocument& doc);
 std::vector<std::string> counter_columns(const ResultDocument& doc);
 
 // RETURNS: the CSV text: header "case,family,<params>,repetition_index,run_type,
-// aggregate_name,real_time,time_unit,<counters>,error", then one row per entry.
+// aggregate_name,real_time,time_unit,<counters>,error,excluded,achieved_repetitions", then per
+// case its repetitions (run_type "iteration", `excluded` saying why one does not count) and a
+// row with run_type "case", aggregate_name "median_of_achieved" ("median" where the file had
+// only Google Benchmark's aggregates), the medians over achieved repetitions (empty when none
+// was achieved), the exclusion note and the achieved count. Google Benchmark's own aggregate
+// rows are left out: they fold every repetition, excluded ones included.
 std::string format_csv(const ResultDocument& doc);
 
 // Writes format_csv(doc) to `path` atomically. Throws RunError when it cannot.

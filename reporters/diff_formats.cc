@@ -57,6 +57,7 @@ const char* status_word(CaseStatus s) {
     case CaseStatus::kCacheNotAchieved: return "cache_not_achieved";
     case CaseStatus::kErrored: return "errored";
     case CaseStatus::kNoMetrics: return "no_metrics";
+    case CaseStatus::kNotMeasured: return "not_measured";
   }
   return "?";
 }
@@ -95,6 +96,11 @@ std::string summary_line(const Comparison& c, bool strict) {
                   std::to_string(compared) + (compared == 1 ? " compared case" : " compared cases") +
                   " (threshold " + format_percent(c.options.threshold) + ", alpha " +
                   printf_string("%g", c.options.alpha) + ")";
+  const std::size_t m = c.missing();
+  if (m > 0)
+    s += "; " + std::to_string(m) + (m == 1 ? " case" : " cases") + " of BASE not measured in NEW" +
+         (c.options.allow_missing ? " (allowed by --allow-missing)" : "");
+  if (compared == 0) s += "; nothing was compared";
   if (strict && !c.warnings.empty()) s += "; --strict: the runs are not comparable";
   return s;
 }
@@ -176,8 +182,13 @@ std::string format_table(const Comparison& c, const DiffFormatOptions& o) {
   };
   list("not judged:", [](const CaseComparison& k) { return not_judged(k.status); },
        [&](const CaseComparison& k) { return k.identity + ": " + paint(k.note, "33"); });
-  list("removed (only in BASE):", [](const CaseComparison& k) { return k.status == CaseStatus::kRemoved; },
-       [](const CaseComparison& k) { return k.base_name; });
+  list(c.options.allow_missing ? "missing in NEW (allowed by --allow-missing):"
+                                : "MISSING in NEW (fails the diff; --allow-missing to accept):",
+       [](const CaseComparison& k) { return k.missing(); },
+       [&](const CaseComparison& k) {
+         return k.status == CaseStatus::kRemoved ? k.base_name + ": only in BASE"
+                                                 : k.identity + ": " + paint(k.note, "33");
+       });
   list("added (only in NEW):", [](const CaseComparison& k) { return k.status == CaseStatus::kAdded; },
        [](const CaseComparison& k) { return k.new_name; });
 
@@ -232,17 +243,24 @@ std::string format_markdown(const Comparison& c, const DiffFormatOptions& o) {
   auto list = [&](const char* title, CaseStatus status, auto text) {
     bool first = true;
     for (const CaseComparison& k : c.cases) {
-      if (status == CaseStatus::kCompared ? !not_judged(k.status) : k.status != status) continue;
+      const bool pick = status == CaseStatus::kCompared   ? not_judged(k.status)
+                        : status == CaseStatus::kRemoved ? k.missing()
+                                                         : k.status == status;
+      if (!pick) continue;
       if (first) out << "\n**" << title << "**\n\n";
       first = false;
       out << "- " << md_cell(text(k)) << "\n";
     }
   };
-  // kCompared stands for "any not-judged status" here.
+  // kCompared stands for "any not-judged status" here, kRemoved for "missing in NEW".
   list("Not judged", CaseStatus::kCompared,
        [](const CaseComparison& k) { return "`" + k.identity + "`: " + k.note; });
-  list("Removed (only in BASE)", CaseStatus::kRemoved,
-       [](const CaseComparison& k) { return "`" + k.base_name + "`"; });
+  list(c.options.allow_missing ? "Missing in NEW (allowed by --allow-missing)"
+                                : "Missing in NEW (fails the diff)",
+       CaseStatus::kRemoved, [](const CaseComparison& k) {
+         return k.status == CaseStatus::kRemoved ? "`" + k.base_name + "`: only in BASE"
+                                                 : "`" + k.identity + "`: " + k.note;
+       });
   list("Added (only in NEW)", CaseStatus::kAdded,
        [](const CaseComparison& k) { return "`" + k.new_name + "`"; });
   if (!c.geomeans.empty()) {
@@ -285,6 +303,13 @@ std::string format_junit(const Comparison& c, const DiffFormatOptions& o) {
       } else {
         body << "      <system-out>" << xml(details) << "</system-out>\n";
       }
+    } else if (k.missing() && !c.options.allow_missing) {
+      // Nothing measured is not a pass: CI shows the case as a failed test.
+      ++failures;
+      std::string why = k.status == CaseStatus::kRemoved ? "missing: only in BASE, not measured in NEW"
+                                                         : "missing: " + k.note;
+      body << "      <failure type=\"missing\" message=\"" << xml(why) << "\">" << xml(why)
+           << "</failure>\n";
     } else {
       ++skipped;
       std::string why = k.status == CaseStatus::kRemoved ? "only in BASE"
@@ -371,6 +396,7 @@ nlohmann::ordered_json diff_to_json(const Comparison& c, bool strict) {
                   {"threshold", c.options.threshold},
                   {"alpha", c.options.alpha},
                   {"match_ignore", c.options.match_ignore},
+                  {"allow_missing", c.options.allow_missing},
                   {"strict", strict}};
   j["warnings"] = c.warnings;
   nlohmann::ordered_json cases = nlohmann::ordered_json::array();
@@ -381,6 +407,7 @@ nlohmann::ordered_json diff_to_json(const Comparison& c, bool strict) {
     jc["new_name"] = k.new_name.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(k.new_name);
     jc["status"] = status_word(k.status);
     jc["regressed"] = k.regressed();
+    jc["missing"] = k.missing();
     if (!k.note.empty()) jc["note"] = k.note;
     nlohmann::ordered_json metrics = nlohmann::ordered_json::array();
     for (const MetricComparison& m : k.metrics) {
@@ -411,6 +438,8 @@ nlohmann::ordered_json diff_to_json(const Comparison& c, bool strict) {
   j["geomean"] = geo;
   j["regressions"] = c.regressions();
   j["improvements"] = c.improvements();
+  j["missing"] = c.missing();
+  j["compared"] = c.compared();
   j["exit_code"] = c.exit_code(strict);
   return j;
 }

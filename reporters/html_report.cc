@@ -3,6 +3,7 @@
 // the charts are drawn in the page by Chart.js from the data embedded as JSON.
 #include "html_report.h"
 
+#include "case_view.h"
 #include "markup.h"
 
 #include <algorithm>
@@ -101,8 +102,6 @@ std::string human_bytes(double bytes) {
 
 std::string human_rate(double bytes_per_second) { return human_bytes(bytes_per_second) + "/s"; }
 
-std::string percent(double fraction) { return sig3(fraction * 100) + "%"; }
-
 // One counter as a person reads it; the unit is in the column header.
 std::string format_counter(const std::string& key, double v) {
   if (key == "bytes_per_second") return fmt("%.1f", v / (1024.0 * 1024.0));
@@ -162,96 +161,7 @@ std::string command_text(const std::vector<std::string>& argv) {
   return out;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  std::size_t n = v.size();
-  if (n == 0) return 0;
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 // ---------------------------------------------------------------- cases
-
-// One case of one document: its repetitions folded together.
-struct CaseView {
-  std::string name;
-  std::string family;
-  json params = json::object();
-  int repetitions = 0;
-  std::map<std::string, double> counters;  // medians
-  std::vector<std::string> errors;
-  std::string requested_state;
-  std::vector<double> residency;
-  bool not_achieved = false;   // some round missed its requested cold/warm state
-  std::optional<Histogram> latency;
-  json extra = json::object();
-
-  bool ok() const { return errors.empty() || !counters.empty(); }
-  std::optional<double> counter(const std::string& k) const {
-    auto it = counters.find(k);
-    if (it == counters.end()) return std::nullopt;
-    return it->second;
-  }
-  std::string param(const char* k) const { return text_at(params, {k}); }
-};
-
-std::string case_key(const BenchmarkEntry& e) {
-  if (!e.case_name.empty()) return e.case_name;
-  return e.run_name.empty() ? e.name : e.run_name;
-}
-
-// RETURNS: the document's cases in first-appearance order, medians over iterations (an
-// aggregate "median" entry stands in where a case has no iteration entries).
-std::vector<CaseView> fold_cases(const ResultDocument& doc) {
-  std::vector<std::string> order;
-  std::map<std::string, std::vector<const BenchmarkEntry*>> iterations, medians;
-  for (const auto& e : doc.benchmarks) {
-    std::string key = case_key(e);
-    if (!iterations.count(key) && !medians.count(key)) order.push_back(key);
-    if (e.run_type == "aggregate") {
-      if (e.aggregate_name == "median") medians[key].push_back(&e);
-      else medians[key];  // keep the case known even when only other aggregates exist
-    } else {
-      iterations[key].push_back(&e);
-    }
-  }
-  std::vector<CaseView> out;
-  for (const auto& key : order) {
-    std::vector<const BenchmarkEntry*> runs = iterations[key];
-    if (runs.empty()) runs = medians[key];
-    if (runs.empty()) continue;
-    CaseView c;
-    c.name = key;
-    c.params = runs.front()->params.is_object() ? json(runs.front()->params) : json::object();
-    c.family = text_at(c.params, {"family"});
-    if (c.family.empty()) c.family = key.substr(0, key.find('/'));
-    std::map<std::string, std::vector<double>> values;
-    for (const auto* e : runs) {
-      ++c.repetitions;
-      if (e->error_occurred) {
-        std::string msg = e->error_message.empty() ? "failed (no reason recorded)" : e->error_message;
-        if (std::find(c.errors.begin(), c.errors.end(), msg) == c.errors.end()) c.errors.push_back(msg);
-        continue;
-      }
-      for (const auto& [k, v] : e->counters) values[k].push_back(v);
-      if (e->cache.is_object()) {
-        if (c.requested_state.empty()) c.requested_state = text_at(e->cache, {"requested"});
-        if (const json* r = at(e->cache, {"residency_before"}); r && r->is_number())
-          c.residency.push_back(r->get<double>());
-        if (const json* a = at(e->cache, {"achieved"}); a && a->is_boolean() && !a->get<bool>())
-          c.not_achieved = true;
-      }
-      if (e->latency) {
-        if (c.latency) c.latency->merge(*e->latency);
-        else c.latency = e->latency;
-      }
-      if (c.extra.empty() && e->extra.is_object() && !e->extra.empty()) c.extra = e->extra;
-    }
-    for (const auto& [k, v] : values) c.counters[k] = median(v);
-    if (c.requested_state.empty()) c.requested_state = c.param("cache_state");
-    out.push_back(std::move(c));
-  }
-  return out;
-}
 
 // Cumulative distribution from the histogram's bins, in µs: [[upper_us, fraction], ...],
 // thinned to at most ~240 points (the shape survives; the tail's last point is always kept).
@@ -272,16 +182,25 @@ json latency_cdf(const Histogram& h) {
 }
 
 json case_json(const CaseView& c) {
+  json excluded = json::array();
+  for (const ExcludedRepetition& x : c.excluded)
+    excluded.push_back({{"repetition_index", x.repetition_index}, {"reason", x.reason}});
   json j = {{"case", c.name},
             {"family", c.family},
             {"params", c.params},
-            {"repetitions", c.repetitions},
+            {"repetitions", c.repetitions()},
+            {"achieved_repetitions", c.achieved},
+            {"excluded", excluded},
+            {"calibration", c.calibration},
             {"counters", c.counters},
             {"errors", c.errors},
             {"extra", c.extra}};
+  bool cache_achieved = true;
+  for (const ExcludedRepetition& x : c.excluded)
+    if (x.cache.is_object() && x.cache.value("achieved", true) == false) cache_achieved = false;
   j["cache"] = {{"requested", c.requested_state},
                 {"residency_before", c.residency},
-                {"achieved", !c.not_achieved}};
+                {"achieved", cache_achieved}};
   if (c.latency && c.latency->count() > 0) {
     j["latency"] = {{"unit", "us"},
                     {"count", c.latency->count()},
@@ -295,22 +214,6 @@ json case_json(const CaseView& c) {
 }
 
 // ---------------------------------------------------------------- verdicts
-
-double target_au_of(const CaseView& c) {
-  for (const json* v : {at(c.params, {"target_au"}), at(c.extra, {"target_au"})})
-    if (v && v->is_number()) return v->get<double>();
-  return 0.90;
-}
-
-// The AU of the worst-fed trainer (extra.au_per_accelerator) where recorded, else the case's AU:
-// K accelerators are supported only when every one of them reaches the target.
-double worst_au(const CaseView& c) {
-  double au = c.counter("au").value_or(0);
-  if (const json* per = at(c.extra, {"au_per_accelerator"}); per && per->is_array() && !per->empty())
-    for (const auto& v : *per)
-      if (v.is_number()) au = std::min(au, v.get<double>());
-  return au;
-}
 
 std::string path_of(const CaseView& c) {
   std::string p = c.param("path");
@@ -332,16 +235,20 @@ std::string capitalised(std::string s) {
 std::vector<std::string> verdicts_of(const std::vector<CaseView>& cases) {
   std::vector<const CaseView*> loader, reads;
   for (const auto& c : cases) {
-    if (!c.ok()) continue;
-    if (c.family == "loader" && c.counter("au")) loader.push_back(&c);
-    else if (c.counter("bytes_per_second")) reads.push_back(&c);
+    // Only achieved repetitions count, and a calibration case measures no storage.
+    if (!c.measured() || c.calibration) continue;
+    if (c.family == "loader") {
+      if (c.counter("au")) loader.push_back(&c);
+    } else if (c.counter("bytes_per_second")) {
+      reads.push_back(&c);
+    }
   }
   std::vector<std::string> out;
   if (!loader.empty()) {
     std::set<double> accelerators;
     for (const auto* c : loader)
       if (const json* a = at(c->params, {"accelerators"}); a && a->is_number()) accelerators.insert(a->get<double>());
-    double target = target_au_of(*loader.front());
+    double target = loader.front()->target_au();
     std::string target_text = "AU ≥ " + fmt("%.0f", target * 100) + "%";
     if (accelerators.size() > 1) {
       // The largest K at which some configuration keeps every trainer at the target.
@@ -351,7 +258,7 @@ std::vector<std::string> verdicts_of(const std::vector<CaseView>& cases) {
         double best = 0;
         for (const auto* c : loader) {
           const json* a = at(c->params, {"accelerators"});
-          if (path_of(*c) == path && a && a->is_number() && worst_au(*c) >= target_au_of(*c))
+          if (path_of(*c) == path && a && a->is_number() && c->worst_au().value_or(0) >= c->target_au())
             best = std::max(best, a->get<double>());
         }
         std::string n = best > 0 ? fmt("%.0f", best) : "none";
@@ -364,23 +271,22 @@ std::vector<std::string> verdicts_of(const std::vector<CaseView>& cases) {
         }
       }
       out.push_back(capitalised(sentence) + ".");
-      return out;
+    } else {
+      for (const auto& path : paths_in_order(loader)) {
+        const CaseView* best = nullptr;
+        for (const auto* c : loader)
+          if (path_of(*c) == path && (!best || *c->counter("au") > *best->counter("au"))) best = c;
+        double au = *best->counter("au");
+        std::string verdict = text_at(best->extra, {"verdict"});
+        if (verdict.empty())
+          verdict = "AU " + fmt("%.1f", au * 100) + "% — " +
+                    (au >= best->target_au() ? "meets the " : "below the ") +
+                    fmt("%.0f", best->target_au() * 100) + "% target";
+        std::string w = best->param("workers");
+        std::string where = w.empty() ? "" : " with " + w + (w == "1" ? " worker" : " workers");
+        out.push_back(capitalised(path) + " path, best loader case" + where + ": " + verdict + ".");
+      }
     }
-    for (const auto& path : paths_in_order(loader)) {
-      const CaseView* best = nullptr;
-      for (const auto* c : loader)
-        if (path_of(*c) == path && (!best || *c->counter("au") > *best->counter("au"))) best = c;
-      double au = *best->counter("au");
-      std::string verdict = text_at(best->extra, {"verdict"});
-      if (verdict.empty())
-        verdict = "AU " + fmt("%.1f", au * 100) + "% — " +
-                  (au >= target_au_of(*best) ? "meets the " : "below the ") +
-                  fmt("%.0f", target_au_of(*best) * 100) + "% target";
-      std::string w = best->param("workers");
-      std::string where = w.empty() ? "" : " with " + w + (w == "1" ? " worker" : " workers");
-      out.push_back(capitalised(path) + " path, best loader case" + where + ": " + verdict + ".");
-    }
-    return out;
   }
   if (!reads.empty()) {
     for (const auto& path : paths_in_order(reads)) {
@@ -598,7 +504,14 @@ void render_reproduce(Page& p, const std::vector<ResultDocument>& docs, const st
     if (!d.environment_variables.empty()) {
       std::string env;
       for (const auto& [k, v] : d.environment_variables) env += k + "=" + shell_quote(v) + "\n";
-      p << "<p>With these environment variables:</p><pre class=\"command\">" << escape_html(env) << "</pre>\n";
+      p << "<p>With these environment variables set:</p><pre class=\"command\">" << escape_html(env) << "</pre>\n";
+    }
+    // The config's ${VAR:-default} fallbacks: not the user's settings, so not shown as such.
+    if (const json* defaults = at(d.config, {"defaults_used"}); defaults && defaults->is_object() && !defaults->empty()) {
+      std::string list;
+      for (const auto& [k, v] : defaults->items()) list += k + " unset: the config's default " + shell_quote(text_of(&v)) + " applied\n";
+      p << "<p>Defaults the config applied (these variables were <em>not</em> set):</p><pre class=\"defaults\">"
+        << escape_html(list) << "</pre>\n";
     }
     std::string cname = text_at(d.config, {"name"}), cfile = text_at(d.config, {"file"});
     std::string sha = text_at(d.config, {"sha256"});
@@ -616,10 +529,11 @@ void render_reproduce(Page& p, const std::vector<ResultDocument>& docs, const st
 }
 
 void render_case_tables(Page& p, const std::vector<std::vector<CaseView>>& all, const std::vector<std::string>& names) {
-  p << "<section id=\"cases\"><h2>Every case</h2>\n<p class=\"muted\">Median of the repetitions. "
-       "<span class=\"flag\">not cold</span>/<span class=\"flag\">not warm</span> marks a round whose "
-       "page-cache state was not achieved (residency before the round shown); such a figure is not what "
-       "its name says.</p>\n";
+  p << "<section id=\"cases\"><h2>Every case</h2>\n<p class=\"muted\">Median of the achieved repetitions "
+       "(reps: achieved of all that ran). A round whose page-cache state was not the one asked for "
+       "(<em>not cold</em>, <em>not warm</em>) or that read less than planned (<em>short round</em>) is "
+       "excluded from every figure on this page, and named in the notes. A calibration case (samples from "
+       "memory) measures the harness, not storage, and is in no headline.</p>\n";
   for (std::size_t f = 0; f < all.size(); ++f) {
     std::vector<std::string> families;
     for (const auto& c : all[f])
@@ -651,16 +565,21 @@ void render_case_tables(Page& p, const std::vector<std::vector<CaseView>>& all, 
           bool size = v && v->is_number() && (k == "block_size" || k == "record_size");
           p << "<td>" << escape_html(size ? human_bytes(v->get<double>()) : text_of(v)) << "</td>";
         }
-        p << "<td class=\"num\">" << c->repetitions << "</td>";
+        // The figures are the median of the achieved repetitions, out of all that ran.
+        p << "<td class=\"num\">" << c->achieved
+          << (c->achieved == c->repetitions() ? "" : " of " + std::to_string(c->repetitions())) << "</td>";
         for (const auto& k : counters) {
           auto v = c->counter(k);
           p << "<td class=\"num\">" << (v ? escape_html(format_counter(k, *v)) : "") << "</td>";
         }
         std::string notes;
-        if (c->not_achieved) {
-          std::string res;
-          for (double r : c->residency) res += (res.empty() ? "" : ", ") + percent(r);
-          notes += "<span class=\"flag\">not " + escape_html(c->requested_state) + "</span> resident before: " + escape_html(res) + " ";
+        if (c->calibration) notes += "<span class=\"flag\">calibration</span> no storage figure ";
+        for (const auto& x : c->excluded) {
+          const bool cache_missed = x.cache.is_object() && x.cache.value("achieved", true) == false;
+          notes += "<span class=\"flag\">" +
+                   escape_html(cache_missed ? "not " + c->requested_state : std::string("short round")) +
+                   "</span> repetition " + std::to_string(x.repetition_index) + " excluded: " +
+                   escape_html(x.reason) + " ";
         }
         for (const auto& e : c->errors) notes += "<span class=\"error\">" + escape_html(e) + "</span> ";
         std::string verdict = text_at(c->extra, {"verdict"});
@@ -910,7 +829,7 @@ const char* kScript = R"js(
   // ---- reads: throughput vs workers, per pattern
   const reads = casesOf('file_read').filter((x) => x.c.counters.bytes_per_second !== undefined);
   if (reads.length) {
-    const into = section('throughput', 'Read throughput', 'Median of the repetitions. One line per path and page-cache state' + (multi ? ' and result file' : '') + '; solid = cold, dashed = warm, dotted = direct (O_DIRECT).');
+    const into = section('throughput', 'Read throughput', 'Median of the achieved repetitions. One line per path and page-cache state' + (multi ? ' and result file' : '') + '; solid = cold, dashed = warm, dotted = direct (O_DIRECT).');
     groupBy(reads, (x) => p(x, 'pattern') || 'reads').forEach((list, pattern) => {
       const c = figure(into, 'Throughput of ' + pattern + ' reads as workers are added. A line that flattens early means the device (or the CPU), not the worker count, limits reads.');
       lineChart(c, list, 'workers', (x) => mib(x.c.counters.bytes_per_second), 'Throughput vs workers — ' + pattern, 'Workers (threads)', 'Throughput (MiB/s)', [], 'span');
@@ -971,7 +890,7 @@ const char* kScript = R"js(
   }
 
   // ---- loader: AU vs workers (and vs accelerators when swept), with the target line.
-  const loader = casesOf('loader').filter((x) => x.c.counters.au !== undefined);
+  const loader = casesOf('loader').filter((x) => x.c.counters.au !== undefined && !x.c.calibration);  // calibration: no storage
   if (loader.length) {
     const into = section('loader', 'Simulated training loop', 'Accelerator utilisation (AU): the share of each training step the simulated accelerator computes rather than waits for data. The dashed grey line is the target.');
     const target = 100 * (Number(loader[0].c.params.target_au) || Number(loader[0].c.extra.target_au) || 0.9);

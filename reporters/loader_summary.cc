@@ -8,6 +8,8 @@
 #include <regex>
 #include <vector>
 
+#include "case_view.h"
+
 namespace feedbench {
 namespace {
 
@@ -15,58 +17,23 @@ using nlohmann::json;
 
 constexpr double kCalibrationMin = 0.99;
 
-// One loader case: its measured repetitions.
-struct CaseRuns {
-  std::string name;
-  json params;
-  std::vector<const BenchmarkEntry*> runs;
-};
-
-double au_of(const BenchmarkEntry& e) { return e.counter("au").value_or(0.0); }
-
-double min_au_of(const BenchmarkEntry& e) {
-  if (e.extra.contains("min_au") && e.extra["min_au"].is_number())
-    return e.extra["min_au"].get<double>();
-  return au_of(e);
-}
-
-// RETURNS: the repetition with the median AU (the lower middle for an even count).
-const BenchmarkEntry& median_run(const CaseRuns& c, double (*key)(const BenchmarkEntry&)) {
-  std::vector<const BenchmarkEntry*> sorted = c.runs;
-  std::sort(sorted.begin(), sorted.end(),
-            [&](const BenchmarkEntry* a, const BenchmarkEntry* b) { return key(*a) < key(*b); });
-  return *sorted[(sorted.size() - 1) / 2];
-}
-
-double target_of(const CaseRuns& c) {
-  const BenchmarkEntry& e = *c.runs.front();
-  if (e.extra.contains("target_au") && e.extra["target_au"].is_number())
-    return e.extra["target_au"].get<double>();
-  if (c.params.contains("target_au") && c.params["target_au"].is_number())
-    return c.params["target_au"].get<double>();
-  return 0.90;
-}
-
-bool is_loader(const BenchmarkEntry& e) {
-  if (e.params.is_object() && e.params.contains("family"))
-    return e.params["family"] == "loader";
-  return e.case_name.starts_with("loader/");
-}
+bool is_loader(const CaseView& c) { return c.family == "loader"; }
 
 // Cases equal in everything but `key` form a sweep over it; named with key:* in place.
 struct Sweep {
   std::string name;
-  std::vector<std::pair<std::int64_t, const CaseRuns*>> points;  // sorted by value
+  std::vector<std::pair<std::int64_t, const CaseView*>> points;  // sorted by value
 };
 
-std::vector<Sweep> sweeps_over(const std::vector<CaseRuns>& cases, const char* key,
+std::vector<Sweep> sweeps_over(const std::vector<const CaseView*>& cases, const char* key,
                                const char* short_key) {
   std::map<std::string, Sweep> groups;
-  for (const CaseRuns& c : cases) {
+  for (const CaseView* p : cases) {
+    const CaseView& c = *p;
     if (!c.params.is_object() || !c.params.contains(key) || !c.params[key].is_number_integer())
       continue;
-    if (c.params.value("samples", "") == "memory") continue;  // calibration answers no sizing
-    json rest = c.params;
+    if (c.calibration) continue;  // calibration answers no sizing
+    json rest = json(c.params);
     rest.erase(key);
     Sweep& s = groups[rest.dump()];
     if (s.name.empty())
@@ -93,42 +60,36 @@ std::string percent(double f) {
 }  // namespace
 
 json summarize_loader(const ResultDocument& doc) {
-  std::vector<CaseRuns> cases;
-  std::map<std::string, std::size_t> index;
-  for (const BenchmarkEntry& e : doc.benchmarks) {
-    if (e.run_type != "iteration" || e.error_occurred || !is_loader(e)) continue;
-    if (!e.counter("au")) continue;
-    auto [it, added] = index.try_emplace(e.case_name, cases.size());
-    if (added) cases.push_back({e.case_name, e.params, {}});
-    cases[it->second].runs.push_back(&e);
-  }
+  const std::vector<CaseView> all = fold_cases(doc);
+  std::vector<const CaseView*> cases;  // loader cases with a measured AU
+  for (const CaseView& c : all)
+    if (is_loader(c) && c.counter("au")) cases.push_back(&c);
   if (cases.empty()) return json::object();
 
   json verdicts = json::array(), calibration = json::array();
-  for (const CaseRuns& c : cases) {
-    const BenchmarkEntry& m = median_run(c, au_of);
-    json v = {{"case", c.name},
-              {"au", au_of(m)},
-              {"stall_fraction", m.counter("stall_fraction").value_or(0.0)},
-              {"target_au", target_of(c)},
-              {"repetitions", c.runs.size()},
-              {"verdict", m.extra.value("verdict", std::string())},
-              {"cpu_bound", m.extra.value("cpu_bound", false)}};
+  for (const CaseView* c : cases) {
+    const double au = *c->counter("au");
+    json v = {{"case", c->name},
+              {"au", au},
+              {"stall_fraction", c->counter("stall_fraction").value_or(0.0)},
+              {"target_au", c->target_au()},
+              {"repetitions", c->achieved},
+              {"verdict", c->extra.value("verdict", std::string())},
+              {"cpu_bound", c->extra.value("cpu_bound", false)},
+              {"calibration", c->calibration}};
+    if (!c->excluded.empty()) v["excluded"] = c->exclusion_note();
     verdicts.push_back(v);
-    const bool is_calibration = m.extra.value("calibration", false) ||
-                                (c.params.is_object() && c.params.value("samples", "") == "memory");
-    if (is_calibration)
-      calibration.push_back(
-          {{"case", c.name}, {"au", au_of(m)}, {"ok", au_of(m) >= kCalibrationMin}});
+    if (c->calibration)
+      calibration.push_back({{"case", c->name}, {"au", au}, {"ok", au >= kCalibrationMin}});
   }
 
   json min_workers = json::array();
   for (const Sweep& s : sweeps_over(cases, "workers", "workers")) {
     json tried = json::array();
     json found = nullptr;
-    const double target = target_of(*s.points.front().second);
+    const double target = s.points.front().second->target_au();
     for (const auto& [w, c] : s.points) {
-      const double au = au_of(median_run(*c, au_of));
+      const double au = *c->counter("au");
       tried.push_back({{"workers", w}, {"au", au}});
       if (found.is_null() && au >= target) found = w;
     }
@@ -140,9 +101,9 @@ json summarize_loader(const ResultDocument& doc) {
   for (const Sweep& s : sweeps_over(cases, "accelerators", "acc")) {
     json tried = json::array();
     json found = nullptr;
-    const double target = target_of(*s.points.front().second);
+    const double target = s.points.front().second->target_au();
     for (const auto& [k, c] : s.points) {
-      const double au = min_au_of(median_run(*c, min_au_of));
+      const double au = c->worst_au().value_or(0.0);
       tried.push_back({{"accelerators", k}, {"min_au", au}});
       if (au >= target) found = k;
     }
@@ -163,10 +124,15 @@ std::string format_loader_summary(const json& summary) {
   if (!summary.is_object() || summary.empty()) return {};
   std::string out;
   auto line = [&](const std::string& s) { out += "  " + s + "\n"; };
-  if (!summary.value("verdicts", json::array()).empty()) {
-    line("training loop (median AU of repetitions, target per case):");
-    for (const json& v : summary["verdicts"])
-      line("  " + v.value("case", "") + ": " + v.value("verdict", ""));
+  const json verdicts = summary.value("verdicts", json::array());
+  if (std::any_of(verdicts.begin(), verdicts.end(),
+                  [](const json& v) { return !v.value("calibration", false); })) {
+    line("training loop (median AU of achieved repetitions, target per case):");
+    for (const json& v : summary["verdicts"]) {
+      if (v.value("calibration", false)) continue;  // its own line below
+      line("  " + v.value("case", "") + ": " + v.value("verdict", "") +
+           (v.contains("excluded") ? " [" + v.value("excluded", "") + "]" : ""));
+    }
   }
   for (const json& s : summary.value("min_workers", json::array())) {
     const double target = s.value("target_au", 0.9);

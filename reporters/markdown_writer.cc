@@ -6,8 +6,8 @@
 #include <map>
 #include <set>
 
+#include "case_view.h"
 #include "csv_writer.h"
-#include "feedbench/statistics.h"
 #include "feedbench/units.h"
 #include "summary.h"
 
@@ -51,12 +51,6 @@ std::string figure(const std::string& counter, double v) {
   return buf;
 }
 
-std::string family_of(const BenchmarkEntry& e) {
-  if (e.params.is_object() && e.params.contains("family") && e.params["family"].is_string())
-    return e.params["family"].get<std::string>();
-  return e.case_name.substr(0, e.case_name.find('/'));
-}
-
 void environment_lines(const ResultDocument& doc, std::string& out) {
   const json host = doc.environment.value("host", json::object());
   if (!host.empty()) {
@@ -90,6 +84,20 @@ void environment_lines(const ResultDocument& doc, std::string& out) {
            format_size(d.value("bytes", 0.0)) + ", fingerprint `" +
            str(d, "fingerprint").substr(0, 16) + "`\n";
   }
+  if (!doc.environment_variables.empty()) {
+    std::string set;
+    for (const auto& [k, v] : doc.environment_variables)
+      set += (set.empty() ? "`" : ", `") + k + "=" + v + "`";
+    out += "- **Environment variables set**: " + cell(set) + "\n";
+  }
+  // The config's ${VAR:-default} fallbacks, apart: the user did not set these.
+  const json defaults = doc.config.value("defaults_used", json::object());
+  if (defaults.is_object() && !defaults.empty()) {
+    std::string list;
+    for (const auto& [k, v] : defaults.items())
+      list += (list.empty() ? "`" : ", `") + k + "` unset, default `" + str(defaults, k.c_str()) + "`";
+    out += "- **Config defaults applied**: " + cell(list) + "\n";
+  }
   if (doc.context.contains("date")) out += "- **Date**: " + str(doc.context, "date") + "\n";
 }
 
@@ -114,74 +122,40 @@ void paths_table(const ResultDocument& doc, std::string& out) {
   }
 }
 
-struct CaseRows {
-  std::vector<const BenchmarkEntry*> reps;  // iteration entries
-};
-
 void family_tables(const ResultDocument& doc, std::string& out) {
+  const std::vector<CaseView> all = fold_cases(doc);
   std::vector<std::string> families;
-  std::map<std::string, std::vector<std::string>> cases;  // family -> cases in order
-  std::map<std::string, CaseRows> rows;
-  for (const BenchmarkEntry& e : doc.benchmarks) {
-    if (e.run_type != "iteration") continue;
-    std::string fam = family_of(e);
-    if (std::find(families.begin(), families.end(), fam) == families.end()) families.push_back(fam);
-    auto& list = cases[fam];
-    if (std::find(list.begin(), list.end(), e.case_name) == list.end()) list.push_back(e.case_name);
-    rows[e.case_name].reps.push_back(&e);
-  }
+  for (const CaseView& c : all)
+    if (std::find(families.begin(), families.end(), c.family) == families.end())
+      families.push_back(c.family);
   const std::vector<std::string> all_counters = counter_columns(doc);
   for (const std::string& fam : families) {
     std::vector<std::string> counters;
     for (const std::string& c : all_counters) {
       if (kVerbose.count(c)) continue;
       bool present = false;
-      for (const std::string& name : cases[fam])
-        for (const BenchmarkEntry* e : rows[name].reps) present = present || e->counter(c);
+      for (const CaseView& v : all) present = present || (v.family == fam && v.counter(c));
       if (present) counters.push_back(c);
     }
-    out += "\n## " + fam + " (median of repetitions)\n\n| case | reps |";
+    out += "\n## " + fam + " (median of achieved repetitions)\n\n| case | reps |";
     for (const std::string& c : counters) out += " " + c + " |";
     out += " notes |\n|---|---|";
     for (std::size_t i = 0; i < counters.size(); ++i) out += "---|";
     out += "---|\n";
-    for (const std::string& name : cases[fam]) {
-      const CaseRows& r = rows[name];
-      std::size_t ok = 0, not_achieved = 0;
-      double worst_residency = -1;
-      std::string requested, error;
-      for (const BenchmarkEntry* e : r.reps) {
-        if (e->error_occurred) {
-          error = e->error_message;
-          continue;
-        }
-        ++ok;
-        if (e->cache.is_object() && e->cache.contains("achieved") &&
-            e->cache["achieved"].is_boolean() && !e->cache["achieved"].get<bool>()) {
-          ++not_achieved;
-          requested = e->cache.value("requested", "");
-          double res = e->cache.value("residency_before", 0.0);
-          if (requested == "warm" ? (worst_residency < 0 || res < worst_residency)
-                                  : res > worst_residency)
-            worst_residency = res;
-        }
-      }
-      out += "| `" + cell(name) + "` | " + std::to_string(ok) + " |";
+    for (const CaseView& v : all) {
+      if (v.family != fam) continue;
+      // reps: those the figures are the median of, out of all that ran.
+      out += "| `" + cell(v.name) + "` | " + std::to_string(v.achieved) +
+             (v.achieved == v.repetitions() ? "" : " of " + std::to_string(v.repetitions())) + " |";
       for (const std::string& c : counters) {
-        std::vector<double> values;
-        for (const BenchmarkEntry* e : r.reps)
-          if (!e->error_occurred)
-            if (auto v = e->counter(c)) values.push_back(*v);
-        out += " " + (values.empty() ? std::string("–") : figure(c, median(values))) + " |";
+        auto m = v.counter(c);
+        out += " " + (m ? figure(c, *m) : std::string("–")) + " |";
       }
       std::string notes;
-      if (not_achieved) {
-        char buf[128];
-        std::snprintf(buf, sizeof buf, "**%s NOT achieved** in %zu/%zu (%.1f%% resident)",
-                      requested.c_str(), not_achieved, ok, 100 * worst_residency);
-        notes = buf;
-      }
-      if (!error.empty()) notes += (notes.empty() ? "" : "; ") + ("skipped: " + error);
+      if (v.calibration) notes = "calibration (no storage figure)";
+      if (!v.excluded.empty())
+        notes += (notes.empty() ? "**" : "; **") + v.exclusion_note() + "**";
+      if (!v.errors.empty()) notes += (notes.empty() ? "" : "; ") + ("skipped: " + v.errors.front());
       out += " " + cell(notes) + " |\n";
     }
   }
@@ -196,7 +170,8 @@ std::string format_markdown(const ResultDocument& doc) {
   paths_table(doc, out);
   family_tables(doc, out);
 
-  const json summary = doc.summary.empty() ? summarize(doc) : doc.summary;
+  // Recomputed, not the file's recorded summary: an older writer may have folded differently.
+  const json summary = summarize(doc);
   std::set<std::string> skipped_seen;
   std::string skipped;
   for (const BenchmarkEntry& e : doc.benchmarks)

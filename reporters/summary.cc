@@ -5,8 +5,8 @@
 #include <map>
 #include <set>
 
-#include "feedbench/statistics.h"
 #include "feedbench/units.h"
+#include "case_view.h"
 #include "loader_summary.h"
 
 namespace feedbench {
@@ -15,15 +15,10 @@ namespace {
 
 using json = nlohmann::json;
 
-std::string param_text(const nlohmann::ordered_json& params, const char* key) {
+std::string param_text(const nlohmann::json& params, const char* key) {
   if (!params.is_object() || !params.contains(key)) return {};
   const auto& v = params[key];
   return v.is_string() ? v.get<std::string>() : v.dump();
-}
-
-std::string family_of(const BenchmarkEntry& e) {
-  std::string f = param_text(e.params, "family");
-  return f.empty() ? e.case_name.substr(0, e.case_name.find('/')) : f;
 }
 
 // People read source before cache and cold before warm; anything else after, alphabetically.
@@ -47,7 +42,7 @@ bool state_less(const std::string& a, const std::string& b) {
 struct Best {
   double bytes_per_second = -1;
   std::string case_name;
-  nlohmann::ordered_json params;
+  nlohmann::json params;
   std::size_t repetitions = 0;
 };
 
@@ -61,42 +56,38 @@ std::string ratio_text(double r) {
 
 json summarize(const ResultDocument& doc) {
   json out = json::object();
-  json not_achieved = json::array();
+  json excluded = json::array();
   json skipped = json::array();
-  std::set<std::string> skipped_seen;
-  // Per file_read case: bytes_per_second of the repetitions whose cache state was achieved.
-  std::map<std::string, std::vector<double>> rates;
-  std::map<std::string, nlohmann::ordered_json> params;
-  for (const BenchmarkEntry& e : doc.benchmarks) {
-    if (e.run_type != "iteration") continue;
-    if (e.error_occurred) {
-      if (skipped_seen.insert(e.case_name).second)
-        skipped.push_back({{"case", e.case_name}, {"reason", e.error_message}});
-      continue;
+  // Per storage file_read case: its fold's median over achieved repetitions.
+  std::map<std::string, double> rates;
+  std::map<std::string, nlohmann::json> params;
+  std::map<std::string, std::size_t> achieved;
+  for (const CaseView& c : fold_cases(doc)) {
+    if (!c.errors.empty())
+      skipped.push_back({{"case", c.name}, {"reason", c.errors.front()}});
+    for (const ExcludedRepetition& x : c.excluded) {
+      json item = {{"case", c.name}, {"repetition_index", x.repetition_index}, {"reason", x.reason}};
+      if (x.cache.is_object()) {
+        item["requested"] = x.cache.value("requested", "");
+        item["residency_before"] = x.cache.value("residency_before", -1.0);
+      }
+      excluded.push_back(item);
     }
-    bool achieved = true;
-    if (e.cache.is_object() && e.cache.contains("achieved") && e.cache["achieved"].is_boolean() &&
-        !e.cache["achieved"].get<bool>()) {
-      achieved = false;
-      not_achieved.push_back({{"case", e.case_name},
-                              {"repetition_index", e.repetition_index},
-                              {"requested", e.cache.value("requested", "")},
-                              {"residency_before", e.cache.value("residency_before", -1.0)}});
+    // A round that was not what its name says would flatter; calibration measures no storage.
+    if (c.family != "file_read" || c.calibration) continue;
+    if (auto bps = c.counter("bytes_per_second")) {
+      rates[c.name] = *bps;
+      params.emplace(c.name, c.params);
+      achieved[c.name] = c.achieved;
     }
-    if (family_of(e) != "file_read") continue;
-    auto bps = e.counter("bytes_per_second");
-    params.emplace(e.case_name, e.params);
-    // A cold round that found its data cached is not a cold figure: it would flatter.
-    if (bps && achieved) rates[e.case_name].push_back(*bps);
   }
 
   // Best median per path × cache state.
   std::map<std::pair<std::string, std::string>, Best> best;
-  for (const auto& [name, values] : rates) {
+  for (const auto& [name, m] : rates) {
     const auto& p = params[name];
     Best& b = best[{param_text(p, "path"), param_text(p, "cache_state")}];
-    double m = median(values);
-    if (m > b.bytes_per_second) b = Best{m, name, p, values.size()};
+    if (m > b.bytes_per_second) b = Best{m, name, p, achieved[name]};
   }
   std::vector<std::pair<std::string, std::string>> keys;
   for (const auto& [k, _] : best) keys.push_back(k);
@@ -152,7 +143,7 @@ json summarize(const ResultDocument& doc) {
     if (!cache_source.empty()) fr["cache_vs_source"] = cache_source;
     out["file_read"] = fr;
   }
-  if (!not_achieved.empty()) out["not_achieved"] = not_achieved;
+  if (!excluded.empty()) out["excluded"] = excluded;
   if (!skipped.empty()) out["skipped"] = skipped;
   json loader = summarize_loader(doc);
   if (loader.is_object() && !loader.empty()) out["loader"] = loader;
@@ -165,7 +156,7 @@ std::string format_summary(const json& summary) {
   auto line = [&](const std::string& s) { out += "  " + s + "\n"; };
   if (summary.contains("file_read")) {
     const json& fr = summary["file_read"];
-    line("best throughput (median of repetitions), per path and cache state:");
+    line("best throughput (median of achieved repetitions), per path and cache state:");
     for (const json& b : fr.value("best", json::array())) {
       char head[64];
       std::snprintf(head, sizeof head, "  %-7s %-7s %12s", b.value("path", "").c_str(),
@@ -191,13 +182,10 @@ std::string format_summary(const json& summary) {
            format_rate(c.value("cache_bytes_per_second", 0.0)) + " cache)");
     }
   }
-  for (const json& n : summary.value("not_achieved", json::array())) {
-    char pct[32];
-    std::snprintf(pct, sizeof pct, "%.1f%%", 100.0 * n.value("residency_before", 0.0));
-    line("NOT achieved: " + n.value("case", "") + " repetition " +
-         std::to_string(n.value("repetition_index", 0)) + ": " + n.value("requested", "") +
-         " requested, " + pct + " resident before the round (excluded from the figures above)");
-  }
+  for (const json& n : summary.value("excluded", json::array()))
+    line("excluded: " + n.value("case", "") + " repetition " +
+         std::to_string(n.value("repetition_index", 0)) + ": " + n.value("reason", "") +
+         " (not in the figures above)");
   for (const json& s : summary.value("skipped", json::array()))
     line("skipped: " + s.value("case", "") + ": " + s.value("reason", ""));
   if (summary.contains("loader")) out += format_loader_summary(summary["loader"]);

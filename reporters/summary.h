@@ -14,9 +14,10 @@ namespace feedbench {
 // RETURNS: {"file_read": {"best": [{path, cache_state, bytes_per_second, case, workers,
 //   pattern, engine, block_size, repetitions}], "cold_vs_warm": [{path, cold_bytes_per_second,
 //   warm_bytes_per_second, ratio}], "cache_vs_source": [{cache_state, source_bytes_per_second,
-//   cache_bytes_per_second, ratio}]}, "not_achieved": [{case, repetition_index, requested,
+//   cache_bytes_per_second, ratio}]}, "excluded": [{case, repetition_index, reason, requested,
 //   residency_before}], "skipped": [{case, reason}], "loader": summarize_loader(doc)}.
-// Throughputs are the median over a case's repetitions of its bytes_per_second counter.
+// Throughputs are the fold's (case_view.h): the median of bytes_per_second over a case's
+// achieved repetitions; excluded repetitions are listed, calibration cases left out.
 // Parts with nothing to say are left out.
 nlohmann::json summarize(const ResultDocument& doc);
 

@@ -31,8 +31,13 @@ constexpr const char* kUsage =
     "repetitions gives p < --alpha. With too few repetitions for the test to reach alpha, the\n"
     "threshold alone decides and the verdict is marked weak.\n"
     "\n"
-    "exit codes: 0 no regression, 1 regression (or --strict and the runs are not comparable),\n"
-    "            2 bad input (unreadable or malformed file, unknown schema, no common case).\n"
+    "A case of BASE that NEW did not measure (absent, or every repetition excluded: cache state\n"
+    "not achieved, a short round, errored or skipped) is missing, and fails the diff unless\n"
+    "--allow-missing. Only counted repetitions are judged, as every report folds them.\n"
+    "\n"
+    "exit codes: 0 no regression, 1 regression, a missing case, nothing compared at all (or\n"
+    "            --strict and the runs are not comparable), 2 bad input (unreadable or\n"
+    "            malformed file, unknown schema, no common case).\n"
     "How to gate CI with it: results/GATING.md.\n"
     "\n"
     "examples:\n"
@@ -97,6 +102,7 @@ int diff_main(int argc, char** argv) {
       ("match-ignore", po::value(&match_ignore)->composing()->value_name("KEY"),
        "leave this case-name key out when matching cases, e.g. bs (repeatable)")
       ("strict", "comparability warnings (config, data set, versions, host, paths) fail the diff")
+      ("allow-missing", "cases of BASE that NEW did not measure are listed but do not fail the diff")
       ("format", po::value(&format)->value_name("FORMAT"), "table (default), markdown, json or junit")
       ("out", po::value(&out)->value_name("FILE"), "write there (atomically) instead of to stdout");
   po::options_description hidden;
@@ -118,6 +124,7 @@ int diff_main(int argc, char** argv) {
   options.threshold = parse_percent(threshold, "--threshold");
   options.alpha = parse_alpha(alpha);
   options.match_ignore = match_ignore;
+  options.allow_missing = vm.count("allow-missing") > 0;
   const DiffFormat fmt = parse_diff_format(format);
   const bool strict = vm.count("strict") > 0;
 
@@ -137,8 +144,9 @@ int diff_main(int argc, char** argv) {
   } else {
     write_file_atomically(out, text);
     // The verdict still reaches a person reading the CI log.
-    std::fprintf(stderr, "feedbench diff: %zu regression(s), %zu improvement(s); wrote %s\n",
-                 comparison.regressions(), comparison.improvements(), out.c_str());
+    std::fprintf(stderr, "feedbench diff: %zu regression(s), %zu improvement(s), %zu missing, %zu compared; wrote %s\n",
+                 comparison.regressions(), comparison.improvements(), comparison.missing(),
+                 comparison.compared(), out.c_str());
   }
   return comparison.exit_code(strict);
 }

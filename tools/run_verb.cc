@@ -107,7 +107,8 @@ nlohmann::json describe_selection(const FileSet& files) {
           {"fingerprint", files.fingerprint()}};
 }
 
-// The environment variables that change a run: Google Benchmark's, and those the config expanded.
+// The environment variables that change a run and were set: Google Benchmark's, feedbench's,
+// and those the config expanded (a ${VAR:-default} whose VAR was unset is not among them).
 std::map<std::string, std::string> run_environment(const Config& config) {
   std::map<std::string, std::string> vars = config.expanded_env;
   for (char** e = environ; *e; ++e) {
@@ -263,6 +264,8 @@ int run_main(int argc, char** argv) {
   doc.environment_variables = run_environment(config);
   doc.config = {{"file", config.file}, {"name", config.name}, {"sha256", config.sha256},
                 {"resolved", config.resolved}, {"dropped", plan.dropped}};
+  // The ${VAR:-default} fallbacks that applied: the user did not set these variables.
+  doc.config["defaults_used"] = config.defaults_used;
   doc.dataset["source"] = describe_selection(*context.source);
   if (context.cache) {
     doc.dataset["cache"] = describe_selection(*context.cache);

@@ -6,7 +6,8 @@ source "$(dirname "$0")/lib.bash"
 # fixture NAME KEY=VALUE...: writes $WORK/NAME.json, a feedbench-result/1 document.
 #   cases: "case|metric|center|reps|spread[|metric|...]" separated by ';': per repetition i,
 #          center * (1 + spread * sin(1.7 i + 0.3)); or "case|metric|v1,v2,...|-|-": those values
-#   sha: config sha256; kernel: environment.host.kernel
+#   sha: config sha256; kernel: environment.host.kernel; unachieved: a case none of whose
+#   repetitions found its data cached as asked
 fixture() {
   local name=$1; shift
   env "$@" python3 - "$WORK/$name.json" <<'PY'
@@ -25,7 +26,8 @@ for spec in os.environ.get("cases", "").split(";"):
              "repetition_index": i, "threads": 1, "iterations": 1, "real_time": 12.5,
              "cpu_time": 1.0, "time_unit": "ms", "case": name,
              "params": {"family": name.split("/")[0]},
-             "cache": {"requested": "warm", "residency_before": 1.0, "achieved": True}}
+             "cache": {"requested": "warm", "residency_before": 1.0,
+                       "achieved": os.environ.get("unachieved") != name}}
         for k in range(0, len(metrics), 4):
             metric = metrics[k]
             if "," in metrics[k + 1]:
@@ -91,12 +93,29 @@ expect_exit 1 "$FEEDBENCH" diff "$WORK/base.json" "$WORK/laggy.json"
 expect_in "$WORK/out" "lat_p99_us"
 expect_exit 0 "$FEEDBENCH" diff "$WORK/base.json" "$WORK/laggy.json" --metric bytes_per_second
 
-# Removed and added cases are listed, not judged.
-expect_exit 0 "$FEEDBENCH" diff "$WORK/base.json" "$WORK/fewer.json"
-expect_in "$WORK/out" "removed (only in BASE):"
-expect_in "$WORK/out" "$RND"
+# A case of BASE that NEW did not measure fails the diff: nothing measured is not a pass.
+# --allow-missing lists it and lets it pass; added cases are listed, not judged.
+expect_exit 1 "$FEEDBENCH" diff "$WORK/base.json" "$WORK/fewer.json"
+expect_in "$WORK/out" "MISSING in NEW (fails the diff; --allow-missing to accept):"
+expect_in "$WORK/out" "$RND: only in BASE"
 expect_in "$WORK/out" "added (only in NEW):"
 expect_in "$WORK/out" "file_read/pattern:shuffled_files/bs:65536"
+expect_in "$WORK/out" "1 case of BASE not measured in NEW"
+expect_exit 0 "$FEEDBENCH" diff "$WORK/base.json" "$WORK/fewer.json" --allow-missing
+expect_in "$WORK/out" "missing in NEW (allowed by --allow-missing):"
+expect_exit 1 "$FEEDBENCH" diff "$WORK/base.json" "$WORK/fewer.json" --format junit
+expect_in "$WORK/out" "<failure type=\"missing\" message=\"missing: only in BASE, not measured in NEW\""
+
+# A case present in NEW whose every round missed its cache state measured nothing: missing.
+fixture unachieved unachieved="$RND" cases="$SEQ|bytes_per_second|$((800*MIB))|9|0.01;$RND|bytes_per_second|$((40*MIB))|9|0.01|lat_p99_us|200|9|0.02"
+expect_exit 1 "$FEEDBENCH" diff "$WORK/base.json" "$WORK/unachieved.json"
+expect_in "$WORK/out" "$RND: every repetition excluded in NEW (repetition 0: warm not achieved"
+
+# A diff that compared nothing (BASE's only common case measured nothing) is no pass either.
+fixture nothing_base unachieved="$SEQ" cases="$SEQ|bytes_per_second|$((800*MIB))|9|0.01"
+expect_exit 1 "$FEEDBENCH" diff "$WORK/nothing_base.json" "$WORK/base.json" --allow-missing
+expect_in "$WORK/out" "in 0 compared cases"
+expect_in "$WORK/out" "nothing was compared"
 
 # 2 vs 2 repetitions: the threshold alone decides, and the output says so.
 expect_exit 1 "$FEEDBENCH" diff "$WORK/two_base.json" "$WORK/two_new.json"

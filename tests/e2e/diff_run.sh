@@ -76,6 +76,21 @@ expect_exit 1 env FEEDBENCH="$FEEDBENCH" "$CHECK" "$WORK/a.json" "$WORK/slower.j
   --out "$WORK/kept.json" --diff --match-ignore bs --metric bytes_per_second
 expect_in "$WORK/out" "REGRESSION"
 [ -s "$WORK/kept.json" ] || fail "check-regression did not keep the result named with --out"
+# A baseline case the run does not measure fails it too (nothing measured is not a pass),
+# unless --allow-missing; a threshold of 1000% keeps this machine's noise out of the verdict.
+python3 - "$WORK/a.json" "$WORK/a_plus.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+more = json.loads(json.dumps(d["benchmarks"]).replace("workers:1", "workers:7"))
+d["benchmarks"] += more
+json.dump(d, open(sys.argv[2], "w"))
+PY
+expect_exit 1 env FEEDBENCH="$FEEDBENCH" "$CHECK" "$WORK/a_plus.json" "$WORK/base.json" --quiet \
+  --diff --threshold 1000
+expect_in "$WORK/out" "MISSING in NEW"
+expect_in "$WORK/out" "${CASE/workers:1/workers:7}: only in BASE"
+expect_exit 0 env FEEDBENCH="$FEEDBENCH" "$CHECK" "$WORK/a_plus.json" "$WORK/base.json" --quiet \
+  --diff --threshold 1000 --allow-missing
 expect_exit 2 env FEEDBENCH="$FEEDBENCH" "$CHECK" "$WORK/missing.json" "$WORK/base.json"
 expect_in "$WORK/err" "missing.json"
 expect_exit 2 env FEEDBENCH="$FEEDBENCH" "$CHECK" "$WORK/a.json" "$WORK/slower.json" --quiet

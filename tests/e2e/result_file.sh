@@ -6,11 +6,17 @@ source "$(dirname "$0")/lib.bash"
 "$FEEDBENCH" gen --out "$WORK/src" --files 16 --file-size 32KiB --layout flat --seed 1 >/dev/null
 cat >"$WORK/c.json" <<'JSON'
 {"name": "e2e-result", "dataset": {"source": "${E2E_SOURCE}"}, "defaults": {"repetitions": 3},
- "families": [{"family": "file_read", "pattern": "sequential", "block_size": "32KiB", "cache_state": "warm"}]}
+ "families": [{"family": "file_read", "pattern": "sequential", "block_size": "32KiB", "cache_state": "warm",
+               "engine": "${E2E_UNSET_ENGINE:-psync}"}]}
 JSON
+unset E2E_UNSET_ENGINE
 export E2E_SOURCE=$WORK/src BENCHMARK_E2E_MARKER=on
 expect_exit 0 "$FEEDBENCH" run --config "$WORK/c.json" --out "$WORK/a.json" --quiet
-expect_exit 0 "$FEEDBENCH" run --config "$WORK/c.json" --out "$WORK/b.json" --quiet
+expect_exit 0 "$FEEDBENCH" run --config "$WORK/c.json" --out "$WORK/b.json"
+# Google Benchmark's raw DEBUG warning becomes one note saying what it means for the figures.
+if grep -q "Library was built as DEBUG" "$WORK/out" "$WORK/err"; then fail "the library's raw DEBUG warning was shown"; fi
+notes=$(cat "$WORK/out" "$WORK/err" | grep -c "^note: Google Benchmark was built as DEBUG" || true)
+[ "$notes" -le 1 ] || fail "the DEBUG note was shown $notes times"
 touch -d '2020-01-01 00:00:00' "$WORK/src/file_000003.bin"
 expect_exit 0 "$FEEDBENCH" run --config "$WORK/c.json" --out "$WORK/c.json.result" --quiet
 
@@ -40,6 +46,12 @@ for path, kind in [("schema", str), ("context", dict), ("context.date", str), ("
 assert a["schema"] == "feedbench-result/1"
 assert a["environment_variables"].get("E2E_SOURCE"), "expanded ${VAR} not recorded"
 assert a["environment_variables"].get("BENCHMARK_E2E_MARKER") == "on"
+# A ${VAR:-default} whose VAR was unset is the config's default, not a variable the user set.
+assert "E2E_UNSET_ENGINE" not in a["environment_variables"], a["environment_variables"]
+assert a["config"]["defaults_used"] == {"E2E_UNSET_ENGINE": "psync"}, a["config"].get("defaults_used")
+# The library's build type as the library says it, and a note when it is a debug build.
+assert a["context"]["library_build_type"] in ("debug", "release"), a["context"]["library_build_type"]
+assert ("library_build_note" in a["context"]) == (a["context"]["library_build_type"] == "debug")
 assert a["command_line"][:2] == ["feedbench", "run"], a["command_line"]
 its = [x for x in a["benchmarks"] if x["run_type"] == "iteration"]
 aggs = [x for x in a["benchmarks"] if x["run_type"] == "aggregate"]

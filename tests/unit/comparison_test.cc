@@ -156,7 +156,13 @@ TEST(ComparisonTest, MissingAndAddedCasesAreListed) {
   EXPECT_EQ(case_of(c, kRand).status, CaseStatus::kRemoved);
   EXPECT_EQ(case_of(c, "file_read/pattern:shuffled_files/bs:65536").status, CaseStatus::kAdded);
   EXPECT_EQ(case_of(c, kSeq).status, CaseStatus::kCompared);
-  EXPECT_EQ(c.exit_code(false), 0);
+  // A case BASE measured and NEW did not is a failure unless the caller accepts it.
+  EXPECT_TRUE(case_of(c, kRand).missing());
+  EXPECT_EQ(c.missing(), 1u);
+  EXPECT_EQ(c.exit_code(false), 1);
+  CompareOptions allow;
+  allow.allow_missing = true;
+  EXPECT_EQ(compare_results(base, next, allow).exit_code(false), 0);
 }
 
 TEST(ComparisonTest, NoCommonCaseIsBadInput) {
@@ -201,19 +207,59 @@ TEST(ComparisonTest, ChosenMetricsAreTheOnlyOnesJudged) {
   EXPECT_EQ(c.exit_code(false), 0);
 }
 
-TEST(ComparisonTest, CacheStateNotAchievedIsMarkedAndNotJudged) {
+TEST(ComparisonTest, ACaseWhoseEveryRepetitionWasExcludedInNewIsMissing) {
   ResultDocument base, next;
   add_case(&base, kSeq, {{"bytes_per_second", around(1e9, 9)}});
   add_case(&next, kSeq, {{"bytes_per_second", around(0.5e9, 9)}}, /*achieved=*/false);
   Comparison c = compare_results(base, next, {});
   const CaseComparison& k = case_of(c, kSeq);
-  EXPECT_EQ(k.status, CaseStatus::kCacheNotAchieved);
-  EXPECT_NE(k.note.find("warm not achieved in NEW"), std::string::npos) << k.note;
+  EXPECT_EQ(k.status, CaseStatus::kNotMeasured);
+  EXPECT_TRUE(k.missing());
+  EXPECT_NE(k.note.find("every repetition excluded in NEW (repetition 0: warm not achieved: 40.0% "
+                        "resident before the round"),
+            std::string::npos)
+      << k.note;
   EXPECT_TRUE(k.metrics.empty());
+  EXPECT_EQ(c.exit_code(false), 1);
+}
+
+TEST(ComparisonTest, BaseWithoutACountedRepetitionIsNotJudgedAndADiffOfNothingFails) {
+  ResultDocument base, next;
+  add_case(&base, kSeq, {{"bytes_per_second", around(1e9, 9)}}, /*achieved=*/false);
+  add_case(&next, kSeq, {{"bytes_per_second", around(1e9, 9)}});
+  Comparison c = compare_results(base, next, {});
+  const CaseComparison& k = case_of(c, kSeq);
+  EXPECT_EQ(k.status, CaseStatus::kCacheNotAchieved);
+  EXPECT_FALSE(k.missing());
+  EXPECT_NE(k.note.find("every repetition excluded in BASE"), std::string::npos) << k.note;
+  EXPECT_EQ(c.compared(), 0u);
+  EXPECT_EQ(c.exit_code(false), 1) << "a diff that compared nothing is not a pass";
+  CompareOptions allow;
+  allow.allow_missing = true;
+  EXPECT_EQ(compare_results(base, next, allow).exit_code(false), 1);
+}
+
+TEST(ComparisonTest, OnlyCountedRepetitionsAreJudged) {
+  ResultDocument base, next;
+  add_case(&base, kSeq, {{"bytes_per_second", around(1e9, 9)}});
+  add_case(&next, kSeq, {{"bytes_per_second", around(1e9, 9)}});
+  // A warm round that was not warm, and one that read a tenth of its plan, both "fast".
+  next.benchmarks[0].counters["bytes_per_second"] = 50e9;
+  next.benchmarks[0].cache["achieved"] = false;
+  next.benchmarks[1].counters["bytes_per_second"] = 60e9;
+  next.benchmarks[1].extra = {{"round_complete", false}, {"bytes_planned", 800}, {"bytes_read", 100}};
+  Comparison c = compare_results(base, next, {});
+  const CaseComparison& k = case_of(c, kSeq);
+  EXPECT_EQ(k.status, CaseStatus::kCompared);
+  const MetricComparison& m = metric_of(c, kSeq, "bytes_per_second");
+  EXPECT_EQ(m.new_values.size(), 7u);
+  for (double v : m.new_values) EXPECT_LT(v, 2e9);
+  EXPECT_NE(k.note.find("7 of 9 repetitions counted in NEW"), std::string::npos) << k.note;
+  EXPECT_NE(k.note.find("short round: read 100 B of 800 B planned"), std::string::npos) << k.note;
   EXPECT_EQ(c.exit_code(false), 0);
 }
 
-TEST(ComparisonTest, ErroredCaseIsListedAndNotJudged) {
+TEST(ComparisonTest, ACaseSkippedInNewIsMissing) {
   ResultDocument base, next;
   add_case(&base, kSeq, {{"bytes_per_second", around(1e9, 3)}});
   add_case(&base, kRand, {{"bytes_per_second", around(1e9, 3)}});
@@ -225,8 +271,9 @@ TEST(ComparisonTest, ErroredCaseIsListedAndNotJudged) {
   next.benchmarks.push_back(failed);
   Comparison c = compare_results(base, next, {});
   const CaseComparison& k = case_of(c, kRand);
-  EXPECT_EQ(k.status, CaseStatus::kErrored);
+  EXPECT_EQ(k.status, CaseStatus::kNotMeasured);  // skipped in NEW: as missing as absent
   EXPECT_EQ(k.note, "errored in NEW: O_DIRECT unsupported on tmpfs");
+  EXPECT_EQ(c.exit_code(false), 1);
 }
 
 TEST(ComparisonTest, AggregatesAreTheFallbackWhenNoRepetitionsExist) {

@@ -79,16 +79,17 @@ TEST(ConfigEnvTest, ExpandsVariablesAndDefaults) {
   ::setenv("FB_CONFIG_TEST_A", "alpha", 1);
   ::unsetenv("FB_CONFIG_TEST_UNSET");
   ::setenv("FB_CONFIG_TEST_EMPTY", "", 1);
-  std::map<std::string, std::string> used;
-  EXPECT_EQ(expand_env("x/${FB_CONFIG_TEST_A}/y", "w", &used), "x/alpha/y");
-  EXPECT_EQ(expand_env("${FB_CONFIG_TEST_UNSET:-/var/tmp/d}", "w", &used), "/var/tmp/d");
-  EXPECT_EQ(expand_env("${FB_CONFIG_TEST_A:-other}", "w", &used), "alpha");
-  EXPECT_EQ(expand_env("${FB_CONFIG_TEST_EMPTY:-dflt}", "w", &used), "dflt");
-  EXPECT_EQ(expand_env("$HOME and $ alone", "w", &used), "$HOME and $ alone");
-  EXPECT_EQ(expand_env("${FB_CONFIG_TEST_UNSET:-}", "w", &used), "");
-  EXPECT_EQ(used.at("FB_CONFIG_TEST_A"), "alpha");
-  EXPECT_EQ(used.at("FB_CONFIG_TEST_UNSET"), "");
-  EXPECT_EQ(used.at("FB_CONFIG_TEST_EMPTY"), "dflt");
+  std::map<std::string, std::string> used, defaulted;
+  EXPECT_EQ(expand_env("x/${FB_CONFIG_TEST_A}/y", "w", &used, &defaulted), "x/alpha/y");
+  EXPECT_EQ(expand_env("${FB_CONFIG_TEST_UNSET:-/var/tmp/d}", "w", &used, &defaulted), "/var/tmp/d");
+  EXPECT_EQ(expand_env("${FB_CONFIG_TEST_A:-other}", "w", &used, &defaulted), "alpha");
+  EXPECT_EQ(expand_env("${FB_CONFIG_TEST_EMPTY:-dflt}", "w", &used, &defaulted), "dflt");
+  EXPECT_EQ(expand_env("$HOME and $ alone", "w", &used, &defaulted), "$HOME and $ alone");
+  EXPECT_EQ(expand_env("${FB_CONFIG_TEST_UNSET:-}", "w", &used, &defaulted), "");
+  // What the user set, apart from the config's fallbacks that applied.
+  EXPECT_EQ(used, (std::map<std::string, std::string>{{"FB_CONFIG_TEST_A", "alpha"}}));
+  EXPECT_EQ(defaulted, (std::map<std::string, std::string>{{"FB_CONFIG_TEST_EMPTY", "dflt"},
+                                                           {"FB_CONFIG_TEST_UNSET", ""}}));
   EXPECT_THROW(expand_env("${FB_CONFIG_TEST_A", "w", &used), InputError);
   EXPECT_THROW(expand_env("${1BAD}", "w", &used), InputError);
   EXPECT_THROW(expand_env("${}", "w", &used), InputError);
@@ -114,6 +115,9 @@ TEST_F(ConfigTest, ExpandsEveryStringOfTheConfig) {
   EXPECT_EQ(c.families[0]["block_size"], json({"64KiB", "4KiB"}));
   EXPECT_EQ(c.expanded_env.at("FB_CONFIG_TEST_SRC"), source);
   EXPECT_EQ(c.expanded_env.at("FB_CONFIG_TEST_BS"), "64KiB");
+  // The ${FB_CONFIG_TEST_UNSET:-4KiB} fallback is no variable the user set.
+  EXPECT_EQ(c.expanded_env.count("FB_CONFIG_TEST_UNSET"), 0u);
+  EXPECT_EQ(c.defaults_used, (std::map<std::string, std::string>{{"FB_CONFIG_TEST_UNSET", "4KiB"}}));
 
   std::string bad = config_text(source, json::array({{{"family", "file_read"}, {"engine", "${FB_CONFIG_TEST_UNSET}"}}}));
   std::string msg = error_of(bad);

@@ -68,7 +68,11 @@ TEST(DiffFormatsTest, TableHasWarningsVerdictsListsAndSummaryWithoutColour) {
   EXPECT_NE(t.find("improvement"), std::string::npos) << t;
   EXPECT_NE(t.find("weak: 2 vs 2 repetitions cannot reach alpha 0.05"), std::string::npos) << t;
   EXPECT_NE(t.find("use 4 repetitions per side"), std::string::npos) << t;
-  EXPECT_NE(t.find("removed (only in BASE):\n  " + std::string(kGone)), std::string::npos) << t;
+  EXPECT_NE(t.find("MISSING in NEW (fails the diff; --allow-missing to accept):\n  " + std::string(kGone) +
+                   ": only in BASE"),
+            std::string::npos)
+      << t;
+  EXPECT_NE(t.find("; 1 case of BASE not measured in NEW"), std::string::npos) << t;
   EXPECT_NE(t.find("geomean NEW/BASE over the compared cases:\n  bytes_per_second 0.8"),
             std::string::npos) << t;
   EXPECT_NE(t.find("2 regressions, 1 improvement in 3 compared cases"), std::string::npos) << t;
@@ -87,7 +91,9 @@ TEST(DiffFormatsTest, MarkdownIsATableForAPullRequest) {
   EXPECT_NE(m.find("| `" + std::string(kSeq) + "` | bytes_per_second |"), std::string::npos) << m;
   EXPECT_NE(m.find("**REGRESSION**"), std::string::npos) << m;
   EXPECT_NE(m.find("config sha256 differs"), std::string::npos) << m;
-  EXPECT_NE(m.find("**Removed (only in BASE)**"), std::string::npos) << m;
+  EXPECT_NE(m.find("**Missing in NEW (fails the diff)**\n\n- `" + std::string(kGone) + "`: only in BASE"),
+            std::string::npos)
+      << m;
 }
 
 TEST(DiffFormatsTest, JsonCarriesVerdictsAndExitCode) {
@@ -106,13 +112,18 @@ TEST(DiffFormatsTest, JsonCarriesVerdictsAndExitCode) {
   EXPECT_EQ(j["cases"][2]["metrics"][0]["weak"], true);
   EXPECT_EQ(j["cases"][2]["metrics"][0]["repetitions_needed"], 4);
   EXPECT_EQ(j["cases"][3]["status"], "removed");
+  EXPECT_EQ(j["cases"][3]["missing"], true);
+  EXPECT_EQ(j["missing"], 1);
+  EXPECT_EQ(j["compared"], 3);
 }
 
 TEST(DiffFormatsTest, JunitMakesEachRegressedCaseAFailedTest) {
   std::string x = format_diff(sample(), DiffFormat::kJunit, {});
   EXPECT_EQ(x.rfind("<?xml", 0), 0u);
-  // 4 cases + the comparability test; 2 regressed, 1 removed (skipped); not strict.
-  EXPECT_NE(x.find("<testsuite name=\"feedbench diff\" tests=\"5\" failures=\"2\" errors=\"0\" skipped=\"1\">"),
+  // 4 cases + the comparability test; 2 regressed, 1 missing in NEW (failed); not strict.
+  EXPECT_NE(x.find("<testsuite name=\"feedbench diff\" tests=\"5\" failures=\"3\" errors=\"0\" skipped=\"0\">"),
+            std::string::npos) << x;
+  EXPECT_NE(x.find("name=\"" + std::string(kGone) + "\">\n      <failure type=\"missing\""),
             std::string::npos) << x;
   EXPECT_NE(x.find("name=\"" + std::string(kSeq) + "\">\n      <failure type=\"regression\""),
             std::string::npos) << x;
@@ -121,8 +132,23 @@ TEST(DiffFormatsTest, JunitMakesEachRegressedCaseAFailedTest) {
   DiffFormatOptions strict;
   strict.strict = true;
   std::string s = format_diff(sample(), DiffFormat::kJunit, strict);
-  EXPECT_NE(s.find("failures=\"3\""), std::string::npos) << s;
+  EXPECT_NE(s.find("failures=\"4\""), std::string::npos) << s;
   EXPECT_NE(s.find("<failure type=\"not_comparable\""), std::string::npos) << s;
+}
+
+TEST(DiffFormatsTest, AllowedMissingCasesAreListedButSkipped) {
+  ResultDocument base, next;
+  add_case(&base, kSeq, "bytes_per_second", {1e9, 1e9, 1e9});
+  add_case(&next, kSeq, "bytes_per_second", {1e9, 1e9, 1e9});
+  add_case(&base, kGone, "bytes_per_second", {1e9, 1e9, 1e9});
+  CompareOptions o;
+  o.allow_missing = true;
+  Comparison c = compare_results(base, next, o);
+  EXPECT_EQ(c.exit_code(false), 0);
+  std::string x = format_diff(c, DiffFormat::kJunit, {});
+  EXPECT_NE(x.find("failures=\"0\" errors=\"0\" skipped=\"1\""), std::string::npos) << x;
+  std::string t = format_diff(c, DiffFormat::kTable, {});
+  EXPECT_NE(t.find("missing in NEW (allowed by --allow-missing):"), std::string::npos) << t;
 }
 
 TEST(DiffFormatsTest, MetricValuesForPeople) {

@@ -2,6 +2,7 @@
 // the closing summary, and the CSV and Markdown writers.
 #include <gtest/gtest.h>
 
+#include <iostream>
 #include <sstream>
 
 #include "collecting_reporter.h"
@@ -144,6 +145,51 @@ TEST(ReportersTest, CollectingReporterForwardsAndCollects) {
   EXPECT_EQ(silent.take_entries().size(), 1u);
 }
 
+// A display that prints what Google Benchmark's console reporter prints about a DEBUG library.
+class DebugContextReporter : public benchmark::BenchmarkReporter {
+ public:
+  bool ReportContext(const Context&) override {
+    GetErrorStream() << "Run on (2 X 2000 MHz CPUs)\n"
+                     << "***WARNING*** Library was built as DEBUG. Timings may be affected.\n"
+                     << "Load Average: 1.00\n";
+    return true;
+  }
+  void ReportRuns(const std::vector<BenchRun>&) override {}
+};
+
+TEST(ReportersTest, LibraryBuildTypeIsWhatTheLinkedLibraryReports) {
+  // Read back from the library's own JSON context, as a Google Benchmark user would see it.
+  std::ostringstream out;
+  benchmark::JSONReporter gb;
+  gb.SetOutputStream(&out);
+  gb.SetErrorStream(&out);
+  benchmark::BenchmarkReporter::Context context;
+  gb.ReportContext(context);
+  const bool debug = out.str().find("\"library_build_type\": \"debug\"") != std::string::npos;
+  const bool release = out.str().find("\"library_build_type\": \"release\"") != std::string::npos;
+  ASSERT_NE(debug, release) << out.str();
+  json c = CollectingReporter::context_to_json(context);
+  EXPECT_EQ(c["library_build_type"], debug ? "debug" : "release");
+  EXPECT_EQ(c.contains("library_build_note"), debug);
+  if (debug) {
+    EXPECT_NE(c["library_build_note"].get<std::string>().find("not affected"), std::string::npos);
+  }
+}
+
+TEST(ReportersTest, TheLibrarysDebugWarningBecomesOneNoteOnTheConsole) {
+  RunLog log;
+  CollectingReporter reporter(std::make_unique<DebugContextReporter>(), log);
+  std::ostringstream captured;
+  std::streambuf* saved = std::cerr.rdbuf(captured.rdbuf());
+  benchmark::BenchmarkReporter::Context context;
+  reporter.ReportContext(context);
+  std::cerr.rdbuf(saved);
+  const std::string text = captured.str();
+  EXPECT_EQ(text.find("***WARNING*** Library was built as DEBUG"), std::string::npos) << text;
+  EXPECT_EQ(text, "Run on (2 X 2000 MHz CPUs)\nnote: " + std::string(kLibraryDebugNote) +
+                      "\nLoad Average: 1.00\n");
+}
+
 TEST(ReportersTest, DisplayReporterFollowsTheFormatFlag) {
   EXPECT_NE(dynamic_cast<benchmark::ConsoleReporter*>(make_display_reporter("console", false).get()),
             nullptr);
@@ -218,16 +264,20 @@ TEST(ReportersTest, SummaryFindsBestThroughputAndRatios) {
   EXPECT_EQ(cs[0]["cache_state"], "cold");
   EXPECT_DOUBLE_EQ(cs[0]["ratio"].get<double>(), 3.0);
   EXPECT_EQ(s["file_read"]["cold_vs_warm"][0]["path"], "source");
-  ASSERT_EQ(s["not_achieved"].size(), 1u);
-  EXPECT_EQ(s["not_achieved"][0]["repetition_index"], 1);
-  EXPECT_DOUBLE_EQ(s["not_achieved"][0]["residency_before"].get<double>(), 0.42);
+  ASSERT_EQ(s["excluded"].size(), 1u);
+  EXPECT_EQ(s["excluded"][0]["repetition_index"], 1);
+  EXPECT_DOUBLE_EQ(s["excluded"][0]["residency_before"].get<double>(), 0.42);
+  EXPECT_EQ(s["excluded"][0]["reason"], "warm not achieved: 42.0% resident before the round");
   ASSERT_EQ(s["skipped"].size(), 1u);
   EXPECT_EQ(s["skipped"][0]["reason"], "O_DIRECT refused, by tmpfs");
 
   std::string text = format_summary(s);
   EXPECT_NE(text.find("cache path was 3.0× faster than source, cold"), std::string::npos) << text;
   EXPECT_NE(text.find("source warm was 10.0× faster than cold"), std::string::npos) << text;
-  EXPECT_NE(text.find("NOT achieved"), std::string::npos) << text;
+  EXPECT_NE(text.find("excluded: " + doc.benchmarks[4].case_name +
+                      " repetition 1: warm not achieved: 42.0% resident before the round"),
+            std::string::npos)
+      << text;
   EXPECT_NE(text.find("skipped: " + doc.benchmarks.back().case_name), std::string::npos) << text;
   EXPECT_EQ(format_summary(summarize(ResultDocument{})), "");
 }
@@ -249,11 +299,14 @@ TEST(ReportersTest, CsvHasAStableHeaderAndOneRowPerRun) {
                         "bytes_per_second,items_per_second,files_per_second,lat_p50_us,"),
             std::string::npos)
       << header;
-  EXPECT_NE(header.find(",stall_fraction,au,error"), std::string::npos) << header;
+  EXPECT_NE(header.find(",stall_fraction,au,error,excluded,achieved_repetitions"), std::string::npos)
+      << header;
   std::size_t rows = 0;
   std::string last;
   while (std::getline(lines, line)) ++rows, last = line;
-  EXPECT_EQ(rows, doc.benchmarks.size());
+  EXPECT_EQ(rows, doc.benchmarks.size() + 6) << "each repetition, and one row per case\n" << text;
+  EXPECT_NE(text.find(",\"warm not achieved: 42.0% resident before the round\","), std::string::npos)
+      << text;
   // Numbers unformatted, strings quoted, a comma inside a string kept inside its quotes.
   EXPECT_NE(text.find(",200000000.0,"), std::string::npos);
   EXPECT_NE(last.find(",\"O_DIRECT refused, by tmpfs\""), std::string::npos) << last;
@@ -265,8 +318,10 @@ TEST(ReportersTest, MarkdownHasEnvironmentPathsTablesAndSummary) {
   std::string md = format_markdown(doc);
   for (const char* text : {"# feedbench: demo", "- **Host**: `vm`", "## Paths",
                            "| role | path | file system |", "| source | `/data` | ext4 |",
-                           "## file_read (median of repetitions)", "| case | reps |",
-                           "bytes_per_second", "**warm NOT achieved** in 1/3 (42.0% resident)",
+                           "## file_read (median of achieved repetitions)", "| case | reps |",
+                           "bytes_per_second", "| 2 of 3 |",
+                           "**1 of 3 repetitions excluded (repetition 1: warm not achieved: 42.0% "
+                           "resident before the round)**",
                            "## Skipped", "O_DIRECT refused, by tmpfs", "## Summary",
                            "cache path was 3.0× faster than source, cold"})
     EXPECT_NE(md.find(text), std::string::npos) << text << "\n" << md;

@@ -30,6 +30,9 @@ struct CompareOptions {
   double threshold = 0.05;           // relative change of the median that counts
   double alpha = 0.05;               // significance level of the two-sided test
   std::vector<std::string> match_ignore;  // case-name keys left out of the identity ("bs")
+  // A case of BASE that NEW did not measure (absent, or every repetition excluded, errored or
+  // skipped) fails the diff unless this is set: nothing measured is not a success.
+  bool allow_missing = false;
 };
 
 enum class Verdict {
@@ -56,9 +59,10 @@ enum class CaseStatus {
   kCompared,         // judged on its metrics
   kRemoved,          // only in BASE
   kAdded,            // only in NEW
-  kCacheNotAchieved, // requested cache state not achieved in BASE or NEW: not judged
-  kErrored,          // errored or skipped in BASE or NEW: not judged
+  kCacheNotAchieved, // no repetition of BASE counts (cache state not achieved, short round)
+  kErrored,          // every repetition of BASE errored or was skipped: not judged
   kNoMetrics,        // none of the judged metrics is in both files for this case
+  kNotMeasured,      // in NEW, but none of its repetitions counts (excluded, errored, skipped)
 };
 
 struct CaseComparison {
@@ -71,6 +75,8 @@ struct CaseComparison {
 
   bool regressed() const;
   bool improved() const;
+  // RETURNS: whether NEW lacks a measurement BASE has (kRemoved or kNotMeasured).
+  bool missing() const;
 };
 
 struct GeomeanSummary {
@@ -89,7 +95,10 @@ struct Comparison {
 
   std::size_t regressions() const;   // cases with at least one regressed metric
   std::size_t improvements() const;  // cases with an improvement and no regression
-  // RETURNS: 1 when a case regressed, or when `strict` and there are warnings; else 0.
+  std::size_t missing() const;       // cases BASE measured and NEW did not
+  std::size_t compared() const;      // cases judged on their metrics (status kCompared)
+  // RETURNS: 1 when a case regressed, when a case is missing (unless options.allow_missing),
+  // when no case was compared at all, or when `strict` and there are warnings; else 0.
   int exit_code(bool strict) const;
 };
 
@@ -103,7 +112,9 @@ std::string case_identity(const BenchmarkEntry& entry, const std::vector<std::st
 std::vector<std::string> comparability_warnings(const ResultDocument& base,
                                                 const ResultDocument& next);
 
-// Compares NEW against BASE. `base_file`/`new_file` only name them in messages.
+// Compares NEW against BASE. `base_file`/`new_file` only name them in messages. Each side is
+// judged on its counted repetitions only: those not errored and not excluded by
+// exclusion_reason() (result.h), the same rule every reporter folds by.
 // RETURNS: the comparison. Throws InputError for an unknown metric, a threshold or alpha out of
 // range, a --match-ignore key no case has, and when the files have no case in common.
 Comparison compare_results(const ResultDocument& base, const ResultDocument& next,

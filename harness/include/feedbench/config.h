@@ -28,7 +28,9 @@ struct Config {
   nlohmann::json families;  // "families" array, verbatim after expansion
   nlohmann::json resolved;  // the whole config as run (expanded, overrides applied)
   std::string sha256;       // SHA-256 of resolved.dump() (canonical), hex
-  std::map<std::string, std::string> expanded_env;  // VAR -> value used by ${VAR} expansion
+  std::map<std::string, std::string> expanded_env;  // VAR -> value of a ${VAR} that was set
+  std::map<std::string, std::string> defaults_used;  // VAR -> the ${VAR:-default} that applied
+                                                     // because VAR was unset or empty
 };
 
 // Reads, expands ${VAR} / ${VAR:-default} in every string from the environment, applies
@@ -41,10 +43,13 @@ Config load_config(const std::string& path, const ConfigOverrides& overrides = {
 Config parse_config(const std::string& text, const std::string& file,
                     const ConfigOverrides& overrides = {});
 
-// Expands ${VAR} and ${VAR:-default} in `text`. Records each variable used in `used`.
-// Throws InputError when a ${VAR} without default is unset (naming `where`).
+// Expands ${VAR} and ${VAR:-default} in `text`. Records each variable that was set (and its
+// value) in `used`, and each default that applied because its variable was unset or empty in
+// `defaulted`; either may be null. Throws InputError when a ${VAR} without default is unset
+// (naming `where`).
 std::string expand_env(const std::string& text, const std::string& where,
-                       std::map<std::string, std::string>* used);
+                       std::map<std::string, std::string>* used,
+                       std::map<std::string, std::string>* defaulted = nullptr);
 
 // RETURNS: configs/schema/experiment.schema.json as compiled into the binary, parsed.
 const nlohmann::json& experiment_schema();

@@ -89,6 +89,19 @@ struct ResultDocument {
   friend bool operator==(const ResultDocument& a, const ResultDocument& b);
 };
 
+// The rules of trust every reader of a result applies to one repetition (an "iteration"
+// entry): the one place they are written, so the reporters, the HTML page and diff agree.
+
+// RETURNS: whether the entry belongs to a calibration case (the loader with samples from
+// memory, or extra.calibration): it measures the harness, not storage, and is kept apart.
+bool is_calibration(const BenchmarkEntry& e);
+
+// RETURNS: why the repetition's figures are not what its case asks for, "" when they are:
+// its cache state was not achieved (cache.achieved false; moot for a calibration case, which
+// does no I/O), or the round read less than it planned (extra.round_complete false, with
+// extra.bytes_read and extra.bytes_planned). Errors are not exclusions: see error_occurred.
+std::string exclusion_reason(const BenchmarkEntry& e);
+
 // Writes `text` to `path` through a temporary name and rename (shared by every writer).
 void write_file_atomically(const std::string& path, const std::string& text);
 
