@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -123,11 +124,13 @@ void require_files(const FileSet& files, const char* role, const std::vector<std
   if (!files.empty()) return;
   std::string globs;
   for (const std::string& g : include) globs += (globs.empty() ? "'" : ", '") + g + "'";
+  std::error_code ec;
+  const bool empty_folder = std::filesystem::is_empty(files.root(), ec) && !ec;
   throw InputError(std::string("dataset.") + role + ": the " + role + " selection under " +
                    files.root() + " holds no files" +
-                   (include.empty() ? std::string(" (no include patterns: the folder is empty; is it mounted?)")
-                                    : " (include: " + globs + ")") +
-                   ": nothing to measure");
+                   (include.empty() ? std::string() : " (include: " + globs + ")") +
+                   (empty_folder ? ": the folder is empty (is its file system mounted?)" : "") +
+                   "; nothing to measure");
 }
 
 // NOTE: test hook: FEEDBENCH_RUN_TEST_DELAY_MS sleeps that long once the paths are printed and
@@ -344,11 +347,12 @@ int run_main(int argc, char** argv) {
   std::fprintf(human, "result: %s\n", out_path.c_str());
 
   // Every case skipped: the result file records why, but nothing was measured.
+  std::fflush(human);
   std::vector<std::string> reasons;
-  std::size_t iterations = 0;
+  std::set<std::string> cases;
   for (const BenchmarkEntry& b : doc.benchmarks) {
     if (b.run_type != "iteration") continue;
-    ++iterations;
+    cases.insert(b.case_name);
     if (!b.error_occurred) return 0;
     if (std::find(reasons.begin(), reasons.end(), b.error_message) == reasons.end())
       reasons.push_back(b.error_message);
@@ -356,8 +360,9 @@ int run_main(int argc, char** argv) {
   std::string why;
   for (std::size_t i = 0; i < reasons.size() && i < 3; ++i) why += (i ? "; " : "") + reasons[i];
   if (reasons.size() > 3) why += "; and " + std::to_string(reasons.size() - 3) + " more";
-  std::fprintf(stderr, "feedbench run: nothing measured: every case was skipped (%zu runs): %s\n",
-               iterations, why.c_str());
+  std::fprintf(stderr, "feedbench run: nothing measured: every case was skipped (%zu %s; the "
+               "result file records why): %s\n", cases.size(), cases.size() == 1 ? "case" : "cases",
+               why.c_str());
   return 1;
 }
 
