@@ -5,9 +5,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
-#include <thread>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
@@ -15,6 +14,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <benchmark/benchmark.h>
