@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "feedbench/page_cache.h"
+#include "feedbench/units.h"
 #include "progress.h"
 
 namespace feedbench {
@@ -59,6 +60,25 @@ bool CaseRun::cache_state_achieved() const {
   return !record_.cache.is_object() || record_.cache.value("achieved", true);
 }
 
+void CaseRun::record_round(std::uint64_t bytes_planned, std::uint64_t bytes_read, bool complete,
+                           const std::string& why) {
+  nlohmann::json& extra = record_.extra;
+  extra["round_complete"] = complete;
+  extra["bytes_planned"] = bytes_planned;
+  extra["bytes_read"] = bytes_read;
+  if (!complete) extra["incomplete"] = why;
+}
+
+bool CaseRun::round_complete() const { return record_.extra.value("round_complete", true); }
+
+void CaseRun::record_opens(std::uint64_t noatime_opens, std::uint64_t plain_opens) {
+  nlohmann::json& noatime = record_.extra["noatime"];
+  if (noatime_opens + plain_opens == 0) noatime = nullptr;  // nothing opened
+  else if (plain_opens == 0) noatime = true;
+  else if (noatime_opens == 0) noatime = false;
+  else noatime = "partial";
+}
+
 void CaseRun::counter(const char* name, double value, bool binary) {
   state_.counters[name] = benchmark::Counter(
       value, benchmark::Counter::kDefaults,
@@ -66,15 +86,20 @@ void CaseRun::counter(const char* name, double value, bool binary) {
 }
 
 void CaseRun::finish(const std::string& label, bool flag_cache_state) {
-  std::string text = label;
+  std::string notes;
+  auto note = [&notes](const std::string& text) { notes += (notes.empty() ? "" : "; ") + text; };
   if (flag_cache_state && !cache_state_achieved()) {
-    char note[96];
-    std::snprintf(note, sizeof note, "%s%s NOT achieved: %.1f%% resident", text.empty() ? "" : " (",
+    char text[96];
+    std::snprintf(text, sizeof text, "%s NOT achieved: %.1f%% resident",
                   record_.cache["requested"].get<std::string>().c_str(),
                   100.0 * record_.cache["residency_before"].get<double>());
-    text += note;
-    if (!label.empty()) text += ")";
+    note(text);
   }
+  if (!round_complete())
+    note("incomplete round: read " + format_size(record_.extra.value("bytes_read", 0.0)) + " of " +
+         format_size(record_.extra.value("bytes_planned", 0.0)));
+  std::string text = label;
+  if (!notes.empty()) text = label.empty() ? notes : label + " (" + notes + ")";
   if (!text.empty()) state_.SetLabel(text);
   context_.log.add(std::move(record_));
 }

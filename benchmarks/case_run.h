@@ -36,12 +36,24 @@ class CaseRun {
   double prepare_cache_state(const std::string& cache_state, const FileSet& files);
   bool cache_state_achieved() const;
 
+  // Records whether the round read everything it planned, in the record's `extra`:
+  // "round_complete", "bytes_planned", "bytes_read", and on a shortfall "incomplete" (`why`,
+  // the first one, naming the file). A round that read less (files shrank or vanished) is not
+  // a figure: finish() labels it, and the fold excludes it like a cold round that was not cold.
+  void record_round(std::uint64_t bytes_planned, std::uint64_t bytes_read, bool complete,
+                    const std::string& why);
+  bool round_complete() const;
+
+  // Records in `extra` whether the round's opens left access times alone: "noatime" is true
+  // (every open used O_NOATIME), false (none could) or "partial".
+  void record_opens(std::uint64_t noatime_opens, std::uint64_t plain_opens);
+
   // A plain counter (Google Benchmark's rate flags divide by CPU time; feedbench's rates are
   // its own, over the measured time). `binary`: shown with 1024-based suffixes.
   void counter(const char* name, double value, bool binary = false);
 
   // Sets `label` (Google Benchmark's per-run label), notes a cache state not achieved after it
-  // when `flag_cache_state`, and logs the record.
+  // when `flag_cache_state` and an incomplete round, and logs the record.
   void finish(const std::string& label = "", bool flag_cache_state = true);
 
  private:

@@ -66,6 +66,8 @@ void run_file_read_case(const Case& c, RunContext& context, benchmark::State& st
   run.record().extra = {{"bytes", stats.bytes}, {"reads", stats.reads}, {"files", stats.files},
                         {"cpu_seconds", stats.cpu_seconds},
                         {"latency_recorded", context.record_latency}};
+  run.record_round(stats.bytes_planned, stats.bytes, stats.complete(), stats.incomplete);
+  run.record_opens(stats.noatime_opens, stats.files - stats.noatime_opens);
   if (context.record_latency) run.record().latency = stats.latency;
   run.finish();
 }

@@ -99,6 +99,11 @@ void run_loader_case(const Case& c, RunContext& context, benchmark::State& state
                   {"compute_s", result.compute_s},
                   {"read_s", result.read_s},
                   {"transform_s", result.transform_s}};
+  run.record_round(result.bytes_planned, result.bytes, result.bytes >= result.bytes_planned,
+                   result.bytes >= result.bytes_planned
+                       ? ""
+                       : "files of the selection shrank or vanished since the scan");
+  if (!calibration) run.record_opens(result.opens.noatime, result.opens.plain);
   run.record().latency = result.wait_ns;
   // A calibration run does no I/O: its cache state is moot, so its label does not flag it.
   run.finish(verdict, /*flag_cache_state=*/!calibration);

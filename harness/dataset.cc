@@ -102,6 +102,62 @@ std::string left_out_note(const FileSet& files, const std::vector<std::string>& 
   return note;
 }
 
+std::string sampled_content_digest(const FileSet& files, std::size_t i) {
+  const std::string path = files.absolute_path(i);
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOATIME);
+  if (fd < 0 && errno == EPERM) fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw RunError(errno_message("content fingerprint: cannot open " + path, errno));
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    const int err = errno;
+    ::close(fd);
+    throw RunError(errno_message("content fingerprint: cannot stat " + path, err));
+  }
+  const std::uint64_t size = std::uint64_t(st.st_size);
+  constexpr std::uint64_t kBlock = kContentSampleBytes;
+  std::uint64_t offsets[3] = {0, 0, 0};
+  std::uint64_t lengths[3] = {size, 0, 0};
+  if (size > 3 * kBlock) {
+    offsets[1] = size / 2 / kBlock * kBlock;
+    offsets[2] = size - kBlock;
+    lengths[0] = lengths[1] = lengths[2] = kBlock;
+  }
+  Sha256 hash;
+  std::string buffer(std::max(kBlock * 3, std::uint64_t(1)), '\0');
+  for (int k = 0; k < 3; ++k) {
+    std::uint64_t done = 0;
+    while (done < lengths[k]) {
+      const ssize_t n = ::pread(fd, buffer.data(), std::size_t(lengths[k] - done), off_t(offsets[k] + done));
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        const int err = errno;
+        ::close(fd);
+        throw RunError(errno_message("content fingerprint: cannot read " + path, err));
+      }
+      if (n == 0) break;  // shorter than it was: the digest says so
+      hash.update(buffer.data(), std::size_t(n));
+      done += std::uint64_t(n);
+    }
+    hash.update(std::to_string(done) + "\n");
+  }
+  ::close(fd);
+  return hash.hex_digest();
+}
+
+std::string content_fingerprint(const FileSet& files) {
+  Sha256 hash;
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    std::string line(files.relative_path(i));
+    line += '\0';
+    line += std::to_string(files.file_size(i));
+    line += '\0';
+    line += sampled_content_digest(files, i);
+    line += '\n';
+    hash.update(line);
+  }
+  return hash.hex_digest();
+}
+
 // ---------------------------------------------------------------------------------------------
 // Globs
 

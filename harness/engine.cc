@@ -34,6 +34,33 @@ Engine::Engine(const EngineOptions& options) : options_(options) {
   buffers_.reset(static_cast<std::byte*>(p));
 }
 
+namespace {
+
+[[noreturn]] void open_failed(const std::string& path, bool direct, int err) {
+  if (direct && err == EINVAL)
+    throw RunError("O_DIRECT not supported by " + engines::file_system_name(path) + " at " + path);
+  throw RunError(errno_message("cannot open " + path, err));
+}
+
+}  // namespace
+
+int Engine::open_for_read(const std::string& path, bool direct) {
+  const int flags = O_RDONLY | O_CLOEXEC | (direct ? O_DIRECT : 0);
+  if (try_noatime_) {
+    const int fd = ::open(path.c_str(), flags | O_NOATIME);
+    if (fd >= 0) {
+      ++open_counts_.noatime;
+      return fd;
+    }
+    if (errno != EPERM) open_failed(path, direct, errno);
+    try_noatime_ = false;
+  }
+  const int fd = ::open(path.c_str(), flags);
+  if (fd < 0) open_failed(path, direct, errno);
+  ++open_counts_.plain;
+  return fd;
+}
+
 std::vector<std::string> engine_names() { return {"psync", "mmap", "libaio", "io_uring"}; }
 
 std::unique_ptr<Engine> make_engine(std::string_view name, const EngineOptions& options) {
@@ -75,16 +102,6 @@ std::string file_system_name(const std::string& path) {
     case 0x73717368: return "squashfs";
     default: return "this file system";
   }
-}
-
-int open_for_read(const std::string& path, bool direct) {
-  int flags = O_RDONLY | O_CLOEXEC | (direct ? O_DIRECT : 0);
-  int fd = ::open(path.c_str(), flags);
-  if (fd >= 0) return fd;
-  const int err = errno;
-  if (direct && err == EINVAL)
-    throw RunError("O_DIRECT not supported by " + file_system_name(path) + " at " + path);
-  throw RunError(errno_message("cannot open " + path, err));
 }
 
 }  // namespace engines

@@ -3,9 +3,11 @@
 #include <sched.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -135,6 +137,18 @@ std::uint64_t read_range(Engine& engine, FileHandle fh, std::uint64_t offset, st
   return done;
 }
 
+// Opens `path` into *fh. RETURNS: false when the file was removed since the scan (the sample
+// then reads 0 bytes of what was planned); throws the engine's RunError for anything else.
+bool open_unless_vanished(Engine& engine, const std::string& path, FileHandle* fh) {
+  try {
+    *fh = engine.open(path);
+    return true;
+  } catch (const RunError&) {
+    if (::access(path.c_str(), F_OK) != 0 && errno == ENOENT) return false;
+    throw;
+  }
+}
+
 std::unique_ptr<Engine> open_engine(const std::string& engine, std::size_t block_size) {
   EngineOptions eo;
   eo.queue_depth = 1;
@@ -148,7 +162,8 @@ class FileReader : public SampleReader {
       : files_(files), engine_(open_engine(engine, block_size)) {}
   std::uint64_t read(std::size_t i) override {
     std::string path = files_.absolute_path(i);
-    FileHandle fh = engine_->open(path);
+    FileHandle fh;
+    if (!open_unless_vanished(*engine_, path, &fh)) return 0;
     std::uint64_t n = 0;
     try {
       n = read_range(*engine_, fh, 0, files_.file_size(i), path);
@@ -159,6 +174,8 @@ class FileReader : public SampleReader {
     engine_->close(fh);
     return n;
   }
+  std::uint64_t planned_bytes(std::size_t i) const override { return files_.file_size(i); }
+  Engine::OpenCounts open_counts() const override { return engine_->open_counts(); }
 
  private:
   const FileSet& files_;
@@ -198,9 +215,12 @@ class RecordReader : public SampleReader {
     std::size_t shard = std::size_t(it - first_.begin()) - 1;
     std::uint64_t r = std::uint64_t(i) - first_[shard];
     std::string path = files_.absolute_path(shard);
-    if (handles_[shard] < 0) handles_[shard] = engine_->open(path);  // kept open: shards are few
+    // Kept open: shards are few.
+    if (handles_[shard] < 0 && !open_unless_vanished(*engine_, path, &handles_[shard])) return 0;
     return read_range(*engine_, handles_[shard], r * record_size_, record_size_, path);
   }
+  std::uint64_t planned_bytes(std::size_t) const override { return record_size_; }
+  Engine::OpenCounts open_counts() const override { return engine_->open_counts(); }
 
  private:
   const FileSet& files_;
@@ -255,6 +275,7 @@ class MemoryReader : public SampleReader {
     }
     return size;
   }
+  std::uint64_t planned_bytes(std::size_t i) const override { return files_.file_size(i); }
 
  private:
   const FileSet& files_;
@@ -291,6 +312,7 @@ class DelayReader : public SampleReader {
       std::this_thread::sleep_for(std::chrono::nanoseconds(deadline_ - now));
     return bytes_;
   }
+  std::uint64_t planned_bytes(std::size_t) const override { return bytes_; }
 
  private:
   std::uint64_t bytes_;
@@ -319,6 +341,7 @@ struct Batch {
   bool ready = false;
   std::uint64_t samples = 0;
   std::uint64_t bytes = 0;
+  std::uint64_t planned = 0;
 };
 
 struct WorkerTotals {
@@ -339,7 +362,8 @@ struct RunState {
 };
 
 struct TrainerOutcome {
-  std::uint64_t samples = 0, bytes = 0, steps = 0, warmup = 0;
+  std::uint64_t samples = 0, bytes = 0, planned = 0, steps = 0, warmup = 0;
+  Engine::OpenCounts opens;
   std::int64_t wait_ns = 0, compute_ns = 0, step_ns = 0;
   std::int64_t first_t0 = 0, last_t2 = 0;
   bool measured = false;
@@ -361,6 +385,7 @@ Batch build_batch(SampleReader& reader, const std::vector<std::size_t>& indices,
     totals.read_ns += t1 - t0;
     totals.transform_ns += t2 - t1;
     b.bytes += n;
+    b.planned += reader.planned_bytes(indices[k]);
     ++b.samples;
   }
   b.ready = true;
@@ -379,6 +404,10 @@ class Trainer {
       for (int e = 0; e < o_.epochs && !run_.failed; ++e) run_epoch(e);
     } catch (const std::exception& ex) {
       run_.fail(ex.what());
+    }
+    for (const auto& r : readers_) {
+      outcome.opens.noatime += r->open_counts().noatime;
+      outcome.opens.plain += r->open_counts().plain;
     }
     readers_.clear();
   }
@@ -478,6 +507,7 @@ class Trainer {
     ++outcome.steps;
     outcome.samples += b.samples;
     outcome.bytes += b.bytes;
+    outcome.planned += b.planned;
     outcome.wait_ns += t1 - t0;
     outcome.compute_ns += t2 - t1;
     outcome.step_ns += t2 - t0;
@@ -552,6 +582,9 @@ LoaderResult LoaderSim::run() {
     const TrainerOutcome& o = t->outcome;
     r.samples += o.samples;
     r.bytes += o.bytes;
+    r.bytes_planned += o.planned;
+    r.opens.noatime += o.opens.noatime;
+    r.opens.plain += o.opens.plain;
     r.steps += o.steps;
     r.warmup_steps += o.warmup;
     wait += o.wait_ns;

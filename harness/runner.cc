@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <bit>
 #include <chrono>
 #include <cstring>
@@ -29,6 +30,7 @@
 #include <mutex>
 #include <sys/resource.h>
 #include <thread>
+#include <unistd.h>
 
 #include "feedbench/error.h"
 
@@ -154,6 +156,11 @@ struct alignas(64) Worker {
   std::uint64_t bytes = 0;
   std::uint64_t reads = 0;
   std::uint64_t files = 0;
+  std::uint64_t planned = 0;
+  std::uint64_t short_reads = 0;
+  std::uint64_t vanished = 0;
+  std::uint64_t noatime_opens = 0;
+  std::string incomplete;  // first shortfall (written only when one happens)
   std::int64_t end_ns = 0;
   std::int64_t cpu_ns = 0;     // this thread's CPU from the start signal to its last completion
   bool ready = false;          // engine created
@@ -214,6 +221,7 @@ void run_worker(Shared& shared, Worker& me, unsigned w) {
   std::vector<std::int64_t> started(qd);
   std::vector<int> slot_entry(qd);
   std::vector<std::uint64_t> slot_offset(qd);
+  std::vector<std::uint64_t> slot_planned(qd);
   std::string path;
   path.reserve(4096);
   const bool record = options.record_latency;
@@ -226,6 +234,13 @@ void run_worker(Shared& shared, Worker& me, unsigned w) {
   auto fail_file = [&](std::uint32_t file, const std::string& what) {
     shared.fail(what + " (" + files.absolute_path(file) + ")");
   };
+  // What a read can return: up to the file's end as scanned.
+  auto planned_of = [&](const WorkItem& it) -> std::uint64_t {
+    const std::uint64_t size = files.file_size(it.file);
+    return it.offset >= size ? 0 : std::min<std::uint64_t>(it.length, size - it.offset);
+  };
+  // Whole-file patterns hand a vanished file's remaining reads to the same worker: skip them.
+  std::uint32_t vanished_file = UINT32_MAX;
 
   unsigned in_flight = 0;
   bool more = true;
@@ -242,6 +257,11 @@ void run_worker(Shared& shared, Worker& me, unsigned w) {
         }
         have_item = true;
       }
+      if (!random && item.file == vanished_file) {
+        me.planned += planned_of(item);
+        have_item = false;
+        continue;
+      }
       int e = open_files.find(item.file);
       if (e < 0) {
         if (open_files.full()) {
@@ -257,6 +277,15 @@ void run_worker(Shared& shared, Worker& me, unsigned w) {
         try {
           h = engine->open(path);
         } catch (const std::exception& ex) {
+          if (::access(path.c_str(), F_OK) != 0 && errno == ENOENT) {
+            // Removed since the scan: the round goes on without it, and is not complete.
+            ++me.vanished;
+            me.planned += planned_of(item);
+            if (me.incomplete.empty()) me.incomplete = path + ": removed since the scan";
+            vanished_file = item.file;
+            have_item = false;
+            continue;
+          }
           shared.fail(ex.what());
           stopped = true;
           break;
@@ -270,6 +299,8 @@ void run_worker(Shared& shared, Worker& me, unsigned w) {
       const std::uint32_t slot = free_slots[qd - 1 - in_flight - n];
       slot_entry[slot] = e;
       slot_offset[slot] = item.offset;
+      slot_planned[slot] = planned_of(item);
+      me.planned += slot_planned[slot];
       ops[n++] = ReadOp{entry.handle, slot, item.length, item.offset};
       have_item = false;
     }
@@ -301,8 +332,14 @@ void run_worker(Shared& shared, Worker& me, unsigned w) {
                                                   " failed", int(-c.result)));
         stopped = true;
       } else {
-        me.bytes += std::uint64_t(c.result);  // short at end of file: fine
+        me.bytes += std::uint64_t(c.result);  // short at end of file: planned so
         ++me.reads;
+        if (std::uint64_t(c.result) < slot_planned[c.slot]) {
+          if (me.short_reads++ == 0 && me.incomplete.empty())
+            me.incomplete = files.absolute_path(entry.file) + ": read " + std::to_string(c.result) +
+                            " of " + std::to_string(slot_planned[c.slot]) + " bytes at offset " +
+                            std::to_string(slot_offset[c.slot]) + " (it shrank since the scan)";
+        }
         if (record) me.latency.record(std::uint64_t(std::max<std::int64_t>(0, t - started[c.slot])));
       }
       --in_flight;
@@ -316,6 +353,7 @@ void run_worker(Shared& shared, Worker& me, unsigned w) {
   }
   me.end_ns = now_ns();
   me.cpu_ns = thread_cpu_ns() - cpu_start;
+  me.noatime_opens = engine->open_counts().noatime;
 
   // Files a random round kept open (or an error left open) close after the clock. The kernel
   // keeps its own reference for a read still in flight after an engine failure.
@@ -360,6 +398,11 @@ RoundStats run_round(const FileSet& files, Workload& workload, const RoundOption
     stats.bytes += w.bytes;
     stats.reads += w.reads;
     stats.files += w.files;
+    stats.bytes_planned += w.planned;
+    stats.short_reads += w.short_reads;
+    stats.files_vanished += w.vanished;
+    stats.noatime_opens += w.noatime_opens;
+    if (stats.incomplete.empty()) stats.incomplete = w.incomplete;
     stats.latency.merge(w.latency);
     end = std::max(end, w.end_ns);
     stats.cpu_seconds += double(w.cpu_ns) * 1e-9;

@@ -3,14 +3,18 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <benchmark/benchmark.h>
@@ -18,6 +22,7 @@
 
 #include "collecting_reporter.h"
 #include "csv_writer.h"
+#include "feedbench/cache_verification.h"
 #include "feedbench/config.h"
 #include "feedbench/dataset.h"
 #include "feedbench/environment.h"
@@ -102,9 +107,37 @@ bool uses_state(const Plan& plan, const std::string& state) {
   return false;
 }
 
-nlohmann::json describe_selection(const FileSet& files) {
-  return {{"root", files.root()}, {"files", files.size()}, {"bytes", files.total_bytes()},
-          {"fingerprint", files.fingerprint()}};
+// `content`: the content fingerprint, computed before any case ran ("" when not asked for).
+nlohmann::json describe_selection(const FileSet& files, const std::string& content) {
+  nlohmann::json j = {{"root", files.root()}, {"files", files.size()}, {"bytes", files.total_bytes()},
+                      {"fingerprint", files.fingerprint()}, {"fingerprint_kind", "metadata"}};
+  if (!content.empty()) {
+    j["content_fingerprint"] = content;
+    j["content_sample"] = kContentSampleDescription;
+  }
+  return j;
+}
+
+// Nothing measured is never a success: an empty selection is bad input, found before any case
+// runs. An empty folder is also what an unmounted mount point looks like.
+void require_files(const FileSet& files, const char* role, const std::vector<std::string>& include) {
+  if (!files.empty()) return;
+  std::string globs;
+  for (const std::string& g : include) globs += (globs.empty() ? "'" : ", '") + g + "'";
+  std::error_code ec;
+  const bool empty_folder = std::filesystem::is_empty(files.root(), ec) && !ec;
+  throw InputError(std::string("dataset.") + role + ": the " + role + " selection under " +
+                   files.root() + " holds no files" +
+                   (include.empty() ? std::string() : " (include: " + globs + ")") +
+                   (empty_folder ? ": the folder is empty (is its file system mounted?)" : "") +
+                   "; nothing to measure");
+}
+
+// NOTE: test hook: FEEDBENCH_RUN_TEST_DELAY_MS sleeps that long once the paths are printed and
+// before the first case, so a test can change the data set between the scan and the rounds.
+void sleep_for_test_hook() {
+  const char* ms = std::getenv("FEEDBENCH_RUN_TEST_DELAY_MS");
+  if (ms && *ms) std::this_thread::sleep_for(std::chrono::milliseconds(std::atol(ms)));
 }
 
 // The environment variables that change a run and were set: Google Benchmark's, feedbench's,
@@ -131,10 +164,12 @@ int run_main(int argc, char** argv) {
   const std::string format = peek_benchmark_flag(argc, argv, "format");
   const std::string color = peek_benchmark_flag(argc, argv, "color");
   const bool repetitions_from_flag = !peek_benchmark_flag(argc, argv, "repetitions").empty();
+  const std::string filter = peek_benchmark_flag(argc, argv, "filter");
   // Removes --benchmark_*=VALUE flags; what is left is ours, parsed strictly below.
   benchmark::Initialize(&argc, argv, [] { std::fputs(kUsage, stdout); });
 
   std::string config_path, out_path, csv_path, markdown_path, emit_fio_dir;
+  std::string fingerprint_kind = "metadata";
   std::vector<std::string> sets;
   po::options_description opts("options");
   opts.add_options()
@@ -147,7 +182,10 @@ int run_main(int argc, char** argv) {
       ("csv", po::value(&csv_path), "also write one CSV row per benchmark run")
       ("markdown", po::value(&markdown_path), "also write a Markdown summary (CI job summary, PR)")
       ("emit-fio", po::value(&emit_fio_dir), "write the equivalent fio job file of each file_read case into DIR, then run")
-      ("allow-unverified-cache", "measure path:cache cases even without a matching manifest (recorded)")
+      ("allow-unverified-cache", "measure path:cache cases even when the cache fails its checks (recorded)")
+      ("verify-cache", "re-hash every cache file against the manifest's SHA-256 before measuring (default: compare the listing, sizes and mtimes)")
+      ("fingerprint", po::value(&fingerprint_kind)->value_name("KIND"),
+       "metadata (default: names, sizes, mtimes) or content (also hash the first, middle and last 4 KiB of each file)")
       ("no-latency", "do not time each read (measures the harness's own overhead)")
       ("dry-run", "scan and plan, print the cases, the time and memory taken; run nothing")
       ("quiet,q", "no table, no progress: the summary and the result path only");
@@ -160,6 +198,8 @@ int run_main(int argc, char** argv) {
     return 0;
   }
   if (config_path.empty()) throw InputError("--config: required (an experiment config, e.g. configs/demo.json)");
+  if (fingerprint_kind != "metadata" && fingerprint_kind != "content")
+    throw InputError("--fingerprint: expected metadata or content, got '" + fingerprint_kind + "'");
 
   // With --benchmark_format=json or csv, stdout carries that format alone: feedbench's own
   // lines (paths, summary, result path) go to stderr so `> out.json` stays parseable.
@@ -181,9 +221,11 @@ int run_main(int argc, char** argv) {
 
   // Each root is scanned once; every case reads from these FileSets.
   context.source = scan_dataset(config.source_root, config.include);
+  require_files(*context.source, "source", config.include);
   if (uses_path(plan, "cache") || !config.cache_root.empty()) {
     if (!config.cache_root.empty() && std::filesystem::is_directory(config.cache_root))
       context.cache = scan_dataset(config.cache_root, config.include);
+    if (context.cache && uses_path(plan, "cache")) require_files(*context.cache, "cache", config.include);
   }
   const double plan_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -213,16 +255,39 @@ int run_main(int argc, char** argv) {
     return 0;
   }
 
-  // A cache that does not match its source is refused, not measured.
+  // A cache that does not match its source, or whose folder no longer holds what its manifest
+  // lists, is refused, not measured: one checked before any case, so nothing half-runs.
   nlohmann::json manifest = nullptr;
+  nlohmann::json verification = nullptr;
+  bool cache_verified = false;
   if (uses_path(plan, "cache")) {
     std::string why = check_cache(config.cache_root, *context.source);
+    if (why.empty() && context.cache) {
+      CacheVerification v =
+          vm.count("verify-cache")
+              ? rehash_cache(config.cache_root, *context.cache, *context.source, context.show_progress)
+              : check_cache_listing(config.cache_root, *context.cache, *context.source);
+      verification = v.to_json();
+      cache_verified = v.ok;
+      why = v.summary(config.cache_root);
+    } else if (!why.empty()) {
+      verification = {{"method", vm.count("verify-cache") ? "sha256" : "listing+sizes+mtimes"},
+                      {"ok", false}, {"problems", {why}}, {"files_checked", 0}, {"bytes_checked", 0}};
+    }
     if (!why.empty()) {
       if (!context.allow_unverified_cache)
         throw InputError(why + " (or pass --allow-unverified-cache to measure it anyway)");
       std::fprintf(stderr, "warning: measuring an unverified cache: %s\n", why.c_str());
     }
     if (auto m = read_manifest_json(config.cache_root)) manifest = *m;
+  }
+
+  // The content fingerprint reads samples of every file; cold and warm cases set their page
+  // cache state afterwards, each before its own round.
+  std::string source_content, cache_content;
+  if (fingerprint_kind == "content") {
+    source_content = content_fingerprint(*context.source);
+    if (context.cache) cache_content = content_fingerprint(*context.cache);
   }
 
   // Say which paths are measured, before anything runs.
@@ -245,6 +310,7 @@ int run_main(int argc, char** argv) {
     std::fprintf(human, "wrote %zu fio job files to %s\n", n, emit_fio_dir.c_str());
   }
   std::fflush(human);
+  sleep_for_test_hook();
 
   register_plan(plan, context, repetitions_from_flag);
   std::unique_ptr<benchmark::BenchmarkReporter> display;
@@ -253,8 +319,14 @@ int run_main(int argc, char** argv) {
                                     color.empty() ? isatty(STDOUT_FILENO) != 0
                                                   : (color == "true" || color == "yes" || color == "1" || color == "auto"));
   CollectingReporter reporter(std::move(display), context.log);
-  benchmark::RunSpecifiedBenchmarks(&reporter);
+  const std::size_t cases_run = benchmark::RunSpecifiedBenchmarks(&reporter);
   benchmark::Shutdown();
+  if (cases_run == 0) {
+    // Nothing measured: no result file, and not a success.
+    std::fprintf(stderr, "feedbench run: nothing measured: no case matches --benchmark_filter=%s "
+                 "(%zu cases in the plan; --dry-run lists them)\n", filter.c_str(), plan.cases.size());
+    return 1;
+  }
 
   ResultDocument doc;
   doc.context = reporter.context();
@@ -266,11 +338,12 @@ int run_main(int argc, char** argv) {
                 {"resolved", config.resolved}, {"dropped", plan.dropped}};
   // The ${VAR:-default} fallbacks that applied: the user did not set these variables.
   doc.config["defaults_used"] = config.defaults_used;
-  doc.dataset["source"] = describe_selection(*context.source);
+  doc.dataset["source"] = describe_selection(*context.source, source_content);
   if (context.cache) {
-    doc.dataset["cache"] = describe_selection(*context.cache);
+    doc.dataset["cache"] = describe_selection(*context.cache, cache_content);
     doc.dataset["cache"]["manifest"] = manifest;
-    doc.dataset["cache"]["verified"] = manifest.is_object() && !context.allow_unverified_cache;
+    doc.dataset["cache"]["verified"] = cache_verified;
+    doc.dataset["cache"]["verification"] = verification;
     doc.dataset["cache"]["allow_unverified_cache"] = context.allow_unverified_cache;
   }
   doc.environment = describe_environment(paths);
@@ -284,7 +357,25 @@ int run_main(int argc, char** argv) {
 
   std::fprintf(human, "\n%s", format_summary(doc.summary).c_str());
   std::fprintf(human, "result: %s\n", out_path.c_str());
-  return 0;
+
+  // Every case skipped: the result file records why, but nothing was measured.
+  std::fflush(human);
+  std::vector<std::string> reasons;
+  std::set<std::string> cases;
+  for (const BenchmarkEntry& b : doc.benchmarks) {
+    if (b.run_type != "iteration") continue;
+    cases.insert(b.case_name);
+    if (!b.error_occurred) return 0;
+    if (std::find(reasons.begin(), reasons.end(), b.error_message) == reasons.end())
+      reasons.push_back(b.error_message);
+  }
+  std::string why;
+  for (std::size_t i = 0; i < reasons.size() && i < 3; ++i) why += (i ? "; " : "") + reasons[i];
+  if (reasons.size() > 3) why += "; and " + std::to_string(reasons.size() - 3) + " more";
+  std::fprintf(stderr, "feedbench run: nothing measured: every case was skipped (%zu %s; the "
+               "result file records why): %s\n", cases.size(), cases.size() == 1 ? "case" : "cases",
+               why.c_str());
+  return 1;
 }
 
 }  // namespace feedbench

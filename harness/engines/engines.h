@@ -1,5 +1,5 @@
-// Private to the engines: the factory of each engine and what they share (opening a file
-// for reading with a clear error, the completion queue of a synchronous engine).
+// Private to the engines: the factory of each engine and what they share (the file system's
+// name for messages, the completion queue of a synchronous engine).
 #pragma once
 
 #include <memory>
@@ -14,10 +14,6 @@ std::unique_ptr<Engine> make_psync(const EngineOptions& options);
 std::unique_ptr<Engine> make_mmap(const EngineOptions& options);
 std::unique_ptr<Engine> make_libaio(const EngineOptions& options);
 std::unique_ptr<Engine> make_io_uring(const EngineOptions& options);
-
-// Opens `path` read-only (O_DIRECT when `direct`). RETURNS: the fd. Throws RunError naming the
-// path; O_DIRECT refused (EINVAL) reads "O_DIRECT not supported by <fs> at <path>".
-int open_for_read(const std::string& path, bool direct);
 
 // RETURNS: the file system type of the folder or file at `path` ("ext4", "tmpfs", ...), or
 // "this file system" when it cannot be told.

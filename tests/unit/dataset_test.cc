@@ -181,5 +181,78 @@ TEST(DatasetFingerprintTest, FollowsTheDocumentedFormat) {
   EXPECT_EQ(set.fingerprint(), sha256_hex(std::string_view("a\0" "1\0" "2\n", 6)));
 }
 
+// The metadata fingerprint cannot see an edit that keeps the size and the mtime (a restore
+// from a backup, `touch -r`); the content fingerprint reads samples of every file and does.
+TEST(DatasetFingerprintTest, ContentFingerprintSeesEditsTheMetadataOneMisses) {
+  TempDir dir;
+  std::string big(100000, 'x');
+  for (std::size_t i = 0; i < big.size(); ++i) big[i] = char('a' + i * 7 % 26);
+  write_file(dir / "a/big.bin", big);
+  write_file(dir / "a/small.bin", "hello");
+  struct timespec times[2] = {{1000, 0}, {2000, 0}};
+  ASSERT_EQ(::utimensat(AT_FDCWD, (dir / "a/big.bin").c_str(), times, 0), 0);
+  const FileSet before = scan_dataset(dir.path());
+  const std::string content = content_fingerprint(before);
+  EXPECT_EQ(content.size(), 64u);
+  EXPECT_NE(content, before.fingerprint());
+  EXPECT_EQ(content_fingerprint(scan_dataset(dir.path())), content);
+
+  // One byte in each sampled block (first, middle, last 4 KiB), size and mtime put back.
+  for (std::size_t at : {std::size_t(10), std::size_t(50000 - 50000 % 4096 + 100), big.size() - 1}) {
+    std::string edited = big;
+    edited[at] = edited[at] == 'Z' ? 'Y' : 'Z';
+    write_file(dir / "a/big.bin", edited);
+    ASSERT_EQ(::utimensat(AT_FDCWD, (dir / "a/big.bin").c_str(), times, 0), 0);
+    const FileSet after = scan_dataset(dir.path());
+    EXPECT_EQ(after.fingerprint(), before.fingerprint()) << "metadata sees nothing at " << at;
+    EXPECT_NE(content_fingerprint(after), content) << "content misses the edit at " << at;
+  }
+  // A small file is read whole.
+  write_file(dir / "a/big.bin", big);
+  ASSERT_EQ(::utimensat(AT_FDCWD, (dir / "a/big.bin").c_str(), times, 0), 0);
+  write_file(dir / "a/small.bin", "jello");
+  EXPECT_NE(content_fingerprint(scan_dataset(dir.path())), content);
+}
+
+// Content, not metadata: a copy with other mtimes has the same content fingerprint. Reading
+// for it leaves the data and its access times as they were.
+TEST(DatasetFingerprintTest, ContentFingerprintIgnoresMtimesAndChangesNothing) {
+  TempDir dir;
+  write_file(dir / "src/x.bin", std::string(20000, 'q'));
+  write_file(dir / "copy/x.bin", std::string(20000, 'q'));
+  struct timespec old_atime[2] = {{1000, 0}, {UTIME_OMIT, UTIME_OMIT}};
+  old_atime[1].tv_nsec = UTIME_OMIT;
+  ASSERT_EQ(::utimensat(AT_FDCWD, (dir / "src/x.bin").c_str(), old_atime, 0), 0);
+  struct stat st_before{};
+  ASSERT_EQ(::stat((dir / "src/x.bin").c_str(), &st_before), 0);
+  struct timespec other_mtime[2] = {{UTIME_OMIT, UTIME_OMIT}, {12345, 0}};
+  other_mtime[0].tv_nsec = UTIME_OMIT;
+  ASSERT_EQ(::utimensat(AT_FDCWD, (dir / "copy/x.bin").c_str(), other_mtime, 0), 0);
+
+  const FileSet src = scan_dataset(dir / "src");
+  const FileSet copy = scan_dataset(dir / "copy");
+  EXPECT_NE(src.fingerprint(), copy.fingerprint());
+  EXPECT_EQ(content_fingerprint(src), content_fingerprint(copy));
+
+  struct stat st_after{};
+  ASSERT_EQ(::stat((dir / "src/x.bin").c_str(), &st_after), 0);
+  EXPECT_EQ(st_after.st_atim.tv_sec, st_before.st_atim.tv_sec) << "the access time changed";
+  EXPECT_EQ(st_after.st_mtim.tv_sec, st_before.st_mtim.tv_sec);
+  EXPECT_EQ(testing::read_file(dir / "src/x.bin"), std::string(20000, 'q'));
+}
+
+TEST(DatasetFingerprintTest, ContentFingerprintOfAVanishedFileIsRunErrorNamingIt) {
+  TempDir dir;
+  write_file(dir / "gone.bin", "x");
+  const FileSet files = scan_dataset(dir.path());
+  ASSERT_EQ(::unlink((dir / "gone.bin").c_str()), 0);
+  try {
+    content_fingerprint(files);
+    FAIL() << "no error for a vanished file";
+  } catch (const RunError& e) {
+    EXPECT_NE(std::string(e.what()).find("gone.bin"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace feedbench

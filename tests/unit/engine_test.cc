@@ -6,7 +6,10 @@
 
 #include <cstring>
 #include <random>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/statfs.h>
+#include <unistd.h>
 
 #include "feedbench/error.h"
 #include "test_util.h"
@@ -220,6 +223,110 @@ TEST(EngineTest, DeepQueueCompletesEveryRead) {
     EXPECT_EQ(engine->reap(done, 0), 0u) << name << ": nothing left";
     engine->close(fh);
   }
+}
+
+// A file truncated after the mapping was made: the pages past the new end raise SIGBUS on
+// access. The engine must hand back a short read (what was still there), never die.
+TEST(EngineTest, MmapFileTruncatedAfterOpenReadsShortWithoutSigbus) {
+  TempDir dir;
+  const std::string path = dir / "shrinks.bin";
+  const std::string data = random_bytes(64 * 1024, 9);
+  testing::write_file(path, data);
+  EngineOptions options;
+  options.block_size = 16384;
+  auto engine = make_engine("mmap", options);
+  FileHandle fh = engine->open(path);
+  ASSERT_EQ(::truncate(path.c_str(), 8192), 0);
+  Completion c;
+  // Wholly past the new end: nothing to read.
+  engine->submit(std::vector<ReadOp>{ReadOp{fh, 0, 16384, 16384}});
+  ASSERT_EQ(engine->reap(std::span<Completion>(&c, 1), 1), 1u);
+  EXPECT_EQ(c.result, 0);
+  // Straddling the new end: the bytes before it, and they are the file's.
+  engine->submit(std::vector<ReadOp>{ReadOp{fh, 0, 16384, 4096}});
+  ASSERT_EQ(engine->reap(std::span<Completion>(&c, 1), 1), 1u);
+  EXPECT_EQ(c.result, 4096);
+  EXPECT_EQ(std::memcmp(engine->buffer(0), data.data() + 4096, 4096), 0);
+  // Before it: whole.
+  engine->submit(std::vector<ReadOp>{ReadOp{fh, 0, 8192, 0}});
+  ASSERT_EQ(engine->reap(std::span<Completion>(&c, 1), 1), 1u);
+  EXPECT_EQ(c.result, 8192);
+  engine->close(fh);
+}
+
+// A file truncated before the mapping is made: the mapping covers what is there now.
+TEST(EngineTest, MmapMapsTheFileAsItIsWhenOpened) {
+  TempDir dir;
+  const std::string path = dir / "empty-now.bin";
+  testing::write_file(path, random_bytes(32768, 4));
+  ASSERT_EQ(::truncate(path.c_str(), 0), 0);
+  auto engine = make_engine("mmap", EngineOptions{});
+  FileHandle fh = engine->open(path);
+  Completion c;
+  engine->submit(std::vector<ReadOp>{ReadOp{fh, 0, 4096, 0}});
+  ASSERT_EQ(engine->reap(std::span<Completion>(&c, 1), 1), 1u);
+  EXPECT_EQ(c.result, 0);
+  engine->close(fh);
+}
+
+// Every engine opens with O_NOATIME where the kernel allows it (the owner, or CAP_FOWNER), so
+// a benchmark leaves access times, which tiering and cleanup tools rely on, as they were.
+TEST(EngineTest, OpensWithNoatimeAndLeavesTheAccessTime) {
+  TempDir dir;
+  const std::string path = dir / "atime.bin";
+  testing::write_file(path, random_bytes(8192, 5));
+  // An access time older than the modification time: relatime would update it on a read.
+  timespec times[2] = {{1000000, 0}, {0, UTIME_OMIT}};
+  ASSERT_EQ(::utimensat(AT_FDCWD, path.c_str(), times, 0), 0);
+  for (const auto& name : engine_names()) {
+    EngineOptions options;
+    options.direct = name == "libaio";
+    std::unique_ptr<Engine> engine;
+    try {
+      engine = make_engine(name, options);
+    } catch (const RunError&) {
+      continue;  // io_uring refused here
+    }
+    FileHandle fh;
+    try {
+      fh = engine->open(path);
+    } catch (const RunError& e) {
+      std::printf("skipping %s: %s\n", name.c_str(), e.what());  // O_DIRECT refused here
+      continue;
+    }
+    Completion c;
+    engine->submit(std::vector<ReadOp>{ReadOp{fh, 0, 4096, 0}});
+    ASSERT_EQ(engine->reap(std::span<Completion>(&c, 1), 1), 1u) << name;
+    EXPECT_EQ(c.result, 4096) << name;
+    engine->close(fh);
+    EXPECT_EQ(engine->open_counts().noatime, 1u) << name;
+    EXPECT_EQ(engine->open_counts().plain, 0u) << name;
+    struct stat st{};
+    ASSERT_EQ(::stat(path.c_str(), &st), 0);
+    EXPECT_EQ(st.st_atim.tv_sec, 1000000) << name << " changed the access time";
+  }
+}
+
+// Where the kernel refuses O_NOATIME (EPERM: not the owner), the engine opens without it and
+// counts the open as plain. Checked in a child that gives up root, on a file root owns.
+TEST(EngineTest, FallsBackWithoutNoatimeWhereTheKernelRefusesIt) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to create a file another user cannot own";
+  TempDir dir;
+  ASSERT_EQ(::chmod(dir.path().c_str(), 0755), 0);
+  const std::string path = dir / "theirs.bin";
+  testing::write_file(path, random_bytes(4096, 6));
+  ASSERT_EQ(::chmod(path.c_str(), 0644), 0);
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        if (::setgid(65534) != 0 || ::setuid(65534) != 0) std::_Exit(3);
+        auto engine = make_engine("psync", EngineOptions{});
+        engine->close(engine->open(path));
+        engine->close(engine->open(path));
+        const auto counts = engine->open_counts();
+        std::_Exit(counts.plain == 2 && counts.noatime == 0 ? 0 : 4);
+      },
+      ::testing::ExitedWithCode(0), "");
 }
 
 TEST(EngineTest, DirectOnTmpfsIsRunErrorNamingTheFileSystem) {

@@ -4,6 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
+#include <unistd.h>
+
 #include "feedbench/error.h"
 #include "feedbench/result.h"
 #include "loader_summary.h"
@@ -186,11 +190,53 @@ TEST(LoaderTest, FileAndRecordSourcesReadTheBytes) {
 }
 
 TEST(LoaderTest, AFailingReadStopsTheRunWithItsReason) {
-  FileSet files("/nonexistent-feedbench-root");
-  files.add("missing", 100, 0);
+  // A folder opens read-only, but reading it fails (EISDIR): an I/O error, not a shrunk file.
+  testing::TempDir dir;
+  std::filesystem::create_directories(dir / "sub");
+  FileSet files(dir.path());
+  files.add("sub", 100, 0);
   auto source = make_file_source(files, "psync");
   LoaderOptions o = options(1, 2, 100'000, 0);
-  EXPECT_THROW(LoaderSim(o, *source).run(), RunError);
+  try {
+    LoaderSim(o, *source).run();
+    FAIL() << "no error";
+  } catch (const RunError& e) {
+    EXPECT_NE(std::string(e.what()).find("sub"), std::string::npos) << e.what();
+  }
+}
+
+// Files that shrink or vanish after the scan do not stop the run; it reads less than its
+// samples hold at the scan, which the case then reports as an incomplete round.
+TEST(LoaderTest, ShrunkOrVanishedFilesReadLessThanPlanned) {
+  testing::TempDir dir;
+  FileSet files(dir.path());
+  for (int i = 0; i < 4; ++i) {
+    std::string rel = "s" + std::to_string(i);
+    testing::write_file(dir / rel, std::string(10000, 'x'));
+    files.add(rel, 10000, 0);
+  }
+  files.sort();
+  for (const char* engine : {"psync", "mmap"}) {
+    auto source = make_file_source(files, engine, 4096);
+    LoaderOptions o = options(2, 1, 100'000, 0);
+    o.warmup_steps = 0;
+    LoaderResult whole = LoaderSim(o, *source).run();
+    EXPECT_EQ(whole.bytes, 40000u) << engine;
+    EXPECT_EQ(whole.bytes_planned, 40000u) << engine;
+    EXPECT_EQ(whole.opens.noatime, 4u) << engine;
+    EXPECT_EQ(whole.opens.plain, 0u) << engine;
+  }
+  ASSERT_EQ(::truncate((dir / "s1").c_str(), 1000), 0);
+  ASSERT_EQ(::unlink((dir / "s2").c_str()), 0);
+  for (const char* engine : {"psync", "mmap"}) {
+    auto source = make_file_source(files, engine, 4096);
+    LoaderOptions o = options(2, 1, 100'000, 0);
+    o.warmup_steps = 0;
+    LoaderResult r = LoaderSim(o, *source).run();
+    EXPECT_EQ(r.samples, 4u) << engine;
+    EXPECT_EQ(r.bytes_planned, 40000u) << engine;
+    EXPECT_EQ(r.bytes, 21000u) << engine;
+  }
 }
 
 TEST(LoaderTest, BadOptionsAreInputErrors) {

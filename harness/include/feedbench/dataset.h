@@ -29,8 +29,9 @@ class FileSet {
   std::uint64_t file_size(std::size_t i) const { return entries_[i].size; }
   std::int64_t mtime_ns(std::size_t i) const { return entries_[i].mtime_ns; }
 
-  // SHA-256 (hex) over the sorted list of "relative path\0size\0mtime_ns\n": the answer to
-  // "same data?" without reading contents.
+  // The metadata fingerprint: SHA-256 (hex) over the sorted list of
+  // "relative path\0size\0mtime_ns\n". Answers "same files?" without reading contents; an
+  // edit that keeps size and mtime goes unseen (content_fingerprint reads samples).
   std::string fingerprint() const;
 
   // An entry of the root that the scan saw and did not keep (it is not a regular file, or it is
@@ -61,6 +62,23 @@ class FileSet {
 // at most `shown` names, then "and N more". Kinds in `ignore` are neither counted nor named.
 std::string left_out_note(const FileSet& files, const std::vector<std::string>& ignore = {},
                           std::size_t shown = 10);
+
+// The content fingerprint reads these blocks of each file: the first, the middle (aligned
+// down) and the last kContentSampleBytes, or the whole file when it is no larger than three.
+inline constexpr std::uint64_t kContentSampleBytes = 4096;
+inline constexpr const char* kContentSampleDescription =
+    "SHA-256 of the first, middle and last 4 KiB of each file (whole files up to 12 KiB)";
+
+// RETURNS: hex SHA-256 of the sampled blocks of `files`' file i as it is now (with the bytes
+// each pread returned, so a file that shrank gives another digest). Opens with O_NOATIME where
+// allowed; never writes. Throws RunError naming the file when it cannot be opened or read.
+std::string sampled_content_digest(const FileSet& files, std::size_t i);
+
+// The content fingerprint: SHA-256 (hex) over "relative path\0size\0sampled digest\n" per
+// file, in order. Independent of mtimes, so a faithful copy has its source's; reads about
+// 12 KiB per file (the reads populate the page cache: cold and warm cases set their state
+// afterwards, per case). Throws RunError as sampled_content_digest.
+std::string content_fingerprint(const FileSet& files);
 
 // True when `relative_path` matches `glob` ("*" and "?" stay inside one folder, "**" spans
 // folders: "validation/**", "**/*.jpg").

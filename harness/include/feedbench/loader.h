@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "feedbench/dataset.h"
+#include "feedbench/engine.h"
 #include "feedbench/histogram.h"
 #include "feedbench/units.h"
 
@@ -22,8 +23,13 @@ namespace feedbench {
 class SampleReader {
  public:
   virtual ~SampleReader() = default;
-  // Reads sample i in full. RETURNS: bytes read. Throws RunError on an I/O failure.
+  // Reads sample i in full. RETURNS: bytes read (fewer than planned_bytes(i) when its file
+  // shrank or vanished since the scan). Throws RunError on an I/O failure.
   virtual std::uint64_t read(std::size_t i) = 0;
+  // RETURNS: the bytes a complete read of sample i returns.
+  virtual std::uint64_t planned_bytes(std::size_t i) const = 0;
+  // RETURNS: the opens this reader made with and without O_NOATIME (none without files).
+  virtual Engine::OpenCounts open_counts() const { return {}; }
 };
 
 // Where samples come from. Shared by every worker; each worker reads through its own reader.
@@ -71,6 +77,9 @@ struct LoaderOptions {
 struct LoaderResult {
   std::uint64_t samples = 0;  // in measured steps, all trainers
   std::uint64_t bytes = 0;    // read for measured steps
+  std::uint64_t bytes_planned = 0;  // what those samples hold at the scan: more than `bytes`
+                                    // when files shrank or vanished during the run
+  Engine::OpenCounts opens;  // every open of the run (warm-up included), with/without O_NOATIME
   std::uint64_t steps = 0;    // measured steps, all trainers
   std::uint64_t warmup_steps = 0;  // excluded
   double measured_s = 0;  // wall: first measured step start to last step end
