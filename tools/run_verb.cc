@@ -55,20 +55,6 @@ std::string peek_benchmark_flag(int argc, char** argv, const std::string& name) 
   return value;
 }
 
-// --set key=value: the value is JSON when it parses as JSON ("[1,2]", "4", "true"), else a string.
-nlohmann::json parse_sets(const std::vector<std::string>& sets) {
-  nlohmann::json out = nlohmann::json::object();
-  for (const std::string& s : sets) {
-    auto eq = s.find('=');
-    if (eq == std::string::npos || eq == 0)
-      throw InputError("--set " + s + ": expected KEY=VALUE, e.g. --set repetitions=1");
-    std::string key = s.substr(0, eq), value = s.substr(eq + 1);
-    nlohmann::json parsed = nlohmann::json::parse(value, nullptr, false);
-    out[key] = parsed.is_discarded() ? nlohmann::json(value) : parsed;
-  }
-  return out;
-}
-
 std::string utc_stamp() {
   std::time_t now = std::time(nullptr);
   std::tm tm{};
