@@ -116,10 +116,12 @@ int run_main(int argc, char** argv) {
   const std::string format = peek_benchmark_flag(argc, argv, "format");
   const std::string color = peek_benchmark_flag(argc, argv, "color");
   const bool repetitions_from_flag = !peek_benchmark_flag(argc, argv, "repetitions").empty();
+  check_benchmark_flags(argc, argv);
   // Removes --benchmark_*=VALUE flags; what is left is ours, parsed strictly below.
   benchmark::Initialize(&argc, argv, [] { std::fputs(kUsage, stdout); });
 
-  std::string config_path, out_path, csv_path, markdown_path, emit_fio_dir;
+  std::string config_path, out_path, csv_path, markdown_path, emit_fio_dir,
+      max_cases_text = std::to_string(kDefaultMaxCases);
   std::vector<std::string> sets;
   po::options_description opts("options");
   opts.add_options()
@@ -134,6 +136,7 @@ int run_main(int argc, char** argv) {
       ("emit-fio", po::value(&emit_fio_dir), "write the equivalent fio job file of each file_read case into DIR, then run")
       ("allow-unverified-cache", "measure path:cache cases even without a matching manifest (recorded)")
       ("no-latency", "do not time each read (measures the harness's own overhead)")
+      ("max-cases", po::value(&max_cases_text)->value_name("N"), "refuse a config whose sweeps make more than N cases  [10000]")
       ("dry-run", "scan and plan, print the cases, the time and memory taken; run nothing")
       ("quiet,q", "no table, no progress: the summary and the result path only");
   po::variables_map vm;
@@ -155,7 +158,7 @@ int run_main(int argc, char** argv) {
   if (vm.count("cache")) overrides.cache = vm["cache"].as<std::string>();
   overrides.set = parse_sets(sets);
   Config config = load_config(config_path, overrides);
-  Plan plan = expand_plan(config);
+  Plan plan = expand_plan(config, parse_whole_number(max_cases_text, "--max-cases", 1, UINT64_MAX));
 
   RunContext context;
   context.config = &config;
