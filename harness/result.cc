@@ -87,9 +87,10 @@ class Reader {
   std::int64_t integer(const std::string& key, bool required, std::int64_t fallback) const {
     const ojson* v = find(key);
     if (!v) return required ? (missing(key, "an integer"), 0) : fallback;
+    if (!v->is_number_integer()) fail(path(key), "an integer", *v);
     // A uint64 past int64's range would wrap to a negative number.
-    if (!v->is_number_integer() || (v->is_number_unsigned() && v->get<std::uint64_t>() > std::uint64_t(INT64_MAX)))
-      fail(path(key), "an integer from -9223372036854775808 to 9223372036854775807", *v);
+    if (v->is_number_unsigned() && v->get<std::uint64_t>() > std::uint64_t(INT64_MAX))
+      fail(path(key), "an integer of at most 9223372036854775807", *v);
     return v->get<std::int64_t>();
   }
   double number(const std::string& key, bool required, double fallback) const {
