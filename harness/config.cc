@@ -18,6 +18,7 @@
 
 #include "feedbench/error.h"
 #include "feedbench/experiment_schema.h"
+#include "feedbench/json_limits.h"
 #include "feedbench/sha256.h"
 
 namespace feedbench {
@@ -295,7 +296,15 @@ void expand_strings(json& node, const std::string& file, Tokens& at,
                     std::map<std::string, std::string>* used,
                     std::map<std::string, std::string>* defaulted) {
   if (node.is_string()) {
-    node = expand_env(node.get<std::string>(), file + ": " + pointer(at), used, defaulted);
+    const std::string& text = node.get_ref<const std::string&>();
+    if (text.find("${") == std::string::npos) return;
+    std::string expanded = expand_env(text, file + ": " + pointer(at), used, defaulted);
+    // A value from the environment meets the same bound as one written in the file.
+    if (expanded.size() > kConfigLimits.max_string_bytes)
+      throw InputError(file + ": " + pointer(at) + ": expected a string of at most " +
+                       std::to_string(kConfigLimits.max_string_bytes) + " bytes (the limit for a config) after ${VAR} expansion, got " +
+                       std::to_string(expanded.size()) + " bytes");
+    node = std::move(expanded);
   } else if (node.is_object()) {
     for (auto& [key, value] : node.items()) {
       at.push_back(key);
@@ -328,6 +337,11 @@ std::map<std::string, std::string> apply_overrides(json& doc, const ConfigOverri
   if (!o.set.is_object()) throw InputError(file + ": --set: expected key=value pairs");
   const json& default_props = definition("defaults").at("properties");
   for (const auto& [key, value] : o.set.items()) {
+    try {
+      check_json_value(value, file, "/defaults/" + escape_token(key), kConfigLimits);
+    } catch (const InputError& e) {
+      throw InputError(std::string(e.what()) + " (from --set " + key + ")");
+    }
     bool known = false;
     if (default_props.contains(key)) {
       known = true;
@@ -464,7 +478,7 @@ std::string expand_env(const std::string& text, const std::string& where,
 Config parse_config(const std::string& text, const std::string& file, const ConfigOverrides& overrides) {
   json doc;
   try {
-    doc = json::parse(text);
+    doc = parse_json_within(text, file, kConfigLimits);
   } catch (const json::parse_error& e) {
     // Locate the byte nlohmann stopped at as line and column.
     std::size_t line = 1, column = 1;
@@ -516,10 +530,33 @@ Config parse_config(const std::string& text, const std::string& file, const Conf
 Config load_config(const std::string& path, const ConfigOverrides& overrides) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(errno_message(path + ": cannot read the config", errno));
-  std::stringstream text;
-  text << in.rdbuf();
+  // Refused by its size before reading; a pipe or device is read up to one byte past the limit.
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(path, ec)) {
+    auto size = std::filesystem::file_size(path, ec);
+    if (!ec) check_json_size(size, path, kConfigLimits);
+  }
+  std::string text(kConfigLimits.max_bytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
   if (in.bad()) throw InputError(errno_message(path + ": cannot read the config", errno));
-  return parse_config(text.str(), path, overrides);
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  return parse_config(text, path, overrides);
+}
+
+nlohmann::json parse_sets(const std::vector<std::string>& sets) {
+  json out = json::object();
+  for (const std::string& s : sets) {
+    auto eq = s.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw InputError("--set " + s + ": expected KEY=VALUE, e.g. --set repetitions=1");
+    std::string key = s.substr(0, eq), value = s.substr(eq + 1);
+    try {
+      out[key] = parse_json_within(value, "--set " + key, kSetValueLimits);
+    } catch (const json::parse_error&) {
+      out[key] = value;  // not JSON: a string
+    }
+  }
+  return out;
 }
 
 }  // namespace feedbench

@@ -19,9 +19,11 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "feedbench/error.h"
+#include "feedbench/units.h"
 
 namespace feedbench {
 namespace {
@@ -85,6 +87,25 @@ bool folder_is_empty(const std::string& path) {
   return empty;
 }
 
+// Refuses a data set larger than the free space where `out` is (or would be created), before
+// anything is written: a full disk half-way through helps nobody.
+void check_free_space(const GenOptions& o, std::uint64_t bytes) {
+  std::string at = o.out;
+  struct statvfs fs {};
+  // `out` may not exist yet: ask its nearest existing parent.
+  while (::statvfs(at.c_str(), &fs) != 0) {
+    if ((errno != ENOENT && errno != ENOTDIR) || at == "/" || at == ".") return;  // the create names it
+    const auto slash = at.find_last_of('/');
+    at = slash == std::string::npos ? "." : slash == 0 ? "/" : at.substr(0, slash);
+  }
+  const unsigned __int128 free_bytes = static_cast<unsigned __int128>(fs.f_bavail) * fs.f_frsize;
+  if (bytes <= free_bytes) return;
+  const std::string need = bytes == UINT64_MAX ? "more than " + std::to_string(UINT64_MAX) : std::to_string(bytes);
+  throw InputError("--files/--file-size: the data set needs " + need + " bytes (" + format_size(double(bytes)) +
+                   "), more than the " + std::to_string(static_cast<std::uint64_t>(free_bytes)) + " bytes (" +
+                   format_size(double(free_bytes)) + ") free on the file system at '" + at + "'");
+}
+
 // Writes file `index` under `out_fd`: "<name>.fbtmp", then renamed. RETURNS bytes written.
 std::uint64_t write_one(const GenOptions& o, int out_fd, std::uint64_t index, char* buffer,
                         std::size_t buffer_size) {
@@ -134,6 +155,9 @@ void validate_gen_options(const GenOptions& o) {
   if (o.min_size == 0) throw InputError("--file-size: expected at least 1 byte");
   if (o.min_size > o.max_size)
     throw InputError("--file-size: the range MIN..MAX must have MIN <= MAX");
+  if (o.layout != GenLayout::kShards && o.files > o.max_files)
+    throw InputError("--files: expected at most " + std::to_string(o.max_files) +
+                     " files (raise the limit with --max-files N), got " + std::to_string(o.files));
   switch (o.layout) {
     case GenLayout::kClasses:
       if (o.classes == 0) throw InputError("--classes: expected at least 1 class");
@@ -148,10 +172,28 @@ void validate_gen_options(const GenOptions& o) {
                          std::to_string(o.files) + " records would leave shards empty");
       if (o.min_size != o.max_size)
         throw InputError("--file-size: --layout shards holds fixed-size records; expected one size, not a range");
+      if (o.shards > o.max_files)
+        throw InputError("--shards: expected at most " + std::to_string(o.max_files) +
+                         " files (raise the limit with --max-files N), got " + std::to_string(o.shards));
       break;
     case GenLayout::kFlat:
       break;
   }
+}
+
+std::uint64_t gen_total_bytes(const GenOptions& o) {
+  if (o.layout == GenLayout::kShards || o.min_size == o.max_size) {
+    // Records (or files) of one size: a product, saturated.
+    const std::uint64_t count = o.files;
+    return o.min_size != 0 && count > UINT64_MAX / o.min_size ? UINT64_MAX : count * o.min_size;
+  }
+  std::uint64_t total = 0;
+  for (std::uint64_t i = 0; i < o.files; ++i) {
+    const std::uint64_t size = gen_file_size(o, i);
+    if (total > UINT64_MAX - size) return UINT64_MAX;
+    total += size;
+  }
+  return total;
 }
 
 std::string gen_file_name(const GenOptions& o, std::uint64_t index) {
@@ -208,6 +250,8 @@ void gen_fill(std::uint64_t seed, std::uint64_t index, std::uint64_t offset, cha
 GenSummary generate_dataset(const GenOptions& o,
                             const std::function<void(const GenProgress&)>& progress) {
   validate_gen_options(o);
+  const std::uint64_t total_bytes = gen_total_bytes(o);
+  check_free_space(o, total_bytes);
   struct stat st;
   if (::stat(o.out.c_str(), &st) == 0) {
     if (!S_ISDIR(st.st_mode)) throw InputError("--out '" + o.out + "': exists and is not a folder");
@@ -244,7 +288,7 @@ GenSummary generate_dataset(const GenOptions& o,
 
   GenProgress total_progress;
   total_progress.files_total = summary.files;
-  for (std::uint64_t i = 0; i < summary.files; ++i) total_progress.bytes_total += gen_file_size(o, i);
+  total_progress.bytes_total = total_bytes;
 
   std::atomic<std::uint64_t> next{0}, files_done{0}, bytes_done{0};
   std::atomic<bool> failed{false};

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "feedbench/error.h"
+#include "feedbench/json_limits.h"
 #include "feedbench/sha256.h"
 
 namespace feedbench {
@@ -184,8 +185,15 @@ std::optional<Manifest> read_manifest(const std::string& cache_root, std::string
   std::string json_text, sums_text;
   if (!read_whole(json_path, &json_text)) return fail(json_path + " is missing");
   if (!read_whole(sums_path, &sums_text)) return fail(sums_path + " is missing");
-  nlohmann::json j = nlohmann::json::parse(json_text, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return fail(json_path + " is not valid JSON");
+  nlohmann::json j;
+  try {
+    j = parse_json_within(json_text, json_path, kManifestLimits);
+  } catch (const nlohmann::json::parse_error&) {
+    return fail(json_path + " is not valid JSON");
+  } catch (const InputError& e) {
+    return fail(e.what());  // past a limit: too large, too deep, a string too long
+  }
+  if (!j.is_object()) return fail(json_path + " is not valid JSON");
   try {
     if (j.value("schema", "") != kManifestSchema)
       return fail(json_path + ": /schema: expected \"" + kManifestSchema + "\"");

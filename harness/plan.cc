@@ -18,7 +18,13 @@ struct Param {
   const char* key;        // as written in configs
   const char* short_key;  // as written in case names
   Kind kind;
+  // Kind::integer: the range the code that reads it can hold (the schema's minimum and
+  // maximum say the same; a unit test checks). Kind::size: max is the largest size.
+  std::int64_t min = 0;
+  std::int64_t max = 0;
 };
+
+constexpr std::int64_t kMaxBlockBytes = std::int64_t{1} << 30;
 
 struct FamilySpec {
   const char* name;
@@ -31,29 +37,29 @@ const std::vector<FamilySpec>& family_specs() {
   static const std::vector<FamilySpec> specs = {
       {"file_read",
        {{"pattern", "pattern", Kind::choice},
-        {"block_size", "bs", Kind::size},
+        {"block_size", "bs", Kind::size, 1, kMaxBlockBytes},
         {"engine", "engine", Kind::choice},
-        {"queue_depth", "qd", Kind::integer},
-        {"workers", "workers", Kind::integer},
+        {"queue_depth", "qd", Kind::integer, 1, 4096},
+        {"workers", "workers", Kind::integer, 1, 1024},
         {"cache_state", "state", Kind::choice},
         {"path", "path", Kind::choice}}},
       {"loader",
-       {{"batch_size", "batch", Kind::integer},
-        {"workers", "workers", Kind::integer},
-        {"prefetch", "prefetch", Kind::integer},
+       {{"batch_size", "batch", Kind::integer, 1, 65536},
+        {"workers", "workers", Kind::integer, 1, 1024},
+        {"prefetch", "prefetch", Kind::integer, 1, 1024},
         {"step_time", "step", Kind::distribution},
         {"transform", "transform", Kind::transform},
-        {"samples", "samples", Kind::samples},
-        {"epochs", "epochs", Kind::integer},
-        {"steps", "steps", Kind::integer},
-        {"warmup_steps", "warmup", Kind::integer},
-        {"accelerators", "acc", Kind::integer},
+        {"samples", "samples", Kind::samples, 1, kMaxBlockBytes},
+        {"epochs", "epochs", Kind::integer, 1, 10000},
+        {"steps", "steps", Kind::integer, 0, 1000000000},
+        {"warmup_steps", "warmup", Kind::integer, 0, 1000000000},
+        {"accelerators", "acc", Kind::integer, 1, 1024},
         {"target_au", "target", Kind::number},
         {"engine", "engine", Kind::choice},
         {"cache_state", "state", Kind::choice},
         {"path", "path", Kind::choice}}},
       {"stage",
-       {{"workers", "workers", Kind::integer},
+       {{"workers", "workers", Kind::integer, 1, 1024},
         {"cache_state", "state", Kind::choice},
         {"verify", "verify", Kind::boolean}}},
   };
@@ -72,13 +78,25 @@ struct Choice {
   std::string where;
 };
 
+// RETURNS: true when `v` is an integer from `min` to `max` (a float or a uint64 past int64 is not).
+bool in_range(const json& v, std::int64_t min, std::int64_t max) {
+  if (!v.is_number_integer()) return false;
+  if (v.is_number_unsigned() && v.get<std::uint64_t>() > std::uint64_t(INT64_MAX)) return false;
+  const std::int64_t i = v.get<std::int64_t>();
+  return i >= min && i <= max;
+}
+
 // RETURNS: the canonical form of `v` as Case::params holds it. Throws InputError at `where`.
 json canonical(const Param& p, const json& v, const std::string& where) {
   switch (p.kind) {
     case Kind::size: {
+      if (v.is_number_integer() && !in_range(v, 1, p.max))
+        throw InputError(where + ": expected a size from 1 to " + std::to_string(p.max) + " bytes, got " + v.dump());
       std::uint64_t bytes = v.is_number_integer() ? v.get<std::uint64_t>()
                                                   : parse_size(v.get<std::string>(), where);
       if (bytes == 0) throw InputError(where + ": expected a size of at least 1 byte, got " + v.dump());
+      if (bytes > std::uint64_t(p.max))
+        throw InputError(where + ": expected a size of at most " + format_size(double(p.max)) + ", got " + v.dump());
       return bytes;
     }
     case Kind::distribution:
@@ -93,6 +111,8 @@ json canonical(const Param& p, const json& v, const std::string& where) {
       if (trimmed.starts_with("records:")) {
         std::uint64_t bytes = parse_size(trimmed.substr(8), where);
         if (bytes == 0) throw InputError(where + ": expected a record size of at least 1 byte, got " + v.dump());
+        if (bytes > std::uint64_t(p.max))
+          throw InputError(where + ": expected a record size of at most " + format_size(double(p.max)) + ", got " + v.dump());
         return "records:" + std::to_string(bytes);
       }
       return trimmed;
@@ -100,6 +120,10 @@ json canonical(const Param& p, const json& v, const std::string& where) {
     case Kind::number:
       return v.get<double>();
     case Kind::integer:
+      // The schema says the same; this keeps a value that bypassed it from being cut short.
+      if (!in_range(v, p.min, p.max))
+        throw InputError(where + ": expected an integer from " + std::to_string(p.min) + " to " +
+                         std::to_string(p.max) + ", got " + v.dump());
       return v.get<std::int64_t>();
     case Kind::boolean:
     case Kind::choice:
@@ -115,6 +139,12 @@ std::string value_text(const json& v) {
 
 // RETURNS: why the case cannot run, or "" when it can.
 std::string infeasible(const Case& c) {
+  if (c.family == "loader") {
+    const std::int64_t threads = c.integer("accelerators") * c.integer("workers");
+    if (threads > kMaxLoaderThreads)
+      return "accelerators x workers = " + std::to_string(threads) + " reader threads, more than the limit of " +
+             std::to_string(kMaxLoaderThreads);
+  }
   if (c.family != "file_read") return "";
   const std::string engine = c.str("engine");
   const std::string state = c.str("cache_state");
@@ -129,6 +159,24 @@ std::string infeasible(const Case& c) {
 std::string builtin_default_pointer(const std::string& family, const std::string& key) {
   return "/definitions/" + family + "/properties/" + key + "/default";
 }
+
+// RETURNS: the repetitions at `value` (written at `where`), checked against the range the
+// library and the schema take.
+int repetitions_at(const json& value, const std::string& where, const std::string& file) {
+  if (!in_range(value, 1, kMaxRepetitions))
+    throw InputError(file + ": " + where + ": expected an integer from 1 to " + std::to_string(kMaxRepetitions) +
+                     ", got " + value.dump());
+  return int(value.get<std::int64_t>());
+}
+
+// One family's sweep before its product is taken.
+struct FamilyAxes {
+  std::string family;
+  std::string at;  // "/families/<i>"
+  int repetitions = 3;
+  std::vector<std::vector<Choice>> axes;  // per parameter in canonical order
+  std::uint64_t count = 1;                // product of the axes' sizes, saturated
+};
 
 }  // namespace
 
@@ -158,24 +206,32 @@ double Case::number(const char* key) const {
 
 bool Case::has(const char* key) const { return params.contains(key); }
 
-Plan expand_plan(const Config& config) {
+Plan expand_plan(const Config& config, std::uint64_t max_cases) {
   const std::string& file = config.file;
   const json& defaults = config.defaults.is_object() ? config.defaults : json::object();
   const json& schema = experiment_schema();
   Plan plan;
   std::set<std::string> seen;
 
-  const int default_repetitions = defaults.value("repetitions", 3);
+  const int default_repetitions =
+      defaults.contains("repetitions") ? repetitions_at(defaults.at("repetitions"), "/defaults/repetitions", file) : 3;
   const std::uint64_t seed = defaults.value("seed", std::uint64_t{42});
 
+  // First every family's axes and the number of cases they make, then the cases themselves:
+  // a small config can sweep to more cases than memory holds, so they are counted first.
+  std::vector<FamilyAxes> families;
+  std::uint64_t total = 0;
   for (std::size_t i = 0; i < config.families.size(); ++i) {
     const json& entry = config.families[i];
-    const std::string family = entry.at("family").get<std::string>();
-    const std::string at = "/families/" + std::to_string(i);
+    FamilyAxes f;
+    f.family = entry.at("family").get<std::string>();
+    f.at = "/families/" + std::to_string(i);
+    const std::string& family = f.family;
+    const std::string& at = f.at;
     const FamilySpec& spec = spec_of(family);
 
     // Per parameter, the values to sweep: the family's own, else defaults', else built-in.
-    std::vector<std::vector<Choice>> axes;
+    std::vector<std::vector<Choice>>& axes = f.axes;
     for (const Param& p : spec.params) {
       json value;
       std::string where;
@@ -209,20 +265,41 @@ Plan expand_plan(const Config& config) {
       axes.push_back(std::move(axis));
     }
 
-    const int repetitions = entry.value("repetitions", default_repetitions);
+    f.repetitions = entry.contains("repetitions")
+                        ? repetitions_at(entry.at("repetitions"), at + "/repetitions", file)
+                        : default_repetitions;
+    for (const auto& axis : axes)
+      f.count = f.count > UINT64_MAX / axis.size() ? UINT64_MAX : f.count * axis.size();
+    total = total > UINT64_MAX - f.count ? UINT64_MAX : total + f.count;
+    families.push_back(std::move(f));
+  }
+
+  if (total > max_cases) {
+    std::string each;
+    for (const FamilyAxes& f : families)
+      each += (each.empty() ? "" : ", ") + f.at + " " + f.family + ": " +
+              (f.count == UINT64_MAX ? "more than " : "") + std::to_string(f.count);
+    throw InputError(file + ": /families: expected at most " + std::to_string(max_cases) +
+                     " cases (raise the limit with --max-cases N), got " + (total == UINT64_MAX ? "more than " : "") +
+                     std::to_string(total) + " from the sweeps (" + each + "); sweep fewer values");
+  }
+
+  for (const FamilyAxes& f : families) {
+    const FamilySpec& spec = spec_of(f.family);
+    const auto& axes = f.axes;
     // Cartesian product, the first parameter varying slowest.
     std::vector<std::size_t> index(axes.size(), 0);
     while (true) {
       Case c;
-      c.family = family;
-      c.repetitions = repetitions;
+      c.family = f.family;
+      c.repetitions = f.repetitions;
       c.seed = seed;
       for (std::size_t k = 0; k < axes.size(); ++k) c.params[spec.params[k].key] = axes[k][index[k]].value;
       const std::string name = c.name();
       if (std::string why = infeasible(c); !why.empty()) {
         plan.dropped.push_back(name + ": " + why);
       } else if (!seen.insert(name).second) {
-        plan.dropped.push_back(name + ": same as an earlier case (" + at + "), measured once");
+        plan.dropped.push_back(name + ": same as an earlier case (" + f.at + "), measured once");
       } else {
         plan.cases.push_back(std::move(c));
       }

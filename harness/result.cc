@@ -10,10 +10,12 @@
 #include <string_view>
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "feedbench/error.h"
 #include "feedbench/units.h"
+#include "feedbench/json_limits.h"
 
 namespace feedbench {
 
@@ -87,6 +89,9 @@ class Reader {
     const ojson* v = find(key);
     if (!v) return required ? (missing(key, "an integer"), 0) : fallback;
     if (!v->is_number_integer()) fail(path(key), "an integer", *v);
+    // A uint64 past int64's range would wrap to a negative number.
+    if (v->is_number_unsigned() && v->get<std::uint64_t>() > std::uint64_t(INT64_MAX))
+      fail(path(key), "an integer of at most 9223372036854775807", *v);
     return v->get<std::int64_t>();
   }
   double number(const std::string& key, bool required, double fallback) const {
@@ -308,7 +313,7 @@ ResultDocument ResultDocument::from_json(const nlohmann::ordered_json& j,
 ResultDocument ResultDocument::parse(const std::string& text, const std::string& where) {
   ojson j;
   try {
-    j = ojson::parse(text);
+    j = parse_ordered_json_within(text, where, kResultLimits);
   } catch (const nlohmann::json::parse_error& e) {
     // Line and column of the byte where parsing stopped (e.byte is 1-based).
     std::size_t end = std::min<std::size_t>(e.byte ? e.byte - 1 : 0, text.size());
@@ -336,10 +341,17 @@ ResultDocument ResultDocument::parse(const std::string& text, const std::string&
 ResultDocument ResultDocument::load(const std::string& path) {
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (!f) throw InputError(errno_message(path + ": cannot read result file", errno));
+  // Refused by its size before reading; a pipe is read up to one byte past the limit.
+  struct stat st {};
+  if (::fstat(::fileno(f), &st) == 0 && S_ISREG(st.st_mode) &&
+      std::uint64_t(st.st_size) > kResultLimits.max_bytes) {
+    std::fclose(f);
+    check_json_size(std::uint64_t(st.st_size), path, kResultLimits);
+  }
   std::string text;
   char buf[1 << 16];
   std::size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
+  while (text.size() <= kResultLimits.max_bytes && (n = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
   int err = std::ferror(f) ? errno : 0;
   std::fclose(f);
   if (err) throw InputError(errno_message(path + ": cannot read result file", err));

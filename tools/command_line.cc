@@ -1,9 +1,39 @@
 #include "command_line.h"
 
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <regex>
+#include <vector>
+
+#include "feedbench/error.h"
+#include "feedbench/plan.h"
+
 namespace po = boost::program_options;
 
 namespace feedbench {
 namespace {
+
+// Longest --benchmark_filter taken: std::regex compiles recursively, once per nesting level.
+constexpr std::size_t kMaxFilterBytes = 1024;
+
+// RETURNS: every value given for Google Benchmark flag `name`, each with what to call it in a
+// message: "--benchmark_NAME" for argv's --benchmark_NAME=VALUE, "BENCHMARK_NAME (environment)".
+std::vector<std::pair<std::string, std::string>> benchmark_flag_values(int argc, char** argv, const char* name) {
+  std::vector<std::pair<std::string, std::string>> out;
+  std::string env_name = std::string("BENCHMARK_") + name;
+  for (char& c : env_name) c = char(std::toupper(static_cast<unsigned char>(c)));
+  if (const char* env = std::getenv(env_name.c_str())) out.emplace_back(env_name + " (environment)", env);
+  const std::string flag = std::string("--benchmark_") + name;
+  const std::string prefix = flag + "=";
+  for (int i = 1; i < argc; ++i)
+    if (std::strncmp(argv[i], prefix.c_str(), prefix.size()) == 0) out.emplace_back(flag, argv[i] + prefix.size());
+  return out;
+}
+
 
 std::atomic<int> g_stop_signal{0};
 void on_stop_signal(int sig) { g_stop_signal.store(sig); }
@@ -20,6 +50,46 @@ bool parse_command_line(int argc, char** argv, const po::options_description& op
   if (vm.count("help")) return true;
   po::notify(vm);
   return false;
+}
+
+std::uint64_t parse_whole_number(const std::string& text, const std::string& option, std::uint64_t min,
+                                 std::uint64_t max) {
+  const bool digits = !text.empty() && text.size() <= 20 &&
+                      std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+  errno = 0;
+  const unsigned long long v = digits ? std::strtoull(text.c_str(), nullptr, 10) : 0;
+  if (!digits || errno == ERANGE || v < min || v > max) {
+    std::string shown = text.size() > 40 ? text.substr(0, 37) + "..." : text;
+    throw InputError(option + ": expected a whole number from " + std::to_string(min) + " to " +
+                     std::to_string(max) + ", got '" + shown + "'");
+  }
+  return v;
+}
+
+void check_benchmark_flags(int argc, char** argv) {
+  for (const auto& [flag, value] : benchmark_flag_values(argc, argv, "repetitions"))
+    parse_whole_number(value, flag, 1, std::uint64_t(kMaxRepetitions));
+  for (const auto& [flag, value] : benchmark_flag_values(argc, argv, "min_time")) {
+    char* end = nullptr;
+    errno = 0;
+    const double seconds = value.empty() ? -1 : std::strtod(value.c_str(), &end);
+    if (value.empty() || *end != '\0' || errno == ERANGE || !std::isfinite(seconds) || seconds < 0)
+      throw InputError(flag + ": expected a number of seconds of at least 0 (e.g. 0.5), got '" +
+                       (value.size() > 40 ? value.substr(0, 37) + "..." : value) + "'");
+  }
+  for (const auto& [flag, value] : benchmark_flag_values(argc, argv, "filter")) {
+    if (value.size() > kMaxFilterBytes)
+      throw InputError(flag + ": expected a regular expression of at most " + std::to_string(kMaxFilterBytes) +
+                       " bytes, got " + std::to_string(value.size()) + " bytes");
+    // As the library reads it: a leading '-' negates, "all" is everything.
+    const std::string spec = !value.empty() && value[0] == '-' ? value.substr(1) : value;
+    try {
+      std::regex compiled(spec == "all" ? "." : spec, std::regex::extended);
+    } catch (const std::regex_error& e) {
+      throw InputError(flag + ": expected a regular expression (POSIX extended), got '" +
+                       (value.size() > 60 ? value.substr(0, 57) + "..." : value) + "': " + e.what());
+    }
+  }
 }
 
 StopOnSignals::StopOnSignals() {

@@ -4,6 +4,8 @@
 
 #include <atomic>
 #include <csignal>
+#include <cstdint>
+#include <string>
 
 #include <boost/program_options.hpp>
 
@@ -15,6 +17,19 @@ namespace feedbench {
 bool parse_command_line(int argc, char** argv, const boost::program_options::options_description& options,
                         boost::program_options::variables_map& vm,
                         const boost::program_options::positional_options_description* positional = nullptr);
+
+// RETURNS: `text` as a whole number from `min` to `max`. Throws InputError "<option>: expected a
+// whole number from MIN to MAX, got 'TEXT'" for anything else (a sign, a fraction, an overflow).
+std::uint64_t parse_whole_number(const std::string& text, const std::string& option, std::uint64_t min,
+                                 std::uint64_t max);
+
+// Checks the Google Benchmark flags feedbench relies on, before benchmark::Initialize reads them
+// (the library takes --benchmark_repetitions=-1 and fails deep inside a run): repetitions a
+// whole number from 1 to kMaxRepetitions, min_time a number of seconds from 0, filter a regular
+// expression the library can compile. Looks at argv's --benchmark_NAME=VALUE and at the
+// BENCHMARK_NAME environment variables the library also reads.
+// Throws InputError naming the flag (or variable) and what was expected.
+void check_benchmark_flags(int argc, char** argv);
 
 // While alive, SIGINT and SIGTERM do not kill the process: they set flag(), which long-running
 // work polls to stop cleanly (no half-written file under a real name). The previous handlers

@@ -23,7 +23,8 @@ constexpr const char* kUsage =
     "usage: feedbench gen --out DIR --files N --file-size SIZE|MIN..MAX [options]\n"
     "\n"
     "Writes a deterministic synthetic data set: same seed, same names, sizes and bytes.\n"
-    "Contents are incompressible pseudo-random bytes. Refuses a non-empty DIR unless --force.\n"
+    "Contents are incompressible pseudo-random bytes. Refuses a non-empty DIR unless --force,\n"
+    "and, before writing anything, more files than --max-files or more bytes than DIR's free space.\n"
     "\n"
     "examples:\n"
     "  feedbench gen --out /var/tmp/imagenet-mini --files 20000 --file-size 64KiB..256KiB \\\n"
@@ -67,7 +68,8 @@ void print_progress(const GenProgress& p, std::chrono::steady_clock::time_point 
 
 int gen_main(int argc, char** argv) {
   std::string out, files_text, size_text, layout_text = "classes", classes_text = "10",
-                                         shards_text = "4", seed_text = "0";
+                                         shards_text = "4", seed_text = "0",
+                                         max_files_text = std::to_string(kDefaultMaxGenFiles);
   bool force = false;
   po::options_description opts("options");
   opts.add_options()
@@ -82,7 +84,9 @@ int gen_main(int argc, char** argv) {
       ("classes", po::value(&classes_text)->value_name("K"), "class folders, --layout classes  [10]")
       ("shards", po::value(&shards_text)->value_name("K"), "shard files, --layout shards  [4]")
       ("seed", po::value(&seed_text)->value_name("S"), "seed: same seed, same data set  [0]")
-      ("force", po::bool_switch(&force), "write into a non-empty folder (files of the same name are replaced)");
+      ("force", po::bool_switch(&force), "write into a non-empty folder (files of the same name are replaced)")
+      ("max-files", po::value(&max_files_text)->value_name("N"),
+       ("refuse to write more files than N  [" + std::to_string(kDefaultMaxGenFiles) + "]").c_str());
   po::variables_map vm;
   if (parse_command_line(argc, argv, opts, vm)) {
     std::cout << kUsage << opts << "\n";
@@ -106,6 +110,7 @@ int gen_main(int argc, char** argv) {
   o.shards = parse_count(shards_text, "--shards");
   o.seed = parse_count(seed_text, "--seed");
   o.force = force;
+  o.max_files = parse_count(max_files_text, "--max-files");
   if (vm.count("classes") && o.layout != GenLayout::kClasses)
     throw InputError("--classes: only with --layout classes");
   if (vm.count("shards") && o.layout != GenLayout::kShards)

@@ -60,20 +60,6 @@ std::string peek_benchmark_flag(int argc, char** argv, const std::string& name) 
   return value;
 }
 
-// --set key=value: the value is JSON when it parses as JSON ("[1,2]", "4", "true"), else a string.
-nlohmann::json parse_sets(const std::vector<std::string>& sets) {
-  nlohmann::json out = nlohmann::json::object();
-  for (const std::string& s : sets) {
-    auto eq = s.find('=');
-    if (eq == std::string::npos || eq == 0)
-      throw InputError("--set " + s + ": expected KEY=VALUE, e.g. --set repetitions=1");
-    std::string key = s.substr(0, eq), value = s.substr(eq + 1);
-    nlohmann::json parsed = nlohmann::json::parse(value, nullptr, false);
-    out[key] = parsed.is_discarded() ? nlohmann::json(value) : parsed;
-  }
-  return out;
-}
-
 std::string utc_stamp() {
   std::time_t now = std::time(nullptr);
   std::tm tm{};
@@ -165,10 +151,12 @@ int run_main(int argc, char** argv) {
   const std::string color = peek_benchmark_flag(argc, argv, "color");
   const bool repetitions_from_flag = !peek_benchmark_flag(argc, argv, "repetitions").empty();
   const std::string filter = peek_benchmark_flag(argc, argv, "filter");
+  check_benchmark_flags(argc, argv);
   // Removes --benchmark_*=VALUE flags; what is left is ours, parsed strictly below.
   benchmark::Initialize(&argc, argv, [] { std::fputs(kUsage, stdout); });
 
-  std::string config_path, out_path, csv_path, markdown_path, emit_fio_dir;
+  std::string config_path, out_path, csv_path, markdown_path, emit_fio_dir,
+      max_cases_text = std::to_string(kDefaultMaxCases);
   std::string fingerprint_kind = "metadata";
   std::vector<std::string> sets;
   po::options_description opts("options");
@@ -187,6 +175,7 @@ int run_main(int argc, char** argv) {
       ("fingerprint", po::value(&fingerprint_kind)->value_name("KIND"),
        "metadata (default: names, sizes, mtimes) or content (also hash the first, middle and last 4 KiB of each file)")
       ("no-latency", "do not time each read (measures the harness's own overhead)")
+      ("max-cases", po::value(&max_cases_text)->value_name("N"), "refuse a config whose sweeps make more than N cases  [10000]")
       ("dry-run", "scan and plan, print the cases, the time and memory taken; run nothing")
       ("quiet,q", "no table, no progress: the summary and the result path only");
   po::variables_map vm;
@@ -210,7 +199,7 @@ int run_main(int argc, char** argv) {
   if (vm.count("cache")) overrides.cache = vm["cache"].as<std::string>();
   overrides.set = parse_sets(sets);
   Config config = load_config(config_path, overrides);
-  Plan plan = expand_plan(config);
+  Plan plan = expand_plan(config, parse_whole_number(max_cases_text, "--max-cases", 1, UINT64_MAX));
 
   RunContext context;
   context.config = &config;

@@ -257,10 +257,9 @@ TEST_F(ConfigTest, DefaultsMustSuitEachFamilyThatTakesThem) {
   text = config_text(source, json::array({{{"family", "file_read"}}, {{"family", "loader"}, {"cache_state", "cold"}}}),
                      {{"defaults", {{"cache_state", "direct"}}}});
   EXPECT_EQ(error_of(text), "");
+  // A range every family shares is the default's own range.
   text = config_text(source, json::array({{{"family", "file_read"}}}), {{"defaults", {{"workers", {1, 2048}}}}});
-  EXPECT_EQ(error_of(text),
-            "f.json: /defaults/workers/1: expected an integer from 1 to 1024 (the default for the file_read family at "
-            "/families/0), got 2048");
+  EXPECT_EQ(error_of(text), "f.json: /defaults/workers/1: expected an integer from 1 to 1024, got 2048");
 }
 
 TEST_F(ConfigTest, MalformedJsonNamesLineAndColumn) {

@@ -33,10 +33,18 @@ struct Config {
                                                      // because VAR was unset or empty
 };
 
+// Turns --set KEY=VALUE options into ConfigOverrides::set: VALUE is JSON when it parses as
+// JSON ("[1,2]", "4", "true"), else a string.
+// RETURNS: {KEY: value}. Throws InputError naming --set KEY for a malformed option, a number no
+// double holds, or a value past the limits of a --set value (json_limits.h).
+nlohmann::json parse_sets(const std::vector<std::string>& sets);
+
 // Reads, expands ${VAR} / ${VAR:-default} in every string from the environment, applies
 // overrides and validates against the schema.
 // RETURNS: the config. Throws InputError naming the file, JSON pointer and what was expected
-// (e.g. "configs/x.json: /families/0/block_size: expected a size such as 4KiB, got \"4XB\"").
+// (e.g. "configs/x.json: /families/0/block_size: expected a size such as 4KiB, got \"4XB\""),
+// also for a config past kConfigLimits (size, nesting, string length), checked before any
+// recursive work, and for a string that ${VAR} expansion makes longer than the limit.
 Config load_config(const std::string& path, const ConfigOverrides& overrides = {});
 
 // Same, from text already in memory (`file` is only used in messages).

@@ -15,6 +15,10 @@ enum class GenLayout {
   kShards,   // shard_00000.bin …: few large files of fixed-size records back to back
 };
 
+// Files one `gen` writes unless --max-files raises it: every file is named, sized and written
+// up front, so a typo in --files should not mean hours of work.
+inline constexpr std::uint64_t kDefaultMaxGenFiles = 10'000'000;
+
 struct GenOptions {
   std::string out;                // folder to write into (created when missing)
   std::uint64_t files = 0;        // files (records for kShards), at least 1
@@ -26,6 +30,7 @@ struct GenOptions {
   std::uint64_t seed = 0;
   bool force = false;             // write into a non-empty folder
   unsigned threads = 0;           // 0: up to 2, when there are many files
+  std::uint64_t max_files = kDefaultMaxGenFiles;  // files written (shards for kShards), --max-files
 };
 
 struct GenProgress {
@@ -42,8 +47,12 @@ struct GenSummary {
 };
 
 // Checks options without writing. Throws InputError naming the option (--files, --file-size,
-// --classes, --shards, --out) and what was expected.
+// --classes, --shards, --out) and what was expected, also for more files than max_files.
 void validate_gen_options(const GenOptions& options);
+
+// RETURNS: the bytes the data set holds (the sum of every file's size), UINT64_MAX when that
+// does not fit. REQUIRES: valid options. Linear in the files written (bounded by max_files).
+std::uint64_t gen_total_bytes(const GenOptions& options);
 
 // RETURNS: the name of file `index` (relative to out) and its size, without writing; what
 // generate_dataset writes. REQUIRES: valid options; index < number of files written.
@@ -57,7 +66,8 @@ void gen_fill(std::uint64_t seed, std::uint64_t index, std::uint64_t offset, cha
 
 // Writes the data set. Each file goes to "<name>.fbtmp" and is renamed into place when
 // complete, so an interrupted run never leaves a short file under a real name.
-// Throws InputError for bad options or a non-empty `out` without `force`; RunError on I/O.
+// Throws InputError for bad options, a non-empty `out` without `force`, or a data set larger than
+// the free space of the file system at `out` (checked before anything is written); RunError on I/O.
 // `progress` is called from the calling thread, about every 100 ms.
 GenSummary generate_dataset(const GenOptions& options,
                             const std::function<void(const GenProgress&)>& progress = {});

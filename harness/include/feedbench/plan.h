@@ -37,9 +37,19 @@ struct Plan {
   std::vector<std::string> dropped;
 };
 
+// Cases a config may expand to unless `feedbench run --max-cases N` raises it: each case is
+// registered, run and written, so a sweep past this is almost always a typo.
+inline constexpr std::uint64_t kDefaultMaxCases = 10000;
+// Repetitions of one case (repetitions, defaults.repetitions, --benchmark_repetitions).
+inline constexpr std::int64_t kMaxRepetitions = 1000;
+// Reader threads of one loader case (accelerators x workers).
+inline constexpr std::int64_t kMaxLoaderThreads = 4096;
+
 // Expands every family (cartesian product of list-valued parameters, defaults filled in).
-// RETURNS: the plan. Throws InputError naming file and JSON pointer for a bad value.
-Plan expand_plan(const Config& config);
+// The number of cases is counted, overflow-safe, before any is built.
+// RETURNS: the plan. Throws InputError naming file and JSON pointer for a bad value, an integer
+// out of its range, or sweeps that make more than `max_cases` cases (with the count).
+Plan expand_plan(const Config& config, std::uint64_t max_cases = kDefaultMaxCases);
 
 // RETURNS: the parameters of `family` ("file_read", "loader", "stage") in canonical order.
 // REQUIRES: a known family.

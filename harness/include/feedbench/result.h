@@ -77,10 +77,13 @@ struct ResultDocument {
   // in alphabetical key order; the ordered_json overload (used by load) keeps the file's order.
   static ResultDocument from_json(const nlohmann::json& j, const std::string& where);
   static ResultDocument from_json(const nlohmann::ordered_json& j, const std::string& where);
-  // Parses result-file text. Throws InputError "<where>: malformed JSON at line L, column C: ..."
+  // Parses result-file text. Throws InputError "<where>: malformed JSON at line L, column C: ...",
+  // and "<where>: <pointer>: ..." for text past kResultLimits (size, nesting, string length) or a
+  // number no double holds, checked while parsing (json_limits.h).
   static ResultDocument parse(const std::string& text, const std::string& where);
 
-  // Reads a result file. Throws InputError (unreadable, malformed JSON, wrong schema).
+  // Reads a result file. Throws InputError (unreadable, larger than kResultLimits allow, refused
+  // before reading; malformed JSON, wrong schema).
   static ResultDocument load(const std::string& path);
   // Writes to "<path>.tmp.<pid>" then renames into place: a crash never leaves half a file.
   // Creates missing parent folders. Throws RunError when it cannot write.

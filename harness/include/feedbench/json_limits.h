@@ -1,0 +1,47 @@
+// Limits on the JSON feedbench reads (configs, --set values, result files, manifests), checked
+// while the text is parsed: before anything recursive (schema check, ${VAR} expansion, copies,
+// dumps) sees a document deep enough to overflow the stack, or a string long enough to make
+// std::regex recurse past it. README.md "Limits" lists every number.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace feedbench {
+
+struct JsonLimits {
+  const char* kind;               // "config", "result file", ...: named in messages
+  std::uint64_t max_bytes;        // the whole text
+  std::size_t max_depth;          // arrays and objects nested inside each other
+  std::size_t max_string_bytes;   // one string value or key
+};
+
+// A config embeds in a result (config.resolved) and so does a manifest, two levels down: the
+// result's depth limit leaves room for both.
+inline constexpr JsonLimits kConfigLimits{"config", std::uint64_t{1} << 20, 64, 4096};
+inline constexpr JsonLimits kSetValueLimits{"--set value", 65536, 64, 4096};
+inline constexpr JsonLimits kResultLimits{"result file", std::uint64_t{256} << 20, 128, std::size_t{1} << 20};
+inline constexpr JsonLimits kManifestLimits{"manifest", std::uint64_t{16} << 20, 64, 4096};
+
+// Parses `text` as JSON, refusing what exceeds `limits` while parsing.
+// RETURNS: the value. Throws InputError "<where>: <pointer>: expected ..., got ..." for a text,
+// string or nesting past the limits and for a number no double holds (1e999); lets
+// nlohmann::json::parse_error through for malformed text (callers say line and column).
+nlohmann::json parse_json_within(const std::string& text, const std::string& where, const JsonLimits& limits);
+nlohmann::ordered_json parse_ordered_json_within(const std::string& text, const std::string& where,
+                                                 const JsonLimits& limits);
+
+// Throws InputError "<where>: expected a <kind> of at most N bytes, got M bytes" when
+// `size` > limits.max_bytes. For loaders, to refuse a file by its size before reading it.
+void check_json_size(std::uint64_t size, const std::string& where, const JsonLimits& limits);
+
+// Throws InputError "<where><pointer>: ..." when `value` (already in memory, e.g. after
+// ${VAR} expansion) nests deeper or holds a longer string than `limits` allow. Walks at most
+// max_depth + 1 levels, so it is safe on any value that did not come through the parser.
+void check_json_value(const nlohmann::json& value, const std::string& where, const std::string& pointer,
+                      const JsonLimits& limits);
+
+}  // namespace feedbench
