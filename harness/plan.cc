@@ -294,7 +294,10 @@ Plan expand_plan(const Config& config, std::uint64_t max_cases) {
       c.family = f.family;
       c.repetitions = f.repetitions;
       c.seed = seed;
-      for (std::size_t k = 0; k < axes.size(); ++k) c.params[spec.params[k].key] = axes[k][index[k]].value;
+      for (std::size_t k = 0; k < axes.size(); ++k) {
+        c.params[spec.params[k].key] = axes[k][index[k]].value;
+        c.origin[spec.params[k].key] = axes[k][index[k]].where;
+      }
       const std::string name = c.name();
       if (std::string why = infeasible(c); !why.empty()) {
         plan.dropped.push_back(name + ": " + why);

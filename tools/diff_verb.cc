@@ -14,6 +14,7 @@
 #include "diff_formats.h"
 #include "feedbench/comparison.h"
 #include "feedbench/error.h"
+#include "feedbench/preflight.h"
 #include "feedbench/result.h"
 #include "command_line.h"
 #include "verbs.h"
@@ -128,7 +129,9 @@ int diff_main(int argc, char** argv) {
   const DiffFormat fmt = parse_diff_format(format);
   const bool strict = vm.count("strict") > 0;
 
-  // Everything that can be bad input is checked before anything is written.
+  // Everything that can be bad input is checked before anything is written, the output path
+  // first: a path that cannot be written is bad input (2), never a late "regression" (1).
+  if (!out.empty()) require_writable_file("--out", out);
   ResultDocument base = ResultDocument::load(base_file);
   ResultDocument next = ResultDocument::load(new_file);
   Comparison comparison = compare_results(base, next, options, base_file, new_file);

@@ -10,6 +10,7 @@
 #include <boost/program_options.hpp>
 
 #include "feedbench/error.h"
+#include "feedbench/preflight.h"
 #include "feedbench/result.h"
 #include "html_report.h"
 #include "command_line.h"
@@ -72,10 +73,10 @@ int report_main(int argc, char** argv) {
   if (!vm.count("results")) throw InputError("expected at least one result file (RESULT.json)");
   if (!vm.count("out")) throw InputError("--out: expected the HTML file to write, e.g. --out report.html");
   std::vector<std::string> files = vm["results"].as<std::vector<std::string>>();
+  const std::string out = vm["out"].as<std::string>();
+  require_writable_file("--out", out);  // before reading and rendering
   std::vector<ResultDocument> docs;
   for (const auto& f : files) docs.push_back(ResultDocument::load(f));  // InputError names f
-  std::string out = vm["out"].as<std::string>();
-  if (std::filesystem::is_directory(out)) throw InputError("--out: " + out + " is a folder, expected a file name");
   write_html_report(docs, display_names(files), out, vm.count("title") ? vm["title"].as<std::string>() : "");
   std::printf("%s\n", out.c_str());
   return 0;

@@ -29,6 +29,7 @@
 #include "feedbench/error.h"
 #include "feedbench/page_cache.h"
 #include "feedbench/plan.h"
+#include "feedbench/preflight.h"
 #include "feedbench/result.h"
 #include "feedbench/stager.h"
 #include "feedbench/units.h"
@@ -151,6 +152,7 @@ int run_main(int argc, char** argv) {
   const std::string color = peek_benchmark_flag(argc, argv, "color");
   const bool repetitions_from_flag = !peek_benchmark_flag(argc, argv, "repetitions").empty();
   const std::string filter = peek_benchmark_flag(argc, argv, "filter");
+  const std::string benchmark_out = peek_benchmark_flag(argc, argv, "out");
   check_benchmark_flags(argc, argv);
   // Removes --benchmark_*=VALUE flags; what is left is ours, parsed strictly below.
   benchmark::Initialize(&argc, argv, [] { std::fputs(kUsage, stdout); });
@@ -201,6 +203,19 @@ int run_main(int argc, char** argv) {
   Config config = load_config(config_path, overrides);
   Plan plan = expand_plan(config, parse_whole_number(max_cases_text, "--max-cases", 1, UINT64_MAX));
 
+  // Every file the run will write is checked now, not after the cases ran (the default result
+  // path is fixed here, so the one checked is the one written).
+  std::string out_option = "--out";
+  if (out_path.empty()) {
+    out_path = "results/" + config.name + "/" + host_name() + "-" + utc_stamp() + ".json";
+    out_option = "--out (default " + out_path + ")";
+  }
+  require_writable_file(out_option, out_path);
+  if (!csv_path.empty()) require_writable_file("--csv", csv_path);
+  if (!markdown_path.empty()) require_writable_file("--markdown", markdown_path);
+  if (!benchmark_out.empty()) require_writable_file("--benchmark_out", benchmark_out);
+  if (!emit_fio_dir.empty()) require_writable_folder("--emit-fio", emit_fio_dir);
+
   RunContext context;
   context.config = &config;
   context.record_latency = !vm.count("no-latency");
@@ -216,6 +231,16 @@ int run_main(int argc, char** argv) {
       context.cache = scan_dataset(config.cache_root, config.include);
     if (context.cache && uses_path(plan, "cache")) require_files(*context.cache, "cache", config.include);
   }
+  // An O_DIRECT read whose length the device does not align fails in every round of its case:
+  // refused here, naming the case, instead of skipped after the cases before it ran.
+  check_direct_block_sizes(plan, config.file, [&](const std::string& role) {
+    const FileSet* files = context.files_for(role);
+    const std::string at = files && !files->empty() ? files->absolute_path(0)
+                                                    : (role == "cache" ? config.cache_root : config.source_root);
+    DirectAlignment a = direct_io_alignment(at);
+    if (a.assumed) std::fprintf(stderr, "feedbench run: note: %s: %s\n", role.c_str(), a.how.c_str());
+    return a;
+  });
   const double plan_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
@@ -338,8 +363,6 @@ int run_main(int argc, char** argv) {
   doc.environment = describe_environment(paths);
   doc.summary = summarize(doc);
 
-  if (out_path.empty())
-    out_path = "results/" + config.name + "/" + host_name() + "-" + utc_stamp() + ".json";
   doc.save(out_path);
   if (!csv_path.empty()) write_csv(doc, csv_path);
   if (!markdown_path.empty()) write_markdown(doc, markdown_path);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,10 @@ struct Case {
   nlohmann::ordered_json params;  // canonical order; full parameter names as keys
   int repetitions = 3;
   std::uint64_t seed = 42;
+  // Where the config set each parameter: a JSON pointer ("/families/1/block_size/0",
+  // "/defaults/block_size") or "built-in default of file_read.block_size". For messages about
+  // one case; not part of its identity.
+  std::map<std::string, std::string> origin;
 
   std::string name() const;  // canonical name (short keys: bs, qd, state, ...)
 

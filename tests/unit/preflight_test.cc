@@ -1,0 +1,176 @@
+#include "feedbench/preflight.h"
+
+#include <filesystem>
+#include <map>
+
+#include <gtest/gtest.h>
+
+#include "feedbench/config.h"
+#include "feedbench/error.h"
+#include "test_util.h"
+
+namespace feedbench {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+using testing::TempDir;
+using testing::write_file;
+
+// RETURNS: the names in `dir`, to prove a check left nothing behind.
+std::vector<std::string> listing(const std::string& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+TEST(Preflight, AFileInAnExistingFolderIsWritableAndNothingIsLeft) {
+  TempDir dir;
+  write_file(dir / "keep", "x");
+  EXPECT_EQ(why_file_not_writable(dir / "r.json"), "");
+  EXPECT_EQ(listing(dir.path()), std::vector<std::string>{"keep"});
+  // An existing file is replaced by a rename: writable too, and left as it was.
+  EXPECT_EQ(why_file_not_writable(dir / "keep"), "");
+  EXPECT_EQ(listing(dir.path()), std::vector<std::string>{"keep"});
+}
+
+TEST(Preflight, MissingFoldersAreCheckedAtTheDeepestExistingOneAndNotCreated) {
+  TempDir dir;
+  EXPECT_EQ(why_file_not_writable(dir / "a/b/c/r.json"), "");
+  EXPECT_EQ(why_folder_not_writable(dir / "x/y"), "");
+  EXPECT_TRUE(listing(dir.path()).empty());
+}
+
+TEST(Preflight, AFileWhereAFolderIsExpectedIsNamed) {
+  TempDir dir;
+  write_file(dir / "afile", "x");
+  EXPECT_EQ(why_file_not_writable(dir / "afile/r.json"), dir / "afile" + " is not a folder");
+  EXPECT_EQ(why_file_not_writable(dir / "afile/deeper/r.json"), dir / "afile" + " is not a folder");
+  EXPECT_EQ(why_folder_not_writable(dir / "afile"), "it is a file, expected a folder");
+  EXPECT_EQ(why_folder_not_writable(dir / "afile/sub"), dir / "afile" + " is not a folder");
+  EXPECT_EQ(why_file_not_writable(dir.path()), "it is a folder, expected a file name");
+  EXPECT_EQ(listing(dir.path()), std::vector<std::string>{"afile"});
+}
+
+TEST(Preflight, AFolderThatTakesNoFileIsRefusedWithTheReason) {
+  // /proc takes no new file, not even from root (these tests may run as root, where mode bits
+  // do not stop a write).
+  const std::string why = why_file_not_writable("/proc/feedbench-unit/r.json");
+  EXPECT_NE(why.find("cannot create a file in /proc"), std::string::npos) << why;
+  EXPECT_NE(why_folder_not_writable("/proc/feedbench-unit"), "");
+}
+
+TEST(Preflight, RequireNamesTheOptionAndThePath) {
+  TempDir dir;
+  write_file(dir / "afile", "x");
+  try {
+    require_writable_file("--csv", dir / "afile/r.csv");
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), "--csv: cannot write " + dir / "afile/r.csv" + ": " + dir / "afile" + " is not a folder");
+  }
+  try {
+    require_writable_folder("--emit-fio", dir / "afile");
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), "--emit-fio: cannot write into " + dir / "afile" + ": it is a file, expected a folder");
+  }
+  EXPECT_NO_THROW(require_writable_file("--out", dir / "new/r.json"));
+  EXPECT_FALSE(fs::exists(dir / "new"));
+}
+
+TEST(Preflight, DirectAlignmentIsAPowerOfTwoAndSaysWhereItCameFrom) {
+  TempDir dir;
+  write_file(dir / "a.bin", std::string(8192, 'x'));
+  for (const std::string& p : {dir / "a.bin", dir.path()}) {
+    DirectAlignment a = direct_io_alignment(p);
+    EXPECT_GE(a.bytes, 1u) << p;
+    EXPECT_EQ(a.bytes & (a.bytes - 1), 0u) << p << ": " << a.bytes;
+    EXPECT_FALSE(a.how.empty()) << p;
+    if (a.assumed) {
+      EXPECT_EQ(a.bytes, 512u);
+      EXPECT_NE(a.how.find("assumed"), std::string::npos) << a.how;
+    }
+  }
+  // Nothing to ask: assumed, and said so.
+  DirectAlignment none = direct_io_alignment(dir / "no/such/file");
+  EXPECT_TRUE(none.assumed);
+  EXPECT_EQ(none.bytes, 512u);
+  EXPECT_NE(none.how.find("512"), std::string::npos) << none.how;
+}
+
+class DirectBlockSizes : public ::testing::Test {
+ protected:
+  TempDir dir;
+  std::map<std::string, int> asked;
+  Plan plan_of(const json& families) {
+    fs::create_directories(dir / "source");
+    fs::create_directories(dir / "cache");
+    json doc = {{"name", "t"}, {"dataset", {{"source", dir / "source"}, {"cache", dir / "cache"}}},
+                {"defaults", {{"engine", "psync"}}}, {"families", families}};
+    return expand_plan(parse_config(doc.dump(), "p.json"));
+  }
+  std::string error_of(const Plan& plan, std::uint64_t source_align, std::uint64_t cache_align) {
+    try {
+      check_direct_block_sizes(plan, "p.json", [&](const std::string& role) {
+        ++asked[role];
+        DirectAlignment a;
+        a.bytes = role == "source" ? source_align : cache_align;
+        a.how = "test alignment of " + role;
+        return a;
+      });
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "";
+  }
+};
+
+TEST_F(DirectBlockSizes, AMisalignedDirectCaseIsRefusedNamingPointerCaseAndAlignment) {
+  Plan plan = plan_of({{{"family", "file_read"}, {"pattern", "sequential"}, {"block_size", "16KiB"}, {"cache_state", "cold"}},
+                       {{"family", "file_read"}, {"pattern", "sequential"}, {"block_size", json::array({4096, 6144})},
+                        {"cache_state", "direct"}, {"path", "cache"}}});
+  EXPECT_EQ(error_of(plan, 512, 512), "");
+  EXPECT_EQ(error_of(plan, 512, 4096),
+            "p.json: /families/1/block_size/1: block_size 6144 of case "
+            "file_read/pattern:sequential/bs:6144/engine:psync/qd:1/workers:1/state:direct/path:cache is not a "
+            "multiple of 4096 bytes, the O_DIRECT alignment of cache (test alignment of cache); expected a "
+            "multiple of 4096");
+  // Only roles that a direct case reads are asked about, each once per check.
+  EXPECT_EQ(asked.count("source"), 0u);
+}
+
+TEST_F(DirectBlockSizes, BufferedCasesAreNotChecked) {
+  Plan plan = plan_of({{{"family", "file_read"}, {"block_size", 1000}, {"cache_state", "cold"}}});
+  EXPECT_EQ(error_of(plan, 4096, 4096), "");
+  EXPECT_TRUE(asked.empty());
+}
+
+TEST_F(DirectBlockSizes, ADefaultBlockSizeIsNamedWhereItWasSet) {
+  fs::create_directories(dir / "source");
+  json doc = {{"name", "t"}, {"dataset", {{"source", dir / "source"}}},
+              {"defaults", {{"engine", "io_uring"}, {"block_size", 1536}}},
+              {"families", {{{"family", "file_read"}, {"cache_state", "direct"}}}}};
+  Plan plan = expand_plan(parse_config(doc.dump(), "p.json"));
+  const std::string e = error_of(plan, 1024, 1024);
+  EXPECT_EQ(e.rfind("p.json: /defaults/block_size: block_size 1536 of case file_read/", 0), 0u) << e;
+}
+
+TEST(Preflight, ReadsDirect) {
+  Case c;
+  c.family = "file_read";
+  c.params = {{"engine", "psync"}, {"cache_state", "direct"}};
+  EXPECT_TRUE(reads_direct(c));
+  c.params["cache_state"] = "cold";
+  EXPECT_FALSE(reads_direct(c));
+  c.params["engine"] = "libaio";
+  EXPECT_TRUE(reads_direct(c));
+  Case loader;
+  loader.family = "loader";
+  loader.params = {{"engine", "psync"}, {"cache_state", "cold"}};
+  EXPECT_FALSE(reads_direct(loader));
+}
+
+}  // namespace
+}  // namespace feedbench
