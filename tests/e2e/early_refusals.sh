@@ -86,6 +86,15 @@ refused dry_run_misaligned "is not a multiple of" \
   "$FEEDBENCH" run --config "$WORK/misaligned.json" --dry-run
 refused dry_run_out "--out: cannot write $WORK/afile/r.json" \
   "$FEEDBENCH" run --config "$WORK/good.json" --out "$WORK/afile/r.json" --dry-run
+# A cache that no longer holds what its manifest lists (the cheap listing check).
+"$FEEDBENCH" stage --from "$WORK/src" --to "$WORK/cache" >/dev/null 2>&1 || fail "stage"
+config cached '[{"family": "file_read", "pattern": "sequential", "block_size": "16KiB", "cache_state": "cold", "path": "cache"}]'
+sed -i "s|\"source\": \"$WORK/src\"|\"source\": \"$WORK/src\", \"cache\": \"$WORK/cache\"|" "$WORK/cached.json"
+expect_exit 0 "$FEEDBENCH" run --config "$WORK/cached.json" --dry-run
+rm "$(find "$WORK/cache" -name '*.bin' | sort | head -1)"
+listing_before=$(ls -A "$WORK")
+refused dry_run_cache "does not hold what its manifest lists" \
+  "$FEEDBENCH" run --config "$WORK/cached.json" --dry-run
 # What it accepts, it accepts without leaving anything behind: not the folders --out would need,
 # not the probe file.
 expect_exit 0 "$FEEDBENCH" run --config "$WORK/aligned.json" --dry-run --out "$WORK/new/a/b/r.json" \
