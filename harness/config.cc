@@ -330,6 +330,8 @@ std::map<std::string, std::string> apply_overrides(json& doc, const ConfigOverri
   if (!doc.is_object()) return from_set;
   if (o.source || o.cache) {
     if (!doc.contains("dataset") || !doc["dataset"].is_object()) doc["dataset"] = json::object();
+    if (o.source) check_utf8(*o.source, "--source");
+    if (o.cache) check_utf8(*o.cache, "--cache");
     if (o.source) doc["dataset"]["source"] = *o.source;
     if (o.cache) doc["dataset"]["cache"] = *o.cache;
   }
@@ -460,6 +462,7 @@ std::string expand_env(const std::string& text, const std::string& where,
     std::string value;
     if (env && *env) {
       value = env;
+      check_utf8(value, where + ": environment variable " + name);
       if (used) (*used)[name] = value;
     } else if (sep != std::string::npos) {
       value = inner.substr(sep + 2);  // like the shell: an empty variable takes the default too
@@ -550,6 +553,8 @@ nlohmann::json parse_sets(const std::vector<std::string>& sets) {
     if (eq == std::string::npos || eq == 0)
       throw InputError("--set " + s + ": expected KEY=VALUE, e.g. --set repetitions=1");
     std::string key = s.substr(0, eq), value = s.substr(eq + 1);
+    check_utf8(key, "--set");
+    check_utf8(value, "--set " + key);
     try {
       out[key] = parse_json_within(value, "--set " + key, kSetValueLimits);
     } catch (const json::parse_error&) {

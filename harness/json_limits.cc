@@ -5,6 +5,7 @@
 #include "feedbench/json_limits.h"
 
 #include <cmath>
+#include <cstdio>
 #include <vector>
 
 #include "feedbench/error.h"
@@ -164,6 +165,38 @@ void check_json_value(const nlohmann::json& value, const std::string& where, con
                       const JsonLimits& limits) {
   std::string at = pointer;
   check_value(value, where, at, limits, 0);
+}
+
+void check_utf8(std::string_view text, const std::string& where) {
+  auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text[i]); };
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const unsigned char c = byte(i);
+    std::size_t len = 0;
+    unsigned char lo = 0x80, hi = 0xBF;  // the range of the second byte (RFC 3629 table)
+    if (c < 0x80) len = 1;
+    else if (c >= 0xC2 && c <= 0xDF) len = 2;
+    else if (c >= 0xE0 && c <= 0xEF) {
+      len = 3;
+      if (c == 0xE0) lo = 0xA0;  // no overlong forms
+      if (c == 0xED) hi = 0x9F;  // no UTF-16 surrogates
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      len = 4;
+      if (c == 0xF0) lo = 0x90;
+      if (c == 0xF4) hi = 0x8F;  // nothing past U+10FFFF
+    }
+    bool ok = len > 0 && i + len <= text.size();
+    for (std::size_t k = 1; ok && k < len; ++k) {
+      const unsigned char b = byte(i + k);
+      ok = k == 1 ? (b >= lo && b <= hi) : (b >= 0x80 && b <= 0xBF);
+    }
+    if (!ok) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "0x%02X", c);
+      throw InputError(where + ": expected UTF-8 text, got byte " + hex + " at offset " + std::to_string(i));
+    }
+    i += len;
+  }
 }
 
 }  // namespace feedbench

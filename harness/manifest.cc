@@ -185,6 +185,16 @@ std::optional<Manifest> read_manifest(const std::string& cache_root, std::string
   std::string json_text, sums_text;
   if (!read_whole(json_path, &json_text)) return fail(json_path + " is missing");
   if (!read_whole(sums_path, &sums_text)) return fail(sums_path + " is missing");
+  return parse_manifest(json_text, sums_text, json_path, sums_path, why);
+}
+
+std::optional<Manifest> parse_manifest(const std::string& json_text, const std::string& sums_text,
+                                       const std::string& json_path, const std::string& sums_path,
+                                       std::string* why) {
+  auto fail = [&](const std::string& reason) -> std::optional<Manifest> {
+    if (why) *why = reason;
+    return std::nullopt;
+  };
   nlohmann::json j;
   try {
     j = parse_json_within(json_text, json_path, kManifestLimits);

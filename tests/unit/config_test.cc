@@ -307,5 +307,35 @@ TEST(ConfigFilesTest, EmbeddedSchemaIsTheFileInTheTree) {
   EXPECT_EQ(experiment_schema(), json::parse(text)) << "re-run the build so CMake re-embeds the schema";
 }
 
+
+// Text that enters a config from outside its JSON (an environment variable, a --set value,
+// --source/--cache) must be UTF-8, or recording the config (its dump, its SHA-256) fails later
+// with an uncaught JSON exception: it is refused as bad input naming where it came from.
+TEST_F(ConfigTest, RefusesTextThatIsNotUtf8FromOutsideTheFile) {
+  const std::string bad = "64\x9ciB";
+  try {
+    parse_sets({"block_size=" + bad});
+    FAIL() << "no throw";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), "--set block_size: expected UTF-8 text, got byte 0x9C at offset 2");
+  }
+  EXPECT_THROW(parse_sets({"bl\xff=4"}), InputError);  // in the key
+
+  ::setenv("FB_CONFIG_TEST_BAD", bad.c_str(), 1);
+  EXPECT_EQ(error_of(one({{"family", "file_read"}, {"block_size", "${FB_CONFIG_TEST_BAD}"}})),
+            "f.json: /families/0/block_size: environment variable FB_CONFIG_TEST_BAD: expected UTF-8 "
+            "text, got byte 0x9C at offset 2");
+  ::unsetenv("FB_CONFIG_TEST_BAD");
+
+  ConfigOverrides o;
+  o.source = source + "\xc3";  // a truncated two-byte sequence
+  EXPECT_EQ(error_of(one({{"family", "file_read"}}), o),
+            "--source: expected UTF-8 text, got byte 0xC3 at offset " + std::to_string(source.size()));
+  // Overlong forms and UTF-16 surrogates are not UTF-8 either; real multibyte text is.
+  EXPECT_THROW(parse_sets({"name=\xc0\xaf"}), InputError);
+  EXPECT_THROW(parse_sets({"name=\xed\xa0\x80"}), InputError);
+  EXPECT_EQ(parse_sets({"name=caf\xc3\xa9 \xf0\x9f\x93\x80"})["name"], "caf\xc3\xa9 \xf0\x9f\x93\x80");
+}
+
 }  // namespace
 }  // namespace feedbench

@@ -114,6 +114,22 @@ TEST(ManifestTest, WriteThenReadRoundTrips) {
     EXPECT_EQ(e.path().extension(), e.path().filename() == kManifestSumsName ? ".sha256" : ".json");
 }
 
+TEST(ManifestTest, ParsesAPairFromText) {
+  Manifest m = sample();
+  std::string why;
+  auto back = parse_manifest(m.to_json().dump(2), m.sums_text(), "m.json", "m.sha256", &why);
+  ASSERT_TRUE(back) << why;
+  EXPECT_EQ(back->label, "v1");
+  ASSERT_EQ(back->files.size(), 2u);
+  EXPECT_EQ(back->files[0].path, "validation/a.bin");
+
+  // The reason names the file it is about, as read_manifest's does.
+  EXPECT_FALSE(parse_manifest(m.to_json().dump(), "", "m.json", "m.sha256", &why));
+  EXPECT_NE(why.find("m.sha256 does not match m.json"), std::string::npos) << why;
+  EXPECT_FALSE(parse_manifest("[1]", m.sums_text(), "m.json", "m.sha256", &why));
+  EXPECT_NE(why.find("m.json is not valid JSON"), std::string::npos) << why;
+}
+
 TEST(ManifestTest, IncompleteOrMismatchedIsNotAManifest) {
   TempDir dir;
   std::string why;

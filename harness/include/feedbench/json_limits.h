@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -43,5 +44,11 @@ void check_json_size(std::uint64_t size, const std::string& where, const JsonLim
 // max_depth + 1 levels, so it is safe on any value that did not come through the parser.
 void check_json_value(const nlohmann::json& value, const std::string& where, const std::string& pointer,
                       const JsonLimits& limits);
+
+// Throws InputError "<where>: expected UTF-8 text, got byte 0xNN at offset K" when `text` is not
+// UTF-8 (overlong forms and surrogates included). For text that enters a JSON document from
+// outside its parser (an environment variable, a command-line value): the parser checks what it
+// reads, but dumping a document with such a string throws, so it is refused where it comes in.
+void check_utf8(std::string_view text, const std::string& where);
 
 }  // namespace feedbench

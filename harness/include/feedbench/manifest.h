@@ -58,6 +58,12 @@ void remove_manifest(const std::string& cache_root);
 // in `*why` (when given).
 std::optional<Manifest> read_manifest(const std::string& cache_root, std::string* why = nullptr);
 
+// Same, from the two files' text already in memory (`json_path` and `sums_path` only name them
+// in the reason); what read_manifest does once it has read them.
+std::optional<Manifest> parse_manifest(const std::string& json_text, const std::string& sums_text,
+                                       const std::string& json_path, const std::string& sums_path,
+                                       std::string* why = nullptr);
+
 // RETURNS: current UTC time as "YYYY-MM-DDTHH:MM:SSZ".
 std::string utc_timestamp();
 
