@@ -24,7 +24,9 @@ void run_file_read_case(const Case& c, RunContext& context, benchmark::State& st
   }
 
   // Untimed preparation: eviction or warming, then residency as the round starts.
-  const double residency = run.prepare_cache_state(cache_state, *files);
+  const std::optional<double> prepared = run.prepare_cache_state(cache_state, *files);
+  if (!prepared) return;
+  const double residency = *prepared;
 
   WorkloadSpec spec;
   spec.pattern = parse_pattern(c.str("pattern"));
