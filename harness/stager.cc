@@ -498,7 +498,15 @@ class StageRun {
     made_dirs_.insert(parent.string());
   }
 
-  std::string no_space_message(const std::string& dst, std::uint64_t file_size) {
+  // RETURNS: whether `e` means the cache cannot take more bytes: a full file system, a quota,
+  // or the process's file-size limit (EFBIG; SIGXFSZ is ignored so a write reports it).
+  static bool out_of_space(int e) { return e == ENOSPC || e == EDQUOT || e == EFBIG; }
+
+  std::string no_space_message(const std::string& dst, std::uint64_t file_size, int e = ENOSPC) {
+    if (e == EFBIG)
+      return "the file size limit (ulimit -f) was reached while writing " + dst + " (" +
+             format_size(double(file_size)) + "); raise the limit and re-run feedbench stage " +
+             "(files already copied are kept)";
     std::uint64_t remaining = todo_bytes_ - std::min(bytes_done_.load(), todo_bytes_);
     std::uint64_t free_now = free_bytes(opt_.cache_root);
     return "no space left on the cache file system while writing " + dst + " (" +
@@ -530,13 +538,13 @@ class StageRun {
     p.fd = Fd(::open(p.tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
     if (!p.fd) {
       int e = errno;
-      if (e == ENOSPC || e == EDQUOT) return fatal(no_space_message(p.dst, sel_.file_size(i))), false;
+      if (out_of_space(e)) return fatal(no_space_message(p.dst, sel_.file_size(i), e)), false;
       return add_error(errno_message("cannot create " + p.tmp, e)), false;
     }
     auto fail = [&](const std::string& why, bool is_fatal) { return abandon(p, why, is_fatal); };
     // Reserve the space up front: a full disk is found before any byte is written.
     if (sel_.file_size(i) > 0 && ::fallocate(p.fd.get(), 0, 0, off_t(sel_.file_size(i))) != 0) {
-      if (errno == ENOSPC || errno == EDQUOT) return fail(no_space_message(p.dst, sel_.file_size(i)), true);
+      if (out_of_space(errno)) return fail(no_space_message(p.dst, sel_.file_size(i), errno), true);
     }
     Sha256 hash;
     std::uint64_t total = 0;
@@ -550,8 +558,8 @@ class StageRun {
       for (ssize_t off = 0; off < n;) {
         ssize_t w = ::write(p.fd.get(), buf.bytes() + off, std::size_t(n - off));
         if (w < 0 && errno == EINTR) continue;
-        if (w < 0 && (errno == ENOSPC || errno == EDQUOT))
-          return fail(no_space_message(p.dst, sel_.file_size(i)), true);
+        if (w < 0 && out_of_space(errno))
+          return fail(no_space_message(p.dst, sel_.file_size(i), errno), true);
         if (w < 0) return fail(errno_message("cannot write " + p.tmp, errno), false);
         off += w;
       }
@@ -585,7 +593,7 @@ class StageRun {
     const std::uint64_t size = sel_.file_size(p.index);
     if (!synced && ::fdatasync(p.fd.get()) != 0) {
       int e = errno;
-      if (e == ENOSPC || e == EDQUOT) return fail(no_space_message(p.dst, size), true);
+      if (out_of_space(e)) return fail(no_space_message(p.dst, size, e), true);
       return fail(errno_message("cannot flush " + p.tmp, e), false);
     }
     if (opt_.verify) {
