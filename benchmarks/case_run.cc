@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "feedbench/error.h"
 #include "feedbench/page_cache.h"
 #include "feedbench/units.h"
 #include "progress.h"
@@ -37,15 +38,22 @@ const FileSet* CaseRun::selection(const std::string& path_role) {
   return files;
 }
 
-double CaseRun::prepare_cache_state(const std::string& cache_state, const FileSet& files) {
+std::optional<double> CaseRun::prepare_cache_state(const std::string& cache_state,
+                                                   const FileSet& files) {
   ProgressLine line(context_.show_progress);
   Residency r;
-  if (cache_state == "cold")
-    r = evict(files, line.callback("evicting"));
-  else if (cache_state == "warm")
-    r = warm(files, line.callback("warming"));
-  else
-    r = measure_residency(files, line.callback("measuring residency"));
+  try {
+    if (cache_state == "cold")
+      r = evict(files, line.callback("evicting"));
+    else if (cache_state == "warm")
+      r = warm(files, line.callback("warming"));
+    else
+      r = measure_residency(files, line.callback("measuring residency"));
+  } catch (const RunError& e) {
+    line.clear();
+    skip("preparing the " + cache_state + " state: " + e.what());
+    return std::nullopt;
+  }
   line.clear();
   const double f = r.fraction();
   const bool achieved = cache_state == "cold"   ? f <= kColdMaxResident

@@ -3,6 +3,7 @@
 // from (and whether that state was achieved), and its counters.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include <benchmark/benchmark.h>
@@ -32,8 +33,9 @@ class CaseRun {
 
   // Untimed preparation: "cold" evicts, "warm" reads everything once, anything else only
   // measures. Records {"requested", "residency_before", "achieved", "method"} as the cache state.
-  // RETURNS: the residency fraction as the round starts.
-  double prepare_cache_state(const std::string& cache_state, const FileSet& files);
+  // RETURNS: the residency fraction as the round starts, or nullopt after skipping the case
+  // because preparation could not read the data (a file vanished or stopped being regular).
+  std::optional<double> prepare_cache_state(const std::string& cache_state, const FileSet& files);
   bool cache_state_achieved() const;
 
   // Records whether the round read everything it planned, in the record's `extra`:

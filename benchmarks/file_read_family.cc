@@ -18,13 +18,18 @@ void run_file_read_case(const Case& c, RunContext& context, benchmark::State& st
   const std::string cache_state = c.str("cache_state");
   const std::string engine = c.str("engine");
   const bool direct = cache_state == "direct" || engine == "libaio";
+  std::string memory_fs;  // set when O_DIRECT is accepted but no device is behind it
   if (direct) {
     std::string why = probe_direct_io(files->root());
     if (!why.empty()) return run.skip(why);
+    std::string fs;
+    if (!direct_reaches_device(files->root(), &fs)) memory_fs = fs;
   }
 
   // Untimed preparation: eviction or warming, then residency as the round starts.
-  const double residency = run.prepare_cache_state(cache_state, *files);
+  const std::optional<double> prepared = run.prepare_cache_state(cache_state, *files);
+  if (!prepared) return;
+  const double residency = *prepared;
 
   WorkloadSpec spec;
   spec.pattern = parse_pattern(c.str("pattern"));
@@ -69,7 +74,8 @@ void run_file_read_case(const Case& c, RunContext& context, benchmark::State& st
   run.record_round(stats.bytes_planned, stats.bytes, stats.complete(), stats.incomplete);
   run.record_opens(stats.noatime_opens, stats.files - stats.noatime_opens);
   if (context.record_latency) run.record().latency = stats.latency;
-  run.finish();
+  if (direct) run.record().extra["direct_reaches_device"] = memory_fs.empty();
+  run.finish(memory_fs.empty() ? "" : "direct requested, served from memory (" + memory_fs + ")");
 }
 
 }  // namespace feedbench

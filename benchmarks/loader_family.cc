@@ -57,7 +57,7 @@ void run_loader_case(const Case& c, RunContext& context, benchmark::State& state
     std::unique_ptr<SampleSource> source = source_of(c, *files);
 
     // Untimed preparation; a calibration run does no I/O, so its cache state is moot.
-    run.prepare_cache_state(cache_state, *files);
+    if (!run.prepare_cache_state(cache_state, *files)) return;
 
     LoaderSim sim(options, *source);
     for (auto _ : state) {

@@ -50,11 +50,13 @@ void run_stage_case(const Case& c, RunContext& context, benchmark::State& state)
   const int workers = int(c.integer("workers"));
   const bool verify = c.params.contains("verify") ? c.params["verify"].get<bool>() : true;
 
+  // Untimed preparation: the source cold or warm, residency measured as the round starts.
+  const std::optional<double> prepared = run.prepare_cache_state(cache_state, *source);
+  if (!prepared) return;
+  const double f = *prepared;
+
   const std::string scratch = make_scratch(cache_root);
   if (scratch.empty()) return run.skip("cannot create a scratch folder in " + cache_root + ": " + std::strerror(errno));
-
-  // Untimed preparation: the source cold or warm, residency measured as the round starts.
-  const double f = run.prepare_cache_state(cache_state, *source);
 
   StageOptions options;
   options.source_root = source->root();

@@ -19,6 +19,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "feedbench/data_file.h"
 #include "feedbench/error.h"
 #include "feedbench/sha256.h"
 
@@ -104,9 +105,9 @@ std::string left_out_note(const FileSet& files, const std::vector<std::string>& 
 
 std::string sampled_content_digest(const FileSet& files, std::size_t i) {
   const std::string path = files.absolute_path(i);
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOATIME);
-  if (fd < 0 && errno == EPERM) fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw RunError(errno_message("content fingerprint: cannot open " + path, errno));
+  const DataFile f = open_data_file(AT_FDCWD, path);
+  const int fd = f.fd;
+  if (fd < 0) throw RunError("content fingerprint: " + f.reason(path));
   struct stat st;
   if (::fstat(fd, &st) != 0) {
     const int err = errno;

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "engines/engines.h"
+#include "feedbench/data_file.h"
 #include "feedbench/error.h"
 
 namespace feedbench {
@@ -36,29 +37,24 @@ Engine::Engine(const EngineOptions& options) : options_(options) {
 
 namespace {
 
-[[noreturn]] void open_failed(const std::string& path, bool direct, int err) {
-  if (direct && err == EINVAL)
+[[noreturn]] void open_failed(const std::string& path, bool direct, const DataFile& f) {
+  if (direct && f.error == EINVAL)
     throw RunError("O_DIRECT not supported by " + engines::file_system_name(path) + " at " + path);
-  throw RunError(errno_message("cannot open " + path, err));
+  throw RunError(f.reason(path));
 }
 
 }  // namespace
 
 int Engine::open_for_read(const std::string& path, bool direct) {
-  const int flags = O_RDONLY | O_CLOEXEC | (direct ? O_DIRECT : 0);
-  if (try_noatime_) {
-    const int fd = ::open(path.c_str(), flags | O_NOATIME);
-    if (fd >= 0) {
-      ++open_counts_.noatime;
-      return fd;
-    }
-    if (errno != EPERM) open_failed(path, direct, errno);
-    try_noatime_ = false;
+  const DataFile f = open_data_file(AT_FDCWD, path, {.direct = direct, .noatime = try_noatime_});
+  if (!f.ok()) open_failed(path, direct, f);
+  if (f.noatime) {
+    ++open_counts_.noatime;
+  } else {
+    try_noatime_ = false;  // refused once (EPERM): the data set's files share an owner
+    ++open_counts_.plain;
   }
-  const int fd = ::open(path.c_str(), flags);
-  if (fd < 0) open_failed(path, direct, errno);
-  ++open_counts_.plain;
-  return fd;
+  return f.fd;
 }
 
 std::vector<std::string> engine_names() { return {"psync", "mmap", "libaio", "io_uring"}; }

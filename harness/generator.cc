@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "feedbench/error.h"
+#include "feedbench/threads.h"
 #include "feedbench/units.h"
 
 namespace feedbench {
@@ -321,11 +322,12 @@ GenSummary generate_dataset(const GenOptions& o,
   }
   threads = static_cast<unsigned>(std::min<std::uint64_t>(threads, summary.files));
   std::vector<std::thread> pool;
-  if (!progress) {
-    for (unsigned t = 1; t < threads; ++t) pool.emplace_back(worker);
-    worker();
+  // Writers the system refuses (a pids limit) are done without: this thread writes too.
+  for (unsigned t = progress ? 0 : 1; t < threads; ++t)
+    if (!start_thread(pool, worker, "writer", t, threads).empty()) break;
+  if (!progress || pool.empty()) {
+    worker();  // without progress, or when no writer thread could start
   } else {
-    for (unsigned t = 0; t < threads; ++t) pool.emplace_back(worker);
     auto last = std::chrono::steady_clock::now();
     progress(total_progress);
     while (files_done.load() < summary.files && !failed.load()) {

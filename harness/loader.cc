@@ -19,6 +19,7 @@
 
 #include "feedbench/engine.h"
 #include "feedbench/error.h"
+#include "feedbench/threads.h"
 
 namespace feedbench {
 namespace {
@@ -437,7 +438,7 @@ class Trainer {
     const std::int64_t epoch_start = now_ns();
     std::vector<std::thread> threads;
     for (std::size_t w = 0; w < W; ++w) {
-      threads.emplace_back([&, w] {
+      const std::string refused = start_thread(threads, [&, w] {
         try {
           // PyTorch's round robin: worker w builds batches w, w+W, ...; at most `depth`
           // batches are outstanding ahead of the trainer.
@@ -459,7 +460,14 @@ class Trainer {
           stop = true;
           cv.notify_all();
         }
-      });
+      }, "loader worker", w, W);
+      if (!refused.empty()) {  // the system would not start it (pids limit): the run fails
+        run_.fail(refused);
+        std::lock_guard lock(m);
+        stop = true;
+        cv.notify_all();
+        break;
+      }
     }
 
     for (std::size_t j = 0; j < batches && !run_.failed; ++j) {
@@ -568,7 +576,13 @@ LoaderResult LoaderSim::run() {
   const double cpu0 = process_cpu_seconds();
   const std::int64_t start = now_ns();
   std::vector<std::thread> threads;
-  for (auto& t : trainers) threads.emplace_back(std::ref(*t));
+  for (std::size_t k = 0; k < trainers.size(); ++k) {
+    const std::string refused = start_thread(threads, std::ref(*trainers[k]), "trainer", k, trainers.size());
+    if (!refused.empty()) {  // those started see `failed` and stop
+      state.fail(refused);
+      break;
+    }
+  }
   for (std::thread& t : threads) t.join();
   const std::int64_t wall = now_ns() - start;
   const double cpu = process_cpu_seconds() - cpu0;

@@ -27,7 +27,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "feedbench/data_file.h"
 #include "feedbench/error.h"
+#include "feedbench/threads.h"
 
 namespace feedbench {
 namespace {
@@ -153,11 +155,11 @@ void for_each_file(const FileSet& files, const Progress& progress, Fn fn) {
       std::size_t end = std::min(total, begin + kChunk);
       for (std::size_t i = begin; i < end; ++i) {
         rel.assign(files.relative_path(i));  // reuses capacity: no allocation per file
-        int fd = ::openat(root_fd, rel.c_str(), O_RDONLY | O_CLOEXEC | O_NOATIME);
-        if (fd < 0 && errno == EPERM)  // O_NOATIME needs ownership
-          fd = ::openat(root_fd, rel.c_str(), O_RDONLY | O_CLOEXEC);
+        const DataFile f = open_data_file(root_fd, rel);
+        const int fd = f.fd;
         try {
-          if (fd < 0) throw RunError(errno_message("open", errno));
+          if (fd < 0) throw RunError(f.kind ? "it is " + std::string(f.kind) + ", not a regular file"
+                                            : errno_message("open", f.error));
           fn(fd, i, scratch);
           ::close(fd);
         } catch (const RunError& e) {
@@ -175,12 +177,16 @@ void for_each_file(const FileSet& files, const Progress& progress, Fn fn) {
   unsigned hw = std::max(1u, std::thread::hardware_concurrency());
   std::size_t threads = std::min<std::size_t>({hw, 8, (total + 1023) / 1024});
   std::vector<std::thread> pool;
-  if (!progress) {
-    for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
-    worker();
+  // Helpers the system refuses (a pids limit) are done without: this thread works too.
+  auto start_helpers = [&](std::size_t from) {
+    for (std::size_t t = from; t < threads; ++t)
+      if (!start_thread(pool, worker, "page cache helper", t, threads).empty()) break;
+  };
+  start_helpers(progress ? 0 : 1);
+  if (!progress || pool.empty()) {
+    worker();  // without progress, or when no helper could start
   } else {
     // With progress, this thread only reports: every ~1% or 10,000 files, whichever is less.
-    for (std::size_t t = 0; t < threads; ++t) pool.emplace_back(worker);
     std::size_t step = std::max<std::size_t>(1, std::min<std::size_t>(10000, total / 100));
     std::size_t reported = 0;
     progress(0, total);
@@ -343,10 +349,11 @@ std::string probe_direct_io(const std::string& path) {
   if (file.empty()) return "no readable regular file at or under '" + path + "' to probe O_DIRECT with";
   struct statfs sfs;
   std::string fs = ::statfs(file.c_str(), &sfs) == 0 ? fs_name(sfs.f_type) : "unknown file system";
-  int fd = ::open(file.c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC);
+  const DataFile f = open_data_file(AT_FDCWD, file, {.direct = true});
+  const int fd = f.fd;
   if (fd < 0) {
-    int err = errno;
-    return errno_message("O_DIRECT open refused by " + fs + " at " + file, err);
+    if (f.kind) return f.reason(file);
+    return errno_message("O_DIRECT open refused by " + fs + " at " + file, f.error);
   }
   // 4 KiB alignment and length satisfy every logical block size up to 4 KiB.
   constexpr std::size_t kBlock = 4096;
@@ -361,6 +368,14 @@ std::string probe_direct_io(const std::string& path) {
   ::close(fd);
   if (n < 0) return errno_message("O_DIRECT read refused by " + fs + " at " + file, err);
   return "";
+}
+
+bool direct_reaches_device(const std::string& path, std::string* fs) {
+  constexpr long kTmpfs = 0x01021994, kRamfs = 0x858458f6;
+  struct statfs sfs;
+  if (::statfs(path.c_str(), &sfs) != 0) return true;  // unknown: not flagged
+  if (fs) *fs = fs_name(sfs.f_type);
+  return long(sfs.f_type) != kTmpfs && long(sfs.f_type) != kRamfs;
 }
 
 std::uint64_t available_memory_bytes() {

@@ -429,6 +429,9 @@ std::string exclusion_reason(const BenchmarkEntry& e) {
     return "short round: read " + bytes("bytes_read") + " of " + bytes("bytes_planned") +
            " planned";
   }
+  if (x.is_object() && x.contains("direct_reaches_device") && x["direct_reaches_device"].is_boolean() &&
+      !x["direct_reaches_device"].get<bool>())
+    return "direct requested, served from memory: no device behind the file system";
   const nlohmann::json& c = e.cache;
   if (c.is_object() && c.contains("achieved") && c["achieved"].is_boolean() &&
       !c["achieved"].get<bool>() && !is_calibration(e)) {

@@ -32,6 +32,7 @@
 #include <thread>
 #include <unistd.h>
 
+#include "feedbench/threads.h"
 #include "feedbench/error.h"
 
 namespace feedbench {
@@ -375,11 +376,16 @@ RoundStats run_round(const FileSet& files, Workload& workload, const RoundOption
   Shared shared(files, workload, options);
   std::vector<std::thread> threads;
   threads.reserve(options.workers);
-  for (unsigned w = 0; w < options.workers; ++w)
-    threads.emplace_back(run_worker, std::ref(shared), std::ref(workers[w]), w);
+  std::string refused;  // a worker the system would not start (pids limit): no round
+  for (unsigned w = 0; w < options.workers && refused.empty(); ++w) {
+    refused = start_thread(threads, [&shared, &workers, w] { run_worker(shared, workers[w], w); },
+                           "worker", w, options.workers);
+    if (!refused.empty()) shared.ready.count_down(std::ptrdiff_t(options.workers - w));
+  }
 
   shared.ready.wait();
-  const bool setup_ok = std::all_of(workers.begin(), workers.end(), [](const Worker& w) { return w.ready; });
+  const bool setup_ok = refused.empty() &&
+                        std::all_of(workers.begin(), workers.end(), [](const Worker& w) { return w.ready; });
   if (!setup_ok) shared.abort.store(true);
 
   const std::int64_t start = now_ns();
@@ -389,7 +395,7 @@ RoundStats run_round(const FileSet& files, Workload& workload, const RoundOption
   for (const Worker& w : workers)
     if (w.input_error) std::rethrow_exception(w.input_error);
   if (!setup_ok) {
-    stats.error = shared.error;
+    stats.error = refused.empty() ? shared.error : refused;
     return stats;
   }
 

@@ -28,9 +28,11 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "feedbench/data_file.h"
 #include "feedbench/build_info.h"
 #include "feedbench/environment.h"
 #include "feedbench/error.h"
+#include "feedbench/threads.h"
 #include "feedbench/manifest.h"
 #include "feedbench/sha256.h"
 #include "feedbench/units.h"
@@ -246,10 +248,15 @@ void refuse_overlap(int source_fd, const std::string& source, int cache_fd, bool
 
 // Opens a file read-only without updating its access time where the kernel lets us
 // (O_NOATIME needs ownership): staging must not change the source, not even its atime.
-int open_source(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_NOATIME | O_CLOEXEC);
-  if (fd < 0 && errno == EPERM) fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  return fd;
+// A file that is not regular (a FIFO swapped in after the scan) is refused with errno ENXIO;
+// `why`, when given, receives the reason.
+int open_source(const std::string& path, std::string* why = nullptr, bool direct = false) {
+  const DataFile f = open_data_file(AT_FDCWD, path, {.direct = direct});
+  if (!f.ok()) {
+    if (why) *why = f.reason(path);
+    errno = f.kind ? ENXIO : f.error;
+  }
+  return f.fd;
 }
 
 // While alive, calls `print` every 250 ms on its own thread (a progress line on a terminal);
@@ -258,10 +265,13 @@ class ProgressTicker {
  public:
   ProgressTicker(bool enabled, std::function<void()> print) {
     if (!enabled) return;
-    thread_ = std::thread([this, print = std::move(print)] {
-      std::unique_lock lock(mutex_);
-      while (!cv_.wait_for(lock, std::chrono::milliseconds(250), [this] { return done_; })) print();
-    });
+    std::vector<std::thread> one;
+    // A progress line is not worth failing for: refused (a pids limit), there is none.
+    if (start_thread(one, [this, print = std::move(print)] {
+          std::unique_lock lock(mutex_);
+          while (!cv_.wait_for(lock, std::chrono::milliseconds(250), [this] { return done_; })) print();
+        }, "progress", 0, 1).empty())
+      thread_ = std::move(one.front());
   }
   ~ProgressTicker() {
     if (!thread_.joinable()) return;
@@ -316,8 +326,7 @@ std::string hash_from_device(const std::string& path, AlignedBuffer& buf, std::a
   auto stopped = [stop] { return stop && stop->load(); };
   std::string digest;
   if (direct_ok.load(std::memory_order_relaxed)) {
-    Fd fd(::open(path.c_str(), O_RDONLY | O_DIRECT | O_NOATIME | O_CLOEXEC));
-    if (!fd && errno == EPERM) fd = Fd(::open(path.c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC));
+    Fd fd(open_source(path, nullptr, /*direct=*/true));
     if (!fd && errno != EINVAL) {
       *err = errno;
       return "";
@@ -423,7 +432,13 @@ class StageRun {
     {
       ProgressTicker ticker(opt_.progress, [&] { print_progress(seconds_since(start)); });
       std::vector<std::thread> threads;
-      for (int w = 0; w < workers; ++w) threads.emplace_back([this] { worker(); });
+      for (int w = 0; w < workers; ++w) {
+        const std::string refused = start_thread(threads, [this] { worker(); }, "worker", w, workers);
+        if (!refused.empty()) {  // a pids limit: those started stop, nothing is half-written
+          fatal(refused);
+          break;
+        }
+      }
       for (auto& t : threads) t.join();
     }
     result.files_copied = files_done_.load();
@@ -440,7 +455,7 @@ class StageRun {
     std::size_t index;
     std::string tmp, dst;
     Fd src;  // opened and read ahead when the batch is claimed
-    int open_errno = 0;
+    std::string open_error;
     Fd readback;  // the copy, evicted and being re-read from the device
     Fd fd;
     std::string source_hash;
@@ -483,7 +498,15 @@ class StageRun {
     made_dirs_.insert(parent.string());
   }
 
-  std::string no_space_message(const std::string& dst, std::uint64_t file_size) {
+  // RETURNS: whether `e` means the cache cannot take more bytes: a full file system, a quota,
+  // or the process's file-size limit (EFBIG; SIGXFSZ is ignored so a write reports it).
+  static bool out_of_space(int e) { return e == ENOSPC || e == EDQUOT || e == EFBIG; }
+
+  std::string no_space_message(const std::string& dst, std::uint64_t file_size, int e = ENOSPC) {
+    if (e == EFBIG)
+      return "the file size limit (ulimit -f) was reached while writing " + dst + " (" +
+             format_size(double(file_size)) + "); raise the limit and re-run feedbench stage " +
+             "(files already copied are kept)";
     std::uint64_t remaining = todo_bytes_ - std::min(bytes_done_.load(), todo_bytes_);
     std::uint64_t free_now = free_bytes(opt_.cache_root);
     return "no space left on the cache file system while writing " + dst + " (" +
@@ -502,7 +525,7 @@ class StageRun {
     p.dst = opt_.cache_root + "/" + rel;
     p.tmp = stage_temporary_path(p.dst);
     Fd in = std::move(p.src);
-    if (!in) return add_error(errno_message("cannot open source " + src, p.open_errno)), false;
+    if (!in) return add_error("source: " + p.open_error), false;
     if (::fstat(in.get(), &p.source_stat) != 0)
       return add_error(errno_message("cannot stat " + src, errno)), false;
     const std::int64_t mtime = std::int64_t(p.source_stat.st_mtim.tv_sec) * 1000000000 +
@@ -515,13 +538,13 @@ class StageRun {
     p.fd = Fd(::open(p.tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
     if (!p.fd) {
       int e = errno;
-      if (e == ENOSPC || e == EDQUOT) return fatal(no_space_message(p.dst, sel_.file_size(i))), false;
+      if (out_of_space(e)) return fatal(no_space_message(p.dst, sel_.file_size(i), e)), false;
       return add_error(errno_message("cannot create " + p.tmp, e)), false;
     }
     auto fail = [&](const std::string& why, bool is_fatal) { return abandon(p, why, is_fatal); };
     // Reserve the space up front: a full disk is found before any byte is written.
     if (sel_.file_size(i) > 0 && ::fallocate(p.fd.get(), 0, 0, off_t(sel_.file_size(i))) != 0) {
-      if (errno == ENOSPC || errno == EDQUOT) return fail(no_space_message(p.dst, sel_.file_size(i)), true);
+      if (out_of_space(errno)) return fail(no_space_message(p.dst, sel_.file_size(i), errno), true);
     }
     Sha256 hash;
     std::uint64_t total = 0;
@@ -535,8 +558,8 @@ class StageRun {
       for (ssize_t off = 0; off < n;) {
         ssize_t w = ::write(p.fd.get(), buf.bytes() + off, std::size_t(n - off));
         if (w < 0 && errno == EINTR) continue;
-        if (w < 0 && (errno == ENOSPC || errno == EDQUOT))
-          return fail(no_space_message(p.dst, sel_.file_size(i)), true);
+        if (w < 0 && out_of_space(errno))
+          return fail(no_space_message(p.dst, sel_.file_size(i), errno), true);
         if (w < 0) return fail(errno_message("cannot write " + p.tmp, errno), false);
         off += w;
       }
@@ -570,7 +593,7 @@ class StageRun {
     const std::uint64_t size = sel_.file_size(p.index);
     if (!synced && ::fdatasync(p.fd.get()) != 0) {
       int e = errno;
-      if (e == ENOSPC || e == EDQUOT) return fail(no_space_message(p.dst, size), true);
+      if (out_of_space(e)) return fail(no_space_message(p.dst, size, e), true);
       return fail(errno_message("cannot flush " + p.tmp, e), false);
     }
     if (opt_.verify) {
@@ -654,9 +677,8 @@ class StageRun {
       if (k >= todo_.size()) break;
       Pending p;
       p.index = todo_[k];
-      p.src = Fd(open_source(sel_.absolute_path(p.index)));
-      if (!p.src) p.open_errno = errno;
-      else ::posix_fadvise(p.src.get(), 0, 0, POSIX_FADV_WILLNEED);
+      p.src = Fd(open_source(sel_.absolute_path(p.index), &p.open_error));
+      if (p.src) ::posix_fadvise(p.src.get(), 0, 0, POSIX_FADV_WILLNEED);
       bytes += sel_.file_size(p.index);
       batch.push_back(std::move(p));
     }
@@ -1128,8 +1150,14 @@ VerifyResult verify_cache(const VerifyOptions& options) {
     }
   };
   std::vector<std::thread> threads;
-  for (int w = 0; w < std::min<int>(workers, int(std::max<std::size_t>(1, m->files.size()))); ++w)
-    threads.emplace_back(work);
+  const int n = std::min<int>(workers, int(std::max<std::size_t>(1, m->files.size())));
+  for (int w = 0; w < n; ++w) {
+    const std::string refused = start_thread(threads, work, "verify worker", w, n);
+    if (!refused.empty()) {
+      if (threads.empty()) throw RunError(refused);  // nothing could check the cache
+      break;  // the started ones check every file between them
+    }
+  }
   {
     ProgressTicker ticker(options.progress, [&] {
       std::fprintf(stderr, "\r\033[Kverifying  %zu/%zu files  %s", done.load(), m->files.size(),

@@ -1,5 +1,6 @@
 // feedbench: can this machine's storage feed the GPU, and does a local cache help?
 // Dispatches to a verb; turns bad input into one message and exit code 2.
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -38,6 +39,9 @@ void usage(std::FILE* out) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Past a file-size limit (ulimit -f) a write then fails with EFBIG, reported like a full disk
+  // (temporaries removed), instead of SIGXFSZ killing the process mid-file.
+  std::signal(SIGXFSZ, SIG_IGN);
   if (argc < 2) {
     usage(stderr);
     return 2;

@@ -35,6 +35,11 @@ Residency warm(const FileSet& files, const Progress& progress = {});
 // (e.g. "O_DIRECT refused by tmpfs at /dev/shm: Invalid argument").
 std::string probe_direct_io(const std::string& path);
 
+// RETURNS: false when O_DIRECT reads under `path` cannot reach a device because its file system
+// has none (tmpfs, ramfs: newer kernels accept O_DIRECT there and serve it from memory), else
+// true. Sets *fs (when given) to the file system's name.
+bool direct_reaches_device(const std::string& path, std::string* fs = nullptr);
+
 // RETURNS: the page cache that could hold this data: MemAvailable from /proc/meminfo, bytes.
 std::uint64_t available_memory_bytes();
 

@@ -101,8 +101,9 @@ bool is_calibration(const BenchmarkEntry& e);
 
 // RETURNS: why the repetition's figures are not what its case asks for, "" when they are:
 // its cache state was not achieved (cache.achieved false; moot for a calibration case, which
-// does no I/O), or the round read less than it planned (extra.round_complete false, with
-// extra.bytes_read and extra.bytes_planned). Errors are not exclusions: see error_occurred.
+// does no I/O), the round read less than it planned (extra.round_complete false, with
+// extra.bytes_read and extra.bytes_planned), or O_DIRECT was served from memory
+// (extra.direct_reaches_device false: tmpfs). Errors are not exclusions: see error_occurred.
 std::string exclusion_reason(const BenchmarkEntry& e);
 
 // Writes `text` to `path` through a temporary name and rename (shared by every writer).
