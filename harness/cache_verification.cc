@@ -37,14 +37,20 @@ std::string CacheVerification::summary(const std::string& cache_root, std::size_
 
 CacheVerification check_cache_listing(const std::string& cache_root, const FileSet& cache_selection,
                                       const FileSet& source_selection) {
+  std::string why;
+  const std::optional<Manifest> m = read_manifest(cache_root, &why);
+  if (m) return check_cache_listing(*m, cache_selection, source_selection);
   CacheVerification v;
   v.method = "listing+sizes+mtimes";
-  std::string why;
-  std::optional<Manifest> m = read_manifest(cache_root, &why);
-  if (!m) {
-    v.problems.push_back("no complete manifest (" + why + ")");
-    return v;
-  }
+  v.problems.push_back("no complete manifest (" + why + ")");
+  return v;
+}
+
+CacheVerification check_cache_listing(const Manifest& manifest, const FileSet& cache_selection,
+                                      const FileSet& source_selection) {
+  CacheVerification v;
+  v.method = "listing+sizes+mtimes";
+  const Manifest* m = &manifest;
   const auto in_cache = index_by_path(cache_selection);
   const auto in_source = index_by_path(source_selection);
   std::unordered_map<std::string_view, bool> listed;
@@ -84,9 +90,18 @@ CacheVerification check_cache_listing(const std::string& cache_root, const FileS
 
 CacheVerification rehash_cache(const std::string& cache_root, const FileSet& cache_selection,
                                const FileSet& source_selection, bool progress) {
+  const std::optional<Manifest> m = read_manifest(cache_root);
+  if (m) return rehash_cache(cache_root, *m, cache_selection, source_selection, progress);
   CacheVerification v = check_cache_listing(cache_root, cache_selection, source_selection);
+  v.method = "sha256";  // nothing to hash against: the listing said why
+  return v;
+}
+
+CacheVerification rehash_cache(const std::string& cache_root, const Manifest& manifest,
+                               const FileSet& cache_selection, const FileSet& source_selection,
+                               bool progress) {
+  CacheVerification v = check_cache_listing(manifest, cache_selection, source_selection);
   v.method = "sha256";
-  if (!read_manifest(cache_root)) return v;  // nothing to hash against: the listing said why
   VerifyOptions options;
   options.cache_root = cache_root;
   options.progress = progress;

@@ -371,11 +371,11 @@ std::string probe_direct_io(const std::string& path) {
 }
 
 bool direct_reaches_device(const std::string& path, std::string* fs) {
-  constexpr long kTmpfs = 0x01021994, kRamfs = 0x858458f6;
   struct statfs sfs;
   if (::statfs(path.c_str(), &sfs) != 0) return true;  // unknown: not flagged
-  if (fs) *fs = fs_name(sfs.f_type);
-  return long(sfs.f_type) != kTmpfs && long(sfs.f_type) != kRamfs;
+  const std::string name = fs_name(sfs.f_type);  // fs_name's table, not a second one
+  if (fs) *fs = name;
+  return name != "tmpfs" && name != "ramfs";
 }
 
 std::uint64_t available_memory_bytes() {

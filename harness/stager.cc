@@ -1203,7 +1203,12 @@ VerifyResult verify_cache(const VerifyOptions& options) {
 
 std::string check_cache(const std::string& cache_root, const FileSet& source_selection) {
   std::string why;
-  std::optional<Manifest> m = read_manifest(cache_root, &why);
+  const std::optional<Manifest> m = read_manifest(cache_root, &why);
+  return check_cache(cache_root, source_selection, m, why);
+}
+
+std::string check_cache(const std::string& cache_root, const FileSet& source_selection,
+                        const std::optional<Manifest>& m, const std::string& why) {
   auto command = [&](const std::vector<std::string>& include) {
     std::string cmd = "feedbench stage --from " + source_selection.root() + " --to " + cache_root;
     for (const std::string& g : include) cmd += " --include '" + g + "'";

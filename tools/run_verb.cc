@@ -265,12 +265,16 @@ int run_main(int argc, char** argv) {
   nlohmann::json verification = nullptr;
   bool cache_verified = false;
   if (uses_path(plan, "cache")) {
-    std::string why = check_cache(config.cache_root, *context.source);
+    // MANIFEST.sha256 is read once (a large cache's is tens of MB) and serves every check.
+    std::string why_no_manifest;
+    const std::optional<Manifest> staged = read_manifest(config.cache_root, &why_no_manifest);
+    std::string why = check_cache(config.cache_root, *context.source, staged, why_no_manifest);
     if (why.empty() && context.cache) {
       CacheVerification v =
           vm.count("verify-cache") && !dry_run
-              ? rehash_cache(config.cache_root, *context.cache, *context.source, context.show_progress)
-              : check_cache_listing(config.cache_root, *context.cache, *context.source);
+              ? rehash_cache(config.cache_root, *staged, *context.cache, *context.source,
+                             context.show_progress)
+              : check_cache_listing(*staged, *context.cache, *context.source);
       verification = v.to_json();
       cache_verified = v.ok;
       why = v.summary(config.cache_root);
@@ -283,7 +287,7 @@ int run_main(int argc, char** argv) {
         throw InputError(why + " (or pass --allow-unverified-cache to measure it anyway)");
       std::fprintf(stderr, "warning: measuring an unverified cache: %s\n", why.c_str());
     }
-    if (auto m = read_manifest_json(config.cache_root)) manifest = *m;
+    if (staged) manifest = nlohmann::json(staged->to_json());
   }
 
   // --dry-run stops here: every refusal above is the run's own, so a dry run that passes is

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "feedbench/dataset.h"
+#include "feedbench/manifest.h"
 
 namespace feedbench {
 
@@ -36,10 +37,17 @@ struct CacheVerification {
 // RETURNS: the verification; a missing manifest is a problem, not an exception.
 CacheVerification check_cache_listing(const std::string& cache_root, const FileSet& cache_selection,
                                       const FileSet& source_selection);
+// The same over the cache's manifest, already read.
+CacheVerification check_cache_listing(const Manifest& manifest, const FileSet& cache_selection,
+                                      const FileSet& source_selection);
 
 // The listing check plus verify_cache's SHA-256 of every listed file, read from the device.
 // `progress`: a progress line on stderr. REQUIRES: as check_cache_listing.
 CacheVerification rehash_cache(const std::string& cache_root, const FileSet& cache_selection,
                                const FileSet& source_selection, bool progress);
+// The same over the cache's manifest, already read (verify_cache still reads it for itself).
+CacheVerification rehash_cache(const std::string& cache_root, const Manifest& manifest,
+                               const FileSet& cache_selection, const FileSet& source_selection,
+                               bool progress);
 
 }  // namespace feedbench

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "feedbench/dataset.h"
+#include "feedbench/manifest.h"
 
 namespace feedbench {
 
@@ -110,6 +111,10 @@ VerifyResult verify_cache(const VerifyOptions& options);
 // RETURNS: "" when `cache_root` has a complete manifest whose source fingerprint equals
 // source_selection.fingerprint(); else the reason, ending with what to run.
 std::string check_cache(const std::string& cache_root, const FileSet& source_selection);
+// The same over a manifest already read (`manifest` nullopt: `why_no_manifest` says why), so a
+// caller that also needs the manifest reads MANIFEST.sha256 once.
+std::string check_cache(const std::string& cache_root, const FileSet& source_selection,
+                        const std::optional<Manifest>& manifest, const std::string& why_no_manifest);
 
 // RETURNS: feedbench-manifest.json of a complete manifest, or nullopt.
 std::optional<nlohmann::json> read_manifest_json(const std::string& cache_root);
