@@ -4,16 +4,18 @@
 source "$(dirname "$0")/lib.bash"
 
 "$FEEDBENCH" gen --out "$WORK/src" --files 32 --file-size 256KiB --layout flat --seed 4 >/dev/null
+mkdir "$WORK/cache"
 cat >"$WORK/c.json" <<JSON
 {
   "name": "throttle-e2e",
-  "dataset": {"source": "$WORK/src", "throttle": {"source": "16MiB/s"}},
+  "dataset": {"source": "$WORK/src", "cache": "$WORK/cache", "throttle": {"source": "16MiB/s"}},
   "defaults": {"repetitions": 1, "seed": 1, "engine": "psync"},
   "families": [
     {"family": "file_read", "pattern": "sequential", "block_size": "64KiB", "workers": [1, 4],
      "cache_state": "warm", "path": "source"},
     {"family": "loader", "batch_size": 8, "workers": 2, "step_time": "10ms", "steps": 12,
-     "warmup_steps": 1, "cache_state": "warm", "path": "source"}
+     "warmup_steps": 1, "cache_state": "warm", "path": "source"},
+    {"family": "stage", "workers": 2, "cache_state": "warm", "verify": false}
   ]
 }
 JSON
@@ -34,6 +36,8 @@ loader = [b for b in its if b["params"]["family"] == "loader"]
 assert loader, its
 # 8 x 256 KiB per 10 ms step needs 200 MiB/s; at 16 MiB/s the accelerator mostly waits.
 assert loader[0]["au"] < 0.5, loader[0]["au"]
+stage = [b for b in its if b["params"]["family"] == "stage"]
+assert stage and stage[0]["bytes_per_second"] <= 16.8 * 2**20, stage
 print("throttle ok:", [round(b["bytes_per_second"] / 2**20, 2) for b in fr], "MiB/s; loader AU",
       round(loader[0]["au"], 3))
 PY
