@@ -257,6 +257,62 @@ TEST(LoaderTest, AWarmUpCoveringEveryStepSaysWhatToChange) {
   }
 }
 
+// Eight workers build their first batches together while the trainer waits for batch 0: the
+// queue then holds a wave of ready batches that the next steps take without waiting. A warm-up
+// of one step measured that wave as if storage kept up; the warm-up in effect now covers the
+// queue's capacity (prefetch × workers batches), and the AU matches the storage-bound model.
+TEST(LoaderTest, PrefetchFilledDuringWarmUpIsNotMeasured) {
+  // B=4, d=20ms, W=8: a batch every 10 ms; S=2.5ms: AU = 0.25.
+  auto source = make_delay_source(1000, 1000, 20 * kMs);
+  LoaderOptions o = options(4, 8, 2500'000, 40);
+  o.prefetch = 2;
+  o.warmup_steps = 1;
+  LoaderResult r = LoaderSim(o, *source).run();
+  EXPECT_EQ(r.warmup_steps, 16u);  // prefetch 2 × workers 8
+  EXPECT_EQ(r.steps, 24u);
+  EXPECT_NEAR(r.au, 0.25, 0.08);
+}
+
+// Weak scaling: every accelerator runs the configured steps on its own share of the data set.
+TEST(LoaderTest, AcceleratorsEachRunTheConfiguredSteps) {
+  auto source = make_delay_source(320, 10, 0);
+  for (int acc : {1, 2, 4}) {
+    LoaderOptions o = options(4, 1, 100'000, 20);
+    o.accelerators = acc;
+    LoaderResult r = LoaderSim(o, *source).run();
+    EXPECT_EQ(r.steps + r.warmup_steps, std::uint64_t(20 * acc)) << acc << " accelerators";
+    EXPECT_EQ(r.au_per_trainer.size(), std::size_t(acc));
+  }
+}
+
+// 240 samples cannot give 4 trainers 20 batches of 4 each: refused, naming the size needed,
+// instead of each trainer quietly running 15 steps.
+TEST(LoaderTest, ADataSetTooSmallForTheAcceleratorsIsRefused) {
+  auto source = make_delay_source(240, 10, 0);
+  LoaderOptions o = options(4, 1, 100'000, 20);
+  o.accelerators = 4;
+  try {
+    LoaderSim(o, *source).run();
+    FAIL() << "expected RunError";
+  } catch (const RunError& e) {
+    EXPECT_NE(std::string(e.what()).find("320 samples"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("holds 240"), std::string::npos) << e.what();
+  }
+}
+
+// steps: 40 over an epoch of 18 batches is refused, never silently cut to 18.
+TEST(LoaderTest, StepsBeyondTheEpochAreRefusedNotShortened) {
+  auto source = make_delay_source(72, 10, 0);
+  LoaderOptions o = options(4, 1, 100'000, 40);
+  try {
+    LoaderResult r = LoaderSim(o, *source).run();
+    FAIL() << "expected RunError, ran " << r.steps + r.warmup_steps << " steps";
+  } catch (const RunError& e) {
+    EXPECT_NE(std::string(e.what()).find("steps 40"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("160 samples"), std::string::npos) << e.what();
+  }
+}
+
 TEST(LoaderTest, VerdictTexts) {
   EXPECT_EQ(loader_verdict(0.961, 0.039, 0.9, false), "AU 96.1% — storage keeps up");
   EXPECT_EQ(loader_verdict(0.613, 0.387, 0.9, false),
@@ -348,6 +404,36 @@ TEST(LoaderSummaryTest, NamesMinimumWorkersMaxAcceleratorsAndCalibration) {
   EXPECT_NE(text.find("accelerators supported: 2"), std::string::npos) << text;
   EXPECT_NE(text.find("calibration (samples from memory, no I/O): AU 99.5%"), std::string::npos)
       << text;
+}
+
+// "More workers is not always better": a count after which AU falls is named, and a case
+// without enough measured steps is no point of the sweep.
+TEST(LoaderSummaryTest, NamesWorkerCountsThatMadeItWorseAndSkipsUnjudgedCases) {
+  ResultDocument doc;
+  const double aus[5] = {0.5, 0.95, 0.97, 0.80, 0.99};
+  const int counts[5] = {1, 2, 4, 8, 16};
+  for (int i = 0; i < 5; ++i) {
+    BenchmarkEntry e = loader_entry(counts[i], 1, "files", aus[i], aus[i], 0);
+    if (counts[i] == 16) {  // too few measured steps: no verdict, no point of the sweep
+      e.extra["judged"] = false;
+      e.extra["verdict"] = "not enough steps to judge: 3 measured, 32 needed";
+    }
+    doc.benchmarks.push_back(e);
+  }
+  nlohmann::json s = summarize_loader(doc);
+  ASSERT_EQ(s["min_workers"].size(), 1u) << s.dump(1);
+  const nlohmann::json& m = s["min_workers"][0];
+  EXPECT_EQ(m["min_workers"], 2);
+  EXPECT_EQ(m["tried"].size(), 4u) << m.dump();
+  ASSERT_TRUE(m.contains("worse")) << m.dump();
+  ASSERT_EQ(m["worse"].size(), 1u) << m.dump();
+  EXPECT_EQ(m["worse"][0]["workers"], 8);
+  EXPECT_EQ(m["worse"][0]["best_workers"], 4);
+  std::string text = format_loader_summary(s);
+  EXPECT_NE(text.find("more workers made it worse: 8 workers reach AU 80.0%, 4 reached 97.0%"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("not enough steps to judge"), std::string::npos) << text;
 }
 
 TEST(LoaderSummaryTest, SaysWhenNoWorkerCountReachesTheTarget) {
