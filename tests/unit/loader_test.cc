@@ -533,6 +533,22 @@ TEST(LoaderSummaryTest, NamesWorkerCountsThatMadeItWorseAndSkipsUnjudgedCases) {
   EXPECT_NE(text.find("not enough steps to judge"), std::string::npos) << text;
 }
 
+// An accelerator count whose trainers measured too few steps is not "supported" on the strength
+// of its prefetched batches.
+TEST(LoaderSummaryTest, UnjudgedAcceleratorCountsAreNotSupported) {
+  ResultDocument doc;
+  doc.benchmarks.push_back(loader_entry(4, 1, "files", 0.95, 0.95, 0));
+  doc.benchmarks.push_back(loader_entry(4, 2, "files", 0.92, 0.91, 0));
+  BenchmarkEntry four = loader_entry(4, 4, "files", 0.979, 0.97, 0);
+  four.extra["judged"] = false;
+  four.extra["verdict"] = "not enough steps to judge: 3 measured, 10 needed";
+  doc.benchmarks.push_back(four);
+  nlohmann::json s = summarize_loader(doc);
+  ASSERT_EQ(s["max_accelerators"].size(), 1u) << s.dump(1);
+  EXPECT_EQ(s["max_accelerators"][0]["max_accelerators"], 2);
+  EXPECT_EQ(s["verdicts"][2]["judged"], false);
+}
+
 TEST(LoaderSummaryTest, SaysWhenNoWorkerCountReachesTheTarget) {
   ResultDocument doc;
   doc.benchmarks.push_back(loader_entry(1, 1, "files", 0.3, 0.3, 0));
