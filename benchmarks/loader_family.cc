@@ -75,20 +75,20 @@ nlohmann::json epoch_json(const EpochFigures& f) {
 std::string memory_note(const LoaderResult& r, std::uint64_t dataset_bytes,
                         std::uint64_t available) {
   if (r.epochs.size() < 2 || !r.epochs[1].residency_before) return "";
-  std::string served, partly;
+  std::string note = "data set " + format_size(double(dataset_bytes)) + ", " +
+                     format_size(double(available)) + " of memory available: ";
+  note += dataset_bytes < available ? "it fits in the page cache"
+                                    : "it cannot all stay in the page cache";
+  bool served = false;
   for (std::size_t e = 1; e < r.epochs.size(); ++e) {
     const double res = r.epochs[e].residency_before.value_or(0);
-    std::string& list = res >= kServedFromMemory ? served : partly;
-    list += (list.empty() ? "" : ", ") + std::to_string(e + 1) + " (" + percent(res) + ")";
+    note += "; epoch " + std::to_string(e + 1) + " began with " + percent(res) + " of it cached";
+    if (res >= kServedFromMemory) {
+      note += ": served from memory, not storage";
+      served = true;
+    }
   }
-  std::string note = "data set " + format_size(double(dataset_bytes)) + ", " +
-                     format_size(double(available)) + " of memory available";
-  note += dataset_bytes < available ? ": it fits in the page cache"
-                                    : ": it cannot all stay in the page cache";
-  if (!served.empty())
-    note += "; epoch " + served + " in the page cache as it began: served from memory, not " +
-            "storage (only a cold epoch measures storage)";
-  if (!partly.empty()) note += "; epoch " + partly + " in the page cache as it began";
+  if (served) note += " (only an epoch that starts cold measures storage)";
   return note;
 }
 
