@@ -1,6 +1,9 @@
 // The loader family: one simulated training run (harness/loader.cc) per repetition, from a
 // cold or warm page cache, against the source or cache path. The timed part is the measured
 // steps (warm-up excluded); the counters say how much of each step the accelerator waited.
+// A run the data set cannot hold is skipped with the size it needs; one with too few measured
+// steps is recorded without a verdict; each epoch is recorded apart, with the page cache's
+// share of the data set as it began.
 #include <cstdio>
 #include <string>
 
@@ -8,6 +11,7 @@
 #include "families.h"
 #include "feedbench/error.h"
 #include "feedbench/loader.h"
+#include "feedbench/page_cache.h"
 #include "feedbench/units.h"
 
 namespace feedbench {
@@ -39,6 +43,74 @@ std::unique_ptr<SampleSource> source_of(const Case& c, const FileSet& files,
   return make_file_source(files, engine, 1 << 20, std::move(throttle));
 }
 
+std::string percent(double f) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f%%", 100 * f);
+  return buf;
+}
+
+// An epoch that began with at least this share of the data set in the page cache read it
+// from memory: the same rule as a warm round.
+constexpr double kServedFromMemory = kWarmMinResident;
+
+nlohmann::json epoch_json(const EpochFigures& f) {
+  nlohmann::json j = {{"epoch", f.epoch},
+                      {"steps", f.steps},
+                      {"warmup_steps", f.warmup_steps},
+                      {"au", f.au},
+                      {"stall_fraction", f.stall_fraction},
+                      {"wait_p50_ms", f.wait_ns.quantile(0.50) / 1e6},
+                      {"wait_p99_ms", f.wait_ns.quantile(0.99) / 1e6},
+                      {"samples_per_second", f.samples_per_second},
+                      {"bytes_per_second", f.bytes_per_second},
+                      {"measured_s", f.measured_s},
+                      {"residency_before", nullptr}};
+  if (f.residency_before) {
+    j["residency_before"] = *f.residency_before;
+    j["served_from_memory"] = f.epoch > 1 && *f.residency_before >= kServedFromMemory;
+  }
+  return j;
+}
+
+// RETURNS: what the later epochs' page-cache state means, with the data set against memory
+// ("" for one epoch or no files read).
+std::string memory_note(const LoaderResult& r, std::uint64_t dataset_bytes,
+                        std::uint64_t available) {
+  if (r.epochs.size() < 2 || !r.epochs[1].residency_before) return "";
+  std::string note = "data set " + format_size(double(dataset_bytes)) + ", " +
+                     format_size(double(available)) + " of memory available: ";
+  note += dataset_bytes < available ? "it fits in the page cache"
+                                    : "it cannot all stay in the page cache";
+  bool served = false;
+  for (std::size_t e = 1; e < r.epochs.size(); ++e) {
+    const double res = r.epochs[e].residency_before.value_or(0);
+    note += "; epoch " + std::to_string(e + 1) + " began with " + percent(res) + " of it cached";
+    if (res >= kServedFromMemory) {
+      note += ": served from memory, not storage";
+      served = true;
+    }
+  }
+  if (served) note += " (only an epoch that starts cold measures storage)";
+  return note;
+}
+
+// RETURNS: for a verdict over several epochs of which a later one was served from memory, what
+// each epoch measured (" — over 2 epochs: epoch 1 AU 87.3% from storage, epoch 2 AU 99.5% from
+// memory"), so that a blended figure is not read as the storage's; "" otherwise.
+std::string epochs_qualifier(const LoaderResult& r) {
+  bool any_from_memory = false;
+  for (std::size_t e = 1; e < r.epochs.size(); ++e)
+    any_from_memory |= r.epochs[e].residency_before.value_or(0) >= kServedFromMemory;
+  if (!any_from_memory) return "";
+  std::string text = " — over " + std::to_string(r.epochs.size()) + " epochs:";
+  for (const EpochFigures& f : r.epochs) {
+    const bool memory = f.residency_before.value_or(0) >= kServedFromMemory;
+    text += std::string(f.epoch > 1 ? "," : "") + " epoch " + std::to_string(f.epoch) + " AU " +
+            percent(f.au) + (memory ? " from memory" : " from storage");
+  }
+  return text;
+}
+
 }  // namespace
 
 void run_loader_case(const Case& c, RunContext& context, benchmark::State& state) {
@@ -57,11 +129,15 @@ void run_loader_case(const Case& c, RunContext& context, benchmark::State& state
   try {
     LoaderOptions options = options_of(c);
     std::unique_ptr<SampleSource> source = source_of(c, *files, run.throttle(c.str("path")));
+    // Between epochs, untimed: a later epoch may be served from the page cache.
+    if (!calibration) options.residency = [files] { return measure_residency(*files).fraction(); };
+    LoaderSim sim(options, *source);
+    // Refused before any preparation: the data set cannot hold the configured steps.
+    if (const LoaderSchedule s = sim.schedule(); !s.refused.empty()) return run.skip(s.refused);
 
     // Untimed preparation; a calibration run does no I/O, so its cache state is moot.
     if (!run.prepare_cache_state(cache_state, *files)) return;
 
-    LoaderSim sim(options, *source);
     for (auto _ : state) {
       result = sim.run();
       state.SetIterationTime(result.measured_s > 0 ? result.measured_s : 1e-9);
@@ -84,11 +160,21 @@ void run_loader_case(const Case& c, RunContext& context, benchmark::State& state
   run.counter("cpu_util", result.cpu_util);
   run.counter("residency_before", run.record().cache["residency_before"].get<double>());
 
-  const bool cpu_bound =
-      loader_cpu_bound(result.au, target, result.cpu_util, result.read_s, result.transform_s);
-  const std::string verdict = loader_verdict(result.au, result.stall_fraction, target, cpu_bound,
-                                             result.read_s, result.transform_s);
+  // Too few measured steps: the figures are recorded, but no verdict and no CPU-bound claim.
+  const LoaderSchedule& schedule = result.schedule;
+  const bool judged = schedule.judged();
+  const bool cpu_bound = judged && loader_cpu_bound(result.au, target, result.cpu_util,
+                                                    result.read_s, result.transform_s);
+  const std::string verdict =
+      judged ? loader_verdict(result.au, result.stall_fraction, target, cpu_bound, result.read_s,
+                              result.transform_s) +
+                   (calibration ? "" : epochs_qualifier(result))
+             : schedule.not_judged_reason();
+  nlohmann::json epochs = nlohmann::json::array();
+  for (const EpochFigures& f : result.epochs) epochs.push_back(epoch_json(f));
+  const std::uint64_t available = available_memory_bytes();
   run.record().extra = {{"verdict", verdict},
+                  {"judged", judged},
                   {"au_per_accelerator", result.au_per_trainer},
                   {"min_au", result.min_au},
                   {"target_au", target},
@@ -97,10 +183,21 @@ void run_loader_case(const Case& c, RunContext& context, benchmark::State& state
                   {"samples", result.samples},
                   {"bytes", result.bytes},
                   {"warmup_steps", result.warmup_steps},
+                  {"steps_per_epoch", schedule.steps_per_epoch},
+                  {"warmup_steps_in_effect", schedule.warmup_steps},
+                  {"measured_steps_first_epoch", schedule.measured_first_epoch},
+                  {"min_measured_steps", schedule.min_measured_steps},
+                  {"epochs", epochs},
+                  {"dataset_bytes", files->total_bytes()},
+                  {"available_memory_bytes", available},
                   {"wait_s", result.wait_s},
                   {"compute_s", result.compute_s},
                   {"read_s", result.read_s},
                   {"transform_s", result.transform_s}};
+  if (!calibration) {
+    const std::string note = memory_note(result, files->total_bytes(), available);
+    if (!note.empty()) run.record().extra["memory_note"] = note;
+  }
   run.record_round(result.bytes_planned, result.bytes, result.bytes >= result.bytes_planned,
                    result.bytes >= result.bytes_planned
                        ? ""

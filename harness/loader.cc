@@ -20,6 +20,7 @@
 #include "feedbench/engine.h"
 #include "feedbench/error.h"
 #include "feedbench/threads.h"
+#include "feedbench/units.h"
 
 namespace feedbench {
 namespace {
@@ -190,6 +191,7 @@ class FileSource : public SampleSource {
   FileSource(const FileSet& files, std::string engine, EngineOptions options)
       : files_(files), engine_(std::move(engine)), options_(std::move(options)) {}
   std::size_t count() const override { return files_.size(); }
+  std::uint64_t total_bytes() const override { return files_.total_bytes(); }
   std::unique_ptr<SampleReader> make_reader() const override {
     return std::make_unique<FileReader>(files_, engine_, options_);
   }
@@ -251,6 +253,7 @@ class RecordSource : public SampleSource {
                        std::to_string(record_size) + " bytes");
   }
   std::size_t count() const override { return std::size_t(first_.back()); }
+  std::uint64_t total_bytes() const override { return first_.back() * record_size_; }
   std::unique_ptr<SampleReader> make_reader() const override {
     return std::make_unique<RecordReader>(files_, first_, record_size_, engine_, options_);
   }
@@ -292,6 +295,7 @@ class MemorySource : public SampleSource {
     for (std::size_t i = 0; i < data_.size(); ++i) data_[i] = std::byte(i * 131 + 7);
   }
   std::size_t count() const override { return files_.size(); }
+  std::uint64_t total_bytes() const override { return files_.total_bytes(); }
   std::unique_ptr<SampleReader> make_reader() const override {
     return std::make_unique<MemoryReader>(files_, data_);
   }
@@ -328,6 +332,7 @@ class DelaySource : public SampleSource {
   DelaySource(std::size_t count, std::uint64_t bytes, std::int64_t delay_ns)
       : count_(count), bytes_(bytes), delay_ns_(delay_ns) {}
   std::size_t count() const override { return count_; }
+  std::uint64_t total_bytes() const override { return std::uint64_t(count_) * bytes_; }
   std::unique_ptr<SampleReader> make_reader() const override {
     return std::make_unique<DelayReader>(bytes_, delay_ns_);
   }
@@ -364,14 +369,19 @@ struct RunState {
   }
 };
 
-struct TrainerOutcome {
+// One trainer's part of one epoch.
+struct EpochOutcome {
   std::uint64_t samples = 0, bytes = 0, planned = 0, steps = 0, warmup = 0;
-  Engine::OpenCounts opens;
   std::int64_t wait_ns = 0, compute_ns = 0, step_ns = 0;
   std::int64_t first_t0 = 0, last_t2 = 0;
   bool measured = false;
-  std::vector<std::int64_t> epoch_ns;
+  std::int64_t epoch_ns = 0;
   Histogram wait;
+};
+
+struct TrainerOutcome {
+  std::vector<EpochOutcome> epochs;
+  Engine::OpenCounts opens;
   WorkerTotals work;
 };
 
@@ -395,19 +405,29 @@ Batch build_batch(SampleReader& reader, const std::vector<std::size_t>& indices,
   return b;
 }
 
+// One simulated accelerator: its readers and step-time stream live across epochs; each epoch
+// runs on a thread of its own with fresh workers (PyTorch without persistent_workers).
 class Trainer {
  public:
-  Trainer(const LoaderOptions& o, const SampleSource& source, int index, RunState& run)
-      : o_(o), source_(source), index_(index), run_(run),
+  Trainer(const LoaderOptions& o, const LoaderSchedule& schedule, const SampleSource& source,
+          int index, RunState& run)
+      : o_(o), schedule_(schedule), source_(source), index_(index), run_(run),
         rng_(o.seed * 0xBF58476D1CE4E5B9ull + std::uint64_t(index) * 1000003 + 17) {}
 
-  void operator()() {
+  // The body of the epoch's trainer thread: failures go to the run state.
+  void run_epoch(int epoch) {
+    outcome.epochs.emplace_back();
     try {
-      for (int w = 0; w < std::max(o_.workers, 1); ++w) readers_.push_back(source_.make_reader());
-      for (int e = 0; e < o_.epochs && !run_.failed; ++e) run_epoch(e);
+      if (readers_.empty())
+        for (int w = 0; w < std::max(o_.workers, 1); ++w) readers_.push_back(source_.make_reader());
+      run_epoch(epoch, outcome.epochs.back());
     } catch (const std::exception& ex) {
       run_.fail(ex.what());
     }
+  }
+
+  // After the last epoch: counts the readers' opens and closes them.
+  void finish() {
     for (const auto& r : readers_) {
       outcome.opens.noatime += r->open_counts().noatime;
       outcome.opens.plain += r->open_counts().plain;
@@ -418,15 +438,17 @@ class Trainer {
   TrainerOutcome outcome;
 
  private:
-  void run_epoch(int epoch) {
-    // DistributedSampler's split: trainer k takes every K-th sample of the epoch's order.
+  void run_epoch(int epoch, EpochOutcome& out) {
+    // DistributedSampler's split: trainer k takes every K-th sample of the epoch's order, and
+    // every trainer takes the same number (the schedule's share; the remainder is dropped).
     std::vector<std::size_t> all = epoch_order(source_.count(), o_.seed, epoch);
     std::vector<std::size_t> mine;
-    for (std::size_t i = std::size_t(index_); i < all.size(); i += std::size_t(o_.accelerators))
+    for (std::size_t i = std::size_t(index_); i < all.size() && mine.size() < schedule_.share;
+         i += std::size_t(o_.accelerators))
       mine.push_back(all[i]);
     const std::size_t B = std::size_t(o_.batch_size);
-    std::size_t batches = (mine.size() + B - 1) / B;
-    if (o_.steps > 0) batches = std::min(batches, std::size_t(o_.steps));
+    const std::size_t batches = std::size_t(schedule_.steps_per_epoch);
+    FB_CHECK(batches * B < mine.size() + B, "the schedule refuses more steps than the share holds");
 
     std::vector<Batch> slots(batches);
     std::mutex m;
@@ -489,9 +511,13 @@ class Trainer {
       const std::int64_t t1 = now_ns();
       wait_until_ns(t1 + draw_step_ns(o_.step_time, rng_));
       const std::int64_t t2 = now_ns();
-      record_step(t0, t1, t2, b);
+      // The warm-up is the first steps of the run: later epochs are measured whole.
+      if (epoch == 0 && std::int64_t(out.warmup) < schedule_.warmup_steps)
+        ++out.warmup;
+      else
+        record_step(out, t0, t1, t2, b);
     }
-    outcome.epoch_ns.push_back(now_ns() - epoch_start);
+    out.epoch_ns = now_ns() - epoch_start;
     {
       std::lock_guard lock(m);
       stop = true;
@@ -504,27 +530,25 @@ class Trainer {
     }
   }
 
-  void record_step(std::int64_t t0, std::int64_t t1, std::int64_t t2, const Batch& b) {
-    if (std::int64_t(outcome.warmup) < o_.warmup_steps) {
-      ++outcome.warmup;
-      return;
+  static void record_step(EpochOutcome& out, std::int64_t t0, std::int64_t t1, std::int64_t t2,
+                          const Batch& b) {
+    if (!out.measured) {
+      out.measured = true;
+      out.first_t0 = t0;
     }
-    if (!outcome.measured) {
-      outcome.measured = true;
-      outcome.first_t0 = t0;
-    }
-    outcome.last_t2 = t2;
-    ++outcome.steps;
-    outcome.samples += b.samples;
-    outcome.bytes += b.bytes;
-    outcome.planned += b.planned;
-    outcome.wait_ns += t1 - t0;
-    outcome.compute_ns += t2 - t1;
-    outcome.step_ns += t2 - t0;
-    outcome.wait.record(std::uint64_t(t1 - t0));
+    out.last_t2 = t2;
+    ++out.steps;
+    out.samples += b.samples;
+    out.bytes += b.bytes;
+    out.planned += b.planned;
+    out.wait_ns += t1 - t0;
+    out.compute_ns += t2 - t1;
+    out.step_ns += t2 - t0;
+    out.wait.record(std::uint64_t(t1 - t0));
   }
 
   const LoaderOptions& o_;
+  const LoaderSchedule& schedule_;
   const SampleSource& source_;
   int index_;
   RunState& run_;
@@ -556,6 +580,68 @@ std::unique_ptr<SampleSource> make_delay_source(std::size_t count, std::uint64_t
   return std::make_unique<DelaySource>(count, sample_bytes, delay_ns);
 }
 
+LoaderSchedule loader_schedule(const LoaderOptions& o, std::size_t samples,
+                               std::uint64_t dataset_bytes) {
+  LoaderSchedule s;
+  s.samples = samples;
+  s.dataset_bytes = dataset_bytes;
+  s.whole_epoch = o.steps == 0;
+  const std::uint64_t K = std::uint64_t(std::max(o.accelerators, 1));
+  const std::uint64_t B = std::uint64_t(std::max(o.batch_size, 1));
+  s.share = std::size_t(samples / K);
+  s.warmup_steps = std::max<std::int64_t>(o.warmup_steps, std::int64_t(o.prefetch) * o.workers);
+  s.min_measured_steps = std::max<std::int64_t>(kMinMeasuredSteps, 2 * std::int64_t(o.workers));
+  auto size_of = [&](std::uint64_t n) {
+    if (dataset_bytes == 0 || samples == 0) return std::string();
+    return " (about " + format_size(double(dataset_bytes) / double(samples) * double(n)) + ")";
+  };
+  if (o.steps > 0) {
+    s.steps_per_epoch = o.steps;
+    const std::uint64_t need = std::uint64_t(o.steps) * B * K;
+    if (need / K / B != std::uint64_t(o.steps) || need > samples)
+      s.refused = "loader: steps " + std::to_string(o.steps) + " × batch_size " +
+                  std::to_string(B) + " × " + std::to_string(K) + " accelerator(s) need " +
+                  std::to_string(need) + " samples per epoch" + size_of(need) +
+                  ", but the data set holds " + std::to_string(samples) + size_of(samples) +
+                  ": refused rather than run fewer steps; use a data set of at least " +
+                  std::to_string(need) + " samples, or lower steps, batch_size or accelerators";
+  } else {
+    s.steps_per_epoch = std::int64_t((s.share + B - 1) / B);
+    if (s.share == 0)
+      s.refused = "loader: the data set holds " + std::to_string(samples) + " samples, fewer than " +
+                  std::to_string(K) + " accelerators: each needs at least one";
+  }
+  s.measured_first_epoch = std::max<std::int64_t>(0, s.steps_per_epoch - s.warmup_steps);
+  s.prefetch = o.prefetch;
+  s.workers = o.workers;
+  s.batch_size = std::int64_t(B);
+  s.accelerators = std::int64_t(K);
+  return s;
+}
+
+std::string LoaderSchedule::not_judged_reason() const {
+  if (!refused.empty()) return refused;
+  if (judged()) return "";
+  std::string why = "not enough steps to judge: " + std::to_string(measured_first_epoch) +
+                    " measured, " + std::to_string(min_measured_steps) + " needed per trainer (" +
+                    std::to_string(steps_per_epoch) + " steps in epoch 1 − a warm-up of " +
+                    std::to_string(warmup_steps);
+  if (warmup_steps == std::int64_t(prefetch) * workers && workers > 0)
+    why += " = prefetch " + std::to_string(prefetch) + " × workers " + std::to_string(workers);
+  why += ")";
+  const std::int64_t steps_needed = warmup_steps + min_measured_steps;
+  const std::uint64_t samples_needed =
+      std::uint64_t(steps_needed) * std::uint64_t(batch_size) * std::uint64_t(accelerators);
+  if (!whole_epoch && samples_needed <= samples)
+    why += ": raise steps to " + std::to_string(steps_needed);
+  else
+    why += ": " + std::to_string(steps_needed) + " steps of batch_size " +
+           std::to_string(batch_size) + " × " + std::to_string(accelerators) +
+           " accelerator(s) need a data set of " + std::to_string(samples_needed) +
+           " samples (it holds " + std::to_string(samples) + "), or lower batch_size";
+  return why;
+}
+
 LoaderSim::LoaderSim(const LoaderOptions& options, const SampleSource& source)
     : options_(options), source_(source) {
   auto need = [](bool ok, const char* what) {
@@ -570,64 +656,114 @@ LoaderSim::LoaderSim(const LoaderOptions& options, const SampleSource& source)
   need(options.accelerators >= 1, "accelerators must be at least 1");
 }
 
+LoaderSchedule LoaderSim::schedule() const {
+  return loader_schedule(options_, source_.count(), source_.total_bytes());
+}
+
 LoaderResult LoaderSim::run() {
   if (source_.count() == 0) throw RunError("loader: the data set has no samples");
+  const LoaderSchedule sched = schedule();
+  if (!sched.refused.empty()) throw RunError(sched.refused);
   RunState state;
   std::vector<std::unique_ptr<Trainer>> trainers;
   for (int k = 0; k < options_.accelerators; ++k)
-    trainers.push_back(std::make_unique<Trainer>(options_, source_, k, state));
+    trainers.push_back(std::make_unique<Trainer>(options_, sched, source_, k, state));
 
+  // Every trainer finishes an epoch before the next starts (training synchronises its
+  // accelerators), so the page cache can be measured between epochs; that pause is neither
+  // wall nor CPU of the run.
+  std::vector<std::optional<double>> residency;
+  double paused_cpu = 0;
+  std::int64_t paused_ns = 0;
   const double cpu0 = process_cpu_seconds();
   const std::int64_t start = now_ns();
-  std::vector<std::thread> threads;
-  for (std::size_t k = 0; k < trainers.size(); ++k) {
-    const std::string refused = start_thread(threads, std::ref(*trainers[k]), "trainer", k, trainers.size());
-    if (!refused.empty()) {  // those started see `failed` and stop
-      state.fail(refused);
-      break;
+  for (int e = 0; e < options_.epochs && !state.failed; ++e) {
+    if (options_.residency) {
+      const double c0 = process_cpu_seconds();
+      const std::int64_t t0 = now_ns();
+      residency.push_back(options_.residency());
+      paused_ns += now_ns() - t0;
+      paused_cpu += process_cpu_seconds() - c0;
+    } else {
+      residency.push_back(std::nullopt);
     }
+    std::vector<std::thread> threads;
+    for (std::size_t k = 0; k < trainers.size(); ++k) {
+      Trainer* t = trainers[k].get();
+      const std::string refused =
+          start_thread(threads, [t, e] { t->run_epoch(e); }, "trainer", k, trainers.size());
+      if (!refused.empty()) {  // those started see `failed` and stop
+        state.fail(refused);
+        break;
+      }
+    }
+    for (std::thread& t : threads) t.join();
   }
-  for (std::thread& t : threads) t.join();
-  const std::int64_t wall = now_ns() - start;
-  const double cpu = process_cpu_seconds() - cpu0;
+  for (auto& t : trainers) t->finish();
+  const std::int64_t wall = now_ns() - start - paused_ns;
+  const double cpu = process_cpu_seconds() - cpu0 - paused_cpu;
   if (state.failed) throw RunError(state.error);
 
   LoaderResult r;
-  std::int64_t first = INT64_MAX, last = INT64_MIN, wait = 0, compute = 0, step = 0;
-  std::int64_t epoch_total = 0, epoch_count = 0;
+  r.schedule = sched;
+  std::int64_t wait = 0, compute = 0, step = 0, epoch_total = 0, epoch_count = 0;
+  for (int e = 0; e < options_.epochs; ++e) {
+    EpochFigures f;
+    f.epoch = e + 1;
+    f.residency_before = residency[std::size_t(e)];
+    std::int64_t first = INT64_MAX, last = INT64_MIN, ew = 0, ec = 0, es = 0;
+    for (auto& t : trainers) {
+      const EpochOutcome& o = t->outcome.epochs[std::size_t(e)];
+      f.steps += o.steps;
+      f.warmup_steps += o.warmup;
+      f.samples += o.samples;
+      f.bytes += o.bytes;
+      ew += o.wait_ns;
+      ec += o.compute_ns;
+      es += o.step_ns;
+      f.wait_ns.merge(o.wait);
+      r.bytes_planned += o.planned;
+      epoch_total += o.epoch_ns;
+      ++epoch_count;
+      if (o.measured) {
+        first = std::min(first, o.first_t0);
+        last = std::max(last, o.last_t2);
+      }
+    }
+    f.measured_s = last > first ? double(last - first) * 1e-9 : 0;
+    f.wait_s = double(ew) * 1e-9;
+    f.compute_s = double(ec) * 1e-9;
+    f.step_s = double(es) * 1e-9;
+    f.au = es > 0 ? double(ec) / double(es) : 0;
+    f.stall_fraction = es > 0 ? double(ew) / double(es) : 0;
+    if (f.measured_s > 0) {
+      f.samples_per_second = double(f.samples) / f.measured_s;
+      f.bytes_per_second = double(f.bytes) / f.measured_s;
+    }
+    r.samples += f.samples;
+    r.bytes += f.bytes;
+    r.steps += f.steps;
+    r.warmup_steps += f.warmup_steps;
+    r.measured_s += f.measured_s;
+    r.wait_ns.merge(f.wait_ns);
+    wait += ew;
+    compute += ec;
+    step += es;
+    r.epochs.push_back(std::move(f));
+  }
   r.min_au = 1;
   for (auto& t : trainers) {
     const TrainerOutcome& o = t->outcome;
-    r.samples += o.samples;
-    r.bytes += o.bytes;
-    r.bytes_planned += o.planned;
     r.opens.noatime += o.opens.noatime;
     r.opens.plain += o.opens.plain;
-    r.steps += o.steps;
-    r.warmup_steps += o.warmup;
-    wait += o.wait_ns;
-    compute += o.compute_ns;
-    step += o.step_ns;
-    r.wait_ns.merge(o.wait);
     r.read_s += double(o.work.read_ns) * 1e-9;
     r.transform_s += double(o.work.transform_ns) * 1e-9;
-    for (std::int64_t e : o.epoch_ns) epoch_total += e, ++epoch_count;
-    if (o.measured) {
-      first = std::min(first, o.first_t0);
-      last = std::max(last, o.last_t2);
-    }
-    double au = o.step_ns > 0 ? double(o.compute_ns) / double(o.step_ns) : 0;
+    std::int64_t c = 0, s = 0;
+    for (const EpochOutcome& eo : o.epochs) c += eo.compute_ns, s += eo.step_ns;
+    const double au = s > 0 ? double(c) / double(s) : 0;
     r.au_per_trainer.push_back(au);
     r.min_au = std::min(r.min_au, au);
   }
-  if (r.steps == 0)
-    throw RunError("loader: no measured steps: " + std::to_string(source_.count()) +
-                   " samples in batches of " + std::to_string(options_.batch_size) + " gave " +
-                   std::to_string(r.warmup_steps / std::uint64_t(options_.accelerators)) +
-                   " step(s) per trainer, all inside warmup_steps " +
-                   std::to_string(options_.warmup_steps) +
-                   "; lower batch_size or warmup_steps, or raise epochs");
-  r.measured_s = double(last - first) * 1e-9;
   r.epoch_s = epoch_count ? double(epoch_total) * 1e-9 / double(epoch_count) : 0;
   r.wait_s = double(wait) * 1e-9;
   r.compute_s = double(compute) * 1e-9;

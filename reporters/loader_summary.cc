@@ -16,8 +16,14 @@ namespace {
 using nlohmann::json;
 
 constexpr double kCalibrationMin = 0.99;
+// A worker count whose AU is below the best of the smaller counts by more than this share of it
+// made things worse (the same margin as "within 5% of the best" for file_read's knee).
+constexpr double kWorseMargin = 0.05;
 
 bool is_loader(const CaseView& c) { return c.family == "loader"; }
+
+// A case with too few measured steps carries no verdict (result files before the rule: judged).
+bool judged(const CaseView& c) { return c.extra.value("judged", true); }
 
 // Cases equal in everything but `key` form a sweep over it; named with key:* in place.
 struct Sweep {
@@ -67,7 +73,9 @@ json summarize_loader(const ResultDocument& doc) {
   if (cases.empty()) return json::object();
 
   json verdicts = json::array(), calibration = json::array();
+  std::vector<const CaseView*> sized;  // judged: the points of sweeps
   for (const CaseView* c : cases) {
+    if (judged(*c)) sized.push_back(c);
     const double au = *c->counter("au");
     json v = {{"case", c->name},
               {"au", au},
@@ -76,29 +84,46 @@ json summarize_loader(const ResultDocument& doc) {
               {"repetitions", c->achieved},
               {"verdict", c->extra.value("verdict", std::string())},
               {"cpu_bound", c->extra.value("cpu_bound", false)},
-              {"calibration", c->calibration}};
+              {"calibration", c->calibration},
+              {"judged", judged(*c)}};
     if (!c->excluded.empty()) v["excluded"] = c->exclusion_note();
+    if (c->extra.contains("epochs") && c->extra["epochs"].is_array() &&
+        c->extra["epochs"].size() > 1)
+      v["epochs"] = c->extra["epochs"];
+    if (c->extra.contains("memory_note")) v["memory_note"] = c->extra["memory_note"];
     verdicts.push_back(v);
-    if (c->calibration)
+    if (c->calibration && judged(*c))
       calibration.push_back({{"case", c->name}, {"au", au}, {"ok", au >= kCalibrationMin}});
   }
 
   json min_workers = json::array();
-  for (const Sweep& s : sweeps_over(cases, "workers", "workers")) {
-    json tried = json::array();
+  for (const Sweep& s : sweeps_over(sized, "workers", "workers")) {
+    json tried = json::array(), worse = json::array();
     json found = nullptr;
     const double target = s.points.front().second->target_au();
+    double best_au = -1;
+    std::int64_t best_workers = 0;
     for (const auto& [w, c] : s.points) {
       const double au = *c->counter("au");
-      tried.push_back({{"workers", w}, {"au", au}});
+      json t = {{"workers", w}, {"au", au}};
+      if (auto sps = c->counter("samples_per_second")) t["samples_per_second"] = *sps;
+      tried.push_back(t);
       if (found.is_null() && au >= target) found = w;
+      // More workers is not always better: a count below the best of the smaller ones.
+      if (best_au > 0 && au < best_au * (1 - kWorseMargin))
+        worse.push_back(
+            {{"workers", w}, {"au", au}, {"best_workers", best_workers}, {"best_au", best_au}});
+      if (au > best_au) best_au = au, best_workers = w;
     }
-    min_workers.push_back(
-        {{"sweep", s.name}, {"target_au", target}, {"tried", tried}, {"min_workers", found}});
+    min_workers.push_back({{"sweep", s.name},
+                           {"target_au", target},
+                           {"tried", tried},
+                           {"min_workers", found},
+                           {"worse", worse}});
   }
 
   json max_accelerators = json::array();
-  for (const Sweep& s : sweeps_over(cases, "accelerators", "acc")) {
+  for (const Sweep& s : sweeps_over(sized, "accelerators", "acc")) {
     json tried = json::array();
     json found = nullptr;
     const double target = s.points.front().second->target_au();
@@ -132,6 +157,20 @@ std::string format_loader_summary(const json& summary) {
       if (v.value("calibration", false)) continue;  // its own line below
       line("  " + v.value("case", "") + ": " + v.value("verdict", "") +
            (v.contains("excluded") ? " [" + v.value("excluded", "") + "]" : ""));
+      for (const json& e : v.value("epochs", json::array())) {
+        char buf[256];
+        std::snprintf(buf, sizeof buf,
+                      "    epoch %d: AU %.1f%%, wait p50 %.2f ms p99 %.2f ms, %.0f samples/s",
+                      e.value("epoch", 0), 100 * e.value("au", 0.0), e.value("wait_p50_ms", 0.0),
+                      e.value("wait_p99_ms", 0.0), e.value("samples_per_second", 0.0));
+        std::string text = buf;
+        if (e.contains("residency_before") && e["residency_before"].is_number())
+          text += ", " + percent(e["residency_before"].get<double>()) +
+                  " of the data set in the page cache before" +
+                  (e.value("served_from_memory", false) ? ": served from memory" : "");
+        line(text);
+      }
+      if (v.contains("memory_note")) line("    " + v.value("memory_note", ""));
     }
   }
   for (const json& s : summary.value("min_workers", json::array())) {
@@ -140,13 +179,19 @@ std::string format_loader_summary(const json& summary) {
     for (const json& t : s.value("tried", json::array()))
       tried += (tried.empty() ? "" : ", ") + std::to_string(t.value("workers", 0)) + ": " +
                percent(t.value("au", 0.0));
+    std::string worse;
+    for (const json& w : s.value("worse", json::array()))
+      worse += (worse.empty() ? "; more workers made it worse: " : ", ") +
+               std::to_string(w.value("workers", 0)) + " workers reach AU " +
+               percent(w.value("au", 0.0)) + ", " + std::to_string(w.value("best_workers", 0)) +
+               " reached " + percent(w.value("best_au", 0.0));
     if (s["min_workers"].is_null())
       line("minimum workers: none reaches AU " + percent(target) + " (" + tried + ") in " +
-           s.value("sweep", ""));
+           s.value("sweep", "") + worse);
     else
       line("minimum workers: " + std::to_string(s["min_workers"].get<std::int64_t>()) +
            ", the smallest count reaching AU " + percent(target) + " (" + tried + ") in " +
-           s.value("sweep", ""));
+           s.value("sweep", "") + worse);
   }
   for (const json& s : summary.value("max_accelerators", json::array())) {
     const double target = s.value("target_au", 0.9);

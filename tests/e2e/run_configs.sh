@@ -14,9 +14,10 @@ for config in "$FEEDBENCH_SOURCE_DIR"/configs/*.json; do
 import json,sys; print('\\n'.join(json.load(open(sys.argv[1]))['dataset'].get('include', [])))" "$config")
   "$FEEDBENCH" stage --from "$WORK/src" --to "$WORK/cache-$name" --label e2e "${includes[@]}" >/dev/null 2>&1
   # Short: one repetition, at most 2 workers, small blocks; a filter keeps the sweep small.
+  # steps=5: 5 batches of 8 fit the 40 files (a loader case asking for more is refused).
   FEEDBENCH_SOURCE=$WORK/src FEEDBENCH_CACHE=$WORK/cache-$name expect_exit 0 \
     "$FEEDBENCH" run --config "$config" --out "$WORK/$name.json" --quiet \
-    --set repetitions=1 --set workers=[1,2] --set batch_size=8 --set epochs=1 \
+    --set repetitions=1 --set workers=[1,2] --set batch_size=8 --set epochs=1 --set steps=5 \
     --benchmark_filter='(workers:1|workers:2)/'
   python3 -c "
 import json

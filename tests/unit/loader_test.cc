@@ -4,7 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <filesystem>
+#include <thread>
 
 #include <unistd.h>
 
@@ -44,7 +47,7 @@ double expected_au(int batch, std::int64_t delay_ns, int workers, const LoaderRe
 TEST(LoaderTest, StorageBoundAuMatchesTheModel) {
   // B=4, d=5ms, W=2: a batch every 10 ms; S=5ms: AU = 0.5.
   auto source = make_delay_source(1000, 1000, 5 * kMs);
-  LoaderOptions o = options(4, 2, 5 * kMs, 1 + 30 * 2);
+  LoaderOptions o = options(4, 2, 5 * kMs, 4 + 30 * 2);  // warm-up: prefetch 2 × workers 2
   LoaderResult r = LoaderSim(o, *source).run();
   EXPECT_EQ(r.steps, 60u);
   EXPECT_NEAR(r.au, expected_au(4, 5 * kMs, 2, r, 5 * kMs), 0.02);
@@ -57,7 +60,7 @@ TEST(LoaderTest, StorageBoundAuMatchesTheModel) {
 TEST(LoaderTest, StorageBoundAuMatchesTheModelWithMoreWorkers) {
   // B=2, d=15ms, W=4: a batch every 7.5 ms; S=5ms: AU = 2/3.
   auto source = make_delay_source(1000, 1000, 15 * kMs);
-  LoaderOptions o = options(2, 4, 5 * kMs, 1 + 20 * 4);
+  LoaderOptions o = options(2, 4, 5 * kMs, 8 + 20 * 4);
   LoaderResult r = LoaderSim(o, *source).run();
   EXPECT_NEAR(r.au, expected_au(2, 15 * kMs, 4, r, 5 * kMs), 0.02);
 }
@@ -65,16 +68,16 @@ TEST(LoaderTest, StorageBoundAuMatchesTheModelWithMoreWorkers) {
 TEST(LoaderTest, NotStorageBoundAuIsOne) {
   // B=4, d=2ms, W=2: a batch every 4 ms, S=10ms: storage keeps up, AU ≈ 1.
   auto source = make_delay_source(1000, 1000, 2 * kMs);
-  LoaderOptions o = options(4, 2, 10 * kMs, 41);
+  LoaderOptions o = options(4, 2, 10 * kMs, 44);
   LoaderResult r = LoaderSim(o, *source).run();
   EXPECT_NEAR(r.au, expected_au(4, 2 * kMs, 2, r, 10 * kMs), 0.02);
   EXPECT_LT(r.stall_fraction, 0.02);
 }
 
 TEST(LoaderTest, WarmupStepsAreExcluded) {
-  // The first batch costs B·d = 20 ms of waiting; with warm-up it leaves the metrics.
+  // Without workers every batch costs B·d = 20 ms of waiting; warm-up steps leave the metrics.
   auto source = make_delay_source(100, 10, 5 * kMs);
-  LoaderOptions o = options(4, 4, 1 * kMs, 6);
+  LoaderOptions o = options(4, 0, 1 * kMs, 6);
   o.warmup_steps = 0;
   LoaderResult cold = LoaderSim(o, *source).run();
   EXPECT_EQ(cold.steps, 6u);
@@ -95,9 +98,14 @@ TEST(LoaderTest, StepsCapEachEpochAndPartialBatchesCount) {
   o.epochs = 2;
   LoaderResult capped = LoaderSim(o, *source).run();
   EXPECT_EQ(capped.steps + capped.warmup_steps, 10u);
+  ASSERT_EQ(capped.epochs.size(), 2u);
+  EXPECT_EQ(capped.epochs[0].steps + capped.epochs[0].warmup_steps, 5u);
+  EXPECT_EQ(capped.epochs[1].steps, 5u);  // later epochs are measured whole
+  EXPECT_EQ(capped.epochs[1].warmup_steps, 0u);
 
   // 10 samples, batch 4: batches of 4, 4, 2 per epoch (PyTorch's drop_last=False).
   auto small = make_delay_source(10, 10, 0);
+  o.workers = 0;
   o.steps = 0;
   o.warmup_steps = 0;
   LoaderResult whole = LoaderSim(o, *small).run();
@@ -113,7 +121,7 @@ TEST(LoaderTest, AcceleratorsSplitTheEpochAndReportEachTrainer) {
   LoaderResult r = LoaderSim(o, *source).run();
   ASSERT_EQ(r.au_per_trainer.size(), 2u);
   EXPECT_EQ(r.steps + r.warmup_steps, 10u);  // 20 samples each, 5 steps each
-  EXPECT_EQ(r.warmup_steps, 2u);             // warm-up is per trainer
+  EXPECT_EQ(r.warmup_steps, 4u);  // per trainer: prefetch 2 × workers 1
   EXPECT_LE(r.min_au, r.au_per_trainer[0]);
   EXPECT_LE(r.min_au, r.au_per_trainer[1]);
 }
@@ -136,13 +144,15 @@ FileSet fake_files(std::size_t n, std::uint64_t size) {
 }
 
 TEST(LoaderTest, MemoryCalibrationKeepsAuAbove99Percent) {
-  // The demo's calibration settings: batch 16, 2 workers, 20 ms steps; 128 KiB samples.
-  FileSet files = fake_files(256, 128 << 10);
+  // The demo's calibration settings: batch 8, 2 workers, 20 ms steps, 20 steps over its 160
+  // files (warm-up 4 = prefetch 2 × workers 2); 128 KiB samples.
+  FileSet files = fake_files(160, 128 << 10);
   auto source = make_memory_source(files);
-  LoaderOptions o = options(16, 2, 20 * kMs, 12);
+  LoaderOptions o = options(8, 2, 20 * kMs, 20);
   LoaderResult r = LoaderSim(o, *source).run();
+  EXPECT_TRUE(r.schedule.judged()) << r.schedule.not_judged_reason();
   EXPECT_GE(r.au, 0.99) << "wait p99 " << r.wait_ns.quantile(0.99) << " ns";
-  EXPECT_EQ(r.bytes, 11u * 16 * (128 << 10));
+  EXPECT_EQ(r.bytes, 16u * 8 * (128 << 10));
 }
 
 TEST(LoaderTest, TransformCostDominatesWorkerTime) {
@@ -180,7 +190,7 @@ TEST(LoaderTest, FileAndRecordSourcesReadTheBytes) {
 
   auto records = make_record_source(files, 4096, "psync");
   EXPECT_EQ(records->count(), 8u);  // two whole records per shard
-  LoaderOptions o = options(2, 2, 100'000, 0);
+  LoaderOptions o = options(2, 0, 100'000, 0);
   o.warmup_steps = 0;
   LoaderResult r = LoaderSim(o, *records).run();
   EXPECT_EQ(r.samples, 8u);
@@ -218,7 +228,7 @@ TEST(LoaderTest, ShrunkOrVanishedFilesReadLessThanPlanned) {
   files.sort();
   for (const char* engine : {"psync", "mmap"}) {
     auto source = make_file_source(files, engine, 4096);
-    LoaderOptions o = options(2, 1, 100'000, 0);
+    LoaderOptions o = options(2, 0, 100'000, 0);  // no workers: no warm-up beyond warmup_steps
     o.warmup_steps = 0;
     LoaderResult whole = LoaderSim(o, *source).run();
     EXPECT_EQ(whole.bytes, 40000u) << engine;
@@ -230,7 +240,7 @@ TEST(LoaderTest, ShrunkOrVanishedFilesReadLessThanPlanned) {
   ASSERT_EQ(::unlink((dir / "s2").c_str()), 0);
   for (const char* engine : {"psync", "mmap"}) {
     auto source = make_file_source(files, engine, 4096);
-    LoaderOptions o = options(2, 1, 100'000, 0);
+    LoaderOptions o = options(2, 0, 100'000, 0);  // no workers: no warm-up beyond warmup_steps
     o.warmup_steps = 0;
     LoaderResult r = LoaderSim(o, *source).run();
     EXPECT_EQ(r.samples, 4u) << engine;
@@ -248,13 +258,156 @@ TEST(LoaderTest, BadOptionsAreInputErrors) {
 TEST(LoaderTest, AWarmUpCoveringEveryStepSaysWhatToChange) {
   auto source = make_delay_source(10, 10, 0);  // one batch of 16 holds the whole epoch
   LoaderOptions o = options(16, 1, 100'000, 0);
+  LoaderResult r = LoaderSim(o, *source).run();
+  EXPECT_EQ(r.steps, 0u);
+  EXPECT_FALSE(r.schedule.judged());
+  const std::string why = r.schedule.not_judged_reason();
+  EXPECT_EQ(why.rfind("not enough steps to judge: 0 measured, 10 needed", 0), 0u) << why;
+  EXPECT_NE(why.find("a data set of 192 samples"), std::string::npos) << why;
+}
+
+// Eight workers build their first batches together while the trainer waits for batch 0: the
+// queue then holds a wave of ready batches that the next steps take without waiting. A warm-up
+// of one step measured that wave as if storage kept up; the warm-up in effect now covers the
+// queue's capacity (prefetch × workers batches), and the AU matches the storage-bound model.
+TEST(LoaderTest, PrefetchFilledDuringWarmUpIsNotMeasured) {
+  // B=4, d=20ms, W=8: a batch every 10 ms; S=2.5ms: AU = 0.25.
+  auto source = make_delay_source(1000, 1000, 20 * kMs);
+  LoaderOptions o = options(4, 8, 2500'000, 40);
+  o.prefetch = 2;
+  o.warmup_steps = 1;
+  LoaderResult r = LoaderSim(o, *source).run();
+  EXPECT_EQ(r.warmup_steps, 16u);  // prefetch 2 × workers 8
+  EXPECT_EQ(r.steps, 24u);
+  EXPECT_NEAR(r.au, 0.25, 0.08);
+  EXPECT_TRUE(r.schedule.judged()) << r.schedule.not_judged_reason();
+
+  // The case: steps 10 with 8 workers leaves nothing after the warm-up: no verdict.
+  o.steps = 10;
+  LoaderResult few = LoaderSim(o, *source).run();
+  EXPECT_FALSE(few.schedule.judged());
+  const std::string why = few.schedule.not_judged_reason();
+  EXPECT_EQ(why.rfind("not enough steps to judge: 0 measured, 16 needed", 0), 0u) << why;
+  EXPECT_NE(why.find("prefetch 2 × workers 8"), std::string::npos) << why;
+  EXPECT_NE(why.find("raise steps to 32"), std::string::npos) << why;
+}
+
+// The minimum of measured steps holds per trainer: 2 × workers, at least kMinMeasuredSteps.
+TEST(LoaderTest, ScheduleNeedsEnoughMeasuredStepsPerTrainer) {
+  LoaderOptions o = options(4, 2, 1, 14);  // warm-up 4, 10 measured
+  EXPECT_TRUE(loader_schedule(o, 1000).judged());
+  o.steps = 13;
+  EXPECT_FALSE(loader_schedule(o, 1000).judged());
+  o.workers = 8;
+  o.prefetch = 1;
+  o.steps = 8 + 16;
+  LoaderSchedule s = loader_schedule(o, 1000);
+  EXPECT_EQ(s.warmup_steps, 8);
+  EXPECT_EQ(s.min_measured_steps, 16);
+  EXPECT_TRUE(s.judged());
+  o.accelerators = 4;  // 4 × 24 × 4 = 384 samples
+  EXPECT_TRUE(loader_schedule(o, 384).judged());
+  s = loader_schedule(o, 383);
+  EXPECT_FALSE(s.judged());
+  EXPECT_NE(s.refused.find("need 384 samples per epoch"), std::string::npos) << s.refused;
+  EXPECT_NE(loader_schedule(o, 383, 383 * 1024).refused.find("(about 384 KiB)"), std::string::npos)
+      << loader_schedule(o, 383, 383 * 1024).refused;
+}
+
+// Weak scaling: every accelerator runs the configured steps on its own share of the data set.
+TEST(LoaderTest, AcceleratorsEachRunTheConfiguredSteps) {
+  auto source = make_delay_source(320, 10, 0);
+  for (int acc : {1, 2, 4}) {
+    LoaderOptions o = options(4, 1, 100'000, 20);
+    o.accelerators = acc;
+    LoaderResult r = LoaderSim(o, *source).run();
+    EXPECT_EQ(r.steps + r.warmup_steps, std::uint64_t(20 * acc)) << acc << " accelerators";
+    EXPECT_EQ(r.au_per_trainer.size(), std::size_t(acc));
+  }
+}
+
+// 240 samples cannot give 4 trainers 20 batches of 4 each: refused, naming the size needed,
+// instead of each trainer quietly running 15 steps.
+TEST(LoaderTest, ADataSetTooSmallForTheAcceleratorsIsRefused) {
+  auto source = make_delay_source(240, 10, 0);
+  LoaderOptions o = options(4, 1, 100'000, 20);
+  o.accelerators = 4;
   try {
     LoaderSim(o, *source).run();
     FAIL() << "expected RunError";
   } catch (const RunError& e) {
-    EXPECT_NE(std::string(e.what()).find("1 step(s) per trainer"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("lower batch_size"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("320 samples"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("holds 240"), std::string::npos) << e.what();
   }
+}
+
+// steps: 40 over an epoch of 18 batches is refused, never silently cut to 18.
+TEST(LoaderTest, StepsBeyondTheEpochAreRefusedNotShortened) {
+  auto source = make_delay_source(72, 10, 0);
+  LoaderOptions o = options(4, 1, 100'000, 40);
+  try {
+    LoaderResult r = LoaderSim(o, *source).run();
+    FAIL() << "expected RunError, ran " << r.steps + r.warmup_steps << " steps";
+  } catch (const RunError& e) {
+    EXPECT_NE(std::string(e.what()).find("steps 40"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("160 samples"), std::string::npos) << e.what();
+  }
+}
+
+// A source standing in for the page cache: the first read of a sample takes `delay_ns`, later
+// ones none; resident() is the share read so far.
+class CachingDelaySource : public SampleSource {
+ public:
+  CachingDelaySource(std::size_t n, std::int64_t delay_ns) : read_(n), delay_ns_(delay_ns) {}
+  std::size_t count() const override { return read_.size(); }
+  std::unique_ptr<SampleReader> make_reader() const override {
+    return std::make_unique<Reader>(*this);
+  }
+  double resident() const {
+    std::size_t n = 0;
+    for (const auto& r : read_) n += r.load() ? 1 : 0;
+    return double(n) / double(read_.size());
+  }
+
+ private:
+  struct Reader : SampleReader {
+    explicit Reader(const CachingDelaySource& s) : source(s) {}
+    std::uint64_t read(std::size_t i) override {
+      if (!source.read_[i].exchange(true))
+        std::this_thread::sleep_for(std::chrono::nanoseconds(source.delay_ns_));
+      return 1000;
+    }
+    std::uint64_t planned_bytes(std::size_t) const override { return 1000; }
+    const CachingDelaySource& source;
+  };
+  mutable std::vector<std::atomic<bool>> read_;
+  std::int64_t delay_ns_;
+};
+
+// Two epochs from cold: the first is storage-bound, the second served from the "page cache".
+// One blended AU hid that; each epoch now has its own figures and residency before it.
+TEST(LoaderTest, EpochsAreReportedApartWithResidencyBeforeEach) {
+  // B=4, d=5ms, W=2: a batch every 10 ms while cold; S=5ms: AU 0.5 in epoch 1, ~1 in epoch 2.
+  CachingDelaySource source(96, 5 * kMs);
+  LoaderOptions o = options(4, 2, 5 * kMs, 24);  // 24 batches of 4: the whole data set
+  o.epochs = 2;
+  o.residency = [&source] { return source.resident(); };
+  LoaderResult r = LoaderSim(o, source).run();
+  ASSERT_EQ(r.epochs.size(), 2u);
+  EXPECT_EQ(r.epochs[0].epoch, 1);
+  EXPECT_EQ(r.epochs[0].steps, 20u);
+  EXPECT_EQ(r.epochs[0].warmup_steps, 4u);
+  EXPECT_EQ(r.epochs[1].steps, 24u);
+  ASSERT_TRUE(r.epochs[0].residency_before && r.epochs[1].residency_before);
+  EXPECT_EQ(*r.epochs[0].residency_before, 0.0);
+  EXPECT_EQ(*r.epochs[1].residency_before, 1.0);
+  EXPECT_LT(r.epochs[0].au, 0.75);
+  EXPECT_GT(r.epochs[1].au, 0.9);
+  EXPECT_GT(r.epochs[0].wait_ns.quantile(0.99), 2.0 * kMs);  // waits on the cold reads
+  EXPECT_LT(r.epochs[1].wait_ns.quantile(0.99), r.epochs[0].wait_ns.quantile(0.99));
+  EXPECT_EQ(r.steps, 44u);
+  EXPECT_GT(r.epochs[1].samples_per_second, r.epochs[0].samples_per_second);
+  EXPECT_NEAR(r.measured_s, r.epochs[0].measured_s + r.epochs[1].measured_s, 1e-9);
 }
 
 TEST(LoaderTest, VerdictTexts) {
@@ -348,6 +501,52 @@ TEST(LoaderSummaryTest, NamesMinimumWorkersMaxAcceleratorsAndCalibration) {
   EXPECT_NE(text.find("accelerators supported: 2"), std::string::npos) << text;
   EXPECT_NE(text.find("calibration (samples from memory, no I/O): AU 99.5%"), std::string::npos)
       << text;
+}
+
+// "More workers is not always better": a count after which AU falls is named, and a case
+// without enough measured steps is no point of the sweep.
+TEST(LoaderSummaryTest, NamesWorkerCountsThatMadeItWorseAndSkipsUnjudgedCases) {
+  ResultDocument doc;
+  const double aus[5] = {0.5, 0.95, 0.97, 0.80, 0.99};
+  const int counts[5] = {1, 2, 4, 8, 16};
+  for (int i = 0; i < 5; ++i) {
+    BenchmarkEntry e = loader_entry(counts[i], 1, "files", aus[i], aus[i], 0);
+    if (counts[i] == 16) {  // too few measured steps: no verdict, no point of the sweep
+      e.extra["judged"] = false;
+      e.extra["verdict"] = "not enough steps to judge: 3 measured, 32 needed";
+    }
+    doc.benchmarks.push_back(e);
+  }
+  nlohmann::json s = summarize_loader(doc);
+  ASSERT_EQ(s["min_workers"].size(), 1u) << s.dump(1);
+  const nlohmann::json& m = s["min_workers"][0];
+  EXPECT_EQ(m["min_workers"], 2);
+  EXPECT_EQ(m["tried"].size(), 4u) << m.dump();
+  ASSERT_TRUE(m.contains("worse")) << m.dump();
+  ASSERT_EQ(m["worse"].size(), 1u) << m.dump();
+  EXPECT_EQ(m["worse"][0]["workers"], 8);
+  EXPECT_EQ(m["worse"][0]["best_workers"], 4);
+  std::string text = format_loader_summary(s);
+  EXPECT_NE(text.find("more workers made it worse: 8 workers reach AU 80.0%, 4 reached 97.0%"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("not enough steps to judge"), std::string::npos) << text;
+}
+
+// An accelerator count whose trainers measured too few steps is not "supported" on the strength
+// of its prefetched batches.
+TEST(LoaderSummaryTest, UnjudgedAcceleratorCountsAreNotSupported) {
+  ResultDocument doc;
+  doc.benchmarks.push_back(loader_entry(4, 1, "files", 0.95, 0.95, 0));
+  doc.benchmarks.push_back(loader_entry(4, 2, "files", 0.92, 0.91, 0));
+  BenchmarkEntry four = loader_entry(4, 4, "files", 0.979, 0.97, 0);
+  four.extra["judged"] = false;
+  four.extra["verdict"] = "not enough steps to judge: 3 measured, 10 needed";
+  doc.benchmarks.push_back(four);
+  nlohmann::json s = summarize_loader(doc);
+  ASSERT_EQ(s["max_accelerators"].size(), 1u) << s.dump(1);
+  EXPECT_EQ(s["max_accelerators"][0]["max_accelerators"], 2);
+  EXPECT_EQ(s["verdicts"][2]["judged"], false);
 }
 
 TEST(LoaderSummaryTest, SaysWhenNoWorkerCountReachesTheTarget) {

@@ -4,11 +4,26 @@
 // queue of workers × prefetch batches; the trainer times how long it waits for each batch
 // (the data stall), then "computes" for the step time. Everything is measured, never assumed.
 // Independent of Google Benchmark: benchmarks/loader_family.cc runs it inside a case.
+//
+// The rules that make its figures a verdict (loader_schedule says, before a run, how they apply):
+// - Weak scaling, as MLPerf Storage: every accelerator runs the configured steps per epoch on its
+//   own disjoint share of the epoch's shuffled order (DistributedSampler's split), so a data set
+//   too small for accelerators × steps × batch_size is refused, never run with fewer steps.
+//   Shares are disjoint so that no trainer reads a file another just pulled into the page cache.
+// - Steps are never silently changed: steps beyond one epoch's share are refused, not cut.
+// - Warm-up covers the prefetch queue: at least prefetch × workers steps at the start of the
+//   run, because the workers fill a wave of batches while the trainer waits for the first one and
+//   those batches are served without waiting. Later epochs start new workers (PyTorch without
+//   persistent_workers) and are measured whole, their ramp-up included.
+// - A verdict needs at least max(10, 2 × workers) measured steps per trainer in every epoch
+//   (batches arrive in waves of `workers`); below it the run is "not enough steps to judge".
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,6 +53,8 @@ class SampleSource {
  public:
   virtual ~SampleSource() = default;
   virtual std::size_t count() const = 0;
+  // RETURNS: the bytes of all samples at the scan (0 when unknown).
+  virtual std::uint64_t total_bytes() const { return 0; }
   // RETURNS: a reader for one worker thread (opens its engine). Throws RunError/InputError.
   virtual std::unique_ptr<SampleReader> make_reader() const = 0;
 };
@@ -72,10 +89,61 @@ struct LoaderOptions {
   Distribution step_time;  // simulated accelerator step
   TransformCost transform;  // CPU work per sample / per MiB
   int epochs = 1;
-  std::int64_t steps = 0;  // cap on steps per epoch per trainer; 0: the whole epoch
-  int warmup_steps = 1;    // first steps of the run excluded from the metrics
-  int accelerators = 1;    // trainers, each with its own workers, sharing the data set
+  // Steps per epoch per trainer; 0: the trainer's whole share of the epoch. More than the share
+  // holds is refused (loader_schedule), never cut.
+  std::int64_t steps = 0;
+  // First steps of the run excluded from the metrics; the warm-up in effect is at least
+  // prefetch × workers (loader_schedule).
+  int warmup_steps = 1;
+  int accelerators = 1;    // trainers, each with its own workers and share of every epoch
   std::uint64_t seed = 42;
+  // Called before each epoch, untimed, when set. RETURNS: the fraction of the data set in the
+  // page cache now (recorded per epoch: a later epoch may be served from memory).
+  std::function<double()> residency;
+};
+
+// Measured steps per trainer, per epoch, below which a run is not judged.
+inline constexpr std::int64_t kMinMeasuredSteps = 10;
+
+// How a run's steps fall, known before it starts.
+struct LoaderSchedule {
+  std::size_t samples = 0;                // in the data set
+  std::uint64_t dataset_bytes = 0;        // of the data set at the scan (0: unknown)
+  std::size_t share = 0;                  // samples of one trainer's share of an epoch
+  std::int64_t steps_per_epoch = 0;       // per trainer
+  std::int64_t warmup_steps = 0;          // in effect, per trainer, at the start of the run
+  std::int64_t measured_first_epoch = 0;  // per trainer (later epochs measure every step)
+  std::int64_t min_measured_steps = 0;    // per trainer, per epoch, for a verdict
+  std::string refused;  // why the run cannot take the configured steps ("" when it can)
+  bool whole_epoch = false;  // steps 0: each trainer's whole share
+  int prefetch = 0, workers = 0;         // as configured, for the reasons' texts
+  std::int64_t batch_size = 0, accelerators = 0;
+
+  // RETURNS: whether the figures can carry a verdict (not refused, enough measured steps).
+  bool judged() const { return refused.empty() && measured_first_epoch >= min_measured_steps; }
+  // RETURNS: "not enough steps to judge: 6 measured per trainer in epoch 1 (10 steps − warm-up
+  // 4), 16 needed: ...", or "" when judged.
+  std::string not_judged_reason() const;
+};
+
+// RETURNS: the schedule of `options` over a data set of `samples` samples holding
+// `dataset_bytes` bytes. Never throws; a refusal is in `refused`.
+LoaderSchedule loader_schedule(const LoaderOptions& options, std::size_t samples,
+                               std::uint64_t dataset_bytes = 0);
+
+// One epoch's figures over every trainer.
+struct EpochFigures {
+  int epoch = 0;                   // 1-based
+  std::uint64_t steps = 0;         // measured, all trainers
+  std::uint64_t warmup_steps = 0;  // excluded, all trainers
+  std::uint64_t samples = 0;       // in measured steps
+  std::uint64_t bytes = 0;
+  double measured_s = 0;  // wall: the epoch's first measured step start to its last step end
+  double wait_s = 0, compute_s = 0, step_s = 0;
+  double au = 0, stall_fraction = 0;
+  Histogram wait_ns;
+  double samples_per_second = 0, bytes_per_second = 0;
+  std::optional<double> residency_before;  // page-cache fraction as the epoch began
 };
 
 struct LoaderResult {
@@ -86,7 +154,7 @@ struct LoaderResult {
   Engine::OpenCounts opens;  // every open of the run (warm-up included), with/without O_NOATIME
   std::uint64_t steps = 0;    // measured steps, all trainers
   std::uint64_t warmup_steps = 0;  // excluded
-  double measured_s = 0;  // wall: first measured step start to last step end
+  double measured_s = 0;  // wall of the measured steps: the sum over epochs of EpochFigures
   double epoch_s = 0;     // mean wall of an epoch (warm-up included), over trainers and epochs
   Histogram wait_ns;      // data wait per measured step
   double wait_s = 0;      // totals over measured steps, all trainers
@@ -101,6 +169,8 @@ struct LoaderResult {
   double cpu_util = 0;     // process CPU over the run / (wall × cores)
   double samples_per_second = 0;
   double bytes_per_second = 0;
+  std::vector<EpochFigures> epochs;
+  LoaderSchedule schedule;
 };
 
 class LoaderSim {
@@ -109,8 +179,14 @@ class LoaderSim {
   // Throws InputError otherwise.
   LoaderSim(const LoaderOptions& options, const SampleSource& source);
 
-  // Runs every trainer to the end of its epochs (or steps cap) and joins every thread.
-  // RETURNS: the measurements. Throws RunError (first failure of any worker) after a clean stop.
+  // RETURNS: loader_schedule of the options over the source.
+  LoaderSchedule schedule() const;
+
+  // Runs every trainer through each epoch (all trainers finish an epoch before the next starts)
+  // and joins every thread. RETURNS: the measurements; schedule().judged() says whether they
+  // carry a verdict. Throws RunError with schedule().refused before starting anything when the
+  // data set cannot hold the configured steps, and RunError (first failure of any worker) after a
+  // clean stop.
   LoaderResult run();
 
  private:
