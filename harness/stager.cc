@@ -551,11 +551,12 @@ class StageRun {
     std::uint64_t total = 0;
     while (true) {
       if (stopping()) return fail("", false);
-      if (opt_.source_throttle) opt_.source_throttle->acquire(kChunk);
       ssize_t n = ::read(in.get(), buf.bytes(), kChunk);
       if (n < 0 && errno == EINTR) continue;
       if (n < 0) return fail(errno_message("cannot read source " + src, errno), false);
       if (n == 0) break;
+      // Paced by what was read (a chunk is larger than most files).
+      if (opt_.source_throttle) opt_.source_throttle->acquire(std::uint64_t(n));
       hash.update(buf.bytes(), std::size_t(n));
       for (ssize_t off = 0; off < n;) {
         ssize_t w = ::write(p.fd.get(), buf.bytes() + off, std::size_t(n - off));

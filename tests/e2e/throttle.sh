@@ -3,7 +3,7 @@
 # on time, so the upper bounds checked here hold however loaded the machine is.
 source "$(dirname "$0")/lib.bash"
 
-"$FEEDBENCH" gen --out "$WORK/src" --files 32 --file-size 256KiB --layout flat --seed 4 >/dev/null
+"$FEEDBENCH" gen --out "$WORK/src" --files 64 --file-size 256KiB --layout flat --seed 4 >/dev/null
 mkdir "$WORK/cache"
 cat >"$WORK/c.json" <<JSON
 {
@@ -13,7 +13,7 @@ cat >"$WORK/c.json" <<JSON
   "families": [
     {"family": "file_read", "pattern": "sequential", "block_size": "64KiB", "workers": [1, 4],
      "cache_state": "warm", "path": "source"},
-    {"family": "loader", "batch_size": 8, "workers": 2, "step_time": "10ms", "steps": 12,
+    {"family": "loader", "batch_size": 4, "workers": 2, "step_time": "10ms", "steps": 16,
      "warmup_steps": 1, "cache_state": "warm", "path": "source"},
     {"family": "stage", "workers": 2, "cache_state": "warm", "verify": false}
   ]
@@ -34,10 +34,11 @@ for b in fr:
     assert b["bytes_per_second"] <= 16.8 * 2**20, (b["case"], b["bytes_per_second"])
 loader = [b for b in its if b["params"]["family"] == "loader"]
 assert loader, its
-# 8 x 256 KiB per 10 ms step needs 200 MiB/s; at 16 MiB/s the accelerator mostly waits.
+# 4 x 256 KiB per 10 ms step needs 100 MiB/s; at 16 MiB/s the accelerator mostly waits.
 assert loader[0]["au"] < 0.5, loader[0]["au"]
 stage = [b for b in its if b["params"]["family"] == "stage"]
-assert stage and stage[0]["bytes_per_second"] <= 16.8 * 2**20, stage
+# Paced by the bytes read (a whole chunk charged per read call, even the last empty one, gave 2 MiB/s).
+assert stage and 4 * 2**20 <= stage[0]["bytes_per_second"] <= 16.8 * 2**20, stage
 print("throttle ok:", [round(b["bytes_per_second"] / 2**20, 2) for b in fr], "MiB/s; loader AU",
       round(loader[0]["au"], 3))
 PY
