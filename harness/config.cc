@@ -517,7 +517,16 @@ Config parse_config(const std::string& text, const std::string& file, const Conf
   const json& dataset = doc.at("dataset");
   config.source_root = dataset.at("source").get<std::string>();
   config.cache_root = dataset.value("cache", "");
-  if (dataset.contains("include")) config.include = dataset.at("include").get<std::vector<std::string>>();
+  if (dataset.contains("include")) {
+    if (dataset.at("include").is_string()) {
+      config.include_from_cache = true;
+      if (config.cache_root.empty())
+        throw InputError(file + ": /dataset/include: \"from-cache\" reads the selection from the "
+                         "cache's manifest: set dataset.cache (or --cache)");
+    } else {
+      config.include = dataset.at("include").get<std::vector<std::string>>();
+    }
+  }
   config.defaults = doc.value("defaults", json::object());
   config.families = doc.at("families");
 

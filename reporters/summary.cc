@@ -396,6 +396,8 @@ std::string format_summary(const json& summary) {
   for (const json& s : summary.value("skipped", json::array()))
     line("skipped: " + s.value("case", "") + ": " + s.value("reason", ""));
   if (summary.contains("loader")) out += format_loader_summary(summary["loader"]);
+  if (summary.contains("sizing") && summary["sizing"].is_object())
+    if (std::string note = summary["sizing"].value("note", ""); !note.empty()) line("sizing: " + note);
   return out == "Summary\n" ? std::string() : out;
 }
 

@@ -23,7 +23,8 @@ namespace feedbench {
 //   source_case, cache_case, source_bytes_per_second, cache_bytes_per_second, ratio}],
 //   "cache_vs_source_overall": [{cache_state, pairs, geomean_ratio, ...}]},
 //   "excluded": [{case, repetition_index, reason, requested, residency_before}],
-//   "skipped": [{case, reason}], "loader": summarize_loader(doc)}.
+//   "skipped": [{case, reason}], "loader": summarize_loader(doc)}. `run` adds "sizing":
+//   {selection_bytes, memory_bytes, smaller_than_memory, note}, which format_summary prints.
 // Scaling: per group of cases equal in all but workers (or queue depth), the best value, the
 // knee (the smallest value within 5% of the best) and the larger values more than 5% slower.
 // Comparisons pair cases equal in everything but the cache state (or the path): never the best

@@ -327,7 +327,7 @@ TEST(ReportersTest, MarkdownHasEnvironmentPathsTablesAndSummary) {
                            "**1 of 3 repetitions excluded (repetition 1: warm not achieved: 42.0% "
                            "resident before the round)**",
                            "## Skipped", "O_DIRECT refused, by tmpfs", "## Summary",
-                           "cache path was 3.0× faster than source, cold"})
+                           "source vs cache, sequential 4 workers cold: cache path was 3.0× faster than source"})
     EXPECT_NE(md.find(text), std::string::npos) << text << "\n" << md;
   testing::TempDir dir;
   write_markdown(doc, dir / "r.md");

@@ -24,6 +24,9 @@ struct Config {
   std::string source_root;  // dataset.source after ${VAR} expansion and overrides ("" if absent)
   std::string cache_root;   // dataset.cache likewise ("" if absent)
   std::vector<std::string> include;  // dataset.include globs ("**" spans folders); empty = all
+  // dataset.include was "from-cache": `include` is empty until the caller reads the cache's
+  // manifest (resolve_include_from_cache in stager.h).
+  bool include_from_cache = false;
   nlohmann::json defaults;  // "defaults" merged with overrides: repetitions, seed, ...
   nlohmann::json families;  // "families" array, verbatim after expansion
   nlohmann::json resolved;  // the whole config as run (expanded, overrides applied)
