@@ -170,7 +170,7 @@ int verify_main(int argc, char** argv) {
                                "and the cache's sampled content (first, middle, last 4 KiB of each file)"
                              : "; source matches the manifest's metadata fingerprint (names, sizes, "
                                "mtimes; --fingerprint content also compares contents)")
-                  : "; the SOURCE NO LONGER MATCHES the manifest: re-run feedbench stage");
+                  : "; the SOURCE NO LONGER MATCHES the manifest: stage again (the command below)");
   if (!manifest) return r.ok() ? 0 : 1;
   const Manifest& m = *manifest;
 
