@@ -136,8 +136,8 @@ std::vector<std::string> include_from_cache(const Config& config) {
   const std::optional<Manifest> m = read_manifest(config.cache_root, &why);
   if (!m)
     throw InputError(config.file + ": /dataset/include: \"from-cache\": the cache " + config.cache_root +
-                     " has no complete manifest (" + why + ") to read the selection from: stage it first, "
-                     "e.g. `" + stage_command(config.source_root, config.cache_root, {"GLOB"}, "") + "`");
+                     " has no complete manifest (" + why + ") to read the selection from: stage a selection "
+                     "into it first (feedbench stage --from SRC --to CACHE --include GLOB)");
   return m->include;
 }
 
