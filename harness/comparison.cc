@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <map>
 #include <set>
@@ -11,6 +12,7 @@
 
 #include "feedbench/error.h"
 #include "feedbench/statistics.h"
+#include "feedbench/units.h"
 
 namespace feedbench {
 
@@ -292,14 +294,86 @@ std::optional<nlohmann::json> benchmark_version(const ResultDocument& d) {
 
 }  // namespace
 
+namespace {
+
+// Changes that make a run read other data, or in another order, and so look like a change of
+// speed: each is named in its own line with what it means.
+
+std::string short_text(const nlohmann::json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  return v.dump();
+}
+
+std::optional<nlohmann::json> seed_of(const ResultDocument& d) {
+  if (auto v = lookup(d.config, "/seed")) return v;
+  if (!lookup(d.config, "/resolved")) return std::nullopt;
+  if (auto v = lookup(d.config, "/resolved/defaults/seed")) return v;
+  return nlohmann::json(42);  // what the plan uses when a config sets none
+}
+
+// RETURNS: the selection's globs (config.selection as run, else the config's dataset.include),
+// or nullopt when the document says neither.
+std::optional<std::vector<std::string>> selection_of(const ResultDocument& d) {
+  std::optional<nlohmann::json> v = lookup(d.config, "/selection/include");
+  if (!v) v = lookup(d.config, "/resolved/dataset/include");
+  if (!v && lookup(d.config, "/resolved/dataset")) v = nlohmann::json::array();
+  if (!v || !v->is_array()) return std::nullopt;
+  std::vector<std::string> globs;
+  for (const auto& g : *v)
+    if (g.is_string()) globs.push_back(g.get<std::string>());
+  return globs;
+}
+
+std::string selection_text(const std::vector<std::string>& globs) {
+  if (globs.empty()) return "every file";
+  std::string out = "include ";
+  for (std::size_t i = 0; i < globs.size(); ++i) out += (i ? ", '" : "'") + globs[i] + "'";
+  return out;
+}
+
+void named_change(std::vector<std::string>* out, const std::string& what,
+                  const std::optional<nlohmann::json>& a, const std::optional<nlohmann::json>& b,
+                  const std::string& meaning, const std::function<std::string(const nlohmann::json&)>& text) {
+  if (!a || !b || *a == *b) return;
+  out->push_back(what + ": " + text(*a) + " → " + text(*b) + ": " + meaning);
+}
+
+void data_changes(std::vector<std::string>* w, const ResultDocument& base, const ResultDocument& next) {
+  named_change(w, "shuffle seed differs", seed_of(base), seed_of(next), "access order changed", short_text);
+  if (auto a = selection_of(base), b = selection_of(next); a && b && *a != *b)
+    w->push_back("selection differs: " + selection_text(*a) + " → " + selection_text(*b) +
+                 ": another part of the data set was read");
+  auto fingerprint = [](const nlohmann::json& v) { return short_text(v).substr(0, 12); };
+  auto quoted = [](const nlohmann::json& v) { return "\"" + short_text(v) + "\""; };
+  auto size = [](const nlohmann::json& v) { return v.is_number() ? format_size(v.get<double>()) : short_text(v); };
+  named_change(w, "manifest label differs", lookup(base.dataset, "/cache/manifest/label"),
+               lookup(next.dataset, "/cache/manifest/label"), "the cache holds another data version", quoted);
+  for (const char* role : {"source", "cache"}) {
+    const std::string r = std::string("/") + role;
+    named_change(w, std::string(role) + " data set fingerprint differs", lookup(base.dataset, r + "/fingerprint"),
+                 lookup(next.dataset, r + "/fingerprint"),
+                 "different files were read (names, sizes or mtimes)", fingerprint);
+    named_change(w, std::string(role) + " file count differs", lookup(base.dataset, r + "/files"),
+                 lookup(next.dataset, r + "/files"), "a different amount of data was read", short_text);
+    named_change(w, std::string(role) + " total bytes differ", lookup(base.dataset, r + "/bytes"),
+                 lookup(next.dataset, r + "/bytes"), "a different amount of data was read", size);
+    std::string sizes;
+    for (const char* p : {"p50", "p90", "p99"}) {
+      auto a = lookup(base.dataset, r + "/file_size/" + p);
+      auto b = lookup(next.dataset, r + "/file_size/" + p);
+      if (a && b && *a != *b) sizes += (sizes.empty() ? "" : ", ") + std::string(p) + " " + size(*a) + " → " + size(*b);
+    }
+    if (!sizes.empty())
+      w->push_back(std::string(role) + " file sizes differ: " + sizes + ": reads per file changed");
+  }
+}
+
+}  // namespace
+
 std::vector<std::string> comparability_warnings(const ResultDocument& base,
                                                 const ResultDocument& next) {
   std::vector<std::string> w;
   compare_field(&w, "config sha256", lookup(base.config, "/sha256"), lookup(next.config, "/sha256"));
-  compare_field(&w, "source dataset fingerprint", lookup(base.dataset, "/source/fingerprint"),
-                lookup(next.dataset, "/source/fingerprint"));
-  compare_field(&w, "cache dataset fingerprint", lookup(base.dataset, "/cache/fingerprint"),
-                lookup(next.dataset, "/cache/fingerprint"));
   compare_field(&w, "feedbench version", lookup(base.tool, "/version"), lookup(next.tool, "/version"));
   compare_field(&w, "Google Benchmark version", benchmark_version(base), benchmark_version(next));
   compare_field(&w, "CPU model", lookup(base.environment, "/host/cpu_model"),
@@ -320,6 +394,7 @@ std::vector<std::string> comparability_warnings(const ResultDocument& base,
       compare_field(&w, role + " path " + field, lookup(base.environment, ptr),
                     lookup(next.environment, ptr));
     }
+  data_changes(&w, base, next);
   return w;
 }
 

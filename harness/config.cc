@@ -526,7 +526,16 @@ Config parse_config(const std::string& text, const std::string& file, const Conf
   const json& dataset = doc.at("dataset");
   config.source_root = dataset.at("source").get<std::string>();
   config.cache_root = dataset.value("cache", "");
-  if (dataset.contains("include")) config.include = dataset.at("include").get<std::vector<std::string>>();
+  if (dataset.contains("include")) {
+    if (dataset.at("include").is_string()) {
+      config.include_from_cache = true;
+      if (config.cache_root.empty())
+        throw InputError(file + ": /dataset/include: \"from-cache\" reads the selection from the "
+                         "cache's manifest: set dataset.cache (or --cache)");
+    } else {
+      config.include = dataset.at("include").get<std::vector<std::string>>();
+    }
+  }
   const json throttle = dataset.value("throttle", json::object());
   for (const auto& [role, rate] : throttle.items()) {
     const std::string where = "/dataset/throttle/" + role;

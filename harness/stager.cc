@@ -1211,18 +1211,51 @@ std::string check_cache(const std::string& cache_root, const FileSet& source_sel
 }
 
 std::string check_cache(const std::string& cache_root, const FileSet& source_selection,
-                        const std::optional<Manifest>& m, const std::string& why) {
-  auto command = [&](const std::vector<std::string>& include) {
-    std::string cmd = "feedbench stage --from " + source_selection.root() + " --to " + cache_root;
-    for (const std::string& g : include) cmd += " --include '" + g + "'";
-    return "run `" + cmd + "`";
-  };
-  if (!m) return "the cache " + cache_root + " has no complete manifest (" + why + "): " + command({});
+                        const std::optional<Manifest>& m, const std::string& why,
+                        const std::vector<std::string>* run_include) {
+  if (!m)
+    return "the cache " + cache_root + " has no complete manifest (" + why + "): run `" +
+           stage_command(source_selection.root(), cache_root, run_include ? *run_include : std::vector<std::string>{}, "") +
+           "`";
+  // Staged with other globs than the run reads: staging again with the manifest's globs would
+  // change nothing, so the command stages the run's selection (keeping the label).
+  if (run_include && *run_include != m->include)
+    return "the cache " + cache_root + " holds another selection than this run reads (the cache: " +
+           include_text(m->include) + ", label " + m->label + "; the run: " + include_text(*run_include) +
+           "): to cache the run's selection, run `" +
+           stage_command(source_selection.root(), cache_root, *run_include, m->label, true) + "`";
   if (m->source_fingerprint != source_selection.fingerprint())
     return "the cache " + cache_root + " does not match the source selection (manifest fingerprint " +
            m->source_fingerprint.substr(0, 12) + ", source now " +
-           source_selection.fingerprint().substr(0, 12) + "): " + command(m->include);
+           source_selection.fingerprint().substr(0, 12) + "): the source changed since staging; run `" +
+           stage_command(source_selection.root(), cache_root, m->include, m->label) + "`";
   return "";
+}
+
+std::string shell_quote(const std::string& word) {
+  if (!word.empty() && word.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                               "0123456789_/.,:=+-@%") == std::string::npos)
+    return word;
+  std::string out = "'";
+  for (char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+std::string include_text(const std::vector<std::string>& include) {
+  if (include.empty()) return "every file";
+  std::string out = "include ";
+  for (std::size_t i = 0; i < include.size(); ++i) out += (i ? ", '" : "'") + include[i] + "'";
+  return out;
+}
+
+std::string stage_command(const std::string& source_root, const std::string& cache_root,
+                          const std::vector<std::string>& include, const std::string& label, bool prune) {
+  std::string cmd = "feedbench stage --from " + shell_quote(source_root) + " --to " + shell_quote(cache_root);
+  for (const std::string& g : include) cmd += " --include " + shell_quote(g);
+  // A label of the data version is kept; the default one names the old fingerprint and is not.
+  if (!label.empty() && label.rfind("fp-", 0) != 0) cmd += " --label " + shell_quote(label);
+  if (prune) cmd += " --prune";
+  return cmd;
 }
 
 std::optional<nlohmann::json> read_manifest_json(const std::string& cache_root) {

@@ -972,8 +972,11 @@ std::string render_html_report(const std::vector<ResultDocument>& docs, const st
     std::string date = text_at(docs[i].context, {"date"});
     std::string host = text_at(docs[i].environment, {"host", "instance_type"});
     if (host.empty()) host = text_at(docs[i].environment, {"host", "hostname"});
+    // The data version the cache holds: a run on another version is not the same experiment.
+    std::string label = text_at(docs[i].dataset, {"cache", "manifest", "label"});
     p << (i ? "<br>" : "") << "<code>" << escape_html(names[i]) << "</code>"
-      << escape_html((host.empty() ? "" : " — " + host) + (date.empty() ? "" : ", " + date));
+      << escape_html((host.empty() ? "" : " — " + host) + (date.empty() ? "" : ", " + date) +
+                     (label.empty() ? "" : ", cache label " + label));
   }
   p << "</p>\n";
   for (std::size_t i = 0; i < docs.size(); ++i) {

@@ -82,7 +82,11 @@ void environment_lines(const ResultDocument& doc, std::string& out) {
     if (!d.is_object()) continue;
     out += "- **Dataset " + role + "**: " + str(d, "files") + " files, " +
            format_size(d.value("bytes", 0.0)) + ", fingerprint `" +
-           str(d, "fingerprint").substr(0, 16) + "`\n";
+           str(d, "fingerprint").substr(0, 16) + "`" +
+           (d.contains("manifest") && d["manifest"].is_object() && !str(d["manifest"], "label").empty()
+                ? ", manifest label `" + str(d["manifest"], "label") + "`"
+                : std::string()) +
+           "\n";
   }
   if (!doc.environment_variables.empty()) {
     std::string set;

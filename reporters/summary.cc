@@ -1,6 +1,7 @@
 #include "summary.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <set>
@@ -52,6 +53,177 @@ std::string ratio_text(double r) {
   return buf;
 }
 
+std::string percent_text(double share) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.0f%%", share * 100);
+  return buf;
+}
+
+// One measured storage case: its params and the fold's median.
+struct Measured {
+  std::string name;
+  json params;
+  double bytes_per_second = 0;
+};
+
+// RETURNS: the params without the family and without `leave_out`: the key of the cases that
+// are equal in everything else.
+std::string key_without(const json& params, std::initializer_list<const char*> leave_out) {
+  json k = params.is_object() ? params : json::object();
+  k.erase("family");
+  for (const char* key : leave_out) k.erase(key);
+  return k.dump();
+}
+
+std::int64_t int_param(const json& params, const char* key, std::int64_t fallback) {
+  if (!params.is_object() || !params.contains(key) || !params[key].is_number_integer()) return fallback;
+  return params[key].get<std::int64_t>();
+}
+
+// "4 workers", "1 worker", "queue depth 8".
+std::string count_text(const std::string& parameter, std::int64_t n) {
+  if (parameter == "workers") return std::to_string(n) + (n == 1 ? " worker" : " workers");
+  if (parameter == "queue_depth") return "queue depth " + std::to_string(n);
+  return parameter + " " + std::to_string(n);
+}
+
+// "sequential 128 KiB psync 4 workers cold source": the case's shape in words, without the
+// parameters in `leave_out` (the one swept, or the one compared).
+std::string shape_text(const json& p, std::initializer_list<const char*> leave_out) {
+  auto left_out = [&](const char* key) {
+    for (const char* k : leave_out)
+      if (std::string(k) == key) return true;
+    return false;
+  };
+  std::string out;
+  auto add = [&](const std::string& word) {
+    if (!word.empty()) out += (out.empty() ? "" : " ") + word;
+  };
+  if (!left_out("pattern")) add(param_text(p, "pattern"));
+  if (!left_out("block_size") && p.contains("block_size") && p["block_size"].is_number())
+    add(format_size(p["block_size"].get<double>()));
+  if (!left_out("engine")) add(param_text(p, "engine"));
+  if (!left_out("queue_depth") && int_param(p, "queue_depth", 1) != 1)
+    add(count_text("queue_depth", int_param(p, "queue_depth", 1)));
+  if (!left_out("workers") && p.contains("workers")) add(count_text("workers", int_param(p, "workers", 1)));
+  if (!left_out("cache_state")) add(param_text(p, "cache_state"));
+  if (!left_out("path")) add(param_text(p, "path"));
+  return out;
+}
+
+// Where more of `parameter` stops paying, per group of cases equal in everything else.
+// The knee is the smallest value within 5% of the best: past it, more buys little.
+json scaling(const std::vector<Measured>& cases, const char* parameter) {
+  constexpr double kWithin = 0.05;
+  std::map<std::string, std::vector<const Measured*>> groups;
+  std::vector<std::string> order;
+  for (const Measured& m : cases) {
+    if (!m.params.contains(parameter) || !m.params[parameter].is_number_integer()) continue;
+    std::string key = key_without(m.params, {parameter});
+    if (!groups.count(key)) order.push_back(key);
+    groups[key].push_back(&m);
+  }
+  json out = json::array();
+  for (const std::string& key : order) {
+    auto& g = groups[key];
+    if (g.size() < 2) continue;
+    std::sort(g.begin(), g.end(), [&](const Measured* a, const Measured* b) {
+      return a->params[parameter].get<std::int64_t>() < b->params[parameter].get<std::int64_t>();
+    });
+    const Measured* best = g.front();
+    for (const Measured* m : g)
+      if (m->bytes_per_second > best->bytes_per_second) best = m;
+    if (best->bytes_per_second <= 0) continue;
+    const Measured* knee = best;
+    for (const Measured* m : g)
+      if (m->bytes_per_second >= (1 - kWithin) * best->bytes_per_second) {
+        knee = m;
+        break;
+      }
+    const std::int64_t best_value = best->params[parameter].get<std::int64_t>();
+    json item = {{"parameter", parameter},
+                 {"group", json::parse(key)},
+                 {"description", shape_text(best->params, {parameter})},
+                 {"points", json::array()},
+                 {"best", best_value},
+                 {"best_bytes_per_second", best->bytes_per_second},
+                 {"best_case", best->name},
+                 {"knee", knee->params[parameter]},
+                 {"knee_bytes_per_second", knee->bytes_per_second},
+                 {"slower_than_best", json::array()}};
+    for (const Measured* m : g) {
+      const std::int64_t v = m->params[parameter].get<std::int64_t>();
+      item["points"].push_back({{"value", v}, {"bytes_per_second", m->bytes_per_second}, {"case", m->name}});
+      const double slower = 1 - m->bytes_per_second / best->bytes_per_second;
+      if (v > best_value && slower > kWithin)
+        item["slower_than_best"].push_back({{"value", v}, {"slower_by", slower}, {"case", m->name}});
+    }
+    // The best is the largest value tried and nothing smaller comes close: more may help.
+    item["still_rising"] = best == g.back() && knee == best;
+    out.push_back(item);
+  }
+  return out;
+}
+
+// Pairs of cases equal in everything but `compared` ("path" or "cache_state"), `a` against `b`.
+// RETURNS: [{every shared param, <a>_case, <b>_case, <a>_bytes_per_second, <b>_bytes_per_second,
+// ratio = b / a}] in the order of the `a` cases.
+json matched_pairs(const std::vector<Measured>& cases, const char* compared, const std::string& a,
+                   const std::string& b) {
+  std::map<std::string, const Measured*> on_b;
+  for (const Measured& m : cases)
+    if (param_text(m.params, compared) == b) on_b[key_without(m.params, {compared})] = &m;
+  json out = json::array();
+  for (const Measured& m : cases) {
+    if (param_text(m.params, compared) != a || m.bytes_per_second <= 0) continue;
+    auto other = on_b.find(key_without(m.params, {compared}));
+    if (other == on_b.end()) continue;
+    json item = json::object();
+    for (auto it = m.params.begin(); it != m.params.end(); ++it)
+      if (it.key() != "family" && it.key() != compared) item[it.key()] = it.value();
+    item[a + "_case"] = m.name;
+    item[b + "_case"] = other->second->name;
+    item[a + "_bytes_per_second"] = m.bytes_per_second;
+    item[b + "_bytes_per_second"] = other->second->bytes_per_second;
+    item["ratio"] = other->second->bytes_per_second / m.bytes_per_second;
+    out.push_back(item);
+  }
+  return out;
+}
+
+// Per value of `by` ("path" for cold vs warm, "cache_state" for source vs cache): how many
+// matched pairs, the geometric mean of their ratios and the extremes.
+json overall(const json& pairs, const char* by) {
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<const json*>> groups;
+  for (const json& p : pairs) {
+    std::string v = p.value(by, "");
+    if (!groups.count(v)) order.push_back(v);
+    groups[v].push_back(&p);
+  }
+  json out = json::array();
+  for (const std::string& v : order) {
+    const auto& g = groups[v];
+    double log_sum = 0;
+    const json* lo = g.front();
+    const json* hi = g.front();
+    for (const json* p : g) {
+      const double r = (*p)["ratio"].get<double>();
+      log_sum += std::log(r);
+      if (r < (*lo)["ratio"].get<double>()) lo = p;
+      if (r > (*hi)["ratio"].get<double>()) hi = p;
+    }
+    out.push_back({{by, v},
+                   {"pairs", g.size()},
+                   {"geomean_ratio", std::exp(log_sum / double(g.size()))},
+                   {"min_ratio", (*lo)["ratio"]},
+                   {"min_pair", *lo},
+                   {"max_ratio", (*hi)["ratio"]},
+                   {"max_pair", *hi}});
+  }
+  return out;
+}
+
 }  // namespace
 
 json summarize(const ResultDocument& doc) {
@@ -59,8 +231,7 @@ json summarize(const ResultDocument& doc) {
   json excluded = json::array();
   json skipped = json::array();
   // Per storage file_read case: its fold's median over achieved repetitions.
-  std::map<std::string, double> rates;
-  std::map<std::string, nlohmann::json> params;
+  std::vector<Measured> measured;
   std::map<std::string, std::size_t> achieved;
   for (const CaseView& c : fold_cases(doc)) {
     if (!c.errors.empty())
@@ -76,18 +247,24 @@ json summarize(const ResultDocument& doc) {
     // A round that was not what its name says would flatter; calibration measures no storage.
     if (c.family != "file_read" || c.calibration) continue;
     if (auto bps = c.counter("bytes_per_second")) {
-      rates[c.name] = *bps;
-      params.emplace(c.name, c.params);
+      if (achieved.count(c.name)) continue;
+      measured.push_back(Measured{c.name, c.params, *bps});
       achieved[c.name] = c.achieved;
     }
   }
+  // Source before cache, cold before warm; otherwise the run's order.
+  std::stable_sort(measured.begin(), measured.end(), [](const Measured& a, const Measured& b) {
+    const std::string pa = param_text(a.params, "path"), pb = param_text(b.params, "path");
+    if (pa != pb) return path_less(pa, pb);
+    return state_less(param_text(a.params, "cache_state"), param_text(b.params, "cache_state"));
+  });
 
   // Best median per path × cache state.
   std::map<std::pair<std::string, std::string>, Best> best;
-  for (const auto& [name, m] : rates) {
-    const auto& p = params[name];
-    Best& b = best[{param_text(p, "path"), param_text(p, "cache_state")}];
-    if (m > b.bytes_per_second) b = Best{m, name, p, achieved[name]};
+  for (const Measured& m : measured) {
+    Best& b = best[{param_text(m.params, "path"), param_text(m.params, "cache_state")}];
+    if (m.bytes_per_second > b.bytes_per_second)
+      b = Best{m.bytes_per_second, m.name, m.params, achieved[m.name]};
   }
   std::vector<std::pair<std::string, std::string>> keys;
   for (const auto& [k, _] : best) keys.push_back(k);
@@ -109,38 +286,20 @@ json summarize(const ResultDocument& doc) {
         if (b.params.is_object() && b.params.contains(key)) item[key] = json(b.params[key]);
       fr["best"].push_back(item);
     }
-    json cold_warm = json::array();
-    json cache_source = json::array();
-    std::set<std::string> paths, states;
-    for (const auto& k : keys) {
-      paths.insert(k.first);
-      states.insert(k.second);
+    json scale = scaling(measured, "workers");
+    for (const json& q : scaling(measured, "queue_depth")) scale.push_back(q);
+    if (!scale.empty()) fr["scaling"] = scale;
+    // Like with like: a pair differs only in the cache state (or only in the path).
+    json cold_warm = matched_pairs(measured, "cache_state", "cold", "warm");
+    json cache_source = matched_pairs(measured, "path", "source", "cache");
+    if (!cold_warm.empty()) {
+      fr["cold_vs_warm"] = cold_warm;
+      fr["cold_vs_warm_overall"] = overall(cold_warm, "path");
     }
-    std::vector<std::string> path_list(paths.begin(), paths.end());
-    std::sort(path_list.begin(), path_list.end(), path_less);
-    std::vector<std::string> state_list(states.begin(), states.end());
-    std::sort(state_list.begin(), state_list.end(), state_less);
-    for (const std::string& path : path_list) {
-      auto cold = best.find({path, "cold"});
-      auto warm = best.find({path, "warm"});
-      if (cold == best.end() || warm == best.end() || cold->second.bytes_per_second <= 0) continue;
-      cold_warm.push_back({{"path", path},
-                           {"cold_bytes_per_second", cold->second.bytes_per_second},
-                           {"warm_bytes_per_second", warm->second.bytes_per_second},
-                           {"ratio", warm->second.bytes_per_second / cold->second.bytes_per_second}});
+    if (!cache_source.empty()) {
+      fr["cache_vs_source"] = cache_source;
+      fr["cache_vs_source_overall"] = overall(cache_source, "cache_state");
     }
-    for (const std::string& state : state_list) {
-      auto src = best.find({"source", state});
-      auto cache = best.find({"cache", state});
-      if (src == best.end() || cache == best.end() || src->second.bytes_per_second <= 0) continue;
-      cache_source.push_back(
-          {{"cache_state", state},
-           {"source_bytes_per_second", src->second.bytes_per_second},
-           {"cache_bytes_per_second", cache->second.bytes_per_second},
-           {"ratio", cache->second.bytes_per_second / src->second.bytes_per_second}});
-    }
-    if (!cold_warm.empty()) fr["cold_vs_warm"] = cold_warm;
-    if (!cache_source.empty()) fr["cache_vs_source"] = cache_source;
     out["file_read"] = fr;
   }
   if (!excluded.empty()) out["excluded"] = excluded;
@@ -167,20 +326,68 @@ std::string format_summary(const json& summary) {
       where += "  " + b.value("case", "");
       line(head + where);
     }
-    for (const json& c : fr.value("cold_vs_warm", json::array())) {
-      double r = c.value("ratio", 0.0);
-      line("cold vs warm: " + c.value("path", "") + " warm was " + ratio_text(r) +
-           (r >= 1 ? " faster" : " slower") + " than cold (" +
-           format_rate(c.value("cold_bytes_per_second", 0.0)) + " cold, " +
-           format_rate(c.value("warm_bytes_per_second", 0.0)) + " warm)");
+    const json scale = fr.value("scaling", json::array());
+    if (!scale.empty())
+      line("more workers, deeper queues (knee: the smallest count within 5% of the best):");
+    for (const json& sc : scale) {
+      const std::string parameter = sc.value("parameter", "");
+      const std::int64_t best_value = sc.value("best", std::int64_t{0});
+      const std::int64_t knee = sc.value("knee", std::int64_t{0});
+      std::string text = "  " + sc.value("description", "") + ": best at " +
+                         count_text(parameter, best_value) + " (" +
+                         format_rate(sc.value("best_bytes_per_second", 0.0)) + ")";
+      if (knee != best_value)
+        text += "; " + count_text(parameter, knee) +
+                (parameter == "workers" && knee != 1 ? " are" : " is") + " within 5% of the best (" +
+                count_text(parameter, best_value) + ")";
+      const json slower = sc.value("slower_than_best", json::array());
+      for (std::size_t i = slower.size(); i-- > 0;)  // the largest first: the one a user would try
+        text += std::string(i + 1 == slower.size() ? "; " : ", ") +
+                count_text(parameter, slower[i].value("value", std::int64_t{0})) + " is " +
+                percent_text(slower[i].value("slower_by", 0.0)) + " slower";
+      if (sc.value("still_rising", false))
+        text += "; still rising at the largest count tried: more may help";
+      else if (slower.empty() && knee == best_value && sc["points"].size() > 1 &&
+               best_value != sc["points"].back().value("value", std::int64_t{0}))
+        text += "; more gains nothing";
+      line(text);
     }
-    for (const json& c : fr.value("cache_vs_source", json::array())) {
-      double r = c.value("ratio", 0.0);
-      line("source vs cache: cache path was " + ratio_text(r) + (r >= 1 ? " faster" : " slower") +
-           " than source, " + c.value("cache_state", "") + " (" +
-           format_rate(c.value("source_bytes_per_second", 0.0)) + " source, " +
-           format_rate(c.value("cache_bytes_per_second", 0.0)) + " cache)");
-    }
+    // Few matched pairs: one line each; many: the geometric mean and the extremes, per group.
+    constexpr std::size_t kPairsShown = 4;
+    auto pairs_lines = [&](const char* title, const char* pairs_key, const char* overall_key,
+                           const char* by, const std::string& a, const std::string& b,
+                           const std::string& b_side) {
+      const json pairs = fr.value(pairs_key, json::array());
+      for (const json& o : fr.value(overall_key, json::array())) {
+        const std::string group = o.value(by, "");
+        std::vector<const json*> mine;
+        for (const json& p : pairs)
+          if (p.value(by, "") == group) mine.push_back(&p);
+        if (mine.size() <= kPairsShown) {
+          for (const json* p : mine) {
+            const double r = p->value("ratio", 0.0);
+            line(std::string(title) + ", " +
+                 shape_text(*p, {std::string(by) == "path" ? "cache_state" : "path"}) + ": " + b_side +
+                 " was " + ratio_text(r) + (r >= 1 ? " faster" : " slower") + " than " + a + " (" +
+                 format_rate(p->value(a + "_bytes_per_second", 0.0)) + " " + a + ", " +
+                 format_rate(p->value(b + "_bytes_per_second", 0.0)) + " " + b + ")");
+          }
+          continue;
+        }
+        const double g = o.value("geomean_ratio", 0.0);
+        line(std::string(title) + ", " + group + ": " + b_side + " was " + ratio_text(g) +
+             (g >= 1 ? " faster" : " slower") + " than " + a + " (geometric mean of " +
+             std::to_string(o.value("pairs", 0)) + " matched pairs, each the same pattern, block "
+             "size, engine, queue depth and workers; from " +
+             ratio_text(o.value("min_ratio", 0.0)) + (o.value("min_ratio", 0.0) >= 1 ? "" : " slower") +
+             " (" + o["min_pair"].value(b + "_case", "") + ") to " + ratio_text(o.value("max_ratio", 0.0)) +
+             (o.value("max_ratio", 0.0) >= 1 ? "" : " slower") + " (" +
+             o["max_pair"].value(b + "_case", "") + "))");
+      }
+    };
+    pairs_lines("cold vs warm", "cold_vs_warm", "cold_vs_warm_overall", "path", "cold", "warm", "warm");
+    pairs_lines("source vs cache", "cache_vs_source", "cache_vs_source_overall", "cache_state",
+                "source", "cache", "cache path");
   }
   for (const json& n : summary.value("excluded", json::array()))
     line("excluded: " + n.value("case", "") + " repetition " +
@@ -189,6 +396,8 @@ std::string format_summary(const json& summary) {
   for (const json& s : summary.value("skipped", json::array()))
     line("skipped: " + s.value("case", "") + ": " + s.value("reason", ""));
   if (summary.contains("loader")) out += format_loader_summary(summary["loader"]);
+  if (summary.contains("sizing") && summary["sizing"].is_object())
+    if (std::string note = summary["sizing"].value("note", ""); !note.empty()) line("sizing: " + note);
   return out == "Summary\n" ? std::string() : out;
 }
 

@@ -1,6 +1,7 @@
 // The closing summary of a run: what a person reads after the table, and what the result
 // file keeps under `summary`. Per path and cache state the best throughput and where it was
-// reached; cold vs warm; source vs cache; rounds whose cache state was not achieved; skips.
+// reached; where more workers stop paying; cold vs warm and source vs cache on matched cases;
+// rounds whose cache state was not achieved; skips.
 #pragma once
 
 #include <string>
@@ -12,10 +13,22 @@
 namespace feedbench {
 
 // RETURNS: {"file_read": {"best": [{path, cache_state, bytes_per_second, case, workers,
-//   pattern, engine, block_size, repetitions}], "cold_vs_warm": [{path, cold_bytes_per_second,
-//   warm_bytes_per_second, ratio}], "cache_vs_source": [{cache_state, source_bytes_per_second,
-//   cache_bytes_per_second, ratio}]}, "excluded": [{case, repetition_index, reason, requested,
-//   residency_before}], "skipped": [{case, reason}], "loader": summarize_loader(doc)}.
+//   pattern, engine, block_size, repetitions}],
+//   "scaling": [{parameter ("workers" or "queue_depth"), group (the other params), description,
+//   points: [{value, bytes_per_second, case}], best, best_bytes_per_second, best_case, knee,
+//   knee_bytes_per_second, slower_than_best: [{value, slower_by, case}], still_rising}],
+//   "cold_vs_warm": [{every param but cache_state, cold_case, warm_case, cold_bytes_per_second,
+//   warm_bytes_per_second, ratio}], "cold_vs_warm_overall": [{path, pairs, geomean_ratio,
+//   min_ratio, min_pair, max_ratio, max_pair}], "cache_vs_source": [{every param but path,
+//   source_case, cache_case, source_bytes_per_second, cache_bytes_per_second, ratio}],
+//   "cache_vs_source_overall": [{cache_state, pairs, geomean_ratio, ...}]},
+//   "excluded": [{case, repetition_index, reason, requested, residency_before}],
+//   "skipped": [{case, reason}], "loader": summarize_loader(doc)}. `run` adds "sizing":
+//   {selection_bytes, memory_bytes, smaller_than_memory, note}, which format_summary prints.
+// Scaling: per group of cases equal in all but workers (or queue depth), the best value, the
+// knee (the smallest value within 5% of the best) and the larger values more than 5% slower.
+// Comparisons pair cases equal in everything but the cache state (or the path): never the best
+// of one shape against the best of another.
 // Throughputs are the fold's (case_view.h): the median of bytes_per_second over a case's
 // achieved repetitions; excluded repetitions are listed, calibration cases left out.
 // Parts with nothing to say are left out.

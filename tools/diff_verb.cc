@@ -142,6 +142,17 @@ int diff_main(int argc, char** argv) {
   const char* no_color = std::getenv("NO_COLOR");
   show.colour = out.empty() && ::isatty(STDOUT_FILENO) && !(no_color && *no_color);
   std::string text = format_diff(comparison, fmt, show);
+  // The data version each side measured: the same label on both is part of "same experiment".
+  if (fmt == DiffFormat::kTable) {
+    auto label = [](const ResultDocument& d) {
+      const auto& m = d.dataset.contains("cache") ? d.dataset["cache"].value("manifest", nlohmann::json())
+                                                  : nlohmann::json();
+      return m.is_object() && m.contains("label") ? "\"" + m.value("label", "") + "\"" : std::string("(no cache)");
+    };
+    const std::string a = label(base), b = label(next);
+    if (a != "(no cache)" || b != "(no cache)")
+      text = "cache label: BASE " + a + ", NEW " + b + "\n" + text;
+  }
   if (out.empty()) {
     std::fwrite(text.data(), 1, text.size(), stdout);
     std::fflush(stdout);

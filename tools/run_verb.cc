@@ -26,6 +26,7 @@
 #include "feedbench/config.h"
 #include "feedbench/dataset.h"
 #include "feedbench/environment.h"
+#include "feedbench/manifest.h"
 #include "feedbench/error.h"
 #include "feedbench/page_cache.h"
 #include "feedbench/plan.h"
@@ -98,6 +99,15 @@ bool uses_state(const Plan& plan, const std::string& state) {
 nlohmann::json describe_selection(const FileSet& files, const std::string& content) {
   nlohmann::json j = {{"root", files.root()}, {"files", files.size()}, {"bytes", files.total_bytes()},
                       {"fingerprint", files.fingerprint()}, {"fingerprint_kind", "metadata"}};
+  // The size distribution: a change of file sizes changes reads per file, which diff names.
+  if (!files.empty()) {
+    std::vector<std::uint64_t> sizes(files.size());
+    for (std::size_t i = 0; i < files.size(); ++i) sizes[i] = files.file_size(i);
+    std::sort(sizes.begin(), sizes.end());
+    auto at = [&](double q) { return sizes[std::size_t(q * double(sizes.size() - 1) + 0.5)]; };
+    j["file_size"] = {{"min", sizes.front()}, {"p50", at(0.5)}, {"p90", at(0.9)}, {"p99", at(0.99)},
+                      {"max", sizes.back()}};
+  }
   if (!content.empty()) {
     j["content_fingerprint"] = content;
     j["content_sample"] = kContentSampleDescription;
@@ -118,6 +128,63 @@ void require_files(const FileSet& files, const char* role, const std::vector<std
                    (include.empty() ? std::string() : " (include: " + globs + ")") +
                    (empty_folder ? ": the folder is empty (is its file system mounted?)" : "") +
                    "; nothing to measure");
+}
+
+// dataset.include "from-cache": the globs the cache was staged with, from its manifest.
+std::vector<std::string> include_from_cache(const Config& config) {
+  std::string why;
+  const std::optional<Manifest> m = read_manifest(config.cache_root, &why);
+  if (!m)
+    throw InputError(config.file + ": /dataset/include: \"from-cache\": the cache " + config.cache_root +
+                     " has no complete manifest (" + why + ") to read the selection from: stage a selection "
+                     "into it first (feedbench stage --from SRC --to CACHE --include GLOB)");
+  return m->include;
+}
+
+// RETURNS: what to do about a cache whose folder no longer holds what its manifest lists: the
+// command that copies the listed files again (changed copies removed first: they keep their
+// size and mtime, so stage would take them as in place), and what stage leaves alone.
+std::string cache_fix(const CacheVerification& v, const Config& config, const Manifest& m) {
+  const std::string content = "content differs from the manifest's SHA-256: ";
+  std::string rm, extra;
+  for (const std::string& p : v.problems) {
+    if (p.rfind(content, 0) == 0) rm += " " + shell_quote(config.cache_root + "/" + p.substr(content.size()));
+    if (p.rfind("not in the manifest: ", 0) == 0) extra = p;
+  }
+  std::string out = "to copy the listed files again, run `" + (rm.empty() ? "" : "rm -f --" + rm + " && ") +
+                    stage_command(config.source_root, config.cache_root, m.include, m.label) + "`";
+  if (!extra.empty())
+    out += "; files not in the manifest are not feedbench's and stage leaves them: move them out of " +
+           config.cache_root;
+  return out;
+}
+
+// RETURNS: MemTotal from /proc/meminfo in bytes, 0 when unknown.
+std::uint64_t total_memory_bytes() {
+  std::FILE* f = std::fopen("/proc/meminfo", "r");
+  if (!f) return 0;
+  char line[256];
+  std::uint64_t kib = 0;
+  while (std::fgets(line, sizeof line, f))
+    if (std::sscanf(line, "MemTotal: %lu kB", &kib) == 1) break;
+  std::fclose(f);
+  return kib * 1024;
+}
+
+// The method's sizing rule: a selection smaller than memory can be served from the page cache,
+// so cold figures rest on per-file eviction and a loader's later epochs may never touch storage.
+// RETURNS: {selection_bytes, memory_bytes, smaller_than_memory, note}; note "" when larger.
+nlohmann::json sizing(std::uint64_t selection_bytes, std::uint64_t memory_bytes) {
+  nlohmann::json j = {{"selection_bytes", selection_bytes}, {"memory_bytes", memory_bytes},
+                      {"smaller_than_memory", memory_bytes > 0 && selection_bytes < memory_bytes},
+                      {"note", ""}};
+  if (j["smaller_than_memory"].get<bool>())
+    j["note"] = "the selection (" + format_size(double(selection_bytes)) + ") is smaller than this "
+                "machine's memory (" + format_size(double(memory_bytes)) + "): cold rounds rely on "
+                "per-file eviction (checked, see residency_before), and loader epochs after the first "
+                "can be served from memory; size the data set at about 1.5x memory to measure storage "
+                "without relying on eviction";
+  return j;
 }
 
 // NOTE: test hook: FEEDBENCH_RUN_TEST_DELAY_MS sleeps that long once the paths are printed and
@@ -174,6 +241,7 @@ int run_main(int argc, char** argv) {
       ("csv", po::value(&csv_path), "also write one CSV row per benchmark run")
       ("markdown", po::value(&markdown_path), "also write a Markdown summary (CI job summary, PR)")
       ("emit-fio", po::value(&emit_fio_dir), "write the equivalent fio job file of each file_read case into DIR, then run")
+      ("include-from-cache", "read only the selection the cache was staged with (its manifest's --include globs), as dataset.include \"from-cache\" does")
       ("allow-unverified-cache", "measure path:cache cases even when the cache fails its checks (recorded)")
       ("verify-cache", "re-hash every cache file against the manifest's SHA-256 before measuring (default: compare the listing, sizes and mtimes)")
       ("fingerprint", po::value(&fingerprint_kind)->value_name("KIND"),
@@ -204,6 +272,12 @@ int run_main(int argc, char** argv) {
   overrides.set = parse_sets(sets);
   overrides.throttle = parse_throttles(throttles);
   Config config = load_config(config_path, overrides);
+  if (vm.count("include-from-cache")) {
+    if (config.cache_root.empty())
+      throw InputError("--include-from-cache: reads the cache's manifest: set dataset.cache (or --cache)");
+    config.include_from_cache = true;
+  }
+  if (config.include_from_cache) config.include = include_from_cache(config);
   Plan plan = expand_plan(config, parse_whole_number(max_cases_text, "--max-cases", 1, UINT64_MAX));
 
   // Every file the run will write is checked now, not after the cases ran (the default result
@@ -271,7 +345,14 @@ int run_main(int argc, char** argv) {
     // MANIFEST.sha256 is read once (a large cache's is tens of MB) and serves every check.
     std::string why_no_manifest;
     const std::optional<Manifest> staged = read_manifest(config.cache_root, &why_no_manifest);
-    std::string why = check_cache(config.cache_root, *context.source, staged, why_no_manifest);
+    std::string why = check_cache(config.cache_root, *context.source, staged, why_no_manifest, &config.include);
+    // Another selection than the cache's: measuring the cached one is a config change.
+    if (staged && staged->include != config.include && !config.include_from_cache) {
+      std::string again;
+      for (const std::string& word : command_line) again += (again.empty() ? "" : " ") + shell_quote(word);
+      why += "; or, to measure the cached selection, run `" + again +
+             " --include-from-cache` (or set \"include\": \"from-cache\" under \"dataset\" in " + config.file + ")";
+    }
     if (why.empty() && context.cache) {
       CacheVerification v =
           vm.count("verify-cache") && !dry_run
@@ -281,6 +362,7 @@ int run_main(int argc, char** argv) {
       verification = v.to_json();
       cache_verified = v.ok;
       why = v.summary(config.cache_root);
+      if (!v.ok) why += "; " + cache_fix(v, config, *staged);
     } else if (!why.empty()) {
       verification = {{"method", vm.count("verify-cache") ? "sha256" : "listing+sizes+mtimes"},
                       {"ok", false}, {"problems", {why}}, {"files_checked", 0}, {"bytes_checked", 0}};
@@ -323,6 +405,15 @@ int run_main(int argc, char** argv) {
   for (const auto& [role, rate] : config.throttle)
     std::fprintf(human, "%s: throttled to %s (simulated slower storage: every read through it, all "
                  "workers of a case together)\n", role.c_str(), format_rate(double(rate)).c_str());
+  if (!manifest.is_null())
+    std::fprintf(human, "cache: label %s, %s, staged %s\n", manifest.value("label", "").c_str(),
+                 include_text(manifest.value("include", std::vector<std::string>{})).c_str(),
+                 manifest.value("created_utc", "").c_str());
+  std::uint64_t selection_bytes = context.source->total_bytes();
+  if (context.cache) selection_bytes = std::max(selection_bytes, context.cache->total_bytes());
+  const nlohmann::json size_check = sizing(selection_bytes, total_memory_bytes());
+  if (!size_check["note"].get<std::string>().empty())
+    std::fprintf(human, "sizing: %s\n", size_check["note"].get<std::string>().c_str());
   if (uses_state(plan, "warm")) {
     std::uint64_t need = context.source->total_bytes();
     if (context.cache) need = std::max(need, context.cache->total_bytes());
@@ -365,6 +456,9 @@ int run_main(int argc, char** argv) {
                 {"resolved", config.resolved}, {"dropped", plan.dropped}};
   // The ${VAR:-default} fallbacks that applied: the user did not set these variables.
   doc.config["defaults_used"] = config.defaults_used;
+  doc.config["seed"] = config.defaults.value("seed", std::uint64_t{42});
+  doc.config["selection"] = {{"include", config.include},
+                              {"from", config.include_from_cache ? "cache manifest" : "config"}};
   doc.dataset["source"] = describe_selection(*context.source, source_content);
   if (context.cache) {
     doc.dataset["cache"] = describe_selection(*context.cache, cache_content);
@@ -377,6 +471,7 @@ int run_main(int argc, char** argv) {
     if (doc.dataset.contains(role)) doc.dataset[role]["throttle_bytes_per_second"] = rate;
   doc.environment = describe_environment(paths);
   doc.summary = summarize(doc);
+  doc.summary["sizing"] = size_check;
 
   doc.save(out_path);
   if (!csv_path.empty()) write_csv(doc, csv_path);

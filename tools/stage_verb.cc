@@ -13,6 +13,8 @@
 #include <unistd.h>
 
 #include "feedbench/error.h"
+#include "feedbench/manifest.h"
+#include "feedbench/page_cache.h"
 #include "feedbench/stager.h"
 #include "feedbench/units.h"
 #include "command_line.h"
@@ -25,7 +27,8 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: feedbench stage --from SRC --to CACHE [--include GLOB]... [--workers N] [--label VERSION]\n"
-    "                       [--prune] [--force]\n"
+    "                       [--prune] [--force] [--evict]\n"
+    "       feedbench stage --evict --to CACHE\n"
     "\n"
     "Copies the selected files of SRC to CACHE keeping relative paths and modification times.\n"
     "Each source file is read once; its SHA-256 is computed on that read. Each copy is flushed,\n"
@@ -68,11 +71,30 @@ int stage_main(int argc, char** argv) {
        "the data version recorded in the manifest (default: fp-<source fingerprint>)")
       ("prune", po::bool_switch(&options.prune),
        "allow removing more than 10% of the cache's files (those that left the selection)")
+      ("evict", "afterwards, evict the cache's files from the page cache (per file, never system-wide) "
+                "and report how much is resident; without --from, only that, on a staged cache")
       ("force", po::bool_switch(&options.force),
        "stage into a non-empty folder that is not a cache, beside its files (never removing them)");
   po::variables_map vm;
   if (parse_command_line(argc, argv, opts, vm)) {
     std::cout << kUsage << opts << "\n";
+    return 0;
+  }
+  const bool evict_after = vm.count("evict") > 0;
+  // The staged cache's files leave the page cache: the next cold round reads the device.
+  auto evict_cache = [&](const std::vector<std::string>& include) {
+    const FileSet files = scan_dataset(options.cache_root, include);
+    const Residency before = measure_residency(files);
+    const Residency after = evict(files);
+    std::printf("evicted: %s of the cache was resident in the page cache, %s now (%.1f%%, %s)\n",
+                format_size(double(before.resident_bytes)).c_str(),
+                format_size(double(after.resident_bytes)).c_str(), after.fraction() * 100, after.method.c_str());
+  };
+  if (!vm.count("from") && evict_after && vm.count("to")) {
+    std::string why;
+    const std::optional<Manifest> m = read_manifest(options.cache_root, &why);
+    if (!m) throw InputError("--evict without --from: " + options.cache_root + " has no complete manifest (" + why + ")");
+    evict_cache(m->include);
     return 0;
   }
   if (!vm.count("from")) throw InputError("--from SRC is required (see --help)");
@@ -112,6 +134,7 @@ int stage_main(int argc, char** argv) {
     std::printf("staging failed: no manifest written (%zu error%s above); fix and run the same "
                 "command again to resume\n", r.errors.size(), r.errors.size() == 1 ? "" : "s");
   }
+  if (evict_after && r.manifest_written) evict_cache(options.include);
   std::fflush(stdout);
   return r.exit_code();
 }

@@ -4,6 +4,7 @@
 // (metadata) fingerprint, and with --fingerprint content also compares sampled blocks of each
 // source file with its cached copy (an edit that kept size and mtime).
 #include <atomic>
+#include <ctime>
 #include <csignal>
 #include <cstdio>
 #include <iostream>
@@ -19,6 +20,7 @@
 #include "feedbench/dataset.h"
 #include "feedbench/error.h"
 #include "feedbench/manifest.h"
+#include "feedbench/page_cache.h"
 #include "feedbench/stager.h"
 #include "feedbench/units.h"
 #include "command_line.h"
@@ -30,7 +32,7 @@ namespace feedbench {
 namespace {
 
 constexpr const char* kUsage =
-    "usage: feedbench verify --cache CACHE [--source SRC [--fingerprint content]] [--workers N]\n"
+    "usage: feedbench verify --cache CACHE [--source SRC [--fingerprint content]] [--label VERSION] [--workers N]\n"
     "\n"
     "Re-hashes every file listed in CACHE's manifest, reading from the device (not the page\n"
     "cache), and reports files missing, changed, or present but not in the manifest. With\n"
@@ -39,6 +41,13 @@ constexpr const char* kUsage =
     "sizes, mtimes). With --fingerprint content, it also reads the first, middle and last\n"
     "4 KiB of each source file and compares them with the cached copy, which finds an edit\n"
     "that kept the size and the mtime.\n"
+    "\n"
+    "With --label, also checks that the cache holds that data version.\n"
+    "\n"
+    "It says what is stale (cache copies changed or missing, source files changed, added or\n"
+    "removed since staging, source files modified after the manifest was written, another\n"
+    "label) and prints the command that fixes it, and how much of the cache is resident in the\n"
+    "page cache now (measured before re-hashing, which reads from the device).\n"
     "\n"
     "exit codes: 0 everything matches, 1 something differs, 2 bad input (no complete manifest)\n"
     "\n"
@@ -76,6 +85,24 @@ std::vector<std::string> compare_sampled_content(const std::string& source_root,
   return out;
 }
 
+// RETURNS: seconds since the epoch of "YYYY-MM-DDTHH:MM:SSZ", or -1.
+std::int64_t parse_utc(const std::string& text) {
+  std::tm tm{};
+  if (std::sscanf(text.c_str(), "%d-%d-%dT%d:%d:%dZ", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
+                  &tm.tm_min, &tm.tm_sec) != 6)
+    return -1;
+  tm.tm_year -= 1900;
+  tm.tm_mon -= 1;
+  return std::int64_t(timegm(&tm));
+}
+
+std::string residency_line(const Residency& r) {
+  char pct[32];
+  std::snprintf(pct, sizeof pct, "%.1f%%", r.fraction() * 100);
+  return format_size(double(r.resident_bytes)) + " of " + format_size(double(r.total_bytes)) + " (" + pct +
+         ", " + r.method + ")";
+}
+
 }  // namespace
 
 int verify_main(int argc, char** argv) {
@@ -90,6 +117,8 @@ int verify_main(int argc, char** argv) {
       ("fingerprint", po::value(&fingerprint_kind)->value_name("KIND"),
        "with --source: metadata (default: names, sizes, mtimes) or content (also compare the first, "
        "middle and last 4 KiB of each source file with its cached copy)")
+      ("label", po::value<std::string>()->value_name("VERSION"),
+       "also check that the cache holds this data version (the manifest's label)")
       ("workers", po::value(&options.workers)->value_name("N"),
        "parallel readers (default: 4 on SSD, NVMe and virtual disks, 1 on a spinning disk)");
   po::variables_map vm;
@@ -108,6 +137,10 @@ int verify_main(int argc, char** argv) {
   options.progress = ::isatty(STDERR_FILENO);
   StopOnSignals stop;
   options.stop = stop.flag();
+  // Residency now, before re-hashing reads every file from the device and changes it.
+  const std::optional<Manifest> manifest = read_manifest(options.cache_root);
+  std::optional<Residency> resident;
+  if (manifest) resident = measure_residency(scan_dataset(options.cache_root, manifest->include));
   VerifyResult r = verify_cache(options);
   const bool content = fingerprint_kind == "content";
   if (content && !r.stopped_by_signal) {
@@ -137,8 +170,65 @@ int verify_main(int argc, char** argv) {
                                "and the cache's sampled content (first, middle, last 4 KiB of each file)"
                              : "; source matches the manifest's metadata fingerprint (names, sizes, "
                                "mtimes; --fingerprint content also compares contents)")
-                  : "; the SOURCE NO LONGER MATCHES the manifest: re-run feedbench stage");
-  return r.ok() ? 0 : 1;
+                  : "; the SOURCE NO LONGER MATCHES the manifest: stage again (the command below)");
+  if (!manifest) return r.ok() ? 0 : 1;
+  const Manifest& m = *manifest;
+
+  // What is stale, named, and the one command that fixes it.
+  std::vector<std::string> stale;
+  bool ok = r.ok();
+  const std::string want_label = vm.count("label") ? vm["label"].as<std::string>() : m.label;
+  if (want_label != m.label) {
+    ok = false;
+    stale.push_back("label mismatch: the cache holds \"" + m.label + "\", expected \"" + want_label + "\"");
+  }
+  bool removed_from_source = false;
+  if (r.source_checked) {
+    const FileSet source = scan_dataset(options.source_root, m.include);
+    const std::int64_t staged = parse_utc(m.created_utc);
+    std::size_t newer = 0;
+    for (std::size_t i = 0; i < source.size(); ++i)
+      if (staged >= 0 && source.mtime_ns(i) / 1000000000 > staged) ++newer;
+    if (newer)
+      stale.push_back("manifest older than the source: " + std::to_string(newer) + " source file" +
+                      (newer == 1 ? " was" : "s were") + " modified after the manifest was written (" +
+                      m.created_utc + ")");
+    std::size_t changed = 0, added = 0, removed = 0;
+    for (const std::string& d : r.source_differences) {
+      if (d.rfind("changed in the source", 0) == 0 || d.rfind("content differs", 0) == 0) ++changed;
+      if (d.rfind("added to the source", 0) == 0) ++added;
+      if (d.rfind("removed from the source", 0) == 0) ++removed;
+    }
+    removed_from_source = removed > 0;
+    if (changed || added || removed)
+      stale.push_back("source files changed since staging: " + std::to_string(changed) + " changed, " +
+                      std::to_string(added) + " added, " + std::to_string(removed) + " removed");
+  }
+  if (!r.missing.empty() || !r.changed.empty())
+    stale.push_back("cache copies: " + std::to_string(r.missing.size()) + " missing, " +
+                    std::to_string(r.changed.size()) + " whose content no longer matches the manifest");
+  for (const std::string& line : stale) std::printf("stale: %s\n", line.c_str());
+  if (!ok && !r.stopped_by_signal) {
+    // A changed copy keeps its size and mtime, so stage would take it as in place: remove it first.
+    std::string fix;
+    if (!r.changed.empty()) {
+      fix = "rm -f --";
+      for (const std::string& p : r.changed) fix += " " + shell_quote(options.cache_root + "/" + p);
+      fix += " && ";
+    }
+    const std::string source = r.source_checked ? options.source_root : m.source_root;
+    fix += stage_command(source, options.cache_root, m.include, want_label, removed_from_source);
+    if (!r.missing.empty() || !r.changed.empty() || !r.source_matches || want_label != m.label)
+      std::printf("to fix: `%s`%s\n", fix.c_str(),
+                  r.source_checked ? "" : " (stages again from the manifest's source root)");
+    if (!r.extra.empty())
+      std::printf("extra files are not feedbench's: stage never removes them; move them out of %s if "
+                  "they do not belong to the cache\n", options.cache_root.c_str());
+  }
+  std::printf("cache: label %s, %s, staged %s\n", m.label.c_str(), include_text(m.include).c_str(),
+              m.created_utc.c_str());
+  if (resident) std::printf("resident in the page cache now: %s\n", residency_line(*resident).c_str());
+  return ok ? 0 : 1;
 }
 
 }  // namespace feedbench

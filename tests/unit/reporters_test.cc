@@ -272,8 +272,12 @@ TEST(ReportersTest, SummaryFindsBestThroughputAndRatios) {
   EXPECT_EQ(s["skipped"][0]["reason"], "O_DIRECT refused, by tmpfs");
 
   std::string text = format_summary(s);
-  EXPECT_NE(text.find("cache path was 3.0× faster than source, cold"), std::string::npos) << text;
-  EXPECT_NE(text.find("source warm was 10.0× faster than cold"), std::string::npos) << text;
+  EXPECT_NE(text.find("source vs cache, sequential 4 workers cold: cache path was 3.0× faster than source"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("cold vs warm, sequential 4 workers source: warm was 10.0× faster than cold"),
+            std::string::npos)
+      << text;
   EXPECT_NE(text.find("excluded: " + doc.benchmarks[4].case_name +
                       " repetition 1: warm not achieved: 42.0% resident before the round"),
             std::string::npos)
@@ -323,7 +327,7 @@ TEST(ReportersTest, MarkdownHasEnvironmentPathsTablesAndSummary) {
                            "**1 of 3 repetitions excluded (repetition 1: warm not achieved: 42.0% "
                            "resident before the round)**",
                            "## Skipped", "O_DIRECT refused, by tmpfs", "## Summary",
-                           "cache path was 3.0× faster than source, cold"})
+                           "source vs cache, sequential 4 workers cold: cache path was 3.0× faster than source"})
     EXPECT_NE(md.find(text), std::string::npos) << text << "\n" << md;
   testing::TempDir dir;
   write_markdown(doc, dir / "r.md");

@@ -107,8 +107,12 @@ struct Comparison {
 std::string case_identity(const BenchmarkEntry& entry, const std::vector<std::string>& ignore);
 
 // RETURNS: one line per difference that makes BASE and NEW hard to compare: config hash,
-// dataset fingerprints, feedbench and Google Benchmark versions, CPU model, kernel, instance
-// type (where the machine says it), and per path role the file system type and device.
+// feedbench and Google Benchmark versions, CPU model, kernel, instance type (where the machine
+// says it), per path role the file system type and device; then, named with what they mean,
+// the changes that read other data or in another order and so pass for speed: the shuffle
+// seed ("shuffle seed differs: 42 → 43: access order changed"), the selection (config.selection,
+// else the config's dataset.include), the manifest label, and per role the data set
+// fingerprint, file count, total bytes and file-size percentiles (dataset.<role>.file_size).
 std::vector<std::string> comparability_warnings(const ResultDocument& base,
                                                 const ResultDocument& next);
 

@@ -27,6 +27,9 @@ struct Config {
   std::string cache_root;   // dataset.cache likewise ("" if absent)
   std::vector<std::string> include;  // dataset.include globs ("**" spans folders); empty = all
   std::map<std::string, std::uint64_t> throttle;  // dataset.throttle: path role -> bytes/s
+  // dataset.include was "from-cache": `include` is empty until the caller reads the cache's
+  // manifest (resolve_include_from_cache in stager.h).
+  bool include_from_cache = false;
   nlohmann::json defaults;  // "defaults" merged with overrides: repetitions, seed, ...
   nlohmann::json families;  // "families" array, verbatim after expansion
   nlohmann::json resolved;  // the whole config as run (expanded, overrides applied)

@@ -119,8 +119,23 @@ VerifyResult verify_cache(const VerifyOptions& options);
 std::string check_cache(const std::string& cache_root, const FileSet& source_selection);
 // The same over a manifest already read (`manifest` nullopt: `why_no_manifest` says why), so a
 // caller that also needs the manifest reads MANIFEST.sha256 once.
+// `run_include` (when given): the globs the run selects; a manifest staged with other globs is
+// named as such, with the stage command that caches the run's selection (keeping the label).
+// Every command in a reason, run as printed, makes the check pass.
 std::string check_cache(const std::string& cache_root, const FileSet& source_selection,
-                        const std::optional<Manifest>& manifest, const std::string& why_no_manifest);
+                        const std::optional<Manifest>& manifest, const std::string& why_no_manifest,
+                        const std::vector<std::string>* run_include = nullptr);
+
+// RETURNS: `feedbench stage --from SRC --to CACHE [--include G]... [--label L] [--prune]`, each
+// word quoted for a POSIX shell where needed; the label is left out when it is the default
+// ("fp-<fingerprint>", which would name the old data).
+std::string stage_command(const std::string& source_root, const std::string& cache_root,
+                          const std::vector<std::string>& include, const std::string& label,
+                          bool prune = false);
+// RETURNS: `word` as a POSIX shell reads it back: unchanged when plain, else single-quoted.
+std::string shell_quote(const std::string& word);
+// RETURNS: "every file" or "include 'a/**', 'b/*.jpg'".
+std::string include_text(const std::vector<std::string>& include);
 
 // RETURNS: feedbench-manifest.json of a complete manifest, or nullopt.
 std::optional<nlohmann::json> read_manifest_json(const std::string& cache_root);

@@ -1,0 +1,214 @@
+// The closing summary's answers to the method's questions: where more workers (or a deeper
+// queue) stop paying, and source vs cache / cold vs warm compared case for matched case.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "summary.h"
+
+namespace feedbench {
+namespace {
+
+using nlohmann::json;
+
+struct Shape {
+  std::string pattern = "sequential";
+  std::int64_t block_size = 131072;
+  std::string engine = "psync";
+  std::int64_t queue_depth = 1;
+  std::int64_t workers = 1;
+  std::string state = "cold";
+  std::string path = "source";
+};
+
+std::string name_of(const Shape& s) {
+  return "file_read/pattern:" + s.pattern + "/bs:" + std::to_string(s.block_size) + "/engine:" +
+         s.engine + "/qd:" + std::to_string(s.queue_depth) + "/workers:" +
+         std::to_string(s.workers) + "/state:" + s.state + "/path:" + s.path;
+}
+
+// Three achieved repetitions of one case, all at `bps`.
+void add_case(ResultDocument* doc, const Shape& s, double bps) {
+  for (int rep = 0; rep < 3; ++rep) {
+    BenchmarkEntry e;
+    e.case_name = name_of(s);
+    e.name = e.run_name = e.case_name + "/iterations:1/repeats:3/manual_time";
+    e.run_type = "iteration";
+    e.repetitions = 3;
+    e.repetition_index = rep;
+    e.counters["bytes_per_second"] = bps;
+    e.params = nlohmann::ordered_json::object();
+    e.params["family"] = "file_read";
+    e.params["pattern"] = s.pattern;
+    e.params["block_size"] = s.block_size;
+    e.params["engine"] = s.engine;
+    e.params["queue_depth"] = s.queue_depth;
+    e.params["workers"] = s.workers;
+    e.params["cache_state"] = s.state;
+    e.params["path"] = s.path;
+    e.cache = {{"requested", s.state}, {"residency_before", s.state == "warm" ? 1.0 : 0.0},
+               {"achieved", true}};
+    doc->benchmarks.push_back(e);
+  }
+}
+
+const json* find_scaling(const json& summary, const std::string& parameter, const std::string& path,
+                         const std::string& state) {
+  if (!summary.contains("file_read") || !summary["file_read"].contains("scaling")) return nullptr;
+  for (const json& s : summary["file_read"]["scaling"])
+    if (s["parameter"] == parameter && s["group"]["path"] == path && s["group"]["cache_state"] == state)
+      return &s;
+  return nullptr;
+}
+
+TEST(SummaryTest, WorkerSweepNamesTheKneeAndTheCountsThatAreSlower) {
+  ResultDocument doc;
+  Shape s;
+  // Peaks at 2 workers; 4 is 10% slower, 8 is 22% slower.
+  for (auto [w, bps] : {std::pair{1, 300e6}, {2, 500e6}, {4, 450e6}, {8, 390e6}}) {
+    s.workers = w;
+    add_case(&doc, s, bps);
+  }
+  json summary = summarize(doc);
+  const json* sc = find_scaling(summary, "workers", "source", "cold");
+  ASSERT_NE(sc, nullptr) << summary.dump(2);
+  EXPECT_EQ((*sc)["best"], 2);
+  EXPECT_EQ((*sc)["knee"], 2);
+  EXPECT_DOUBLE_EQ((*sc)["best_bytes_per_second"].get<double>(), 500e6);
+  ASSERT_EQ((*sc)["slower_than_best"].size(), 2u);
+  EXPECT_EQ((*sc)["slower_than_best"][0]["value"], 4);
+  EXPECT_NEAR((*sc)["slower_than_best"][1]["slower_by"].get<double>(), 0.22, 1e-9);
+  EXPECT_EQ((*sc)["points"].size(), 4u);
+  std::string text = format_summary(summary);
+  EXPECT_NE(text.find("sequential 128 KiB psync cold source: best at 2 workers"), std::string::npos) << text;
+  EXPECT_NE(text.find("8 workers is 22% slower"), std::string::npos) << text;
+}
+
+TEST(SummaryTest, KneeIsTheSmallestCountWithinFivePercentOfTheBest) {
+  ResultDocument doc;
+  Shape s;
+  s.state = "warm";
+  // Rises to 16, but 4 is already within 5% of it: the knee is 4.
+  for (auto [w, bps] : {std::pair{1, 1e9}, {2, 1.6e9}, {4, 1.94e9}, {8, 1.97e9}, {16, 2e9}}) {
+    s.workers = w;
+    add_case(&doc, s, bps);
+  }
+  json summary = summarize(doc);
+  const json* sc = find_scaling(summary, "workers", "source", "warm");
+  ASSERT_NE(sc, nullptr) << summary.dump(2);
+  EXPECT_EQ((*sc)["best"], 16);
+  EXPECT_EQ((*sc)["knee"], 4);
+  EXPECT_TRUE((*sc)["slower_than_best"].empty());
+  std::string text = format_summary(summary);
+  EXPECT_NE(text.find("4 workers are within 5% of the best (16 workers)"), std::string::npos) << text;
+}
+
+TEST(SummaryTest, QueueDepthSweepsAreJudgedPerGroupOfOtherwiseEqualCases) {
+  ResultDocument doc;
+  Shape s;
+  s.pattern = "random";
+  s.block_size = 4096;
+  s.engine = "libaio";
+  s.state = "direct";
+  for (std::int64_t w : {1, 4}) {
+    s.workers = w;
+    for (auto [qd, bps] : {std::pair{1, 50e6}, {8, 200e6}, {32, 150e6}}) {
+      s.queue_depth = qd;
+      add_case(&doc, s, bps * double(w));
+    }
+  }
+  json summary = summarize(doc);
+  int groups = 0;
+  ASSERT_TRUE(summary["file_read"].contains("scaling")) << summary.dump(2);
+  for (const json& sc : summary["file_read"]["scaling"]) {
+    if (sc["parameter"] != "queue_depth") continue;
+    ++groups;
+    EXPECT_EQ(sc["best"], 8);
+    EXPECT_EQ(sc["knee"], 8);
+    EXPECT_EQ(sc["slower_than_best"][0]["value"], 32);
+  }
+  EXPECT_EQ(groups, 2) << summary.dump(2);
+  std::string text = format_summary(summary);
+  EXPECT_NE(text.find("queue depth 32 is 25% slower"), std::string::npos) << text;
+}
+
+TEST(SummaryTest, ASingleCountIsNoSweep) {
+  ResultDocument doc;
+  add_case(&doc, Shape{}, 1e8);
+  EXPECT_FALSE(summarize(doc)["file_read"].contains("scaling"));
+}
+
+// The best random 4 KiB source case and the best sequential 1 MiB cache case are not a
+// comparison of the paths: only cases equal in everything but the path are.
+TEST(SummaryTest, SourceVsCacheComparesMatchedCasesOnly) {
+  ResultDocument doc;
+  Shape a;  // sequential 1 MiB, on the source only
+  a.block_size = 1 << 20;
+  add_case(&doc, a, 900e6);
+  Shape b;  // random 4 KiB, on both paths
+  b.pattern = "random";
+  b.block_size = 4096;
+  add_case(&doc, b, 20e6);
+  b.path = "cache";
+  add_case(&doc, b, 80e6);
+  Shape c;  // sequential 128 KiB 4 workers on the cache only
+  c.workers = 4;
+  c.path = "cache";
+  add_case(&doc, c, 2000e6);
+  json summary = summarize(doc);
+  const json& cs = summary["file_read"]["cache_vs_source"];
+  ASSERT_EQ(cs.size(), 1u) << summary.dump(2);
+  EXPECT_EQ(cs[0]["cache_state"], "cold");
+  EXPECT_EQ(cs[0].value("pattern", ""), "random");
+  EXPECT_EQ(cs[0].value("block_size", 0), 4096);
+  EXPECT_DOUBLE_EQ(cs[0]["source_bytes_per_second"].get<double>(), 20e6);
+  EXPECT_DOUBLE_EQ(cs[0]["cache_bytes_per_second"].get<double>(), 80e6);
+  EXPECT_DOUBLE_EQ(cs[0]["ratio"].get<double>(), 4.0);
+  std::string text = format_summary(summary);
+  EXPECT_NE(text.find("source vs cache, random 4 KiB psync 1 worker cold: cache path was 4.0× faster"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("2.2×"), std::string::npos) << text;  // 2000e6 / 900e6: unmatched bests
+}
+
+TEST(SummaryTest, ColdVsWarmComparesMatchedCasesAndAggregatesMany) {
+  ResultDocument doc;
+  Shape s;
+  // Cold is measured at 1 and 8 workers, warm at 8 only: one matched pair.
+  s.workers = 1;
+  add_case(&doc, s, 100e6);
+  s.workers = 8;
+  add_case(&doc, s, 400e6);
+  s.state = "warm";
+  add_case(&doc, s, 2000e6);
+  s.workers = 2;  // warm at 2 workers has no cold partner
+  add_case(&doc, s, 5000e6);
+  json summary = summarize(doc);
+  const json& cw = summary["file_read"]["cold_vs_warm"];
+  ASSERT_EQ(cw.size(), 1u) << summary.dump(2);
+  EXPECT_EQ(cw[0].value("workers", 0), 8);
+  EXPECT_DOUBLE_EQ(cw[0]["ratio"].get<double>(), 5.0);
+
+  // Many matched pairs on one path: one aggregate line (geometric mean, range), not one each.
+  ResultDocument many;
+  Shape m;
+  for (std::int64_t w : {1, 2, 4, 8, 16, 32, 64}) {
+    m.workers = w;
+    m.state = "cold";
+    add_case(&many, m, 100e6);
+    m.state = "warm";
+    add_case(&many, m, 400e6);
+  }
+  json ms = summarize(many);
+  ASSERT_EQ(ms["file_read"]["cold_vs_warm"].size(), 7u);
+  ASSERT_EQ(ms["file_read"]["cold_vs_warm_overall"].size(), 1u);
+  EXPECT_EQ(ms["file_read"]["cold_vs_warm_overall"][0]["pairs"], 7);
+  EXPECT_NEAR(ms["file_read"]["cold_vs_warm_overall"][0]["geomean_ratio"].get<double>(), 4.0, 1e-9);
+  std::string text = format_summary(ms);
+  EXPECT_NE(text.find("cold vs warm, source: warm was 4.0× faster than cold (geometric mean of 7 matched pairs"),
+            std::string::npos)
+      << text;
+}
+
+}  // namespace
+}  // namespace feedbench
