@@ -1,7 +1,9 @@
 // A read throttle: holds every read through one path role (all workers of a round together)
 // to a byte rate, to stand in for slower storage than the machine has: a network store in front
-// of a local copy, a throttled volume. Strict pacing (no burst): each read reserves its slot on
-// one shared timeline and waits for it, so the rate holds from the first read.
+// of a local copy, a throttled volume. Each read reserves its slot on one shared timeline and
+// waits for it. The timeline may lag the clock by at most kCatchUp: a thread that overslept
+// (a loaded host wakes sleepers late) lets the next reads go at once until the rate is made up,
+// so small reads at a high rate still reach it, while a pause banks no more than kCatchUp.
 #pragma once
 
 #include <chrono>
@@ -20,6 +22,8 @@ class Throttle {
   void acquire(std::uint64_t bytes);
 
   std::uint64_t bytes_per_second() const { return rate_; }
+
+  static constexpr std::chrono::milliseconds kCatchUp{20};
 
  private:
   using Clock = std::chrono::steady_clock;
