@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,9 @@ class CollectingReporter : public benchmark::BenchmarkReporter {
   // as DEBUG" line becomes one note saying why feedbench's figures are not affected.
   // RETURNS: what the display returns (true without one).
   bool ReportContext(const Context& context) override;
+  // Collects each run as an entry (aggregates only where no repetition of their case was
+  // reported: they fold excluded repetitions too, and readers fold repetitions themselves) and
+  // forwards every run to the display.
   void ReportRuns(const std::vector<Run>& runs) override;
   void Finalize() override;
 
@@ -44,6 +48,7 @@ class CollectingReporter : public benchmark::BenchmarkReporter {
   const RunLog& log_;
   nlohmann::json context_ = nlohmann::json::object();
   std::vector<BenchmarkEntry> entries_;
+  std::set<std::string> with_repetitions_;  // run names whose repetitions were reported
 };
 
 // What feedbench says, once, about a DEBUG build of Google Benchmark (console and result file).

@@ -45,7 +45,7 @@ for b in loader:
     assert extra["verdict"].startswith("AU "), extra
     assert len(extra["au_per_accelerator"]) == 1
     assert b["cache"]["requested"] in ("cold", "warm")
-    assert b["latency"]["count"] == 4, b["latency"]
+    assert b["latency_hist"]["count"] == 4, b["latency_hist"]
     if "samples:memory" in b["case"]:
         assert extra["calibration"] is True
         assert b["bytes_per_second"] > 0
