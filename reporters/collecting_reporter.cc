@@ -169,7 +169,11 @@ void CollectingReporter::ReportRuns(const std::vector<Run>& runs) {
     else if (with_repetitions_.count(run.run_name.str())) continue;
     entries_.push_back(to_entry(run, log_));
   }
-  if (display_) display_->ReportRuns(runs);
+  if (!display_) return;
+  if (progress_) progress_->suspend();
+  display_->ReportRuns(runs);
+  display_->GetOutputStream().flush();
+  if (progress_) progress_->resume();
 }
 
 void CollectingReporter::Finalize() {

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "feedbench/result.h"
+#include "progress.h"
 #include "run_context.h"
 
 namespace feedbench {
@@ -32,6 +33,9 @@ class CollectingReporter : public benchmark::BenchmarkReporter {
   void ReportRuns(const std::vector<Run>& runs) override;
   void Finalize() override;
 
+  // The run's live line is cleared while the display prints rows, then redrawn. May be null.
+  void set_progress(RunProgress* progress) { progress_ = progress; }
+
   // RETURNS: the context as Google Benchmark's JSONReporter writes it, plus "library_version",
   // and "library_build_note" when the library is a DEBUG build.
   const nlohmann::json& context() const { return context_; }
@@ -49,6 +53,7 @@ class CollectingReporter : public benchmark::BenchmarkReporter {
   nlohmann::json context_ = nlohmann::json::object();
   std::vector<BenchmarkEntry> entries_;
   std::set<std::string> with_repetitions_;  // run names whose repetitions were reported
+  RunProgress* progress_ = nullptr;
 };
 
 // What feedbench says, once, about a DEBUG build of Google Benchmark (console and result file).
