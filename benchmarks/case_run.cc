@@ -46,21 +46,22 @@ const FileSet* CaseRun::selection(const std::string& path_role) {
 
 std::optional<double> CaseRun::prepare_cache_state(const std::string& cache_state,
                                                    const FileSet& files) {
-  ProgressLine line(context_.show_progress);
+  // What the case does before its round shows in the run's live line.
+  auto phase = [this](const char* what) {
+    return context_.progress ? context_.progress->phase(what) : Progress{};
+  };
   Residency r;
   try {
     if (cache_state == "cold")
-      r = evict(files, line.callback("evicting"));
+      r = evict(files, phase("evicting"));
     else if (cache_state == "warm")
-      r = warm(files, line.callback("warming"));
+      r = warm(files, phase("warming"));
     else
-      r = measure_residency(files, line.callback("measuring residency"));
+      r = measure_residency(files, phase("measuring residency"));
   } catch (const RunError& e) {
-    line.clear();
     skip("preparing the " + cache_state + " state: " + e.what());
     return std::nullopt;
   }
-  line.clear();
   const double f = r.fraction();
   const bool achieved = cache_state == "cold"   ? f <= kColdMaxResident
                         : cache_state == "warm" ? f >= kWarmMinResident

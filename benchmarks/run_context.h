@@ -18,6 +18,8 @@
 
 namespace feedbench {
 
+class RunProgress;
+
 // Everything one repetition of one case produced beyond Google Benchmark's own fields.
 struct CaseRecord {
   std::string case_name;
@@ -51,6 +53,7 @@ struct RunContext {
   bool allow_unverified_cache = false;  // --allow-unverified-cache
   std::string cache_refusal;            // non-empty: why path:cache cases may not run
   bool show_progress = false;           // a terminal is attached
+  RunProgress* progress = nullptr;      // the run's progress line(s); null when --quiet
   RunLog log;
 
   // RETURNS: the FileSet of "source" or "cache", or nullptr when that root is not configured.

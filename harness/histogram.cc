@@ -5,6 +5,10 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <optional>
+#include <string_view>
+
+#include <zlib.h>
 
 #include "feedbench/error.h"
 
@@ -66,6 +70,100 @@ bool non_negative_integer(const nlohmann::json& v) {
   return v.is_number_unsigned() || (v.is_number_integer() && v.get<std::int64_t>() >= 0);
 }
 
+constexpr const char* kCompactEncoding = "zlib-varint-runs";
+constexpr char kBase64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+// Bounds what a corrupt or hostile `runs` can make the reader inflate: every bin's count as
+// the longest varint, plus a gap and a length for each bin.
+constexpr std::size_t kMaxRunBytes = std::size_t(Histogram::kCounts) * 30;
+
+void put_varint(std::string& out, std::uint64_t v) {
+  while (v >= 0x80) {
+    out.push_back(char(0x80 | (v & 0x7f)));
+    v >>= 7;
+  }
+  out.push_back(char(v));
+}
+
+std::string base64_encode(std::string_view bytes) {
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  std::size_t i = 0;
+  for (; i + 2 < bytes.size(); i += 3) {
+    const std::uint32_t v = std::uint32_t(std::uint8_t(bytes[i])) << 16 |
+                            std::uint32_t(std::uint8_t(bytes[i + 1])) << 8 | std::uint8_t(bytes[i + 2]);
+    for (int shift : {18, 12, 6, 0}) out.push_back(kBase64[(v >> shift) & 63]);
+  }
+  if (i < bytes.size()) {
+    std::uint32_t v = std::uint32_t(std::uint8_t(bytes[i])) << 16;
+    if (i + 1 < bytes.size()) v |= std::uint32_t(std::uint8_t(bytes[i + 1])) << 8;
+    out.push_back(kBase64[(v >> 18) & 63]);
+    out.push_back(kBase64[(v >> 12) & 63]);
+    out.push_back(i + 1 < bytes.size() ? kBase64[(v >> 6) & 63] : '=');
+    out.push_back('=');
+  }
+  return out;
+}
+
+// RETURNS: the decoded bytes, or nullopt for anything but canonical padded base64.
+std::optional<std::string> base64_decode(std::string_view text) {
+  if (text.size() % 4 != 0) return std::nullopt;
+  auto value = [](char c) -> int {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+') return 62;
+    if (c == '/') return 63;
+    return -1;
+  };
+  std::string out;
+  out.reserve(text.size() / 4 * 3);
+  for (std::size_t i = 0; i < text.size(); i += 4) {
+    const bool last = i + 4 == text.size();
+    const int pad = last ? (text[i + 3] == '=') + (text[i + 2] == '=') : 0;
+    if (pad == 1 && text[i + 2] == '=') return std::nullopt;  // "x=y=" is not padding
+    std::uint32_t v = 0;
+    for (int k = 0; k < 4; ++k) {
+      const int d = k >= 4 - pad ? 0 : value(text[i + std::size_t(k)]);
+      if (d < 0) return std::nullopt;
+      v = v << 6 | std::uint32_t(d);
+    }
+    out.push_back(char(v >> 16));
+    if (pad < 2) out.push_back(char(v >> 8 & 0xff));
+    if (pad < 1) out.push_back(char(v & 0xff));
+  }
+  return out;
+}
+
+std::string deflate_bytes(const std::string& raw) {
+  uLongf size = compressBound(uLong(raw.size()));
+  std::string out(size, '\0');
+  const int rc = compress2(reinterpret_cast<Bytef*>(out.data()), &size,
+                           reinterpret_cast<const Bytef*>(raw.data()), uLong(raw.size()),
+                           Z_BEST_COMPRESSION);
+  FB_CHECK(rc == Z_OK, "zlib compress2 failed");
+  out.resize(size);
+  return out;
+}
+
+// RETURNS: the inflated bytes, or nullopt for data that is not one whole zlib stream of at
+// most `limit` bytes.
+std::optional<std::string> inflate_bytes(const std::string& packed, std::size_t limit) {
+  z_stream z{};
+  if (inflateInit(&z) != Z_OK) return std::nullopt;
+  std::string out(limit + 1, '\0');
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(packed.data()));
+  z.avail_in = uInt(packed.size());
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = uInt(out.size());
+  const int rc = inflate(&z, Z_FINISH);
+  const std::size_t produced = out.size() - z.avail_out;
+  const bool whole = rc == Z_STREAM_END && z.avail_in == 0 && produced <= limit;
+  inflateEnd(&z);
+  if (!whole) return std::nullopt;
+  out.resize(produced);
+  return out;
+}
+
 }  // namespace
 
 double Histogram::mean() const {
@@ -98,6 +196,98 @@ nlohmann::json Histogram::to_json(const char* unit) const {
   return {{"unit", unit},           {"count", total_}, {"min", min()},
           {"max", max()},           {"sub_bucket_bits", kSubBucketBits},
           {"bins", std::move(bins)}};
+}
+
+nlohmann::json Histogram::to_compact_json(const char* unit) const {
+  std::string raw;
+  int next = 0;  // the first bin after the previous run
+  for (int i = 0; i < kCounts;) {
+    if (!counts_[std::size_t(i)]) {
+      ++i;
+      continue;
+    }
+    int end = i;
+    while (end < kCounts && counts_[std::size_t(end)]) ++end;
+    put_varint(raw, std::uint64_t(i - next));
+    put_varint(raw, std::uint64_t(end - i));
+    for (int k = i; k < end; ++k) put_varint(raw, counts_[std::size_t(k)]);
+    next = i = end;
+  }
+  return {{"unit", unit},
+          {"count", total_},
+          {"min", min()},
+          {"max", max()},
+          {"sub_bucket_bits", kSubBucketBits},
+          {"encoding", kCompactEncoding},
+          {"runs", base64_encode(deflate_bytes(raw))}};
+}
+
+Histogram Histogram::from_compact_json(const nlohmann::json& j, const std::string& where) {
+  auto fail = [&](const std::string& at, const std::string& what) -> InputError {
+    return InputError(where + at + ": " + what);
+  };
+  if (!j.is_object()) throw fail("", "expected a histogram object");
+  auto uint_field = [&](const char* key) -> std::uint64_t {
+    auto it = j.find(key);
+    if (it == j.end()) throw fail(std::string("/") + key, "missing");
+    if (!non_negative_integer(*it))
+      throw fail(std::string("/") + key, "expected a non-negative integer");
+    return it->get<std::uint64_t>();
+  };
+  if (auto it = j.find("unit"); it != j.end() && !it->is_string())
+    throw fail("/unit", "expected a string");
+  if (uint_field("sub_bucket_bits") != kSubBucketBits)
+    throw fail("/sub_bucket_bits", "expected " + std::to_string(kSubBucketBits) +
+                                       " (a histogram of another layout)");
+  auto encoding = j.find("encoding");
+  if (encoding == j.end() || *encoding != kCompactEncoding)
+    throw fail("/encoding", std::string("expected \"") + kCompactEncoding + "\"");
+  const std::uint64_t count = uint_field("count");
+  const std::uint64_t min = uint_field("min");
+  const std::uint64_t max = uint_field("max");
+  auto runs = j.find("runs");
+  if (runs == j.end()) throw fail("/runs", "missing");
+  if (!runs->is_string()) throw fail("/runs", "expected a base64 string");
+  std::optional<std::string> packed = base64_decode(runs->get_ref<const std::string&>());
+  if (!packed) throw fail("/runs", "not base64");
+  std::optional<std::string> raw = inflate_bytes(*packed, kMaxRunBytes);
+  if (!raw) throw fail("/runs", "not zlib data of at most " + std::to_string(kMaxRunBytes) + " bytes");
+
+  std::size_t pos = 0;
+  auto varint = [&]() -> std::uint64_t {
+    std::uint64_t v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      if (pos == raw->size()) throw fail("/runs", "ends inside a number");
+      const auto byte = std::uint8_t((*raw)[pos++]);
+      v |= std::uint64_t(byte & 0x7f) << shift;
+      if (!(byte & 0x80)) return v;
+    }
+    throw fail("/runs", "a number longer than 64 bits");
+  };
+  Histogram h;
+  std::uint64_t next = 0, sum = 0;
+  while (pos < raw->size()) {
+    const std::uint64_t gap = varint(), length = varint();
+    if (length == 0) throw fail("/runs", "an empty run");
+    if (gap > std::uint64_t(kCounts) - next || length > std::uint64_t(kCounts) - next - gap)
+      throw fail("/runs", "a run past the last bin");
+    for (std::uint64_t i = next + gap; i < next + gap + length; ++i) {
+      const std::uint64_t n = varint();
+      if (n == 0) throw fail("/runs", "an empty bin inside a run");
+      if (n > UINT64_MAX - sum) throw fail("/runs", "counts past 2^64");
+      h.counts_[std::size_t(i)] = n;
+      sum += n;
+    }
+    next += gap + length;
+  }
+  if (sum != count)
+    throw fail("/count", std::to_string(count) + " does not equal the sum of the bins (" +
+                             std::to_string(sum) + ")");
+  if (count > 0 && min > max) throw fail("/min", "greater than max");
+  h.total_ = count;
+  h.min_ = count ? min : UINT64_MAX;
+  h.max_ = count ? max : 0;
+  return h;
 }
 
 Histogram Histogram::from_json(const nlohmann::json& j, const std::string& where) {

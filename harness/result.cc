@@ -30,9 +30,9 @@ const std::set<std::string, std::less<>> kEntryKeys = {
     "repetitions",   "repetition_index", "threads",               "aggregate_name",
     "aggregate_unit", "error_occurred", "error_message",           "iterations", "real_time",
     "cpu_time",      "time_unit",    "label",                     "case",     "params",
-    "cache",         "latency",      "extra"};
+    "cache",         "latency",      "latency_hist", "extra"};
 
-// Percentiles written beside the histogram for readers that do not want bins.
+// Percentiles revision 1 wrote beside the histogram's bins (the lat_* counters hold them).
 constexpr std::pair<const char*, double> kPercentiles[] = {
     {"p50_us", 0.50}, {"p90_us", 0.90}, {"p99_us", 0.99}, {"p999_us", 0.999}};
 
@@ -131,13 +131,7 @@ class Reader {
   std::string ptr_;
 };
 
-ojson latency_to_json(const Histogram& h) {
-  ojson j = ojson(h.to_json("ns"));
-  for (const auto& [key, q] : kPercentiles) j[key] = h.quantile(q) / 1000.0;
-  j["max_us"] = double(h.max()) / 1000.0;
-  return j;
-}
-
+// Revision 1's `latency`: bins as [lower, upper, count] and percentiles in microseconds.
 Histogram latency_from_json(const ojson& j, const std::string& where, const std::string& ptr) {
   nlohmann::json bins = nlohmann::json(j);
   for (const auto& [key, q] : kPercentiles) bins.erase(key);
@@ -175,7 +169,9 @@ ojson entry_to_json(const BenchmarkEntry& e) {
   o["case"] = e.case_name;
   o["params"] = e.params;
   o["cache"] = ojson(e.cache);
-  o["latency"] = e.latency ? latency_to_json(*e.latency) : ojson(nullptr);
+  // Compressed, under a key revision-1 readers ignore: they read the entry as one without a
+  // histogram (as after --no-latency) instead of refusing it. Percentiles are the lat_* counters.
+  if (e.latency) o["latency_hist"] = ojson(e.latency->to_compact_json("ns"));
   o["extra"] = ojson(e.extra);
   return o;
 }
@@ -214,8 +210,10 @@ BenchmarkEntry entry_from_json(const ojson& j, const std::string& where, const s
     e.params = *p;
   }
   e.cache = nlohmann::json(r.object_or_null("cache"));
-  if (ojson lat = r.object_or_null("latency"); !lat.is_null())
-    e.latency = latency_from_json(lat, where, r.path("latency"));
+  if (ojson lat = r.object_or_null("latency_hist"); !lat.is_null())
+    e.latency = Histogram::from_compact_json(nlohmann::json(lat), where + ": " + r.path("latency_hist"));
+  else if (ojson lat1 = r.object_or_null("latency"); !lat1.is_null())
+    e.latency = latency_from_json(lat1, where, r.path("latency"));
   e.extra = nlohmann::json(r.object("extra", false));
   return e;
 }
@@ -253,6 +251,7 @@ bool operator==(const ResultDocument& a, const ResultDocument& b) {
 nlohmann::ordered_json ResultDocument::to_ordered_json() const {
   ojson o;
   o["schema"] = schema;
+  o["schema_revision"] = kResultRevision;
   o["context"] = ojson(context);
   o["tool"] = ojson(tool);
   o["command_line"] = command_line;
@@ -283,6 +282,9 @@ ResultDocument ResultDocument::from_json(const nlohmann::ordered_json& j,
     throw InputError(where + ": /schema: expected \"" + kResultSchema + "\", got " +
                      schema->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   doc.schema = kResultSchema;
+  // Revisions only add what earlier readers ignore: any revision is read, none is required.
+  if (const ojson* rev = r.find("schema_revision"); rev && !(rev->is_number_integer() && rev->get<std::int64_t>() >= 1))
+    r.fail("/schema_revision", "an integer of at least 1", *rev);
   doc.context = nlohmann::json(r.object("context", true));
   doc.tool = nlohmann::json(r.object("tool", false));
   if (const ojson* cl = r.find("command_line")) {
@@ -358,10 +360,21 @@ ResultDocument ResultDocument::load(const std::string& path) {
   return parse(text, path);
 }
 
-void ResultDocument::save(const std::string& path) const {
-  write_file_atomically(
-      path, to_ordered_json().dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+std::string ResultDocument::dump() const {
+  constexpr auto kReplace = nlohmann::json::error_handler_t::replace;
+  ojson o = to_ordered_json();
+  ojson entries = std::move(o["benchmarks"]);
+  o.erase("benchmarks");
+  std::string text = o.dump(2, ' ', false, kReplace);  // "{\n  ...\n}"
+  text.resize(text.size() - 2);                        // "\n}"
+  text += ",\n  \"benchmarks\": [";
+  for (std::size_t i = 0; i < entries.size(); ++i)
+    text += (i ? ",\n    " : "\n    ") + entries[i].dump(-1, ' ', false, kReplace);
+  text += entries.empty() ? "]\n}\n" : "\n  ]\n}\n";
+  return text;
 }
+
+void ResultDocument::save(const std::string& path) const { write_file_atomically(path, dump()); }
 
 void write_file_atomically(const std::string& path, const std::string& text) {
   namespace fs = std::filesystem;

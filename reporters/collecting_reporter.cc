@@ -159,8 +159,21 @@ bool CollectingReporter::ReportContext(const Context& context) {
 }
 
 void CollectingReporter::ReportRuns(const std::vector<Run>& runs) {
-  for (const Run& run : runs) entries_.push_back(to_entry(run, log_));
-  if (display_) display_->ReportRuns(runs);
+  // Google Benchmark's aggregates (mean, median, stddev, cv) fold every repetition, excluded
+  // ones included: feedbench's readers fold the repetitions themselves and Google Benchmark's
+  // compare.py compares repetitions, so where repetitions were reported the aggregates are only
+  // shown, not kept (they were more than a third of a result file). They are kept where they
+  // are all there is (--benchmark_display_aggregates_only).
+  for (const Run& run : runs) {
+    if (run.run_type != Run::RT_Aggregate) with_repetitions_.insert(run.run_name.str());
+    else if (with_repetitions_.count(run.run_name.str())) continue;
+    entries_.push_back(to_entry(run, log_));
+  }
+  if (!display_) return;
+  if (progress_) progress_->suspend();
+  display_->ReportRuns(runs);
+  display_->GetOutputStream().flush();
+  if (progress_) progress_->resume();
 }
 
 void CollectingReporter::Finalize() {

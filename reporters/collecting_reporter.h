@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "feedbench/result.h"
+#include "progress.h"
 #include "run_context.h"
 
 namespace feedbench {
@@ -25,8 +27,14 @@ class CollectingReporter : public benchmark::BenchmarkReporter {
   // as DEBUG" line becomes one note saying why feedbench's figures are not affected.
   // RETURNS: what the display returns (true without one).
   bool ReportContext(const Context& context) override;
+  // Collects each run as an entry (aggregates only where no repetition of their case was
+  // reported: they fold excluded repetitions too, and readers fold repetitions themselves) and
+  // forwards every run to the display.
   void ReportRuns(const std::vector<Run>& runs) override;
   void Finalize() override;
+
+  // The run's live line is cleared while the display prints rows, then redrawn. May be null.
+  void set_progress(RunProgress* progress) { progress_ = progress; }
 
   // RETURNS: the context as Google Benchmark's JSONReporter writes it, plus "library_version",
   // and "library_build_note" when the library is a DEBUG build.
@@ -44,6 +52,8 @@ class CollectingReporter : public benchmark::BenchmarkReporter {
   const RunLog& log_;
   nlohmann::json context_ = nlohmann::json::object();
   std::vector<BenchmarkEntry> entries_;
+  std::set<std::string> with_repetitions_;  // run names whose repetitions were reported
+  RunProgress* progress_ = nullptr;
 };
 
 // What feedbench says, once, about a DEBUG build of Google Benchmark (console and result file).

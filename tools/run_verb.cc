@@ -12,6 +12,8 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <optional>
+#include <regex>
 #include <set>
 #include <string>
 #include <thread>
@@ -36,6 +38,7 @@
 #include "feedbench/units.h"
 #include "fio_jobs.h"
 #include "markdown_writer.h"
+#include "progress.h"
 #include "registration.h"
 #include "run_context.h"
 #include "summary.h"
@@ -208,6 +211,33 @@ std::map<std::string, std::string> run_environment(const Config& config) {
   return vars;
 }
 
+// RETURNS: how many cases, and how many repetitions in all, Google Benchmark will run:
+// those whose name matches --benchmark_filter as the library matches it (an extended regex
+// searched in "<case>/iterations:1[/repeats:N]/manual_time"; a leading '-' negates it).
+std::pair<std::size_t, std::size_t> cases_to_run(const Plan& plan, const std::string& filter,
+                                                 bool repetitions_from_flag, int flag_repetitions) {
+  std::string spec = filter.empty() || filter == "all" ? "." : filter;
+  const bool negative = spec[0] == '-';
+  if (negative) spec.erase(0, 1);
+  std::optional<std::regex> re;
+  try {
+    re.emplace(spec, std::regex::extended);
+  } catch (const std::regex_error&) {
+    // The library reports a bad filter itself; count every case meanwhile.
+  }
+  std::size_t cases = 0, repetitions = 0;
+  for (const Case& c : plan.cases) {
+    const int reps = repetitions_from_flag ? flag_repetitions : c.repetitions;
+    const std::string name = c.name() + "/iterations:1" +
+                             (repetitions_from_flag ? "" : "/repeats:" + std::to_string(reps)) +
+                             "/manual_time";
+    if (re && std::regex_search(name, *re) == negative) continue;
+    ++cases;
+    repetitions += std::size_t(reps);
+  }
+  return {cases, repetitions};
+}
+
 }  // namespace
 
 int run_main(int argc, char** argv) {
@@ -217,7 +247,10 @@ int run_main(int argc, char** argv) {
 
   const std::string format = peek_benchmark_flag(argc, argv, "format");
   const std::string color = peek_benchmark_flag(argc, argv, "color");
-  const bool repetitions_from_flag = !peek_benchmark_flag(argc, argv, "repetitions").empty();
+  const std::string repetitions_flag = peek_benchmark_flag(argc, argv, "repetitions");
+  const bool repetitions_from_flag = !repetitions_flag.empty();
+  // check_benchmark_flags below refuses anything but 1 to 1000.
+  const int flag_repetitions = repetitions_from_flag ? std::max(1, std::atoi(repetitions_flag.c_str())) : 1;
   const std::string filter = peek_benchmark_flag(argc, argv, "filter");
   const std::string benchmark_out = peek_benchmark_flag(argc, argv, "out");
   check_benchmark_flags(argc, argv);
@@ -430,15 +463,25 @@ int run_main(int argc, char** argv) {
   std::fflush(human);
   sleep_for_test_hook();
 
-  register_plan(plan, context, repetitions_from_flag);
+  register_plan(plan, context, repetitions_from_flag, flag_repetitions);
+  // Progress: a live line on a terminal, a line per case elsewhere; nothing with --quiet.
+  std::optional<RunProgress> progress;
+  if (!quiet) {
+    const auto [cases, repetitions] = cases_to_run(plan, filter, repetitions_from_flag, flag_repetitions);
+    progress.emplace(stderr, isatty(STDERR_FILENO) != 0, cases, repetitions);
+    context.progress = &*progress;
+  }
   std::unique_ptr<benchmark::BenchmarkReporter> display;
   if (!quiet)
     display = make_display_reporter(format.empty() ? "console" : format,
                                     color.empty() ? isatty(STDOUT_FILENO) != 0
                                                   : (color == "true" || color == "yes" || color == "1" || color == "auto"));
   CollectingReporter reporter(std::move(display), context.log);
+  reporter.set_progress(context.progress);
   const std::size_t cases_run = benchmark::RunSpecifiedBenchmarks(&reporter);
   benchmark::Shutdown();
+  context.progress = nullptr;
+  progress.reset();  // clears the live line before the summary
   if (cases_run == 0) {
     // Nothing measured: no result file, and not a success.
     std::fprintf(stderr, "feedbench run: nothing measured: no case matches --benchmark_filter=%s "

@@ -67,7 +67,7 @@ for w in (1, 2):
     assert extra["judged"] is True, extra["verdict"]
     assert extra["warmup_steps_in_effect"] == warm, extra
     assert b["steps"] == 40 - warm + 40, f"{b['case']}: {b['steps']} measured steps"
-    assert b["latency"]["count"] == b["steps"], b["latency"]
+    assert b["latency_hist"]["count"] == b["steps"], b["latency_hist"]
     assert extra["verdict"].startswith("AU "), extra
     epochs = extra["epochs"]
     assert [e["epoch"] for e in epochs] == [1, 2], epochs

@@ -43,7 +43,7 @@ for path, kind in [("schema", str), ("context", dict), ("context.date", str), ("
                    ("environment.paths.source.resolved", str), ("environment.paths.source.fs_type", str),
                    ("environment.paths.source.mount_point", str), ("benchmarks", list)]:
     typed(a, path, kind)
-assert a["schema"] == "feedbench-result/1"
+assert a["schema"] == "feedbench-result/1" and a["schema_revision"] == 2, (a["schema"], a.get("schema_revision"))
 assert a["environment_variables"].get("E2E_SOURCE"), "expanded ${VAR} not recorded"
 assert a["environment_variables"].get("BENCHMARK_E2E_MARKER") == "on"
 # A ${VAR:-default} whose VAR was unset is the config's default, not a variable the user set.
@@ -55,13 +55,33 @@ assert ("library_build_note" in a["context"]) == (a["context"]["library_build_ty
 assert a["command_line"][:2] == ["feedbench", "run"], a["command_line"]
 its = [x for x in a["benchmarks"] if x["run_type"] == "iteration"]
 aggs = [x for x in a["benchmarks"] if x["run_type"] == "aggregate"]
-assert len(its) == 3 and aggs, (len(its), len(aggs))
+# Google Benchmark's aggregates fold excluded repetitions too: shown, not kept.
+assert len(its) == 3 and not aggs, (len(its), len(aggs))
+def decode_runs(h):
+    # base64 of zlib of LEB128 varints: per run of non-empty bins, the gap, the length, the counts.
+    import base64, zlib
+    raw, pos, counts = zlib.decompress(base64.b64decode(h["runs"])), 0, []
+    def varint():
+        nonlocal pos
+        v = shift = 0
+        while True:
+            b = raw[pos]; pos += 1
+            v |= (b & 0x7f) << shift; shift += 7
+            if not b & 0x80:
+                return v
+    while pos < len(raw):
+        varint(); n = varint()
+        counts += [varint() for _ in range(n)]
+    return counts
 for x in its:
     for k, kind in [("name", str), ("run_name", str), ("repetitions", int), ("repetition_index", int),
                     ("iterations", int), ("real_time", float), ("cpu_time", float), ("time_unit", str),
-                    ("case", str), ("params", dict), ("cache", dict), ("latency", dict)]:
+                    ("case", str), ("params", dict), ("cache", dict), ("latency_hist", dict)]:
         assert isinstance(x[k], kind), (k, type(x[k]))
-    assert isinstance(x["latency"]["bins"], list) and x["latency"]["bins"], "histogram bins"
+    h = x["latency_hist"]
+    assert h["encoding"] == "zlib-varint-runs" and h["sub_bucket_bits"] == 7, h
+    assert sum(decode_runs(h)) == h["count"] > 0, "histogram bins"
+    assert "latency" not in x, "revision 1's bins, which revision-1 readers would parse"
     assert x["cache"]["requested"] == "warm" and isinstance(x["cache"]["achieved"], bool)
 assert a["config"]["sha256"] == b["config"]["sha256"] == c["config"]["sha256"]
 assert a["dataset"]["source"]["fingerprint"] == b["dataset"]["source"]["fingerprint"]
@@ -79,6 +99,21 @@ def gbench_read(doc):
 assert len(gbench_read(a)) == 1
 print("result files ok")
 PY
+
+# Google Benchmark's own compare.py (Debian: libbenchmark-tools, with python3-scipy) reads it.
+compare=/usr/share/benchmark/compare.py
+py=""
+for p in python3 /usr/bin/python3; do
+  if "$p" -c 'import scipy' 2>/dev/null; then py=$p; break; fi
+done
+if [ -f "$compare" ] && [ -n "$py" ]; then
+  "$py" "$compare" benchmarks "$WORK/a.json" "$WORK/b.json" >"$WORK/compare.txt" 2>&1 ||
+    { cat "$WORK/compare.txt"; fail "compare.py could not read two result files"; }
+  expect_in "$WORK/compare.txt" "file_read/pattern:sequential/bs:32768/engine:psync/qd:1/workers:1/state:warm/path:source/iterations:1/repeats:3/manual_time"
+  expect_in "$WORK/compare.txt" "OVERALL_GEOMEAN"
+else
+  echo "note: Google Benchmark's compare.py not installed (libbenchmark-tools, python3-scipy): not run"
+fi
 
 # A run killed part-way leaves no result file, not even a temporary one.
 "$FEEDBENCH" gen --out "$WORK/big" --files 200 --file-size 256KiB --layout flat --seed 2 >/dev/null

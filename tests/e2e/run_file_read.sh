@@ -49,7 +49,7 @@ for b in its:
         assert c["residency_before"] <= 0.01
     if c["requested"] == "warm" and c["achieved"]:
         assert c["residency_before"] >= 0.99
-    assert b["latency"]["count"] > 0
+    assert b["latency_hist"]["count"] > 0
     assert b["params"]["family"] == "file_read"
 # sequential/shuffled reads the whole selection once per round
 seq = [b for b in its if b["params"]["pattern"] != "random" and not b.get("error_occurred")]

@@ -151,5 +151,67 @@ TEST(HistogramTest, MalformedJsonIsInputErrorNamingThePlace) {
   expect_error(j, "/sub_bucket_bits");
 }
 
+// Result files hold histograms compactly; reading one back gives every bin, min and max.
+TEST(HistogramTest, CompactJsonRoundTripIsExactAndSmall) {
+  std::mt19937_64 rng(7);
+  std::lognormal_distribution<double> spread(std::log(200e3), 0.45);
+  Histogram h;
+  for (int i = 0; i < 4000; ++i) h.record(std::uint64_t(spread(rng)));
+  for (std::uint64_t v : {0u, 1u, 127u, 128u}) h.record(v);  // the exact bins at the bottom
+  h.record(UINT64_MAX);                                       // and the very last bin
+  const nlohmann::json compact = h.to_compact_json("ns");
+  EXPECT_EQ(compact["encoding"], "zlib-varint-runs");
+  EXPECT_EQ(compact["count"], 4005);
+  Histogram back = Histogram::from_compact_json(nlohmann::json::parse(compact.dump()), "r.json");
+  EXPECT_EQ(back.to_json(), h.to_json());
+  EXPECT_EQ(back.min(), 0u);
+  EXPECT_EQ(back.max(), UINT64_MAX);
+  // A few hundred non-empty bins in a fifth of the bytes of [lower, upper, count] triples.
+  const std::size_t bins = h.to_json()["bins"].size();
+  EXPECT_GT(bins, 300u);
+  EXPECT_LT(compact.dump().size() * 5, h.to_json().dump().size())
+      << compact.dump().size() << " vs " << h.to_json().dump().size();
+  Histogram empty = Histogram::from_compact_json(Histogram().to_compact_json(), "r.json");
+  EXPECT_EQ(empty.count(), 0u);
+}
+
+TEST(HistogramTest, MalformedCompactJsonIsInputErrorNamingThePlace) {
+  Histogram h;
+  h.record(1000);
+  h.record(1001);
+  h.record(5000);
+  auto expect_error = [](const nlohmann::json& j, const std::string& fragment) {
+    try {
+      Histogram::from_compact_json(j, "results.json#/benchmarks/0/latency_hist");
+      ADD_FAILURE() << "accepted " << j.dump();
+    } catch (const InputError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("results.json#/benchmarks/0/latency_hist"), std::string::npos) << what;
+      EXPECT_NE(what.find(fragment), std::string::npos) << what;
+    }
+  };
+  const nlohmann::json good = h.to_compact_json();
+  expect_error(nlohmann::json::array(), "expected a histogram object");
+  for (const char* key : {"runs", "count", "min", "max", "encoding", "sub_bucket_bits"}) {
+    auto j = good;
+    j.erase(key);
+    expect_error(j, std::string("/") + key);
+  }
+  auto j = good;
+  j["runs"] = "not base64!";
+  expect_error(j, "/runs: not base64");
+  j["runs"] = "AAAA";  // base64, but not zlib
+  expect_error(j, "/runs: not zlib");
+  j = good;
+  j["count"] = 4;
+  expect_error(j, "/count: 4 does not equal the sum of the bins (3)");
+  j = good;
+  j["encoding"] = "gzip";
+  expect_error(j, "/encoding");
+  j = Histogram().to_compact_json();
+  j["runs"] = "eJxj+F/PCAAEAAGA";  // zlib of the varints gap 0, length 16383, count 1
+  expect_error(j, "/runs: a run past the last bin");
+}
+
 }  // namespace
 }  // namespace feedbench

@@ -145,6 +145,32 @@ TEST(ReportersTest, CollectingReporterForwardsAndCollects) {
   EXPECT_EQ(silent.take_entries().size(), 1u);
 }
 
+// Google Benchmark's aggregates fold excluded repetitions too: the display shows them, the result
+// keeps them only for a case whose repetitions were not reported (aggregates-only output).
+TEST(ReportersTest, AggregatesAreKeptOnlyWhereNoRepetitionWasReported) {
+  RunLog log;
+  log.add(make_record(kCase, 0.001, true));
+  auto display = std::make_unique<CountingReporter>();
+  CountingReporter* seen = display.get();
+  CollectingReporter reporter(std::move(display), log);
+  auto aggregate = [](const std::string& case_name, const char* name) {
+    BenchRun a = make_run(case_name, 0, 0.01, 1e9);
+    a.run_type = BenchRun::RT_Aggregate;
+    a.aggregate_name = name;
+    return a;
+  };
+  const std::string other = kCase + "/other";
+  reporter.ReportRuns({make_run(kCase, 0, 0.01, 1e9)});
+  reporter.ReportRuns({aggregate(kCase, "mean"), aggregate(kCase, "median")});
+  reporter.ReportRuns({aggregate(other, "mean")});
+  EXPECT_EQ(seen->runs, 4);  // all shown
+  std::vector<BenchmarkEntry> entries = reporter.take_entries();
+  ASSERT_EQ(entries.size(), 2u);
+  EXPECT_EQ(entries[0].run_type, "iteration");
+  EXPECT_EQ(entries[1].run_type, "aggregate");
+  EXPECT_EQ(entries[1].case_name, other);
+}
+
 // A display that prints what Google Benchmark's console reporter prints about a DEBUG library.
 class DebugContextReporter : public benchmark::BenchmarkReporter {
  public:

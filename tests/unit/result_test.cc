@@ -2,11 +2,18 @@
 // atomic saving.
 #include "feedbench/result.h"
 
+#include <cmath>
 #include <filesystem>
+#include <random>
+#include <set>
+#include <sstream>
 
 #include <gtest/gtest.h>
 
+#include "collecting_reporter.h"
+#include "feedbench/config.h"
 #include "feedbench/error.h"
+#include "feedbench/plan.h"
 #include "test_util.h"
 
 namespace feedbench {
@@ -125,8 +132,11 @@ TEST(ResultTest, KeepsGoogleBenchmarksLayout) {
   EXPECT_TRUE(e["real_time"].is_number_float());
   EXPECT_DOUBLE_EQ(e["bytes_per_second"].get<double>(), 8.25e8);  // counters flattened
   EXPECT_EQ(e["case"], full_document().benchmarks[0].case_name);
-  EXPECT_TRUE(e["latency"]["bins"].is_array());
-  EXPECT_GT(e["latency"]["p99_us"].get<double>(), 800.0);
+  EXPECT_EQ(e["latency_hist"]["encoding"], "zlib-varint-runs");
+  EXPECT_EQ(e["latency_hist"]["count"], 5);
+  EXPECT_FALSE(e.contains("latency"));  // what a revision-1 reader would parse as bins
+  EXPECT_EQ(j["schema"], "feedbench-result/1");
+  EXPECT_EQ(j["schema_revision"], 2);
   EXPECT_FALSE(e.contains("error_occurred"));  // only when set, as Google Benchmark does
   const json& agg = j["benchmarks"][3];
   EXPECT_FALSE(agg.contains("repetition_index"));
@@ -152,6 +162,55 @@ TEST(ResultTest, ReadsAPlainGoogleBenchmarkFileWithSchemaAdded) {
   EXPECT_FALSE(doc.benchmarks[0].latency);
 }
 
+// What revision 1 wrote for an entry's histogram: bins as [lower, upper, count] beside
+// percentiles in microseconds.
+json revision_one_latency(const Histogram& h) {
+  json j = h.to_json("ns");
+  j["p50_us"] = h.quantile(0.5) / 1000.0;
+  j["p90_us"] = h.quantile(0.9) / 1000.0;
+  j["p99_us"] = h.quantile(0.99) / 1000.0;
+  j["p999_us"] = h.quantile(0.999) / 1000.0;
+  j["max_us"] = double(h.max()) / 1000.0;
+  return j;
+}
+
+// Result files written before revision 2 (baselines kept in git) are read as they were.
+TEST(ResultTest, ReadsRevisionOneFiles) {
+  const ResultDocument doc = full_document();
+  nlohmann::ordered_json j = doc.to_ordered_json();  // params keep their order, as in a file
+  j.erase("schema_revision");
+  for (std::size_t i = 0; i < doc.benchmarks.size(); ++i) {
+    nlohmann::ordered_json& e = j["benchmarks"][i];
+    e.erase("latency_hist");
+    e["latency"] = doc.benchmarks[i].latency ? nlohmann::ordered_json(revision_one_latency(*doc.benchmarks[i].latency))
+                                             : nlohmann::ordered_json(nullptr);
+  }
+  ResultDocument back = ResultDocument::from_json(j, "r1.json");
+  EXPECT_TRUE(back == doc);
+  ASSERT_TRUE(back.benchmarks[0].latency);
+  EXPECT_EQ(back.benchmarks[0].latency->to_json(), doc.benchmarks[0].latency->to_json());
+  // Saved again, it is revision 2 with the same content.
+  EXPECT_TRUE(ResultDocument::parse(back.dump(), "r2.json") == doc);
+  nlohmann::ordered_json bad = j;
+  bad["benchmarks"][0]["latency"]["bins"][0][2] = 7;
+  EXPECT_THROW(ResultDocument::from_json(bad, "r1.json"), InputError);
+}
+
+TEST(ResultTest, OneEntryPerLine) {
+  const ResultDocument doc = full_document();
+  const std::string text = doc.dump();
+  std::size_t lines = 0, entry_lines = 0;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line); ++lines)
+    if (line.rfind("    {\"name\":", 0) == 0) ++entry_lines;
+  EXPECT_EQ(entry_lines, doc.benchmarks.size()) << text;
+  EXPECT_LT(lines, 80u) << text;
+  EXPECT_TRUE(ResultDocument::parse(text, "r.json") == doc);
+  ResultDocument empty = doc;
+  empty.benchmarks.clear();
+  EXPECT_TRUE(ResultDocument::parse(empty.dump(), "r.json") == empty);
+}
+
 std::string error_of(const std::string& text) {
   try {
     ResultDocument::parse(text, "x.json");
@@ -165,6 +224,14 @@ TEST(ResultTest, MalformedJsonNamesLineAndColumn) {
   std::string msg = error_of("{\n  \"schema\": \"feedbench-result/1\",\n  \"context\": {,}\n}");
   EXPECT_NE(msg.find("x.json: malformed JSON at line 3, column 15"), std::string::npos) << msg;
   EXPECT_NE(error_of("").find("x.json: malformed JSON at line 1"), std::string::npos);
+}
+
+TEST(ResultTest, ABadRevisionIsRefused) {
+  EXPECT_EQ(error_of(R"({"schema": "feedbench-result/1", "schema_revision": "2", "context": {}, "benchmarks": []})"),
+            "x.json: /schema_revision: expected an integer of at least 1, got string \"2\"");
+  // A later revision only adds keys this reader ignores.
+  EXPECT_EQ(error_of(R"({"schema": "feedbench-result/1", "schema_revision": 3, "context": {}, "benchmarks": []})"),
+            "(no error)");
 }
 
 TEST(ResultTest, WrongOrMissingSchemaIsRefused) {
@@ -241,6 +308,120 @@ TEST(ResultTest, WriteFileAtomicallyFailsCleanlyWhereItCannotWrite) {
   // A parent that is a file: cannot create the folder.
   EXPECT_THROW(write_file_atomically(dir / "file/sub/r.json", "{}"), RunError);
   EXPECT_EQ(testing::read_file(dir / "file"), "x");
+}
+
+// A result the size of a real qualify run, made the way `feedbench run` makes it: Google
+// Benchmark's runs of 276 cases like configs/qualify-instance.json's (3 repetitions each, then
+// the library's four aggregates) through the CollectingReporter, joined with the RunLog's
+// records. Every repetition has the counters, cache state, extra and a latency histogram of
+// 4000 reads spread as a loaded device spreads them (log-normal around 200 us, 1% in a tail to
+// 50 ms): about 500 non-empty bins each, which is what made that run's file 33.8 MB.
+ResultDocument qualify_sized_document() {
+  TempDir data;  // the config's data set roots must exist; nothing is read from them
+  ConfigOverrides roots;
+  roots.source = data.path();
+  roots.cache = data.path();
+  const Config config =
+      load_config(std::string(FEEDBENCH_SOURCE_DIR) + "/configs/qualify-instance.json", roots);
+  const Plan plan = expand_plan(config);
+  std::mt19937_64 rng(42);
+  std::lognormal_distribution<double> typical(std::log(200e3), 0.45);
+  std::uniform_real_distribution<double> tail(1e6, 50e6);
+  std::uniform_real_distribution<double> unit(0, 1);
+  // A few distinct histograms, used in turn: recording them all would make the test slow.
+  std::vector<Histogram> spreads(7);
+  for (Histogram& h : spreads)
+    for (int i = 0; i < 4000; ++i)
+      h.record(std::uint64_t(unit(rng) < 0.01 ? tail(rng) : typical(rng)));
+  auto counters = [&](benchmark::BenchmarkReporter::Run& r) {
+    for (const char* k : {"bytes_per_second", "items_per_second", "files_per_second",
+                          "lat_p50_us", "lat_p90_us", "lat_p99_us", "lat_p999_us", "lat_max_us",
+                          "residency_before", "cpu_util"})
+      r.counters[k] = benchmark::Counter(1e6 * unit(rng));
+  };
+
+  RunLog log;
+  CollectingReporter reporter(nullptr, log);
+  const int reps = 3;
+  // The plan has about as many cases as that run; made up to exactly 276.
+  for (std::size_t i = 0; i < 276; ++i) {
+    const Case& c = plan.cases[i % plan.cases.size()];
+    const std::string name = c.name() + (i < plan.cases.size() ? "" : "/copy:" + std::to_string(i));
+    benchmark::BenchmarkReporter::Run run;
+    run.run_name.function_name = name;
+    run.run_name.iterations = "iterations:1";
+    run.run_name.repetitions = "repeats:3";
+    run.run_name.time_type = "manual_time";
+    run.family_index = std::int64_t(i);
+    run.iterations = 1;
+    run.threads = 1;
+    run.repetitions = reps;
+    run.time_unit = benchmark::kMillisecond;
+    std::vector<benchmark::BenchmarkReporter::Run> repetitions, aggregates;
+    for (int rep = 0; rep < reps; ++rep) {
+      CaseRecord record;
+      record.case_name = name;
+      record.params = c.params;
+      record.cache = {{"requested", "cold"}, {"residency_before", unit(rng) / 100},
+                      {"achieved", true}, {"method", "cachestat"}};
+      record.latency = spreads[(i * reps + std::size_t(rep)) % spreads.size()];
+      record.extra = {{"bytes", 123456789012}, {"reads", 4000}, {"files", 4096},
+                      {"cpu_seconds", unit(rng)}, {"latency_recorded", true},
+                      {"round_complete", true}, {"bytes_planned", 123456789012},
+                      {"bytes_read", 123456789012}, {"noatime", true}};
+      log.add(std::move(record));
+      benchmark::BenchmarkReporter::Run r = run;
+      r.run_type = benchmark::BenchmarkReporter::Run::RT_Iteration;
+      r.repetition_index = rep;
+      r.real_accumulated_time = 1 + unit(rng);
+      r.cpu_accumulated_time = unit(rng) / 100;
+      counters(r);
+      repetitions.push_back(r);
+    }
+    for (const char* agg : {"mean", "median", "stddev", "cv"}) {
+      benchmark::BenchmarkReporter::Run a = run;
+      a.run_type = benchmark::BenchmarkReporter::Run::RT_Aggregate;
+      a.aggregate_name = agg;
+      a.aggregate_unit = std::string(agg) == "cv" ? benchmark::kPercentage : benchmark::kTime;
+      a.real_accumulated_time = unit(rng);
+      a.cpu_accumulated_time = unit(rng) / 100;
+      counters(a);
+      aggregates.push_back(a);
+    }
+    // As Google Benchmark 1.7 reports one benchmark: its repetitions, then its aggregates.
+    reporter.ReportRuns(repetitions);
+    reporter.ReportRuns(aggregates);
+  }
+  ResultDocument doc = full_document();
+  doc.config = {{"file", "configs/qualify-instance.json"}, {"name", config.name},
+                {"sha256", config.sha256}, {"resolved", config.resolved}, {"dropped", plan.dropped}};
+  doc.benchmarks = reporter.take_entries();
+  return doc;
+}
+
+// Result files are kept in git: a qualify run must stay small whatever its histograms hold.
+TEST(ResultSizeTest, QualifySizedResultFitsInTwoMegabytes) {
+  TempDir dir;
+  const ResultDocument doc = qualify_sized_document();
+  std::set<std::string> cases;
+  for (const BenchmarkEntry& e : doc.benchmarks) {
+    cases.insert(e.case_name);
+    EXPECT_EQ(e.run_type, "iteration") << "aggregates folded excluded repetitions too: not kept";
+    EXPECT_TRUE(e.latency) << e.name;
+  }
+  ASSERT_EQ(cases.size(), 276u);
+  ASSERT_EQ(doc.benchmarks.size(), 276u * 3);
+  const std::string path = dir / "qualify.json";
+  doc.save(path);
+  const auto size = std::filesystem::file_size(path);
+  std::printf("qualify-sized result (%zu cases, %zu entries): %ju bytes\n", cases.size(),
+              doc.benchmarks.size(), std::uintmax_t(size));
+  // To look at it, or feed it to Google Benchmark's compare.py.
+  if (const char* keep = std::getenv("FEEDBENCH_KEEP_QUALIFY_RESULT"))
+    std::filesystem::copy_file(path, keep, std::filesystem::copy_options::overwrite_existing);
+  EXPECT_LT(size, 2u * 1000 * 1000);
+  // Smaller, not poorer: it reads back to the same document.
+  EXPECT_TRUE(ResultDocument::load(path) == doc);
 }
 
 }  // namespace

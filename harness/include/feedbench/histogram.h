@@ -1,6 +1,8 @@
 // Log-linear latency histogram (HdrHistogram's layout): 128 linear sub-buckets per power of
 // two, so any recorded value is known within 1% (0.8% worst case). Fixed size, no allocation
-// when recording; mergeable across workers and across result files.
+// when recording; mergeable across workers and across result files. Two JSON forms: bins as
+// [lower, upper, count] (readable) and a compact one (what result files hold, as HdrHistogram's
+// own log format holds its histograms: compressed, base64).
 #pragma once
 
 #include <array>
@@ -41,6 +43,18 @@ class Histogram {
   nlohmann::json to_json(const char* unit = "ns") const;
   // Throws InputError (naming `where`) on a malformed object.
   static Histogram from_json(const nlohmann::json& j, const std::string& where);
+
+  // The same histogram in a few hundred bytes, as result files store it:
+  //   {"unit":..., "count":N, "min":..., "max":..., "sub_bucket_bits":7,
+  //    "encoding":"zlib-varint-runs", "runs":"<base64>"}
+  // `runs` is base64 (RFC 4648) of zlib (RFC 1950) of unsigned LEB128 varints: for each run of
+  // consecutive non-empty bins, in index order, the empty bins skipped before it, its length,
+  // then one count per bin. Bin i is [lower_bound_of(i), upper_bound_of(i)).
+  nlohmann::json to_compact_json(const char* unit = "ns") const;
+  // REQUIRES: `j` from to_compact_json. Throws InputError (naming `where` and the member) on
+  // malformed base64 or zlib data, a run past the last bin, an empty bin, or counts that do
+  // not add up to `count`.
+  static Histogram from_compact_json(const nlohmann::json& j, const std::string& where);
 
   static int index_of(std::uint64_t value);
   static std::uint64_t lower_bound_of(int index);

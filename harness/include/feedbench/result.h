@@ -1,6 +1,6 @@
-// The result document ("feedbench-result/1"): one struct, written by the reporters and read
-// by diff and report. It keeps Google Benchmark's `context` and `benchmarks` keys, so tools
-// written for that library's JSON still read it. Layout documented in results/README.md.
+// The result document ("feedbench-result/1", revision 2): one struct, written by the reporters
+// and read by diff and report. It keeps Google Benchmark's `context` and `benchmarks` keys, so
+// tools written for that library's JSON still read it. Layout documented in results/README.md.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +16,11 @@
 namespace feedbench {
 
 inline constexpr const char* kResultSchema = "feedbench-result/1";
+// What this writer adds to the schema, in keys a reader of an earlier revision ignores (so the
+// `schema` string, which every reader compares exactly, stays the same). Revision 2: latency
+// histograms compressed under `latency_hist`, no `latency` bins, no aggregate entries where
+// repetitions are present, one entry per line. A file without `schema_revision` is revision 1.
+inline constexpr int kResultRevision = 2;
 
 // One entry of `benchmarks`: a repetition (run_type "iteration") or an aggregate.
 struct BenchmarkEntry {
@@ -82,11 +87,14 @@ struct ResultDocument {
   // number no double holds, checked while parsing (json_limits.h).
   static ResultDocument parse(const std::string& text, const std::string& where);
 
-  // Reads a result file. Throws InputError (unreadable, larger than kResultLimits allow, refused
-  // before reading; malformed JSON, wrong schema).
+  // Reads a result file of any revision. Throws InputError (unreadable, larger than
+  // kResultLimits allow, refused before reading; malformed JSON, wrong schema).
   static ResultDocument load(const std::string& path);
-  // Writes to "<path>.tmp.<pid>" then renames into place: a crash never leaves half a file.
-  // Creates missing parent folders. Throws RunError when it cannot write.
+  // RETURNS: the text save() writes: the top level indented, each `benchmarks` entry on one
+  // line (small, and a diff of two files shows changed entries line by line).
+  std::string dump() const;
+  // Writes dump() to "<path>.tmp.<pid>" then renames into place: a crash never leaves half a
+  // file. Creates missing parent folders. Throws RunError when it cannot write.
   void save(const std::string& path) const;
 
   friend bool operator==(const ResultDocument& a, const ResultDocument& b);
