@@ -98,14 +98,14 @@ void run_file_read_case(const Case& c, RunContext& context, benchmark::State& st
   extra["time_based"] = runtime_ns > 0;
   extra["selection_bytes"] = workload.full_pass_bytes();
   if (runtime_ns > 0) {
-    extra["runtime_s"] = double(runtime_ns) * 1e-9;
+    extra["runtime_s"] = double(runtime_ns) / 1e9;
     extra["runtime_from"] = runtime_from;
   }
   if (spec.max_bytes > 0) extra["max_bytes"] = spec.max_bytes;
   if (options.ramp_ns > 0) {
-    extra["ramp_time_s"] = double(options.ramp_ns) * 1e-9;
+    extra["ramp_time_s"] = double(options.ramp_ns) / 1e9;
     extra["ramp_bytes"] = stats.ramp_bytes;
-    extra["ramp_elapsed_s"] = double(stats.ramp_elapsed_ns) * 1e-9;
+    extra["ramp_elapsed_s"] = double(stats.ramp_elapsed_ns) / 1e9;
   }
   std::string label_note;
   if (options.steady_state && stats.steady_state) {
@@ -117,7 +117,7 @@ void run_file_read_case(const Case& c, RunContext& context, benchmark::State& st
     if (!ss.reached) label_note = "steady state not reached";
   }
   run.record_round(stats.bytes_planned, stats.bytes, stats.complete(), stats.incomplete);
-  run.record_opens(stats.noatime_opens, stats.files - stats.noatime_opens);
+  run.record_opens(stats.noatime_opens, stats.files_opened - stats.noatime_opens);
   if (context.record_latency) run.record().latency = stats.latency;
   if (direct) run.record().extra["direct_reaches_device"] = memory_fs.empty();
   std::string label = memory_fs.empty() ? "" : "direct requested, served from memory (" + memory_fs + ")";

@@ -71,9 +71,10 @@ PathRate probe_read_rate(const FileSet& files) {
   rate.cached_bytes_per_second =
       cached.error.empty() && cached.bytes > 0 ? double(cached.bytes) / rate.cached_seconds : rate.cold_bytes_per_second;
   char how[256];
-  std::snprintf(how, sizeof how, "read %s of %zu files in %s after evicting them (%s), again in %s (%s)",
-                format_size(double(cold.bytes)).c_str(), sample.size(),
-                format_duration_ns(double(cold.elapsed_ns)).c_str(), format_rate(rate.cold_bytes_per_second).c_str(),
+  std::snprintf(how, sizeof how, "read %s of %zu file%s in %s after evicting %s (%s), again in %s (%s)",
+                format_size(double(cold.bytes)).c_str(), sample.size(), sample.size() == 1 ? "" : "s",
+                format_duration_ns(double(cold.elapsed_ns)).c_str(), sample.size() == 1 ? "it" : "them",
+                format_rate(rate.cold_bytes_per_second).c_str(),
                 format_duration_ns(double(cached.elapsed_ns)).c_str(),
                 format_rate(rate.cached_bytes_per_second).c_str());
   rate.how = how;

@@ -164,6 +164,7 @@ struct alignas(64) Worker {
   std::atomic<std::uint64_t> progress_bytes{0};
   std::atomic<std::uint64_t> progress_reads{0};
   std::uint64_t ramp_bytes = 0;
+  std::uint64_t opened = 0;  // files opened in the whole round, ramp included
   std::uint64_t bytes = 0;
   std::uint64_t reads = 0;
   std::uint64_t files = 0;
@@ -328,6 +329,7 @@ void run_worker(Shared& shared, Worker& me, unsigned w) {
           break;
         }
         ++me.files;
+        ++me.opened;
         e = open_files.insert(item.file, h);
       }
       OpenFiles::Entry& entry = open_files.at(e);
@@ -619,6 +621,7 @@ RoundStats run_round(const FileSet& files, Workload& workload, const RoundOption
     stats.short_reads += w.short_reads;
     stats.files_vanished += w.vanished;
     stats.noatime_opens += w.noatime_opens;
+    stats.files_opened += w.opened;
     if (stats.incomplete.empty()) stats.incomplete = w.incomplete;
     stats.latency.merge(w.latency);
     end = std::max(end, w.end_ns);

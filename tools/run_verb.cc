@@ -357,7 +357,7 @@ int run_main(int argc, char** argv) {
   std::optional<RunEstimate> estimate;
   if (budget_ns > 0 || dry_run) estimate = estimate_run(plan, context);
   if (budget_ns > 0) {
-    const double budget_s = double(budget_ns) * 1e-9;
+    const double budget_s = double(budget_ns) / 1e9;
     // The cases get 90% of what is left of the budget after the scan and the probe: the rest
     // is headroom for an estimate from a short probe, and for writing the results.
     const double spent_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -342,6 +342,7 @@ TEST(RunnerTimeTest, RampIsReadThenExcludedFromTheFigures) {
   EXPECT_GT(s.bytes, 0u);
   EXPECT_EQ(s.bytes, s.reads * 4096);
   EXPECT_EQ(s.latency.count(), s.reads) << "the ramp's reads left the histogram";
+  EXPECT_EQ(s.files_opened, 1u) << "opened during the ramp, counted for the round";
   EXPECT_LT(s.ramp_bytes + s.bytes, LongFile::kSize);
   EXPECT_TRUE(s.complete());
 }

@@ -94,7 +94,8 @@ struct RoundStats {
   std::uint64_t short_reads = 0;     // reads that returned less than planned (a file shrank)
   std::uint64_t files_vanished = 0;  // opens that found the file gone (ENOENT) since the scan
   std::string incomplete;            // the first shortfall, naming the file; "" when none
-  std::uint64_t noatime_opens = 0;   // of `files`, opened with O_NOATIME
+  std::uint64_t files_opened = 0;    // opens in the whole round (ramp included; `files` is not)
+  std::uint64_t noatime_opens = 0;   // of `files_opened`, opened with O_NOATIME
   std::int64_t elapsed_ns = 0;
   double cpu_seconds = 0;  // user+system CPU of the workers, start signal to last completion
   double cpu_util = 0;     // cpu_seconds / (elapsed × online cores), 0..1
