@@ -22,15 +22,17 @@ constexpr std::size_t kProbeFiles = 64;
 // at well under this; a data set of a million files pays it a million times.
 constexpr double kEvictPerFileS = 50e-6;
 
-RoundStats probe_round(const FileSet& files, std::uint64_t max_bytes) {
+RoundStats probe_round(const FileSet& files, std::uint64_t max_bytes, Pattern pattern = Pattern::sequential,
+                       std::uint64_t block = kProbeBlock, std::int64_t runtime_ns = kProbeMaxNs) {
   WorkloadSpec spec;
-  spec.block_size = kProbeBlock;
+  spec.pattern = pattern;
+  spec.block_size = block;
   spec.max_bytes = max_bytes;
   Workload workload(files, spec);
   RoundOptions options;
-  options.engine_options.block_size = kProbeBlock;
+  options.engine_options.block_size = block;
   options.record_latency = false;
-  options.runtime_ns = kProbeMaxNs;
+  options.runtime_ns = runtime_ns;
   return run_round(files, workload, options);
 }
 
@@ -54,6 +56,9 @@ PathRate probe_read_rate(const FileSet& files) {
   sample.sort();
   try {
     evict(sample);
+    const RoundStats random = probe_round(sample, kProbeMaxBytes, Pattern::random, 4096, kProbeRandomNs);
+    if (random.error.empty() && random.reads > 0) rate.random_read_s = random.seconds() / double(random.reads);
+    evict(sample);
   } catch (const RunError& e) {
     rate.error = std::string("evicting the probe's files: ") + e.what();
     return rate;
@@ -70,8 +75,10 @@ PathRate probe_read_rate(const FileSet& files) {
   rate.cold_bytes_per_second = double(cold.bytes) / rate.cold_seconds;
   rate.cached_bytes_per_second =
       cached.error.empty() && cached.bytes > 0 ? double(cached.bytes) / rate.cached_seconds : rate.cold_bytes_per_second;
-  char how[256];
-  std::snprintf(how, sizeof how, "read %s of %zu file%s in %s after evicting %s (%s), again in %s (%s)",
+  char how[320];
+  std::snprintf(how, sizeof how,
+                "random 4 KiB reads took %s each; read %s of %zu file%s in %s after evicting %s (%s), again in %s (%s)",
+                format_duration_ns(rate.random_read_s * 1e9).c_str(),
                 format_size(double(cold.bytes)).c_str(), sample.size(), sample.size() == 1 ? "" : "s",
                 format_duration_ns(double(cold.elapsed_ns)).c_str(), sample.size() == 1 ? "it" : "them",
                 format_rate(rate.cold_bytes_per_second).c_str(),
@@ -104,7 +111,16 @@ CaseCost estimate_case(const Case& c, const FileSet& files, const PathRate& rate
     double bytes = selection;
     if (c.has("max_bytes")) bytes = std::min(bytes, double(c.integer("max_bytes")));
     double round = bytes / round_rate;
+    if (c.str("pattern") == "random") {
+      // Small random reads cost a seek (or a page-cache lookup) each, whatever their size.
+      const double bs = double(c.integer("block_size"));
+      const double per_read = state == "warm" ? bs / cached : std::max(rate.random_read_s, bs / cold);
+      round = std::ceil(bytes / bs) * per_read;
+    }
     if (c.has("ramp_time")) cost.ramp_s = double(parse_duration_ns(c.str("ramp_time"))) * 1e-9;
+    cost.min_runtime_s = double(kBudgetMinRuntimeNs) * 1e-9;
+    if (c.has("steady_state"))
+      cost.min_runtime_s = std::max(cost.min_runtime_s, double(parse_steady_state(c.str("steady_state")).window_ns) * 1e-9);
     if (c.has("runtime"))
       round = std::min(round, cost.ramp_s + double(parse_duration_ns(c.str("runtime"))) * 1e-9);
     cost.round_s = round;
@@ -146,9 +162,10 @@ double total_with(const std::vector<CaseCost>& costs, int max_reps, double cap_s
     const int reps = std::min(c.repetitions, max_reps);
     double round = c.round_s;
     BudgetChoice choice{reps, 0};
-    if (c.time_cappable && cap_s > 0 && round > c.ramp_s + cap_s) {
-      round = c.ramp_s + cap_s;
-      choice.runtime_ns = std::int64_t(std::llround(cap_s * 1e9));
+    const double cap = std::max(cap_s, c.min_runtime_s);
+    if (c.time_cappable && cap_s > 0 && round > c.ramp_s + cap) {
+      round = c.ramp_s + cap;
+      choice.runtime_ns = std::int64_t(std::llround(cap * 1e9));
     }
     total += c.prepare_once_s + reps * (c.prepare_s + round + kRepetitionOverheadS);
     if (out) out->push_back(choice);

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "feedbench/units.h"
 #include "test_util.h"
 
@@ -54,6 +56,15 @@ TEST(EstimatorTest, FileReadRoundsAtTheProbedRatesWithLimitsApplied) {
   Case capped = file_read_case("cold");
   capped.params["max_bytes"] = 100'000'000;
   EXPECT_DOUBLE_EQ(estimate_case(capped, files, r).round_s, 1.0);
+  // Random small reads cost at least the probe's random read each.
+  Case random = file_read_case("cold");
+  random.params["pattern"] = "random";
+  random.params["block_size"] = 4096;
+  PathRate seeky = r;
+  seeky.random_read_s = 1e-4;
+  EXPECT_NEAR(estimate_case(random, files, seeky).round_s, std::ceil(1e9 / 4096) * 1e-4, 1e-9);
+  random.params["runtime"] = "5s";
+  EXPECT_DOUBLE_EQ(estimate_case(random, files, seeky).round_s, 5.0) << "priced at its runtime";
   // 3 x (0.005 + 10 + 0.05)
   EXPECT_NEAR(total_seconds({cold}), 3 * (0.005 + 10 + kRepetitionOverheadS), 1e-9);
 }
@@ -96,6 +107,15 @@ TEST(EstimatorTest, BudgetThenCapsFileReadRuntimesInWholeSeconds) {
   EXPECT_LE(fit.estimated_s, 40);
 }
 
+TEST(EstimatorTest, BudgetNeverCutsARoundBelowItsSteadyStateWindow) {
+  CaseCost ss = cost(3, 30);
+  ss.min_runtime_s = 5;
+  BudgetFit fit = fit_budget({ss, cost(3, 30)}, 3 * 5.05 + 3 * 2.05);
+  ASSERT_TRUE(fit.fits);
+  EXPECT_EQ(fit.choices[0].runtime_ns, 5'000'000'000);
+  EXPECT_EQ(fit.choices[1].runtime_ns, 2'000'000'000);
+}
+
 TEST(EstimatorTest, BudgetRefusesBelowTheMinimumAndSaysIt) {
   // Minimum: 3 reps of a 1s round, and the uncappable 3 x 5s.
   BudgetFit fit = fit_budget({cost(5, 30), cost(3, 5, false)}, 10);
@@ -130,6 +150,7 @@ TEST(EstimatorTest, ProbeReadsASampleTwiceAndNamesTheRates) {
   EXPECT_GT(r.cold_bytes_per_second, 0);
   EXPECT_GE(r.cached_bytes_per_second, 0);
   EXPECT_NE(r.how.find("of 20 files"), std::string::npos) << r.how;
+  EXPECT_GT(r.random_read_s, 0) << "random 4 KiB reads were timed";
 }
 
 }  // namespace

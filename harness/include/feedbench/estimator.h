@@ -16,6 +16,7 @@ namespace feedbench {
 struct PathRate {
   double cold_bytes_per_second = 0;    // data evicted first: the storage
   double cached_bytes_per_second = 0;  // the same data read again: the page cache
+  double random_read_s = 0;            // one 4 KiB read at a random offset of evicted data
   std::uint64_t probe_bytes = 0;       // read by the cold pass
   double cold_seconds = 0;
   double cached_seconds = 0;
@@ -26,10 +27,13 @@ struct PathRate {
 // Files the probe reads at most, and how long its cold pass runs at most.
 inline constexpr std::uint64_t kProbeMaxBytes = std::uint64_t(64) << 20;
 inline constexpr std::int64_t kProbeMaxNs = 1'000'000'000;
+inline constexpr std::int64_t kProbeRandomNs = 250'000'000;
 
 // Probes a selection: up to 64 files spread over it are evicted (posix_fadvise, as cold rounds
-// do), read once with 1 MiB reads by one worker (at most kProbeMaxBytes or kProbeMaxNs), then
-// the same bytes again from the page cache. Reads nothing else and writes nothing.
+// do) and read with random 4 KiB reads for at most kProbeRandomNs (the cost of one small read),
+// evicted again and read once with 1 MiB reads by one worker (at most kProbeMaxBytes or
+// kProbeMaxNs), then the same bytes again from the page cache. Reads nothing else and writes
+// nothing.
 // REQUIRES: !files.empty(). RETURNS: the rates; never throws RunError (error says why).
 PathRate probe_read_rate(const FileSet& files);
 
@@ -44,15 +48,18 @@ struct CaseCost {
   double ramp_s = 0;          // of round_s, ramp_time (file_read)
   // file_read rounds can be cut by a runtime; other families only lose repetitions.
   bool time_cappable = false;
+  double min_runtime_s = 1;  // no shorter cap: a steady-state window needs its whole length
 };
 
 // Fixed cost per repetition (threads, engines, Google Benchmark's bookkeeping).
 inline constexpr double kRepetitionOverheadS = 0.05;
 
 // RETURNS: the cost of `c` on `files` read at `rate`. Rounds are priced with one worker at the
-// probe's rates (cold and direct at the cold rate, warm at the cached one), so more workers or a
-// deeper queue finish sooner than estimated; loader cases at least as long as their steps'
-// simulated compute; stage cases as a read, a write and a verifying read at the cold rate.
+// probe's rates (cold and direct at the cold rate, warm at the cached one; a random read at
+// least the probe's random 4 KiB read), so more workers or a deeper queue finish sooner than
+// estimated; a time-based round at its ramp_time + runtime unless the selection ends sooner at
+// that price; loader cases at least as long as their steps' simulated compute; stage cases as
+// a read, a write and a verifying read at the cold rate.
 CaseCost estimate_case(const Case& c, const FileSet& files, const PathRate& rate);
 
 // RETURNS: the seconds `costs` take as planned.
