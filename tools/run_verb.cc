@@ -367,8 +367,8 @@ int run_main(int argc, char** argv) {
       throw InputError("--budget " + budget_text + ": the plan cannot fit: it needs at least " +
                        format_estimate(fit.minimum_s / 0.9 + spent_s) + " (" + std::to_string(plan.cases.size()) +
                        " cases at " + std::to_string(kBudgetMinRepetitions) +
-                       " repetitions or fewer and file_read rounds of 1s, at the probed read rates, with 10% "
-                       "headroom); raise --budget or sweep fewer cases");
+                       " repetitions or fewer and file_read rounds of 1s or their steady-state window, at the probed "
+                       "read rates, with 10% headroom); raise --budget or sweep fewer cases");
     bool changed = false;
     for (std::size_t i = 0; i < plan.cases.size(); ++i) {
       Case& c = plan.cases[i];

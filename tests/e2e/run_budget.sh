@@ -91,7 +91,7 @@ expect_in "$WORK/err" "/families/0/ramp_time: expected runtime as well"
 config whole "$WORK/long" '{"family": "file_read", "cache_state": "cold"}' '{"repetitions": 5}'
 expect_exit 0 "$FEEDBENCH" run --config "$WORK/whole.json" --dry-run --out "$WORK/whole-dry.json"
 expect_in "$WORK/out" "estimated duration: "
-expect_in "$WORK/out" "(probe: source: read "
+expect_in "$WORK/out" "(probe: source: random 4 KiB reads took "
 expect_in "$WORK/out" "  file_read/pattern:sequential/bs:1048576/engine:psync/qd:1/workers:1/state:cold/path:source  (5 x "
 [ ! -e "$WORK/whole-dry.json" ] || fail "--dry-run wrote a result"
 
