@@ -165,6 +165,7 @@ struct RunEstimate {
   std::map<std::string, PathRate> rates;  // by path role
   std::vector<CaseCost> costs;            // per case, in plan order
   std::string how;
+  std::string unavailable;  // why a probe could not read (then there is no estimate)
 };
 
 const char* role_of(const Case& c) {
@@ -173,7 +174,7 @@ const char* role_of(const Case& c) {
 }
 
 // Probes each path the plan reads (a few MiB, evicted first) and prices every case.
-// Throws RunError when a probe cannot read.
+// A probe that cannot read leaves `unavailable` set (a run error for --budget).
 RunEstimate estimate_run(const Plan& plan, const RunContext& context) {
   RunEstimate e;
   for (const Case& c : plan.cases) {
@@ -182,7 +183,10 @@ RunEstimate estimate_run(const Plan& plan, const RunContext& context) {
     const FileSet* files = context.files_for(role);
     if (!files || files->empty()) continue;
     PathRate r = probe_read_rate(*files);
-    if (!r.error.empty()) throw RunError("estimating the run: probing the " + role + " path: " + r.error);
+    if (!r.error.empty()) {
+      e.unavailable = "probing the " + role + " path: " + r.error;
+      return e;
+    }
     e.rates.emplace(role, std::move(r));
   }
   for (const Case& c : plan.cases) {
@@ -356,6 +360,8 @@ int run_main(int argc, char** argv) {
   nlohmann::json budget_record = nullptr;
   std::optional<RunEstimate> estimate;
   if (budget_ns > 0 || dry_run) estimate = estimate_run(plan, context);
+  if (budget_ns > 0 && !estimate->unavailable.empty())
+    throw RunError("--budget " + budget_text + ": cannot estimate the run: " + estimate->unavailable);
   if (budget_ns > 0) {
     const double budget_s = double(budget_ns) / 1e9;
     // The cases get 90% of what is left of the budget after the scan and the probe: the rest
@@ -397,10 +403,17 @@ int run_main(int argc, char** argv) {
   // --dry-run stops here: every refusal above is the run's own, so a dry run that passes is
   // a run that starts (the cache was checked by listing, not re-hashed).
   if (dry_run) {
-    std::fprintf(human, "estimated duration: %s (probe: %s; rounds priced at those rates with one worker, "
-                 "preparation included; more workers or a deeper queue finish sooner)\n",
-                 format_estimate(total_seconds(estimate->costs)).c_str(), estimate->how.c_str());
+    if (!estimate->unavailable.empty())
+      std::fprintf(human, "estimated duration: unknown (%s)\n", estimate->unavailable.c_str());
+    else
+      std::fprintf(human, "estimated duration: %s (probe: %s; rounds priced at those rates with one worker, "
+                   "preparation included; more workers or a deeper queue finish sooner)\n",
+                   format_estimate(total_seconds(estimate->costs)).c_str(), estimate->how.c_str());
     for (std::size_t i = 0; i < plan.cases.size(); ++i) {
+      if (!estimate->unavailable.empty()) {
+        std::fprintf(human, "  %s\n", plan.cases[i].name().c_str());
+        continue;
+      }
       const CaseCost& cost = estimate->costs[i];
       std::fprintf(human, "  %s  (%d x %s)\n", plan.cases[i].name().c_str(), cost.repetitions,
                    format_estimate(cost.prepare_s + cost.round_s + kRepetitionOverheadS).c_str());

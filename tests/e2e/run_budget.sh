@@ -106,6 +106,16 @@ expect_exit 2 "$FEEDBENCH" run --config "$WORK/whole.json" --budget 2s --dry-run
 expect_exit 2 "$FEEDBENCH" run --config "$WORK/whole.json" --budget soon
 expect_in "$WORK/err" "--budget: expected a duration such as 20m, 90s or 1.5h, got 'soon'"
 
+# ---- a probe that cannot read: --dry-run says the estimate is unknown, --budget is a run error
+mkdir -p "$WORK/empty-files" && touch "$WORK/empty-files/a" "$WORK/empty-files/b"
+config hollow "$WORK/empty-files" '{"family": "file_read"}'
+expect_exit 0 "$FEEDBENCH" run --config "$WORK/hollow.json" --dry-run
+expect_in "$WORK/out" "estimated duration: unknown (probing the source path: the probe read nothing (empty files))"
+expect_in "$WORK/out" "  file_read/pattern:sequential/bs:1048576/engine:psync/qd:1/workers:1/state:cold/path:source"
+expect_exit 1 "$FEEDBENCH" run --config "$WORK/hollow.json" --budget 1m --out "$WORK/hollow-r.json"
+expect_in "$WORK/err" "--budget 1m: cannot estimate the run: probing the source path: the probe read nothing"
+[ ! -e "$WORK/hollow-r.json" ] || fail "a run that could not be estimated wrote a result"
+
 # ---- --budget fits: fewer repetitions and a runtime, said before and recorded ------------------
 start=$(date +%s)
 expect_exit 0 "$FEEDBENCH" run --config "$WORK/whole.json" --budget 15s --out "$WORK/budget-r.json"
