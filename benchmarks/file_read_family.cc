@@ -1,11 +1,16 @@
 // The file_read family: one round over the selected files with a pattern, block size, engine,
-// queue depth and worker count, from a cold, warm or direct (O_DIRECT) start.
+// queue depth and worker count, from a cold, warm or direct (O_DIRECT) start. A round reads the
+// selection at most once; runtime, max_bytes (and --budget) may end it sooner, ramp_time is
+// read and left out of the figures, and steady_state may end a time-based round early.
+#include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "case_run.h"
 #include "families.h"
 #include "feedbench/page_cache.h"
 #include "feedbench/runner.h"
+#include "feedbench/units.h"
 #include "feedbench/workload.h"
 
 namespace feedbench {
@@ -37,7 +42,16 @@ void run_file_read_case(const Case& c, RunContext& context, benchmark::State& st
   spec.workers = unsigned(c.integer("workers"));
   spec.seed = c.seed;
   spec.round = context.log.all(run.record().case_name).size();  // each repetition its own epoch
+  if (c.has("max_bytes")) spec.max_bytes = std::uint64_t(c.integer("max_bytes"));
   Workload workload(*files, spec);
+
+  // The runtime the config asked for, capped by --budget's choice.
+  std::int64_t runtime_ns = c.has("runtime") ? parse_duration_ns(c.str("runtime")) : 0;
+  const char* runtime_from = c.has("runtime") ? "config" : nullptr;
+  if (c.budget_runtime_ns > 0 && (runtime_ns == 0 || c.budget_runtime_ns < runtime_ns)) {
+    runtime_ns = c.budget_runtime_ns;
+    runtime_from = "--budget";
+  }
 
   RoundOptions options;
   options.engine = engine;
@@ -47,6 +61,9 @@ void run_file_read_case(const Case& c, RunContext& context, benchmark::State& st
   options.engine_options.throttle = run.throttle(c.str("path"));
   options.workers = spec.workers;
   options.record_latency = context.record_latency;
+  options.runtime_ns = runtime_ns;
+  if (c.has("ramp_time")) options.ramp_ns = parse_duration_ns(c.str("ramp_time"));
+  if (c.has("steady_state")) options.steady_state = parse_steady_state(c.str("steady_state"));
 
   RoundStats stats;
   for (auto _ : state) {
@@ -72,11 +89,41 @@ void run_file_read_case(const Case& c, RunContext& context, benchmark::State& st
   run.record().extra = {{"bytes", stats.bytes}, {"reads", stats.reads}, {"files", stats.files},
                         {"cpu_seconds", stats.cpu_seconds},
                         {"latency_recorded", context.record_latency}};
+  // What ended the round. A round cut by runtime or steady state is a complete time-based
+  // round (its figures are the bytes and time of what it read), not a short one.
+  nlohmann::json& extra = run.record().extra;
+  const std::string limited_by = !stats.stopped_by.empty()                               ? stats.stopped_by
+                                 : workload.planned_bytes() < workload.full_pass_bytes() ? "max_bytes"
+                                                                                         : "end_of_selection";
+  extra["limited_by"] = limited_by;
+  extra["time_based"] = runtime_ns > 0;
+  extra["selection_bytes"] = workload.full_pass_bytes();
+  if (runtime_ns > 0) {
+    extra["runtime_s"] = double(runtime_ns) / 1e9;
+    extra["runtime_from"] = runtime_from;
+  }
+  if (spec.max_bytes > 0) extra["max_bytes"] = spec.max_bytes;
+  if (options.ramp_ns > 0) {
+    extra["ramp_time_s"] = double(options.ramp_ns) / 1e9;
+    extra["ramp_bytes"] = stats.ramp_bytes;
+    extra["ramp_elapsed_s"] = double(stats.ramp_elapsed_ns) / 1e9;
+  }
+  std::string label_note;
+  if (options.steady_state && stats.steady_state) {
+    const SteadyStateResult& ss = *stats.steady_state;
+    extra["steady_state"] = {{"criterion", c.str("steady_state")}, {"reached", ss.reached},
+                             {"samples", ss.samples}};
+    if (ss.reached) extra["steady_state"]["reached_after_s"] = ss.reached_after_s;
+    if (std::isfinite(ss.value_percent)) extra["steady_state"]["value_percent"] = ss.value_percent;
+    if (!ss.reached) label_note = "steady state not reached";
+  }
   run.record_round(stats.bytes_planned, stats.bytes, stats.complete(), stats.incomplete);
-  run.record_opens(stats.noatime_opens, stats.files - stats.noatime_opens);
+  run.record_opens(stats.noatime_opens, stats.files_opened - stats.noatime_opens);
   if (context.record_latency) run.record().latency = stats.latency;
   if (direct) run.record().extra["direct_reaches_device"] = memory_fs.empty();
-  run.finish(memory_fs.empty() ? "" : "direct requested, served from memory (" + memory_fs + ")");
+  std::string label = memory_fs.empty() ? "" : "direct requested, served from memory (" + memory_fs + ")";
+  if (!label_note.empty()) label = label.empty() ? label_note : label + "; " + label_note;
+  run.finish(label);
 }
 
 }  // namespace feedbench

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "feedbench/error.h"
+#include "feedbench/runner.h"
 #include "feedbench/units.h"
 
 namespace feedbench {
@@ -12,7 +13,7 @@ namespace {
 
 using json = nlohmann::json;
 
-enum class Kind { choice, integer, number, boolean, size, distribution, transform, samples };
+enum class Kind { choice, integer, number, boolean, size, distribution, transform, samples, duration, steady_state };
 
 struct Param {
   const char* key;        // as written in configs
@@ -22,9 +23,14 @@ struct Param {
   // maximum say the same; a unit test checks). Kind::size: max is the largest size.
   std::int64_t min = 0;
   std::int64_t max = 0;
+  // Unset by default (the schema's default is null): absent from Case::params and from the
+  // name, so adding such a parameter leaves every existing case name, and baseline, as it was.
+  bool optional = false;
 };
 
 constexpr std::int64_t kMaxBlockBytes = std::int64_t{1} << 30;
+constexpr std::int64_t kMaxRoundBytes = std::int64_t{1} << 60;
+constexpr std::int64_t kMinRoundLimitNs = 1'000'000;  // 1ms: below it a round measures set-up
 
 struct FamilySpec {
   const char* name;
@@ -42,7 +48,11 @@ const std::vector<FamilySpec>& family_specs() {
         {"queue_depth", "qd", Kind::integer, 1, 4096},
         {"workers", "workers", Kind::integer, 1, 1024},
         {"cache_state", "state", Kind::choice},
-        {"path", "path", Kind::choice}}},
+        {"path", "path", Kind::choice},
+        {"runtime", "runtime", Kind::duration, kMinRoundLimitNs, 0, true},
+        {"max_bytes", "max_bytes", Kind::size, 1, kMaxRoundBytes, true},
+        {"ramp_time", "ramp", Kind::duration, kMinRoundLimitNs, 0, true},
+        {"steady_state", "ss", Kind::steady_state, 0, 0, true}}},
       {"loader",
        {{"batch_size", "batch", Kind::integer, 1, 65536},
         {"workers", "workers", Kind::integer, 1, 1024},
@@ -86,6 +96,34 @@ bool in_range(const json& v, std::int64_t min, std::int64_t max) {
   return i >= min && i <= max;
 }
 
+// RETURNS: the steady-state criterion written as {"metric", "mode", "limit", "window"}.
+// Throws InputError at `where` (the schema checks the shape; this checks the values).
+SteadyStateSpec steady_state_of(const json& v, const std::string& where) {
+  FB_CHECK(v.is_object(), "the schema admits only objects for steady_state");
+  auto text = [&](const char* key) -> std::string {
+    if (!v.contains(key) || !v.at(key).is_string())
+      throw InputError(where + "/" + key + ": expected a string, got " + (v.contains(key) ? v.at(key).dump() : "nothing"));
+    return v.at(key).get<std::string>();
+  };
+  SteadyStateSpec s;
+  const std::string metric = text("metric"), mode = text("mode"), limit = text("limit");
+  if (metric == "bw") s.metric = SteadyStateSpec::Metric::bw;
+  else if (metric == "iops") s.metric = SteadyStateSpec::Metric::iops;
+  else throw InputError(where + "/metric: expected one of bw, iops, got \"" + metric + "\"");
+  if (mode == "slope") s.mode = SteadyStateSpec::Mode::slope;
+  else if (mode == "spread") s.mode = SteadyStateSpec::Mode::spread;
+  else throw InputError(where + "/mode: expected one of slope, spread, got \"" + mode + "\"");
+  char* end = nullptr;
+  const double pct = std::strtod(limit.c_str(), &end);
+  if (end == limit.c_str() || std::string(end) != "%" || !(pct > 0) || pct > 1000)
+    throw InputError(where + "/limit: expected a percentage above 0% such as 2%, got \"" + limit + "\"");
+  s.limit_percent = pct;
+  s.window_ns = parse_duration_ns(text("window"), where + "/window");
+  if (s.window_ns < 10'000'000)
+    throw InputError(where + "/window: expected a window of at least 10ms, got \"" + text("window") + "\"");
+  return s;
+}
+
 // RETURNS: the canonical form of `v` as Case::params holds it. Throws InputError at `where`.
 json canonical(const Param& p, const json& v, const std::string& where) {
   switch (p.kind) {
@@ -117,6 +155,15 @@ json canonical(const Param& p, const json& v, const std::string& where) {
       }
       return trimmed;
     }
+    case Kind::duration: {
+      const std::int64_t ns = parse_duration_ns(v.get<std::string>(), where);
+      if (ns < p.min)
+        throw InputError(where + ": expected a duration of at least " + format_duration_exact(p.min) + ", got " +
+                         v.dump());
+      return format_duration_exact(ns);
+    }
+    case Kind::steady_state:
+      return format_steady_state(steady_state_of(v, where));
     case Kind::number:
       return v.get<double>();
     case Kind::integer:
@@ -156,6 +203,26 @@ std::string infeasible(const Case& c) {
   return "";
 }
 
+// Limits that only mean something together: refused where the user wrote them.
+void check_round_limits(const Case& c, const std::string& file) {
+  if (c.family != "file_read") return;
+  if (c.has("ramp_time") && !c.has("runtime"))
+    throw InputError(file + ": " + c.origin.at("ramp_time") +
+                     ": expected runtime as well (ramp_time is excluded from the figures of a time-based round), "
+                     "got ramp_time alone");
+  if (c.has("steady_state") && !c.has("runtime"))
+    throw InputError(file + ": " + c.origin.at("steady_state") +
+                     ": expected runtime as well (steady state is judged within a time-based round), got "
+                     "steady_state alone");
+  if (c.has("steady_state")) {
+    const SteadyStateSpec s = parse_steady_state(c.str("steady_state"));
+    const std::int64_t runtime = parse_duration_ns(c.str("runtime"));
+    if (s.window_ns > runtime)
+      throw InputError(file + ": " + c.origin.at("steady_state") + "/window: expected a window no longer than runtime (" +
+                       c.str("runtime") + "), got \"" + format_duration_exact(s.window_ns) + "\"");
+  }
+}
+
 std::string builtin_default_pointer(const std::string& family, const std::string& key) {
   return "/definitions/" + family + "/properties/" + key + "/default";
 }
@@ -183,6 +250,7 @@ struct FamilyAxes {
 std::string Case::name() const {
   std::string out = family;
   for (const auto& p : spec_of(family).params) {
+    if (p.optional && !params.contains(p.key)) continue;
     FB_CHECK(params.contains(p.key), std::string("case without ") + p.key);
     out += std::string("/") + p.short_key + ":" + value_text(params.at(p.key));
   }
@@ -245,6 +313,10 @@ Plan expand_plan(const Config& config, std::uint64_t max_cases) {
         value = schema.at(json::json_pointer(builtin_default_pointer(family, p.key)));
         where = "built-in default of " + family + "." + p.key;
       }
+      if (p.optional && value.is_null()) {
+        axes.emplace_back();  // unset: no axis
+        continue;
+      }
       std::vector<Choice> axis;
       if (value.is_array()) {
         for (std::size_t k = 0; k < value.size(); ++k) axis.push_back({value[k], where + "/" + std::to_string(k)});
@@ -269,7 +341,7 @@ Plan expand_plan(const Config& config, std::uint64_t max_cases) {
                         ? repetitions_at(entry.at("repetitions"), at + "/repetitions", file)
                         : default_repetitions;
     for (const auto& axis : axes)
-      f.count = f.count > UINT64_MAX / axis.size() ? UINT64_MAX : f.count * axis.size();
+      if (!axis.empty()) f.count = f.count > UINT64_MAX / axis.size() ? UINT64_MAX : f.count * axis.size();
     total = total > UINT64_MAX - f.count ? UINT64_MAX : total + f.count;
     families.push_back(std::move(f));
   }
@@ -295,9 +367,11 @@ Plan expand_plan(const Config& config, std::uint64_t max_cases) {
       c.repetitions = f.repetitions;
       c.seed = seed;
       for (std::size_t k = 0; k < axes.size(); ++k) {
+        if (axes[k].empty()) continue;  // an optional parameter left unset
         c.params[spec.params[k].key] = axes[k][index[k]].value;
         c.origin[spec.params[k].key] = axes[k][index[k]].where;
       }
+      check_round_limits(c, config.file);
       const std::string name = c.name();
       if (std::string why = infeasible(c); !why.empty()) {
         plan.dropped.push_back(name + ": " + why);
@@ -307,7 +381,7 @@ Plan expand_plan(const Config& config, std::uint64_t max_cases) {
         plan.cases.push_back(std::move(c));
       }
       std::size_t k = axes.size();
-      while (k > 0 && ++index[k - 1] == axes[k - 1].size()) index[--k] = 0;
+      while (k > 0 && ++index[k - 1] >= std::max<std::size_t>(1, axes[k - 1].size())) index[--k] = 0;
       if (k == 0) break;
     }
   }

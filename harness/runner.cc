@@ -24,7 +24,11 @@
 #include <cerrno>
 #include <bit>
 #include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <exception>
 #include <latch>
 #include <mutex>
@@ -34,6 +38,7 @@
 
 #include "feedbench/threads.h"
 #include "feedbench/error.h"
+#include "feedbench/units.h"
 
 namespace feedbench {
 namespace {
@@ -152,8 +157,14 @@ class OpenFiles {
   int free_ = -1, head_ = -1, tail_ = -1;
 };
 
-// What one worker writes during the round: on its own cache lines.
+// What one worker writes during the round: on its own cache lines. The measured counters
+// restart when the worker sees the end of ramp; `progress_*` never restart and are read by the
+// monitor (relaxed: one plain store per completion, read every sample interval).
 struct alignas(64) Worker {
+  std::atomic<std::uint64_t> progress_bytes{0};
+  std::atomic<std::uint64_t> progress_reads{0};
+  std::uint64_t ramp_bytes = 0;
+  std::uint64_t opened = 0;  // files opened in the whole round, ramp included
   std::uint64_t bytes = 0;
   std::uint64_t reads = 0;
   std::uint64_t files = 0;
@@ -181,6 +192,21 @@ struct Shared {
   std::atomic<bool> failed{false};  // a worker hit an error: the others stop early
   std::mutex error_mutex;           // error path only
   std::string error;
+  // Time-based rounds: set by the monitor (run_round's thread), read once per worker loop.
+  alignas(64) std::atomic<bool> stop{false};       // runtime passed or steady state reached
+  std::atomic<bool> ramp_over{false};              // the figures start now
+  // Each worker says when it is done, so the monitor does not wait out a deadline for nothing.
+  std::mutex done_mutex;
+  std::condition_variable done_cv;
+  unsigned done = 0;
+
+  void worker_done() {
+    {
+      std::lock_guard lock(done_mutex);
+      ++done;
+    }
+    done_cv.notify_one();
+  }
 
   void fail(const std::string& message) {
     std::lock_guard lock(error_mutex);
@@ -230,7 +256,17 @@ void run_worker(Shared& shared, Worker& me, unsigned w) {
   shared.ready.count_down();
   shared.go.wait();
   if (shared.abort.load() || !engine) return;
-  const std::int64_t cpu_start = thread_cpu_ns();
+  std::int64_t cpu_start = thread_cpu_ns();
+  // Ramp: everything up to the moment this worker sees ramp_over is moved out of the figures.
+  bool in_ramp = options.ramp_ns > 0;
+  auto end_ramp = [&] {
+    in_ramp = false;
+    me.ramp_bytes += me.bytes;
+    me.bytes = me.reads = me.files = me.planned = 0;
+    me.latency.reset();
+    cpu_start = thread_cpu_ns();
+  };
+  bool time_up = false;  // runtime passed or steady state reached: no new reads
 
   auto fail_file = [&](std::uint32_t file, const std::string& what) {
     shared.fail(what + " (" + files.absolute_path(file) + ")");
@@ -250,7 +286,8 @@ void run_worker(Shared& shared, Worker& me, unsigned w) {
   WorkItem item;
   for (;;) {
     std::size_t n = 0;
-    while (!stopped && in_flight + n < qd) {
+    if (!time_up && shared.stop.load(std::memory_order_relaxed)) time_up = true;
+    while (!stopped && !time_up && in_flight + n < qd) {
       if (!have_item) {
         if (!more || !shared.workload.next(w, item)) {
           more = false;
@@ -292,6 +329,7 @@ void run_worker(Shared& shared, Worker& me, unsigned w) {
           break;
         }
         ++me.files;
+        ++me.opened;
         e = open_files.insert(item.file, h);
       }
       OpenFiles::Entry& entry = open_files.at(e);
@@ -323,6 +361,8 @@ void run_worker(Shared& shared, Worker& me, unsigned w) {
       break;  // the engine is unusable; its destructor cancels what is left
     }
     const std::int64_t t = record ? now_ns() : 0;
+    // A completion seen after the end of ramp is measured.
+    if (in_ramp && shared.ramp_over.load(std::memory_order_relaxed)) end_ramp();
     for (std::size_t i = 0; i < got; ++i) {
       const Completion& c = done[i];
       const int e = slot_entry[c.slot];
@@ -335,6 +375,10 @@ void run_worker(Shared& shared, Worker& me, unsigned w) {
       } else {
         me.bytes += std::uint64_t(c.result);  // short at end of file: planned so
         ++me.reads;
+        me.progress_bytes.store(me.progress_bytes.load(std::memory_order_relaxed) + std::uint64_t(c.result),
+                                std::memory_order_relaxed);
+        me.progress_reads.store(me.progress_reads.load(std::memory_order_relaxed) + 1,
+                                std::memory_order_relaxed);
         if (std::uint64_t(c.result) < slot_planned[c.slot]) {
           if (me.short_reads++ == 0 && me.incomplete.empty())
             me.incomplete = files.absolute_path(entry.file) + ": read " + std::to_string(c.result) +
@@ -354,6 +398,10 @@ void run_worker(Shared& shared, Worker& me, unsigned w) {
   }
   me.end_ns = now_ns();
   me.cpu_ns = thread_cpu_ns() - cpu_start;
+  if (in_ramp) {  // done before the figures started: all of it was ramp
+    end_ramp();
+    me.cpu_ns = 0;
+  }
   me.noatime_opens = engine->open_counts().noatime;
 
   // Files a random round kept open (or an error left open) close after the clock. The kernel
@@ -365,7 +413,163 @@ void run_worker(Shared& shared, Worker& me, unsigned w) {
   }
 }
 
+// The clock of a time-based round, on run_round's own thread while the workers read: it ends
+// the ramp, samples throughput for the steady-state criterion, and stops the round at
+// runtime or at steady state. It sleeps between events and wakes when every worker is done.
+struct MonitorOutcome {
+  std::int64_t measure_start = 0;  // 0: the ramp never ended (the workload ran out first)
+  std::string stopped_by;
+  std::optional<SteadyStateResult> steady_state;
+};
+
+MonitorOutcome monitor_round(Shared& shared, const std::vector<Worker>& workers, unsigned threads,
+                             std::int64_t start, const RoundOptions& options) {
+  using clock = std::chrono::steady_clock;
+  constexpr std::int64_t never = std::numeric_limits<std::int64_t>::max();
+  MonitorOutcome out;
+  bool ramp_pending = options.ramp_ns > 0;
+  if (!ramp_pending) out.measure_start = start;
+  const std::int64_t ramp_end = start + options.ramp_ns;
+  // Runtime counts from when the figures actually start (the monitor may wake late for the
+  // end of ramp), so a round is never measured for less than its runtime.
+  std::int64_t deadline = options.runtime_ns > 0 ? ramp_end + options.runtime_ns : never;
+  std::optional<SteadyStateDetector> detector;
+  std::int64_t interval = 0, next_sample = never, last_t = 0;
+  std::uint64_t last_count = 0;
+  const bool iops = options.steady_state && options.steady_state->metric == SteadyStateSpec::Metric::iops;
+  auto progress = [&] {
+    std::uint64_t sum = 0;
+    for (const Worker& w : workers)
+      sum += (iops ? w.progress_reads : w.progress_bytes).load(std::memory_order_relaxed);
+    return sum;
+  };
+  auto begin_measuring = [&](std::int64_t now) {
+    out.measure_start = now;
+    if (options.runtime_ns > 0) deadline = now + options.runtime_ns;
+    if (options.steady_state) {
+      interval = std::max<std::int64_t>(1'000'000, options.steady_state->window_ns / 10);
+      detector.emplace(*options.steady_state, interval);
+      out.steady_state = SteadyStateResult{};
+      out.steady_state->value_percent = std::nan("");
+      next_sample = now + interval;
+      last_t = now;
+      last_count = progress();
+    }
+  };
+  if (!ramp_pending) begin_measuring(start);
+
+  std::unique_lock lock(shared.done_mutex);
+  while (shared.done < threads) {
+    const std::int64_t wake = std::min({ramp_pending ? ramp_end : never, deadline, next_sample});
+    if (wake == never) {
+      shared.done_cv.wait(lock);
+      continue;
+    }
+    shared.done_cv.wait_until(lock, clock::time_point(std::chrono::nanoseconds(wake)));
+    if (shared.done >= threads) break;
+    const std::int64_t now = now_ns();
+    if (ramp_pending && now >= ramp_end) {
+      ramp_pending = false;
+      shared.ramp_over.store(true, std::memory_order_relaxed);
+      begin_measuring(now);
+    }
+    if (detector && now >= next_sample) {
+      const std::uint64_t count = progress();
+      const double rate = double(count - last_count) / (double(now - last_t) * 1e-9);
+      last_count = count;
+      last_t = now;
+      next_sample += interval;
+      if (next_sample <= now) next_sample = now + interval;  // the monitor was late: no burst of samples
+      ++out.steady_state->samples;
+      if (detector->add(rate)) {
+        out.steady_state->reached = true;
+        out.steady_state->reached_after_s = double(now - out.measure_start) * 1e-9;
+        out.steady_state->value_percent = detector->last_value();
+        out.stopped_by = kStoppedBySteadyState;
+        shared.stop.store(true, std::memory_order_relaxed);
+        break;
+      }
+      out.steady_state->value_percent = detector->last_value();
+    }
+    if (now >= deadline) {
+      out.stopped_by = kStoppedByRuntime;
+      shared.stop.store(true, std::memory_order_relaxed);
+      break;
+    }
+  }
+  return out;
+}
+
 }  // namespace
+
+std::string format_steady_state(const SteadyStateSpec& spec) {
+  char limit[32];
+  std::snprintf(limit, sizeof limit, "%g", spec.limit_percent);
+  return std::string(spec.metric == SteadyStateSpec::Metric::bw ? "bw" : "iops") + "_" +
+         (spec.mode == SteadyStateSpec::Mode::slope ? "slope" : "spread") + ":" + limit + "%:" +
+         format_duration_exact(spec.window_ns);
+}
+
+SteadyStateSpec parse_steady_state(const std::string& text) {
+  auto bad = [&] {
+    return InputError("steady_state: expected metric_mode:limit%:window such as bw_slope:2%:5s, got \"" + text + "\"");
+  };
+  SteadyStateSpec s;
+  const auto colon = text.find(':');
+  const auto colon2 = colon == std::string::npos ? colon : text.find(':', colon + 1);
+  if (colon2 == std::string::npos) throw bad();
+  const std::string kind = text.substr(0, colon);
+  if (kind == "bw_slope" || kind == "bw_spread") s.metric = SteadyStateSpec::Metric::bw;
+  else if (kind == "iops_slope" || kind == "iops_spread") s.metric = SteadyStateSpec::Metric::iops;
+  else throw bad();
+  s.mode = kind.ends_with("slope") ? SteadyStateSpec::Mode::slope : SteadyStateSpec::Mode::spread;
+  const std::string limit = text.substr(colon + 1, colon2 - colon - 1);
+  char* end = nullptr;
+  s.limit_percent = std::strtod(limit.c_str(), &end);
+  if (end == limit.c_str() || std::string(end) != "%" || !(s.limit_percent > 0)) throw bad();
+  s.window_ns = parse_duration_ns(text.substr(colon2 + 1), "steady_state window");
+  if (s.window_ns <= 0) throw bad();
+  return s;
+}
+
+SteadyStateDetector::SteadyStateDetector(const SteadyStateSpec& spec, std::int64_t interval_ns)
+    : spec_(spec), interval_s_(double(interval_ns) * 1e-9), last_value_(std::nan("")) {
+  FB_CHECK(interval_ns > 0, "a steady-state interval must be positive");
+  window_ = std::size_t(std::max<std::int64_t>(2, (spec.window_ns + interval_ns / 2) / interval_ns));
+  samples_.assign(window_, 0.0);
+}
+
+bool SteadyStateDetector::add(double rate) {
+  samples_[next_] = rate;
+  next_ = (next_ + 1) % window_;
+  if (count_ < window_) ++count_;
+  if (count_ < window_ || reached_) return reached_;
+  double mean = 0;
+  for (double x : samples_) mean += x;
+  mean /= double(window_);
+  if (!(mean > 0)) {  // nothing read in the window: not a steady rate
+    last_value_ = std::nan("");
+    return false;
+  }
+  if (spec_.mode == SteadyStateSpec::Mode::spread) {
+    double worst = 0;
+    for (double x : samples_) worst = std::max(worst, std::abs(x - mean));
+    last_value_ = 100.0 * worst / mean;
+  } else {
+    // Least squares over (time, rate), oldest sample first.
+    const double n = double(window_);
+    const double tmean = (n - 1) / 2 * interval_s_;
+    double sxy = 0, sxx = 0;
+    for (std::size_t k = 0; k < window_; ++k) {
+      const double x = double(k) * interval_s_ - tmean;
+      sxy += x * (samples_[(next_ + k) % window_] - mean);
+      sxx += x * x;
+    }
+    last_value_ = 100.0 * std::abs(sxy / sxx) / mean;
+  }
+  reached_ = last_value_ <= spec_.limit_percent;
+  return reached_;
+}
 
 RoundStats run_round(const FileSet& files, Workload& workload, const RoundOptions& options) {
   FB_CHECK(options.workers >= 1, "a round needs at least one worker");
@@ -378,7 +582,11 @@ RoundStats run_round(const FileSet& files, Workload& workload, const RoundOption
   threads.reserve(options.workers);
   std::string refused;  // a worker the system would not start (pids limit): no round
   for (unsigned w = 0; w < options.workers && refused.empty(); ++w) {
-    refused = start_thread(threads, [&shared, &workers, w] { run_worker(shared, workers[w], w); },
+    refused = start_thread(threads,
+                           [&shared, &workers, w] {
+                             run_worker(shared, workers[w], w);
+                             shared.worker_done();
+                           },
                            "worker", w, options.workers);
     if (!refused.empty()) shared.ready.count_down(std::ptrdiff_t(options.workers - w));
   }
@@ -388,8 +596,12 @@ RoundStats run_round(const FileSet& files, Workload& workload, const RoundOption
                         std::all_of(workers.begin(), workers.end(), [](const Worker& w) { return w.ready; });
   if (!setup_ok) shared.abort.store(true);
 
-  const std::int64_t start = now_ns();
+  std::int64_t start = now_ns();
   shared.go.count_down();
+  MonitorOutcome timing;
+  timing.measure_start = start;
+  if (setup_ok && (options.runtime_ns > 0 || options.ramp_ns > 0))
+    timing = monitor_round(shared, workers, unsigned(threads.size()), start, options);
   for (auto& t : threads) t.join();
 
   for (const Worker& w : workers)
@@ -401,6 +613,7 @@ RoundStats run_round(const FileSet& files, Workload& workload, const RoundOption
 
   std::int64_t end = start;
   for (const Worker& w : workers) {
+    stats.ramp_bytes += w.ramp_bytes;
     stats.bytes += w.bytes;
     stats.reads += w.reads;
     stats.files += w.files;
@@ -408,12 +621,26 @@ RoundStats run_round(const FileSet& files, Workload& workload, const RoundOption
     stats.short_reads += w.short_reads;
     stats.files_vanished += w.vanished;
     stats.noatime_opens += w.noatime_opens;
+    stats.files_opened += w.opened;
     if (stats.incomplete.empty()) stats.incomplete = w.incomplete;
     stats.latency.merge(w.latency);
     end = std::max(end, w.end_ns);
     stats.cpu_seconds += double(w.cpu_ns) * 1e-9;
   }
-  stats.elapsed_ns = end - start;
+  stats.stopped_by = timing.stopped_by;
+  stats.steady_state = timing.steady_state;
+  if (options.ramp_ns > 0 && timing.measure_start == 0) {
+    if (shared.error.empty())
+      stats.error = "the round read everything it was to read (" + format_size(double(stats.ramp_bytes)) +
+                    ") within ramp_time " + format_duration_exact(options.ramp_ns) +
+                    ": nothing was measured (shorten ramp_time or read more)";
+    else
+      stats.error = shared.error;
+    return stats;
+  }
+  stats.ramp_elapsed_ns = timing.measure_start - start;
+  start = timing.measure_start;
+  stats.elapsed_ns = std::max<std::int64_t>(0, end - start);
   const double cores = std::max(1u, std::thread::hardware_concurrency());
   if (stats.elapsed_ns > 0) stats.cpu_util = stats.cpu_seconds / (stats.seconds() * cores);
   stats.error = shared.error;

@@ -82,6 +82,12 @@ struct Workload::Impl {
   std::vector<std::uint64_t> blocks;  // random: cumulative block count up to and including file i
   std::vector<Worker> workers;
   std::uint64_t planned = 0;
+  std::uint64_t full = 0;
+  // Whole-file patterns under max_bytes: positions of the order handed out, and the size the
+  // last of them is read to.
+  std::uint64_t positions = 0;
+  std::uint64_t last_size = 0;
+  bool capped = false;
 };
 
 Workload::Workload(const FileSet& files, const WorkloadSpec& spec)
@@ -93,10 +99,8 @@ Workload::Workload(const FileSet& files, const WorkloadSpec& spec)
   const std::uint64_t bs = spec.block_size;
   switch (spec.pattern) {
     case Pattern::sequential:
-      m.planned = files.total_bytes();
       break;
     case Pattern::shuffled_files: {
-      m.planned = files.total_bytes();
       m.order.resize(files.size());
       for (std::size_t i = 0; i < files.size(); ++i) m.order[i] = std::uint32_t(i);
       Rng rng{mix(spec.seed, 0x5348554646ull /* "SHUFF" */, spec.round)};
@@ -112,7 +116,10 @@ Workload::Workload(const FileSet& files, const WorkloadSpec& spec)
         m.blocks[i] = total;
       }
       // One pass over the data's worth of reads (none when every file is empty).
-      const std::uint64_t reads = total == 0 ? 0 : (files.total_bytes() + bs - 1) / bs;
+      const std::uint64_t pass = total == 0 ? 0 : (files.total_bytes() + bs - 1) / bs;
+      const std::uint64_t reads =
+          spec.max_bytes == 0 ? pass : std::min(pass, (spec.max_bytes + bs - 1) / bs);
+      m.full = pass * bs;
       m.planned = reads * bs;
       for (unsigned w = 0; w < spec.workers; ++w) {
         m.workers[w].remaining = reads / spec.workers + (w < reads % spec.workers ? 1 : 0);
@@ -121,11 +128,32 @@ Workload::Workload(const FileSet& files, const WorkloadSpec& spec)
       break;
     }
   }
+  if (spec.pattern != Pattern::random) {
+    // The prefix of the order that max_bytes allows, the last file up to whole blocks.
+    m.full = files.total_bytes();
+    m.positions = files.size();
+    m.planned = m.full;
+    if (spec.max_bytes > 0 && spec.max_bytes < m.full) {
+      m.capped = true;
+      std::uint64_t sum = 0;
+      m.positions = 0;
+      while (m.positions < files.size() && sum < spec.max_bytes) {
+        const std::uint32_t f = m.order.empty() ? std::uint32_t(m.positions) : m.order[m.positions];
+        const std::uint64_t size = files.file_size(f);
+        const std::uint64_t want = spec.max_bytes - sum;
+        m.last_size = size <= want ? size : std::min(size, (want + bs - 1) / bs * bs);
+        sum += m.last_size;
+        ++m.positions;
+      }
+      m.planned = sum;
+    }
+  }
 }
 
 Workload::~Workload() = default;
 
 std::uint64_t Workload::planned_bytes() const { return impl_->planned; }
+std::uint64_t Workload::full_pass_bytes() const { return impl_->full; }
 
 bool Workload::next(unsigned worker, WorkItem& item) {
   Impl& m = *impl_;
@@ -151,13 +179,13 @@ bool Workload::next(unsigned worker, WorkItem& item) {
   if (!s.active) {
     if (s.done) return false;
     const std::uint64_t i = m.cursor.next.fetch_add(1, std::memory_order_relaxed);
-    if (i >= files_.size()) {
+    if (i >= m.positions) {
       s.done = true;
       return false;
     }
     s.file = m.order.empty() ? std::uint32_t(i) : m.order[i];
     s.offset = 0;
-    s.size = files_.file_size(s.file);
+    s.size = m.capped && i + 1 == m.positions ? m.last_size : files_.file_size(s.file);
     s.active = true;
   }
   item.file = s.file;

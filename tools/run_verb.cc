@@ -4,7 +4,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
+#include <optional>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -30,6 +32,7 @@
 #include "feedbench/environment.h"
 #include "feedbench/manifest.h"
 #include "feedbench/error.h"
+#include "feedbench/estimator.h"
 #include "feedbench/page_cache.h"
 #include "feedbench/plan.h"
 #include "feedbench/preflight.h"
@@ -238,6 +241,71 @@ std::pair<std::size_t, std::size_t> cases_to_run(const Plan& plan, const std::st
   return {cases, repetitions};
 }
 
+// RETURNS: the --budget in nanoseconds: a duration such as 20m, 90s or 1.5h ("m" is minutes
+// here, as people write a budget). Throws InputError naming --budget.
+std::int64_t parse_budget(const std::string& text) {
+  std::string t = text;
+  if (t.size() >= 2 && t.back() == 'm' && (std::isdigit((unsigned char)t[t.size() - 2]) || t[t.size() - 2] == ' '))
+    t += "in";
+  std::int64_t ns = 0;
+  try {
+    ns = parse_duration_ns(t, "--budget");
+  } catch (const InputError&) {
+    throw InputError("--budget: expected a duration such as 20m, 90s or 1.5h, got '" + text + "'");
+  }
+  if (ns <= 0) throw InputError("--budget: expected a duration above zero, got '" + text + "'");
+  return ns;
+}
+
+// The estimate of a run: each path's probed rate and each case's cost (estimator.h).
+struct RunEstimate {
+  std::map<std::string, PathRate> rates;  // by path role
+  std::vector<CaseCost> costs;            // per case, in plan order
+  std::string how;
+  std::string unavailable;  // why a probe could not read (then there is no estimate)
+};
+
+const char* role_of(const Case& c) {
+  if (c.has("path")) return c.str("path") == "cache" ? "cache" : "source";
+  return "source";  // stage reads the source
+}
+
+// Probes each path the plan reads (a few MiB, evicted first) and prices every case.
+// A probe that cannot read leaves `unavailable` set (a run error for --budget).
+RunEstimate estimate_run(const Plan& plan, const RunContext& context) {
+  RunEstimate e;
+  for (const Case& c : plan.cases) {
+    const std::string role = role_of(c);
+    if (e.rates.count(role)) continue;
+    const FileSet* files = context.files_for(role);
+    if (!files || files->empty()) continue;
+    PathRate r = probe_read_rate(*files);
+    if (!r.error.empty()) {
+      e.unavailable = "probing the " + role + " path: " + r.error;
+      return e;
+    }
+    // A throttled path reads no faster than its throttle, from the page cache too.
+    if (context.config)
+      if (auto t = context.config->throttle.find(role); t != context.config->throttle.end()) {
+        const double rate = double(t->second);
+        r.cold_bytes_per_second = std::min(r.cold_bytes_per_second, rate);
+        r.cached_bytes_per_second = std::min(r.cached_bytes_per_second, rate);
+        r.random_read_s = std::max(r.random_read_s, 4096.0 / rate);
+        r.how += ", capped by its throttle at " + format_rate(rate);
+      }
+    e.rates.emplace(role, std::move(r));
+  }
+  for (const Case& c : plan.cases) {
+    const std::string role = role_of(c);
+    const FileSet* files = context.files_for(role);
+    auto it = e.rates.find(role);
+    e.costs.push_back(it == e.rates.end() || !files ? CaseCost{c.name(), c.family, c.repetitions}
+                                                     : estimate_case(c, *files, it->second));
+  }
+  for (const auto& [role, r] : e.rates) e.how += (e.how.empty() ? "" : "; ") + role + ": " + r.how;
+  return e;
+}
+
 }  // namespace
 
 int run_main(int argc, char** argv) {
@@ -260,6 +328,7 @@ int run_main(int argc, char** argv) {
   std::string config_path, out_path, csv_path, markdown_path, emit_fio_dir,
       max_cases_text = std::to_string(kDefaultMaxCases);
   std::string fingerprint_kind = "metadata";
+  std::string budget_text;
   std::vector<std::string> sets, throttles;
   po::options_description opts("options");
   opts.add_options()
@@ -281,7 +350,9 @@ int run_main(int argc, char** argv) {
        "metadata (default: names, sizes, mtimes) or content (also hash the first, middle and last 4 KiB of each file)")
       ("no-latency", "do not time each read (measures the harness's own overhead)")
       ("max-cases", po::value(&max_cases_text)->value_name("N"), "refuse a config whose sweeps make more than N cases  [10000]")
-      ("dry-run", "scan, plan and make every check a run makes before its first case (outputs, O_DIRECT block sizes, the cache by listing); print the cases, the time and memory taken; run nothing")
+      ("budget", po::value(&budget_text)->value_name("TIME"),
+       "fit the run into TIME (e.g. 20m): probe each path's read rate, then lower repetitions (to 3) and cap file_read rounds' runtime as needed; refuse a plan that cannot fit")
+      ("dry-run", "scan, plan and make every check a run makes before its first case (outputs, O_DIRECT block sizes, the cache by listing, --budget); probe each path's read rate (a few MiB) and print the estimated duration and the cases; write nothing")
       ("quiet,q", "no table, no progress: the summary and the result path only");
   po::variables_map vm;
   if (parse_command_line(argc, argv, opts, vm)) {
@@ -294,6 +365,9 @@ int run_main(int argc, char** argv) {
   if (config_path.empty()) throw InputError("--config: required (an experiment config, e.g. configs/demo.json)");
   if (fingerprint_kind != "metadata" && fingerprint_kind != "content")
     throw InputError("--fingerprint: expected metadata or content, got '" + fingerprint_kind + "'");
+  const std::int64_t budget_ns = budget_text.empty() ? 0 : parse_budget(budget_text);
+  if (budget_ns > 0 && repetitions_from_flag)
+    throw InputError("--budget: cannot be combined with --benchmark_repetitions= (the budget chooses repetitions)");
 
   // With --benchmark_format=json or csv, stdout carries that format alone: feedbench's own
   // lines (paths, summary, result path) go to stderr so `> out.json` stays parseable.
@@ -408,10 +482,69 @@ int run_main(int argc, char** argv) {
     if (staged) manifest = nlohmann::json(staged->to_json());
   }
 
+  // --budget and --dry-run price the plan from each path's probed rate; a budget the plan
+  // cannot fit is refused like bad input, before anything is measured.
+  nlohmann::json budget_record = nullptr;
+  std::optional<RunEstimate> estimate;
+  if (budget_ns > 0 || dry_run) estimate = estimate_run(plan, context);
+  if (budget_ns > 0 && !estimate->unavailable.empty())
+    throw RunError("--budget " + budget_text + ": cannot estimate the run: " + estimate->unavailable);
+  if (budget_ns > 0) {
+    const double budget_s = double(budget_ns) / 1e9;
+    // The cases get 90% of what is left of the budget after the scan and the probe: the rest
+    // is headroom for an estimate from a short probe, and for writing the results.
+    const double spent_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double usable_s = std::max(0.0, 0.9 * budget_s - spent_s);
+    const BudgetFit fit = fit_budget(estimate->costs, usable_s);
+    if (!fit.fits)
+      throw InputError("--budget " + budget_text + ": the plan cannot fit: it needs at least " +
+                       format_estimate(fit.minimum_s / 0.9 + spent_s) + " (" + std::to_string(plan.cases.size()) +
+                       " cases at " + std::to_string(kBudgetMinRepetitions) +
+                       " repetitions or fewer and file_read rounds of 1s or their steady-state window, at the probed "
+                       "read rates, with 10% headroom); raise --budget or sweep fewer cases");
+    bool changed = false;
+    for (std::size_t i = 0; i < plan.cases.size(); ++i) {
+      Case& c = plan.cases[i];
+      const BudgetChoice& choice = fit.choices[i];
+      changed = changed || choice.repetitions != c.repetitions || choice.runtime_ns > 0;
+      c.repetitions = choice.repetitions;
+      c.budget_runtime_ns = choice.runtime_ns;
+      estimate->costs[i].repetitions = choice.repetitions;
+      if (choice.runtime_ns > 0) estimate->costs[i].round_s = estimate->costs[i].ramp_s + double(choice.runtime_ns) * 1e-9;
+    }
+    std::fprintf(human, "budget %s: %s; estimated %s\n", budget_text.c_str(),
+                 changed ? "chose the repetitions and runtimes below" : "fits as planned",
+                 format_estimate(fit.estimated_s).c_str());
+    if (changed)
+      for (std::size_t i = 0; i < plan.cases.size(); ++i) {
+        const Case& c = plan.cases[i];
+        std::string runtime = c.budget_runtime_ns > 0
+                                  ? "runtime " + format_duration_exact(c.budget_runtime_ns)
+                                  : std::string(c.has("runtime") ? "runtime " + c.str("runtime") : "whole selection");
+        std::fprintf(human, "  %s: %d repetitions, %s\n", c.name().c_str(), c.repetitions, runtime.c_str());
+      }
+    budget_record = {{"budget_s", budget_s}, {"estimated_s", fit.estimated_s}, {"minimum_s", fit.minimum_s},
+                     {"probe", estimate->how}};
+  }
+
   // --dry-run stops here: every refusal above is the run's own, so a dry run that passes is
   // a run that starts (the cache was checked by listing, not re-hashed).
   if (dry_run) {
-    for (const Case& c : plan.cases) std::fprintf(human, "  %s\n", c.name().c_str());
+    if (!estimate->unavailable.empty())
+      std::fprintf(human, "estimated duration: unknown (%s)\n", estimate->unavailable.c_str());
+    else
+      std::fprintf(human, "estimated duration: %s (probe: %s; rounds priced at those rates with one worker, "
+                   "preparation included; more workers or a deeper queue finish sooner)\n",
+                   format_estimate(total_seconds(estimate->costs)).c_str(), estimate->how.c_str());
+    for (std::size_t i = 0; i < plan.cases.size(); ++i) {
+      if (!estimate->unavailable.empty()) {
+        std::fprintf(human, "  %s\n", plan.cases[i].name().c_str());
+        continue;
+      }
+      const CaseCost& cost = estimate->costs[i];
+      std::fprintf(human, "  %s  (%d x %s)\n", plan.cases[i].name().c_str(), cost.repetitions,
+                   format_estimate(cost.prepare_s + cost.round_s + kRepetitionOverheadS).c_str());
+    }
     std::fprintf(human, "source: %zu files, %s\n", context.source->size(),
                 format_size(double(context.source->total_bytes())).c_str());
     if (context.cache)
@@ -502,6 +635,7 @@ int run_main(int argc, char** argv) {
   doc.config["seed"] = config.defaults.value("seed", std::uint64_t{42});
   doc.config["selection"] = {{"include", config.include},
                               {"from", config.include_from_cache ? "cache manifest" : "config"}};
+  if (!budget_record.is_null()) doc.config["budget"] = budget_record;
   doc.dataset["source"] = describe_selection(*context.source, source_content);
   if (context.cache) {
     doc.dataset["cache"] = describe_selection(*context.cache, cache_content);

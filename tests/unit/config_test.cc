@@ -169,7 +169,8 @@ TEST_F(ConfigTest, UnknownKeyNamesPointerAndAllowedKeys) {
   std::string msg = error_of(one({{"family", "file_read"}, {"blok_size", "4KiB"}}));
   EXPECT_EQ(msg,
             "f.json: /families/0/blok_size: expected one of the keys allowed in a file_read family (block_size, "
-            "cache_state, engine, family, path, pattern, queue_depth, repetitions, workers), got unknown key "
+            "cache_state, engine, family, max_bytes, path, pattern, queue_depth, ramp_time, repetitions, runtime, "
+            "steady_state, workers), got unknown key "
             "\"blok_size\"");
   msg = error_of(config_text(source, json::array({{{"family", "stage"}}}), {{"nmae", "x"}}));
   EXPECT_TRUE(msg.starts_with("f.json: /nmae: expected one of the keys allowed at the top level ($schema, dataset, defaults,")) << msg;

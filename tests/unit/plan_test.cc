@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "feedbench/error.h"
+#include "feedbench/runner.h"
 #include "test_util.h"
 
 namespace feedbench {
@@ -67,7 +68,9 @@ TEST_F(PlanTest, ParamsAreInCanonicalOrderWithResolvedValues) {
   EXPECT_EQ(c.name(), "file_read/pattern:random/bs:4096/engine:libaio/qd:32/workers:4/state:direct/path:cache");
   std::vector<std::string> keys;
   for (const auto& [k, _] : c.params.items()) keys.push_back(k);
-  EXPECT_EQ(keys, family_parameters("file_read"));
+  // Unset optional parameters (round limits) are absent, the rest in canonical order.
+  auto all = family_parameters("file_read");
+  EXPECT_EQ(keys, std::vector<std::string>(all.begin(), all.begin() + 7));
   EXPECT_EQ(keys, (std::vector<std::string>{"pattern", "block_size", "engine", "queue_depth", "workers",
                                             "cache_state", "path"}));
   EXPECT_EQ(c.integer("block_size"), 4096);
@@ -224,6 +227,79 @@ TEST(PlanSchemaTest, SchemaAndPlanAgreeOnEachFamilysParameters) {
     auto keys = family_parameters(family);
     EXPECT_EQ(in_schema, std::set<std::string>(keys.begin(), keys.end())) << family;
   }
+}
+
+}  // namespace
+}  // namespace feedbench
+
+namespace feedbench {
+namespace {
+
+// ---- Round limits: runtime, max_bytes, ramp_time, steady_state ---------------------------------
+
+// Unset limits leave a case's name as it always was (baselines keep matching); set ones join
+// the name after path, canonicalised, so a time-based case never matches a whole-selection one.
+TEST_F(PlanTest, RoundLimitsJoinTheNameOnlyWhenSet) {
+  Plan p = plan_of({{{"family", "file_read"}},
+                    {{"family", "file_read"}, {"pattern", "random"}, {"runtime", "1.5s"}, {"max_bytes", "1GiB"},
+                     {"ramp_time", "500ms"},
+                     {"steady_state", {{"metric", "bw"}, {"mode", "slope"}, {"limit", "2%"}, {"window", "1s"}}}}});
+  ASSERT_EQ(p.cases.size(), 2u);
+  EXPECT_EQ(p.cases[0].name(),
+            "file_read/pattern:sequential/bs:1048576/engine:psync/qd:1/workers:1/state:cold/path:source");
+  EXPECT_FALSE(p.cases[0].has("runtime"));
+  EXPECT_FALSE(p.cases[0].has("steady_state"));
+  EXPECT_EQ(p.cases[1].name(),
+            "file_read/pattern:random/bs:1048576/engine:psync/qd:1/workers:1/state:cold/path:source/"
+            "runtime:1500ms/max_bytes:1073741824/ramp:500ms/ss:bw_slope:2%:1s");
+  EXPECT_EQ(p.cases[1].str("runtime"), "1500ms");
+  EXPECT_EQ(p.cases[1].integer("max_bytes"), 1073741824);
+  EXPECT_EQ(p.cases[1].str("steady_state"), "bw_slope:2%:1s");
+  EXPECT_EQ(p.cases[1].origin.at("runtime"), "/families/1/runtime");
+}
+
+TEST_F(PlanTest, RoundLimitsSweepAndComeFromDefaults) {
+  Plan p = plan_of({{{"family", "file_read"}, {"runtime", json::array({"1s", "2s"})}}},
+                   {{"defaults", {{"ramp_time", "100ms"}}}});
+  EXPECT_EQ(names(p), (std::vector<std::string>{
+                          "file_read/pattern:sequential/bs:1048576/engine:psync/qd:1/workers:1/state:cold/path:source/"
+                          "runtime:1s/ramp:100ms",
+                          "file_read/pattern:sequential/bs:1048576/engine:psync/qd:1/workers:1/state:cold/path:source/"
+                          "runtime:2s/ramp:100ms"}));
+}
+
+TEST_F(PlanTest, BadRoundLimitsNameTheirPointer) {
+  EXPECT_EQ(error_of({{{"family", "file_read"}, {"runtime", "0s"}}}),
+            "p.json: /families/0/runtime: expected a duration of at least 1ms, got \"0s\"");
+  EXPECT_TRUE(error_of({{{"family", "file_read"}, {"runtime", "10"}}}).starts_with("p.json: /families/0/runtime: expected"))
+      << error_of({{{"family", "file_read"}, {"runtime", "10"}}});
+  EXPECT_EQ(error_of({{{"family", "file_read"}, {"ramp_time", "1s"}}}),
+            "p.json: /families/0/ramp_time: expected runtime as well (ramp_time is excluded from the figures "
+            "of a time-based round), got ramp_time alone");
+  EXPECT_EQ(error_of({{{"family", "file_read"},
+                       {"steady_state", {{"metric", "bw"}, {"mode", "spread"}, {"limit", "5%"}, {"window", "2s"}}}}}),
+            "p.json: /families/0/steady_state: expected runtime as well (steady state is judged within a "
+            "time-based round), got steady_state alone");
+  EXPECT_EQ(error_of({{{"family", "file_read"}, {"runtime", "2s"},
+                       {"steady_state", {{"metric", "bw"}, {"mode", "spread"}, {"limit", "0%"}, {"window", "1s"}}}}}),
+            "p.json: /families/0/steady_state/limit: expected a percentage above 0% such as 2%, got \"0%\"");
+  EXPECT_EQ(error_of({{{"family", "file_read"}, {"runtime", "2s"},
+                       {"steady_state", {{"metric", "bw"}, {"mode", "spread"}, {"limit", "5%"}, {"window", "3s"}}}}}),
+            "p.json: /families/0/steady_state/window: expected a window no longer than runtime (2s), got \"3s\"");
+  EXPECT_TRUE(error_of({{{"family", "file_read"}, {"runtime", "2s"},
+                         {"steady_state", {{"metric", "lat"}, {"mode", "spread"}, {"limit", "5%"}, {"window", "1s"}}}}})
+                  .starts_with("p.json: /families/0/steady_state/metric: expected a steady-state criterion such as"))
+      << error_of({{{"family", "file_read"}, {"runtime", "2s"},
+                    {"steady_state", {{"metric", "lat"}, {"mode", "spread"}, {"limit", "5%"}, {"window", "1s"}}}}});
+}
+
+TEST(SteadyStateSpecTest, ParsesTheCanonicalText) {
+  SteadyStateSpec s = parse_steady_state("iops_spread:0.5%:250ms");
+  EXPECT_EQ(s.metric, SteadyStateSpec::Metric::iops);
+  EXPECT_EQ(s.mode, SteadyStateSpec::Mode::spread);
+  EXPECT_DOUBLE_EQ(s.limit_percent, 0.5);
+  EXPECT_EQ(s.window_ns, 250'000'000);
+  EXPECT_EQ(format_steady_state(s), "iops_spread:0.5%:250ms");
 }
 
 }  // namespace

@@ -5,6 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <optional>
 
 #include <unistd.h>
 
@@ -267,6 +271,156 @@ TEST(RunnerTest, AllocationsDoNotGrowWithReadsOrFiles) {
     EXPECT_EQ(few_files, more_files) << engine << ": 2 vs 40 files";
   }
 #endif
+}
+
+}  // namespace
+}  // namespace feedbench
+
+namespace feedbench {
+namespace {
+
+// A file that would take minutes to read: sparse, so it costs no disk and its holes read as
+// zeros from memory. A time-based round over it must stop at its runtime.
+struct LongFile {
+  TempDir dir;
+  FileSet files{dir.path()};
+  static constexpr std::uint64_t kSize = std::uint64_t(64) << 30;
+  LongFile() {
+    testing::write_file(dir / "big.bin", "");
+    std::filesystem::resize_file(dir / "big.bin", kSize);
+    files.add("big.bin", kSize, 0);
+    files.sort();
+  }
+};
+
+RoundStats timed_round(const FileSet& files, std::int64_t runtime_ns, std::int64_t ramp_ns,
+                       std::optional<SteadyStateSpec> ss = std::nullopt, unsigned workers = 2) {
+  WorkloadSpec spec;
+  spec.block_size = 4096;
+  spec.workers = workers;
+  Workload workload(files, spec);
+  RoundOptions options;
+  options.engine_options.block_size = 4096;
+  options.workers = workers;
+  options.runtime_ns = runtime_ns;
+  options.ramp_ns = ramp_ns;
+  options.steady_state = ss;
+  return run_round(files, workload, options);
+}
+
+constexpr std::int64_t kMs = 1'000'000;
+
+// The round stops at the current block once runtime passed: what completed is counted, bytes
+// and time alike, and the round is complete (not a short round).
+TEST(RunnerTimeTest, RuntimeStopsTheRoundAtTheCurrentBlock) {
+  LongFile big;
+  RoundStats s = timed_round(big.files, 300 * kMs, 0);
+  ASSERT_EQ(s.error, "");
+  EXPECT_EQ(s.stopped_by, kStoppedByRuntime);
+  EXPECT_GE(s.elapsed_ns, 300 * kMs);
+  EXPECT_LT(s.elapsed_ns, 20'000 * kMs) << "wide margin: a loaded machine";
+  EXPECT_GT(s.bytes, 0u);
+  EXPECT_LT(s.bytes, LongFile::kSize);
+  EXPECT_EQ(s.bytes % 4096, 0u) << "whole blocks";
+  EXPECT_EQ(s.bytes, s.reads * 4096);
+  EXPECT_EQ(s.latency.count(), s.reads);
+  EXPECT_TRUE(s.complete()) << "a time-based round read what it asked for";
+  EXPECT_EQ(s.ramp_bytes, 0u);
+}
+
+// ramp_time is read and then excluded: its bytes are counted apart, the figures' time starts
+// after it, and runtime runs after it.
+TEST(RunnerTimeTest, RampIsReadThenExcludedFromTheFigures) {
+  LongFile big;
+  RoundStats s = timed_round(big.files, 300 * kMs, 300 * kMs);
+  ASSERT_EQ(s.error, "");
+  EXPECT_EQ(s.stopped_by, kStoppedByRuntime);
+  EXPECT_GE(s.ramp_elapsed_ns, 300 * kMs);
+  EXPECT_GT(s.ramp_bytes, 0u);
+  EXPECT_GE(s.elapsed_ns, 300 * kMs) << "runtime counts from the end of ramp";
+  EXPECT_LT(s.elapsed_ns, 20'000 * kMs);
+  EXPECT_GT(s.bytes, 0u);
+  EXPECT_EQ(s.bytes, s.reads * 4096);
+  EXPECT_EQ(s.latency.count(), s.reads) << "the ramp's reads left the histogram";
+  EXPECT_EQ(s.files_opened, 1u) << "opened during the ramp, counted for the round";
+  EXPECT_LT(s.ramp_bytes + s.bytes, LongFile::kSize);
+  EXPECT_TRUE(s.complete());
+}
+
+// A runtime longer than the selection takes: the round ends with the selection (the monitor
+// does not wait out the deadline), stopped_by empty.
+TEST(RunnerTimeTest, SelectionEndingFirstEndsTheRound) {
+  DataSet data(kSizes);
+  const auto t0 = std::chrono::steady_clock::now();
+  RoundStats s = timed_round(data.files, 600'000 * kMs, 0);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(60));
+  ASSERT_EQ(s.error, "");
+  EXPECT_EQ(s.stopped_by, "");
+  EXPECT_EQ(s.bytes, data.files.total_bytes());
+  EXPECT_TRUE(s.complete());
+}
+
+TEST(RunnerTimeTest, SelectionEndingWithinRampMeasuredNothing) {
+  DataSet data(kSizes);
+  RoundStats s = timed_round(data.files, 1000 * kMs, 120'000 * kMs);
+  EXPECT_NE(s.error.find("within ramp_time 2min: nothing was measured"), std::string::npos) << s.error;
+}
+
+// A criterion every window meets (spread at most 1000%: ten non-negative samples never lie
+// further than 900% from their mean) ends the round after the first full window.
+TEST(RunnerTimeTest, SteadyStateReachedEndsTheRoundEarly) {
+  LongFile big;
+  SteadyStateSpec ss{SteadyStateSpec::Metric::bw, SteadyStateSpec::Mode::spread, 1000, 200 * kMs};
+  RoundStats s = timed_round(big.files, 600'000 * kMs, 100 * kMs, ss);
+  ASSERT_EQ(s.error, "");
+  EXPECT_EQ(s.stopped_by, kStoppedBySteadyState);
+  ASSERT_TRUE(s.steady_state);
+  EXPECT_TRUE(s.steady_state->reached);
+  EXPECT_GE(s.steady_state->reached_after_s, 0.19);
+  EXPECT_LT(s.steady_state->reached_after_s, 60);
+  EXPECT_GE(s.steady_state->samples, 10u);
+  EXPECT_LE(s.steady_state->value_percent, 1000);
+  EXPECT_GT(s.bytes, 0u);
+}
+
+// An impossible criterion runs to runtime and says it was not reached.
+TEST(RunnerTimeTest, SteadyStateNotReachedRunsToRuntime) {
+  LongFile big;
+  SteadyStateSpec ss{SteadyStateSpec::Metric::iops, SteadyStateSpec::Mode::slope, 1e-9, 100 * kMs};
+  RoundStats s = timed_round(big.files, 400 * kMs, 0, ss);
+  ASSERT_EQ(s.error, "");
+  EXPECT_EQ(s.stopped_by, kStoppedByRuntime);
+  ASSERT_TRUE(s.steady_state);
+  EXPECT_FALSE(s.steady_state->reached);
+  EXPECT_GE(s.steady_state->samples, 3u);
+}
+
+TEST(SteadyStateDetectorTest, SpreadAndSlopeAgainstReferenceValues) {
+  // 10 samples per 1s window, 100ms apart.
+  SteadyStateSpec spread{SteadyStateSpec::Metric::bw, SteadyStateSpec::Mode::spread, 5, 1000 * kMs};
+  SteadyStateDetector d(spread, 100 * kMs);
+  for (int i = 0; i < 9; ++i) EXPECT_FALSE(d.add(i % 2 ? 104 : 96)) << "no full window yet";
+  EXPECT_TRUE(std::isnan(d.last_value()));
+  EXPECT_TRUE(d.add(104));  // mean 100, farthest 4%
+  EXPECT_NEAR(d.last_value(), 4.0, 1e-9);
+
+  SteadyStateDetector tight({SteadyStateSpec::Metric::bw, SteadyStateSpec::Mode::spread, 3, 1000 * kMs}, 100 * kMs);
+  for (int i = 0; i < 10; ++i) EXPECT_FALSE(tight.add(i % 2 ? 104 : 96));
+  for (int i = 0; i < 10; ++i) tight.add(100);  // the window slides past the spread
+  EXPECT_TRUE(tight.reached());
+
+  // A rising rate: 100, 101, ... 109 per 100ms = 10 units per second on a mean of 104.5.
+  SteadyStateSpec slope{SteadyStateSpec::Metric::bw, SteadyStateSpec::Mode::slope, 9, 1000 * kMs};
+  SteadyStateDetector s(slope, 100 * kMs);
+  for (int i = 0; i < 10; ++i) s.add(100 + i);
+  EXPECT_NEAR(s.last_value(), 100.0 * 10 / 104.5, 1e-9);
+  EXPECT_FALSE(s.reached());
+  SteadyStateDetector flat(slope, 100 * kMs);
+  for (int i = 0; i < 10; ++i) flat.add(i % 2 ? 90 : 110);  // noisy, but no trend to speak of
+  EXPECT_TRUE(flat.reached()) << flat.last_value();
+  // Nothing read: never steady.
+  SteadyStateDetector idle(spread, 100 * kMs);
+  for (int i = 0; i < 20; ++i) EXPECT_FALSE(idle.add(0));
 }
 
 }  // namespace

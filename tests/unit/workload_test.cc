@@ -211,3 +211,50 @@ TEST(WorkloadTest, EmptySelectionYieldsNothing) {
 
 }  // namespace
 }  // namespace feedbench
+
+namespace feedbench {
+namespace {
+
+// max_bytes: whole-file patterns read a prefix of their order (the last file cut at a block
+// boundary at or past the cap); random makes the cap's worth of reads. planned_bytes() says so,
+// full_pass_bytes() keeps what a whole round asks for.
+TEST(WorkloadTest, MaxBytesReadsAPrefixOfTheOrderRoundedUpToABlock) {
+  FileSet files = make_files({10000, 10000, 10000, 10000});
+  for (Pattern pattern : {Pattern::sequential, Pattern::shuffled_files}) {
+    WorkloadSpec spec;
+    spec.pattern = pattern;
+    spec.block_size = 4096;
+    spec.max_bytes = 15000;  // file 1 of the order, and 5000 bytes (two blocks) of the second
+    Workload w(files, spec);
+    EXPECT_EQ(w.full_pass_bytes(), 40000u);
+    auto items = drain(w, 0);
+    std::map<std::uint32_t, std::uint64_t> per_file;
+    for (const WorkItem& it : items) per_file[it.file] += std::min<std::uint64_t>(it.length, 10000 - it.offset);
+    ASSERT_EQ(per_file.size(), 2u) << pattern_name(pattern);
+    std::uint64_t total = 0;
+    for (auto& [f, b] : per_file) total += b;
+    EXPECT_EQ(total, 10000u + 8192u) << pattern_name(pattern);
+    EXPECT_EQ(w.planned_bytes(), total) << pattern_name(pattern);
+    EXPECT_TRUE(items.back().last_of_file);
+  }
+  WorkloadSpec spec;
+  spec.pattern = Pattern::random;
+  spec.block_size = 4096;
+  spec.workers = 3;
+  spec.max_bytes = 9000;
+  Workload w(files, spec);
+  std::size_t reads = 0;
+  for (unsigned k = 0; k < 3; ++k) reads += drain(w, k).size();
+  EXPECT_EQ(reads, 3u);  // ceil(9000 / 4096)
+  EXPECT_EQ(w.planned_bytes(), 3u * 4096);
+  EXPECT_EQ(w.full_pass_bytes(), 10u * 4096);
+  // A cap past the selection changes nothing.
+  WorkloadSpec big;
+  big.max_bytes = 1 << 30;
+  Workload all(files, big);
+  EXPECT_EQ(all.planned_bytes(), all.full_pass_bytes());
+  EXPECT_EQ(drain(all, 0).size(), 4u);  // one 1 MiB read per file
+}
+
+}  // namespace
+}  // namespace feedbench

@@ -25,6 +25,10 @@ struct Case {
   // "/defaults/block_size") or "built-in default of file_read.block_size". For messages about
   // one case; not part of its identity.
   std::map<std::string, std::string> origin;
+  // A cap on the round's runtime chosen by `run --budget` (0: none). Not part of the name: a
+  // budget's choice depends on the machine, and names must match run against run; the result
+  // records it (extra.runtime_from).
+  std::int64_t budget_runtime_ns = 0;
 
   std::string name() const;  // canonical name (short keys: bs, qd, state, ...)
 

@@ -40,6 +40,10 @@ struct WorkloadSpec {
   unsigned workers = 1;
   std::uint64_t seed = 42;
   std::uint64_t round = 0;  // mixed into the seed: each round (epoch) gets its own shuffle
+  // Bytes a round reads at most (0: the whole selection). Whole-file patterns read a prefix of
+  // their order, the last file up to the block at or past the cap; random makes
+  // ceil(max_bytes / block_size) reads. Either may pass the cap by less than one block.
+  std::uint64_t max_bytes = 0;
 };
 
 class Workload {
@@ -52,7 +56,8 @@ class Workload {
   // RETURNS: false when this worker has nothing more to read this round.
   bool next(unsigned worker, WorkItem& item);
 
-  std::uint64_t planned_bytes() const;  // bytes a complete round asks for
+  std::uint64_t planned_bytes() const;  // bytes a complete round asks for (max_bytes applied)
+  std::uint64_t full_pass_bytes() const;  // ...and without max_bytes
   const WorkloadSpec& spec() const { return spec_; }
 
  private:
