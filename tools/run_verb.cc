@@ -340,7 +340,9 @@ int run_main(int argc, char** argv) {
                                     color.empty() ? isatty(STDOUT_FILENO) != 0
                                                   : (color == "true" || color == "yes" || color == "1" || color == "auto"));
   CollectingReporter reporter(std::move(display), context.log);
+  const LoadSample load_before = sample_host_load();
   const std::size_t cases_run = benchmark::RunSpecifiedBenchmarks(&reporter);
+  const LoadSample load_after = sample_host_load();
   benchmark::Shutdown();
   if (cases_run == 0) {
     // Nothing measured: no result file, and not a success.
@@ -368,6 +370,7 @@ int run_main(int argc, char** argv) {
     doc.dataset["cache"]["allow_unverified_cache"] = context.allow_unverified_cache;
   }
   doc.environment = describe_environment(paths);
+  doc.environment["host"]["load"] = load_to_json(load_before, load_after);
   doc.summary = summarize(doc);
 
   doc.save(out_path);
