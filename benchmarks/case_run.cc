@@ -21,6 +21,12 @@ void CaseRun::skip(const std::string& why) {
   context_.log.add(std::move(record_));
 }
 
+std::shared_ptr<Throttle> CaseRun::throttle(const std::string& path_role) const {
+  if (!context_.config) return nullptr;
+  auto it = context_.config->throttle.find(path_role);
+  return it == context_.config->throttle.end() ? nullptr : std::make_shared<Throttle>(it->second);
+}
+
 const FileSet* CaseRun::selection(const std::string& path_role) {
   const FileSet* files = context_.files_for(path_role);
   if (!files) {

@@ -3,12 +3,14 @@
 // from (and whether that state was achieved), and its counters.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 
 #include <benchmark/benchmark.h>
 
 #include "feedbench/plan.h"
+#include "feedbench/throttle.h"
 #include "run_context.h"
 
 namespace feedbench {
@@ -30,6 +32,10 @@ class CaseRun {
   // RETURNS: the selection of `path_role` ("source" or "cache"), or nullptr after skipping
   // with the reason (no such root, an empty selection, a cache refused as unverified).
   const FileSet* selection(const std::string& path_role);
+
+  // RETURNS: a fresh throttle for this round's reads through `path_role` (dataset.throttle),
+  // shared by all its workers; nullptr when that path is not throttled.
+  std::shared_ptr<Throttle> throttle(const std::string& path_role) const;
 
   // Untimed preparation: "cold" evicts, "warm" reads everything once, anything else only
   // measures. Records {"requested", "residency_before", "achieved", "method"} as the cache state.

@@ -44,6 +44,7 @@ void run_file_read_case(const Case& c, RunContext& context, benchmark::State& st
   options.engine_options.direct = direct;
   options.engine_options.queue_depth = unsigned(c.integer("queue_depth"));
   options.engine_options.block_size = spec.block_size;
+  options.engine_options.throttle = run.throttle(c.str("path"));
   options.workers = spec.workers;
   options.record_latency = context.record_latency;
 

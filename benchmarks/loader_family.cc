@@ -28,13 +28,15 @@ LoaderOptions options_of(const Case& c) {
   return o;
 }
 
-std::unique_ptr<SampleSource> source_of(const Case& c, const FileSet& files) {
+std::unique_ptr<SampleSource> source_of(const Case& c, const FileSet& files,
+                                        std::shared_ptr<Throttle> throttle) {
   const std::string samples = c.str("samples");
   const std::string engine = c.str("engine");
   if (samples == "memory") return make_memory_source(files);
   if (samples.starts_with("records:"))
-    return make_record_source(files, parse_size(samples.substr(8), "samples"), engine);
-  return make_file_source(files, engine);
+    return make_record_source(files, parse_size(samples.substr(8), "samples"), engine, 1 << 20,
+                              std::move(throttle));
+  return make_file_source(files, engine, 1 << 20, std::move(throttle));
 }
 
 }  // namespace
@@ -54,7 +56,7 @@ void run_loader_case(const Case& c, RunContext& context, benchmark::State& state
   LoaderResult result;
   try {
     LoaderOptions options = options_of(c);
-    std::unique_ptr<SampleSource> source = source_of(c, *files);
+    std::unique_ptr<SampleSource> source = source_of(c, *files, run.throttle(c.str("path")));
 
     // Untimed preparation; a calibration run does no I/O, so its cache state is moot.
     if (!run.prepare_cache_state(cache_state, *files)) return;

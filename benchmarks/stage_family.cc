@@ -65,6 +65,7 @@ void run_stage_case(const Case& c, RunContext& context, benchmark::State& state)
   options.workers = workers;
   options.verify = verify;
   options.quiet = true;
+  options.source_throttle = run.throttle("source");
 
   StageResult result;
   std::string failure;

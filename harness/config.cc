@@ -20,6 +20,7 @@
 #include "feedbench/experiment_schema.h"
 #include "feedbench/json_limits.h"
 #include "feedbench/sha256.h"
+#include "feedbench/units.h"
 
 namespace feedbench {
 namespace {
@@ -328,12 +329,20 @@ std::map<std::string, std::string> apply_overrides(json& doc, const ConfigOverri
                                                    const std::string& file) {
   std::map<std::string, std::string> from_set;
   if (!doc.is_object()) return from_set;
-  if (o.source || o.cache) {
+  if (o.source || o.cache || !o.throttle.empty()) {
     if (!doc.contains("dataset") || !doc["dataset"].is_object()) doc["dataset"] = json::object();
     if (o.source) check_utf8(*o.source, "--source");
     if (o.cache) check_utf8(*o.cache, "--cache");
     if (o.source) doc["dataset"]["source"] = *o.source;
     if (o.cache) doc["dataset"]["cache"] = *o.cache;
+    for (const auto& [role, rate] : o.throttle) {
+      check_utf8(rate, "--throttle " + role);
+      json& dataset = doc["dataset"];
+      if (!dataset.contains("throttle") || !dataset["throttle"].is_object())
+        dataset["throttle"] = json::object();
+      dataset["throttle"][role] = rate;
+      from_set["/dataset/throttle/" + role] = "--throttle " + role;
+    }
   }
   if (o.set.is_null()) return from_set;
   if (!o.set.is_object()) throw InputError(file + ": --set: expected key=value pairs");
@@ -375,7 +384,7 @@ std::string with_set_note(const std::string& message_pointer, const std::string&
                           const std::map<std::string, std::string>& from_set) {
   for (const auto& [ptr, key] : from_set)
     if (message_pointer == ptr || message_pointer.starts_with(ptr + "/"))
-      return message + " (from --set " + key + ")";
+      return message + (key.starts_with("--") ? " (from " + key + ")" : " (from --set " + key + ")");
   return message;
 }
 
@@ -518,6 +527,15 @@ Config parse_config(const std::string& text, const std::string& file, const Conf
   config.source_root = dataset.at("source").get<std::string>();
   config.cache_root = dataset.value("cache", "");
   if (dataset.contains("include")) config.include = dataset.at("include").get<std::vector<std::string>>();
+  const json throttle = dataset.value("throttle", json::object());
+  for (const auto& [role, rate] : throttle.items()) {
+    const std::string where = "/dataset/throttle/" + role;
+    try {
+      config.throttle[role] = parse_rate(rate.get<std::string>(), where);
+    } catch (const InputError& e) {
+      throw InputError(file + ": " + with_set_note(where, e.what(), from_set));
+    }
+  }
   config.defaults = doc.value("defaults", json::object());
   config.families = doc.at("families");
 
@@ -544,6 +562,19 @@ Config load_config(const std::string& path, const ConfigOverrides& overrides) {
   if (in.bad()) throw InputError(errno_message(path + ": cannot read the config", errno));
   text.resize(static_cast<std::size_t>(in.gcount()));
   return parse_config(text, path, overrides);
+}
+
+std::map<std::string, std::string> parse_throttles(const std::vector<std::string>& options) {
+  std::map<std::string, std::string> out;
+  for (const std::string& o : options) {
+    auto eq = o.find('=');
+    const std::string role = o.substr(0, eq);
+    if (eq == std::string::npos || (role != "source" && role != "cache"))
+      throw InputError("--throttle " + o +
+                       ": expected ROLE=RATE with ROLE source or cache, e.g. --throttle source=40MiB/s");
+    out[role] = o.substr(eq + 1);
+  }
+  return out;
 }
 
 nlohmann::json parse_sets(const std::vector<std::string>& sets) {

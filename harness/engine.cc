@@ -11,6 +11,7 @@
 #include "engines/engines.h"
 #include "feedbench/data_file.h"
 #include "feedbench/error.h"
+#include "feedbench/throttle.h"
 
 namespace feedbench {
 namespace {
@@ -33,6 +34,15 @@ Engine::Engine(const EngineOptions& options) : options_(options) {
   if (::posix_memalign(&p, kAlign, stride_ * slots) != 0)
     throw RunError("cannot allocate " + std::to_string(stride_ * slots) + " bytes of read buffers");
   buffers_.reset(static_cast<std::byte*>(p));
+}
+
+void Engine::submit(std::span<const ReadOp> ops) {
+  if (options_.throttle) {
+    std::uint64_t bytes = 0;
+    for (const ReadOp& op : ops) bytes += op.length;
+    options_.throttle->acquire(bytes);
+  }
+  start_reads(ops);
 }
 
 namespace {

@@ -150,17 +150,19 @@ bool open_unless_vanished(Engine& engine, const std::string& path, FileHandle* f
   }
 }
 
-std::unique_ptr<Engine> open_engine(const std::string& engine, std::size_t block_size) {
+// One engine per reader, reading one chunk at a time; a throttle in `options` is shared.
+EngineOptions reader_options(std::size_t block_size, std::shared_ptr<Throttle> throttle) {
   EngineOptions eo;
   eo.queue_depth = 1;
   eo.block_size = block_size;
-  return make_engine(engine, eo);
+  eo.throttle = std::move(throttle);
+  return eo;
 }
 
 class FileReader : public SampleReader {
  public:
-  FileReader(const FileSet& files, const std::string& engine, std::size_t block_size)
-      : files_(files), engine_(open_engine(engine, block_size)) {}
+  FileReader(const FileSet& files, const std::string& engine, const EngineOptions& options)
+      : files_(files), engine_(make_engine(engine, options)) {}
   std::uint64_t read(std::size_t i) override {
     std::string path = files_.absolute_path(i);
     FileHandle fh;
@@ -185,17 +187,17 @@ class FileReader : public SampleReader {
 
 class FileSource : public SampleSource {
  public:
-  FileSource(const FileSet& files, std::string engine, std::size_t block_size)
-      : files_(files), engine_(std::move(engine)), block_size_(block_size) {}
+  FileSource(const FileSet& files, std::string engine, EngineOptions options)
+      : files_(files), engine_(std::move(engine)), options_(std::move(options)) {}
   std::size_t count() const override { return files_.size(); }
   std::unique_ptr<SampleReader> make_reader() const override {
-    return std::make_unique<FileReader>(files_, engine_, block_size_);
+    return std::make_unique<FileReader>(files_, engine_, options_);
   }
 
  private:
   const FileSet& files_;
   std::string engine_;
-  std::size_t block_size_;
+  EngineOptions options_;
 };
 
 class RecordSource;
@@ -203,9 +205,9 @@ class RecordSource;
 class RecordReader : public SampleReader {
  public:
   RecordReader(const FileSet& files, const std::vector<std::uint64_t>& first,
-               std::uint64_t record_size, const std::string& engine, std::size_t block_size)
+               std::uint64_t record_size, const std::string& engine, const EngineOptions& options)
       : files_(files), first_(first), record_size_(record_size),
-        engine_(open_engine(engine, block_size)), handles_(files.size(), -1) {}
+        engine_(make_engine(engine, options)), handles_(files.size(), -1) {}
   ~RecordReader() override {
     for (FileHandle h : handles_)
       if (h >= 0) engine_->close(h);
@@ -234,9 +236,9 @@ class RecordReader : public SampleReader {
 class RecordSource : public SampleSource {
  public:
   RecordSource(const FileSet& files, std::uint64_t record_size, std::string engine,
-               std::size_t block_size)
+               EngineOptions options)
       : files_(files), record_size_(record_size), engine_(std::move(engine)),
-        block_size_(block_size) {
+        options_(std::move(options)) {
     if (record_size == 0) throw InputError("samples: records need a size above 0");
     std::uint64_t total = 0;
     for (std::size_t j = 0; j < files.size(); ++j) {
@@ -250,14 +252,14 @@ class RecordSource : public SampleSource {
   }
   std::size_t count() const override { return std::size_t(first_.back()); }
   std::unique_ptr<SampleReader> make_reader() const override {
-    return std::make_unique<RecordReader>(files_, first_, record_size_, engine_, block_size_);
+    return std::make_unique<RecordReader>(files_, first_, record_size_, engine_, options_);
   }
 
  private:
   const FileSet& files_;
   std::uint64_t record_size_;
   std::string engine_;
-  std::size_t block_size_;
+  EngineOptions options_;
   std::vector<std::uint64_t> first_;
 };
 
@@ -533,14 +535,16 @@ class Trainer {
 }  // namespace
 
 std::unique_ptr<SampleSource> make_file_source(const FileSet& files, const std::string& engine,
-                                               std::size_t block_size) {
-  return std::make_unique<FileSource>(files, engine, block_size);
+                                               std::size_t block_size,
+                                               std::shared_ptr<Throttle> throttle) {
+  return std::make_unique<FileSource>(files, engine, reader_options(block_size, std::move(throttle)));
 }
 
 std::unique_ptr<SampleSource> make_record_source(const FileSet& files, std::uint64_t record_size,
-                                                 const std::string& engine,
-                                                 std::size_t block_size) {
-  return std::make_unique<RecordSource>(files, record_size, engine, block_size);
+                                                 const std::string& engine, std::size_t block_size,
+                                                 std::shared_ptr<Throttle> throttle) {
+  return std::make_unique<RecordSource>(files, record_size, engine,
+                                        reader_options(block_size, std::move(throttle)));
 }
 
 std::unique_ptr<SampleSource> make_memory_source(const FileSet& files) {

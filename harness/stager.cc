@@ -33,6 +33,7 @@
 #include "feedbench/environment.h"
 #include "feedbench/error.h"
 #include "feedbench/threads.h"
+#include "feedbench/throttle.h"
 #include "feedbench/manifest.h"
 #include "feedbench/sha256.h"
 #include "feedbench/units.h"
@@ -550,6 +551,7 @@ class StageRun {
     std::uint64_t total = 0;
     while (true) {
       if (stopping()) return fail("", false);
+      if (opt_.source_throttle) opt_.source_throttle->acquire(kChunk);
       ssize_t n = ::read(in.get(), buf.bytes(), kChunk);
       if (n < 0 && errno == EINTR) continue;
       if (n < 0) return fail(errno_message("cannot read source " + src, errno), false);

@@ -161,6 +161,16 @@ std::uint64_t parse_size(std::string_view text, const std::string& what) {
                         std::numeric_limits<std::uint64_t>::max());
 }
 
+std::uint64_t parse_rate(std::string_view text, const std::string& what) {
+  constexpr std::string_view kPerSecond = "/s";
+  if (!text.ends_with(kPerSecond) || text.size() == kPerSecond.size())
+    throw InputError(what + ": expected a rate such as 40MiB/s or 1.5GB/s, got \"" +
+                     std::string(text) + "\"");
+  const std::uint64_t rate = parse_size(text.substr(0, text.size() - kPerSecond.size()), what);
+  if (rate == 0) throw InputError(what + ": expected a rate above 0, got \"" + std::string(text) + "\"");
+  return rate;
+}
+
 std::int64_t parse_duration_ns(std::string_view text, const std::string& what) {
   return static_cast<std::int64_t>(parse_quantity(text, what, kDurationExpected, std::nullopt,
                                                   duration_unit,

@@ -160,13 +160,15 @@ int run_main(int argc, char** argv) {
   std::string config_path, out_path, csv_path, markdown_path, emit_fio_dir,
       max_cases_text = std::to_string(kDefaultMaxCases);
   std::string fingerprint_kind = "metadata";
-  std::vector<std::string> sets;
+  std::vector<std::string> sets, throttles;
   po::options_description opts("options");
   opts.add_options()
       ("help,h", "this help")
       ("config,c", po::value(&config_path), "experiment config (JSON), e.g. configs/demo.json")
       ("source", po::value<std::string>(), "override dataset.source")
       ("cache", po::value<std::string>(), "override dataset.cache")
+      ("throttle", po::value(&throttles)->composing()->value_name("ROLE=RATE"),
+       "hold every read through a path to a rate, simulating slower storage (repeatable), e.g. --throttle source=40MiB/s")
       ("set", po::value(&sets)->composing(), "KEY=VALUE: force a parameter in every family (repeatable), e.g. --set repetitions=1 --set workers=[1,2]")
       ("out,o", po::value(&out_path), "result file (default results/<config-name>/<host>-<UTC>.json)")
       ("csv", po::value(&csv_path), "also write one CSV row per benchmark run")
@@ -200,6 +202,7 @@ int run_main(int argc, char** argv) {
   if (vm.count("source")) overrides.source = vm["source"].as<std::string>();
   if (vm.count("cache")) overrides.cache = vm["cache"].as<std::string>();
   overrides.set = parse_sets(sets);
+  overrides.throttle = parse_throttles(throttles);
   Config config = load_config(config_path, overrides);
   Plan plan = expand_plan(config, parse_whole_number(max_cases_text, "--max-cases", 1, UINT64_MAX));
 
@@ -317,6 +320,9 @@ int run_main(int argc, char** argv) {
   if (!config.cache_root.empty() && std::filesystem::exists(config.cache_root))
     paths.emplace("cache", describe_path("cache", config.cache_root));
   std::fputs(format_paths(paths).c_str(), human);
+  for (const auto& [role, rate] : config.throttle)
+    std::fprintf(human, "%s: throttled to %s (simulated slower storage: every read through it, all "
+                 "workers of a case together)\n", role.c_str(), format_rate(double(rate)).c_str());
   if (uses_state(plan, "warm")) {
     std::uint64_t need = context.source->total_bytes();
     if (context.cache) need = std::max(need, context.cache->total_bytes());
@@ -369,6 +375,8 @@ int run_main(int argc, char** argv) {
     doc.dataset["cache"]["verification"] = verification;
     doc.dataset["cache"]["allow_unverified_cache"] = context.allow_unverified_cache;
   }
+  for (const auto& [role, rate] : config.throttle)
+    if (doc.dataset.contains(role)) doc.dataset[role]["throttle_bytes_per_second"] = rate;
   doc.environment = describe_environment(paths);
   doc.environment["host"]["load"] = load_to_json(load_before, load_after);
   doc.summary = summarize(doc);

@@ -69,7 +69,7 @@ class IoUringEngine final : public Engine {
     ::close(file);
   }
 
-  void submit(std::span<const ReadOp> ops) override {
+  void start_reads(std::span<const ReadOp> ops) override {
     for (const ReadOp& op : ops) {
       io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
       if (!sqe) {  // cannot happen with at most queue_depth reads in flight; be safe anyway

@@ -31,7 +31,7 @@ class LibaioEngine final : public Engine {
   FileHandle open(const std::string& path) override { return open_for_read(path, true); }
   void close(FileHandle file) override { ::close(file); }
 
-  void submit(std::span<const ReadOp> ops) override {
+  void start_reads(std::span<const ReadOp> ops) override {
     std::size_t n = 0;
     for (const ReadOp& op : ops) {
       iocb* cb = &iocbs_[op.slot];

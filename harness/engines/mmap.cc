@@ -123,7 +123,7 @@ class MmapEngine final : public Engine {
     m = Mapping{};
   }
 
-  void submit(std::span<const ReadOp> ops) override {
+  void start_reads(std::span<const ReadOp> ops) override {
     for (const ReadOp& op : ops) {
       Mapping& m = maps_[std::size_t(op.file)];
       std::size_t n = 0;

@@ -2,6 +2,7 @@
 // configs/schema/experiment.schema.json. The single definition of the format is that schema.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -14,6 +15,7 @@ namespace feedbench {
 struct ConfigOverrides {
   std::optional<std::string> source;  // --source
   std::optional<std::string> cache;   // --cache
+  std::map<std::string, std::string> throttle;  // --throttle ROLE=RATE: dataset.throttle.ROLE
   nlohmann::json set = nlohmann::json::object();  // --set key=value: forces that parameter in every family that has it, and in `defaults`
 };
 
@@ -24,6 +26,7 @@ struct Config {
   std::string source_root;  // dataset.source after ${VAR} expansion and overrides ("" if absent)
   std::string cache_root;   // dataset.cache likewise ("" if absent)
   std::vector<std::string> include;  // dataset.include globs ("**" spans folders); empty = all
+  std::map<std::string, std::uint64_t> throttle;  // dataset.throttle: path role -> bytes/s
   nlohmann::json defaults;  // "defaults" merged with overrides: repetitions, seed, ...
   nlohmann::json families;  // "families" array, verbatim after expansion
   nlohmann::json resolved;  // the whole config as run (expanded, overrides applied)
@@ -38,6 +41,11 @@ struct Config {
 // RETURNS: {KEY: value}. Throws InputError naming --set KEY for a malformed option, a number no
 // double holds, or a value past the limits of a --set value (json_limits.h).
 nlohmann::json parse_sets(const std::vector<std::string>& sets);
+
+// Turns --throttle ROLE=RATE options into ConfigOverrides::throttle. RETURNS: {ROLE: RATE}.
+// Throws InputError naming --throttle for a role other than source/cache or a malformed option
+// (the rate itself is checked with the config, as dataset.throttle.ROLE).
+std::map<std::string, std::string> parse_throttles(const std::vector<std::string>& options);
 
 // Reads, expands ${VAR} / ${VAR:-default} in every string from the environment, applies
 // overrides and validates against the schema.

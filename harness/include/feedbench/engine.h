@@ -28,10 +28,15 @@ struct Completion {
   std::int64_t result = 0;  // bytes read (short at end of file), or -errno
 };
 
+class Throttle;
+
 struct EngineOptions {
   bool direct = false;            // O_DIRECT
   unsigned queue_depth = 1;       // slots; synchronous engines accept only 1
   std::size_t block_size = 4096;  // bytes per slot buffer
+  // Shared by every engine of a round: submit() waits for it before the reads start (see
+  // throttle.h). Null: reads go at the storage's own pace.
+  std::shared_ptr<Throttle> throttle;
 };
 
 class Engine {
@@ -47,10 +52,11 @@ class Engine {
   // REQUIRES: no read of this file is in flight.
   virtual void close(FileHandle file) = 0;
 
-  // Starts the reads. REQUIRES: each op's slot is free; ops.size() <= free slots.
+  // Starts the reads, once the throttle (if any) lets their bytes through. REQUIRES: each op's
+  // slot is free; ops.size() <= free slots.
   // NOTE: io_uring hands them to the kernel at the next reap(), in the system call that waits;
   // synchronous engines (psync, mmap) perform them here.
-  virtual void submit(std::span<const ReadOp> ops) = 0;
+  void submit(std::span<const ReadOp> ops);
   // Waits until at least `min_complete` reads have completed (0: only what is ready).
   // RETURNS: completions written to `out` (at most out.size()).
   virtual std::size_t reap(std::span<Completion> out, std::size_t min_complete) = 0;
@@ -68,6 +74,9 @@ class Engine {
 
  protected:
   explicit Engine(const EngineOptions& options);
+
+  // What submit() does after the throttle: each engine's own way of starting reads.
+  virtual void start_reads(std::span<const ReadOp> ops) = 0;
 
   // Opens `path` read-only (O_DIRECT when `direct`), with O_NOATIME until the kernel refuses
   // it once (EPERM: the files are someone else's; a data set's files share an owner, so the

@@ -15,6 +15,7 @@
 #include "feedbench/dataset.h"
 #include "feedbench/engine.h"
 #include "feedbench/histogram.h"
+#include "feedbench/throttle.h"
 #include "feedbench/units.h"
 
 namespace feedbench {
@@ -42,15 +43,18 @@ class SampleSource {
 };
 
 // One sample per file of `files`, read whole through engine `engine` (psync, mmap, io_uring)
-// in chunks of `block_size` bytes. REQUIRES: `files` outlives the source.
+// in chunks of `block_size` bytes, every reader's chunks paced by `throttle` when given.
+// REQUIRES: `files` outlives the source.
 std::unique_ptr<SampleSource> make_file_source(const FileSet& files, const std::string& engine,
-                                               std::size_t block_size = 1 << 20);
+                                               std::size_t block_size = 1 << 20,
+                                               std::shared_ptr<Throttle> throttle = nullptr);
 
 // Fixed-size records out of shard files: shard j holds file_size(j) / record_size records,
 // record r of it at offset r × record_size. Throws InputError when no file holds a record.
 std::unique_ptr<SampleSource> make_record_source(const FileSet& files, std::uint64_t record_size,
                                                  const std::string& engine,
-                                                 std::size_t block_size = 1 << 20);
+                                                 std::size_t block_size = 1 << 20,
+                                                 std::shared_ptr<Throttle> throttle = nullptr);
 
 // Calibration: no I/O. Sample i copies file_size(i) bytes (of `files`, never read) out of a
 // preloaded buffer, so batches are as large as the real ones.

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <optional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,8 @@
 #include "feedbench/manifest.h"
 
 namespace feedbench {
+
+class Throttle;
 
 // Per-run journal of verified files (sha256sum lines), kept in the cache root while a stage
 // is under way so an interrupted stage resumes without re-copying. It also proves which files
@@ -38,6 +41,9 @@ struct StageOptions {
   bool force = false;   // stage into a non-empty folder that is not a cache (beside its files)
   bool prune = false;   // allow removing more than kPruneShare of the cache's files
   const std::atomic<int>* stop = nullptr;  // non-zero (a signal number): stop cleanly
+  // Paces the copies' reads of the source (the benchmark's simulated slower source); the
+  // read-back check of each copy is not paced. Null: the source's own pace.
+  std::shared_ptr<Throttle> source_throttle;
 };
 
 struct StageResult {

@@ -14,6 +14,10 @@ namespace feedbench {
 // RETURNS: bytes. Throws InputError("<what>: ...") naming `what` on a bad value.
 std::uint64_t parse_size(std::string_view text, const std::string& what = "size");
 
+// Parses a rate: a size per second, "40MiB/s", "1.5GB/s" (the size as parse_size reads it).
+// RETURNS: bytes per second (> 0). Throws InputError naming `what` on a bad value.
+std::uint64_t parse_rate(std::string_view text, const std::string& what = "rate");
+
 // Parses a duration: a number with ns, us (or µs), ms, s, min, h. RETURNS: nanoseconds.
 // Throws InputError naming `what` on a bad value or a missing unit.
 std::int64_t parse_duration_ns(std::string_view text, const std::string& what = "duration");
