@@ -342,18 +342,28 @@ MetricComparison judge(const MetricInfo& info, std::vector<double> base, std::ve
                              std::sqrt(1 / nb + 1 / nn);
   const double load_band = noise.from_memory ? noise.load_delta : 0;
   m.noise_band = std::max(spread_band, load_band);
-  if (m.verdict != Verdict::kUnchanged && std::isfinite(m.change) &&
-      std::fabs(m.change) <= m.noise_band) {
-    char text[160];
+  if (m.verdict == Verdict::kUnchanged) return m;
+  // Too few repetitions for the test: the least it could show is that every repetition of one
+  // side lies beyond every one of the other. Overlapping repetitions show no change at all.
+  const auto [base_lo, base_hi] = std::minmax_element(m.base_values.begin(), m.base_values.end());
+  const auto [new_lo, new_hi] = std::minmax_element(m.new_values.begin(), m.new_values.end());
+  const bool overlap = !(*new_hi < *base_lo || *new_lo > *base_hi);
+  char text[200];
+  if (std::isfinite(m.change) && std::fabs(m.change) <= m.noise_band) {
     if (spread_band >= load_band)
       std::snprintf(text, sizeof text, "spread: CV %.1f%% BASE, %.1f%% NEW explains +-%.0f%%",
                     100 * m.base_cv, 100 * m.new_cv, 100 * spread_band);
     else
       std::snprintf(text, sizeof text, "host load changed (%s) for a case served from memory",
                     noise.load_text.c_str());
-    m.why_noisy = text;
-    m.verdict = Verdict::kNoisy;
+  } else if (m.weak && overlap) {
+    std::snprintf(text, sizeof text, "weak and the repetitions overlap: BASE %.4g..%.4g, NEW %.4g..%.4g",
+                  *base_lo, *base_hi, *new_lo, *new_hi);
+  } else {
+    return m;
   }
+  m.why_noisy = text;
+  m.verdict = Verdict::kNoisy;
   return m;
 }
 

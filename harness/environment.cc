@@ -370,7 +370,7 @@ nlohmann::json load_to_json(const LoadSample& before, const LoadSample& after) {
   // Cores can go offline during a run: the fewer is what the run had at some point.
   return {{"loadavg_1m_before", before.loadavg_1m},
           {"loadavg_1m_after", after.loadavg_1m},
-          {"online_cores", std::min(before.online_cores, after.online_cores)}};
+          {"online_cores", std::int64_t(std::min(before.online_cores, after.online_cores))}};
 }
 
 bool same_device(const PathInfo& a, const PathInfo& b) {

@@ -128,7 +128,7 @@ expect_exit 1 "$FEEDBENCH" diff "$WORK/two_base.json" "$WORK/two_new.json"
 expect_in "$WORK/out" "REGRESSION (weak)"
 expect_in "$WORK/out" "weak verdict: too few repetitions (as few as 2 per side, in 1 comparison)"
 expect_in "$WORK/out" "use 4 or more repetitions per side"
-expect_in "$WORK/out" "-19.9%"
+expect_in "$WORK/out" "-20.0%"
 # The same drop made by one wild repetition is noisy, counted apart, and passes.
 expect_exit 0 "$FEEDBENCH" diff "$WORK/two_base.json" "$WORK/two_wild.json"
 expect_in "$WORK/out" "noisy (spread: CV"
