@@ -25,6 +25,9 @@ struct MetricInfo {
   // whatever its percentage: AU 0.001 -> 0.013 is 1.2 points, not "+1200%".
   double floor = 0;
   const char* floor_text = "";  // the floor for people: "2 points", "1 ms"
+  // A tail (p99 and beyond) is set by the few slowest operations of a round: on a host with
+  // more runnable tasks than cores, by whichever the scheduler preempted.
+  bool tail = false;
 };
 
 // RETURNS: every metric diff knows (throughput, latency, loader, real_time), in table order.
@@ -81,6 +84,9 @@ struct MetricComparison {
   std::size_t repetitions_needed = 0;  // per side, to let the test reach alpha (when weak)
   // Coefficient of variation (sample stddev / |mean|) of each side's repetitions; 0 below 2.
   double base_cv = 0, new_cv = 0;
+  // The median CV of this metric over every compared case of both files: what three
+  // repetitions of one case cannot estimate on their own. The band uses the larger.
+  double typical_cv = 0;
   // The smallest relative change the noise could not explain: from the spreads (and the
   // load difference for cases served from memory); 0 with the noise rule off.
   double noise_band = 0;
