@@ -301,6 +301,7 @@ struct NoiseContext {
   // Either run had more runnable (or disk-waiting) tasks than cores: Linux's load average
   // counts both. Tails then measure the scheduler, not the storage.
   bool oversubscribed = false;
+  double max_per_core = 0;  // the larger of the two runs' load per core
   double typical_cv = 0;  // the metric's median CV over the compared cases
 };
 
@@ -341,34 +342,39 @@ MetricComparison judge(const MetricInfo& info, std::vector<double> base, std::ve
   else if (significant && signed_gain > options.threshold)
     m.verdict = Verdict::kImprovement;
   if (!options.noise_rule) return m;
+  // Bands are ratios, compared on a log scale: rates and times are positive and vary by
+  // factors, so a 94% drop is a factor of 18 however wide the spread in percent.
   const double nb = double(m.base_values.size()), nn = double(m.new_values.size());
   m.typical_cv = noise.typical_cv;
   const double spread_band = kNoiseStandardErrors * 1.25 *
                              std::max({m.base_cv, m.new_cv, m.typical_cv}) *
                              std::sqrt(1 / nb + 1 / nn);
-  const double load_band = noise.from_memory ? noise.load_delta : 0;
-  m.noise_band = std::max(spread_band, load_band);
+  // Served from memory, a case runs at the CPU share the host leaves it: a load per core that
+  // changed by d moves it by up to a factor 1 + d; on an oversubscribed host (L per core) by
+  // up to a factor L.
+  double load_band = 0;
+  if (noise.from_memory) {
+    load_band = std::log1p(noise.load_delta);
+    if (noise.max_per_core > 1) load_band = std::max(load_band, std::log(noise.max_per_core));
+  }
+  const double band = std::max(spread_band, load_band);
+  m.noise_band = std::expm1(band);
+  const double log_change = m.base_median > 0 && m.new_median > 0
+                                ? std::log(m.new_median / m.base_median)
+                                : std::numeric_limits<double>::infinity();
   if (m.verdict == Verdict::kUnchanged) return m;
-  // Too few repetitions for the test: the least it could show is that every repetition of one
-  // side lies beyond every one of the other. Overlapping repetitions show no change at all.
-  const auto [base_lo, base_hi] = std::minmax_element(m.base_values.begin(), m.base_values.end());
-  const auto [new_lo, new_hi] = std::minmax_element(m.new_values.begin(), m.new_values.end());
-  const bool overlap = !(*new_hi < *base_lo || *new_lo > *base_hi);
   char text[200];
   if (info.tail && noise.oversubscribed) {
     std::snprintf(text, sizeof text, "a tail on an oversubscribed host (%s): it measures the scheduler",
                   noise.load_text.c_str());
-  } else if (std::isfinite(m.change) && std::fabs(m.change) <= m.noise_band) {
+  } else if (std::fabs(log_change) <= band) {
     if (spread_band >= load_band)
       std::snprintf(text, sizeof text,
-                    "spread: CV %.1f%% BASE, %.1f%% NEW, typical %.1f%% explains +-%.0f%%",
-                    100 * m.base_cv, 100 * m.new_cv, 100 * m.typical_cv, 100 * spread_band);
+                    "spread: CV %.1f%% BASE, %.1f%% NEW, typical %.1f%% explains up to x%.2f",
+                    100 * m.base_cv, 100 * m.new_cv, 100 * m.typical_cv, std::exp(spread_band));
     else
-      std::snprintf(text, sizeof text, "host load changed (%s) for a case served from memory",
-                    noise.load_text.c_str());
-  } else if (m.weak && overlap) {
-    std::snprintf(text, sizeof text, "weak and the repetitions overlap: BASE %.4g..%.4g, NEW %.4g..%.4g",
-                  *base_lo, *base_hi, *new_lo, *new_hi);
+      std::snprintf(text, sizeof text, "host load (%s) explains up to x%.2f for a case served from memory",
+                    noise.load_text.c_str(), std::exp(load_band));
   } else {
     return m;
   }
@@ -576,7 +582,8 @@ Comparison compare_results(const ResultDocument& base, const ResultDocument& nex
     std::snprintf(text, sizeof text, "load per core %.2f BASE, %.2f NEW",
                   out.base_load.per_core(), out.new_load.per_core());
     load_noise.load_text = text;
-    load_noise.oversubscribed = out.base_load.per_core() >= 1 || out.new_load.per_core() >= 1;
+    load_noise.max_per_core = std::max(out.base_load.per_core(), out.new_load.per_core());
+    load_noise.oversubscribed = load_noise.max_per_core >= 1;
   }
   // Without --metric: per family, the metrics the table says gate it, in table order.
   std::vector<std::string> all_metrics = out.options.metrics;

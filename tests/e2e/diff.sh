@@ -142,7 +142,7 @@ fixture load_base load="1.0,1.2,2" cases="$WARM3;${SEQ/warm/cold}|bytes_per_seco
 fixture load_new load="2.4,2.8,2" cases="$SEQ|bytes_per_second|$((700*MIB))|3|0.01;${SEQ/warm/cold}|bytes_per_second|$((600*MIB))|3|0.01"
 expect_exit 1 "$FEEDBENCH" diff "$WORK/load_base.json" "$WORK/load_new.json"
 expect_in "$WORK/out" "host load per core: BASE 0.55 (1.00 -> 1.20 on 2 cores), NEW 1.30 (2.40 -> 2.80 on 2 cores)"
-expect_in "$WORK/out" "noisy (host load changed (load per core 0.55 BASE, 1.30 NEW) for a case served from memory)"
+expect_in "$WORK/out" "noisy (host load (load per core 0.55 BASE, 1.30 NEW) explains up to x1.75 for a case served from memory)"
 expect_in "$WORK/out" "1 regression, 0 improvements, 1 noisy in 2 compared cases"
 
 # --include / --exclude choose cases by name; a bad expression is bad input naming the option.

@@ -87,8 +87,9 @@ struct MetricComparison {
   // The median CV of this metric over every compared case of both files: what three
   // repetitions of one case cannot estimate on their own. The band uses the larger.
   double typical_cv = 0;
-  // The smallest relative change the noise could not explain: from the spreads (and the
-  // load difference for cases served from memory); 0 with the noise rule off.
+  // The largest change the noise could explain, as a ratio - 1 (0.75: up to a factor 1.75
+  // either way): from the spreads, and for cases served from memory the host load; 0 with the
+  // noise rule off.
   double noise_band = 0;
   bool below_floor = false;  // |new - base| below the metric's floor: not judged
   std::string why_noisy;     // when kNoisy: "spread: CV 9.1% BASE, 2.0% NEW" or the load
