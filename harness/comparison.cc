@@ -7,6 +7,7 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <regex>
 #include <set>
 #include <sstream>
 
@@ -18,23 +19,27 @@ namespace feedbench {
 
 const std::vector<MetricInfo>& known_metrics() {
   using D = Direction;
+  // The one table of what each counter means to diff. Floors are in the metric's own unit:
+  // AU and stall fraction are fractions (0.02 = 2 points), waits in ms, latencies in us.
+  // A read's rate gates file_read and stage; a loader's bytes_per_second and samples_per_second
+  // follow what the training step asks for, so the loader gates on AU and its wait p99.
   static const std::vector<MetricInfo> metrics = {
-      {"bytes_per_second", D::kHigherIsBetter, true},
-      {"items_per_second", D::kHigherIsBetter, true},
-      {"files_per_second", D::kHigherIsBetter, false},
-      {"samples_per_second", D::kHigherIsBetter, true},
-      {"au", D::kHigherIsBetter, false},
-      {"lat_p50_us", D::kLowerIsBetter, false},
-      {"lat_p90_us", D::kLowerIsBetter, false},
-      {"lat_p99_us", D::kLowerIsBetter, true},
-      {"lat_p999_us", D::kLowerIsBetter, false},
-      {"lat_max_us", D::kLowerIsBetter, false},
-      {"real_time", D::kLowerIsBetter, false},
-      {"wait_p50_ms", D::kLowerIsBetter, false},
-      {"wait_p90_ms", D::kLowerIsBetter, false},
-      {"wait_p99_ms", D::kLowerIsBetter, false},
-      {"stall_fraction", D::kLowerIsBetter, true},
-      {"epoch_s", D::kLowerIsBetter, false},
+      {"bytes_per_second", D::kHigherIsBetter, {"file_read", "stage"}, 0, ""},
+      {"items_per_second", D::kHigherIsBetter, {}, 0, ""},
+      {"files_per_second", D::kHigherIsBetter, {}, 0, ""},
+      {"samples_per_second", D::kHigherIsBetter, {}, 0, ""},
+      {"au", D::kHigherIsBetter, {"loader"}, 0.02, "2 points"},
+      {"lat_p50_us", D::kLowerIsBetter, {}, 5, "5 us"},
+      {"lat_p90_us", D::kLowerIsBetter, {}, 5, "5 us"},
+      {"lat_p99_us", D::kLowerIsBetter, {"file_read"}, 5, "5 us", true},
+      {"lat_p999_us", D::kLowerIsBetter, {}, 5, "5 us", true},
+      {"lat_max_us", D::kLowerIsBetter, {}, 5, "5 us", true},
+      {"real_time", D::kLowerIsBetter, {}, 0, ""},
+      {"wait_p50_ms", D::kLowerIsBetter, {}, 1, "1 ms"},
+      {"wait_p90_ms", D::kLowerIsBetter, {}, 1, "1 ms"},
+      {"wait_p99_ms", D::kLowerIsBetter, {"loader"}, 1, "1 ms", true},
+      {"stall_fraction", D::kLowerIsBetter, {}, 0.02, "2 points"},
+      {"epoch_s", D::kLowerIsBetter, {}, 0, ""},
   };
   return metrics;
 }
@@ -48,6 +53,12 @@ const MetricInfo* find_metric(const std::string& name) {
 bool CaseComparison::regressed() const {
   return std::any_of(metrics.begin(), metrics.end(),
                      [](const MetricComparison& m) { return m.verdict == Verdict::kRegression; });
+}
+
+bool CaseComparison::noisy() const {
+  return !regressed() &&
+         std::any_of(metrics.begin(), metrics.end(),
+                     [](const MetricComparison& m) { return m.verdict == Verdict::kNoisy; });
 }
 
 bool CaseComparison::improved() const {
@@ -64,6 +75,37 @@ std::size_t Comparison::regressions() const {
 std::size_t Comparison::improvements() const {
   return static_cast<std::size_t>(
       std::count_if(cases.begin(), cases.end(), [](const CaseComparison& c) { return c.improved(); }));
+}
+
+std::size_t Comparison::noisy() const {
+  return static_cast<std::size_t>(
+      std::count_if(cases.begin(), cases.end(), [](const CaseComparison& c) { return c.noisy(); }));
+}
+
+bool Comparison::any_weak() const {
+  for (const CaseComparison& c : cases)
+    for (const MetricComparison& m : c.metrics)
+      if (m.weak) return true;
+  return false;
+}
+
+double HostLoad::per_core() const { return cores > 0 ? (before + after) / 2 / cores : 0; }
+
+HostLoad host_load(const ResultDocument& doc) {
+  HostLoad load;
+  auto host = doc.environment.find("host");
+  if (host == doc.environment.end() || !host->is_object()) return load;
+  auto l = host->find("load");
+  if (l == host->end() || !l->is_object()) return load;
+  auto number = [&](const char* key, double* out) {
+    auto it = l->find(key);
+    if (it == l->end() || !it->is_number()) return false;
+    *out = it->get<double>();
+    return true;
+  };
+  load.known = number("loadavg_1m_before", &load.before) & number("loadavg_1m_after", &load.after) &
+               number("online_cores", &load.cores) && load.cores > 0;
+  return load;
 }
 
 bool CaseComparison::missing() const {
@@ -129,6 +171,10 @@ std::string case_identity(const BenchmarkEntry& entry, const std::vector<std::st
 }
 
 namespace {
+
+double direction_gain(Direction d, double change) {
+  return d == Direction::kHigherIsBetter ? change : -change;
+}
 
 // Every entry of one case in one document; its repetitions sorted by whether they count.
 struct CaseEntries {
@@ -235,11 +281,41 @@ std::string partial_note(const CaseEntries& c, const char* side) {
          " repetitions counted in " + side + " (" + why + ")";
 }
 
-MetricComparison judge(const std::string& metric, Direction direction, std::vector<double> base,
-                       std::vector<double> next, const CompareOptions& options) {
+// Sample coefficient of variation; 0 for fewer than two values or a zero mean.
+double coefficient_of_variation(const std::vector<double>& v) {
+  if (v.size() < 2) return 0;
+  double mean = 0;
+  for (double x : v) mean += x;
+  mean /= double(v.size());
+  if (mean == 0) return 0;
+  double ss = 0;
+  for (double x : v) ss += (x - mean) * (x - mean);
+  return std::sqrt(ss / double(v.size() - 1)) / std::fabs(mean);
+}
+
+// What the noise rule knows beyond a metric's own values.
+struct NoiseContext {
+  // The case is served from memory (page-cached, or samples from memory): its speed is the
+  // CPU's share, which the host's load sets; a cold read waits on the device.
+  bool from_memory = false;
+  double load_delta = 0;  // |BASE - NEW| load per online core; 0 when either is unknown
+  std::string load_text;  // "load per core 0.61 BASE, 1.48 NEW"
+  // Either run had more runnable (or disk-waiting) tasks than cores: Linux's load average
+  // counts both. Tails then measure the scheduler, not the storage.
+  bool oversubscribed = false;
+  double max_per_core = 0;  // the larger of the two runs' load per core
+  double typical_cv = 0;  // the metric's median CV over the compared cases
+};
+
+// The standard error of a median is about 1.25 sigma / sqrt(n); a difference of two medians
+// within this many of them is what repetitions of an unchanged system show.
+constexpr double kNoiseStandardErrors = 3;
+
+MetricComparison judge(const MetricInfo& info, std::vector<double> base, std::vector<double> next,
+                       const CompareOptions& options, const NoiseContext& noise) {
   MetricComparison m;
-  m.metric = metric;
-  m.direction = direction;
+  m.metric = info.name;
+  m.direction = info.direction;
   m.base_values = std::move(base);
   m.new_values = std::move(next);
   m.base_median = median(m.base_values);
@@ -251,15 +327,61 @@ MetricComparison judge(const std::string& metric, Direction direction, std::vect
   MannWhitneyResult test = mann_whitney_u(m.base_values, m.new_values);
   m.p = test.p;
   m.exact = test.exact;
+  m.base_cv = coefficient_of_variation(m.base_values);
+  m.new_cv = coefficient_of_variation(m.new_values);
   // When even complete separation cannot reach alpha the test has no say: threshold alone.
   m.weak = mann_whitney_min_p(m.base_values.size(), m.new_values.size()) > options.alpha;
   if (m.weak) m.repetitions_needed = repetitions_to_reach(options.alpha);
+  // Below the floor a percentage says nothing (0.001 -> 0.013 is "+1200%" and 1.2 points).
+  if (std::fabs(m.new_median - m.base_median) < info.floor) {
+    m.below_floor = true;
+    return m;
+  }
   const bool significant = m.weak || m.p < options.alpha;
-  const double signed_gain = direction == Direction::kHigherIsBetter ? m.change : -m.change;
+  const double signed_gain = direction_gain(info.direction, m.change);
   if (significant && signed_gain < -options.threshold)
     m.verdict = Verdict::kRegression;
   else if (significant && signed_gain > options.threshold)
     m.verdict = Verdict::kImprovement;
+  if (!options.noise_rule) return m;
+  // Bands are ratios, compared on a log scale: rates and times are positive and vary by
+  // factors, so a 94% drop is a factor of 18 however wide the spread in percent.
+  const double nb = double(m.base_values.size()), nn = double(m.new_values.size());
+  m.typical_cv = noise.typical_cv;
+  const double spread_band = kNoiseStandardErrors * 1.25 *
+                             std::max({m.base_cv, m.new_cv, m.typical_cv}) *
+                             std::sqrt(1 / nb + 1 / nn);
+  // Served from memory, a case runs at the CPU share the host leaves it: a load per core that
+  // changed by d moves it by up to a factor 1 + d; on an oversubscribed host (L per core) by
+  // up to a factor L.
+  double load_band = 0;
+  if (noise.from_memory) {
+    load_band = std::log1p(noise.load_delta);
+    if (noise.max_per_core > 1) load_band = std::max(load_band, std::log(noise.max_per_core));
+  }
+  const double band = std::max(spread_band, load_band);
+  m.noise_band = std::expm1(band);
+  const double log_change = m.base_median > 0 && m.new_median > 0
+                                ? std::log(m.new_median / m.base_median)
+                                : std::numeric_limits<double>::infinity();
+  if (m.verdict == Verdict::kUnchanged) return m;
+  char text[200];
+  if (info.tail && noise.oversubscribed) {
+    std::snprintf(text, sizeof text, "a tail on an oversubscribed host (%s): it measures the scheduler",
+                  noise.load_text.c_str());
+  } else if (std::fabs(log_change) <= band) {
+    if (spread_band >= load_band)
+      std::snprintf(text, sizeof text,
+                    "spread: CV %.1f%% BASE, %.1f%% NEW, typical %.1f%% explains up to x%.2f",
+                    100 * m.base_cv, 100 * m.new_cv, 100 * m.typical_cv, std::exp(spread_band));
+    else
+      std::snprintf(text, sizeof text, "host load (%s) explains up to x%.2f for a case served from memory",
+                    noise.load_text.c_str(), std::exp(load_band));
+  } else {
+    return m;
+  }
+  m.why_noisy = text;
+  m.verdict = Verdict::kNoisy;
   return m;
 }
 
@@ -412,6 +534,53 @@ void check_options(const CompareOptions& o) {
     }
 }
 
+std::regex compile_case_pattern(const char* option, const std::string& text) {
+  try {
+    return std::regex(text, std::regex::ECMAScript);
+  } catch (const std::regex_error& e) {
+    throw InputError(std::string(option) + " " + text + ": not a regular expression (" + e.what() + ")");
+  }
+}
+
+// Drops, from both sides, the cases --include/--exclude leave out (matched on the case names).
+// RETURNS: how many distinct cases were left out.
+std::size_t filter_cases(Grouped* b, Grouped* n, const CompareOptions& o) {
+  std::vector<std::regex> include, exclude;
+  for (const std::string& x : o.include) include.push_back(compile_case_pattern("--include", x));
+  for (const std::string& x : o.exclude) exclude.push_back(compile_case_pattern("--exclude", x));
+  if (include.empty() && exclude.empty()) return 0;
+  auto keep = [&](const std::string& name) {
+    for (const std::regex& r : exclude)
+      if (std::regex_search(name, r)) return false;
+    if (include.empty()) return true;
+    for (const std::regex& r : include)
+      if (std::regex_search(name, r)) return true;
+    return false;
+  };
+  std::set<std::string> dropped;
+  for (Grouped* g : {b, n}) {
+    std::vector<std::string> order;
+    for (const std::string& id : g->order) {
+      if (keep(g->cases.at(id).name)) {
+        order.push_back(id);
+      } else {
+        dropped.insert(id);
+        g->cases.erase(id);
+      }
+    }
+    g->order = order;
+  }
+  return dropped.size();
+}
+
+// RETURNS: whether the case reads from memory: page-cached rounds, or the loader's samples
+// from memory. Such a case measures the CPU's share as much as storage.
+bool served_from_memory(const std::string& name) {
+  for (const std::string& seg : split_segments(name))
+    if (seg == "state:warm" || seg == "samples:memory") return true;
+  return false;
+}
+
 void check_match_ignore(const ResultDocument& base, const ResultDocument& next,
                         const std::vector<std::string>& ignore) {
   std::set<std::string> keys;
@@ -432,6 +601,27 @@ void check_match_ignore(const ResultDocument& base, const ResultDocument& next,
 
 }  // namespace
 
+ResultDocument replace_cases(const ResultDocument& next, const ResultDocument& rerun,
+                             const std::vector<std::string>& ignore,
+                             std::vector<std::string>* replaced) {
+  std::set<std::string> in_next, in_rerun;
+  for (const BenchmarkEntry& e : next.benchmarks) in_next.insert(case_identity(e, ignore));
+  for (const BenchmarkEntry& e : rerun.benchmarks) in_rerun.insert(case_identity(e, ignore));
+  replaced->clear();
+  for (const std::string& id : in_rerun)
+    if (in_next.count(id)) replaced->push_back(id);
+  if (replaced->empty())
+    throw InputError("--rerun-result: the re-run has no case of NEW (" +
+                     std::to_string(in_rerun.size()) + " cases in it)");
+  ResultDocument out = next;
+  out.benchmarks.clear();
+  for (const BenchmarkEntry& e : next.benchmarks)
+    if (!in_rerun.count(case_identity(e, ignore))) out.benchmarks.push_back(e);
+  for (const BenchmarkEntry& e : rerun.benchmarks)
+    if (in_next.count(case_identity(e, ignore))) out.benchmarks.push_back(e);
+  return out;
+}
+
 Comparison compare_results(const ResultDocument& base, const ResultDocument& next,
                            const CompareOptions& options, const std::string& base_file,
                            const std::string& new_file) {
@@ -444,9 +634,6 @@ Comparison compare_results(const ResultDocument& base, const ResultDocument& nex
   out.base_file = base_file;
   out.new_file = new_file;
   out.options = options;
-  if (out.options.metrics.empty())
-    for (const MetricInfo& m : known_metrics())
-      if (m.judged_by_default) out.options.metrics.push_back(m.name);
   {  // drop duplicates, keep the order given
     std::vector<std::string> unique;
     for (const std::string& m : out.options.metrics)
@@ -457,6 +644,26 @@ Comparison compare_results(const ResultDocument& base, const ResultDocument& nex
 
   Grouped b = group(base, options.match_ignore);
   Grouped n = group(next, options.match_ignore);
+  out.excluded_cases = filter_cases(&b, &n, options);
+  if (b.order.empty() || n.order.empty())
+    throw InputError("--include/--exclude left no case to compare (" +
+                     std::to_string(out.excluded_cases) + " left out)");
+  out.base_load = host_load(base);
+  out.new_load = host_load(next);
+  NoiseContext load_noise;
+  if (out.base_load.known && out.new_load.known) {
+    load_noise.load_delta = std::fabs(out.base_load.per_core() - out.new_load.per_core());
+    char text[96];
+    std::snprintf(text, sizeof text, "load per core %.2f BASE, %.2f NEW",
+                  out.base_load.per_core(), out.new_load.per_core());
+    load_noise.load_text = text;
+    load_noise.max_per_core = std::max(out.base_load.per_core(), out.new_load.per_core());
+    load_noise.oversubscribed = load_noise.max_per_core >= 1;
+  }
+  // Without --metric: per family, the metrics the table says gate it, in table order.
+  std::vector<std::string> all_metrics = out.options.metrics;
+  if (all_metrics.empty())
+    for (const MetricInfo& m : known_metrics()) all_metrics.push_back(m.name);
   std::size_t common = 0;
   for (const std::string& id : b.order) common += n.cases.count(id);
   if (common == 0)
@@ -506,11 +713,17 @@ Comparison compare_results(const ResultDocument& base, const ResultDocument& nex
       c.note += std::string(c.note.empty() ? "" : "; ") + "judged on the " + (base_agg ? "BASE" : "") +
                 (base_agg && new_agg ? " and " : "") + (new_agg ? "NEW" : "") +
                 " aggregate: no per-repetition values";
-    for (const std::string& metric : out.options.metrics) {
+    const std::string family = bc.name.substr(0, bc.name.find('/'));
+    NoiseContext noise = load_noise;
+    noise.from_memory = served_from_memory(bc.name);
+    for (const std::string& metric : all_metrics) {
+      const MetricInfo& info = *find_metric(metric);
+      if (out.options.metrics.empty() &&
+          std::find(info.gates.begin(), info.gates.end(), family) == info.gates.end())
+        continue;
       std::vector<double> bv = values_of(be, metric), nv = values_of(ne, metric);
       if (bv.empty() || nv.empty()) continue;
-      MetricComparison m =
-          judge(metric, find_metric(metric)->direction, std::move(bv), std::move(nv), out.options);
+      MetricComparison m = judge(info, std::move(bv), std::move(nv), out.options, noise);
       if (m.base_median > 0 && m.new_median > 0) ratios[metric].push_back(m.new_median / m.base_median);
       c.metrics.push_back(std::move(m));
     }
@@ -520,6 +733,25 @@ Comparison compare_results(const ResultDocument& base, const ResultDocument& nex
     }
     out.cases.push_back(std::move(c));
   }
+  // Second look, with each metric's typical spread over all compared cases: three
+  // repetitions can look tight by chance; the run's other cases say how much rounds vary here.
+  std::map<std::string, std::vector<double>> cvs;
+  for (const CaseComparison& c : out.cases)
+    for (const MetricComparison& m : c.metrics)
+      if (m.base_values.size() > 1 && m.new_values.size() > 1) {
+        cvs[m.metric].push_back(m.base_cv);
+        cvs[m.metric].push_back(m.new_cv);
+      }
+  if (out.options.noise_rule)
+    for (CaseComparison& c : out.cases) {
+      NoiseContext noise = load_noise;
+      noise.from_memory = served_from_memory(c.base_name);
+      for (MetricComparison& m : c.metrics) {
+        auto it = cvs.find(m.metric);
+        noise.typical_cv = it == cvs.end() ? 0 : median(it->second);
+        m = judge(*find_metric(m.metric), m.base_values, m.new_values, out.options, noise);
+      }
+    }
   for (const std::string& id : n.order) {
     if (b.cases.count(id)) continue;
     CaseComparison c;
@@ -528,7 +760,7 @@ Comparison compare_results(const ResultDocument& base, const ResultDocument& nex
     c.status = CaseStatus::kAdded;
     out.cases.push_back(std::move(c));
   }
-  for (const std::string& metric : out.options.metrics) {
+  for (const std::string& metric : all_metrics) {
     auto it = ratios.find(metric);
     if (it == ratios.end()) continue;
     out.geomeans.push_back(

@@ -356,6 +356,23 @@ nlohmann::json describe_host() {
   return host;
 }
 
+LoadSample sample_host_load() {
+  LoadSample s;
+  std::ifstream in("/proc/loadavg");
+  s.ok = static_cast<bool>(in >> s.loadavg_1m);
+  const long online = ::sysconf(_SC_NPROCESSORS_ONLN);
+  s.online_cores = online > 0 ? double(online) : 1;
+  return s;
+}
+
+nlohmann::json load_to_json(const LoadSample& before, const LoadSample& after) {
+  if (!before.ok || !after.ok) return nullptr;
+  // Cores can go offline during a run: the fewer is what the run had at some point.
+  return {{"loadavg_1m_before", before.loadavg_1m},
+          {"loadavg_1m_after", after.loadavg_1m},
+          {"online_cores", std::int64_t(std::min(before.online_cores, after.online_cores))}};
+}
+
 bool same_device(const PathInfo& a, const PathInfo& b) {
   if (a.device_id == b.device_id) return true;
   for (const std::string& disk : a.backing_disks)

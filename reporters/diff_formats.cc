@@ -44,6 +44,7 @@ const char* verdict_word(Verdict v) {
   switch (v) {
     case Verdict::kRegression: return "REGRESSION";
     case Verdict::kImprovement: return "improvement";
+    case Verdict::kNoisy: return "noisy";
     case Verdict::kUnchanged: break;
   }
   return "unchanged";
@@ -67,18 +68,49 @@ bool not_judged(CaseStatus s) {
          s == CaseStatus::kNoMetrics;
 }
 
-// "weak: 2 vs 2 repetitions cannot reach alpha 0.05; use 4 per side"
-std::string weak_text(const MetricComparison& m, double alpha) {
-  return "weak: " + std::to_string(m.base_values.size()) + " vs " +
-         std::to_string(m.new_values.size()) + " repetitions cannot reach alpha " +
-         printf_string("%g", alpha) + ", the threshold alone decided; use " +
-         std::to_string(m.repetitions_needed) + " repetitions per side";
+// The one note of a document whose verdicts were weak: said once, not on every row.
+// "weak verdict: too few repetitions: 3 vs 3 cannot reach alpha 0.05 ..."
+std::string weak_note(const Comparison& c) {
+  std::size_t smallest = 0, needed = 0, rows = 0;
+  for (const CaseComparison& k : c.cases)
+    for (const MetricComparison& m : k.metrics) {
+      if (!m.weak) continue;
+      ++rows;
+      const std::size_t n = std::min(m.base_values.size(), m.new_values.size());
+      smallest = smallest == 0 ? n : std::min(smallest, n);
+      needed = std::max(needed, m.repetitions_needed);
+    }
+  if (rows == 0) return "";
+  return "weak verdict: too few repetitions (as few as " + std::to_string(smallest) +
+         " per side, in " + std::to_string(rows) + (rows == 1 ? " comparison" : " comparisons") +
+         ") for the test to reach alpha " + printf_string("%g", c.options.alpha) +
+         ": the threshold and the noise rule alone decided those marked (weak); use " +
+         std::to_string(needed) + " or more repetitions per side";
 }
 
-std::string verdict_text(const MetricComparison& m, double alpha) {
+std::string verdict_text(const MetricComparison& m, double /*alpha*/) {
   std::string s = verdict_word(m.verdict);
-  if (m.weak) s += " (" + weak_text(m, alpha) + ")";
+  if (m.verdict == Verdict::kNoisy) s += " (" + m.why_noisy + ")";
+  else if (m.below_floor) s += " (change below the floor of " + std::string(find_metric(m.metric)->floor_text) + ")";
+  else if (m.weak && m.verdict != Verdict::kUnchanged) s += " (weak)";
   return s;
+}
+
+std::string rerun_line(const Comparison& c) {
+  const std::size_t n = c.rerun_cases.size();
+  return "confirmation re-run: " + std::to_string(n) + (n == 1 ? " case" : " cases") +
+         " judged on the repetitions of " + c.rerun_file + " instead of NEW's";
+}
+
+// "host load per core: BASE 0.55 (1.1 -> 1.0 on 2 cores), NEW 1.40 (2.6 -> 3.0 on 2 cores)"
+std::string load_line(const Comparison& c) {
+  auto side = [](const HostLoad& l) {
+    if (!l.known) return std::string("not recorded");
+    return printf_string("%.2f", l.per_core()) + " (" + printf_string("%.2f", l.before) + " -> " +
+           printf_string("%.2f", l.after) + " on " + printf_string("%g", l.cores) + " cores)";
+  };
+  if (!c.base_load.known && !c.new_load.known) return "";
+  return "host load per core: BASE " + side(c.base_load) + ", NEW " + side(c.new_load);
 }
 
 std::string geomean_text(const GeomeanSummary& g) {
@@ -90,9 +122,10 @@ std::string geomean_text(const GeomeanSummary& g) {
 std::string summary_line(const Comparison& c, bool strict) {
   std::size_t compared = 0;
   for (const CaseComparison& k : c.cases) compared += k.status == CaseStatus::kCompared;
-  std::size_t r = c.regressions(), i = c.improvements();
+  std::size_t r = c.regressions(), i = c.improvements(), z = c.noisy();
   std::string s = std::to_string(r) + (r == 1 ? " regression, " : " regressions, ") +
-                  std::to_string(i) + (i == 1 ? " improvement" : " improvements") + " in " +
+                  std::to_string(i) + (i == 1 ? " improvement, " : " improvements, ") +
+                  std::to_string(z) + " noisy in " +
                   std::to_string(compared) + (compared == 1 ? " compared case" : " compared cases") +
                   " (threshold " + format_percent(c.options.threshold) + ", alpha " +
                   printf_string("%g", c.options.alpha) + ")";
@@ -100,6 +133,9 @@ std::string summary_line(const Comparison& c, bool strict) {
   if (m > 0)
     s += "; " + std::to_string(m) + (m == 1 ? " case" : " cases") + " of BASE not measured in NEW" +
          (c.options.allow_missing ? " (allowed by --allow-missing)" : "");
+  if (c.excluded_cases > 0)
+    s += "; " + std::to_string(c.excluded_cases) + (c.excluded_cases == 1 ? " case" : " cases") +
+         " left out by --include/--exclude";
   if (compared == 0) s += "; nothing was compared";
   if (strict && !c.warnings.empty()) s += "; --strict: the runs are not comparable";
   return s;
@@ -126,6 +162,8 @@ std::string format_table(const Comparison& c, const DiffFormatOptions& o) {
   out << "BASE " << c.base_file << "\nNEW  " << c.new_file << "\n";
   for (const std::string& w : c.warnings)
     out << paint("warning: " + w, o.strict ? "1;31" : "33") << "\n";
+  if (std::string load = load_line(c); !load.empty()) out << load << "\n";
+  if (!c.rerun_file.empty()) out << rerun_line(c) << "\n";
 
   // Rows: metric, base, new, change, p, verdict; aligned over the whole table.
   struct Row {
@@ -164,6 +202,7 @@ std::string format_table(const Comparison& c, const DiffFormatOptions& o) {
       std::string verdict = verdict_text(*r.m, c.options.alpha);
       const char* colour = r.m->verdict == Verdict::kRegression    ? "1;31"
                            : r.m->verdict == Verdict::kImprovement ? "32"
+                           : r.m->verdict == Verdict::kNoisy       ? "33"
                                                                    : "0";
       if (r.m->verdict == Verdict::kUnchanged) verdict = paint(verdict, "2");
       else verdict = paint(verdict, colour);
@@ -193,6 +232,7 @@ std::string format_table(const Comparison& c, const DiffFormatOptions& o) {
        [](const CaseComparison& k) { return k.new_name; });
 
   out << "\n";
+  if (std::string weak = weak_note(c); !weak.empty()) out << paint(weak, "33") << "\n";
   if (!c.geomeans.empty()) {
     out << "geomean NEW/BASE over the compared cases:\n";
     for (const GeomeanSummary& g : c.geomeans) out << "  " << geomean_text(g) << "\n";
@@ -223,6 +263,9 @@ std::string format_markdown(const Comparison& c, const DiffFormatOptions& o) {
     out << "\n> **Not comparable" << (o.strict ? " (fails with --strict)" : "") << ":**\n";
     for (const std::string& w : c.warnings) out << "> - " << md_cell(w) << "\n";
   }
+  if (std::string load = load_line(c); !load.empty()) out << "\n" << md_cell(load) << "\n";
+  if (!c.rerun_file.empty()) out << "\n" << md_cell(rerun_line(c)) << "\n";
+  if (std::string weak = weak_note(c); !weak.empty()) out << "\n> " << md_cell(weak) << "\n";
   bool header = false;
   for (const CaseComparison& k : c.cases) {
     if (k.status != CaseStatus::kCompared) continue;
@@ -389,7 +432,7 @@ std::string format_metric_value(const std::string& metric, double v) {
 
 nlohmann::ordered_json diff_to_json(const Comparison& c, bool strict) {
   nlohmann::ordered_json j;
-  j["schema"] = "feedbench-diff/1";
+  j["schema"] = "feedbench-diff/2";
   j["base"] = c.base_file;
   j["new"] = c.new_file;
   j["options"] = {{"metrics", c.options.metrics},
@@ -397,8 +440,23 @@ nlohmann::ordered_json diff_to_json(const Comparison& c, bool strict) {
                   {"alpha", c.options.alpha},
                   {"match_ignore", c.options.match_ignore},
                   {"allow_missing", c.options.allow_missing},
+                  {"include", c.options.include},
+                  {"exclude", c.options.exclude},
+                  {"noise_rule", c.options.noise_rule},
                   {"strict", strict}};
   j["warnings"] = c.warnings;
+  auto load_json = [](const HostLoad& l) {
+    return l.known ? nlohmann::ordered_json{{"loadavg_1m_before", l.before},
+                                            {"loadavg_1m_after", l.after},
+                                            {"online_cores", l.cores},
+                                            {"per_core", l.per_core()}}
+                   : nlohmann::ordered_json();
+  };
+  j["load"] = {{"base", load_json(c.base_load)}, {"new", load_json(c.new_load)}};
+  if (!c.rerun_file.empty())
+    j["rerun"] = {{"file", c.rerun_file}, {"cases", c.rerun_cases}};
+  if (std::string weak = weak_note(c); !weak.empty()) j["notes"] = nlohmann::ordered_json::array({weak});
+  else j["notes"] = nlohmann::ordered_json::array();
   nlohmann::ordered_json cases = nlohmann::ordered_json::array();
   for (const CaseComparison& k : c.cases) {
     nlohmann::ordered_json jc;
@@ -423,7 +481,13 @@ nlohmann::ordered_json diff_to_json(const Comparison& c, bool strict) {
       if (m.weak) jm["repetitions_needed"] = m.repetitions_needed;
       jm["verdict"] = m.verdict == Verdict::kRegression    ? "regression"
                       : m.verdict == Verdict::kImprovement ? "improvement"
+                      : m.verdict == Verdict::kNoisy       ? "noisy"
                                                            : "unchanged";
+      jm["base_cv"] = m.base_cv;
+      jm["new_cv"] = m.new_cv;
+      jm["noise_band"] = m.noise_band;
+      jm["below_floor"] = m.below_floor;
+      if (m.verdict == Verdict::kNoisy) jm["why_noisy"] = m.why_noisy;
       jm["base_values"] = m.base_values;
       jm["new_values"] = m.new_values;
       metrics.push_back(jm);
@@ -438,6 +502,8 @@ nlohmann::ordered_json diff_to_json(const Comparison& c, bool strict) {
   j["geomean"] = geo;
   j["regressions"] = c.regressions();
   j["improvements"] = c.improvements();
+  j["noisy"] = c.noisy();
+  j["excluded"] = c.excluded_cases;
   j["missing"] = c.missing();
   j["compared"] = c.compared();
   j["exit_code"] = c.exit_code(strict);

@@ -25,9 +25,10 @@ struct DiffFormatOptions {
 std::string format_diff(const Comparison& comparison, DiffFormat format,
                         const DiffFormatOptions& options = {});
 
-// RETURNS: {"schema": "feedbench-diff/1", "base", "new", "options", "warnings", "cases",
-// "geomean", "regressions", "improvements", "exit_code"}; a change or p that is not finite is
-// null.
+// RETURNS: {"schema": "feedbench-diff/2", "base", "new", "options", "warnings", "load",
+// "notes", ["rerun"], "cases", "geomean", "regressions", "improvements", "noisy", "excluded",
+// "missing", "compared", "exit_code"}; a change or p that is not finite is null. Version 2 added
+// the verdict "noisy" and per metric base_cv, new_cv, noise_band, below_floor, why_noisy.
 nlohmann::ordered_json diff_to_json(const Comparison& comparison, bool strict);
 
 // RETURNS: a metric's value for people: "812 MiB/s", "153 us", "0.031", ...

@@ -30,7 +30,16 @@ constexpr const char* kUsage =
     "Compares two result files case by case. A metric regressed when its median over the\n"
     "repetitions is worse than --threshold AND a two-sided Mann-Whitney U test over the\n"
     "repetitions gives p < --alpha. With too few repetitions for the test to reach alpha, the\n"
-    "threshold alone decides and the verdict is marked weak.\n"
+    "threshold and the noise rule decide, and the verdict is marked weak (one note says so).\n"
+    "\n"
+    "Without --metric, each case is judged on the metrics that gate its family (below):\n"
+    "file_read on bytes_per_second and lat_p99_us, stage on bytes_per_second, the loader on au\n"
+    "and wait_p99_ms. A change smaller than a metric's floor is not judged. A change beyond\n"
+    "the threshold is noisy - listed, counted apart, never a regression - when either side's\n"
+    "spread (coefficient of variation of its repetitions), or for a case served from memory\n"
+    "the host's load per core, could explain it (bands are factors on a log scale), or when\n"
+    "it is a p99-or-beyond tail and either run had more runnable tasks than cores\n"
+    "(--no-noise-rule: raw verdicts).\n"
     "\n"
     "A case of BASE that NEW did not measure (absent, or every repetition excluded: cache state\n"
     "not achieved, a short round, errored or skipped) is missing, and fails the diff unless\n"
@@ -46,15 +55,19 @@ constexpr const char* kUsage =
     "  feedbench diff results/baselines/p4d.24xlarge/demo.json new.json\n"
     "  feedbench diff base.json new.json --metric lat_p99_us --threshold 10 --format markdown\n"
     "  feedbench diff base.json new.json --format junit --out diff.xml --strict\n"
+    "  feedbench diff base.json new.json --exclude 'state:warm' --include '^file_read/'\n"
     "\n";
 
 std::string metric_list() {
   std::string s;
   for (const MetricInfo& m : known_metrics()) {
     std::string name = m.name;
+    std::string gates;
+    for (const std::string& f : m.gates) gates += (gates.empty() ? "" : ", ") + f;
     s += "  " + name + std::string(name.size() < 20 ? 20 - name.size() : 1, ' ') +
          (m.direction == Direction::kHigherIsBetter ? "(higher is better" : "(lower is better") +
-         (m.judged_by_default ? ", default)\n" : ")\n");
+         (*m.floor_text ? std::string(", floor ") + m.floor_text : std::string()) +
+         (gates.empty() ? std::string(")\n") : "; gates " + gates + " by default)\n");
   }
   return s;
 }
@@ -92,17 +105,28 @@ double parse_alpha(const std::string& text) {
 
 int diff_main(int argc, char** argv) {
   std::string base_file, new_file, threshold = "5", alpha = "0.05", format = "table", out;
-  std::vector<std::string> metrics, match_ignore;
+  std::vector<std::string> metrics, match_ignore, include, exclude;
+  std::string rerun_result, list;
   po::options_description visible("options");
   visible.add_options()
       ("help,h", "print this help")
       ("metric", po::value(&metrics)->composing()->value_name("NAME"),
-       "judge this metric (repeatable); default: bytes_per_second, items_per_second, "
-       "lat_p99_us, samples_per_second, stall_fraction, each where a case has it")
+       "judge this metric (repeatable) in every case that has it; default: per family, "
+       "the metrics listed below as gating it")
       ("threshold", po::value(&threshold)->value_name("PERCENT"), "smallest change of the median that counts, in percent (default 5)")
       ("alpha", po::value(&alpha)->value_name("P"), "significance level of the Mann-Whitney U test (default 0.05)")
       ("match-ignore", po::value(&match_ignore)->composing()->value_name("KEY"),
        "leave this case-name key out when matching cases, e.g. bs (repeatable)")
+      ("include", po::value(&include)->composing()->value_name("REGEX"),
+       "compare only the cases whose name matches (ECMAScript, searched; repeatable)")
+      ("exclude", po::value(&exclude)->composing()->value_name("REGEX"),
+       "leave out the cases whose name matches (repeatable; wins over --include)")
+      ("no-noise-rule", "judge without the noise rule (raw verdicts; for looking, not for CI)")
+      ("rerun-result", po::value(&rerun_result)->value_name("FILE"),
+       "a confirmation re-run of some cases: their repetitions in FILE replace NEW's "
+       "(tools/check-regression --confirm makes it)")
+      ("list", po::value(&list)->value_name("WHAT"),
+       "print only the NEW names of the cases judged so, one a line: 'regressed'")
       ("strict", "comparability warnings (config, data set, versions, host, paths) fail the diff")
       ("allow-missing", "cases of BASE that NEW did not measure are listed but do not fail the diff")
       ("format", po::value(&format)->value_name("FORMAT"), "table (default), markdown, json or junit")
@@ -127,6 +151,11 @@ int diff_main(int argc, char** argv) {
   options.alpha = parse_alpha(alpha);
   options.match_ignore = match_ignore;
   options.allow_missing = vm.count("allow-missing") > 0;
+  options.include = include;
+  options.exclude = exclude;
+  options.noise_rule = vm.count("no-noise-rule") == 0;
+  if (!list.empty() && list != "regressed")
+    throw InputError("--list " + list + ": expected 'regressed'");
   const DiffFormat fmt = parse_diff_format(format);
   const bool strict = vm.count("strict") > 0;
 
@@ -135,7 +164,20 @@ int diff_main(int argc, char** argv) {
   if (!out.empty()) require_writable_file("--out", out);
   ResultDocument base = ResultDocument::load(base_file);
   ResultDocument next = ResultDocument::load(new_file);
+  std::vector<std::string> rerun_cases;
+  if (!rerun_result.empty())
+    next = replace_cases(next, ResultDocument::load(rerun_result), match_ignore, &rerun_cases);
   Comparison comparison = compare_results(base, next, options, base_file, new_file);
+  if (!rerun_result.empty()) {
+    comparison.rerun_file = rerun_result;
+    comparison.rerun_cases = rerun_cases;
+  }
+  if (!list.empty()) {
+    for (const CaseComparison& k : comparison.cases)
+      if (k.regressed()) std::printf("%s\n", k.new_name.c_str());
+    std::fflush(stdout);
+    return comparison.exit_code(strict);
+  }
 
   DiffFormatOptions show;
   show.strict = strict;
@@ -159,9 +201,9 @@ int diff_main(int argc, char** argv) {
   } else {
     write_file_atomically(out, text);
     // The verdict still reaches a person reading the CI log.
-    std::fprintf(stderr, "feedbench diff: %zu regression(s), %zu improvement(s), %zu missing, %zu compared; wrote %s\n",
-                 comparison.regressions(), comparison.improvements(), comparison.missing(),
-                 comparison.compared(), out.c_str());
+    std::fprintf(stderr, "feedbench diff: %zu regression(s), %zu improvement(s), %zu noisy, %zu missing, %zu compared; wrote %s\n",
+                 comparison.regressions(), comparison.improvements(), comparison.noisy(),
+                 comparison.missing(), comparison.compared(), out.c_str());
   }
   return comparison.exit_code(strict);
 }

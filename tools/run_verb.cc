@@ -611,7 +611,9 @@ int run_main(int argc, char** argv) {
                                                   : (color == "true" || color == "yes" || color == "1" || color == "auto"));
   CollectingReporter reporter(std::move(display), context.log);
   reporter.set_progress(context.progress);
+  const LoadSample load_before = sample_host_load();
   const std::size_t cases_run = benchmark::RunSpecifiedBenchmarks(&reporter);
+  const LoadSample load_after = sample_host_load();
   benchmark::Shutdown();
   context.progress = nullptr;
   progress.reset();  // clears the live line before the summary
@@ -647,6 +649,7 @@ int run_main(int argc, char** argv) {
   for (const auto& [role, rate] : config.throttle)
     if (doc.dataset.contains(role)) doc.dataset[role]["throttle_bytes_per_second"] = rate;
   doc.environment = describe_environment(paths);
+  doc.environment["host"]["load"] = load_to_json(load_before, load_after);
   doc.summary = summarize(doc);
   doc.summary["sizing"] = size_check;
 

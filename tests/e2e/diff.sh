@@ -7,7 +7,7 @@ source "$(dirname "$0")/lib.bash"
 #   cases: "case|metric|center|reps|spread[|metric|...]" separated by ';': per repetition i,
 #          center * (1 + spread * sin(1.7 i + 0.3)); or "case|metric|v1,v2,...|-|-": those values
 #   sha: config sha256; kernel: environment.host.kernel; unachieved: a case none of whose
-#   repetitions found its data cached as asked
+#   repetitions found its data cached as asked; load: "before,after,cores" (environment.host.load)
 fixture() {
   local name=$1; shift
   env "$@" python3 - "$WORK/$name.json" <<'PY'
@@ -36,13 +36,18 @@ for spec in os.environ.get("cases", "").split(";"):
                 center, spread = float(metrics[k + 1]), float(metrics[k + 3])
                 e[metric] = center * (1 + spread * math.sin(1.7 * i + 0.3))
         cases.append(e)
+environment = {"host": {"cpu_model": "Test CPU", "kernel": os.environ.get("kernel", "6.1.0")},
+               "paths": {"source": {"fs_type": "ext4", "device": "nvme0n1"}}}
+if os.environ.get("load"):
+    before, after, cores = (float(x) for x in os.environ["load"].split(","))
+    environment["host"]["load"] = {"loadavg_1m_before": before, "loadavg_1m_after": after,
+                                   "online_cores": cores}
 doc = {"schema": "feedbench-result/1",
        "context": {"date": "2024-01-01T00:00:00+00:00", "host_name": "ci", "library_version": "1.7.1"},
        "tool": {"version": "0.1.0", "benchmark_version": "1.7.1"},
        "config": {"name": "fixture", "sha256": os.environ.get("sha", "a" * 64)},
        "dataset": {"source": {"fingerprint": "f" * 64}},
-       "environment": {"host": {"cpu_model": "Test CPU", "kernel": os.environ.get("kernel", "6.1.0")},
-                       "paths": {"source": {"fs_type": "ext4", "device": "nvme0n1"}}},
+       "environment": environment,
        "benchmarks": cases}
 json.dump(doc, open(sys.argv[1], "w"), indent=1)
 PY
@@ -62,13 +67,14 @@ fixture fewer cases="$SEQ|bytes_per_second|$((800*MIB))|9|0.01;file_read/pattern
 fixture other_host kernel=6.8.0 sha="$(printf 'b%.0s' {1..64})" \
   cases="$SEQ|bytes_per_second|$((800*MIB))|9|0.012;$RND|bytes_per_second|$((40*MIB))|9|0.01|lat_p99_us|200|9|0.02"
 fixture two_base cases="$SEQ|bytes_per_second|1000,1004|-|-"
-fixture two_new cases="$SEQ|bytes_per_second|600,1002|-|-"   # one noisy repetition: -20%
+fixture two_new cases="$SEQ|bytes_per_second|800,803|-|-"   # -20%
+fixture two_wild cases="$SEQ|bytes_per_second|600,1002|-|-"   # one wild repetition: -20%
 fixture bs4k cases="${SEQ/bs:65536/bs:4096}|bytes_per_second|$((200*MIB))|9|0.01"
 fixture disjoint cases="loader/workers:4|samples_per_second|1000|5|0.01"
 
 # Same performance: exit 0, nothing flagged.
 expect_exit 0 "$FEEDBENCH" diff "$WORK/base.json" "$WORK/same.json"
-expect_in "$WORK/out" "0 regressions, 0 improvements in 2 compared cases"
+expect_in "$WORK/out" "0 regressions, 0 improvements, 0 noisy in 2 compared cases"
 expect_in "$WORK/out" "geomean NEW/BASE over the compared cases:"
 if grep -q $'\033' "$WORK/out"; then fail "colour written to a pipe"; fi
 
@@ -117,11 +123,46 @@ expect_exit 1 "$FEEDBENCH" diff "$WORK/nothing_base.json" "$WORK/base.json" --al
 expect_in "$WORK/out" "in 0 compared cases"
 expect_in "$WORK/out" "nothing was compared"
 
-# 2 vs 2 repetitions: the threshold alone decides, and the output says so.
+# 2 vs 2 repetitions: the threshold alone decides, and the output says so once.
 expect_exit 1 "$FEEDBENCH" diff "$WORK/two_base.json" "$WORK/two_new.json"
-expect_in "$WORK/out" "weak: 2 vs 2 repetitions cannot reach alpha 0.05"
-expect_in "$WORK/out" "use 4 repetitions per side"
-expect_in "$WORK/out" "-20.1%"
+expect_in "$WORK/out" "REGRESSION (weak)"
+expect_in "$WORK/out" "weak verdict: too few repetitions (as few as 2 per side, in 1 comparison)"
+expect_in "$WORK/out" "use 4 or more repetitions per side"
+expect_in "$WORK/out" "-20.0%"
+# The same drop made by one wild repetition is noisy, counted apart, and passes.
+expect_exit 0 "$FEEDBENCH" diff "$WORK/two_base.json" "$WORK/two_wild.json"
+expect_in "$WORK/out" "noisy (spread: CV"
+expect_in "$WORK/out" "0 regressions, 0 improvements, 1 noisy in 1 compared case"
+expect_exit 1 "$FEEDBENCH" diff "$WORK/two_base.json" "$WORK/two_wild.json" --no-noise-rule
+
+# A page-cached case slower when the host was busier: noisy; the same drop in a cold case
+# (which waits on the device) is a regression. Loads per core: 0.55 and 1.30.
+WARM3="$SEQ|bytes_per_second|$((800*MIB))|3|0.01"
+fixture load_base load="1.0,1.2,2" cases="$WARM3;${SEQ/warm/cold}|bytes_per_second|$((800*MIB))|3|0.01"
+fixture load_new load="2.4,2.8,2" cases="$SEQ|bytes_per_second|$((700*MIB))|3|0.01;${SEQ/warm/cold}|bytes_per_second|$((600*MIB))|3|0.01"
+expect_exit 1 "$FEEDBENCH" diff "$WORK/load_base.json" "$WORK/load_new.json"
+expect_in "$WORK/out" "host load per core: BASE 0.55 (1.00 -> 1.20 on 2 cores), NEW 1.30 (2.40 -> 2.80 on 2 cores)"
+expect_in "$WORK/out" "noisy (host load (load per core 0.55 BASE, 1.30 NEW) explains up to x1.75 for a case served from memory)"
+expect_in "$WORK/out" "1 regression, 0 improvements, 1 noisy in 2 compared cases"
+
+# --include / --exclude choose cases by name; a bad expression is bad input naming the option.
+expect_exit 0 "$FEEDBENCH" diff "$WORK/base.json" "$WORK/slower.json" --exclude 'pattern:seq'
+expect_in "$WORK/out" "0 regressions, 0 improvements, 0 noisy in 1 compared case (threshold 5%, alpha 0.05); 1 case left out by --include/--exclude"
+expect_exit 1 "$FEEDBENCH" diff "$WORK/base.json" "$WORK/slower.json" --include 'pattern:seq'
+expect_exit 2 "$FEEDBENCH" diff "$WORK/base.json" "$WORK/slower.json" --include 'state:(warm'
+expect_in "$WORK/err" "--include state:(warm: not a regular expression"
+expect_exit 2 "$FEEDBENCH" diff "$WORK/base.json" "$WORK/slower.json" --exclude '['
+expect_in "$WORK/err" "--exclude [: not a regular expression"
+expect_exit 2 "$FEEDBENCH" diff "$WORK/base.json" "$WORK/slower.json" --include 'no such case'
+expect_in "$WORK/err" "--include/--exclude left no case to compare"
+
+# --list regressed names the cases a confirmation run needs; --rerun-result judges them on it.
+expect_exit 1 "$FEEDBENCH" diff "$WORK/base.json" "$WORK/slower.json" --list regressed
+[ "$(cat "$WORK/out")" = "$SEQ" ] || fail "--list regressed: $(cat "$WORK/out")"
+fixture rerun cases="$SEQ|bytes_per_second|$((800*MIB))|9|0.01"
+expect_exit 0 "$FEEDBENCH" diff "$WORK/base.json" "$WORK/slower.json" --rerun-result "$WORK/rerun.json"
+expect_in "$WORK/out" "confirmation re-run: 1 case judged on the repetitions of $WORK/rerun.json"
+expect_exit 2 "$FEEDBENCH" diff "$WORK/base.json" "$WORK/slower.json" --list everything
 
 # Comparability: warnings at the top; --strict fails on them.
 expect_exit 0 "$FEEDBENCH" diff "$WORK/base.json" "$WORK/other_host.json"
@@ -141,7 +182,7 @@ expect_exit 1 "$FEEDBENCH" diff "$WORK/base.json" "$WORK/slower.json" --format j
 python3 - "$WORK/out" "$SEQ" <<'PY' || fail "JSON output"
 import json, sys
 j = json.load(open(sys.argv[1]))
-assert j["schema"] == "feedbench-diff/1" and j["regressions"] == 1 and j["exit_code"] == 1, j
+assert j["schema"] == "feedbench-diff/2" and j["regressions"] == 1 and j["exit_code"] == 1, j
 c = [c for c in j["cases"] if c["case"] == sys.argv[2]][0]
 assert c["metrics"][0]["verdict"] == "regression" and len(c["metrics"][0]["base_values"]) == 9, c
 PY

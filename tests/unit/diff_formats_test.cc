@@ -44,8 +44,8 @@ Comparison sample() {
   std::vector<double> faster;
   for (double v : f9) faster.push_back(v * 0.5);
   add_case(&next, kRand, "lat_p99_us", faster);
-  add_case(&base, "loader/x:<a&\"b\">", "samples_per_second", {1000, 1010});
-  add_case(&next, "loader/x:<a&\"b\">", "samples_per_second", {700, 1000});
+  add_case(&base, "loader/x:<a&\"b\">", "au", {0.95, 0.951});
+  add_case(&next, "loader/x:<a&\"b\">", "au", {0.80, 0.801});
   add_case(&base, kGone, "bytes_per_second", {1, 2});
   base.config = {{"sha256", "aaaa"}};
   next.config = {{"sha256", "bbbb"}};
@@ -66,8 +66,11 @@ TEST(DiffFormatsTest, TableHasWarningsVerdictsListsAndSummaryWithoutColour) {
   EXPECT_LT(t.find("warning: config sha256 differs"), t.find(kSeq)) << "warnings at the top\n" << t;
   EXPECT_NE(t.find("REGRESSION"), std::string::npos) << t;
   EXPECT_NE(t.find("improvement"), std::string::npos) << t;
-  EXPECT_NE(t.find("weak: 2 vs 2 repetitions cannot reach alpha 0.05"), std::string::npos) << t;
-  EXPECT_NE(t.find("use 4 repetitions per side"), std::string::npos) << t;
+  EXPECT_NE(t.find("REGRESSION (weak)"), std::string::npos) << t;
+  EXPECT_NE(t.find("weak verdict: too few repetitions (as few as 2 per side, in 1 comparison) "
+                   "for the test to reach alpha 0.05"),
+            std::string::npos) << t;
+  EXPECT_NE(t.find("use 4 or more repetitions per side"), std::string::npos) << t;
   EXPECT_NE(t.find("MISSING in NEW (fails the diff; --allow-missing to accept):\n  " + std::string(kGone) +
                    ": only in BASE"),
             std::string::npos)
@@ -75,7 +78,38 @@ TEST(DiffFormatsTest, TableHasWarningsVerdictsListsAndSummaryWithoutColour) {
   EXPECT_NE(t.find("; 1 case of BASE not measured in NEW"), std::string::npos) << t;
   EXPECT_NE(t.find("geomean NEW/BASE over the compared cases:\n  bytes_per_second 0.8"),
             std::string::npos) << t;
-  EXPECT_NE(t.find("2 regressions, 1 improvement in 3 compared cases"), std::string::npos) << t;
+  EXPECT_NE(t.find("2 regressions, 1 improvement, 0 noisy in 3 compared cases"), std::string::npos) << t;
+}
+
+std::size_t count(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// Every row of a 3-repetition run is weak: the note is said once, not on every row; a noisy
+// comparison is named with why and counted apart in the summary.
+TEST(DiffFormatsTest, TheWeakNoteIsSaidOncePerDocumentAndNoisyIsCountedApart) {
+  ResultDocument base, next;
+  add_case(&base, kSeq, "bytes_per_second", {1e9, 1.01e9, 1.02e9});
+  add_case(&next, kSeq, "bytes_per_second", {1e9, 1.01e9, 1.02e9});
+  add_case(&base, kRand, "bytes_per_second", {1e9, 1.01e9, 1.02e9});
+  add_case(&next, kRand, "bytes_per_second", {0.5e9, 0.51e9, 0.52e9});  // a weak regression
+  add_case(&base, kGone, "bytes_per_second", {1e9, 0.7e9, 1.3e9});     // CV 30%
+  add_case(&next, kGone, "bytes_per_second", {0.85e9, 0.6e9, 1.1e9});
+  Comparison c = compare_results(base, next, {});
+  for (DiffFormat f : {DiffFormat::kTable, DiffFormat::kMarkdown}) {
+    std::string t = format_diff(c, f, {});
+    EXPECT_EQ(count(t, "weak verdict: too few repetitions"), 1u) << t;
+    EXPECT_EQ(count(t, "cannot reach alpha"), 0u) << t;
+    EXPECT_NE(t.find("noisy (spread: CV 30.0% BASE"), std::string::npos) << t;
+    EXPECT_NE(t.find("1 regression, 0 improvements, 1 noisy in 3 compared cases"), std::string::npos) << t;
+  }
+  nlohmann::json j = diff_to_json(c, false);
+  EXPECT_EQ(j["noisy"], 1);
+  EXPECT_EQ(j["notes"].size(), 1u);
+  EXPECT_EQ(j["cases"][2]["metrics"][0]["verdict"], "noisy");
+  EXPECT_NEAR(j["cases"][2]["metrics"][0]["base_cv"].get<double>(), 0.3, 1e-9);
 }
 
 TEST(DiffFormatsTest, TableColourOnlyWhenAsked) {
@@ -99,7 +133,7 @@ TEST(DiffFormatsTest, MarkdownIsATableForAPullRequest) {
 TEST(DiffFormatsTest, JsonCarriesVerdictsAndExitCode) {
   Comparison c = sample();
   nlohmann::json j = nlohmann::json::parse(format_diff(c, DiffFormat::kJson, {}));
-  EXPECT_EQ(j["schema"], "feedbench-diff/1");
+  EXPECT_EQ(j["schema"], "feedbench-diff/2");
   EXPECT_EQ(j["regressions"], 2);
   EXPECT_EQ(j["exit_code"], 1);
   EXPECT_EQ(j["warnings"].size(), 1u);

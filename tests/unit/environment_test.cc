@@ -164,5 +164,23 @@ TEST(EnvironmentTest, EnvironmentBlockHasHostAndPaths) {
   EXPECT_EQ(env["paths"]["source"]["resolved"], std::filesystem::canonical(d.path()).string());
 }
 
+// The host's load, sampled before and after a run: what lets diff tell a busier host from a
+// slower system.
+TEST(EnvironmentTest, HostLoadIsSampledAndRecordedBeforeAndAfter) {
+  LoadSample before = sample_host_load();
+  ASSERT_TRUE(before.ok) << "/proc/loadavg unreadable";
+  EXPECT_GE(before.loadavg_1m, 0);
+  EXPECT_GE(before.online_cores, 1);
+  LoadSample after = before;
+  after.loadavg_1m = before.loadavg_1m + 1.5;
+  after.online_cores = before.online_cores + 1;  // a core came online: the fewer is recorded
+  nlohmann::json j = load_to_json(before, after);
+  EXPECT_EQ(j["loadavg_1m_before"].get<double>(), before.loadavg_1m);
+  EXPECT_EQ(j["loadavg_1m_after"].get<double>(), before.loadavg_1m + 1.5);
+  EXPECT_EQ(j["online_cores"].get<double>(), before.online_cores);
+  LoadSample failed;
+  EXPECT_TRUE(load_to_json(before, failed).is_null());
+}
+
 }  // namespace
 }  // namespace feedbench

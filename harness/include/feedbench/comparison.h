@@ -14,31 +14,61 @@ namespace feedbench {
 
 enum class Direction { kHigherIsBetter, kLowerIsBetter };
 
+// One row of the metric table, the one place a counter's judgement is declared.
 struct MetricInfo {
   const char* name;
   Direction direction;
-  bool judged_by_default;
+  // Families whose cases are judged on this metric by default (when --metric is not given):
+  // what decides there. A loader's bytes_per_second follows its demand, so it does not gate.
+  std::vector<std::string> gates;
+  // A change of the median smaller than this (in the metric's own unit) is not judged,
+  // whatever its percentage: AU 0.001 -> 0.013 is 1.2 points, not "+1200%".
+  double floor = 0;
+  const char* floor_text = "";  // the floor for people: "2 points", "1 ms"
+  // A tail (p99 and beyond) is set by the few slowest operations of a round: on a host with
+  // more runnable tasks than cores, by whichever the scheduler preempted.
+  bool tail = false;
 };
 
-// RETURNS: every metric diff knows a direction for (throughput, latency, loader, real_time).
+// RETURNS: every metric diff knows (throughput, latency, loader, real_time), in table order.
 const std::vector<MetricInfo>& known_metrics();
 // RETURNS: the metric's description, or nullptr when diff does not know it.
 const MetricInfo* find_metric(const std::string& name);
 
 struct CompareOptions {
-  std::vector<std::string> metrics;  // judged metrics; empty = the default set
+  std::vector<std::string> metrics;  // judged metrics; empty = per family, the table's gates
   double threshold = 0.05;           // relative change of the median that counts
   double alpha = 0.05;               // significance level of the two-sided test
   std::vector<std::string> match_ignore;  // case-name keys left out of the identity ("bs")
   // A case of BASE that NEW did not measure (absent, or every repetition excluded, errored or
   // skipped) fails the diff unless this is set: nothing measured is not a success.
   bool allow_missing = false;
+  // ECMAScript regular expressions searched in each case's name (BASE's or NEW's): a case
+  // that matches an exclude, or none of the includes (when any), is left out altogether.
+  std::vector<std::string> include, exclude;
+  // The noise rule: a change beyond the threshold that the spread of either side, or (for
+  // cases served from memory) the host's load difference, could explain is "noisy", not a
+  // regression. Off only to see the raw verdicts.
+  bool noise_rule = true;
 };
+
+// How loaded the host was during a run: environment.host.load of a result file.
+struct HostLoad {
+  double before = 0, after = 0;  // 1-minute load average before and after the run
+  double cores = 0;              // online cores
+  bool known = false;            // the file recorded it (older files did not)
+  // RETURNS: the run's load per online core: the mean of before and after, over cores.
+  double per_core() const;
+};
+
+// RETURNS: environment.host.load of the document, known = false when absent.
+HostLoad host_load(const ResultDocument& doc);
 
 enum class Verdict {
   kUnchanged,    // within the threshold, or beyond it but not significant
   kRegression,   // worse than the threshold and significant (or weak: see `weak`)
   kImprovement,  // better than the threshold and significant (or weak)
+  kNoisy,        // beyond the threshold, but within what the noise could explain: no verdict
 };
 
 struct MetricComparison {
@@ -52,6 +82,17 @@ struct MetricComparison {
   // Too few repetitions for the test to reach alpha at all: the threshold alone decided.
   bool weak = false;
   std::size_t repetitions_needed = 0;  // per side, to let the test reach alpha (when weak)
+  // Coefficient of variation (sample stddev / |mean|) of each side's repetitions; 0 below 2.
+  double base_cv = 0, new_cv = 0;
+  // The median CV of this metric over every compared case of both files: what three
+  // repetitions of one case cannot estimate on their own. The band uses the larger.
+  double typical_cv = 0;
+  // The largest change the noise could explain, as a ratio - 1 (0.75: up to a factor 1.75
+  // either way): from the spreads, and for cases served from memory the host load; 0 with the
+  // noise rule off.
+  double noise_band = 0;
+  bool below_floor = false;  // |new - base| below the metric's floor: not judged
+  std::string why_noisy;     // when kNoisy: "spread: CV 9.1% BASE, 2.0% NEW" or the load
   Verdict verdict = Verdict::kUnchanged;
 };
 
@@ -75,6 +116,8 @@ struct CaseComparison {
 
   bool regressed() const;
   bool improved() const;
+  // RETURNS: no regression and at least one metric noisy.
+  bool noisy() const;
   // RETURNS: whether NEW lacks a measurement BASE has (kRemoved or kNotMeasured).
   bool missing() const;
 };
@@ -92,9 +135,17 @@ struct Comparison {
   std::vector<std::string> warnings;  // comparability ("config sha256 differs: ...")
   std::vector<CaseComparison> cases;  // compared first, then not judged, removed, added
   std::vector<GeomeanSummary> geomeans;
+  HostLoad base_load, new_load;  // as the files recorded them
+  std::size_t excluded_cases = 0;  // left out by --include / --exclude
+  // A confirmation re-run judged instead of NEW's own repetitions (replace_cases), if any.
+  std::string rerun_file;
+  std::vector<std::string> rerun_cases;  // identities it replaced
 
   std::size_t regressions() const;   // cases with at least one regressed metric
   std::size_t improvements() const;  // cases with an improvement and no regression
+  std::size_t noisy() const;         // cases with a noisy metric and no regression
+  // RETURNS: whether some judged metric was weak (too few repetitions for the test).
+  bool any_weak() const;
   std::size_t missing() const;       // cases BASE measured and NEW did not
   std::size_t compared() const;      // cases judged on their metrics (status kCompared)
   // RETURNS: 1 when a case regressed, when a case is missing (unless options.allow_missing),
@@ -116,11 +167,22 @@ std::string case_identity(const BenchmarkEntry& entry, const std::vector<std::st
 std::vector<std::string> comparability_warnings(const ResultDocument& base,
                                                 const ResultDocument& next);
 
+// A confirmation re-run: `rerun` measured some cases again. RETURNS: `next` with the entries of
+// every case `rerun` has (matched by case_identity with `ignore`) replaced by rerun's; their
+// identities in `replaced`. Throws InputError when rerun has no case of `next`.
+ResultDocument replace_cases(const ResultDocument& next, const ResultDocument& rerun,
+                             const std::vector<std::string>& ignore,
+                             std::vector<std::string>* replaced);
+
 // Compares NEW against BASE. `base_file`/`new_file` only name them in messages. Each side is
 // judged on its counted repetitions only: those not errored and not excluded by
 // exclusion_reason() (result.h), the same rule every reporter folds by.
+// Without options.metrics, each case is judged on the metrics that gate its family (the
+// table's `gates`); a change below a metric's floor is unchanged, and one the noise could
+// explain is noisy (options.noise_rule).
 // RETURNS: the comparison. Throws InputError for an unknown metric, a threshold or alpha out of
-// range, a --match-ignore key no case has, and when the files have no case in common.
+// range, a --match-ignore key no case has, a bad --include/--exclude expression, and when the
+// files have no case in common (after --include/--exclude).
 Comparison compare_results(const ResultDocument& base, const ResultDocument& next,
                            const CompareOptions& options, const std::string& base_file = "BASE",
                            const std::string& new_file = "NEW");

@@ -38,6 +38,21 @@ PathInfo describe_path(const std::string& role, const std::string& path);
 //  "gpus": [{"name", "memory", "driver"}]}.
 nlohmann::json describe_host();
 
+// The host's load at one moment: what a run records before and after itself, so that diff can
+// tell a slower host from a slower system.
+struct LoadSample {
+  double loadavg_1m = 0;  // /proc/loadavg's first field
+  double online_cores = 0;
+  bool ok = false;        // /proc/loadavg was read
+};
+
+// RETURNS: the load now (ok false where /proc/loadavg cannot be read).
+LoadSample sample_host_load();
+
+// RETURNS: {"loadavg_1m_before", "loadavg_1m_after", "online_cores"}: environment.host.load of
+// a result file; null when either sample failed.
+nlohmann::json load_to_json(const LoadSample& before, const LoadSample& after);
+
 // RETURNS: true when both paths live on the same device (st_dev or same backing disk).
 bool same_device(const PathInfo& a, const PathInfo& b);
 
