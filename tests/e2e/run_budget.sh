@@ -36,7 +36,7 @@ for b in its:
     assert 1000 <= b["real_time"] < 60000, b["real_time"]           # ms: at least the runtime
     assert 0 < x["bytes"] < x["selection_bytes"], x
     assert x["ramp_bytes"] > 0 and x["ramp_elapsed_s"] >= 0.3, x
-    assert b["latency"]["count"] == x["reads"], "the ramp's reads are not in the histogram"
+    assert b["latency_hist"]["count"] == x["reads"], "the ramp's reads are not in the histogram"
     # bytes_per_second is the measured bytes over the measured time, ramp excluded
     assert abs(b["bytes_per_second"] - x["bytes"] / (b["real_time"] / 1e3)) <= 0.02 * b["bytes_per_second"], b
     c = b["cache"]
