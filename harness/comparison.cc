@@ -487,6 +487,16 @@ void data_changes(std::vector<std::string>* w, const ResultDocument& base, const
     }
     if (!sizes.empty())
       w->push_back(std::string(role) + " file sizes differ: " + sizes + ": reads per file changed");
+    // Absent means not throttled, so a throttle added or removed is named too.
+    auto ta = lookup(base.dataset, r + "/throttle_bytes_per_second");
+    auto tb = lookup(next.dataset, r + "/throttle_bytes_per_second");
+    if (ta != tb) {
+      auto rate = [&](const std::optional<nlohmann::json>& v) {
+        return v && v->is_number() ? format_rate(v->get<double>()) : std::string("none");
+      };
+      w->push_back(std::string(role) + " throttle differs: " + rate(ta) + " → " + rate(tb) +
+                   ": a simulated storage speed changed, not the storage");
+    }
   }
 }
 

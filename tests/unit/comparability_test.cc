@@ -97,3 +97,21 @@ TEST(ComparabilityTest, SelectionFallsBackToTheConfigsInclude) {
 
 }  // namespace
 }  // namespace feedbench
+
+namespace feedbench {
+namespace {
+
+// A throttle simulates another storage speed: a change of it is named, not read as speed.
+TEST(ComparabilityTest, AThrottleChangeIsNamed) {
+  ResultDocument base = document(), next = document();
+  next.dataset["source"]["throttle_bytes_per_second"] = 32 << 20;
+  auto w = comparability_warnings(base, next);
+  EXPECT_TRUE(has_line(w, "source throttle differs: none → 32 MiB/s: a simulated storage speed "
+                          "changed, not the storage"))
+      << all(w);
+  base.dataset["source"]["throttle_bytes_per_second"] = 32 << 20;
+  EXPECT_TRUE(comparability_warnings(base, next).empty()) << all(comparability_warnings(base, next));
+}
+
+}  // namespace
+}  // namespace feedbench
