@@ -75,7 +75,7 @@ nlohmann::json epoch_json(const EpochFigures& f) {
 // RETURNS: what the later epochs' page-cache state means, with the data set against memory
 // ("" for one epoch or no files read).
 std::string memory_note(const LoaderResult& r, std::uint64_t dataset_bytes,
-                        std::uint64_t available) {
+                        std::uint64_t available, const Throttle* throttle) {
   if (r.epochs.size() < 2 || !r.epochs[1].residency_before) return "";
   std::string note = "data set " + format_size(double(dataset_bytes)) + ", " +
                      format_size(double(available)) + " of memory available: ";
@@ -91,6 +91,9 @@ std::string memory_note(const LoaderResult& r, std::uint64_t dataset_bytes,
     }
   }
   if (served) note += " (only an epoch that starts cold measures storage)";
+  if (served && throttle)
+    note += "; but this path is throttled to " + format_rate(double(throttle->bytes_per_second())) +
+            ", which paces reads from memory too, so those epochs go no faster";
   return note;
 }
 
@@ -195,7 +198,8 @@ void run_loader_case(const Case& c, RunContext& context, benchmark::State& state
                   {"read_s", result.read_s},
                   {"transform_s", result.transform_s}};
   if (!calibration) {
-    const std::string note = memory_note(result, files->total_bytes(), available);
+    const std::string note =
+        memory_note(result, files->total_bytes(), available, run.throttle(c.str("path")).get());
     if (!note.empty()) run.record().extra["memory_note"] = note;
   }
   run.record_round(result.bytes_planned, result.bytes, result.bytes >= result.bytes_planned,

@@ -36,13 +36,15 @@ Engine::Engine(const EngineOptions& options) : options_(options) {
   buffers_.reset(static_cast<std::byte*>(p));
 }
 
-void Engine::submit(std::span<const ReadOp> ops) {
+std::size_t Engine::reap(std::span<Completion> out, std::size_t min_complete) {
+  const std::size_t n = collect(out, min_complete);
   if (options_.throttle) {
     std::uint64_t bytes = 0;
-    for (const ReadOp& op : ops) bytes += op.length;
-    options_.throttle->acquire(bytes);
+    for (std::size_t i = 0; i < n; ++i)
+      if (out[i].result > 0) bytes += std::uint64_t(out[i].result);
+    if (bytes > 0) options_.throttle->acquire(bytes);
   }
-  start_reads(ops);
+  return n;
 }
 
 namespace {

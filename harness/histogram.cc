@@ -164,7 +164,48 @@ std::optional<std::string> inflate_bytes(const std::string& packed, std::size_t 
   return out;
 }
 
+// Reads the fields both histogram layouts share, naming `where` and the field on a bad one.
+class HistogramFields {
+ public:
+  // Checks the object, its unit and its bin layout (`sub_bucket_bits`, required or not).
+  HistogramFields(const nlohmann::json& j, const std::string& where, bool layout_required)
+      : j_(j), where_(where) {
+    if (!j.is_object()) throw fail("", "expected a histogram object");
+    if (auto it = j.find("unit"); it != j.end() && !it->is_string())
+      throw fail("/unit", "expected a string");
+    if ((layout_required || j.contains("sub_bucket_bits")) &&
+        uint_field("sub_bucket_bits") != std::uint64_t(Histogram::kSubBucketBits))
+      throw fail("/sub_bucket_bits", "expected " + std::to_string(Histogram::kSubBucketBits) +
+                                         " (a histogram of another layout)");
+  }
+  InputError fail(const std::string& at, const std::string& what) const {
+    return InputError(where_ + at + ": " + what);
+  }
+  std::uint64_t uint_field(const char* key) const {
+    auto it = j_.find(key);
+    if (it == j_.end()) throw fail(std::string("/") + key, "missing");
+    if (!non_negative_integer(*it)) throw fail(std::string("/") + key, "expected a non-negative integer");
+    return it->get<std::uint64_t>();
+  }
+
+ private:
+  const nlohmann::json& j_;
+  const std::string& where_;
+};
+
 }  // namespace
+
+template <class Fail>
+void Histogram::set_totals(std::uint64_t sum, std::uint64_t count, std::uint64_t min,
+                           std::uint64_t max, const Fail& fail) {
+  if (sum != count)
+    throw fail("/count", std::to_string(count) + " does not equal the sum of the bins (" +
+                             std::to_string(sum) + ")");
+  if (count > 0 && min > max) throw fail("/min", "greater than max");
+  total_ = count;
+  min_ = count ? min : UINT64_MAX;
+  max_ = count ? max : 0;
+}
 
 double Histogram::mean() const {
   if (total_ == 0) return 0;
@@ -223,22 +264,9 @@ nlohmann::json Histogram::to_compact_json(const char* unit) const {
 }
 
 Histogram Histogram::from_compact_json(const nlohmann::json& j, const std::string& where) {
-  auto fail = [&](const std::string& at, const std::string& what) -> InputError {
-    return InputError(where + at + ": " + what);
-  };
-  if (!j.is_object()) throw fail("", "expected a histogram object");
-  auto uint_field = [&](const char* key) -> std::uint64_t {
-    auto it = j.find(key);
-    if (it == j.end()) throw fail(std::string("/") + key, "missing");
-    if (!non_negative_integer(*it))
-      throw fail(std::string("/") + key, "expected a non-negative integer");
-    return it->get<std::uint64_t>();
-  };
-  if (auto it = j.find("unit"); it != j.end() && !it->is_string())
-    throw fail("/unit", "expected a string");
-  if (uint_field("sub_bucket_bits") != kSubBucketBits)
-    throw fail("/sub_bucket_bits", "expected " + std::to_string(kSubBucketBits) +
-                                       " (a histogram of another layout)");
+  const HistogramFields fields(j, where, /*layout_required=*/true);
+  auto fail = [&](const std::string& at, const std::string& what) { return fields.fail(at, what); };
+  auto uint_field = [&](const char* key) { return fields.uint_field(key); };
   auto encoding = j.find("encoding");
   if (encoding == j.end() || *encoding != kCompactEncoding)
     throw fail("/encoding", std::string("expected \"") + kCompactEncoding + "\"");
@@ -280,33 +308,14 @@ Histogram Histogram::from_compact_json(const nlohmann::json& j, const std::strin
     }
     next += gap + length;
   }
-  if (sum != count)
-    throw fail("/count", std::to_string(count) + " does not equal the sum of the bins (" +
-                             std::to_string(sum) + ")");
-  if (count > 0 && min > max) throw fail("/min", "greater than max");
-  h.total_ = count;
-  h.min_ = count ? min : UINT64_MAX;
-  h.max_ = count ? max : 0;
+  h.set_totals(sum, count, min, max, fail);
   return h;
 }
 
 Histogram Histogram::from_json(const nlohmann::json& j, const std::string& where) {
-  auto fail = [&](const std::string& at, const std::string& what) -> InputError {
-    return InputError(where + at + ": " + what);
-  };
-  if (!j.is_object()) throw fail("", "expected a histogram object");
-  auto uint_field = [&](const char* key) -> std::uint64_t {
-    auto it = j.find(key);
-    if (it == j.end()) throw fail(std::string("/") + key, "missing");
-    if (!non_negative_integer(*it))
-      throw fail(std::string("/") + key, "expected a non-negative integer");
-    return it->get<std::uint64_t>();
-  };
-  if (auto it = j.find("unit"); it != j.end() && !it->is_string())
-    throw fail("/unit", "expected a string");
-  if (j.contains("sub_bucket_bits") && uint_field("sub_bucket_bits") != kSubBucketBits)
-    throw fail("/sub_bucket_bits", "expected " + std::to_string(kSubBucketBits) +
-                                       " (a histogram of another layout)");
+  const HistogramFields fields(j, where, /*layout_required=*/false);
+  auto fail = [&](const std::string& at, const std::string& what) { return fields.fail(at, what); };
+  auto uint_field = [&](const char* key) { return fields.uint_field(key); };
   const std::uint64_t count = uint_field("count");
   const std::uint64_t min = uint_field("min");
   const std::uint64_t max = uint_field("max");
@@ -329,16 +338,11 @@ Histogram Histogram::from_json(const nlohmann::json& j, const std::string& where
     if (lower_bound_of(index) != lower || upper_bound_of(index) != upper)
       throw fail(at, "[" + std::to_string(lower) + ", " + std::to_string(upper) +
                          ") is not a bin of this layout");
+    if (n > UINT64_MAX - sum) throw fail(at, "counts past 2^64");
     h.counts_[std::size_t(index)] += n;
     sum += n;
   }
-  if (sum != count)
-    throw fail("/count", std::to_string(count) + " does not equal the sum of the bins (" +
-                             std::to_string(sum) + ")");
-  if (count > 0 && min > max) throw fail("/min", "greater than max");
-  h.total_ = count;
-  h.min_ = count ? min : UINT64_MAX;
-  h.max_ = count ? max : 0;
+  h.set_totals(sum, count, min, max, fail);
   return h;
 }
 

@@ -69,7 +69,7 @@ class IoUringEngine final : public Engine {
     ::close(file);
   }
 
-  void start_reads(std::span<const ReadOp> ops) override {
+  void submit(std::span<const ReadOp> ops) override {
     for (const ReadOp& op : ops) {
       io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
       if (!sqe) {  // cannot happen with at most queue_depth reads in flight; be safe anyway
@@ -90,7 +90,7 @@ class IoUringEngine final : public Engine {
     in_flight_ += unsigned(ops.size());
   }
 
-  std::size_t reap(std::span<Completion> out, std::size_t min_complete) override {
+  std::size_t collect(std::span<Completion> out, std::size_t min_complete) override {
     unsigned want = unsigned(std::min<std::size_t>({min_complete, out.size(), in_flight_}));
     if (pending_ > 0) {
       flush(want);

@@ -31,7 +31,7 @@ class LibaioEngine final : public Engine {
   FileHandle open(const std::string& path) override { return open_for_read(path, true); }
   void close(FileHandle file) override { ::close(file); }
 
-  void start_reads(std::span<const ReadOp> ops) override {
+  void submit(std::span<const ReadOp> ops) override {
     std::size_t n = 0;
     for (const ReadOp& op : ops) {
       iocb* cb = &iocbs_[op.slot];
@@ -55,7 +55,7 @@ class LibaioEngine final : public Engine {
     }
   }
 
-  std::size_t reap(std::span<Completion> out, std::size_t min_complete) override {
+  std::size_t collect(std::span<Completion> out, std::size_t min_complete) override {
     std::size_t n = failed_.pop_into(out);
     if (n == out.size() || in_kernel_ == 0) return n;
     long want_min = long(min_complete > n ? min_complete - n : 0);

@@ -123,7 +123,7 @@ class MmapEngine final : public Engine {
     m = Mapping{};
   }
 
-  void start_reads(std::span<const ReadOp> ops) override {
+  void submit(std::span<const ReadOp> ops) override {
     for (const ReadOp& op : ops) {
       Mapping& m = maps_[std::size_t(op.file)];
       std::size_t n = 0;
@@ -140,7 +140,7 @@ class MmapEngine final : public Engine {
     }
   }
 
-  std::size_t reap(std::span<Completion> out, std::size_t /*min_complete*/) override {
+  std::size_t collect(std::span<Completion> out, std::size_t /*min_complete*/) override {
     return done_.pop_into(out);
   }
 

@@ -18,14 +18,14 @@ class PsyncEngine final : public Engine {
   FileHandle open(const std::string& path) override { return open_for_read(path, options_.direct); }
   void close(FileHandle file) override { ::close(file); }
 
-  void start_reads(std::span<const ReadOp> ops) override {
+  void submit(std::span<const ReadOp> ops) override {
     for (const ReadOp& op : ops) {
       ssize_t n = ::pread(op.file, buffer(op.slot), op.length, off_t(op.offset));
       done_.push(op.slot, n < 0 ? -std::int64_t(errno) : std::int64_t(n));
     }
   }
 
-  std::size_t reap(std::span<Completion> out, std::size_t /*min_complete*/) override {
+  std::size_t collect(std::span<Completion> out, std::size_t /*min_complete*/) override {
     return done_.pop_into(out);  // every submitted read is already complete
   }
 

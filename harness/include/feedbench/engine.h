@@ -34,8 +34,8 @@ struct EngineOptions {
   bool direct = false;            // O_DIRECT
   unsigned queue_depth = 1;       // slots; synchronous engines accept only 1
   std::size_t block_size = 4096;  // bytes per slot buffer
-  // Shared by every engine of a round: submit() waits for it before the reads start (see
-  // throttle.h). Null: reads go at the storage's own pace.
+  // Shared by every engine of a round: reap() waits for it before handing completions back
+  // (see throttle.h). Null: reads go at the storage's own pace.
   std::shared_ptr<Throttle> throttle;
 };
 
@@ -52,14 +52,15 @@ class Engine {
   // REQUIRES: no read of this file is in flight.
   virtual void close(FileHandle file) = 0;
 
-  // Starts the reads, once the throttle (if any) lets their bytes through. REQUIRES: each op's
-  // slot is free; ops.size() <= free slots.
+  // Starts the reads. REQUIRES: each op's slot is free; ops.size() <= free slots.
   // NOTE: io_uring hands them to the kernel at the next reap(), in the system call that waits;
   // synchronous engines (psync, mmap) perform them here.
-  void submit(std::span<const ReadOp> ops);
+  virtual void submit(std::span<const ReadOp> ops) = 0;
   // Waits until at least `min_complete` reads have completed (0: only what is ready).
   // RETURNS: completions written to `out` (at most out.size()).
-  virtual std::size_t reap(std::span<Completion> out, std::size_t min_complete) = 0;
+  // With a throttle (options().throttle), returns once the bytes the completions read fit its
+  // rate: charged by what was read, not asked for (a read past a file's end is short).
+  std::size_t reap(std::span<Completion> out, std::size_t min_complete);
 
   // The buffer of a slot: block_size bytes, 4096-aligned, owned by the engine.
   std::byte* buffer(std::uint32_t slot) { return buffers_.get() + std::size_t(slot) * stride_; }
@@ -75,8 +76,8 @@ class Engine {
  protected:
   explicit Engine(const EngineOptions& options);
 
-  // What submit() does after the throttle: each engine's own way of starting reads.
-  virtual void start_reads(std::span<const ReadOp> ops) = 0;
+  // What reap() does before the throttle: each engine's own way of collecting completions.
+  virtual std::size_t collect(std::span<Completion> out, std::size_t min_complete) = 0;
 
   // Opens `path` read-only (O_DIRECT when `direct`), with O_NOATIME until the kernel refuses
   // it once (EPERM: the files are someone else's; a data set's files share an owner, so the

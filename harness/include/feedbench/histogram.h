@@ -61,6 +61,12 @@ class Histogram {
   static std::uint64_t upper_bound_of(int index);  // exclusive
 
  private:
+  // The checks and totals both readers end with: the bins' `sum` must equal `count`, min <= max.
+  // `fail` makes the InputError naming the field.
+  template <class Fail>
+  void set_totals(std::uint64_t sum, std::uint64_t count, std::uint64_t min, std::uint64_t max,
+                  const Fail& fail);
+
   std::vector<std::uint64_t> counts_;  // kCounts
   std::uint64_t total_ = 0;
   std::uint64_t max_ = 0;
