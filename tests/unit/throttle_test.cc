@@ -36,6 +36,14 @@ TEST(ThrottleTest, HoldsReadsOfAllThreadsTogetherToTheRate) {
   EXPECT_GE(seconds_to_acquire(one, 1, 41, 1u << 20), 0.399 - catch_up);
 }
 
+// The timeline starts at the first read: no credit before it, and each read waits for the
+// end of its slot (a planted 75% slowdown of a 50 ms round came out faster than the base when
+// the first 20 ms were free and the first read cost nothing).
+TEST(ThrottleTest, NoCreditAtTheStart) {
+  Throttle t(100u << 20);  // 1 MiB every 10 ms
+  EXPECT_GE(seconds_to_acquire(t, 1, 10, 1u << 20), 0.0995);
+}
+
 // A pause banks at most kCatchUp: later reads do not go faster than the rate beyond it.
 TEST(ThrottleTest, IdleTimeIsBankedOnlyUpToTheCatchUp) {
   Throttle t(10u << 20);  // 10 MiB/s
