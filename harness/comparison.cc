@@ -103,8 +103,11 @@ HostLoad host_load(const ResultDocument& doc) {
     *out = it->get<double>();
     return true;
   };
-  load.known = number("loadavg_1m_before", &load.before) & number("loadavg_1m_after", &load.after) &
-               number("online_cores", &load.cores) && load.cores > 0;
+  // Each read on its own line: all three are read even when one is missing.
+  const bool before = number("loadavg_1m_before", &load.before);
+  const bool after = number("loadavg_1m_after", &load.after);
+  const bool cores = number("online_cores", &load.cores);
+  load.known = before && after && cores && load.cores > 0;
   return load;
 }
 
