@@ -20,6 +20,7 @@
 
 #include "feedbench/build_info.h"
 #include "feedbench/error.h"
+#include "feedbench/page_cache.h"
 
 #ifndef FEEDBENCH_BENCHMARK_VERSION
 #define FEEDBENCH_BENCHMARK_VERSION "unknown"
@@ -321,20 +322,8 @@ nlohmann::json describe_host() {
       ++nodes;
   }
   host["numa_nodes"] = std::max<std::int64_t>(1, nodes);
-  std::int64_t mem_total = 0, mem_available = 0;
-  {
-    std::ifstream in("/proc/meminfo");
-    std::string key;
-    std::int64_t kib;
-    std::string unit;
-    std::string line;
-    while (std::getline(in, line)) {
-      std::istringstream fields(line);
-      if (!(fields >> key >> kib)) continue;
-      if (key == "MemTotal:") mem_total = kib * 1024;
-      if (key == "MemAvailable:") mem_available = kib * 1024;
-    }
-  }
+  const auto mem_total = std::int64_t(meminfo_bytes("MemTotal"));
+  const auto mem_available = std::int64_t(meminfo_bytes("MemAvailable"));
   host["memory_total_bytes"] = mem_total;
   host["memory_available_bytes"] = mem_available;
   struct utsname u {};

@@ -165,18 +165,6 @@ std::string cache_fix(const CacheVerification& v, const Config& config, const Ma
   return out;
 }
 
-// RETURNS: MemTotal from /proc/meminfo in bytes, 0 when unknown.
-std::uint64_t total_memory_bytes() {
-  std::FILE* f = std::fopen("/proc/meminfo", "r");
-  if (!f) return 0;
-  char line[256];
-  std::uint64_t kib = 0;
-  while (std::fgets(line, sizeof line, f))
-    if (std::sscanf(line, "MemTotal: %lu kB", &kib) == 1) break;
-  std::fclose(f);
-  return kib * 1024;
-}
-
 // The method's sizing rule: a selection smaller than memory can be served from the page cache,
 // so cold figures rest on per-file eviction and a loader's later epochs may never touch storage.
 // RETURNS: {selection_bytes, memory_bytes, smaller_than_memory, note}; note "" when larger.
