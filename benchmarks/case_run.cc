@@ -27,21 +27,94 @@ std::shared_ptr<Throttle> CaseRun::throttle(const std::string& path_role) const 
   return it == context_.config->throttle.end() ? nullptr : std::make_shared<Throttle>(it->second);
 }
 
-const FileSet* CaseRun::selection(const std::string& path_role) {
+const FileSet* CaseRun::find_selection(const std::string& path_role, std::string* why) const {
   const FileSet* files = context_.files_for(path_role);
   if (!files) {
-    skip("no " + path_role + " root in the config's dataset");
+    *why = "no " + path_role + " root in the config's dataset";
     return nullptr;
   }
   if (files->empty()) {
-    skip("the " + path_role + " selection holds no files");
+    *why = "the " + path_role + " selection holds no files";
     return nullptr;
   }
   if (path_role == "cache" && !context_.cache_refusal.empty() && !context_.allow_unverified_cache) {
-    skip(context_.cache_refusal);
+    *why = context_.cache_refusal;
     return nullptr;
   }
   return files;
+}
+
+const FileSet* CaseRun::selection(const std::string& path_role) {
+  std::string why;
+  const FileSet* files = find_selection(path_role, &why);
+  if (!files) skip(why);
+  return files;
+}
+
+bool CaseRun::agree(const std::string& why) {
+  Cluster& cluster = context_.ranks();
+  const std::string first = cluster.size() > 1 ? first_failure(cluster, why) : why;
+  if (first.empty()) return true;
+  skip(first);
+  return false;
+}
+
+namespace {
+
+struct HostPrepared {
+  std::uint64_t resident_bytes;
+  std::uint64_t total_bytes;
+  std::uint8_t leader;
+  FixedText<64> method;
+};
+
+}  // namespace
+
+std::optional<double> CaseRun::prepare_cache_state_per_host(const std::string& cache_state,
+                                                           const FileSet& host_files) {
+  Cluster& cluster = context_.ranks();
+  auto phase = [this](const char* what) {
+    return context_.progress ? context_.progress->phase(what) : Progress{};
+  };
+  Residency r;
+  std::string why;
+  if (cluster.host_leader()) {
+    try {
+      if (cache_state == "cold")
+        r = evict(host_files, phase("evicting"));
+      else if (cache_state == "warm")
+        r = warm(host_files, phase("warming"));
+      else
+        r = measure_residency(host_files, phase("measuring residency"));
+    } catch (const RunError& e) {
+      why = "preparing the " + cache_state + " state: " + e.what();
+    }
+  }
+  if (!agree(why)) return std::nullopt;  // also the barrier: every host is prepared past here
+  HostPrepared mine{r.resident_bytes, r.total_bytes, std::uint8_t(cluster.host_leader() ? 1 : 0), {}};
+  mine.method.set(r.method);
+  const std::vector<HostPrepared> all = all_gather(cluster, mine);
+  nlohmann::json hosts = nlohmann::json::array();
+  double worst = cache_state == "cold" ? 0.0 : 1.0;
+  bool achieved = true;
+  std::string method;
+  for (std::size_t rank = 0; rank < all.size(); ++rank) {
+    if (!all[rank].leader) continue;
+    const Residency host{all[rank].resident_bytes, all[rank].total_bytes, all[rank].method.str()};
+    const double f = host.fraction();
+    const bool ok = cache_state == "cold"   ? f <= kColdMaxResident
+                    : cache_state == "warm" ? f >= kWarmMinResident
+                                            : true;
+    achieved = achieved && ok;
+    worst = cache_state == "cold" ? std::max(worst, f) : cache_state == "warm" ? std::min(worst, f) : f;
+    if (method.empty()) method = host.method;
+    const int h = cluster.host_of_rank()[rank];
+    hosts.push_back({{"host", cluster.host_names()[std::size_t(h)]}, {"residency_before", f}, {"achieved", ok},
+                     {"bytes", host.total_bytes}});
+  }
+  record_.cache = {{"requested", cache_state}, {"residency_before", worst}, {"achieved", achieved},
+                   {"method", method}, {"hosts", hosts}};
+  return worst;
 }
 
 std::optional<double> CaseRun::prepare_cache_state(const std::string& cache_state,

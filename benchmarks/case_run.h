@@ -29,6 +29,20 @@ class CaseRun {
   // Skips the case with `why` (recorded in the result) and logs its record. Call once, then return.
   void skip(const std::string& why);
 
+  // Every rank of the run says whether it can go on (`why`: "" when it can). RETURNS: true when
+  // all can; else false after skipping the case, on every rank, with the first failing rank's
+  // reason. One rank alone: skips with `why` when it is not "".
+  bool agree(const std::string& why);
+
+  // RETURNS: the selection of `path_role`, or nullptr with the reason in `why` (no skip).
+  const FileSet* find_selection(const std::string& path_role, std::string* why) const;
+
+  // Across ranks: the lowest rank of each host prepares `host_files` (this host's part of the
+  // round) as prepare_cache_state does, every host's residency is gathered and the cache
+  // state records each host's; achieved only when every host's was. The worst host's residency
+  // is the case's. RETURNS: as prepare_cache_state (nullopt after skipping on every rank).
+  std::optional<double> prepare_cache_state_per_host(const std::string& cache_state, const FileSet& host_files);
+
   // RETURNS: the selection of `path_role` ("source" or "cache"), or nullptr after skipping
   // with the reason (no such root, an empty selection, a cache refused as unverified).
   const FileSet* selection(const std::string& path_role);

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "case_run.h"
+#include "cluster_round.h"
 #include "families.h"
 #include "feedbench/page_cache.h"
 #include "feedbench/runner.h"
@@ -17,22 +18,33 @@ namespace feedbench {
 
 void run_file_read_case(const Case& c, RunContext& context, benchmark::State& state) {
   CaseRun run(c, context, state);
-  const FileSet* files = run.selection(c.str("path"));
-  if (!files) return;
+  Cluster& cluster = context.ranks();
+  const bool many = cluster.size() > 1;
+  // Every reason to stop before the round is agreed by all ranks, so none waits for one that left.
+  std::string why;
+  const FileSet* selected = run.find_selection(c.str("path"), &why);
 
   const std::string cache_state = c.str("cache_state");
   const std::string engine = c.str("engine");
   const bool direct = cache_state == "direct" || engine == "libaio";
   std::string memory_fs;  // set when O_DIRECT is accepted but no device is behind it
-  if (direct) {
-    std::string why = probe_direct_io(files->root());
-    if (!why.empty()) return run.skip(why);
+  if (selected && direct) {
+    why = probe_direct_io(selected->root());
     std::string fs;
-    if (!direct_reaches_device(files->root(), &fs)) memory_fs = fs;
+    if (why.empty() && !direct_reaches_device(selected->root(), &fs)) memory_fs = fs;
   }
+  const std::uint64_t round = context.log.all(run.record().case_name).size();  // each repetition its own epoch
+  const std::string share_mode = context.config ? context.config->share : "per_rank";
+  ShareOfRound share;
+  if (why.empty() && many) why = share_round(cluster, *selected, share_mode, c.seed, round, share);
+  if (!run.agree(why)) return;
+  const FileSet* files = many ? &*share.mine : selected;
 
-  // Untimed preparation: eviction or warming, then residency as the round starts.
-  const std::optional<double> prepared = run.prepare_cache_state(cache_state, *files);
+  // Untimed preparation: eviction or warming, then residency as the round starts; across
+  // ranks once per host, over what that host's ranks read.
+  const std::optional<double> prepared =
+      many ? run.prepare_cache_state_per_host(cache_state, share.host ? *share.host : *selected)
+           : run.prepare_cache_state(cache_state, *files);
   if (!prepared) return;
   const double residency = *prepared;
 
@@ -41,7 +53,7 @@ void run_file_read_case(const Case& c, RunContext& context, benchmark::State& st
   spec.block_size = std::uint64_t(c.integer("block_size"));
   spec.workers = unsigned(c.integer("workers"));
   spec.seed = c.seed;
-  spec.round = context.log.all(run.record().case_name).size();  // each repetition its own epoch
+  spec.round = round;
   if (c.has("max_bytes")) spec.max_bytes = std::uint64_t(c.integer("max_bytes"));
   Workload workload(*files, spec);
 
@@ -66,12 +78,24 @@ void run_file_read_case(const Case& c, RunContext& context, benchmark::State& st
   if (c.has("steady_state")) options.steady_state = parse_steady_state(c.str("steady_state"));
 
   RoundStats stats;
-  for (auto _ : state) {
-    stats = run_round(*files, workload, options);
-    if (!stats.error.empty()) break;
-    state.SetIterationTime(stats.seconds());
+  if (many) {
+    std::optional<AcrossRanks> across;
+    for (auto _ : state) {
+      across = run_round_across_ranks(cluster, *files, workload, options, share_mode, *selected);
+      if (!across->error.empty()) break;
+      state.SetIterationTime(across->round.seconds);
+    }
+    if (!across->error.empty()) return run.skip(across->error);
+    stats = std::move(across->stats);
+    run.record().extra = across->extra;
+  } else {
+    for (auto _ : state) {
+      stats = run_round(*files, workload, options);
+      if (!stats.error.empty()) break;
+      state.SetIterationTime(stats.seconds());
+    }
+    if (!stats.error.empty()) return run.skip(stats.error);
   }
-  if (!stats.error.empty()) return run.skip(stats.error);
 
   const double s = stats.seconds() > 0 ? stats.seconds() : 1e-9;
   run.counter("bytes_per_second", double(stats.bytes) / s, /*binary=*/true);
@@ -86,9 +110,10 @@ void run_file_read_case(const Case& c, RunContext& context, benchmark::State& st
   run.counter("residency_before", residency);
   run.counter("cpu_util", stats.cpu_util);
 
-  run.record().extra = {{"bytes", stats.bytes}, {"reads", stats.reads}, {"files", stats.files},
-                        {"cpu_seconds", stats.cpu_seconds},
-                        {"latency_recorded", context.record_latency}};
+  // Across ranks `extra` already holds the ranks, hosts and stragglers; stats are the totals.
+  nlohmann::json& base = run.record().extra;
+  base.update({{"bytes", stats.bytes}, {"reads", stats.reads}, {"files", stats.files},
+               {"cpu_seconds", stats.cpu_seconds}, {"latency_recorded", context.record_latency}});
   // What ended the round. A round cut by runtime or steady state is a complete time-based
   // round (its figures are the bytes and time of what it read), not a short one.
   nlohmann::json& extra = run.record().extra;
@@ -97,7 +122,7 @@ void run_file_read_case(const Case& c, RunContext& context, benchmark::State& st
                                                                                          : "end_of_selection";
   extra["limited_by"] = limited_by;
   extra["time_based"] = runtime_ns > 0;
-  extra["selection_bytes"] = workload.full_pass_bytes();
+  if (!many) extra["selection_bytes"] = workload.full_pass_bytes();
   if (runtime_ns > 0) {
     extra["runtime_s"] = double(runtime_ns) / 1e9;
     extra["runtime_from"] = runtime_from;

@@ -33,6 +33,12 @@ std::vector<const CaseRecord*> RunLog::all(const std::string& case_name) const {
   return out;
 }
 
+Cluster& RunContext::ranks() {
+  if (cluster) return *cluster;
+  static LocalCluster alone;
+  return alone;
+}
+
 const FileSet* RunContext::files_for(const std::string& path_role) const {
   if (path_role == "source") return source ? &*source : nullptr;
   if (path_role == "cache") return cache ? &*cache : nullptr;

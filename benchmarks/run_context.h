@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "feedbench/cluster.h"
 #include "feedbench/config.h"
 #include "feedbench/dataset.h"
 #include "feedbench/histogram.h"
@@ -54,7 +55,12 @@ struct RunContext {
   std::string cache_refusal;            // non-empty: why path:cache cases may not run
   bool show_progress = false;           // a terminal is attached
   RunProgress* progress = nullptr;      // the run's progress line(s); null when --quiet
+  // The ranks of the run; families call it around each round. Never null during a run.
+  Cluster* cluster = nullptr;
   RunLog log;
+
+  // RETURNS: `cluster`, or one process when none was set (tests, verbs that run alone).
+  Cluster& ranks();
 
   // RETURNS: the FileSet of "source" or "cache", or nullptr when that root is not configured.
   const FileSet* files_for(const std::string& path_role) const;

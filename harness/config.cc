@@ -545,6 +545,7 @@ Config parse_config(const std::string& text, const std::string& file, const Conf
       throw InputError(file + ": " + with_set_note(where, e.what(), from_set));
     }
   }
+  config.share = dataset.value("share", std::string("per_rank"));  // the schema checked the choice
   config.defaults = doc.value("defaults", json::object());
   config.families = doc.at("families");
 

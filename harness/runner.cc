@@ -640,6 +640,7 @@ RoundStats run_round(const FileSet& files, Workload& workload, const RoundOption
   }
   stats.ramp_elapsed_ns = timing.measure_start - start;
   start = timing.measure_start;
+  stats.start_ns = start;
   stats.elapsed_ns = std::max<std::int64_t>(0, end - start);
   const double cores = std::max(1u, std::thread::hardware_concurrency());
   if (stats.elapsed_ns > 0) stats.cpu_util = stats.cpu_seconds / (stats.seconds() * cores);

@@ -24,7 +24,14 @@
 #include <benchmark/benchmark.h>
 #include <boost/program_options.hpp>
 
+#include <fcntl.h>
+
+#include <exception>
+#include <memory>
+
+#include "cluster_launch.h"
 #include "collecting_reporter.h"
+#include "feedbench/cluster.h"
 #include "csv_writer.h"
 #include "feedbench/cache_verification.h"
 #include "feedbench/config.h"
@@ -294,9 +301,91 @@ RunEstimate estimate_run(const Plan& plan, const RunContext& context) {
   return e;
 }
 
+// How far the ranks of a run went together: past the start (every rank ready to run its cases)
+// and past the end (every rank ran every case).
+struct RankProgress {
+  bool started = false;
+  bool finished = false;
+};
+
+// Every rank says whether it is ready to run the cases (`error` null when it is). A failure on
+// any rank fails all of them with that rank's reason, exit code and all, before any case: no
+// rank waits for one that left. One process: its own error, unchanged.
+void agree_to_start(Cluster& cluster, RankProgress& progress, std::exception_ptr error) {
+  progress.started = true;
+  if (cluster.size() == 1) {
+    if (error) std::rethrow_exception(error);
+    return;
+  }
+  struct Status {
+    std::uint8_t failed;
+    std::uint8_t input;  // exit 2 (bad input) rather than 1
+    FixedText<900> why;
+  } mine{};
+  if (error) {
+    mine.failed = 1;
+    try {
+      std::rethrow_exception(error);
+    } catch (const InputError& e) {
+      mine.input = 1;
+      mine.why.set(e.what());
+    } catch (const po::error& e) {
+      mine.input = 1;
+      mine.why.set(std::string(e.what()) + " (see feedbench run --help)");
+    } catch (const std::exception& e) {
+      mine.why.set(e.what());
+    }
+  }
+  const std::vector<Status> all = all_gather(cluster, mine);
+  for (std::size_t r = 0; r < all.size(); ++r) {
+    if (!all[r].failed) continue;
+    const std::string why = "rank " + std::to_string(r) + " (host " +
+                            cluster.host_names()[std::size_t(cluster.host_of_rank()[r])] + "): " + all[r].why.str();
+    if (all[r].input) throw InputError(why);
+    throw RunError(why);
+  }
+}
+
+int run_ranks(int argc, char** argv, Cluster& cluster, RankProgress& together);
+
 }  // namespace
 
 int run_main(int argc, char** argv) {
+  std::unique_ptr<Cluster> cluster = start_cluster(&argc, &argv);
+  // Rank 0 alone prints; the others' reasons reach it through the agreements below.
+  if (!cluster->is_root() && !std::getenv("FEEDBENCH_RANK_OUTPUT")) {
+    std::fflush(stdout);
+    std::fflush(stderr);
+    const int null = ::open("/dev/null", O_WRONLY);
+    if (null >= 0) {
+      ::dup2(null, STDOUT_FILENO);
+      ::dup2(null, STDERR_FILENO);
+      ::close(null);
+    }
+  }
+  RankProgress together;
+  try {
+    const int rc = run_ranks(argc, argv, *cluster, together);
+    if (!together.started) agree_to_start(*cluster, together, nullptr);  // --help, --dry-run
+    return rc;
+  } catch (...) {
+    if (!together.started) agree_to_start(*cluster, together, std::current_exception());
+    if (together.started && !together.finished && cluster->size() > 1) {
+      // Failed alone while the others run cases: end them all rather than leave them waiting.
+      try {
+        throw;
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "feedbench run: rank %d: error: %s\n", cluster->rank(), e.what());
+      }
+      cluster->abort(1);
+    }
+    throw;
+  }
+}
+
+namespace {
+
+int run_ranks(int argc, char** argv, Cluster& cluster, RankProgress& together) {
   std::vector<std::string> command_line(argv, argv + argc);
   command_line[0] = "feedbench";
   command_line.insert(command_line.begin() + 1, "run");
@@ -312,6 +401,7 @@ int run_main(int argc, char** argv) {
   check_benchmark_flags(argc, argv);
   // Removes --benchmark_*=VALUE flags; what is left is ours, parsed strictly below.
   benchmark::Initialize(&argc, argv, [] { std::fputs(kUsage, stdout); });
+  const bool many = cluster.size() > 1;
 
   std::string config_path, out_path, csv_path, markdown_path, emit_fio_dir,
       max_cases_text = std::to_string(kDefaultMaxCases);
@@ -354,6 +444,9 @@ int run_main(int argc, char** argv) {
   if (fingerprint_kind != "metadata" && fingerprint_kind != "content")
     throw InputError("--fingerprint: expected metadata or content, got '" + fingerprint_kind + "'");
   const std::int64_t budget_ns = budget_text.empty() ? 0 : parse_budget(budget_text);
+  if (budget_ns > 0 && many)
+    throw InputError("--budget: not across ranks (each rank would probe and choose alone); run without mpirun, or "
+                     "set repetitions and runtime in the config");
   if (budget_ns > 0 && repetitions_from_flag)
     throw InputError("--budget: cannot be combined with --benchmark_repetitions= (the budget chooses repetitions)");
 
@@ -382,17 +475,24 @@ int run_main(int argc, char** argv) {
     out_path = "results/" + config.name + "/" + host_name() + "-" + utc_stamp() + ".json";
     out_option = "--out (default " + out_path + ")";
   }
-  require_writable_file(out_option, out_path);
-  if (!csv_path.empty()) require_writable_file("--csv", csv_path);
-  if (!markdown_path.empty()) require_writable_file("--markdown", markdown_path);
-  if (!benchmark_out.empty()) require_writable_file("--benchmark_out", benchmark_out);
-  if (!emit_fio_dir.empty()) require_writable_folder("--emit-fio", emit_fio_dir);
+  // Rank 0 alone writes files (Google Benchmark's --benchmark_out too: every rank's library
+  // writes it, so across ranks it is refused).
+  if (many && !benchmark_out.empty())
+    throw InputError("--benchmark_out: not across ranks (each rank would write it); use --out");
+  if (cluster.is_root()) {
+    require_writable_file(out_option, out_path);
+    if (!csv_path.empty()) require_writable_file("--csv", csv_path);
+    if (!markdown_path.empty()) require_writable_file("--markdown", markdown_path);
+    if (!benchmark_out.empty()) require_writable_file("--benchmark_out", benchmark_out);
+    if (!emit_fio_dir.empty()) require_writable_folder("--emit-fio", emit_fio_dir);
+  }
 
   RunContext context;
   context.config = &config;
+  context.cluster = &cluster;
   context.record_latency = !vm.count("no-latency");
   context.allow_unverified_cache = vm.count("allow-unverified-cache") > 0;
-  const bool quiet = vm.count("quiet") > 0;
+  const bool quiet = vm.count("quiet") > 0 || !cluster.is_root();
   const bool dry_run = vm.count("dry-run") > 0;
   context.show_progress = !quiet && isatty(STDERR_FILENO);
 
@@ -545,7 +645,7 @@ int run_main(int argc, char** argv) {
   // The content fingerprint reads samples of every file; cold and warm cases set their page
   // cache state afterwards, each before its own round.
   std::string source_content, cache_content;
-  if (fingerprint_kind == "content") {
+  if (fingerprint_kind == "content" && cluster.is_root()) {
     source_content = content_fingerprint(*context.source);
     if (context.cache) cache_content = content_fingerprint(*context.cache);
   }
@@ -577,13 +677,18 @@ int run_main(int argc, char** argv) {
                   "cannot be fully cached and will be flagged as not achieved\n",
                   format_size(double(need)).c_str(), format_size(double(avail)).c_str());
   }
-  if (!emit_fio_dir.empty()) {
+  if (!emit_fio_dir.empty() && cluster.is_root()) {
     std::size_t n = write_fio_jobs(plan, context, emit_fio_dir);
     std::fprintf(human, "wrote %zu fio job files to %s\n", n, emit_fio_dir.c_str());
   }
   std::fflush(human);
   sleep_for_test_hook();
 
+  // Every rank is ready, or all stop here with the reason of the first that is not.
+  agree_to_start(cluster, together, nullptr);
+  if (many)
+    std::fprintf(human, "ranks: %d on %d %s (%s), share %s\n", cluster.size(), cluster.hosts(),
+                 cluster.hosts() == 1 ? "host" : "hosts", cluster.implementation().c_str(), config.share.c_str());
   register_plan(plan, context, repetitions_from_flag, flag_repetitions);
   // Progress: a live line on a terminal, a line per case elsewhere; nothing with --quiet.
   std::optional<RunProgress> progress;
@@ -603,6 +708,11 @@ int run_main(int argc, char** argv) {
   const std::size_t cases_run = benchmark::RunSpecifiedBenchmarks(&reporter);
   const LoadSample load_after = sample_host_load();
   benchmark::Shutdown();
+  // Every rank ran every case (a rank killed on the way ends mpirun instead): only then does
+  // rank 0 write the result, and the others are done.
+  if (many) cluster.barrier();
+  together.finished = true;
+  if (!cluster.is_root()) return 0;
   context.progress = nullptr;
   progress.reset();  // clears the live line before the summary
   if (cases_run == 0) {
@@ -638,6 +748,17 @@ int run_main(int argc, char** argv) {
     if (doc.dataset.contains(role)) doc.dataset[role]["throttle_bytes_per_second"] = rate;
   doc.environment = describe_environment(paths);
   doc.environment["host"]["load"] = load_to_json(load_before, load_after);
+  if (many) {
+    nlohmann::json hosts = nlohmann::json::array();
+    for (int h = 0; h < cluster.hosts(); ++h) {
+      std::vector<int> ranks;
+      for (int r = 0; r < cluster.size(); ++r)
+        if (cluster.host_of_rank()[std::size_t(r)] == h) ranks.push_back(r);
+      hosts.push_back({{"name", cluster.host_names()[std::size_t(h)]}, {"ranks", ranks}});
+    }
+    doc.environment["cluster"] = {{"implementation", cluster.implementation()}, {"ranks", cluster.size()},
+                                  {"hosts", hosts}, {"share", config.share}};
+  }
   doc.summary = summarize(doc);
   doc.summary["sizing"] = size_check;
 
@@ -667,5 +788,7 @@ int run_main(int argc, char** argv) {
                why.c_str());
   return 1;
 }
+
+}  // namespace
 
 }  // namespace feedbench

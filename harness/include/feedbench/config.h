@@ -30,6 +30,11 @@ struct Config {
   // dataset.include was "from-cache": `include` is empty until the caller reads the cache's
   // manifest (resolve_include_from_cache in stager.h).
   bool include_from_cache = false;
+  // dataset.share: how ranks of a distributed run (mpirun) split the selection each round.
+  // "per_rank": one disjoint file-level share per rank, from one shuffle of the whole selection;
+  // "per_node": every node reads the whole selection (its own node-local cache), its ranks
+  // splitting it. A run of one rank reads the whole selection either way.
+  std::string share = "per_rank";
   nlohmann::json defaults;  // "defaults" merged with overrides: repetitions, seed, ...
   nlohmann::json families;  // "families" array, verbatim after expansion
   nlohmann::json resolved;  // the whole config as run (expanded, overrides applied)

@@ -97,6 +97,7 @@ struct RoundStats {
   std::uint64_t files_opened = 0;    // opens in the whole round (ramp included; `files` is not)
   std::uint64_t noatime_opens = 0;   // of `files_opened`, opened with O_NOATIME
   std::int64_t elapsed_ns = 0;
+  std::int64_t start_ns = 0;  // steady_clock time of the measured start (end: start_ns + elapsed_ns)
   double cpu_seconds = 0;  // user+system CPU of the workers, start signal to last completion
   double cpu_util = 0;     // cpu_seconds / (elapsed × online cores), 0..1
   Histogram latency;       // per read, ns, merged across workers

@@ -1,0 +1,191 @@
+#include "cluster_round.h"
+
+#include <algorithm>
+#include <chrono>
+#include <exception>
+#include <map>
+
+#include "feedbench/histogram.h"
+
+namespace feedbench {
+namespace {
+
+std::int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+struct SelectionSeen {
+  std::uint64_t files;
+  std::uint64_t bytes;
+};
+
+// What a rank hands to all after its round, beyond RankRound.
+struct RankFigures {
+  RankRound round;
+  std::uint64_t share_files = 0;
+  std::uint64_t planned = 0;
+  std::uint64_t short_reads = 0;
+  std::uint64_t vanished = 0;
+  std::uint64_t opened = 0;
+  std::uint64_t noatime = 0;
+  std::uint64_t selection_bytes = 0;  // the whole selection this rank's host sees
+  FixedText<300> incomplete;
+  FixedText<32> stopped_by;
+};
+
+}  // namespace
+
+std::string share_round(Cluster& cluster, const FileSet& selection, const std::string& share_mode,
+                        std::uint64_t seed, std::uint64_t round, ShareOfRound& share) {
+  const std::vector<SelectionSeen> seen = all_gather(cluster, SelectionSeen{selection.size(), selection.total_bytes()});
+  const bool per_node = share_mode == "per_node";
+  const std::vector<int>& on_host = cluster.ranks_on_host();
+  if (!per_node)
+    for (std::size_t r = 1; r < seen.size(); ++r)
+      if (seen[r].files != seen[0].files || seen[r].bytes != seen[0].bytes)
+        return "rank " + std::to_string(r) + " sees another selection (" + std::to_string(seen[r].files) +
+               " files, " + std::to_string(seen[r].bytes) + " bytes) than rank 0 (" + std::to_string(seen[0].files) +
+               " files, " + std::to_string(seen[0].bytes) + " bytes): share per_rank splits one shared "
+               "store; set dataset.share to per_node for copies local to each node";
+  const int parts = per_node ? int(on_host.size()) : cluster.size();
+  const int part = per_node ? int(std::find(on_host.begin(), on_host.end(), cluster.rank()) - on_host.begin())
+                            : cluster.rank();
+  for (std::size_t r = 0; r < seen.size(); ++r) {
+    const int ranks_sharing = per_node ? int(std::count(cluster.host_of_rank().begin(), cluster.host_of_rank().end(),
+                                                        cluster.host_of_rank()[r]))
+                                       : cluster.size();
+    if (seen[r].files < std::uint64_t(ranks_sharing))
+      return "the selection of rank " + std::to_string(r) + " holds " + std::to_string(seen[r].files) +
+             " files, fewer than the " + std::to_string(ranks_sharing) + " ranks that share it (file-level "
+             "shares): use fewer ranks or a larger selection";
+  }
+  share.mine = subset(selection, share_of_selection(selection.size(), seed, round, part, parts));
+  share.host.reset();
+  if (!per_node) {
+    std::vector<std::size_t> host;
+    for (int r : on_host) {
+      std::vector<std::size_t> s = share_of_selection(selection.size(), seed, round, r, parts);
+      host.insert(host.end(), s.begin(), s.end());
+    }
+    std::sort(host.begin(), host.end());
+    share.host = subset(selection, host);
+  }
+  return "";
+}
+
+AcrossRanks run_round_across_ranks(Cluster& cluster, const FileSet& mine, Workload& workload,
+                                   const RoundOptions& options, const std::string& share_mode,
+                                   const FileSet& selection) {
+  AcrossRanks out;
+  // All ranks start together; each times its round from its own exit of the barrier.
+  cluster.barrier();
+  const std::int64_t t0 = now_ns();
+  RoundStats stats;
+  try {
+    stats = run_round(mine, workload, options);
+  } catch (const std::exception& e) {
+    stats.error = e.what();
+  }
+  RankFigures f;
+  f.round.bytes = stats.bytes;
+  f.round.reads = stats.reads;
+  f.round.files = stats.files;
+  f.round.share_bytes = mine.total_bytes();
+  f.round.start_s = double(stats.start_ns - t0) * 1e-9;
+  if (stats.start_ns == 0) f.round.start_s = 0;
+  f.round.end_s = f.round.start_s + stats.seconds();
+  f.round.cpu_seconds = stats.cpu_seconds;
+  f.round.host = cluster.host_index();
+  f.round.failed = stats.error.empty() ? 0 : 1;
+  f.round.error.set(stats.error);
+  f.share_files = mine.size();
+  f.planned = stats.bytes_planned;
+  f.short_reads = stats.short_reads;
+  f.vanished = stats.files_vanished;
+  f.opened = stats.files_opened;
+  f.noatime = stats.noatime_opens;
+  f.selection_bytes = selection.total_bytes();
+  f.incomplete.set(stats.incomplete);
+  f.stopped_by.set(stats.stopped_by);
+  const std::vector<RankFigures> all = all_gather(cluster, f);
+
+  for (std::size_t r = 0; r < all.size(); ++r)
+    if (all[r].round.failed) {
+      out.error = "rank " + std::to_string(r) + " (host " +
+                  cluster.host_names()[std::size_t(all[r].round.host)] + "): " + all[r].round.error.str();
+      return out;
+    }
+
+  std::vector<RankRound> rounds;
+  for (const RankFigures& x : all) rounds.push_back(x.round);
+  out.round = aggregate_round(rounds);
+
+  // Totals, so the family's counters and checks read as for one process.
+  RoundStats& t = out.stats;
+  t.elapsed_ns = std::int64_t(out.round.seconds * 1e9);
+  std::map<int, std::uint64_t> selection_per_host;
+  for (const RankFigures& x : all) {
+    t.bytes += x.round.bytes;
+    t.reads += x.round.reads;
+    t.files += x.round.files;
+    t.bytes_planned += x.planned;
+    t.short_reads += x.short_reads;
+    t.files_vanished += x.vanished;
+    t.files_opened += x.opened;
+    t.noatime_opens += x.noatime;
+    t.cpu_seconds += x.round.cpu_seconds;
+    if (t.incomplete.empty()) t.incomplete = x.incomplete.str();
+    selection_per_host[x.round.host] = x.selection_bytes;
+  }
+  t.stopped_by = all[0].stopped_by.str();
+  t.cpu_util = stats.cpu_util;  // this rank's; cores differ per host
+  if (options.record_latency) {
+    // Every rank's histogram, merged: percentiles over all reads of the round.
+    const std::vector<std::string> hists = all_gather_text(cluster, stats.latency.to_compact_json().dump());
+    for (std::size_t r = 0; r < hists.size(); ++r)
+      t.latency.merge(Histogram::from_compact_json(nlohmann::json::parse(hists[r]),
+                                                   "rank " + std::to_string(r) + " latency"));
+  }
+
+  // Per rank, per host, stragglers.
+  nlohmann::json ranks = nlohmann::json::array();
+  for (std::size_t r = 0; r < all.size(); ++r) {
+    const RankRound& x = all[r].round;
+    ranks.push_back({{"rank", r}, {"host", cluster.host_names()[std::size_t(x.host)]}, {"host_index", x.host},
+                     {"files", all[r].share_files}, {"share_bytes", x.share_bytes}, {"bytes", x.bytes},
+                     {"start_s", x.start_s}, {"end_s", x.end_s}, {"bytes_per_second", rank_rate(x)}});
+  }
+  nlohmann::json hosts = nlohmann::json::array();
+  for (int h = 0; h < cluster.hosts(); ++h) {
+    std::vector<RankRound> on_host;
+    std::vector<int> which;
+    for (std::size_t r = 0; r < all.size(); ++r)
+      if (all[r].round.host == h) {
+        on_host.push_back(all[r].round);
+        which.push_back(int(r));
+      }
+    const ClusterRound hr = aggregate_round(on_host);
+    hosts.push_back({{"host", cluster.host_names()[std::size_t(h)]}, {"host_index", h}, {"ranks", which},
+                     {"bytes", hr.bytes}, {"seconds", hr.seconds}, {"bytes_per_second", hr.bytes_per_second}});
+  }
+  nlohmann::json stragglers = nlohmann::json::array();
+  for (const Straggler& s : find_stragglers(rounds))
+    stragglers.push_back({{"rank", s.rank}, {"host", cluster.host_names()[std::size_t(s.host)]},
+                          {"bytes_per_second", s.bytes_per_second}, {"vs_median", s.vs_median}});
+  std::uint64_t selection_bytes = 0;
+  for (const auto& [h, b] : selection_per_host) selection_bytes += share_mode == "per_node" ? b : 0;
+  if (share_mode != "per_node") selection_bytes = selection.total_bytes();
+  out.extra = {{"cluster", {{"ranks", cluster.size()}, {"hosts", cluster.hosts()}, {"share", share_mode},
+                            {"aggregate", "total bytes / (latest end - earliest start)"},
+                            {"seconds", out.round.seconds},
+                            {"bytes_per_second", out.round.bytes_per_second},
+                            {"median_rank_bytes_per_second", out.round.median_rank_bytes_per_second},
+                            {"straggler_below", kStragglerFraction}}},
+               {"ranks", ranks}, {"hosts", hosts}, {"stragglers", stragglers},
+               {"selection_bytes", selection_bytes}};
+  return out;
+}
+
+}  // namespace feedbench

@@ -1,0 +1,46 @@
+// A file_read round across the ranks of a distributed run: which files each rank reads, the
+// start barrier, and the gather after the round into one set of figures (IOR's aggregate,
+// per-rank and per-host rates, stragglers), the same on every rank.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "feedbench/cluster.h"
+#include "feedbench/dataset.h"
+#include "feedbench/runner.h"
+#include "feedbench/workload.h"
+
+namespace feedbench {
+
+// This rank's files for one round, and its host's (what the host's lowest rank prepares).
+struct ShareOfRound {
+  std::optional<FileSet> mine;
+  std::optional<FileSet> host;  // per_rank: the union of the host's ranks' shares; per_node: unset (all)
+};
+
+// Splits `selection` for round `round`: per_rank, one shuffle (seed, round) of the whole
+// selection cut into one slice per rank; per_node, the same per host among its ranks.
+// RETURNS: "" and fills `share`, or why the round cannot be split (a rank would read nothing;
+// per_rank ranks that see different selections, which a shared store cannot give).
+// A collective: every rank calls it.
+std::string share_round(Cluster& cluster, const FileSet& selection, const std::string& share_mode,
+                        std::uint64_t seed, std::uint64_t round, ShareOfRound& share);
+
+struct AcrossRanks {
+  std::string error;   // the first failing rank's reason (every rank has the same)
+  ClusterRound round;  // the aggregate
+  RoundStats stats;    // totals over ranks; elapsed is the aggregate span, latency merged
+  nlohmann::json extra = nlohmann::json::object();  // ranks, hosts, stragglers, cluster
+};
+
+// Every rank waits at a barrier, reads `mine` and hands its figures to all.
+// RETURNS: the same figures on every rank. Never throws for one rank's failure: a failing
+// rank's reason becomes `error` on all.
+AcrossRanks run_round_across_ranks(Cluster& cluster, const FileSet& mine, Workload& workload,
+                                   const RoundOptions& options, const std::string& share_mode,
+                                   const FileSet& selection);
+
+}  // namespace feedbench

@@ -1,0 +1,138 @@
+#include "feedbench/cluster.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <numeric>
+
+#include "feedbench/error.h"
+
+namespace feedbench {
+
+std::string cluster_host_name() {
+  if (const char* name = std::getenv("FEEDBENCH_HOST_NAME"); name && *name) return name;
+  char buf[256] = {};
+  gethostname(buf, sizeof buf - 1);
+  return buf[0] ? buf : "host";
+}
+
+LocalCluster::LocalCluster() : host_names_{cluster_host_name()} {}
+
+std::vector<unsigned char> LocalCluster::all_gather_bytes(const void* data, std::size_t bytes) {
+  const auto* p = static_cast<const unsigned char*>(data);
+  return std::vector<unsigned char>(p, p + bytes);
+}
+
+std::vector<std::string> all_gather_text(Cluster& cluster, const std::string& text) {
+  const std::vector<std::uint64_t> lengths = all_gather(cluster, std::uint64_t(text.size()));
+  const std::uint64_t longest = *std::max_element(lengths.begin(), lengths.end());
+  std::string padded = text;
+  padded.resize(longest);
+  const std::vector<unsigned char> raw = cluster.all_gather_bytes(padded.data(), padded.size());
+  std::vector<std::string> out;
+  for (std::size_t r = 0; r < lengths.size(); ++r)
+    out.emplace_back(reinterpret_cast<const char*>(raw.data()) + r * longest, lengths[r]);
+  return out;
+}
+
+std::string first_failure(Cluster& cluster, const std::string& error) {
+  struct Status {
+    std::uint8_t failed;
+    FixedText<400> why;
+  } mine{};
+  mine.failed = error.empty() ? 0 : 1;
+  mine.why.set(error);
+  const std::vector<Status> all = all_gather(cluster, mine);
+  for (std::size_t r = 0; r < all.size(); ++r) {
+    if (!all[r].failed) continue;
+    if (cluster.size() == 1) return all[r].why.str();
+    const int host = cluster.host_of_rank()[r];
+    return "rank " + std::to_string(r) + " (host " + cluster.host_names()[std::size_t(host)] + "): " +
+           all[r].why.str();
+  }
+  return "";
+}
+
+namespace {
+
+// splitmix64: a small generator whose sequence is the same on every platform and library, so
+// every rank (whatever its build) computes the same shuffle.
+std::uint64_t splitmix(std::uint64_t& state) {
+  std::uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+}  // namespace
+
+std::vector<std::size_t> share_of_selection(std::size_t files, std::uint64_t seed, std::uint64_t round,
+                                            int part, int parts) {
+  FB_CHECK(parts >= 1 && part >= 0 && part < parts, "a share is one part of at least one");
+  std::vector<std::size_t> order(files);
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::uint64_t state = seed ^ (0x53484152ull /* "SHAR" */ * (round + 1));
+  for (std::size_t i = files; i > 1; --i) {  // Fisher-Yates
+    const std::size_t j = std::size_t(splitmix(state) % i);
+    std::swap(order[i - 1], order[j]);
+  }
+  // Contiguous slices of the shuffle, sizes differing by at most one file.
+  const std::size_t begin = files * std::size_t(part) / std::size_t(parts);
+  const std::size_t end = files * std::size_t(part + 1) / std::size_t(parts);
+  std::vector<std::size_t> mine(order.begin() + std::ptrdiff_t(begin), order.begin() + std::ptrdiff_t(end));
+  std::sort(mine.begin(), mine.end());
+  return mine;
+}
+
+FileSet subset(const FileSet& files, const std::vector<std::size_t>& indices) {
+  FileSet out(files.root());
+  for (std::size_t i : indices) out.add(files.relative_path(i), files.file_size(i), files.mtime_ns(i));
+  return out;
+}
+
+double rank_rate(const RankRound& r) {
+  const double span = r.end_s - r.start_s;
+  return r.bytes > 0 && span > 0 ? double(r.bytes) / span : 0.0;
+}
+
+ClusterRound aggregate_round(const std::vector<RankRound>& ranks) {
+  ClusterRound out;
+  double first = 0, last = 0;
+  bool any = false;
+  std::vector<double> rates;
+  for (const RankRound& r : ranks) {
+    out.bytes += r.bytes;
+    if (r.share_bytes == 0) continue;  // a rank with nothing to read neither starts nor ends the round
+    first = any ? std::min(first, r.start_s) : r.start_s;
+    last = any ? std::max(last, r.end_s) : r.end_s;
+    any = true;
+    rates.push_back(rank_rate(r));
+  }
+  out.seconds = any ? std::max(0.0, last - first) : 0.0;
+  out.bytes_per_second = out.seconds > 0 ? double(out.bytes) / out.seconds : 0.0;
+  out.median_rank_bytes_per_second = median(rates);
+  return out;
+}
+
+std::vector<Straggler> find_stragglers(const std::vector<RankRound>& ranks) {
+  std::vector<Straggler> out;
+  const double med = aggregate_round(ranks).median_rank_bytes_per_second;
+  if (med <= 0 || ranks.size() < 2) return out;
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    if (ranks[i].share_bytes == 0) continue;
+    const double rate = rank_rate(ranks[i]);
+    if (rate < kStragglerFraction * med)
+      out.push_back({int(i), ranks[i].host, rate, rate / med});
+  }
+  return out;
+}
+
+}  // namespace feedbench
