@@ -31,9 +31,22 @@ struct RankFigures {
   std::uint64_t opened = 0;
   std::uint64_t noatime = 0;
   std::uint64_t selection_bytes = 0;  // the whole selection this rank's host sees
+  std::uint64_t share_checksum = 0;
   FixedText<300> incomplete;
   FixedText<32> stopped_by;
 };
+
+// RETURNS: the sum (mod 2^64) of FNV-1a-64 of each file's relative path: shares whose
+// checksums and counts add up to the selection's are, in practice, disjoint and complete.
+std::uint64_t share_checksum(const FileSet& files) {
+  std::uint64_t sum = 0;
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    std::uint64_t h = 0xcbf29ce484222325ull;
+    for (unsigned char ch : files.relative_path(i)) h = (h ^ ch) * 0x100000001b3ull;
+    sum += h;
+  }
+  return sum;
+}
 
 }  // namespace
 
@@ -107,6 +120,7 @@ AcrossRanks run_round_across_ranks(Cluster& cluster, const FileSet& mine, Worklo
   f.opened = stats.files_opened;
   f.noatime = stats.noatime_opens;
   f.selection_bytes = selection.total_bytes();
+  f.share_checksum = share_checksum(mine);
   f.incomplete.set(stats.incomplete);
   f.stopped_by.set(stats.stopped_by);
   const std::vector<RankFigures> all = all_gather(cluster, f);
@@ -154,7 +168,8 @@ AcrossRanks run_round_across_ranks(Cluster& cluster, const FileSet& mine, Worklo
   for (std::size_t r = 0; r < all.size(); ++r) {
     const RankRound& x = all[r].round;
     ranks.push_back({{"rank", r}, {"host", cluster.host_names()[std::size_t(x.host)]}, {"host_index", x.host},
-                     {"files", all[r].share_files}, {"share_bytes", x.share_bytes}, {"bytes", x.bytes},
+                     {"files", all[r].share_files}, {"share_bytes", x.share_bytes},
+                     {"share_checksum", all[r].share_checksum}, {"bytes", x.bytes},
                      {"start_s", x.start_s}, {"end_s", x.end_s}, {"bytes_per_second", rank_rate(x)}});
   }
   nlohmann::json hosts = nlohmann::json::array();

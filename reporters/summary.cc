@@ -224,6 +224,39 @@ json overall(const json& pairs, const char* by) {
   return out;
 }
 
+// Runs across ranks: each rank named a straggler (below the threshold of the median rank's
+// rate) in any repetition of a case, with how often and its slowest repetition.
+json summarize_stragglers(const ResultDocument& doc) {
+  json out = json::array();
+  std::map<std::pair<std::string, int>, json> by_rank;
+  std::vector<std::pair<std::string, int>> order;
+  std::map<std::string, std::int64_t> repetitions;
+  for (const BenchmarkEntry& b : doc.benchmarks) {
+    if (b.run_type != "iteration" || b.error_occurred || !b.extra.contains("stragglers")) continue;
+    ++repetitions[b.case_name];
+    for (const json& st : b.extra["stragglers"]) {
+      const std::pair<std::string, int> key{b.case_name, st.value("rank", 0)};
+      json& item = by_rank[key];
+      if (item.is_null()) {
+        order.push_back(key);
+        item = {{"case", b.case_name}, {"rank", key.second}, {"host", st.value("host", "")}, {"repetitions", 0},
+                {"bytes_per_second", st.value("bytes_per_second", 0.0)}, {"vs_median", st.value("vs_median", 0.0)}};
+      }
+      item["repetitions"] = item["repetitions"].get<std::int64_t>() + 1;
+      if (st.value("vs_median", 0.0) < item["vs_median"].get<double>()) {
+        item["vs_median"] = st.value("vs_median", 0.0);
+        item["bytes_per_second"] = st.value("bytes_per_second", 0.0);
+      }
+    }
+  }
+  for (const auto& key : order) {
+    json item = by_rank[key];
+    item["of_repetitions"] = repetitions[key.first];
+    out.push_back(item);
+  }
+  return out;
+}
+
 }  // namespace
 
 json summarize(const ResultDocument& doc) {
@@ -306,6 +339,8 @@ json summarize(const ResultDocument& doc) {
   if (!skipped.empty()) out["skipped"] = skipped;
   json loader = summarize_loader(doc);
   if (loader.is_object() && !loader.empty()) out["loader"] = loader;
+  json stragglers = summarize_stragglers(doc);
+  if (!stragglers.empty()) out["stragglers"] = stragglers;
   return out;
 }
 
@@ -395,6 +430,14 @@ std::string format_summary(const json& summary) {
          " (not in the figures above)");
   for (const json& s : summary.value("skipped", json::array()))
     line("skipped: " + s.value("case", "") + ": " + s.value("reason", ""));
+  for (const json& st : summary.value("stragglers", json::array())) {
+    char ratio[32];
+    std::snprintf(ratio, sizeof ratio, "%.2f", st.value("vs_median", 0.0));
+    line("straggler: rank " + std::to_string(st.value("rank", 0)) + " (host " + st.value("host", "") + ") in " +
+         std::to_string(st.value("repetitions", 0)) + " of " + std::to_string(st.value("of_repetitions", 0)) +
+         " repetitions of " + st.value("case", "") + ": " + format_rate(st.value("bytes_per_second", 0.0)) +
+         " at its slowest, " + ratio + " of the median rank's rate");
+  }
   if (summary.contains("loader")) out += format_loader_summary(summary["loader"]);
   if (summary.contains("sizing") && summary["sizing"].is_object())
     if (std::string note = summary["sizing"].value("note", ""); !note.empty()) line("sizing: " + note);

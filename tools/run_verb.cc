@@ -305,7 +305,7 @@ RunEstimate estimate_run(const Plan& plan, const RunContext& context) {
 // and past the end (every rank ran every case).
 struct RankProgress {
   bool started = false;
-  bool finished = false;
+  bool finished = false;  // or failed together, every rank with the same reason
 };
 
 // Every rank says whether it is ready to run the cases (`error` null when it is). A failure on
@@ -339,6 +339,7 @@ void agree_to_start(Cluster& cluster, RankProgress& progress, std::exception_ptr
   const std::vector<Status> all = all_gather(cluster, mine);
   for (std::size_t r = 0; r < all.size(); ++r) {
     if (!all[r].failed) continue;
+    progress.finished = true;
     const std::string why = "rank " + std::to_string(r) + " (host " +
                             cluster.host_names()[std::size_t(cluster.host_of_rank()[r])] + "): " + all[r].why.str();
     if (all[r].input) throw InputError(why);

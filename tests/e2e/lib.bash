@@ -31,3 +31,14 @@ expect_in() {
 tree_digest() {
   (cd "$1" && find . -type f -print0 | sort -z | xargs -0 -r sha256sum)
 }
+
+# require_mpirun: skips unless mpirun is here; sets MPIRUN to start ranks on this machine
+# (more ranks than cores; as root where tests run as root). Ranks of an ASan build keep the
+# MPI library's allocations, which LeakSanitizer would report at exit.
+require_mpirun() {
+  command -v mpirun >/dev/null || skip "no mpirun (install openmpi-bin: tools/install-deps)"
+  MPIRUN=(mpirun --oversubscribe)
+  [ "$(id -u)" = 0 ] && MPIRUN+=(--allow-run-as-root)
+  export OMPI_MCA_btl_vader_single_copy_mechanism=none  # containers may refuse CMA
+  export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+}

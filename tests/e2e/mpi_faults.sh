@@ -1,0 +1,64 @@
+# A rank that fails ends the run for every rank with that rank's reason, never a hang: a
+# missing path on one host before any case (bad input, exit 2), a read error on one host
+# (the case skipped with its reason on every rank, exit 1); a rank killed
+# mid-run makes mpirun fail and no result file is written.
+source "$(dirname "$0")/lib.bash"
+require_mpirun
+
+"$FEEDBENCH" gen --out "$WORK/src" --files 16 --file-size 64KiB --layout flat --seed 4 >/dev/null
+cp -r "$WORK/src" "$WORK/node1"
+cat >"$WORK/c.json" <<JSON
+{
+  "name": "mpi-faults",
+  "dataset": {"source": "\${NODE_SOURCE:-$WORK/src}", "share": "per_node"},
+  "defaults": {"repetitions": 1, "seed": 7, "engine": "psync"},
+  "families": [
+    {"family": "file_read", "pattern": "sequential", "block_size": "64KiB", "workers": 1,
+     "cache_state": "warm", "path": "source"}
+  ]
+}
+JSON
+# Rank 1 is host "node1" with its own copy (NODE1 names it).
+cat >"$WORK/rank.sh" <<SH
+if [ "\$OMPI_COMM_WORLD_RANK" = 1 ]; then export FEEDBENCH_HOST_NAME=node1 NODE_SOURCE=\$NODE1; else export FEEDBENCH_HOST_NAME=node0; fi
+exec "\$@"
+SH
+
+# 1. The path is missing on one host: every rank stops before any case, rank 0 says which.
+expect_exit 2 timeout 60 env NODE1="$WORK/missing" "${MPIRUN[@]}" -np 2 bash "$WORK/rank.sh" "$FEEDBENCH" run \
+  --config "$WORK/c.json" --out "$WORK/r1.json"
+expect_in "$WORK/err" "rank 1 (host node1): $WORK/c.json: /dataset/source"
+[ ! -e "$WORK/r1.json" ] || fail "a result was written after a failed start"
+
+# 2. A read error on one host: a file of node1's copy turns into a folder after the scan (the
+# run waits 2 s before its first case), so node1's warm pass fails. Every rank skips the case
+# with rank 1's reason; nothing measured, so exit 1; the result records why.
+(FEEDBENCH_RUN_TEST_DELAY_MS=2000 NODE1="$WORK/node1" timeout 60 "${MPIRUN[@]}" -np 2 -x FEEDBENCH_RUN_TEST_DELAY_MS \
+   bash "$WORK/rank.sh" "$FEEDBENCH" run --config "$WORK/c.json" --out "$WORK/r2.json" >"$WORK/out2" 2>"$WORK/err2" \
+   && echo 0 >"$WORK/rc2" || echo $? >"$WORK/rc2") &
+# Rank 0 prints the paths after its scan; rank 1 scans beside it.
+for _ in $(seq 100); do grep -q '^source ' "$WORK/out2" 2>/dev/null && break; sleep 0.1; done
+sleep 0.3
+rm "$WORK/node1/$(ls "$WORK/node1" | head -1)" && mkdir "$WORK/node1/$(ls "$WORK/src" | head -1)"
+wait
+[ "$(cat "$WORK/rc2")" = 1 ] || { cat "$WORK/out2" "$WORK/err2"; fail "expected exit 1, got $(cat "$WORK/rc2")"; }
+expect_in "$WORK/err2" "every case was skipped"
+expect_in "$WORK/err2" "rank 1 (host node1): "
+python3 - "$WORK/r2.json" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+b = [b for b in doc["benchmarks"] if b["run_type"] == "iteration"][0]
+assert b["error_occurred"] and b["error_message"].startswith("rank 1 (host node1): "), b
+PY
+
+# 3. A rank killed mid-run: mpirun fails, well before the timeout, and no result is written.
+cat >"$WORK/kill.sh" <<SH
+if [ "\$OMPI_COMM_WORLD_RANK" = 1 ]; then (sleep 1.5; kill -9 \$\$) & fi
+exec "\$@"
+SH
+got=0
+timeout 60 "${MPIRUN[@]}" -np 2 bash "$WORK/kill.sh" "$FEEDBENCH" run --config "$WORK/c.json" --out "$WORK/r3.json" \
+  --throttle source=256KiB/s --set repetitions=3 >"$WORK/out3" 2>"$WORK/err3" || got=$?
+[ "$got" != 0 ] && [ "$got" != 124 ] || { cat "$WORK/err3"; fail "expected mpirun to fail (not time out), got $got"; }
+[ ! -e "$WORK/r3.json" ] || fail "a result was written although a rank was killed"
+echo PASS
