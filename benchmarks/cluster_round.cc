@@ -204,3 +204,101 @@ AcrossRanks run_round_across_ranks(Cluster& cluster, const FileSet& mine, Worklo
 }
 
 }  // namespace feedbench
+
+namespace feedbench {
+namespace {
+
+struct LoaderRank {
+  std::uint64_t samples, bytes, bytes_planned, steps;
+  double measured_s, wait_s, compute_s, step_s, read_s, transform_s;
+  std::int32_t host;
+  std::uint8_t failed;
+  FixedText<400> error;
+};
+
+}  // namespace
+
+LoaderAcrossRanks gather_loader_ranks(Cluster& cluster, LoaderResult& result, const std::string& failed,
+                                      double target) {
+  LoaderAcrossRanks out;
+  LoaderRank mine{result.samples, result.bytes, result.bytes_planned, result.steps, result.measured_s,
+                  result.wait_s, result.compute_s, result.step_s, result.read_s, result.transform_s,
+                  cluster.host_index(), std::uint8_t(failed.empty() ? 0 : 1), {}};
+  mine.error.set(failed);
+  const std::vector<LoaderRank> all = all_gather(cluster, mine);
+  nlohmann::json au_list = result.au_per_trainer;
+  const std::vector<std::string> aus = all_gather_text(cluster, failed.empty() ? au_list.dump() : "[]");
+  const std::vector<std::string> waits =
+      all_gather_text(cluster, failed.empty() ? result.wait_ns.to_compact_json().dump() : "");
+  for (std::size_t r = 0; r < all.size(); ++r)
+    if (all[r].failed) {
+      out.error = "rank " + std::to_string(r) + " (host " + cluster.host_names()[std::size_t(all[r].host)] +
+                  "): " + all[r].error.str();
+      return out;
+    }
+  // Every rank's figures folded, as if one process had run every accelerator.
+  LoaderResult& t = result;
+  t.samples = t.bytes = t.bytes_planned = t.steps = 0;
+  t.wait_s = t.compute_s = t.step_s = t.read_s = t.transform_s = t.measured_s = 0;
+  t.au_per_trainer.clear();
+  t.wait_ns = Histogram();
+  for (std::size_t r = 0; r < waits.size(); ++r)  // data wait of every accelerator's steps
+    t.wait_ns.merge(Histogram::from_compact_json(nlohmann::json::parse(waits[r]),
+                                                 "rank " + std::to_string(r) + " data wait"));
+  nlohmann::json ranks = nlohmann::json::array();
+  int min_rank = 0;
+  double min_au = 2;
+  for (std::size_t r = 0; r < all.size(); ++r) {
+    const LoaderRank& x = all[r];
+    t.samples += x.samples;
+    t.bytes += x.bytes;
+    t.bytes_planned += x.bytes_planned;
+    t.steps += x.steps;
+    t.wait_s += x.wait_s;
+    t.compute_s += x.compute_s;
+    t.step_s += x.step_s;
+    t.read_s += x.read_s;
+    t.transform_s += x.transform_s;
+    t.measured_s = std::max(t.measured_s, x.measured_s);
+    const std::vector<double> au = nlohmann::json::parse(aus[r]).get<std::vector<double>>();
+    double rank_min = 2;
+    for (double a : au) {
+      t.au_per_trainer.push_back(a);
+      rank_min = std::min(rank_min, a);
+      if (a < min_au) {
+        min_au = a;
+        min_rank = int(r);
+      }
+    }
+    ranks.push_back({{"rank", r}, {"host", cluster.host_names()[std::size_t(x.host)]}, {"host_index", x.host},
+                     {"au", x.step_s > 0 ? x.compute_s / x.step_s : 0.0}, {"min_au", au.empty() ? 0.0 : rank_min},
+                     {"au_per_accelerator", au}, {"samples", x.samples}, {"bytes", x.bytes},
+                     {"measured_s", x.measured_s},
+                     {"samples_per_second", x.measured_s > 0 ? double(x.samples) / x.measured_s : 0.0}});
+  }
+  t.au = t.step_s > 0 ? t.compute_s / t.step_s : 0;
+  t.stall_fraction = t.step_s > 0 ? t.wait_s / t.step_s : 0;
+  t.min_au = t.au_per_trainer.empty() ? 0 : min_au;
+  t.samples_per_second = t.measured_s > 0 ? double(t.samples) / t.measured_s : 0;
+  t.bytes_per_second = t.measured_s > 0 ? double(t.bytes) / t.measured_s : 0;
+  const std::size_t total = t.au_per_trainer.size();
+  const std::size_t meeting = std::size_t(std::count_if(t.au_per_trainer.begin(), t.au_per_trainer.end(),
+                                                        [&](double a) { return a >= target; }));
+  const std::size_t supported = meeting == total ? total : 0;
+  out.extra = {{"cluster", {{"ranks", cluster.size()}, {"hosts", cluster.hosts()}}},
+               {"ranks", ranks},
+               {"accelerators_total", total},
+               {"accelerators_meeting_target", meeting},
+               {"accelerators_supported", supported},
+               {"min_au_rank", min_rank},
+               {"min_au_host", cluster.host_names()[std::size_t(all[std::size_t(min_rank)].host)]}};
+  char text[256];
+  std::snprintf(text, sizeof text, " — across %d ranks on %d %s: %zu of %zu accelerators at AU %.0f%% or more; "
+                "lowest AU %.1f%% (rank %d)", cluster.size(), cluster.hosts(), cluster.hosts() == 1 ? "host" : "hosts",
+                meeting, total, 100 * target, 100 * t.min_au, min_rank);
+  out.verdict = text;
+  if (supported > 0) out.verdict += "; " + std::to_string(supported) + " accelerators supported";
+  return out;
+}
+
+}  // namespace feedbench

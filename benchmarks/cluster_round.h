@@ -10,6 +10,7 @@
 
 #include "feedbench/cluster.h"
 #include "feedbench/dataset.h"
+#include "feedbench/loader.h"
 #include "feedbench/runner.h"
 #include "feedbench/workload.h"
 
@@ -42,5 +43,20 @@ struct AcrossRanks {
 AcrossRanks run_round_across_ranks(Cluster& cluster, const FileSet& mine, Workload& workload,
                                    const RoundOptions& options, const std::string& share_mode,
                                    const FileSet& selection);
+
+// The loader across ranks: each rank a trainer node of its own accelerators.
+struct LoaderAcrossRanks {
+  std::string error;    // the first failing rank's reason (every rank has the same)
+  std::string verdict;  // what the ranks add to the verdict ("" when nothing)
+  nlohmann::json extra = nlohmann::json::object();  // ranks, min AU's rank, accelerators supported
+};
+
+// Hands every rank's LoaderResult to all and folds them into `result` (on every rank): AU and
+// stall over every accelerator's steps, min AU over every accelerator, AU per accelerator in
+// rank order, samples and bytes over all ranks per the slowest rank's measured time.
+// "accelerators supported" counts every accelerator of every host when all reach
+// `target` (MLPerf Storage's headline), else 0, with how many did. `failed`: this rank's error.
+LoaderAcrossRanks gather_loader_ranks(Cluster& cluster, LoaderResult& result, const std::string& failed,
+                                      double target);
 
 }  // namespace feedbench

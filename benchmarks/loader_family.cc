@@ -5,9 +5,11 @@
 // steps is recorded without a verdict; each epoch is recorded apart, with the page cache's
 // share of the data set as it began.
 #include <cstdio>
+#include <optional>
 #include <string>
 
 #include "case_run.h"
+#include "cluster_round.h"
 #include "families.h"
 #include "feedbench/error.h"
 #include "feedbench/loader.h"
@@ -118,36 +120,70 @@ std::string epochs_qualifier(const LoaderResult& r) {
 
 void run_loader_case(const Case& c, RunContext& context, benchmark::State& state) {
   CaseRun run(c, context, state);
-  const FileSet* files = run.selection(c.str("path"));
-  if (!files) return;
+  Cluster& cluster = context.ranks();
+  // Across ranks each rank is a trainer node of `accelerators` simulated accelerators, reading
+  // its share of the selection; every reason to stop is agreed by all ranks.
+  const bool many = cluster.size() > 1;
+  std::string why;
+  const FileSet* selected = run.find_selection(c.str("path"), &why);
 
   const std::string cache_state = c.str("cache_state");
-  if (cache_state != "cold" && cache_state != "warm")
-    return run.skip("the loader reads through the page cache: cache_state must be cold or warm, not " +
-                cache_state);
+  if (why.empty() && cache_state != "cold" && cache_state != "warm")
+    why = "the loader reads through the page cache: cache_state must be cold or warm, not " + cache_state;
   const bool calibration = c.str("samples") == "memory";
   const double target = c.has("target_au") ? c.number("target_au") : 0.90;
+  const std::string share_mode = context.config ? context.config->share : "per_rank";
+  ShareOfRound share;
+  if (why.empty() && many)
+    why = share_round(cluster, *selected, share_mode, c.seed, context.log.all(run.record().case_name).size(), share);
+  if (!run.agree(why)) return;
+  const FileSet* files = many ? &*share.mine : selected;
 
   LoaderResult result;
+  std::optional<LoaderAcrossRanks> across;
   try {
     LoaderOptions options = options_of(c);
-    std::unique_ptr<SampleSource> source = source_of(c, *files, run.throttle(c.str("path")));
-    // Between epochs, untimed: a later epoch may be served from the page cache.
-    if (!calibration) options.residency = [files] { return measure_residency(*files).fraction(); };
-    LoaderSim sim(options, *source);
-    // Refused before any preparation: the data set cannot hold the configured steps.
-    if (const LoaderSchedule s = sim.schedule(); !s.refused.empty()) return run.skip(s.refused);
+    std::unique_ptr<SampleSource> source;
+    std::optional<LoaderSim> sim;
+    try {
+      source = source_of(c, *files, run.throttle(c.str("path")));
+      // Between epochs, untimed: a later epoch may be served from the page cache.
+      if (!calibration) options.residency = [files] { return measure_residency(*files).fraction(); };
+      sim.emplace(options, *source);
+      // Refused before any preparation: the data set cannot hold the configured steps.
+      why = sim->schedule().refused;
+    } catch (const std::exception& e) {  // InputError from a source's set-up
+      if (!many) throw;
+      why = e.what();
+    }
+    if (!run.agree(why)) return;
 
     // Untimed preparation; a calibration run does no I/O, so its cache state is moot.
-    if (!run.prepare_cache_state(cache_state, *files)) return;
+    if (many ? !run.prepare_cache_state_per_host(cache_state, share.host ? *share.host : *selected)
+             : !run.prepare_cache_state(cache_state, *files))
+      return;
 
     for (auto _ : state) {
-      result = sim.run();
+      if (!many) {
+        result = sim->run();
+        state.SetIterationTime(result.measured_s > 0 ? result.measured_s : 1e-9);
+        continue;
+      }
+      cluster.barrier();  // every rank's trainers start together
+      std::string failed;
+      try {
+        result = sim->run();
+      } catch (const std::exception& e) {
+        failed = e.what();
+      }
+      across = gather_loader_ranks(cluster, result, failed, target);
+      if (!across->error.empty()) break;
       state.SetIterationTime(result.measured_s > 0 ? result.measured_s : 1e-9);
     }
   } catch (const std::exception& e) {  // RunError, or InputError from a source's set-up
     return run.skip(e.what());
   }
+  if (across && !across->error.empty()) return run.skip(across->error);
 
   const Histogram& h = result.wait_ns;
   run.counter("samples_per_second", result.samples_per_second);
@@ -168,11 +204,12 @@ void run_loader_case(const Case& c, RunContext& context, benchmark::State& state
   const bool judged = schedule.judged();
   const bool cpu_bound = judged && loader_cpu_bound(result.au, target, result.cpu_util,
                                                     result.read_s, result.transform_s);
-  const std::string verdict =
+  std::string verdict =
       judged ? loader_verdict(result.au, result.stall_fraction, target, cpu_bound, result.read_s,
                               result.transform_s) +
                    (calibration ? "" : epochs_qualifier(result))
              : schedule.not_judged_reason();
+  if (across && judged) verdict += across->verdict;
   nlohmann::json epochs = nlohmann::json::array();
   for (const EpochFigures& f : result.epochs) epochs.push_back(epoch_json(f));
   const std::uint64_t available = available_memory_bytes();
@@ -197,6 +234,10 @@ void run_loader_case(const Case& c, RunContext& context, benchmark::State& state
                   {"compute_s", result.compute_s},
                   {"read_s", result.read_s},
                   {"transform_s", result.transform_s}};
+  if (across) {
+    run.record().extra.update(across->extra);
+    run.record().extra["dataset_bytes"] = selected->total_bytes();
+  }
   if (!calibration) {
     const std::string note =
         memory_note(result, files->total_bytes(), available, run.throttle(c.str("path")).get());

@@ -36,6 +36,11 @@ std::string make_scratch(const std::string& cache_root) {
 
 void run_stage_case(const Case& c, RunContext& context, benchmark::State& state) {
   CaseRun run(c, context, state);
+  // Staging writes the cache: across ranks every rank would write the same folder. Stage each
+  // node's cache with `mpirun -npernode 1 feedbench stage` instead.
+  if (context.ranks().size() > 1)
+    return run.skip("stage cases run in one process, not across ranks (each would write the cache); "
+                    "stage each node's cache with feedbench stage");
   const FileSet* source = run.selection("source");
   if (!source) return;
   const std::string cache_root = context.config ? context.config->cache_root : "";
