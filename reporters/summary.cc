@@ -257,6 +257,44 @@ json summarize_stragglers(const ResultDocument& doc) {
   return out;
 }
 
+double median_of(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// Runs across ranks: per case, each rank's and each host's rate, medians over the repetitions
+// that ran (file_read cases; the loader's ranks are in its extra).
+json summarize_ranks(const ResultDocument& doc) {
+  json out = json::array();
+  std::vector<std::string> order;
+  std::map<std::string, std::map<std::pair<int, std::string>, std::vector<double>>> ranks, hosts;
+  for (const BenchmarkEntry& b : doc.benchmarks) {
+    if (b.run_type != "iteration" || b.error_occurred || !b.extra.contains("cluster") ||
+        !b.extra.contains("hosts") || !b.extra["hosts"].is_array())
+      continue;
+    if (!ranks.count(b.case_name)) order.push_back(b.case_name);
+    for (const json& r : b.extra.value("ranks", json::array()))
+      ranks[b.case_name][{r.value("rank", 0), r.value("host", "")}].push_back(r.value("bytes_per_second", 0.0));
+    for (const json& h : b.extra["hosts"])
+      hosts[b.case_name][{h.value("host_index", 0), h.value("host", "")}].push_back(h.value("bytes_per_second", 0.0));
+  }
+  for (const std::string& name : order) {
+    json item = {{"case", name}, {"ranks", json::array()}, {"hosts", json::array()}};
+    std::size_t reps = 0;
+    for (const auto& [key, rates] : ranks[name]) {
+      item["ranks"].push_back({{"rank", key.first}, {"host", key.second}, {"bytes_per_second", median_of(rates)}});
+      reps = std::max(reps, rates.size());
+    }
+    for (const auto& [key, rates] : hosts[name])
+      item["hosts"].push_back({{"host", key.second}, {"bytes_per_second", median_of(rates)}});
+    item["repetitions"] = reps;
+    out.push_back(item);
+  }
+  return out;
+}
+
 }  // namespace
 
 json summarize(const ResultDocument& doc) {
@@ -339,6 +377,8 @@ json summarize(const ResultDocument& doc) {
   if (!skipped.empty()) out["skipped"] = skipped;
   json loader = summarize_loader(doc);
   if (loader.is_object() && !loader.empty()) out["loader"] = loader;
+  json across = summarize_ranks(doc);
+  if (!across.empty()) out["ranks"] = across;
   json stragglers = summarize_stragglers(doc);
   if (!stragglers.empty()) out["stragglers"] = stragglers;
   return out;
@@ -430,6 +470,30 @@ std::string format_summary(const json& summary) {
          " (not in the figures above)");
   for (const json& s : summary.value("skipped", json::array()))
     line("skipped: " + s.value("case", "") + ": " + s.value("reason", ""));
+  // Each host's rate, then each rank's (the first 16), medians over repetitions.
+  for (const json& c : summary.value("ranks", json::array())) {
+    std::string text = "across ranks, " + c.value("case", "") + " (medians of " +
+                       std::to_string(c.value("repetitions", 0)) + " repetitions):";
+    line(text);
+    std::string h = "  hosts:";
+    for (const json& x : c["hosts"]) {
+      h.append(h.back() == ':' ? " " : ", ").append(x.value("host", ""));
+      h.append(" ").append(format_rate(x.value("bytes_per_second", 0.0)));
+    }
+    line(h);
+    std::string r = "  ranks:";
+    std::size_t shown = 0;
+    for (const json& x : c["ranks"]) {
+      r.append(r.back() == ':' ? " " : ", ");
+      if (++shown > 16) {
+        r.append("and ").append(std::to_string(c["ranks"].size() - 16)).append(" more (extra.ranks in the result)");
+        break;
+      }
+      r.append(std::to_string(x.value("rank", 0))).append(" (").append(x.value("host", "")).append(") ");
+      r.append(format_rate(x.value("bytes_per_second", 0.0)));
+    }
+    line(r);
+  }
   for (const json& st : summary.value("stragglers", json::array())) {
     char ratio[32];
     std::snprintf(ratio, sizeof ratio, "%.2f", st.value("vs_median", 0.0));

@@ -63,7 +63,9 @@ namespace {
 constexpr const char* kUsage =
     "usage: feedbench run --config FILE [options] [--benchmark_*=VALUE ...]\n\n"
     "Runs every case of an experiment config and writes a result file.\n"
-    "Example: feedbench run --config configs/demo.json --source /data/imagenet --cache /nvme/cache\n";
+    "Example: feedbench run --config configs/demo.json --source /data/imagenet --cache /nvme/cache\n"
+    "Across nodes (a build with MPI): mpirun -np N feedbench run --config FILE; each rank reads its share\n"
+    "of the selection (dataset.share), rank 0 prints and writes the one result.\n";
 
 // RETURNS: the value of a Google Benchmark flag given as --benchmark_NAME=VALUE, or "".
 // Read before benchmark::Initialize removes them (only the `=` form is a flag there).

@@ -210,5 +210,34 @@ TEST(SummaryTest, ColdVsWarmComparesMatchedCasesAndAggregatesMany) {
       << text;
 }
 
+TEST(SummaryStragglers, NamesEachSlowRankWithHowOftenAndItsSlowestRepetition) {
+  ResultDocument doc;
+  add_case(&doc, Shape{}, 100e6);
+  // Rank 2 named in two of the three repetitions; its slowest at 0.25 of the median rank.
+  doc.benchmarks[0].extra["stragglers"] = json::array({{{"rank", 2}, {"host", "b"}, {"bytes_per_second", 30e6},
+                                                        {"vs_median", 0.3}}});
+  doc.benchmarks[1].extra["stragglers"] = json::array();
+  doc.benchmarks[2].extra["stragglers"] = json::array({{{"rank", 2}, {"host", "b"}, {"bytes_per_second", 25e6},
+                                                        {"vs_median", 0.25}}});
+  const json summary = summarize(doc);
+  ASSERT_TRUE(summary.contains("stragglers")) << summary.dump();
+  ASSERT_EQ(summary["stragglers"].size(), 1u);
+  const json& st = summary["stragglers"][0];
+  EXPECT_EQ(st["rank"], 2);
+  EXPECT_EQ(st["repetitions"], 2);
+  EXPECT_EQ(st["of_repetitions"], 3);
+  EXPECT_DOUBLE_EQ(st["vs_median"].get<double>(), 0.25);
+  const std::string text = format_summary(summary);
+  EXPECT_NE(text.find("straggler: rank 2 (host b) in 2 of 3 repetitions of " + name_of(Shape{})), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("0.25 of the median rank's rate"), std::string::npos) << text;
+}
+
+TEST(SummaryStragglers, NoneWithoutRanks) {
+  ResultDocument doc;
+  add_case(&doc, Shape{}, 100e6);
+  EXPECT_FALSE(summarize(doc).contains("stragglers"));
+}
+
 }  // namespace
 }  // namespace feedbench
