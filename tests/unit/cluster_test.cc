@@ -4,7 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <set>
+
+#include "cluster_launch.h"
 
 namespace feedbench {
 namespace {
@@ -22,6 +25,28 @@ TEST(LocalCluster, IsRankZeroOfOneOnOneHost) {
   EXPECT_FALSE(c.host_name().empty());
   EXPECT_EQ(c.implementation(), "single process");
   c.barrier();
+}
+
+TEST(ClusterLaunch, WithoutALauncherARunIsOneProcess) {
+  // A plain `feedbench run` (no mpirun in the environment) never initialises MPI.
+  for (const char* var : {"OMPI_COMM_WORLD_SIZE", "PMIX_SIZE", "PMI_SIZE", "PMIX_RANK", "PMI_RANK"})
+    ASSERT_EQ(std::getenv(var), nullptr) << var << " is set: run the unit tests without mpirun";
+  EXPECT_FALSE(launched_by_mpi());
+  int argc = 1;
+  char name[] = "feedbench";
+  char* args[] = {name, nullptr};
+  char** argv = args;
+  const std::unique_ptr<Cluster> c = start_cluster(&argc, &argv);
+  EXPECT_EQ(c->size(), 1);
+  EXPECT_EQ(c->implementation(), "single process");
+}
+
+TEST(LocalCluster, HostNameHookGroupsRanksByName) {
+  ::setenv("FEEDBENCH_HOST_NAME", "node-b", 1);
+  EXPECT_EQ(cluster_host_name(), "node-b");
+  EXPECT_EQ(LocalCluster().host_name(), "node-b");
+  ::unsetenv("FEEDBENCH_HOST_NAME");
+  EXPECT_NE(cluster_host_name(), "node-b");
 }
 
 TEST(LocalCluster, AllGatherReturnsItsOwnValue) {

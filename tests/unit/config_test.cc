@@ -263,6 +263,15 @@ TEST_F(ConfigTest, DefaultsMustSuitEachFamilyThatTakesThem) {
   EXPECT_EQ(error_of(text), "f.json: /defaults/workers/1: expected an integer from 1 to 1024, got 2048");
 }
 
+TEST_F(ConfigTest, ShareSaysHowRanksSplitTheSelection) {
+  EXPECT_EQ(parse_config(one({{"family", "file_read"}}), "f.json").share, "per_rank");  // the default
+  json doc = json::parse(one({{"family", "file_read"}}));
+  doc["dataset"]["share"] = "per_node";
+  EXPECT_EQ(parse_config(doc.dump(), "f.json").share, "per_node");
+  doc["dataset"]["share"] = "per_host";
+  EXPECT_EQ(error_of(doc.dump()), "f.json: /dataset/share: expected one of \"per_rank\", \"per_node\", got \"per_host\"");
+}
+
 TEST_F(ConfigTest, MalformedJsonNamesLineAndColumn) {
   std::string msg = error_of("{\n  \"name\": \"t\",\n  \"dataset\": }\n");
   EXPECT_TRUE(msg.starts_with("f.json: line 3, column 14: expected valid JSON, got ")) << msg;
