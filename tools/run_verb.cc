@@ -44,6 +44,7 @@
 #include "feedbench/plan.h"
 #include "feedbench/preflight.h"
 #include "feedbench/result.h"
+#include "feedbench/sha256.h"
 #include "feedbench/stager.h"
 #include "feedbench/units.h"
 #include "fio_jobs.h"
@@ -313,7 +314,10 @@ struct RankProgress {
 // Every rank says whether it is ready to run the cases (`error` null when it is). A failure on
 // any rank fails all of them with that rank's reason, exit code and all, before any case: no
 // rank waits for one that left. One process: its own error, unchanged.
-void agree_to_start(Cluster& cluster, RankProgress& progress, std::exception_ptr error) {
+// `plan`: a digest of what this rank will run (cases, repetitions, filter): ranks that would run
+// different cases would wait for each other in different places, so they are refused.
+void agree_to_start(Cluster& cluster, RankProgress& progress, std::exception_ptr error,
+                    const std::string& plan = "") {
   progress.started = true;
   if (cluster.size() == 1) {
     if (error) std::rethrow_exception(error);
@@ -323,7 +327,9 @@ void agree_to_start(Cluster& cluster, RankProgress& progress, std::exception_ptr
     std::uint8_t failed;
     std::uint8_t input;  // exit 2 (bad input) rather than 1
     FixedText<900> why;
+    FixedText<72> plan;
   } mine{};
+  mine.plan.set(plan);
   if (error) {
     mine.failed = 1;
     try {
@@ -347,6 +353,14 @@ void agree_to_start(Cluster& cluster, RankProgress& progress, std::exception_ptr
     if (all[r].input) throw InputError(why);
     throw RunError(why);
   }
+  for (std::size_t r = 1; r < all.size(); ++r)
+    if (all[r].plan.str() != all[0].plan.str()) {
+      progress.finished = true;
+      throw InputError("rank " + std::to_string(r) + " (host " +
+                       cluster.host_names()[std::size_t(cluster.host_of_rank()[r])] +
+                       ") would run other cases than rank 0 (another config, --set or --benchmark_* flag): "
+                       "every rank must run the same plan");
+    }
 }
 
 int run_ranks(int argc, char** argv, Cluster& cluster, RankProgress& together);
@@ -688,7 +702,9 @@ int run_ranks(int argc, char** argv, Cluster& cluster, RankProgress& together) {
   sleep_for_test_hook();
 
   // Every rank is ready, or all stop here with the reason of the first that is not.
-  agree_to_start(cluster, together, nullptr);
+  std::string plan_text = filter + "\n" + repetitions_flag + "\n";
+  for (const Case& c : plan.cases) plan_text += c.name() + " " + std::to_string(c.repetitions) + "\n";
+  agree_to_start(cluster, together, nullptr, sha256_hex(plan_text));
   if (many)
     std::fprintf(human, "ranks: %d on %d %s (%s), share %s\n", cluster.size(), cluster.hosts(),
                  cluster.hosts() == 1 ? "host" : "hosts", cluster.implementation().c_str(), config.share.c_str());

@@ -30,6 +30,17 @@ expect_exit 2 timeout 60 env NODE1="$WORK/missing" "${MPIRUN[@]}" -np 2 bash "$W
 expect_in "$WORK/err" "rank 1 (host node1): $WORK/c.json: /dataset/source"
 [ ! -e "$WORK/r1.json" ] || fail "a result was written after a failed start"
 
+# 1b. Ranks that would run different cases (here another --set on rank 1) are refused before
+# any case: they would wait for each other in different places.
+cat >"$WORK/other.sh" <<SH
+if [ "\$OMPI_COMM_WORLD_RANK" = 1 ]; then exec "\$@" --set workers=2; else exec "\$@"; fi
+SH
+expect_exit 2 timeout 60 "${MPIRUN[@]}" -np 2 bash "$WORK/other.sh" "$FEEDBENCH" run --config "$WORK/c.json" \
+  --out "$WORK/r1.json"
+expect_in "$WORK/err" "rank 1 (host "
+expect_in "$WORK/err" "would run other cases than rank 0"
+[ ! -e "$WORK/r1.json" ] || fail "a result was written after a refused start"
+
 # 2. A read error on one host: a file of node1's copy turns into a folder after the scan (the
 # run waits 2 s before its first case), so node1's warm pass fails. Every rank skips the case
 # with rank 1's reason; nothing measured, so exit 1; the result records why.
