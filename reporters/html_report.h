@@ -22,6 +22,16 @@ nlohmann::json html_report_data(const std::vector<ResultDocument>& docs,
 // best AU per path, else the best cold/warm throughput per path).
 std::vector<std::string> html_report_verdicts(const ResultDocument& doc);
 
+// The name each file goes by on the page (series, columns, headings), never its path unless
+// nothing else tells the files apart. `given`: the report's --label values, one per file in
+// order, or empty. Otherwise the first of these that is set for every file and distinct
+// between them: the cache manifest's label (the data version), the instance type, the file
+// name without its extension; else the path. A single file: its manifest label, else its name.
+// Throws InputError when `given` is not one non-empty, distinct label per file.
+std::vector<std::string> report_labels(const std::vector<ResultDocument>& docs,
+                                       const std::vector<std::string>& files,
+                                       const std::vector<std::string>& given);
+
 // RETURNS: the whole page. `title` empty: derived from the config names.
 // REQUIRES: names.size() == docs.size(), docs not empty.
 std::string render_html_report(const std::vector<ResultDocument>& docs,
