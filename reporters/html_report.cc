@@ -128,8 +128,11 @@ std::string counter_header(const std::string& key) {
   auto ends = [&](const std::string& suffix) {
     return key.size() > suffix.size() && key.compare(key.size() - suffix.size(), suffix.size(), suffix) == 0;
   };
-  if (ends("_us")) return key.substr(0, key.size() - 3) + " µs";
-  if (ends("_ms")) return key.substr(0, key.size() - 3) + " ms";
+  // lat_p99_us: "p99 µs"; wait_p99_ms: "wait p99 ms".
+  std::string k = key.rfind("lat_", 0) == 0 ? key.substr(4) : key;
+  std::replace(k.begin(), k.end(), '_', ' ');
+  if (ends("_us")) return k.substr(0, k.size() - 3) + " µs";
+  if (ends("_ms")) return k.substr(0, k.size() - 3) + " ms";
   return key;
 }
 
@@ -246,12 +249,14 @@ std::string capitalised(std::string s) {
 }
 
 std::vector<std::string> verdicts_of(const std::vector<CaseView>& cases) {
-  std::vector<const CaseView*> loader, reads;
+  std::vector<const CaseView*> loader, reads, stage;
   for (const auto& c : cases) {
     // Only achieved repetitions count, and a calibration case measures no storage.
     if (!c.measured() || c.calibration) continue;
     if (c.family == "loader") {
       if (c.counter("au")) loader.push_back(&c);
+    } else if (c.family == "stage") {
+      if (c.counter("bytes_per_second")) stage.push_back(&c);  // a copy, not a read: said apart
     } else if (c.counter("bytes_per_second")) {
       reads.push_back(&c);
     }
@@ -326,6 +331,14 @@ std::vector<std::string> verdicts_of(const std::vector<CaseView>& cases) {
         sentence += (i == 0 ? "" : i + 1 == parts.size() ? " and " : ", ") + parts[i];
       out.push_back(sentence + ".");
     }
+  }
+  if (!stage.empty()) {
+    const CaseView* best = nullptr;
+    for (const auto* c : stage)
+      if (!best || *c->counter("bytes_per_second") > *best->counter("bytes_per_second")) best = c;
+    std::string w = best->param("workers");
+    out.push_back("Staging to the cache copies at best " + human_rate(*best->counter("bytes_per_second")) +
+                  (w.empty() ? "" : " (" + w + (w == "1" ? " worker)" : " workers)")) + ".");
   }
   if (out.empty()) out.push_back("No case completed, so there is nothing to judge: see the errors below.");
   return out;
@@ -819,8 +832,9 @@ nlohmann::json html_report_data(const std::vector<ResultDocument>& docs, const s
 std::vector<std::string> html_report_verdicts(const ResultDocument& doc) { return verdicts_of(fold_cases(doc)); }
 
 std::string render_html_report(const std::vector<ResultDocument>& docs, const std::vector<std::string>& names,
-                               const std::string& title_in) {
+                               const std::string& title_in, const std::vector<std::string>& files) {
   FB_CHECK(!docs.empty() && docs.size() == names.size(), "one name per result document, at least one");
+  FB_CHECK(files.empty() || files.size() == docs.size(), "one path per result document, or none");
   std::string title = title_in.empty() ? default_title(docs, names) : title_in;
   std::vector<std::vector<CaseView>> all;
   for (const auto& d : docs) all.push_back(fold_cases(d));
@@ -838,9 +852,11 @@ std::string render_html_report(const std::vector<ResultDocument>& docs, const st
     if (host.empty()) host = text_at(docs[i].environment, {"host", "hostname"});
     // The data version the cache holds: a run on another version is not the same experiment.
     std::string label = text_at(docs[i].dataset, {"cache", "manifest", "label"});
-    p << (i ? "<br>" : "") << "<code>" << escape_html(names[i]) << "</code>"
-      << escape_html((host.empty() ? "" : " — " + host) + (date.empty() ? "" : ", " + date) +
-                     (label.empty() ? "" : ", cache label " + label));
+    // What the label stands for: the file, and whichever of host, date and cache label it is not.
+    std::string facts = joined({files.empty() || files[i] == names[i] ? "" : files[i], host == names[i] ? "" : host, date,
+                                label.empty() || label == names[i] ? "" : "cache label " + label}, ", ");
+    p << (i ? "<br>" : "") << "<strong>" << escape_html(names[i]) << "</strong>"
+      << (facts.empty() ? "" : " — " + escape_html(facts));
   }
   p << "</p>\n";
   for (std::size_t i = 0; i < docs.size(); ++i) {
@@ -877,8 +893,8 @@ std::string render_html_report(const std::vector<ResultDocument>& docs, const st
 }
 
 void write_html_report(const std::vector<ResultDocument>& docs, const std::vector<std::string>& names,
-                       const std::string& out_path, const std::string& title) {
-  write_file_atomically(out_path, render_html_report(docs, names, title));
+                       const std::string& out_path, const std::string& title, const std::vector<std::string>& files) {
+  write_file_atomically(out_path, render_html_report(docs, names, title, files));
 }
 
 }  // namespace feedbench

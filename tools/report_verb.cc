@@ -75,7 +75,7 @@ int report_main(int argc, char** argv) {
   std::vector<ResultDocument> docs;
   for (const auto& f : files) docs.push_back(ResultDocument::load(f));  // InputError names f
   write_html_report(docs, report_labels(docs, files, given), out,
-                    vm.count("title") ? vm["title"].as<std::string>() : "");
+                    vm.count("title") ? vm["title"].as<std::string>() : "", files);
   std::printf("%s\n", out.c_str());
   return 0;
 }

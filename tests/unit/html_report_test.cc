@@ -279,6 +279,12 @@ TEST(HtmlReportTest, NoSentenceHasAMissingValue) {
   };
   auto with_loader = [](ResultDocument& d) {
     for (int w : {1, 4}) d.benchmarks.push_back(loader_entry("source", w, 1, w == 4 ? 0.95 : 0.5));
+    BenchmarkEntry stage;  // and staging
+    stage.case_name = stage.name = stage.run_name = "stage/workers:4/state:cold/verify:true";
+    stage.run_type = "iteration";
+    stage.params = {{"family", "stage"}, {"workers", 4}, {"cache_state", "cold"}, {"verify", true}};
+    stage.counters = {{"bytes_per_second", 600.0 * 1048576}};
+    d.benchmarks.push_back(stage);
   };
   std::vector<std::pair<std::string, Strip>> variants = {
       {"whole", [](ResultDocument&) {}},
@@ -318,7 +324,7 @@ TEST(HtmlReportTest, NoSentenceHasAMissingValue) {
       for (const auto& v : html_report_verdicts(d))
         EXPECT_EQ(missing_value_sign(v), "") << what << (loader ? " (with loader)" : "") << ": verdict";
       ResultDocument other = d;
-      std::string page = render_html_report({d, other}, {"a", "b"});
+      std::string page = render_html_report({d, other}, {"a", "b"}, "", {"/runs/a.json", "/runs/b.json"});
       EXPECT_EQ(missing_value_sign(visible_text(page)), "") << what << (loader ? " (with loader)" : "");
       page = render_html_report({d}, {"a"});
       EXPECT_EQ(missing_value_sign(visible_text(page)), "") << what << (loader ? " (with loader)" : "");
@@ -335,6 +341,21 @@ TEST(HtmlReportTest, ReadVerdictNamesOnlyTheParametersItHas) {
   d = base_doc();
   for (auto& e : d.benchmarks) e.params.erase("workers");
   EXPECT_EQ(html_report_verdicts(d)[0], "Source path reads at best 296 MiB/s cold (random).");
+}
+
+TEST(HtmlReportTest, StagingIsSaidApartFromReads) {
+  ResultDocument d = base_doc();
+  BenchmarkEntry stage;
+  stage.case_name = stage.name = stage.run_name = "stage/workers:4/state:cold/verify:true";
+  stage.run_type = "iteration";
+  stage.params = {{"family", "stage"}, {"workers", 4}, {"cache_state", "cold"}, {"verify", true}};
+  stage.counters = {{"bytes_per_second", 600.0 * 1048576}};
+  d.benchmarks.push_back(stage);
+  auto v = html_report_verdicts(d);
+  ASSERT_EQ(v.size(), 3u);
+  EXPECT_EQ(v[2], "Staging to the cache copies at best 600 MiB/s (4 workers).");
+  d.benchmarks.back().params.erase("workers");
+  EXPECT_EQ(html_report_verdicts(d)[2], "Staging to the cache copies at best 600 MiB/s.");
 }
 
 // ---------------------------------------------------------------- several files
