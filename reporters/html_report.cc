@@ -1,4 +1,4 @@
-// The HTML report (issue 8). The static parts (verdict, environment, paths, data set, config,
+// The HTML report. The static parts (verdict, environment, paths, data set, config,
 // command line, tables) are rendered here, so the page reads without JavaScript and prints;
 // the charts are drawn in the page by Chart.js from the data embedded as JSON.
 #include "html_report.h"
@@ -595,6 +595,39 @@ std::string param_text(const std::string& key, const json* v) {
   return (it == prefix.end() ? key : it->second) + " " + value;
 }
 
+// The parameters of a family's cases, in label order: those that differ between them (they
+// label each case) and those that do not (said once).
+struct CaseLabels {
+  std::vector<std::string> varying, constant;
+  explicit CaseLabels(const std::vector<const CaseView*>& cases) {
+    std::vector<std::string> keys;
+    for (const auto* c : cases)
+      for (const auto& [k, v] : c->params.items())
+        if (k != "family" && std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
+    std::stable_sort(keys.begin(), keys.end(),
+                     [](const std::string& a, const std::string& b) { return param_rank(a) < param_rank(b); });
+    for (const auto& k : keys) {
+      std::set<std::string> values;
+      for (const auto* c : cases) values.insert(param_text(k, at(c->params, {k.c_str()})));
+      (values.size() > 1 ? varying : constant).push_back(k);
+    }
+  }
+  // RETURNS: "sequential · 1 MiB · w 4 · cold", or the case name when nothing varies.
+  std::string label(const CaseView& c) const {
+    std::vector<std::string> parts;
+    for (const auto& k : varying) parts.push_back(param_text(k, at(c.params, {k.c_str()})));
+    std::string text = joined(parts, " · ");
+    return text.empty() ? c.name : text;
+  }
+  // RETURNS: the line that names the shared parameters once, or "" when there is none.
+  std::string same_line(const CaseView& any) const {
+    std::vector<std::string> same;
+    for (const auto& k : constant) same.push_back(param_text(k, at(any.params, {k.c_str()})));
+    std::string text = joined(same, " · ");
+    return text.empty() ? "" : "<p class=\"same\">Every case here: " + escape_html(text) + "</p>\n";
+  }
+};
+
 // The columns a reader needs to see without scrolling, per family, after the label and reps.
 std::vector<std::string> key_counters(const std::string& family) {
   if (family == "loader") return {"samples_per_second", "au", "stall_fraction"};
@@ -618,23 +651,13 @@ void render_case_tables(Page& p, const std::vector<std::vector<CaseView>>& all, 
       std::vector<const CaseView*> cases;
       for (const auto& c : all[f])
         if (c.family == family) cases.push_back(&c);
-      std::vector<std::string> keys;  // params, in label order
       std::set<std::string> counters_seen;
       bool any_verdict = false;
       for (const auto* c : cases) {
-        for (const auto& [k, v] : c->params.items())
-          if (k != "family" && std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
         for (const auto& [k, v] : c->counters) counters_seen.insert(k);
         any_verdict = any_verdict || !text_at(c->extra, {"verdict"}).empty();
       }
-      std::stable_sort(keys.begin(), keys.end(),
-                       [](const std::string& a, const std::string& b) { return param_rank(a) < param_rank(b); });
-      std::vector<std::string> varying, constant;
-      for (const auto& k : keys) {
-        std::set<std::string> values;
-        for (const auto* c : cases) values.insert(param_text(k, at(c->params, {k.c_str()})));
-        (values.size() > 1 ? varying : constant).push_back(k);
-      }
+      const CaseLabels labels(cases);
       std::vector<std::string> counters;
       for (const auto& k : key_counters(family))
         if (counters_seen.count(k)) counters.push_back(k);
@@ -647,9 +670,7 @@ void render_case_tables(Page& p, const std::vector<std::vector<CaseView>>& all, 
       counters.insert(counters.end(), rest.begin(), rest.end());
 
       p << "<h3>" << escape_html(family) << (all.size() > 1 ? " — " + escape_html(names[f]) : "") << "</h3>\n";
-      std::vector<std::string> same;
-      for (const auto& k : constant) same.push_back(param_text(k, at(cases.front()->params, {k.c_str()})));
-      if (!joined(same, "").empty()) p << "<p class=\"same\">Every case here: " << escape_html(joined(same, " · ")) << "</p>\n";
+      p << labels.same_line(*cases.front());
       p << "<div class=\"scroll\"><table class=\"cases\"><thead><tr><th scope=\"col\" class=\"label\">case</th>"
            "<th scope=\"col\" class=\"num key\">reps</th>";
       for (std::size_t i = 0; i < counters.size(); ++i) {
@@ -659,11 +680,8 @@ void render_case_tables(Page& p, const std::vector<std::vector<CaseView>>& all, 
       if (counters.size() == n_key && any_verdict) p << "<th scope=\"col\" class=\"key verdict\">verdict</th>";
       p << "<th scope=\"col\">notes</th></tr></thead>\n<tbody>\n";
       for (const auto* c : cases) {
-        std::vector<std::string> label;
-        for (const auto& k : varying) label.push_back(param_text(k, at(c->params, {k.c_str()})));
-        std::string label_text = joined(label, " · ");
         p << "<tr" << (c->errors.empty() ? "" : " class=\"failed\"") << " title=\"" << escape_html(c->name) << "\">"
-          << "<th scope=\"row\" class=\"label\">" << escape_html(label_text.empty() ? c->name : label_text) << "</th>";
+          << "<th scope=\"row\" class=\"label\">" << escape_html(labels.label(*c)) << "</th>";
         // The figures are the median of the achieved repetitions, out of all that ran.
         p << "<td class=\"num\">" << c->achieved
           << (c->achieved == c->repetitions() ? "" : " of " + std::to_string(c->repetitions())) << "</td>";
@@ -730,45 +748,61 @@ void render_ratio_table(Page& p, const std::vector<ResultDocument>& docs, const 
        "a tooltip gives its verdict.</p>\n";
   std::vector<std::map<std::string, std::map<std::string, Verdict>>> verdicts(all.size());
   for (std::size_t f = 1; f < all.size(); ++f) verdicts[f] = diff_verdicts(docs[0], docs[f], names[0], names[f]);
-  p << "<div class=\"scroll\"><table class=\"cases ratios\"><thead><tr><th scope=\"col\" class=\"label\">case</th>";
-  for (const auto& n : names) p << "<th scope=\"col\" class=\"num\">" << escape_html(n) << "</th>";
-  for (std::size_t f = 1; f < names.size(); ++f)
-    p << "<th scope=\"col\" class=\"num\">" << escape_html(names[f]) << " / " << escape_html(names[0]) << "</th>";
-  p << "</tr></thead><tbody>\n";
-  for (const auto& base : all[0]) {
-    auto b = primary_metric(base);
-    if (!b) continue;
-    std::vector<std::optional<double>> values{b->second};
-    bool any = false;
-    for (std::size_t f = 1; f < all.size(); ++f) {
-      std::optional<double> v;
-      for (const auto& c : all[f])
-        if (c.name == base.name)
-          if (auto m = c.counter(b->first)) v = *m;
-      any = any || v.has_value();
-      values.push_back(v);
-    }
-    if (!any) continue;
-    p << "<tr><th scope=\"row\" class=\"label\"><code>" << escape_html(base.name) << "</code></th>";
-    for (const auto& v : values) p << "<td class=\"num\">" << (v ? escape_html(format_counter(b->first, *v)) : "—") << "</td>";
-    for (std::size_t f = 1; f < values.size(); ++f) {
-      if (!values[f] || b->second == 0) {
-        p << "<td class=\"num\">—</td>";
-        continue;
+  std::vector<std::string> families;
+  for (const auto& c : all[0])
+    if (std::find(families.begin(), families.end(), c.family) == families.end()) families.push_back(c.family);
+  for (const auto& family : families) {
+    // One table per family of the first file: the ratios first (what the table is for), then
+    // the figures they come from.
+    std::vector<const CaseView*> cases;
+    for (const auto& c : all[0])
+      if (c.family == family && primary_metric(c)) cases.push_back(&c);
+    if (cases.empty()) continue;
+    const CaseLabels labels(cases);
+    p << "<h3>" << escape_html(family) << " — " << escape_html(counter_header(primary_metric(*cases.front())->first))
+      << "</h3>\n" << labels.same_line(*cases.front());
+    p << "<div class=\"scroll\"><table class=\"cases ratios\"><thead><tr><th scope=\"col\" class=\"label\">case</th>";
+    for (std::size_t f = 1; f < names.size(); ++f)
+      p << "<th scope=\"col\" class=\"num key\">" << escape_html(names[f]) << " / " << escape_html(names[0]) << "</th>";
+    for (const auto& n : names) p << "<th scope=\"col\" class=\"num\">" << escape_html(n) << "</th>";
+    p << "</tr></thead><tbody>\n";
+    for (const CaseView* base : cases) {
+      auto b = primary_metric(*base);
+      std::vector<std::optional<double>> values{b->second};
+      bool any = false;
+      for (std::size_t f = 1; f < all.size(); ++f) {
+        std::optional<double> v;
+        for (const auto& c : all[f])
+          if (c.name == base->name)
+            if (auto m = c.counter(b->first)) v = *m;
+        any = any || v.has_value();
+        values.push_back(v);
       }
-      std::string cls, why = "diff: unchanged or not judged";
-      if (auto c = verdicts[f].find(base.name); c != verdicts[f].end())
-        if (auto m = c->second.find(b->first); m != c->second.end()) {
-          if (m->second == Verdict::kImprovement) cls = " better", why = "diff: improvement";
-          if (m->second == Verdict::kRegression) cls = " worse", why = "diff: regression";
-          if (m->second == Verdict::kNoisy) why = "diff: noisy, within what the repetitions' spread explains";
+      if (!any) continue;
+      p << "<tr title=\"" << escape_html(base->name) << "\"><th scope=\"row\" class=\"label\">" << escape_html(labels.label(*base))
+        << "</th>";
+      for (std::size_t f = 1; f < values.size(); ++f) {
+        if (!values[f] || b->second == 0) {
+          p << "<td class=\"num\">—</td>";
+          continue;
         }
-      p << "<td class=\"num" << cls << "\" title=\"" << escape_html(why) << "\">" << fmt("%.2f", *values[f] / b->second) << "×</td>";
+        std::string cls, why = "diff: unchanged or not judged";
+        if (auto c = verdicts[f].find(base->name); c != verdicts[f].end())
+          if (auto m = c->second.find(b->first); m != c->second.end()) {
+            if (m->second == Verdict::kImprovement) cls = " better", why = "diff: improvement";
+            if (m->second == Verdict::kRegression) cls = " worse", why = "diff: regression";
+            if (m->second == Verdict::kNoisy) why = "diff: noisy, within what the repetitions' spread explains";
+          }
+        p << "<td class=\"num" << cls << "\" title=\"" << escape_html(why) << "\">" << fmt("%.2f", *values[f] / b->second) << "×</td>";
+      }
+      for (const auto& v : values) p << "<td class=\"num\">" << (v ? escape_html(format_counter(b->first, *v)) : "—") << "</td>";
+      p << "</tr>\n";
     }
-    p << "</tr>\n";
+    p << "</tbody></table></div>\n";
   }
-  p << "</tbody></table></div></section>\n";
+  p << "</section>\n";
 }
+
 
 
 
@@ -790,8 +824,8 @@ std::vector<std::string> report_labels(const std::vector<ResultDocument>& docs, 
   FB_CHECK(docs.size() == files.size(), "one file name per result document");
   if (!given.empty()) {
     if (given.size() != files.size())
-      throw InputError("--label: given " + std::to_string(given.size()) + " times for " + std::to_string(files.size()) +
-                       " result files: give one per file, in the order of the files");
+      throw InputError("--label: given " + (given.size() == 1 ? std::string("once") : std::to_string(given.size()) + " times") +
+                       " for " + std::to_string(files.size()) + " result files: give one per file, in the order of the files");
     std::set<std::string> seen;
     for (const auto& l : given) {
       if (l.empty()) throw InputError("--label: expected a name, got an empty one");
@@ -854,7 +888,7 @@ std::string render_html_report(const std::vector<ResultDocument>& docs, const st
     std::string label = text_at(docs[i].dataset, {"cache", "manifest", "label"});
     // What the label stands for: the file, and whichever of host, date and cache label it is not.
     std::string facts = joined({files.empty() || files[i] == names[i] ? "" : files[i], host == names[i] ? "" : host, date,
-                                label.empty() || label == names[i] ? "" : "cache label " + label}, ", ");
+                                label.empty() ? "" : "cache label " + label}, ", ");
     p << (i ? "<br>" : "") << "<strong>" << escape_html(names[i]) << "</strong>"
       << (facts.empty() ? "" : " — " + escape_html(facts));
   }

@@ -54,7 +54,7 @@ int report_main(int argc, char** argv) {
       ("out,o", po::value<std::string>()->value_name("FILE"), "the HTML file to write (required)")
       ("title", po::value<std::string>()->value_name("TEXT"), "page title (default: the config names)")
       ("label", po::value<std::vector<std::string>>()->composing()->value_name("NAME"),
-       "a file's name on the page, once per file in order (default: the cache label, instance type or file name)");
+       "a file's name on the page; once per file, in order");
   po::options_description all;
   all.add(visible).add_options()("results", po::value<std::vector<std::string>>(), "result files");
   po::positional_options_description positional;

@@ -118,13 +118,13 @@ expect_in "$WORK/one.html" "<title>Qualification of p4d</title>"
 expect_in "$WORK/two.html" 'id="ratios"'
 # --label names the files: once per file, refused otherwise before anything is read.
 expect_exit 2 "$FEEDBENCH" report "$WORK/before.json" "$WORK/after.json" --label a --out "$WORK/x.html"
-expect_in "$WORK/err" "--label: given 1 times for 2 result files"
+expect_in "$WORK/err" "--label: given once for 2 result files"
 expect_exit 2 "$FEEDBENCH" report "$WORK/before.json" "$WORK/after.json" --label a --label a --out "$WORK/x.html"
 expect_in "$WORK/err" '"a" given twice'
 [ ! -e "$WORK/x.html" ] || fail "a report was written for a bad --label"
 expect_exit 0 "$FEEDBENCH" report "$WORK/before.json" "$WORK/after.json" --label old --label new --out "$WORK/labels.html"
 expect_in "$WORK/labels.html" '"name":"old"'
-expect_in "$WORK/labels.html" '<th scope="col" class="num">new / old</th>'
+expect_in "$WORK/labels.html" '<th scope="col" class="num key">new / old</th>'
 
 # --- a real run of a tiny config, reported
 mkdir -p "$WORK/data"
