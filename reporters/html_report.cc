@@ -1,4 +1,4 @@
-// The HTML report (issue 8). The static parts (verdict, environment, paths, data set, config,
+// The HTML report. The static parts (verdict, environment, paths, data set, config,
 // command line, tables) are rendered here, so the page reads without JavaScript and prints;
 // the charts are drawn in the page by Chart.js from the data embedded as JSON.
 #include "html_report.h"
@@ -9,11 +9,16 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
+#include <functional>
 #include <map>
 #include <set>
 #include <sstream>
 
 #include "feedbench/chartjs.h"
+#include "feedbench/comparison.h"
+#include "feedbench/report_css.h"
+#include "feedbench/report_js.h"
 #include "feedbench/error.h"
 
 namespace feedbench {
@@ -123,8 +128,11 @@ std::string counter_header(const std::string& key) {
   auto ends = [&](const std::string& suffix) {
     return key.size() > suffix.size() && key.compare(key.size() - suffix.size(), suffix.size(), suffix) == 0;
   };
-  if (ends("_us")) return key.substr(0, key.size() - 3) + " µs";
-  if (ends("_ms")) return key.substr(0, key.size() - 3) + " ms";
+  // lat_p99_us: "p99 µs"; wait_p99_ms: "wait p99 ms".
+  std::string k = key.rfind("lat_", 0) == 0 ? key.substr(4) : key;
+  std::replace(k.begin(), k.end(), '_', ' ');
+  if (ends("_us")) return k.substr(0, k.size() - 3) + " µs";
+  if (ends("_ms")) return k.substr(0, k.size() - 3) + " ms";
   return key;
 }
 
@@ -227,18 +235,28 @@ std::vector<std::string> paths_in_order(const std::vector<const CaseView*>& case
   return paths;
 }
 
+// RETURNS: the non-empty parts joined with `sep`: an absent part leaves no separator behind.
+std::string joined(const std::vector<std::string>& parts, const std::string& sep) {
+  std::string out;
+  for (const auto& p : parts)
+    if (!p.empty()) out += (out.empty() ? "" : sep) + p;
+  return out;
+}
+
 std::string capitalised(std::string s) {
   if (!s.empty() && s[0] >= 'a' && s[0] <= 'z') s[0] = static_cast<char>(s[0] - 'a' + 'A');
   return s;
 }
 
 std::vector<std::string> verdicts_of(const std::vector<CaseView>& cases) {
-  std::vector<const CaseView*> loader, reads;
+  std::vector<const CaseView*> loader, reads, stage;
   for (const auto& c : cases) {
     // Only achieved repetitions count, and a calibration case measures no storage.
     if (!c.measured() || c.calibration) continue;
     if (c.family == "loader") {
       if (c.counter("au")) loader.push_back(&c);
+    } else if (c.family == "stage") {
+      if (c.counter("bytes_per_second")) stage.push_back(&c);  // a copy, not a read: said apart
     } else if (c.counter("bytes_per_second")) {
       reads.push_back(&c);
     }
@@ -299,8 +317,12 @@ std::vector<std::string> verdicts_of(const std::vector<CaseView>& cases) {
             best = c;
         if (!best) continue;
         std::string part = human_rate(*best->counter("bytes_per_second")) + " " + state;
+        // Only the parameters the case has: no "(4 workers, )".
+        std::vector<std::string> where;
         std::string w = best->param("workers");
-        if (!w.empty()) part += " (" + w + (w == "1" ? " worker, " : " workers, ") + best->param("pattern") + ")";
+        if (!w.empty()) where.push_back(w + (w == "1" ? " worker" : " workers"));
+        if (!best->param("pattern").empty()) where.push_back(best->param("pattern"));
+        if (!where.empty()) part += " (" + joined(where, ", ") + ")";
         parts.push_back(part);
       }
       if (parts.empty()) continue;
@@ -309,6 +331,14 @@ std::vector<std::string> verdicts_of(const std::vector<CaseView>& cases) {
         sentence += (i == 0 ? "" : i + 1 == parts.size() ? " and " : ", ") + parts[i];
       out.push_back(sentence + ".");
     }
+  }
+  if (!stage.empty()) {
+    const CaseView* best = nullptr;
+    for (const auto* c : stage)
+      if (!best || *c->counter("bytes_per_second") > *best->counter("bytes_per_second")) best = c;
+    std::string w = best->param("workers");
+    out.push_back("Staging to the cache copies at best " + human_rate(*best->counter("bytes_per_second")) +
+                  (w.empty() ? "" : " (" + w + (w == "1" ? " worker)" : " workers)")) + ".");
   }
   if (out.empty()) out.push_back("No case completed, so there is nothing to judge: see the errors below.");
   return out;
@@ -369,10 +399,10 @@ void render_environment(Page& p, const std::vector<ResultDocument>& docs, const 
     std::map<std::string, int> count;
     std::vector<std::string> order;
     for (const auto& gpu : *g) {
-      std::string s = text_at(gpu, {"name"});
-      std::string mem = text_at(gpu, {"memory"}), drv = text_at(gpu, {"driver"});
-      if (!mem.empty()) s += " " + mem;
-      if (!drv.empty()) s += ", driver " + drv;
+      std::string drv = text_at(gpu, {"driver"});
+      std::string s = joined({joined({text_at(gpu, {"name"}), text_at(gpu, {"memory"})}, " "),
+                              drv.empty() ? "" : "driver " + drv}, ", ");
+      if (s.empty()) s = "unnamed GPU";
       if (!count[s]++) order.push_back(s);
     }
     std::string out;
@@ -384,12 +414,14 @@ void render_environment(Page& p, const std::vector<ResultDocument>& docs, const 
   host_row("Host name", host("hostname"));
   host_row("Run at", [](const ResultDocument& d) { return text_at(d.context, {"date"}); });
   host_row("feedbench", [](const ResultDocument& d) {
-    std::string s = text_at(d.tool, {"version"});
+    std::string version = text_at(d.tool, {"version"});
     std::string commit = text_at(d.tool, {"git_commit"});
-    if (!commit.empty()) s += " (" + commit.substr(0, 12) + (text_at(d.tool, {"git_dirty"}) == "yes" ? ", modified tree" : "") + ")";
+    if (!commit.empty()) {
+      commit = "commit " + commit.substr(0, 12) + (text_at(d.tool, {"git_dirty"}) == "yes" ? ", modified tree" : "");
+      version = version.empty() ? commit : version + " (" + commit + ")";
+    }
     std::string gb = text_at(d.tool, {"benchmark_version"});
-    if (!gb.empty()) s += ", Google Benchmark " + gb;
-    return s;
+    return joined({version, gb.empty() ? "" : "Google Benchmark " + gb}, ", ");
   });
   p << "</table></div></section>\n";
 }
@@ -463,7 +495,7 @@ void render_paths_and_data(Page& p, const std::vector<ResultDocument>& docs, con
     role_row("File system", [](const json& info, const json&) { return text_at(info, {"fs_type"}); });
     role_row("Mount", [](const json& info, const json&) {
       std::string m = text_at(info, {"mount_point"}), src = text_at(info, {"mount_source"});
-      return src.empty() ? m : m + " from " + src;
+      return m.empty() || src.empty() ? m + src : m + " from " + src;
     }, true);
     role_row("Device", [](const json& info, const json&) {
       std::string s = text_at(info, {"device"});
@@ -528,9 +560,86 @@ void render_reproduce(Page& p, const std::vector<ResultDocument>& docs, const st
   p << "</section>\n";
 }
 
+// A parameter's place in a case label: the order a person names a read (pattern, block size,
+// engine, queue depth, workers), then the page-cache state and the path; the rest after.
+int param_rank(const std::string& key) {
+  static const char* order[] = {"pattern", "block_size", "record_size", "engine", "queue_depth", "batch_size",
+                                "workers", "prefetch", "accelerators", "samples", "transform", "step_time",
+                                "cache_state", "path"};
+  for (int i = 0; i < static_cast<int>(std::size(order)); ++i)
+    if (key == order[i]) return i;
+  return 1000;
+}
+
+// A size as people write it in a config: "4 KiB", "1 MiB"; else 3 significant digits.
+std::string size_text(double bytes) {
+  static const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  double v = bytes;
+  while (u < 4 && v >= 1024 && std::fmod(v, 1024) == 0) {
+    v /= 1024;
+    ++u;
+  }
+  return u > 0 || bytes < 1024 ? fmt("%.0f ", v) + units[u] : human_bytes(bytes);
+}
+
+// One parameter as it reads in a case label: "w 4", "qd 32", "4 KiB", "cold", "source".
+std::string param_text(const std::string& key, const json* v) {
+  if (!v || v->is_null()) return "";
+  if (v->is_number() && (key == "block_size" || key == "record_size" || key == "samples")) return size_text(v->get<double>());
+  std::string value = text_of(v);
+  if (key == "pattern" || key == "engine" || key == "cache_state" || key == "path" || key == "transform") return value;
+  static const std::map<std::string, std::string> prefix = {
+      {"workers", "w"}, {"queue_depth", "qd"}, {"accelerators", "acc"}, {"batch_size", "batch"}, {"prefetch", "prefetch"}};
+  auto it = prefix.find(key);
+  return (it == prefix.end() ? key : it->second) + " " + value;
+}
+
+// The parameters of a family's cases, in label order: those that differ between them (they
+// label each case) and those that do not (said once).
+struct CaseLabels {
+  std::vector<std::string> varying, constant;
+  explicit CaseLabels(const std::vector<const CaseView*>& cases) {
+    std::vector<std::string> keys;
+    for (const auto* c : cases)
+      for (const auto& [k, v] : c->params.items())
+        if (k != "family" && std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
+    std::stable_sort(keys.begin(), keys.end(),
+                     [](const std::string& a, const std::string& b) { return param_rank(a) < param_rank(b); });
+    for (const auto& k : keys) {
+      std::set<std::string> values;
+      for (const auto* c : cases) values.insert(param_text(k, at(c->params, {k.c_str()})));
+      (values.size() > 1 ? varying : constant).push_back(k);
+    }
+  }
+  // RETURNS: "sequential · 1 MiB · w 4 · cold", or the case name when nothing varies.
+  std::string label(const CaseView& c) const {
+    std::vector<std::string> parts;
+    for (const auto& k : varying) parts.push_back(param_text(k, at(c.params, {k.c_str()})));
+    std::string text = joined(parts, " · ");
+    return text.empty() ? c.name : text;
+  }
+  // RETURNS: the line that names the shared parameters once, or "" when there is none.
+  std::string same_line(const CaseView& any) const {
+    std::vector<std::string> same;
+    for (const auto& k : constant) same.push_back(param_text(k, at(any.params, {k.c_str()})));
+    std::string text = joined(same, " · ");
+    return text.empty() ? "" : "<p class=\"same\">Every case here: " + escape_html(text) + "</p>\n";
+  }
+};
+
+// The columns a reader needs to see without scrolling, per family, after the label and reps.
+std::vector<std::string> key_counters(const std::string& family) {
+  if (family == "loader") return {"samples_per_second", "au", "stall_fraction"};
+  if (family == "stage") return {"bytes_per_second", "files_per_second"};
+  return {"bytes_per_second", "items_per_second", "lat_p50_us", "lat_p99_us", "residency_before"};
+}
+
 void render_case_tables(Page& p, const std::vector<std::vector<CaseView>>& all, const std::vector<std::string>& names) {
   p << "<section id=\"cases\"><h2>Every case</h2>\n<p class=\"muted\">Median of the achieved repetitions "
-       "(reps: achieved of all that ran). A round whose page-cache state was not the one asked for "
+       "(reps: achieved of all that ran). Each case is labelled by what varies between the cases of its "
+       "family; what is the same for all of them is said once above the table, and the full case name is "
+       "its tooltip. A round whose page-cache state was not the one asked for "
        "(<em>not cold</em>, <em>not warm</em>) or that read less than planned (<em>short round</em>) is "
        "excluded from every figure on this page, and named in the notes. A calibration case (samples from "
        "memory) measures the harness, not storage, and is in no headline.</p>\n";
@@ -542,36 +651,47 @@ void render_case_tables(Page& p, const std::vector<std::vector<CaseView>>& all, 
       std::vector<const CaseView*> cases;
       for (const auto& c : all[f])
         if (c.family == family) cases.push_back(&c);
-      std::vector<std::string> keys;  // params, first-seen order
       std::set<std::string> counters_seen;
+      bool any_verdict = false;
       for (const auto* c : cases) {
-        for (const auto& [k, v] : c->params.items())
-          if (k != "family" && std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
         for (const auto& [k, v] : c->counters) counters_seen.insert(k);
+        any_verdict = any_verdict || !text_at(c->extra, {"verdict"}).empty();
       }
-      std::vector<std::string> counters(counters_seen.begin(), counters_seen.end());
-      std::stable_sort(counters.begin(), counters.end(),
+      const CaseLabels labels(cases);
+      std::vector<std::string> counters;
+      for (const auto& k : key_counters(family))
+        if (counters_seen.count(k)) counters.push_back(k);
+      const std::size_t n_key = counters.size();
+      std::vector<std::string> rest;
+      for (const auto& k : counters_seen)
+        if (std::find(counters.begin(), counters.end(), k) == counters.end()) rest.push_back(k);
+      std::stable_sort(rest.begin(), rest.end(),
                        [](const std::string& a, const std::string& b) { return counter_rank(a) < counter_rank(b); });
+      counters.insert(counters.end(), rest.begin(), rest.end());
+
       p << "<h3>" << escape_html(family) << (all.size() > 1 ? " — " + escape_html(names[f]) : "") << "</h3>\n";
-      p << "<div class=\"scroll\"><table class=\"cases\"><thead><tr>";
-      for (const auto& k : keys) p << "<th scope=\"col\">" << escape_html(k) << "</th>";
-      p << "<th scope=\"col\" class=\"num\">reps</th>";
-      for (const auto& k : counters) p << "<th scope=\"col\" class=\"num\">" << escape_html(counter_header(k)) << "</th>";
+      p << labels.same_line(*cases.front());
+      p << "<div class=\"scroll\"><table class=\"cases\"><thead><tr><th scope=\"col\" class=\"label\">case</th>"
+           "<th scope=\"col\" class=\"num key\">reps</th>";
+      for (std::size_t i = 0; i < counters.size(); ++i) {
+        if (i == n_key && any_verdict) p << "<th scope=\"col\" class=\"key verdict\">verdict</th>";
+        p << "<th scope=\"col\" class=\"num" << (i < n_key ? " key" : "") << "\">" << escape_html(counter_header(counters[i])) << "</th>";
+      }
+      if (counters.size() == n_key && any_verdict) p << "<th scope=\"col\" class=\"key verdict\">verdict</th>";
       p << "<th scope=\"col\">notes</th></tr></thead>\n<tbody>\n";
       for (const auto* c : cases) {
-        p << "<tr" << (c->errors.empty() ? "" : " class=\"failed\"") << " title=\"" << escape_html(c->name) << "\">";
-        for (const auto& k : keys) {
-          const json* v = at(c->params, {k.c_str()});
-          bool size = v && v->is_number() && (k == "block_size" || k == "record_size");
-          p << "<td>" << escape_html(size ? human_bytes(v->get<double>()) : text_of(v)) << "</td>";
-        }
+        p << "<tr" << (c->errors.empty() ? "" : " class=\"failed\"") << " title=\"" << escape_html(c->name) << "\">"
+          << "<th scope=\"row\" class=\"label\">" << escape_html(labels.label(*c)) << "</th>";
         // The figures are the median of the achieved repetitions, out of all that ran.
         p << "<td class=\"num\">" << c->achieved
           << (c->achieved == c->repetitions() ? "" : " of " + std::to_string(c->repetitions())) << "</td>";
-        for (const auto& k : counters) {
-          auto v = c->counter(k);
-          p << "<td class=\"num\">" << (v ? escape_html(format_counter(k, *v)) : "") << "</td>";
+        const std::string verdict = "<td class=\"verdict\">" + escape_html(text_at(c->extra, {"verdict"})) + "</td>";
+        for (std::size_t i = 0; i < counters.size(); ++i) {
+          if (i == n_key && any_verdict) p << verdict;
+          auto v = c->counter(counters[i]);
+          p << "<td class=\"num\">" << (v ? escape_html(format_counter(counters[i], *v)) : "") << "</td>";
         }
+        if (counters.size() == n_key && any_verdict) p << verdict;
         std::string notes;
         if (c->calibration) notes += "<span class=\"flag\">calibration</span> no storage figure ";
         for (const auto& x : c->excluded) {
@@ -582,8 +702,6 @@ void render_case_tables(Page& p, const std::vector<std::vector<CaseView>>& all, 
                    escape_html(x.reason) + " ";
         }
         for (const auto& e : c->errors) notes += "<span class=\"error\">" + escape_html(e) + "</span> ";
-        std::string verdict = text_at(c->extra, {"verdict"});
-        if (!verdict.empty()) notes += escape_html(verdict);
         p << "<td class=\"notes\">" << notes << "</td></tr>\n";
       }
       p << "</tbody></table></div>\n";
@@ -592,341 +710,101 @@ void render_case_tables(Page& p, const std::vector<std::vector<CaseView>>& all, 
   p << "</section>\n";
 }
 
-// The figure compared across files: throughput where the family has one.
+// The figure compared across files: the first metric `diff` judges the family on (a read's
+// rate, the loader's AU), else a throughput.
 std::optional<std::pair<std::string, double>> primary_metric(const CaseView& c) {
+  for (const MetricInfo& m : known_metrics())
+    if (std::find(m.gates.begin(), m.gates.end(), c.family) != m.gates.end())
+      if (auto v = c.counter(m.name)) return std::make_pair(std::string(m.name), *v);
   for (const char* k : {"samples_per_second", "bytes_per_second", "items_per_second"})
     if (auto v = c.counter(k)) return std::make_pair(std::string(k), *v);
   return std::nullopt;
 }
 
-void render_ratio_table(Page& p, const std::vector<std::vector<CaseView>>& all, const std::vector<std::string>& names) {
+// RETURNS: per case name of BASE, diff's verdict on `metric` of that case: what the ratio
+// table colours (only a significant change is coloured; diff's rule, not a second one).
+std::map<std::string, std::map<std::string, Verdict>> diff_verdicts(const ResultDocument& base, const ResultDocument& next,
+                                                                    const std::string& base_name, const std::string& next_name) {
+  std::map<std::string, std::map<std::string, Verdict>> out;
+  Comparison cmp;
+  try {
+    cmp = compare_results(base, next, CompareOptions{}, base_name, next_name);
+  } catch (const InputError&) {
+    return out;  // nothing in common (or nothing diff can judge): nothing coloured
+  }
+  for (const CaseComparison& c : cmp.cases)
+    for (const MetricComparison& m : c.metrics) out[c.base_name][m.metric] = m.verdict;
+  return out;
+}
+
+void render_ratio_table(Page& p, const std::vector<ResultDocument>& docs, const std::vector<std::vector<CaseView>>& all,
+                        const std::vector<std::string>& names) {
   if (all.size() < 2) return;
-  p << "<section id=\"ratios\"><h2>Ratios between files</h2>\n<p class=\"muted\">Each case's throughput "
-       "(MiB/s for reads, samples/s for the loader) in every file, and its ratio to <strong>"
-    << escape_html(names[0]) << "</strong>. Above 1: faster than the first file.</p>\n";
-  p << "<div class=\"scroll\"><table class=\"cases\"><thead><tr><th scope=\"col\">case</th>";
-  for (const auto& n : names) p << "<th scope=\"col\" class=\"num\">" << escape_html(n) << "</th>";
-  for (std::size_t f = 1; f < names.size(); ++f)
-    p << "<th scope=\"col\" class=\"num\">" << escape_html(names[f]) << " / " << escape_html(names[0]) << "</th>";
-  p << "</tr></thead><tbody>\n";
-  for (const auto& base : all[0]) {
-    auto b = primary_metric(base);
-    if (!b) continue;
-    std::vector<std::optional<double>> values{b->second};
-    bool any = false;
-    for (std::size_t f = 1; f < all.size(); ++f) {
-      std::optional<double> v;
-      for (const auto& c : all[f])
-        if (c.name == base.name)
-          if (auto m = c.counter(b->first)) v = *m;
-      any = any || v.has_value();
-      values.push_back(v);
-    }
-    if (!any) continue;
-    p << "<tr><td><code>" << escape_html(base.name) << "</code></td>";
-    for (const auto& v : values) p << "<td class=\"num\">" << (v ? escape_html(format_counter(b->first, *v)) : "—") << "</td>";
-    for (std::size_t f = 1; f < values.size(); ++f) {
-      if (!values[f] || b->second == 0) {
-        p << "<td class=\"num\">—</td>";
-        continue;
+  p << "<section id=\"ratios\"><h2>Ratios between files</h2>\n<p class=\"muted\">Each case's figure that "
+       "<code>feedbench diff</code> judges it on (MiB/s for reads and staging, AU % for the loader) in every "
+       "file, and its ratio to <strong>"
+    << escape_html(names[0]) << "</strong>. Above 1: better than the first file. A ratio is coloured only where "
+       "<code>diff</code> calls the change significant (beyond its threshold and the noise of the repetitions); "
+       "a tooltip gives its verdict.</p>\n";
+  std::vector<std::map<std::string, std::map<std::string, Verdict>>> verdicts(all.size());
+  for (std::size_t f = 1; f < all.size(); ++f) verdicts[f] = diff_verdicts(docs[0], docs[f], names[0], names[f]);
+  std::vector<std::string> families;
+  for (const auto& c : all[0])
+    if (std::find(families.begin(), families.end(), c.family) == families.end()) families.push_back(c.family);
+  for (const auto& family : families) {
+    // One table per family of the first file: the ratios first (what the table is for), then
+    // the figures they come from.
+    std::vector<const CaseView*> cases;
+    for (const auto& c : all[0])
+      if (c.family == family && primary_metric(c)) cases.push_back(&c);
+    if (cases.empty()) continue;
+    const CaseLabels labels(cases);
+    p << "<h3>" << escape_html(family) << " — " << escape_html(counter_header(primary_metric(*cases.front())->first))
+      << "</h3>\n" << labels.same_line(*cases.front());
+    p << "<div class=\"scroll\"><table class=\"cases ratios\"><thead><tr><th scope=\"col\" class=\"label\">case</th>";
+    for (std::size_t f = 1; f < names.size(); ++f)
+      p << "<th scope=\"col\" class=\"num key\">" << escape_html(names[f]) << " / " << escape_html(names[0]) << "</th>";
+    for (const auto& n : names) p << "<th scope=\"col\" class=\"num\">" << escape_html(n) << "</th>";
+    p << "</tr></thead><tbody>\n";
+    for (const CaseView* base : cases) {
+      auto b = primary_metric(*base);
+      std::vector<std::optional<double>> values{b->second};
+      bool any = false;
+      for (std::size_t f = 1; f < all.size(); ++f) {
+        std::optional<double> v;
+        for (const auto& c : all[f])
+          if (c.name == base->name)
+            if (auto m = c.counter(b->first)) v = *m;
+        any = any || v.has_value();
+        values.push_back(v);
       }
-      double r = *values[f] / b->second;
-      const char* cls = r >= 1.05 ? "better" : r <= 0.95 ? "worse" : "same";
-      p << "<td class=\"num " << cls << "\">" << fmt("%.2f", r) << "×</td>";
+      if (!any) continue;
+      p << "<tr title=\"" << escape_html(base->name) << "\"><th scope=\"row\" class=\"label\">" << escape_html(labels.label(*base))
+        << "</th>";
+      for (std::size_t f = 1; f < values.size(); ++f) {
+        if (!values[f] || b->second == 0) {
+          p << "<td class=\"num\">—</td>";
+          continue;
+        }
+        std::string cls, why = "diff: unchanged or not judged";
+        if (auto c = verdicts[f].find(base->name); c != verdicts[f].end())
+          if (auto m = c->second.find(b->first); m != c->second.end()) {
+            if (m->second == Verdict::kImprovement) cls = " better", why = "diff: improvement";
+            if (m->second == Verdict::kRegression) cls = " worse", why = "diff: regression";
+            if (m->second == Verdict::kNoisy) why = "diff: noisy, within what the repetitions' spread explains";
+          }
+        p << "<td class=\"num" << cls << "\" title=\"" << escape_html(why) << "\">" << fmt("%.2f", *values[f] / b->second) << "×</td>";
+      }
+      for (const auto& v : values) p << "<td class=\"num\">" << (v ? escape_html(format_counter(b->first, *v)) : "—") << "</td>";
+      p << "</tr>\n";
     }
-    p << "</tr>\n";
+    p << "</tbody></table></div>\n";
   }
-  p << "</tbody></table></div></section>\n";
+  p << "</section>\n";
 }
 
-const char* kStyle = R"css(
-:root { --ink:#1d2330; --muted:#5b6472; --line:#d9dee6; --bg:#fbfcfd; --accent:#1f5fae; --warn:#8a5a00; --warnbg:#fff6df; --bad:#b3261e; --good:#1b7a3a; }
-* { box-sizing: border-box; }
-html { font-size: 16px; }
-body { margin: 0; color: var(--ink); background: var(--bg); font: 1rem/1.5 system-ui, -apple-system, "Segoe UI", Roboto, "Noto Sans", "DejaVu Sans", sans-serif; }
-main { max-width: 1180px; margin: 0 auto; padding: 1.5rem 2rem 4rem; }
-h1 { font-size: 1.75rem; line-height: 1.25; margin: 0 0 .25rem; }
-h2 { font-size: 1.3rem; margin: 2.25rem 0 .75rem; padding-bottom: .3rem; border-bottom: 2px solid var(--line); }
-h3 { font-size: 1.05rem; margin: 1.5rem 0 .5rem; }
-code, pre { font-family: ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, monospace; font-size: .88em; }
-pre { background: #f1f3f6; border: 1px solid var(--line); border-radius: 6px; padding: .6rem .8rem; overflow-x: auto; white-space: pre-wrap; word-break: break-all; }
-pre.json { max-height: 32rem; overflow: auto; white-space: pre; word-break: normal; }
-.subtitle, .muted { color: var(--muted); }
-.verdict { background: #eef4fc; border-left: 5px solid var(--accent); border-radius: 6px; padding: .8rem 1.1rem; margin: 1rem 0; }
-.verdict h3 { margin: .2rem 0 .3rem; font-size: .95rem; color: var(--muted); }
-.verdict ul { margin: 0; padding-left: 1.2rem; }
-.verdict li { font-size: 1.12rem; font-weight: 600; margin: .2rem 0; }
-.warning { background: var(--warnbg); border-left: 5px solid #e0a100; color: var(--warn); padding: .6rem .9rem; border-radius: 6px; }
-.scroll { overflow-x: auto; }
-table { border-collapse: collapse; font-size: .9rem; margin: .25rem 0 1rem; }
-th, td { padding: .3rem .6rem; border-bottom: 1px solid var(--line); text-align: left; vertical-align: top; }
-thead th { background: #eef1f5; position: sticky; top: 0; white-space: nowrap; }
-table.facts code { word-break: break-all; }
-table.facts th[scope=row] { color: var(--muted); font-weight: 600; white-space: nowrap; }
-table.cases tbody tr:nth-child(even) { background: #f6f8fa; }
-td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
-td.notes { min-width: 14rem; }
-tr.failed td { color: var(--bad); }
-.flag { display: inline-block; background: var(--warnbg); color: var(--warn); border: 1px solid #e0a100; border-radius: 4px; padding: 0 .35rem; font-size: .8rem; font-weight: 600; }
-.error { color: var(--bad); }
-.better { color: var(--good); font-weight: 600; }
-.worse { color: var(--bad); font-weight: 600; }
-details { margin: .5rem 0; }
-summary { cursor: pointer; color: var(--accent); }
-nav.toc { font-size: .92rem; color: var(--muted); }
-nav.toc a { color: var(--accent); text-decoration: none; margin-right: 1rem; }
-.charts { display: grid; grid-template-columns: repeat(auto-fit, minmax(520px, 1fr)); gap: 1.25rem; }
-figure { margin: 0; background: #fff; border: 1px solid var(--line); border-radius: 8px; padding: .75rem .9rem .5rem; break-inside: avoid; }
-figure .box { position: relative; height: 380px; }
-figcaption { color: var(--muted); font-size: .85rem; margin-top: .4rem; }
-footer { margin-top: 3rem; color: var(--muted); font-size: .85rem; }
-@media (max-width: 700px) { main { padding: 1rem; } .charts { grid-template-columns: 1fr; } }
-@media print {
-  body { background: #fff; font-size: 11pt; }
-  main { max-width: none; padding: 0; }
-  .charts { display: block; }
-  figure { margin-bottom: 1rem; page-break-inside: avoid; }
-  figure .box { height: 300px; }
-  h2 { page-break-after: avoid; }
-  thead th { position: static; }
-  nav.toc { display: none; }
-  .scroll { overflow: visible; }
-}
-)css";
 
-// Draws every chart from the embedded data, then records on <html data-report-status> either
-// "ok N charts" (each canvas checked for drawn pixels) or "error: ..." (read by the tests).
-const char* kScript = R"js(
-(function () {
-  'use strict';
-  const root = document.documentElement;
-  const fail = (msg) => { root.dataset.reportStatus = 'error: ' + msg; };
-  window.addEventListener('error', (e) => fail(e.message || 'script error'));
-  if (typeof Chart === 'undefined') { fail('Chart.js did not load'); return; }
-  const D = JSON.parse(document.getElementById('feedbench-data').textContent);
-  const multi = D.files.length > 1;
-  Chart.defaults.animation = false;
-  Chart.defaults.font.family = getComputedStyle(document.body).fontFamily;
-  Chart.defaults.font.size = 13;
-  Chart.defaults.color = '#2d3440';
-  Chart.defaults.maintainAspectRatio = false;
-  Chart.defaults.plugins.legend.labels.usePointStyle = true;
-  Chart.defaults.plugins.legend.labels.boxWidth = 9;
-  Chart.defaults.plugins.legend.labels.boxHeight = 9;
-  Chart.defaults.plugins.title.font = { size: 15, weight: '600' };
-  // Lines: one colour per path (and file). Bars: one colour per page-cache state, so the two
-  // encodings never share a colour.
-  const palette = ['#0f7b6c', '#7b4fb6', '#e08a00', '#c2399b', '#00a3b4', '#8c6239', '#5b6472', '#9bb31a', '#3d5a80', '#b5651d'];
-  const stateColours = { cold: '#2c6fbb', warm: '#d1495b', direct: '#7a828f' };
-  const alpha = (hex, a) => hex + Math.round(a * 255).toString(16).padStart(2, '0');
-  const dashes = { cold: [], warm: [7, 4], direct: [2, 3] };
-  const points = { cold: 'circle', warm: 'rectRot', direct: 'triangle' };
-  const charts = [];
 
-  const section = (id, title, intro) => {
-    const s = document.createElement('section');
-    s.id = id;
-    s.innerHTML = '<h2></h2>' + (intro ? '<p class="muted"></p>' : '') + '<div class="charts"></div>';
-    s.querySelector('h2').textContent = title;
-    if (intro) s.querySelector('p').textContent = intro;
-    document.getElementById('charts').appendChild(s);
-    return s.querySelector('.charts');
-  };
-  const figure = (into, caption) => {
-    const f = document.createElement('figure');
-    f.innerHTML = '<div class="box"><canvas role="img"></canvas></div><figcaption></figcaption>';
-    f.querySelector('figcaption').textContent = caption || '';
-    into.appendChild(f);
-    const canvas = f.querySelector('canvas');
-    canvas.setAttribute('aria-label', caption || '');
-    return canvas;
-  };
-  // The series names stay on the canvas (data-series) so a test can read them from the DOM.
-  const draw = (canvas, config) => {
-    canvas.dataset.series = config.data.datasets.map((d) => d.label).join(' | ');
-    charts.push(new Chart(canvas, config));
-  };
-
-  // Every successful case of a family, with its file.
-  const casesOf = (family) => {
-    const out = [];
-    D.files.forEach((f, fi) => f.cases.forEach((c) => {
-      if (c.family === family && Object.keys(c.counters).length) out.push({ file: fi, c });
-    }));
-    return out;
-  };
-  const p = (x, k) => (x.c.params[k] === undefined ? '' : String(x.c.params[k]));
-  const state = (x) => x.c.cache.requested || p(x, 'cache_state');
-  // Parameters that differ between cases of a list (beyond those excluded) name the series.
-  const varying = (list, exclude) => {
-    const keys = new Set();
-    list.forEach((x) => Object.keys(x.c.params).forEach((k) => keys.add(k)));
-    return [...keys].filter((k) => !exclude.includes(k) && new Set(list.map((x) => p(x, k))).size > 1);
-  };
-  const short = { cache_state: '', path: '', block_size: 'bs ', queue_depth: 'qd ', engine: '', batch_size: 'batch ', accelerators: 'acc ', workers: 'w ' };
-  const seriesName = (x, keys) => {
-    const parts = [];
-    if (multi) parts.push(D.files[x.file].name);
-    keys.forEach((k) => parts.push((k in short ? short[k] : k + ' ') + p(x, k)));
-    return parts.join(' · ') || 'all';
-  };
-  const groupBy = (list, keyOf) => {
-    const m = new Map();
-    list.forEach((x) => { const k = keyOf(x); if (!m.has(k)) m.set(k, []); m.get(k).push(x); });
-    return m;
-  };
-  const mib = (b) => b / 1048576;
-  // Colour says which path (and file), line style and point shape which page-cache state.
-  const styleFor = (i, st) => ({
-    borderColor: palette[i % palette.length], backgroundColor: palette[i % palette.length],
-    borderDash: dashes[st] || [], pointStyle: points[st] || 'circle', pointRadius: 4, borderWidth: 2, clip: 6,
-  });
-  const colourIndex = () => { const m = new Map(); return (key) => { if (!m.has(key)) m.set(key, m.size); return m.get(key); }; };
-  // A log axis where values span more than 30x (warm rounds dwarf cold ones on a linear one).
-  const spanScale = (values, title) => {
-    const v = values.filter((x) => x > 0);
-    return v.length && Math.max(...v) / Math.min(...v) > 30
-      ? { type: 'logarithmic', beginAtZero: false, ticks: logTicks, title: { display: true, text: title.replace(')', ', log scale)'), font: { weight: '600' } } }
-      : {};
-  };
-  const axis = (title, extra) => Object.assign({ title: { display: true, text: title, font: { weight: '600' } }, grid: { color: '#e6e9ee' } }, extra || {});
-  // Log axes: decades only when the axis spans more than 2.5 of them, else 1-2-5; 1k, 10k...
-  const logTicks = { maxRotation: 0, autoSkip: false, callback: (v, i, ticks) => {
-    const span = Math.log10(ticks[ticks.length - 1].value / ticks[0].value);
-    const m = v / Math.pow(10, Math.floor(Math.log10(v) + 1e-9));
-    if (![1, 2, 5].slice(0, span > 2.5 ? 1 : 3).some((k) => Math.abs(m - k) < 1e-6)) return '';
-    return v >= 1e6 ? v / 1e6 + 'M' : v >= 1e3 ? v / 1e3 + 'k' : String(Number(v.toPrecision(3)));
-  } };
-
-  // Lines of a y counter against a numeric x parameter, one per series.
-  const lineChart = (canvas, list, xKey, yOf, title, xTitle, yTitle, extraDatasets, yScale) => {
-    const keys = varying(list, ['family', xKey, 'pattern']);
-    const groups = groupBy(list, (x) => seriesName(x, keys));
-    const colour = colourIndex();
-    const datasets = [];
-    [...groups.entries()].forEach(([name, xs]) => {
-      const pts = xs.map((x) => ({ x: Number(x.c.params[xKey]), y: yOf(x) })).filter((q) => isFinite(q.x) && isFinite(q.y));
-      pts.sort((a, b) => a.x - b.x);
-      const i = colour(seriesName(xs[0], keys.filter((k) => k !== 'cache_state')));
-      datasets.push(Object.assign({ label: name, data: pts }, styleFor(i, state(xs[0]))));
-    });
-    const xs = new Set(list.map((x) => Number(x.c.params[xKey])));
-    draw(canvas, {
-      type: 'line',
-      data: { datasets: datasets.concat(extraDatasets || []) },
-      options: {
-        parsing: true,
-        plugins: { title: { display: true, text: title }, legend: { position: 'bottom' },
-                   tooltip: { callbacks: { label: (c) => c.dataset.label + ': ' + Number(c.parsed.y).toFixed(1) + ' at ' + xTitle.split(' (')[0].toLowerCase() + ' ' + c.parsed.x } } },
-        scales: {
-          x: axis(xTitle, { type: 'linear', ticks: { precision: 0 }, afterBuildTicks: (s) => { if (xs.size && xs.size < 12) s.ticks = [...xs].sort((a, b) => a - b).map((v) => ({ value: v })); } }),
-          y: axis(yTitle, Object.assign({ beginAtZero: true }, yScale === 'span' ? spanScale(list.map(yOf), yTitle) : yScale || {})),
-        },
-      },
-    });
-  };
-
-  // ---- reads: throughput vs workers, per pattern
-  const reads = casesOf('file_read').filter((x) => x.c.counters.bytes_per_second !== undefined);
-  if (reads.length) {
-    const into = section('throughput', 'Read throughput', 'Median of the achieved repetitions. One line per path and page-cache state' + (multi ? ' and result file' : '') + '; solid = cold, dashed = warm, dotted = direct (O_DIRECT).');
-    groupBy(reads, (x) => p(x, 'pattern') || 'reads').forEach((list, pattern) => {
-      const c = figure(into, 'Throughput of ' + pattern + ' reads as workers are added. A line that flattens early means the device (or the CPU), not the worker count, limits reads.');
-      lineChart(c, list, 'workers', (x) => mib(x.c.counters.bytes_per_second), 'Throughput vs workers — ' + pattern, 'Workers (threads)', 'Throughput (MiB/s)', [], 'span');
-    });
-
-    // Cold vs warm, source vs cache: best case of each.
-    const states = ['cold', 'warm', 'direct'].filter((s) => reads.some((x) => state(x) === s));
-    const cats = [];
-    reads.forEach((x) => { const k = (p(x, 'pattern') ? p(x, 'pattern') + ' · ' : '') + (p(x, 'path') || 'path'); if (!cats.includes(k)) cats.push(k); });
-    const datasets = [];
-    D.files.forEach((f, fi) => states.forEach((s) => {
-      const data = cats.map((cat) => {
-        let best = null;
-        reads.forEach((x) => {
-          const k = (p(x, 'pattern') ? p(x, 'pattern') + ' · ' : '') + (p(x, 'path') || 'path');
-          if (x.file === fi && state(x) === s && k === cat) best = Math.max(best === null ? 0 : best, mib(x.c.counters.bytes_per_second));
-        });
-        return best;
-      });
-      if (data.every((v) => v === null)) return;
-      const colour = stateColours[s] || palette[datasets.length % palette.length];
-      datasets.push({ label: (multi ? f.name + ' · ' : '') + s, data, backgroundColor: alpha(colour, [1, 0.5, 0.25][fi % 3]), borderColor: colour, borderWidth: 1.5 });
-    }));
-    const c = figure(into, 'Best throughput of each pattern and path (over the worker counts and other parameters), by page-cache state. Warm far above cold: the page cache, not the device, served the second round.');
-    draw(c, {
-      type: 'bar',
-      data: { labels: cats.map((c) => c.split(' · ')), datasets },
-      options: {
-        plugins: { title: { display: true, text: 'Cold vs warm, source vs cache (best case)' }, legend: { position: 'bottom' } },
-        scales: { x: axis('Pattern · path', { ticks: { maxRotation: 0, autoSkip: false } }),
-                  y: axis('Throughput (MiB/s)', Object.assign({ beginAtZero: true }, spanScale([].concat(...datasets.map((d) => d.data)), 'Throughput (MiB/s)'))) },
-      },
-    });
-
-    // Latency CDF per pattern, at the smallest worker count (the device's own latency).
-    const withLat = reads.filter((x) => x.c.latency && x.c.latency.cdf.length);
-    if (withLat.length) {
-      const lat = section('latency', 'Read latency', 'Cumulative distribution of per-read latency from the recorded histograms (within 1%). Further left is faster; a long flat tail at the top means rare slow reads.');
-      groupBy(withLat, (x) => p(x, 'pattern') || 'reads').forEach((list, pattern) => {
-        const w = Math.min(...list.map((x) => Number(x.c.params.workers)).filter(isFinite));
-        const sel = isFinite(w) ? list.filter((x) => Number(x.c.params.workers) === w) : list;
-        const keys = varying(sel, ['family', 'pattern', 'workers']);
-        const colour = colourIndex();
-        const datasets = sel.map((x) => Object.assign({ label: seriesName(x, keys), data: x.c.latency.cdf.map((q) => ({ x: q[0], y: q[1] * 100 })), stepped: false, tension: 0 },
-                                                     styleFor(colour(seriesName(x, keys.filter((k) => k !== 'cache_state'))), state(x)), { pointRadius: 0 }));
-        const c = figure(lat, 'Latency CDF of ' + pattern + ' reads' + (isFinite(w) ? ' at ' + w + (w === 1 ? ' worker' : ' workers') : '') + ', per path and page-cache state.');
-        draw(c, {
-          type: 'line',
-          data: { datasets },
-          options: {
-            plugins: { title: { display: true, text: 'Read latency CDF — ' + pattern + (isFinite(w) ? ', ' + w + ' worker' + (w === 1 ? '' : 's') : '') }, legend: { position: 'bottom' },
-                       tooltip: { callbacks: { label: (c) => c.dataset.label + ': ' + c.parsed.y.toFixed(1) + '% ≤ ' + Number(c.parsed.x).toPrecision(3) + ' µs' } } },
-            scales: { x: axis('Read latency (µs, log scale)', { type: 'logarithmic', ticks: logTicks }), y: axis('Reads completed (%)', { min: 0, max: 100 }) },
-          },
-        });
-      });
-    }
-  }
-
-  // ---- loader: AU vs workers (and vs accelerators when swept), with the target line.
-  const loader = casesOf('loader').filter((x) => x.c.counters.au !== undefined && !x.c.calibration);  // calibration: no storage
-  if (loader.length) {
-    const into = section('loader', 'Simulated training loop', 'Accelerator utilisation (AU): the share of each training step the simulated accelerator computes rather than waits for data. The dashed grey line is the target.');
-    const target = 100 * (Number(loader[0].c.params.target_au) || Number(loader[0].c.extra.target_au) || 0.9);
-    const targetLine = (list, key) => {
-      const xs = list.map((x) => Number(x.c.params[key])).filter(isFinite);
-      return [{ label: 'target ' + target.toFixed(0) + '%', data: [{ x: Math.min(...xs), y: target }, { x: Math.max(...xs), y: target }],
-                borderColor: '#7a828f', borderDash: [6, 4], borderWidth: 1.5, pointRadius: 0, backgroundColor: '#7a828f' }];
-    };
-    const auScale = { min: 0, max: 100 };
-    if (new Set(loader.map((x) => p(x, 'workers'))).size > 0) {
-      const c = figure(into, 'AU as loader workers are added. The first point at or above the target is the smallest worker count that keeps the accelerator fed.');
-      lineChart(c, loader, 'workers', (x) => 100 * x.c.counters.au, 'AU vs loader workers', 'Loader workers (threads per trainer)', 'Accelerator utilisation (%)', targetLine(loader, 'workers'), auScale);
-    }
-    if (new Set(loader.map((x) => p(x, 'accelerators'))).size > 1) {
-      const c = figure(into, 'AU as simulated accelerators (trainers, each with its own workers) share the storage. The last point above the target is how many accelerators this storage feeds.');
-      lineChart(c, loader, 'accelerators', (x) => 100 * x.c.counters.au, 'AU vs simulated accelerators', 'Simulated accelerators', 'Accelerator utilisation (%)', targetLine(loader, 'accelerators'), auScale);
-    }
-  }
-
-  // Chart.js does not follow the page into print layout by itself.
-  window.addEventListener('beforeprint', () => charts.forEach((ch) => ch.resize()));
-  window.addEventListener('afterprint', () => charts.forEach((ch) => ch.resize()));
-  if (!charts.length) {
-    document.getElementById('charts').innerHTML = '<p class="muted">No successful case to chart: see the tables below.</p>';
-  }
-  // Each canvas must hold drawn pixels.
-  let drawn = 0;
-  charts.forEach((ch) => {
-    const cv = ch.canvas;
-    const px = cv.getContext('2d').getImageData(0, 0, cv.width, cv.height).data;
-    for (let i = 3; i < px.length; i += 4) if (px[i]) { drawn++; break; }
-  });
-  if (root.dataset.reportStatus) return;  // an error was already recorded
-  root.dataset.reportStatus = drawn === charts.length ? 'ok ' + drawn + ' charts' : 'error: ' + (charts.length - drawn) + ' of ' + charts.length + ' charts empty';
-})();
-)js";
 
 std::string default_title(const std::vector<ResultDocument>& docs, const std::vector<std::string>& names) {
   std::vector<std::string> configs;
@@ -940,6 +818,39 @@ std::string default_title(const std::vector<ResultDocument>& docs, const std::ve
 }
 
 }  // namespace
+
+std::vector<std::string> report_labels(const std::vector<ResultDocument>& docs, const std::vector<std::string>& files,
+                                       const std::vector<std::string>& given) {
+  FB_CHECK(docs.size() == files.size(), "one file name per result document");
+  if (!given.empty()) {
+    if (given.size() != files.size())
+      throw InputError("--label: given " + (given.size() == 1 ? std::string("once") : std::to_string(given.size()) + " times") +
+                       " for " + std::to_string(files.size()) + " result files: give one per file, in the order of the files");
+    std::set<std::string> seen;
+    for (const auto& l : given) {
+      if (l.empty()) throw InputError("--label: expected a name, got an empty one");
+      if (!seen.insert(l).second) throw InputError("--label: \"" + l + "\" given twice: each file needs its own");
+    }
+    return given;
+  }
+  using Source = std::function<std::string(std::size_t)>;
+  const std::vector<Source> sources = {
+      [&](std::size_t i) { return text_at(docs[i].dataset, {"cache", "manifest", "label"}); },
+      [&](std::size_t i) { return text_at(docs[i].environment, {"host", "instance_type"}); },
+      [&](std::size_t i) { return std::filesystem::path(files[i]).stem().string(); },
+  };
+  for (std::size_t s = 0; s < sources.size(); ++s) {
+    if (docs.size() == 1 && s == 1) continue;  // one file: its data version, else its name
+    std::vector<std::string> names;
+    std::set<std::string> distinct;
+    for (std::size_t i = 0; i < docs.size(); ++i) {
+      names.push_back(sources[s](i));
+      distinct.insert(names.back());
+    }
+    if (!distinct.count("") && distinct.size() == names.size()) return names;
+  }
+  return files;
+}
 
 nlohmann::json html_report_data(const std::vector<ResultDocument>& docs, const std::vector<std::string>& names) {
   FB_CHECK(docs.size() == names.size(), "one name per result document");
@@ -955,8 +866,9 @@ nlohmann::json html_report_data(const std::vector<ResultDocument>& docs, const s
 std::vector<std::string> html_report_verdicts(const ResultDocument& doc) { return verdicts_of(fold_cases(doc)); }
 
 std::string render_html_report(const std::vector<ResultDocument>& docs, const std::vector<std::string>& names,
-                               const std::string& title_in) {
+                               const std::string& title_in, const std::vector<std::string>& files) {
   FB_CHECK(!docs.empty() && docs.size() == names.size(), "one name per result document, at least one");
+  FB_CHECK(files.empty() || files.size() == docs.size(), "one path per result document, or none");
   std::string title = title_in.empty() ? default_title(docs, names) : title_in;
   std::vector<std::vector<CaseView>> all;
   for (const auto& d : docs) all.push_back(fold_cases(d));
@@ -966,7 +878,7 @@ std::string render_html_report(const std::vector<ResultDocument>& docs, const st
        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:\">\n"
        "<meta name=\"generator\" content=\"feedbench report\">\n<title>"
-    << escape_html(title) << "</title>\n<style>" << kStyle << "</style>\n</head>\n<body>\n<main>\n";
+    << escape_html(title) << "</title>\n<style>" << embedded::kReportCss << "</style>\n</head>\n<body>\n<main>\n";
   p << "<header><h1>" << escape_html(title) << "</h1>\n<p class=\"subtitle\">";
   for (std::size_t i = 0; i < docs.size(); ++i) {
     std::string date = text_at(docs[i].context, {"date"});
@@ -974,9 +886,11 @@ std::string render_html_report(const std::vector<ResultDocument>& docs, const st
     if (host.empty()) host = text_at(docs[i].environment, {"host", "hostname"});
     // The data version the cache holds: a run on another version is not the same experiment.
     std::string label = text_at(docs[i].dataset, {"cache", "manifest", "label"});
-    p << (i ? "<br>" : "") << "<code>" << escape_html(names[i]) << "</code>"
-      << escape_html((host.empty() ? "" : " — " + host) + (date.empty() ? "" : ", " + date) +
-                     (label.empty() ? "" : ", cache label " + label));
+    // What the label stands for: the file, and whichever of host, date and cache label it is not.
+    std::string facts = joined({files.empty() || files[i] == names[i] ? "" : files[i], host == names[i] ? "" : host, date,
+                                label.empty() ? "" : "cache label " + label}, ", ");
+    p << (i ? "<br>" : "") << "<strong>" << escape_html(names[i]) << "</strong>"
+      << (facts.empty() ? "" : " — " + escape_html(facts));
   }
   p << "</p>\n";
   for (std::size_t i = 0; i < docs.size(); ++i) {
@@ -1001,20 +915,20 @@ std::string render_html_report(const std::vector<ResultDocument>& docs, const st
   render_reproduce(p, docs, names);
   p << "<div id=\"charts\"><noscript><p class=\"muted\">The charts need JavaScript; the tables below hold every "
        "number.</p></noscript></div>\n";
-  render_ratio_table(p, all, names);
+  render_ratio_table(p, docs, all, names);
   render_case_tables(p, all, names);
   p << "<footer>Written by <code>feedbench report</code>. Charts drawn by Chart.js (MIT licence), inlined: this "
        "page makes no network request.</footer>\n</main>\n";
   p << "<script id=\"feedbench-data\" type=\"application/json\">" << script_safe_json(html_report_data(docs, names))
     << "</script>\n";
   p << "<script>" << script_safe_js(embedded::kChartJs) << "</script>\n";
-  p << "<script>" << kScript << "</script>\n</body>\n</html>\n";
+  p << "<script>" << script_safe_js(embedded::kReportJs) << "</script>\n</body>\n</html>\n";
   return p.html.str();
 }
 
 void write_html_report(const std::vector<ResultDocument>& docs, const std::vector<std::string>& names,
-                       const std::string& out_path, const std::string& title) {
-  write_file_atomically(out_path, render_html_report(docs, names, title));
+                       const std::string& out_path, const std::string& title, const std::vector<std::string>& files) {
+  write_file_atomically(out_path, render_html_report(docs, names, title, files));
 }
 
 }  // namespace feedbench

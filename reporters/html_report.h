@@ -22,16 +22,28 @@ nlohmann::json html_report_data(const std::vector<ResultDocument>& docs,
 // best AU per path, else the best cold/warm throughput per path).
 std::vector<std::string> html_report_verdicts(const ResultDocument& doc);
 
-// RETURNS: the whole page. `title` empty: derived from the config names.
-// REQUIRES: names.size() == docs.size(), docs not empty.
+// The name each file goes by on the page (series, columns, headings), never its path unless
+// nothing else tells the files apart. `given`: the report's --label values, one per file in
+// order, or empty. Otherwise the first of these that is set for every file and distinct
+// between them: the cache manifest's label (the data version), the instance type, the file
+// name without its extension; else the path. A single file: its manifest label, else its name.
+// Throws InputError when `given` is not one non-empty, distinct label per file.
+std::vector<std::string> report_labels(const std::vector<ResultDocument>& docs,
+                                       const std::vector<std::string>& files,
+                                       const std::vector<std::string>& given);
+
+// RETURNS: the whole page. `title` empty: derived from the config names. `files`: the result
+// files' paths, shown beside their labels in the header (empty: not shown).
+// REQUIRES: names.size() == docs.size(), docs not empty, files empty or one per document.
 std::string render_html_report(const std::vector<ResultDocument>& docs,
                                const std::vector<std::string>& names,
-                               const std::string& title = "");
+                               const std::string& title = "",
+                               const std::vector<std::string>& files = {});
 
 // Writes the page to out_path atomically (temporary name, then rename). Throws RunError when
 // it cannot write.
 void write_html_report(const std::vector<ResultDocument>& docs,
                        const std::vector<std::string>& names, const std::string& out_path,
-                       const std::string& title = "");
+                       const std::string& title = "", const std::vector<std::string>& files = {});
 
 }  // namespace feedbench

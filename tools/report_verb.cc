@@ -1,9 +1,7 @@
 // `feedbench report RESULT.json [MORE.json...] --out report.html`: one or more result files
 // turned into one self-contained HTML page (reporters/html_report.cc renders it).
 #include <cstdio>
-#include <filesystem>
 #include <iostream>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -22,38 +20,31 @@ namespace feedbench {
 namespace {
 
 constexpr const char* kUsage =
-    "usage: feedbench report RESULT.json [MORE.json...] --out report.html [--title TEXT]\n"
+    "usage: feedbench report RESULT.json [MORE.json...] --out report.html [--title TEXT] [--label NAME...]\n"
     "\n"
     "Writes one self-contained HTML page: the verdict per path, the environment, each path's\n"
     "device and file system, the data set, the config and command line to rerun it, charts\n"
     "(throughput vs workers, cold vs warm, latency CDF, loader AU) and a table of every case.\n"
     "With several result files (instance types, before/after) every chart has one series per\n"
-    "file and a table gives the ratios. Chart.js is inlined: the page makes no network request.\n"
+    "file, named by the file's label (--label, once per file; else the cache manifest's label, the\n"
+    "instance type or the file name, whichever tells the files apart), and a table gives the\n"
+    "ratios, coloured where `feedbench diff` judges the change significant. Chart.js is inlined:\n"
+    "the page makes no network request.\n"
     "Every figure is folded as the run's console summary folds it: the median of a case's\n"
     "achieved repetitions; a round whose cache state was not the one asked for, or that read\n"
     "less than planned, is excluded and named; a calibration case (samples from memory) is in\n"
     "no headline. The environment variables shown are those that were set; the config's\n"
     "${VAR:-default} fallbacks that applied are listed apart, as defaults.\n"
     "\n"
-    "exit codes: 0 written, 2 bad input (unreadable or malformed result file, missing --out, or an\n"
-    "            --out that cannot be written: checked before anything is read).\n"
+    "exit codes: 0 written, 2 bad input (unreadable or malformed result file, missing --out, an\n"
+    "            --out that cannot be written, --label not given once per file or repeated:\n"
+    "            checked before anything is read).\n"
     "\n"
     "examples:\n"
     "  feedbench report results/demo/host-20240101T000000Z.json --out demo.html\n"
     "  feedbench report p4d.json p5.json --out compare.html --title \"p4d vs p5\"\n"
+    "  feedbench report a.json b.json --label before --label after --out compare.html\n"
     "\n";
-
-// Display names: the file's stem, or its whole path where two stems collide.
-std::vector<std::string> display_names(const std::vector<std::string>& files) {
-  std::vector<std::string> names;
-  std::multiset<std::string> stems;
-  for (const auto& f : files) stems.insert(std::filesystem::path(f).stem().string());
-  for (const auto& f : files) {
-    std::string stem = std::filesystem::path(f).stem().string();
-    names.push_back(stems.count(stem) > 1 ? f : stem);
-  }
-  return names;
-}
 
 }  // namespace
 
@@ -61,7 +52,9 @@ int report_main(int argc, char** argv) {
   po::options_description visible("options");
   visible.add_options()("help,h", "show this help")
       ("out,o", po::value<std::string>()->value_name("FILE"), "the HTML file to write (required)")
-      ("title", po::value<std::string>()->value_name("TEXT"), "page title (default: the config names)");
+      ("title", po::value<std::string>()->value_name("TEXT"), "page title (default: the config names)")
+      ("label", po::value<std::vector<std::string>>()->composing()->value_name("NAME"),
+       "a file's name on the page; once per file, in order");
   po::options_description all;
   all.add(visible).add_options()("results", po::value<std::vector<std::string>>(), "result files");
   po::positional_options_description positional;
@@ -76,9 +69,13 @@ int report_main(int argc, char** argv) {
   std::vector<std::string> files = vm["results"].as<std::vector<std::string>>();
   const std::string out = vm["out"].as<std::string>();
   require_writable_file("--out", out);  // before reading and rendering
+  const std::vector<std::string> given = vm.count("label") ? vm["label"].as<std::vector<std::string>>() : std::vector<std::string>{};
+  if (!given.empty())  // a wrong count or a repeated label is refused before anything is read
+    report_labels(std::vector<ResultDocument>(files.size()), files, given);
   std::vector<ResultDocument> docs;
   for (const auto& f : files) docs.push_back(ResultDocument::load(f));  // InputError names f
-  write_html_report(docs, display_names(files), out, vm.count("title") ? vm["title"].as<std::string>() : "");
+  write_html_report(docs, report_labels(docs, files, given), out,
+                    vm.count("title") ? vm["title"].as<std::string>() : "", files);
   std::printf("%s\n", out.c_str());
   return 0;
 }

@@ -116,6 +116,15 @@ done
 expect_in "$WORK/one.html" "Source path keeps 1 simulated accelerator at AU ≥ 90%; cache path keeps 4."
 expect_in "$WORK/one.html" "<title>Qualification of p4d</title>"
 expect_in "$WORK/two.html" 'id="ratios"'
+# --label names the files: once per file, refused otherwise before anything is read.
+expect_exit 2 "$FEEDBENCH" report "$WORK/before.json" "$WORK/after.json" --label a --out "$WORK/x.html"
+expect_in "$WORK/err" "--label: given once for 2 result files"
+expect_exit 2 "$FEEDBENCH" report "$WORK/before.json" "$WORK/after.json" --label a --label a --out "$WORK/x.html"
+expect_in "$WORK/err" '"a" given twice'
+[ ! -e "$WORK/x.html" ] || fail "a report was written for a bad --label"
+expect_exit 0 "$FEEDBENCH" report "$WORK/before.json" "$WORK/after.json" --label old --label new --out "$WORK/labels.html"
+expect_in "$WORK/labels.html" '"name":"old"'
+expect_in "$WORK/labels.html" '<th scope="col" class="num key">new / old</th>'
 
 # --- a real run of a tiny config, reported
 mkdir -p "$WORK/data"
@@ -145,9 +154,11 @@ chrome() {  # chrome PAGE ARGS...: one headless load of file://PAGE, network dis
     --user-data-dir="$WORK/chrome" --enable-logging=stderr --v=0 --virtual-time-budget=5000 \
     "$@" "file://$page" 2>>"$WORK/chrome.log"
 }
-# The number of charts each page must draw: throughput per pattern, the grouped bars, latency
-# per pattern, AU vs workers and vs accelerators (fixtures); throughput, bars, latency (run).
-declare -A want=([one]=7 [two]=7 [run]=3)
+# The number of charts each page must draw. Fixtures: throughput and latency per pattern and
+# state (2 patterns x 3 states), bars per pattern, AU vs workers (2 paths x 4 accelerator
+# counts: 8 series) and vs accelerators; with two files the loader's 16 and 12 series are split
+# by accelerators (4 charts) and by workers (3). The run: throughput and latency per state, bars.
+declare -A want=([one]=16 [two]=21 [run]=5)
 for page in one two run; do
   chrome "$WORK/$page.html" --dump-dom >"$WORK/$page.dom" || fail "chromium could not load $page.html (see below)$(tail -20 "$WORK/chrome.log")"
   status=$(grep -o 'data-report-status="[^"]*"' "$WORK/$page.dom" || true)
@@ -155,14 +166,18 @@ for page in one two run; do
     tail -30 "$WORK/chrome.log"; fail "$page.html: expected ${want[$page]} charts drawn, page says: ${status:-nothing (script did not run)}"; }
   if grep -E 'Uncaught|CONSOLE.*(Error|error)' "$WORK/chrome.log"; then fail "$page.html: JavaScript error in the console"; fi
 done
-# Several files: every chart has a series per file.
-python3 - "$WORK/two.dom" <<'EOF' || fail "two.html: a chart lacks a series per file"
+# Several files: every line chart has a series per file, named by the file's label (the two
+# share a cache label, so their instance types), and none has more than 8.
+python3 - "$WORK/two.dom" <<'EOF' || fail "two.html: a chart lacks a series per file, or has too many"
 import html, re, sys
 dom = open(sys.argv[1]).read()
-series = [html.unescape(s) for s in re.findall(r'<canvas[^>]*data-series="([^"]*)"', dom)]
-assert len(series) == 7, series
+series = [html.unescape(s).split(" | ") for s in re.findall(r'<canvas[^>]*data-series="([^"]*)"', dom)]
+assert len(series) == 21, series
 for s in series:
-    assert "before" in s and "after" in s, s
+    assert len(s) <= 8, s
+    if s != ["cold", "warm", "direct"]:  # the bars: one per state, a category per path and file
+        assert any("p4d.24xlarge" in x for x in s) and any("p5.48xlarge" in x for x in s), s
+    assert not any("before" in x or "/" in x for x in s), s
 EOF
 if [ -n "${REPORT_SHOTS:-}" ]; then
   mkdir -p "$REPORT_SHOTS"

@@ -2,11 +2,14 @@
 // to the documents', one entry per file, verdicts per path, flags and errors shown.
 #include "html_report.h"
 
+#include <functional>
 #include <regex>
+#include <sstream>
 
 #include <gtest/gtest.h>
 
 #include "feedbench/chartjs.h"
+#include "feedbench/error.h"
 #include "test_util.h"
 
 namespace feedbench {
@@ -223,6 +226,238 @@ TEST(HtmlReportTest, ErrorsAndHostileTextAreShownEscaped) {
   EXPECT_NE(page.find("O_DIRECT unsupported on tmpfs &lt;x&gt;"), std::string::npos);
   json data = embedded_data(page);  // still parses: no early </script>
   EXPECT_EQ(data["files"][0]["cases"].back()["errors"][0], "O_DIRECT unsupported on tmpfs <x>");
+}
+
+// ---------------------------------------------------------------- sentences with parts absent
+
+// RETURNS: the page's text as a reader sees it, one line per block element: no <script>,
+// <style> or <pre> (code and data, not sentences), inline tags dropped, the five escaped
+// characters decoded.
+std::string visible_text(std::string page) {
+  for (const char* element : {"script", "style", "pre"}) {
+    const std::string open = std::string("<") + element, close = std::string("</") + element + ">";
+    for (std::size_t at; (at = page.find(open)) != std::string::npos;) {
+      auto end = page.find(close, at);
+      page.erase(at, end == std::string::npos ? std::string::npos : end + close.size() - at);
+    }
+  }
+  static const std::regex inline_tag(R"(</?(code|strong|em|span|a)( [^>]*)?>)");
+  page = std::regex_replace(page, inline_tag, "");
+  static const std::regex block_tag(R"(<[^>]*>)");
+  page = std::regex_replace(page, block_tag, "\n");
+  for (auto [entity, c] : {std::pair{"&lt;", "<"}, {"&gt;", ">"}, {"&quot;", "\""}, {"&#39;", "'"}, {"&amp;", "&"}})
+    for (std::size_t at; (at = page.find(entity)) != std::string::npos;) page.replace(at, std::string(entity).size(), c);
+  return page;
+}
+
+// RETURNS: the first sign of a value left out of a sentence ("(4 workers, )", "1 ×  40 GiB",
+// " (0123)"), or "" when there is none. Lines are checked one by one.
+std::string missing_value_sign(const std::string& text) {
+  static const std::regex sign(R"(\(\s|\s\)|\(\)|,\s*[,.)]|\s,|\S  +\S|^ +\S.*\S$|undefined|NaN|\bnull\b|— *$|—\s*[,.)])");
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    std::smatch m;
+    if (std::regex_search(line, m, sign)) return "\"" + line + "\" (" + m.str() + ")";
+  }
+  return "";
+}
+
+TEST(HtmlReportTest, MissingValueSignsAreFound) {  // the checker itself
+  EXPECT_NE(missing_value_sign("at best 461 MiB/s cold (4 workers, )"), "");
+  EXPECT_NE(missing_value_sign("1 ×  40960 MiB"), "");
+  EXPECT_NE(missing_value_sign(" (0123456789ab)"), "");
+  EXPECT_NE(missing_value_sign("AU undefined%"), "");
+  EXPECT_EQ(missing_value_sign("Source path reads at best 461 MiB/s cold (4 workers, random)."), "");
+}
+
+// Each optional part of a document taken away in turn: every sentence the page writes still
+// reads whole.
+TEST(HtmlReportTest, NoSentenceHasAMissingValue) {
+  using Strip = std::function<void(ResultDocument&)>;
+  auto erase_param = [](const char* key) {
+    return Strip([key](ResultDocument& d) { for (auto& e : d.benchmarks) e.params.erase(key); });
+  };
+  auto with_loader = [](ResultDocument& d) {
+    for (int w : {1, 4}) d.benchmarks.push_back(loader_entry("source", w, 1, w == 4 ? 0.95 : 0.5));
+    BenchmarkEntry stage;  // and staging
+    stage.case_name = stage.name = stage.run_name = "stage/workers:4/state:cold/verify:true";
+    stage.run_type = "iteration";
+    stage.params = {{"family", "stage"}, {"workers", 4}, {"cache_state", "cold"}, {"verify", true}};
+    stage.counters = {{"bytes_per_second", 600.0 * 1048576}};
+    d.benchmarks.push_back(stage);
+  };
+  std::vector<std::pair<std::string, Strip>> variants = {
+      {"whole", [](ResultDocument&) {}},
+      {"no workers", erase_param("workers")},
+      {"no pattern", erase_param("pattern")},
+      {"no path", erase_param("path")},
+      {"no workers, no pattern", [&](ResultDocument& d) { erase_param("workers")(d); erase_param("pattern")(d); }},
+      {"no verdict text", [](ResultDocument& d) { for (auto& e : d.benchmarks) e.extra.erase("verdict"); }},
+      {"no target", erase_param("target_au")},
+      {"no host", [](ResultDocument& d) { d.environment.erase("host"); }},
+      {"no paths", [](ResultDocument& d) { d.environment.erase("paths"); }},
+      {"no environment", [](ResultDocument& d) { d.environment = json::object(); }},
+      {"no data set", [](ResultDocument& d) { d.dataset = json::object(); }},
+      {"no config", [](ResultDocument& d) { d.config = json::object(); }},
+      {"no context", [](ResultDocument& d) { d.context = json::object(); }},
+      {"no tool version", [](ResultDocument& d) { d.tool.erase("version"); }},
+      {"no tool", [](ResultDocument& d) { d.tool = json::object(); }},
+      {"no command line", [](ResultDocument& d) { d.command_line.clear(); }},
+      {"no cpu model", [](ResultDocument& d) { d.environment["host"].erase("cpu_model"); }},
+      {"gpu without name", [](ResultDocument& d) { d.environment["host"]["gpus"] = json::array({{{"memory", "40960 MiB"}}}); }},
+      {"gpu without memory", [](ResultDocument& d) { d.environment["host"]["gpus"] = json::array({{{"name", "A100"}, {"driver", "535"}}}); }},
+      {"mount without mount point", [](ResultDocument& d) {
+         d.environment["paths"]["source"]["mount_source"] = "fs-1:/export"; }},
+      {"device without name", [](ResultDocument& d) {
+         d.environment["paths"]["source"]["device"] = "";
+         d.environment["paths"]["source"]["device_info"] = {{"model", "NVMe"}}; }},
+      {"manifest without label", [](ResultDocument& d) { d.dataset["cache"]["manifest"] = {{"version", 2}}; }},
+      {"no cases", [](ResultDocument& d) { d.benchmarks.clear(); }},
+      {"every case failed", [](ResultDocument& d) {
+         for (auto& e : d.benchmarks) { e.error_occurred = true; e.error_message = "failed"; e.counters.clear(); } }},
+  };
+  for (bool loader : {false, true})
+    for (const auto& [what, strip] : variants) {
+      ResultDocument d = base_doc();
+      if (loader) with_loader(d);
+      strip(d);
+      for (const auto& v : html_report_verdicts(d))
+        EXPECT_EQ(missing_value_sign(v), "") << what << (loader ? " (with loader)" : "") << ": verdict";
+      ResultDocument other = d;
+      std::string page = render_html_report({d, other}, {"a", "b"}, "", {"/runs/a.json", "/runs/b.json"});
+      EXPECT_EQ(missing_value_sign(visible_text(page)), "") << what << (loader ? " (with loader)" : "");
+      page = render_html_report({d}, {"a"});
+      EXPECT_EQ(missing_value_sign(visible_text(page)), "") << what << (loader ? " (with loader)" : "");
+    }
+}
+
+TEST(HtmlReportTest, ReadVerdictNamesOnlyTheParametersItHas) {
+  ResultDocument d = base_doc();
+  EXPECT_EQ(html_report_verdicts(d)[0], "Source path reads at best 296 MiB/s cold (4 workers, random).");
+  for (auto& e : d.benchmarks) e.params.erase("pattern");
+  EXPECT_EQ(html_report_verdicts(d)[0], "Source path reads at best 296 MiB/s cold (4 workers).");
+  for (auto& e : d.benchmarks) e.params.erase("workers");
+  EXPECT_EQ(html_report_verdicts(d)[0], "Source path reads at best 296 MiB/s cold.");
+  d = base_doc();
+  for (auto& e : d.benchmarks) e.params.erase("workers");
+  EXPECT_EQ(html_report_verdicts(d)[0], "Source path reads at best 296 MiB/s cold (random).");
+}
+
+TEST(HtmlReportTest, StagingIsSaidApartFromReads) {
+  ResultDocument d = base_doc();
+  BenchmarkEntry stage;
+  stage.case_name = stage.name = stage.run_name = "stage/workers:4/state:cold/verify:true";
+  stage.run_type = "iteration";
+  stage.params = {{"family", "stage"}, {"workers", 4}, {"cache_state", "cold"}, {"verify", true}};
+  stage.counters = {{"bytes_per_second", 600.0 * 1048576}};
+  d.benchmarks.push_back(stage);
+  auto v = html_report_verdicts(d);
+  ASSERT_EQ(v.size(), 3u);
+  EXPECT_EQ(v[2], "Staging to the cache copies at best 600 MiB/s (4 workers).");
+  d.benchmarks.back().params.erase("workers");
+  EXPECT_EQ(html_report_verdicts(d)[2], "Staging to the cache copies at best 600 MiB/s.");
+}
+
+// ---------------------------------------------------------------- several files
+
+TEST(HtmlReportTest, FilesAreNamedByTheirLabelNotTheirPath) {
+  ResultDocument a = base_doc(), b = base_doc();
+  const std::vector<std::string> files = {"/runs/2024/result.json", "/runs/2025/result.json"};
+  // The same cache label and instance type: the file names tell them apart, not whole paths.
+  EXPECT_EQ(report_labels({a, b}, {"/x/before.json", "/y/after.json"}, {}),
+            (std::vector<std::string>{"before", "after"}));
+  // Different data versions in the cache: their manifest labels.
+  b.dataset["cache"]["manifest"]["label"] = "demo-v2";
+  EXPECT_EQ(report_labels({a, b}, files, {}), (std::vector<std::string>{"demo-v1", "demo-v2"}));
+  // Same data, different instance types.
+  b = base_doc();
+  b.environment["host"]["instance_type"] = "p5.48xlarge";
+  EXPECT_EQ(report_labels({a, b}, files, {}), (std::vector<std::string>{"p4d.24xlarge", "p5.48xlarge"}));
+  // Nothing tells them apart but the path.
+  EXPECT_EQ(report_labels({a, a}, files, {}), files);
+  // --label wins, one per file, distinct.
+  EXPECT_EQ(report_labels({a, b}, files, {"old", "new"}), (std::vector<std::string>{"old", "new"}));
+  EXPECT_THROW(report_labels({a, b}, files, {"old"}), InputError);
+  EXPECT_THROW(report_labels({a, b}, files, {"same", "same"}), InputError);
+  EXPECT_THROW(report_labels({a, b}, files, {"", "x"}), InputError);
+  // One file: its cache label, else its file name.
+  EXPECT_EQ(report_labels({a}, {"/runs/q1.json"}, {}), (std::vector<std::string>{"demo-v1"}));
+  a.dataset.erase("cache");
+  EXPECT_EQ(report_labels({a}, {"/runs/q1.json"}, {}), (std::vector<std::string>{"q1"}));
+}
+
+// RETURNS: the class of the ratio cell of the row whose case name contains `needle`.
+std::string ratio_class(const std::string& page, const std::string& needle) {
+  auto table = page.find("id=\"ratios\"");
+  EXPECT_NE(table, std::string::npos);
+  auto row = page.find(needle, table);
+  EXPECT_NE(row, std::string::npos) << needle;
+  auto end = page.find("</tr>", row);
+  std::string r = page.substr(row, end - row);
+  std::smatch m;
+  std::regex cell(R"re(<td class="num( [a-z]+)?"[^>]*>[0-9.]+×</td>)re");
+  EXPECT_TRUE(std::regex_search(r, m, cell)) << r;
+  return m[1].matched ? m[1].str().substr(1) : "";
+}
+
+TEST(HtmlReportTest, RatiosAreColouredOnlyWhereDiffJudgesAChange) {
+  ResultDocument a = base_doc(), b = base_doc();
+  for (auto& e : b.benchmarks) {
+    const int rep = static_cast<int>(e.repetition_index);
+    if (e.params["workers"] == 4) {
+      // +10% on the median, but the repetitions spread far wider than that: diff says noisy.
+      e.counters["bytes_per_second"] *= std::vector<double>{0.5, 1.1, 1.9}[rep];
+    } else if (e.params["path"] == "cache") {
+      e.counters["bytes_per_second"] *= 2;  // doubled, tightly: an improvement
+    } else if (e.params["cache_state"] == "cold") {
+      e.counters["bytes_per_second"] *= 0.5;  // halved: a regression
+    }
+  }
+  std::string page = render_html_report({a, b}, {"before", "after"});
+  EXPECT_EQ(ratio_class(page, "workers:4/state:cold/path:source"), "");
+  EXPECT_EQ(ratio_class(page, "workers:1/state:cold/path:cache"), "better");
+  EXPECT_EQ(ratio_class(page, "workers:1/state:cold/path:source"), "worse");
+  // A judgement needs cases in common: none, no colour (and no error).
+  ResultDocument c = base_doc();
+  for (auto& e : c.benchmarks) e.case_name += "/other";
+  EXPECT_EQ(render_html_report({a, c}, {"a", "c"}).find("class=\"num better"), std::string::npos);
+}
+
+// ---------------------------------------------------------------- the every-case table
+
+TEST(HtmlReportTest, CaseTableLeadsWithTheLabelAndWhatMatters) {
+  ResultDocument d = base_doc();
+  for (int w : {1, 4}) d.benchmarks.push_back(loader_entry("source", w, 1, w == 4 ? 0.95 : 0.5));
+  std::string page = render_html_report({d}, {"r"});
+  auto loader = page.find("<h3>loader");
+  ASSERT_NE(loader, std::string::npos);
+  std::string head = page.substr(page.find("<thead>", loader), page.find("</thead>", loader) - page.find("<thead>", loader));
+  std::vector<std::string> headers;
+  std::regex th(R"(<th[^>]*>([^<]*)</th>)");
+  for (auto it = std::sregex_iterator(head.begin(), head.end(), th); it != std::sregex_iterator(); ++it)
+    headers.push_back((*it)[1]);
+  ASSERT_GE(headers.size(), 6u);
+  EXPECT_EQ(headers[0], "case");
+  EXPECT_EQ(headers[1], "reps");
+  EXPECT_EQ(headers[2], "samples/s");
+  EXPECT_EQ(headers[3], "AU %");
+  EXPECT_EQ(headers[4], "stall %");
+  EXPECT_EQ(headers[5], "verdict");
+  // The label names what varies; what is the same for every case is said once.
+  EXPECT_NE(page.find("<th scope=\"row\" class=\"label\">w 4</th>", loader), std::string::npos);
+  EXPECT_NE(page.find("Every case here: batch 32", loader), std::string::npos);
+  EXPECT_NE(page.find("<td class=\"verdict\">AU high — storage keeps up</td>", loader), std::string::npos);
+}
+
+// ---------------------------------------------------------------- the page's own files
+
+TEST(HtmlReportTest, StyleAndScriptComeFromTheirOwnFiles) {
+  std::string page = render_html_report({base_doc()}, {"r"});
+  for (const char* file : {"reporters/report.css", "reporters/report.js"}) {
+    std::string text = testing::read_file(std::string(FEEDBENCH_SOURCE_DIR) + "/" + file);
+    ASSERT_GT(text.size(), 1000u) << file;
+    EXPECT_NE(page.find(text), std::string::npos) << file << " is not inlined as it is";
+  }
 }
 
 TEST(HtmlReportTest, WritesTheFileAtomically) {
