@@ -197,6 +197,12 @@ void run_loader_case(const Case& c, RunContext& context, benchmark::State& state
                   {"compute_s", result.compute_s},
                   {"read_s", result.read_s},
                   {"transform_s", result.transform_s}};
+  if (options_of(c).transform.per == TransformCost::Per::decode && result.transform_bytes > 0) {
+    // The real cost of decoding on this CPU, for comparison with djpeg or another host.
+    run.record().extra["decoded_pixels"] = result.decoded_pixels;
+    run.record().extra["decode_ms_per_mib"] =
+        result.transform_s * 1e3 / (double(result.transform_bytes) / (1 << 20));
+  }
   if (!calibration) {
     const std::string note =
         memory_note(result, files->total_bytes(), available, run.throttle(c.str("path")).get());

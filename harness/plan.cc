@@ -187,6 +187,8 @@ std::string value_text(const json& v) {
 // RETURNS: why the case cannot run, or "" when it can.
 std::string infeasible(const Case& c) {
   if (c.family == "loader") {
+    if (c.str("samples") == "memory" && c.str("transform").starts_with("decode"))
+      return "samples \"memory\" copies no image bytes: transform decode needs samples read from files";
     const std::int64_t threads = c.integer("accelerators") * c.integer("workers");
     if (threads > kMaxLoaderThreads)
       return "accelerators x workers = " + std::to_string(threads) + " reader threads, more than the limit of " +

@@ -24,6 +24,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,18 @@ class SampleReader {
   virtual std::uint64_t planned_bytes(std::size_t i) const = 0;
   // RETURNS: the opens this reader made with and without O_NOATIME (none without files).
   virtual Engine::OpenCounts open_counts() const { return {}; }
+  // RETURNS: how a message names sample i (its file's path for file and record sources).
+  virtual std::string sample_name(std::size_t i) const { return "sample " + std::to_string(i); }
+
+  // With keep_data(true), each read keeps the sample's bytes for data() (a transform that
+  // decodes needs them; otherwise reads go through the engine's buffer and are dropped).
+  void keep_data(bool keep) { keep_ = keep; }
+  // RETURNS: the bytes of the last sample read (empty unless keep_data(true)).
+  std::span<const std::byte> data() const { return data_; }
+
+ protected:
+  bool keep_ = false;
+  std::vector<std::byte> data_;
 };
 
 // Where samples come from. Shared by every worker; each worker reads through its own reader.
@@ -166,6 +179,8 @@ struct LoaderResult {
   double min_au = 0;
   double read_s = 0;       // worker time spent reading samples (all batches)
   double transform_s = 0;  // worker time spent in the transform
+  std::uint64_t transform_bytes = 0;  // bytes the transform worked on (all batches)
+  std::uint64_t decoded_pixels = 0;   // pixels a decode transform produced (all batches)
   double cpu_util = 0;     // process CPU over the run / (wall × cores)
   double samples_per_second = 0;
   double bytes_per_second = 0;
