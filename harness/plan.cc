@@ -6,6 +6,7 @@
 
 #include "feedbench/error.h"
 #include "feedbench/runner.h"
+#include "feedbench/skew.h"
 #include "feedbench/units.h"
 
 namespace feedbench {
@@ -13,7 +14,7 @@ namespace {
 
 using json = nlohmann::json;
 
-enum class Kind { choice, integer, number, boolean, size, distribution, transform, samples, duration, steady_state };
+enum class Kind { choice, pattern, integer, number, boolean, size, distribution, transform, samples, duration, steady_state };
 
 struct Param {
   const char* key;        // as written in configs
@@ -42,7 +43,7 @@ struct FamilySpec {
 const std::vector<FamilySpec>& family_specs() {
   static const std::vector<FamilySpec> specs = {
       {"file_read",
-       {{"pattern", "pattern", Kind::choice},
+       {{"pattern", "pattern", Kind::pattern},
         {"block_size", "bs", Kind::size, 1, kMaxBlockBytes},
         {"engine", "engine", Kind::choice},
         {"queue_depth", "qd", Kind::integer, 1, 4096},
@@ -172,6 +173,10 @@ json canonical(const Param& p, const json& v, const std::string& where) {
         throw InputError(where + ": expected an integer from " + std::to_string(p.min) + " to " +
                          std::to_string(p.max) + ", got " + v.dump());
       return v.get<std::int64_t>();
+    case Kind::pattern: {
+      const std::string text = v.get<std::string>();
+      return is_skew_pattern(text) ? json(format_skew(parse_skew(text, where))) : v;
+    }
     case Kind::boolean:
     case Kind::choice:
       return v;

@@ -30,6 +30,8 @@ struct Config {
   // dataset.include was "from-cache": `include` is empty until the caller reads the cache's
   // manifest (resolve_include_from_cache in stager.h).
   bool include_from_cache = false;
+  // dataset.partial_cache: the cache holds part of the selection (a staged hot set).
+  bool partial_cache = false;
   nlohmann::json defaults;  // "defaults" merged with overrides: repetitions, seed, ...
   nlohmann::json families;  // "families" array, verbatim after expansion
   nlohmann::json resolved;  // the whole config as run (expanded, overrides applied)
