@@ -125,7 +125,7 @@ std::vector<bool> held_by(const FileSet& source, const FileSet& cache) {
 }
 
 FileSet tiered_files(const FileSet& source, const FileSet& cache) {
-  FileSet out("");
+  FileSet out("/");  // relative paths are absolute ones without their leading '/'
   std::size_t j = 0;
   for (std::size_t i = 0; i < source.size(); ++i) {
     while (j < cache.size() && cache.relative_path(j) < source.relative_path(i)) ++j;
