@@ -110,7 +110,13 @@ int stage_main(int argc, char** argv) {
   if (vm.count("seed") && !vm.count("hot-set")) throw InputError("--seed: only with --hot-set");
   if (vm.count("hot-set")) {
     const std::string text = vm["hot-set"].as<std::string>();
-    const Skew skew = parse_skew("hot_set:" + text + ":100%", "--hot-set");
+    Skew skew;
+    try {
+      skew = parse_skew("hot_set:" + text + ":100%", "--hot-set");
+    } catch (const InputError&) {
+      throw InputError("--hot-set: expected a percentage of the files above 0% and below 100%, such as 10%, got '" +
+                       text + "'");
+    }
     std::uint64_t seed = 42;
     if (vm.count("seed")) {
       const std::string st = vm["seed"].as<std::string>();

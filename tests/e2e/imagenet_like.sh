@@ -33,5 +33,16 @@ assert loader and all(b["extra"]["decode_ms_per_mib"] > 0 for b in loader), load
 assert all(b["extra"]["decoded_pixels"] % (224 * 224) == 0 for b in loader)
 print("hit share", h)
 PY
+# A partial cache that is not part of the run's selection is refused before anything runs.
+expect_exit 2 "$FEEDBENCH" stage --from "$WORK/src" --to "$WORK/x" --hot-set 100%
+expect_in "$WORK/err" "--hot-set: expected a percentage of the files above 0% and below 100%, such as 10%, got '100%'"
+python3 - "$FEEDBENCH_SOURCE_DIR/configs/imagenet-like.json" "$WORK/part.json" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))
+c["dataset"]["include"] = ["class_000/**"]
+json.dump(c, open(sys.argv[2], "w"))
+PY
+FEEDBENCH_SOURCE=$WORK/src FEEDBENCH_CACHE=$WORK/hot expect_exit 2 "$FEEDBENCH" run --config "$WORK/part.json" --dry-run
+expect_in "$WORK/err" "is not part of this selection"
 [ "$before" = "$(tree_digest "$WORK/src")" ] || fail "the source data set changed"
 echo ok
