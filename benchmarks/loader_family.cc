@@ -12,6 +12,7 @@
 #include "feedbench/error.h"
 #include "feedbench/loader.h"
 #include "feedbench/page_cache.h"
+#include "feedbench/skew.h"
 #include "feedbench/units.h"
 
 namespace feedbench {
@@ -29,6 +30,7 @@ LoaderOptions options_of(const Case& c) {
   o.warmup_steps = int(c.integer("warmup_steps"));
   o.accelerators = int(c.integer("accelerators"));
   o.seed = c.seed;
+  if (c.has("pattern")) o.skew = parse_skew(c.str("pattern"));
   return o;
 }
 
@@ -134,6 +136,9 @@ void run_loader_case(const Case& c, RunContext& context, benchmark::State& state
     std::unique_ptr<SampleSource> source = source_of(c, *files, run.throttle(c.str("path")));
     // Between epochs, untimed: a later epoch may be served from the page cache.
     if (!calibration) options.residency = [files] { return measure_residency(*files).fraction(); };
+    // Skewed sampling ranks files as file_read does (records by their index).
+    if (options.skew.kind != Skew::Kind::none && c.str("samples") == "files")
+      options.ranking = hot_ranking(*files, c.seed);
     LoaderSim sim(options, *source);
     // Refused before any preparation: the data set cannot hold the configured steps.
     if (const LoaderSchedule s = sim.schedule(); !s.refused.empty()) return run.skip(s.refused);

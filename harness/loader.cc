@@ -476,7 +476,7 @@ class Trainer {
   void run_epoch(int epoch, EpochOutcome& out) {
     // DistributedSampler's split: trainer k takes every K-th sample of the epoch's order, and
     // every trainer takes the same number (the schedule's share; the remainder is dropped).
-    std::vector<std::size_t> all = epoch_order(source_.count(), o_.seed, epoch);
+    std::vector<std::size_t> all = loader_epoch_order(o_, source_.count(), epoch);
     std::vector<std::size_t> mine;
     for (std::size_t i = std::size_t(index_); i < all.size() && mine.size() < schedule_.share;
          i += std::size_t(o_.accelerators))
@@ -816,6 +816,18 @@ LoaderResult LoaderSim::run() {
     r.bytes_per_second = double(r.bytes) / r.measured_s;
   }
   return r;
+}
+
+std::vector<std::size_t> loader_epoch_order(const LoaderOptions& o, std::size_t count, int epoch) {
+  if (o.skew.kind == Skew::Kind::none || count == 0) return epoch_order(count, o.seed, epoch);
+  std::vector<std::uint32_t> ranking = o.ranking;
+  if (ranking.size() != count) {
+    ranking.resize(count);
+    for (std::size_t i = 0; i < count; ++i) ranking[i] = std::uint32_t(i);
+  }
+  const SkewSampler sampler(o.skew, std::move(ranking));
+  const std::vector<std::uint32_t> drawn = skewed_order(sampler, count, o.seed, std::uint64_t(epoch));
+  return std::vector<std::size_t>(drawn.begin(), drawn.end());
 }
 
 bool loader_cpu_bound(double au, double target_au, double cpu_util, double read_s,

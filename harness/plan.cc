@@ -14,7 +14,7 @@ namespace {
 
 using json = nlohmann::json;
 
-enum class Kind { choice, pattern, integer, number, boolean, size, distribution, transform, samples, duration, steady_state };
+enum class Kind { choice, pattern, sampling, integer, number, boolean, size, distribution, transform, samples, duration, steady_state };
 
 struct Param {
   const char* key;        // as written in configs
@@ -68,7 +68,8 @@ const std::vector<FamilySpec>& family_specs() {
         {"target_au", "target", Kind::number},
         {"engine", "engine", Kind::choice},
         {"cache_state", "state", Kind::choice},
-        {"path", "path", Kind::choice}}},
+        {"path", "path", Kind::choice},
+        {"pattern", "pattern", Kind::sampling, 0, 0, true}}},
       {"stage",
        {{"workers", "workers", Kind::integer, 1, 1024},
         {"cache_state", "state", Kind::choice},
@@ -173,6 +174,12 @@ json canonical(const Param& p, const json& v, const std::string& where) {
         throw InputError(where + ": expected an integer from " + std::to_string(p.min) + " to " +
                          std::to_string(p.max) + ", got " + v.dump());
       return v.get<std::int64_t>();
+    case Kind::sampling:
+      // The loader reads whole samples: only a shuffle or a skew over them.
+      if (!is_skew_pattern(v.get<std::string>()))
+        throw InputError(where + ": expected a skew, zipf:THETA or hot_set:F%:R%, for the loader's sampling (unset: "
+                         "a seeded shuffle of every sample), got " + v.dump());
+      [[fallthrough]];
     case Kind::pattern: {
       const std::string text = v.get<std::string>();
       return is_skew_pattern(text) ? json(format_skew(parse_skew(text, where))) : v;
@@ -313,7 +320,8 @@ Plan expand_plan(const Config& config, std::uint64_t max_cases) {
       if (entry.contains(p.key)) {
         value = entry.at(p.key);
         where = at + "/" + p.key;
-      } else if (defaults.contains(p.key)) {
+      } else if (defaults.contains(p.key) && p.kind != Kind::sampling) {
+        // (The loader's sampling is its own: defaults.pattern is file_read's read order.)
         value = defaults.at(p.key);
         where = std::string("/defaults/") + p.key;
       } else {

@@ -30,6 +30,7 @@ h = reads[("hot_set:10%:90%", "source")]["hit_share"]
 assert h == reads[("hot_set:10%:90%", "cache")]["hit_share"], "the same draws on both paths"
 loader = [b for b in its if b["params"]["family"] == "loader"]
 assert loader and all(b["extra"]["decode_ms_per_mib"] > 0 for b in loader), loader
+assert all(b["params"]["pattern"] == "hot_set:10%:90%" for b in loader), [b["params"] for b in loader]
 assert all(b["extra"]["decoded_pixels"] % (224 * 224) == 0 for b in loader)
 print("hit share", h)
 PY

@@ -8,6 +8,7 @@
 #include <map>
 
 #include "feedbench/error.h"
+#include "feedbench/loader.h"
 #include "feedbench/workload.h"
 
 namespace feedbench {
@@ -126,6 +127,30 @@ TEST(SkewTest, HotSetShareWithinTolerance) {
   Workload a(files, spec), b(files, spec);
   EXPECT_EQ(a.order(), b.order());
   EXPECT_EQ(a.planned_bytes(), b.planned_bytes());
+}
+
+TEST(SkewTest, LoaderSamplingFollowsTheSkew) {
+  // Unset: every sample once per epoch. hot_set:20%:80%: 20 epochs of 500 draws put 80% of
+  // them (within 2 points) on the 100 hottest samples of the ranking given.
+  const FileSet files = make_files(500);
+  LoaderOptions o;
+  o.seed = 4;
+  std::vector<std::size_t> plain = loader_epoch_order(o, files.size(), 0);
+  std::sort(plain.begin(), plain.end());
+  for (std::size_t i = 0; i < plain.size(); ++i) ASSERT_EQ(plain[i], i);
+  o.skew = parse_skew("hot_set:20%:80%");
+  o.ranking = hot_ranking(files, o.seed);
+  std::vector<bool> hot(files.size());
+  for (std::size_t k = 0; k < 100; ++k) hot[o.ranking[k]] = true;
+  std::uint64_t in_hot = 0, total = 0;
+  for (int epoch = 0; epoch < 20; ++epoch) {
+    const std::vector<std::size_t> order = loader_epoch_order(o, files.size(), epoch);
+    ASSERT_EQ(order.size(), files.size());
+    for (std::size_t i : order) in_hot += hot[i], ++total;
+  }
+  EXPECT_NEAR(double(in_hot) / double(total), 0.80, 0.02);
+  EXPECT_EQ(loader_epoch_order(o, files.size(), 3), loader_epoch_order(o, files.size(), 3));
+  EXPECT_NE(loader_epoch_order(o, files.size(), 3), loader_epoch_order(o, files.size(), 4));
 }
 
 TEST(SkewTest, TieredFilesReadHeldFilesFromTheCache) {

@@ -31,6 +31,7 @@
 #include "feedbench/dataset.h"
 #include "feedbench/engine.h"
 #include "feedbench/histogram.h"
+#include "feedbench/skew.h"
 #include "feedbench/throttle.h"
 #include "feedbench/units.h"
 
@@ -110,6 +111,11 @@ struct LoaderOptions {
   int warmup_steps = 1;
   int accelerators = 1;    // trainers, each with its own workers and share of every epoch
   std::uint64_t seed = 42;
+  // Sampling: none, each epoch a seeded shuffle of every sample; a skew (skew.h), each epoch as
+  // many draws with replacement, samples ranked by `ranking` (sample indices, hottest first;
+  // empty: by index).
+  Skew skew;
+  std::vector<std::uint32_t> ranking;
   // Called before each epoch, untimed, when set. RETURNS: the fraction of the data set in the
   // page cache now (recorded per epoch: a later epoch may be served from memory).
   std::function<double()> residency;
@@ -187,6 +193,10 @@ struct LoaderResult {
   std::vector<EpochFigures> epochs;
   LoaderSchedule schedule;
 };
+
+// RETURNS: the order of epoch `epoch` (0-based) over `count` samples, before it is split between
+// trainers: a seeded shuffle, or skewed draws when options.skew is set.
+std::vector<std::size_t> loader_epoch_order(const LoaderOptions& options, std::size_t count, int epoch);
 
 class LoaderSim {
  public:
