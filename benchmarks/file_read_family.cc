@@ -4,6 +4,7 @@
 // read and left out of the figures, and steady_state may end a time-based round early.
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <string>
 
 #include "case_run.h"
@@ -11,6 +12,7 @@
 #include "families.h"
 #include "feedbench/page_cache.h"
 #include "feedbench/runner.h"
+#include "feedbench/skew.h"
 #include "feedbench/units.h"
 #include "feedbench/workload.h"
 
@@ -23,6 +25,14 @@ void run_file_read_case(const Case& c, RunContext& context, benchmark::State& st
   // Every reason to stop before the round is agreed by all ranks, so none waits for one that left.
   std::string why;
   const FileSet* selected = run.find_selection(c.str("path"), &why);
+  // A partial cache (a hot set): path cache reads what it holds from it, the rest from the source.
+  std::optional<FileSet> tiered;
+  if (selected && c.str("path") == "cache" && context.partial_cache && context.source) {
+    tiered = tiered_files(*context.source, *selected);
+    selected = &*tiered;
+    // Its files are ranked and counted by their index in the source; a rank's share is not.
+    if (many) why = "a partial cache (dataset.partial_cache) is read by one process only, not across ranks";
+  }
 
   const std::string cache_state = c.str("cache_state");
   const std::string engine = c.str("engine");
@@ -50,6 +60,10 @@ void run_file_read_case(const Case& c, RunContext& context, benchmark::State& st
 
   WorkloadSpec spec;
   spec.pattern = parse_pattern(c.str("pattern"));
+  if (spec.pattern == Pattern::skewed) {
+    spec.skew = parse_skew(c.str("pattern"));
+    if (tiered) spec.rank_by = &*context.source;
+  }
   spec.block_size = std::uint64_t(c.integer("block_size"));
   spec.workers = unsigned(c.integer("workers"));
   spec.seed = c.seed;
@@ -128,6 +142,22 @@ void run_file_read_case(const Case& c, RunContext& context, benchmark::State& st
     extra["runtime_from"] = runtime_from;
   }
   if (spec.max_bytes > 0) extra["max_bytes"] = spec.max_bytes;
+  if (spec.pattern == Pattern::skewed && context.cache && context.source) {
+    // The hit share: the fraction of the round's reads (and bytes) on files the cache holds;
+    // on the cache path of a partial cache, what the cache served; on the source path, what it
+    // would serve. Counted over the round's draws.
+    const FileSet& by_path = tiered ? *context.source : *files;
+    const std::vector<bool> held = held_by(by_path, *context.cache);
+    std::uint64_t hits = 0, hit_bytes = 0, bytes = 0;
+    for (std::uint32_t f : workload.order()) {
+      bytes += by_path.file_size(f);
+      if (held[f]) ++hits, hit_bytes += by_path.file_size(f);
+    }
+    const std::size_t draws = workload.order().size();
+    extra["hit_share"] = draws ? double(hits) / double(draws) : 0.0;
+    extra["hit_share_bytes"] = bytes ? double(hit_bytes) / double(bytes) : 0.0;
+    extra["served_by"] = tiered ? "cache where it holds the file, else source" : c.str("path");
+  }
   if (options.ramp_ns > 0) {
     extra["ramp_time_s"] = double(options.ramp_ns) / 1e9;
     extra["ramp_bytes"] = stats.ramp_bytes;

@@ -14,6 +14,7 @@
 #include "feedbench/error.h"
 #include "feedbench/loader.h"
 #include "feedbench/page_cache.h"
+#include "feedbench/skew.h"
 #include "feedbench/units.h"
 
 namespace feedbench {
@@ -31,6 +32,7 @@ LoaderOptions options_of(const Case& c) {
   o.warmup_steps = int(c.integer("warmup_steps"));
   o.accelerators = int(c.integer("accelerators"));
   o.seed = c.seed;
+  if (c.has("pattern")) o.skew = parse_skew(c.str("pattern"));
   return o;
 }
 
@@ -149,6 +151,9 @@ void run_loader_case(const Case& c, RunContext& context, benchmark::State& state
       source = source_of(c, *files, run.throttle(c.str("path")));
       // Between epochs, untimed: a later epoch may be served from the page cache.
       if (!calibration) options.residency = [files] { return measure_residency(*files).fraction(); };
+      // Skewed sampling ranks files as file_read does (records by their index).
+      if (options.skew.kind != Skew::Kind::none && c.str("samples") == "files")
+        options.ranking = hot_ranking(*files, c.seed);
       sim.emplace(options, *source);
       // Refused before any preparation: the data set cannot hold the configured steps.
       why = sim->schedule().refused;
@@ -237,6 +242,12 @@ void run_loader_case(const Case& c, RunContext& context, benchmark::State& state
   if (across) {
     run.record().extra.update(across->extra);
     run.record().extra["dataset_bytes"] = selected->total_bytes();
+  }
+  if (options_of(c).transform.per == TransformCost::Per::decode && result.transform_bytes > 0) {
+    // The real cost of decoding on this CPU, for comparison with djpeg or another host.
+    run.record().extra["decoded_pixels"] = result.decoded_pixels;
+    run.record().extra["decode_ms_per_mib"] =
+        result.transform_s * 1e3 / (double(result.transform_bytes) / (1 << 20));
   }
   if (!calibration) {
     const std::string note =

@@ -53,6 +53,9 @@ struct RunContext {
   bool record_latency = true;           // --no-latency turns per-read timing off
   bool allow_unverified_cache = false;  // --allow-unverified-cache
   std::string cache_refusal;            // non-empty: why path:cache cases may not run
+  // dataset.partial_cache: the cache holds part of the source selection (a hot set); path:cache
+  // reads each file from the cache when it holds it, else from the source.
+  bool partial_cache = false;
   bool show_progress = false;           // a terminal is attached
   RunProgress* progress = nullptr;      // the run's progress line(s); null when --quiet
   // The ranks of the run; families call it around each round. Never null during a run.

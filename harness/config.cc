@@ -536,6 +536,13 @@ Config parse_config(const std::string& text, const std::string& file, const Conf
       config.include = dataset.at("include").get<std::vector<std::string>>();
     }
   }
+  config.partial_cache = dataset.value("partial_cache", false);
+  if (config.partial_cache && config.cache_root.empty())
+    throw InputError(file + ": /dataset/partial_cache: the cache holds part of the selection: set dataset.cache "
+                     "(or --cache)");
+  if (config.partial_cache && config.include_from_cache)
+    throw InputError(file + ": /dataset/partial_cache: expected the selection the cache is part of, not "
+                     "\"include\": \"from-cache\" (the cache's own selection)");
   const json throttle = dataset.value("throttle", json::object());
   for (const auto& [role, rate] : throttle.items()) {
     const std::string where = "/dataset/throttle/" + role;

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "feedbench/error.h"
+#include "feedbench/jpeg.h"
 #include "feedbench/threads.h"
 #include "feedbench/units.h"
 
@@ -112,15 +113,23 @@ std::uint64_t write_one(const GenOptions& o, int out_fd, std::uint64_t index, ch
                         std::size_t buffer_size) {
   const std::string name = gen_file_name(o, index);
   const std::string tmp = name + ".fbtmp";
-  const std::uint64_t size = gen_file_size(o, index);
+  std::uint64_t size = gen_file_size(o, index);
+  std::vector<std::uint8_t> image;
+  if (o.format == GenFormat::kJpeg) {
+    image = make_sized_jpeg(o.seed, index, size);
+    size = image.size();
+  }
   int fd = ::openat(out_fd, tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) throw RunError(errno_message("gen: create '" + o.out + "/" + tmp + "'", errno));
   std::uint64_t offset = 0;
   try {
     while (offset < size) {
       std::size_t len = static_cast<std::size_t>(std::min<std::uint64_t>(buffer_size, size - offset));
-      gen_fill(o.seed, index, offset, buffer, len);
-      if (offset == 0 && size < 16 &&
+      if (o.format == GenFormat::kJpeg)
+        std::memcpy(buffer, image.data() + offset, len);
+      else
+        gen_fill(o.seed, index, offset, buffer, len);
+      if (o.format == GenFormat::kBin && offset == 0 && size < 16 &&
           std::all_of(buffer, buffer + len, [](char c) { return c == 0; }))
         buffer[0] = 0x5A;  // never an all-zero file, even of a few bytes
       for (std::size_t done = 0; done < len;) {
@@ -159,6 +168,16 @@ void validate_gen_options(const GenOptions& o) {
   if (o.layout != GenLayout::kShards && o.files > o.max_files)
     throw InputError("--files: expected at most " + std::to_string(o.max_files) +
                      " files (raise the limit with --max-files N), got " + std::to_string(o.files));
+  if (o.format == GenFormat::kJpeg) {
+    if (o.layout == GenLayout::kShards)
+      throw InputError("--format jpeg: writes one image per file; expected --layout classes or flat, not shards");
+    if (o.min_size < kMinJpegSize)
+      throw InputError("--file-size: --format jpeg needs at least " + std::to_string(kMinJpegSize) +
+                       " bytes per image, got " + std::to_string(o.min_size));
+    if (o.max_size > (std::uint64_t(256) << 20))
+      throw InputError("--file-size: --format jpeg writes images of at most 256MiB, got " +
+                       std::to_string(o.max_size) + " bytes");
+  }
   switch (o.layout) {
     case GenLayout::kClasses:
       if (o.classes == 0) throw InputError("--classes: expected at least 1 class");
@@ -200,13 +219,14 @@ std::uint64_t gen_total_bytes(const GenOptions& o) {
 std::string gen_file_name(const GenOptions& o, std::uint64_t index) {
   char buf[96];
   const auto i = static_cast<unsigned long long>(index);
+  const char* ext = o.format == GenFormat::kJpeg ? "jpg" : "bin";
   switch (o.layout) {
     case GenLayout::kClasses:
-      std::snprintf(buf, sizeof buf, "%s/img_%0*llu.bin", class_folder(o, class_of(o, index)).c_str(),
-                    std::max(6, digits(o.files - 1)), i);
+      std::snprintf(buf, sizeof buf, "%s/img_%0*llu.%s", class_folder(o, class_of(o, index)).c_str(),
+                    std::max(6, digits(o.files - 1)), i, ext);
       break;
     case GenLayout::kFlat:
-      std::snprintf(buf, sizeof buf, "file_%0*llu.bin", std::max(6, digits(o.files - 1)), i);
+      std::snprintf(buf, sizeof buf, "file_%0*llu.%s", std::max(6, digits(o.files - 1)), i, ext);
       break;
     case GenLayout::kShards:
       std::snprintf(buf, sizeof buf, "shard_%0*llu.bin", std::max(5, digits(o.shards - 1)), i);
@@ -252,7 +272,9 @@ GenSummary generate_dataset(const GenOptions& o,
                             const std::function<void(const GenProgress&)>& progress) {
   validate_gen_options(o);
   const std::uint64_t total_bytes = gen_total_bytes(o);
-  check_free_space(o, total_bytes);
+  // Images come out within a few percent of their drawn size: leave room for that.
+  check_free_space(o, o.format == GenFormat::kJpeg && total_bytes < UINT64_MAX / 2 ? total_bytes + total_bytes / 16
+                                                                                   : total_bytes);
   struct stat st;
   if (::stat(o.out.c_str(), &st) == 0) {
     if (!S_ISDIR(st.st_mode)) throw InputError("--out '" + o.out + "': exists and is not a folder");

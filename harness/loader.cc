@@ -19,6 +19,7 @@
 
 #include "feedbench/engine.h"
 #include "feedbench/error.h"
+#include "feedbench/jpeg.h"
 #include "feedbench/threads.h"
 #include "feedbench/units.h"
 
@@ -85,6 +86,7 @@ std::int64_t transform_ns(const TransformCost& t, std::uint64_t bytes) {
     case TransformCost::Per::none: return 0;
     case TransformCost::Per::sample: return t.ns;
     case TransformCost::Per::mib: return std::int64_t(double(t.ns) * double(bytes) / (1 << 20));
+    case TransformCost::Per::decode: return 0;  // real work, done apart
   }
   return 0;
 }
@@ -118,8 +120,9 @@ std::int64_t draw_step_ns(const Distribution& d, std::mt19937_64& rng) {
 // ---- sources -------------------------------------------------------------------------------
 
 // Reads [offset, offset+length) of an open file through the engine, one slot, chunk by chunk.
+// With `keep`, the bytes read are appended to it.
 std::uint64_t read_range(Engine& engine, FileHandle fh, std::uint64_t offset, std::uint64_t length,
-                         const std::string& path) {
+                         const std::string& path, std::vector<std::byte>* keep = nullptr) {
   const std::uint64_t chunk = engine.options().block_size;
   std::uint64_t done = 0;
   Completion c;
@@ -134,6 +137,7 @@ std::uint64_t read_range(Engine& engine, FileHandle fh, std::uint64_t offset, st
       throw RunError("read of " + path + ": the engine returned no completion");
     if (c.result < 0) throw RunError(errno_message("read of " + path, int(-c.result)));
     if (c.result == 0) break;  // file shrank since the scan: read what is there
+    if (keep) keep->insert(keep->end(), engine.buffer(0), engine.buffer(0) + c.result);
     done += std::uint64_t(c.result);
   }
   return done;
@@ -166,11 +170,12 @@ class FileReader : public SampleReader {
       : files_(files), engine_(make_engine(engine, options)) {}
   std::uint64_t read(std::size_t i) override {
     std::string path = files_.absolute_path(i);
+    data_.clear();
     FileHandle fh;
     if (!open_unless_vanished(*engine_, path, &fh)) return 0;
     std::uint64_t n = 0;
     try {
-      n = read_range(*engine_, fh, 0, files_.file_size(i), path);
+      n = read_range(*engine_, fh, 0, files_.file_size(i), path, keep_ ? &data_ : nullptr);
     } catch (...) {
       engine_->close(fh);
       throw;
@@ -180,6 +185,7 @@ class FileReader : public SampleReader {
   }
   std::uint64_t planned_bytes(std::size_t i) const override { return files_.file_size(i); }
   Engine::OpenCounts open_counts() const override { return engine_->open_counts(); }
+  std::string sample_name(std::size_t i) const override { return files_.absolute_path(i); }
 
  private:
   const FileSet& files_;
@@ -215,19 +221,30 @@ class RecordReader : public SampleReader {
       if (h >= 0) engine_->close(h);
   }
   std::uint64_t read(std::size_t i) override {
-    // first_[j] is the index of shard j's first record; first_.back() the total.
-    auto it = std::upper_bound(first_.begin(), first_.end(), std::uint64_t(i));
-    std::size_t shard = std::size_t(it - first_.begin()) - 1;
-    std::uint64_t r = std::uint64_t(i) - first_[shard];
+    const auto [shard, r] = locate(i);
     std::string path = files_.absolute_path(shard);
+    data_.clear();
     // Kept open: shards are few.
     if (handles_[shard] < 0 && !open_unless_vanished(*engine_, path, &handles_[shard])) return 0;
-    return read_range(*engine_, handles_[shard], r * record_size_, record_size_, path);
+    return read_range(*engine_, handles_[shard], r * record_size_, record_size_, path,
+                      keep_ ? &data_ : nullptr);
+  }
+  std::string sample_name(std::size_t i) const override {
+    const auto [shard, r] = locate(i);
+    return files_.absolute_path(shard) + " record " + std::to_string(r);
   }
   std::uint64_t planned_bytes(std::size_t) const override { return record_size_; }
   Engine::OpenCounts open_counts() const override { return engine_->open_counts(); }
 
  private:
+  // RETURNS: the shard of sample i and its record in that shard.
+  std::pair<std::size_t, std::uint64_t> locate(std::size_t i) const {
+    // first_[j] is the index of shard j's first record; first_.back() the total.
+    auto it = std::upper_bound(first_.begin(), first_.end(), std::uint64_t(i));
+    const std::size_t shard = std::size_t(it - first_.begin()) - 1;
+    return {shard, std::uint64_t(i) - first_[shard]};
+  }
+
   const FileSet& files_;
   const std::vector<std::uint64_t>& first_;
   std::uint64_t record_size_;
@@ -355,6 +372,8 @@ struct Batch {
 struct WorkerTotals {
   std::int64_t read_ns = 0;
   std::int64_t transform_ns = 0;
+  std::uint64_t pixels = 0;  // decoded (decode transform)
+  std::uint64_t bytes = 0;   // read, warm-up included: what the transform had to work on
 };
 
 // Shared by every thread of a run: the first failure stops everything.
@@ -385,18 +404,27 @@ struct TrainerOutcome {
   WorkerTotals work;
 };
 
-// Builds one batch: reads its samples and applies the transform, timing each part.
+// Builds one batch: reads its samples and applies the transform, timing each part. `decoder`:
+// the worker's own, for a decode transform.
 Batch build_batch(SampleReader& reader, const std::vector<std::size_t>& indices, std::size_t from,
-                  std::size_t to, const TransformCost& transform, WorkerTotals& totals) {
+                  std::size_t to, const TransformCost& transform, WorkerTotals& totals,
+                  JpegDecoder* decoder) {
   Batch b;
   for (std::size_t k = from; k < to; ++k) {
     std::int64_t t0 = now_ns();
     std::uint64_t n = reader.read(indices[k]);
     std::int64_t t1 = now_ns();
-    burn_cpu_ns(transform_ns(transform, n));
+    if (transform.per == TransformCost::Per::decode) {
+      FB_CHECK(decoder != nullptr, "a decode transform without a decoder");
+      const DecodedImage img = decoder->decode(reader.data(), transform.size, reader.sample_name(indices[k]));
+      totals.pixels += img.pixels();
+    } else {
+      burn_cpu_ns(transform_ns(transform, n));
+    }
     std::int64_t t2 = now_ns();
     totals.read_ns += t1 - t0;
     totals.transform_ns += t2 - t1;
+    totals.bytes += n;
     b.bytes += n;
     b.planned += reader.planned_bytes(indices[k]);
     ++b.samples;
@@ -418,8 +446,14 @@ class Trainer {
   void run_epoch(int epoch) {
     outcome.epochs.emplace_back();
     try {
-      if (readers_.empty())
-        for (int w = 0; w < std::max(o_.workers, 1); ++w) readers_.push_back(source_.make_reader());
+      if (readers_.empty()) {
+        const bool decode = o_.transform.per == TransformCost::Per::decode;
+        for (int w = 0; w < std::max(o_.workers, 1); ++w) {
+          readers_.push_back(source_.make_reader());
+          readers_.back()->keep_data(decode);
+          decoders_.push_back(decode ? std::make_unique<JpegDecoder>() : nullptr);
+        }
+      }
       run_epoch(epoch, outcome.epochs.back());
     } catch (const std::exception& ex) {
       run_.fail(ex.what());
@@ -433,6 +467,7 @@ class Trainer {
       outcome.opens.plain += r->open_counts().plain;
     }
     readers_.clear();
+    decoders_.clear();
   }
 
   TrainerOutcome outcome;
@@ -441,7 +476,7 @@ class Trainer {
   void run_epoch(int epoch, EpochOutcome& out) {
     // DistributedSampler's split: trainer k takes every K-th sample of the epoch's order, and
     // every trainer takes the same number (the schedule's share; the remainder is dropped).
-    std::vector<std::size_t> all = epoch_order(source_.count(), o_.seed, epoch);
+    std::vector<std::size_t> all = loader_epoch_order(o_, source_.count(), epoch);
     std::vector<std::size_t> mine;
     for (std::size_t i = std::size_t(index_); i < all.size() && mine.size() < schedule_.share;
          i += std::size_t(o_.accelerators))
@@ -473,7 +508,7 @@ class Trainer {
               if (stop) return;
             }
             Batch b = build_batch(*readers_[w], mine, j * B, std::min(mine.size(), (j + 1) * B),
-                                  o_.transform, totals[w]);
+                                  o_.transform, totals[w], decoders_[w].get());
             std::lock_guard lock(m);
             slots[j] = b;
             cv.notify_all();
@@ -499,7 +534,7 @@ class Trainer {
       Batch b;
       if (W == 0) {
         b = build_batch(*readers_[0], mine, j * B, std::min(mine.size(), (j + 1) * B),
-                        o_.transform, totals[0]);
+                        o_.transform, totals[0], decoders_[0].get());
       } else {
         std::unique_lock lock(m);
         cv.wait(lock, [&] { return stop || slots[j].ready; });
@@ -527,6 +562,8 @@ class Trainer {
     for (const WorkerTotals& t : totals) {
       outcome.work.read_ns += t.read_ns;
       outcome.work.transform_ns += t.transform_ns;
+      outcome.work.pixels += t.pixels;
+      outcome.work.bytes += t.bytes;
     }
   }
 
@@ -554,6 +591,7 @@ class Trainer {
   RunState& run_;
   std::mt19937_64 rng_;
   std::vector<std::unique_ptr<SampleReader>> readers_;
+  std::vector<std::unique_ptr<JpegDecoder>> decoders_;  // per reader, for a decode transform
 };
 
 }  // namespace
@@ -758,6 +796,8 @@ LoaderResult LoaderSim::run() {
     r.opens.plain += o.opens.plain;
     r.read_s += double(o.work.read_ns) * 1e-9;
     r.transform_s += double(o.work.transform_ns) * 1e-9;
+    r.transform_bytes += o.work.bytes;
+    r.decoded_pixels += o.work.pixels;
     std::int64_t c = 0, s = 0;
     for (const EpochOutcome& eo : o.epochs) c += eo.compute_ns, s += eo.step_ns;
     const double au = s > 0 ? double(c) / double(s) : 0;
@@ -776,6 +816,18 @@ LoaderResult LoaderSim::run() {
     r.bytes_per_second = double(r.bytes) / r.measured_s;
   }
   return r;
+}
+
+std::vector<std::size_t> loader_epoch_order(const LoaderOptions& o, std::size_t count, int epoch) {
+  if (o.skew.kind == Skew::Kind::none || count == 0) return epoch_order(count, o.seed, epoch);
+  std::vector<std::uint32_t> ranking = o.ranking;
+  if (ranking.size() != count) {
+    ranking.resize(count);
+    for (std::size_t i = 0; i < count; ++i) ranking[i] = std::uint32_t(i);
+  }
+  const SkewSampler sampler(o.skew, std::move(ranking));
+  const std::vector<std::uint32_t> drawn = skewed_order(sampler, count, o.seed, std::uint64_t(epoch));
+  return std::vector<std::size_t>(drawn.begin(), drawn.end());
 }
 
 bool loader_cpu_bound(double au, double target_au, double cpu_util, double read_s,

@@ -6,6 +6,7 @@
 
 #include "feedbench/error.h"
 #include "feedbench/runner.h"
+#include "feedbench/skew.h"
 #include "feedbench/units.h"
 
 namespace feedbench {
@@ -13,7 +14,7 @@ namespace {
 
 using json = nlohmann::json;
 
-enum class Kind { choice, integer, number, boolean, size, distribution, transform, samples, duration, steady_state };
+enum class Kind { choice, pattern, sampling, integer, number, boolean, size, distribution, transform, samples, duration, steady_state };
 
 struct Param {
   const char* key;        // as written in configs
@@ -42,7 +43,7 @@ struct FamilySpec {
 const std::vector<FamilySpec>& family_specs() {
   static const std::vector<FamilySpec> specs = {
       {"file_read",
-       {{"pattern", "pattern", Kind::choice},
+       {{"pattern", "pattern", Kind::pattern},
         {"block_size", "bs", Kind::size, 1, kMaxBlockBytes},
         {"engine", "engine", Kind::choice},
         {"queue_depth", "qd", Kind::integer, 1, 4096},
@@ -67,7 +68,8 @@ const std::vector<FamilySpec>& family_specs() {
         {"target_au", "target", Kind::number},
         {"engine", "engine", Kind::choice},
         {"cache_state", "state", Kind::choice},
-        {"path", "path", Kind::choice}}},
+        {"path", "path", Kind::choice},
+        {"pattern", "pattern", Kind::sampling, 0, 0, true}}},
       {"stage",
        {{"workers", "workers", Kind::integer, 1, 1024},
         {"cache_state", "state", Kind::choice},
@@ -172,6 +174,16 @@ json canonical(const Param& p, const json& v, const std::string& where) {
         throw InputError(where + ": expected an integer from " + std::to_string(p.min) + " to " +
                          std::to_string(p.max) + ", got " + v.dump());
       return v.get<std::int64_t>();
+    case Kind::sampling:
+      // The loader reads whole samples: only a shuffle or a skew over them.
+      if (!is_skew_pattern(v.get<std::string>()))
+        throw InputError(where + ": expected a skew, zipf:THETA or hot_set:F%:R%, for the loader's sampling (unset: "
+                         "a seeded shuffle of every sample), got " + v.dump());
+      [[fallthrough]];
+    case Kind::pattern: {
+      const std::string text = v.get<std::string>();
+      return is_skew_pattern(text) ? json(format_skew(parse_skew(text, where))) : v;
+    }
     case Kind::boolean:
     case Kind::choice:
       return v;
@@ -187,6 +199,8 @@ std::string value_text(const json& v) {
 // RETURNS: why the case cannot run, or "" when it can.
 std::string infeasible(const Case& c) {
   if (c.family == "loader") {
+    if (c.str("samples") == "memory" && c.str("transform").starts_with("decode"))
+      return "samples \"memory\" copies no image bytes: transform decode needs samples read from files";
     const std::int64_t threads = c.integer("accelerators") * c.integer("workers");
     if (threads > kMaxLoaderThreads)
       return "accelerators x workers = " + std::to_string(threads) + " reader threads, more than the limit of " +
@@ -306,7 +320,8 @@ Plan expand_plan(const Config& config, std::uint64_t max_cases) {
       if (entry.contains(p.key)) {
         value = entry.at(p.key);
         where = at + "/" + p.key;
-      } else if (defaults.contains(p.key)) {
+      } else if (defaults.contains(p.key) && p.kind != Kind::sampling) {
+        // (The loader's sampling is its own: defaults.pattern is file_read's read order.)
         value = defaults.at(p.key);
         where = std::string("/defaults/") + p.key;
       } else {

@@ -249,10 +249,26 @@ std::string format_distribution(const Distribution& d) {
 }
 
 TransformCost parse_transform(std::string_view text, const std::string& what) {
-  constexpr std::string_view expected = "none, a cost per sample such as 200us/sample, or per MiB such as 5ms/MiB";
+  constexpr std::string_view expected =
+      "none, a cost per sample such as 200us/sample, or per MiB such as 5ms/MiB, or decode, or decode:SIZE such as "
+      "decode:224";
   std::string_view s = trim(text);
   TransformCost t;
   if (s == "none") return t;
+  if (s == "decode" || s.starts_with("decode:")) {
+    t.per = TransformCost::Per::decode;
+    if (s == "decode") return t;
+    const std::string_view n = s.substr(7);
+    int v = 0;
+    for (char c : n) {
+      if (c < '0' || c > '9' || v > kMaxDecodeSize) bad(what, expected, text, "the crop size is a whole number of pixels");
+      v = v * 10 + (c - '0');
+    }
+    if (n.empty() || v < 1 || v > kMaxDecodeSize)
+      bad(what, expected, text, "the crop size is from 1 to " + std::to_string(kMaxDecodeSize) + " pixels");
+    t.size = v;
+    return t;
+  }
   auto slash = s.rfind('/');
   if (slash == std::string_view::npos) bad(what, expected, text);
   std::string_view per = trim(s.substr(slash + 1));
@@ -272,6 +288,7 @@ std::string format_transform(const TransformCost& t) {
   switch (t.per) {
     case TransformCost::Per::sample: return format_duration_exact(t.ns) + "/sample";
     case TransformCost::Per::mib: return format_duration_exact(t.ns) + "/MiB";
+    case TransformCost::Per::decode: return t.size > 0 ? "decode:" + std::to_string(t.size) : "decode";
     case TransformCost::Per::none: break;
   }
   return "none";

@@ -14,8 +14,9 @@ Pattern parse_pattern(std::string_view name) {
   if (name == "sequential") return Pattern::sequential;
   if (name == "random") return Pattern::random;
   if (name == "shuffled_files") return Pattern::shuffled_files;
+  if (is_skew_pattern(name)) return Pattern::skewed;
   throw InputError("unknown pattern '" + std::string(name) +
-                   "' (expected sequential, random or shuffled_files)");
+                   "' (expected sequential, random, shuffled_files, zipf:THETA or hot_set:F%:R%)");
 }
 
 std::string_view pattern_name(Pattern pattern) {
@@ -23,6 +24,7 @@ std::string_view pattern_name(Pattern pattern) {
     case Pattern::sequential: return "sequential";
     case Pattern::random: return "random";
     case Pattern::shuffled_files: return "shuffled_files";
+    case Pattern::skewed: return "skewed";
   }
   return "?";
 }
@@ -108,6 +110,14 @@ Workload::Workload(const FileSet& files, const WorkloadSpec& spec)
         std::swap(m.order[i - 1], m.order[rng.below(i)]);
       break;
     }
+    case Pattern::skewed: {
+      FB_CHECK(spec.skew.kind != Skew::Kind::none, "a skewed workload without a skew");
+      if (files.empty()) break;
+      FB_CHECK(!spec.rank_by || spec.rank_by->size() == files.size(), "rank_by must index the same files");
+      const SkewSampler sampler(spec.skew, hot_ranking(spec.rank_by ? *spec.rank_by : files, spec.seed));
+      m.order = skewed_order(sampler, files.size(), spec.seed, spec.round);
+      break;
+    }
     case Pattern::random: {
       m.blocks.resize(files.size());
       std::uint64_t total = 0;
@@ -131,6 +141,10 @@ Workload::Workload(const FileSet& files, const WorkloadSpec& spec)
   if (spec.pattern != Pattern::random) {
     // The prefix of the order that max_bytes allows, the last file up to whole blocks.
     m.full = files.total_bytes();
+    if (spec.pattern == Pattern::skewed) {  // files drawn with repeats: the sum of what was drawn
+      m.full = 0;
+      for (std::uint32_t f : m.order) m.full += files.file_size(f);
+    }
     m.positions = files.size();
     m.planned = m.full;
     if (spec.max_bytes > 0 && spec.max_bytes < m.full) {
@@ -154,6 +168,7 @@ Workload::~Workload() = default;
 
 std::uint64_t Workload::planned_bytes() const { return impl_->planned; }
 std::uint64_t Workload::full_pass_bytes() const { return impl_->full; }
+const std::vector<std::uint32_t>& Workload::order() const { return impl_->order; }
 
 bool Workload::next(unsigned worker, WorkItem& item) {
   Impl& m = *impl_;

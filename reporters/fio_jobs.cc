@@ -7,6 +7,7 @@
 
 #include "feedbench/error.h"
 #include "feedbench/result.h"
+#include "feedbench/skew.h"
 #include "feedbench/workload.h"
 
 namespace feedbench {
@@ -53,6 +54,7 @@ std::string sanitise(const std::string& name) {
 std::vector<std::uint32_t> file_order(const Case& c, const FileSet& files) {
   WorkloadSpec spec;
   spec.pattern = parse_pattern(c.str("pattern"));
+  if (spec.pattern == Pattern::skewed) spec.skew = parse_skew(c.str("pattern"));  // the same draws
   spec.block_size = std::uint64_t(c.integer("block_size"));
   spec.workers = 1;
   spec.seed = c.seed;

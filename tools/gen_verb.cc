@@ -23,12 +23,15 @@ constexpr const char* kUsage =
     "usage: feedbench gen --out DIR --files N --file-size SIZE|MIN..MAX [options]\n"
     "\n"
     "Writes a deterministic synthetic data set: same seed, same names, sizes and bytes.\n"
-    "Contents are incompressible pseudo-random bytes. Refuses a non-empty DIR unless --force,\n"
+    "Contents are incompressible pseudo-random bytes, or with --format jpeg real JPEG images\n"
+    "(noisy photographs' bytes per pixel, a few hundred pixels a side, about the drawn size;\n"
+    "--file-size defaults to 64KiB..512KiB). Refuses a non-empty DIR unless --force,\n"
     "and, before writing anything, more files than --max-files or more bytes than DIR's free space.\n"
     "\n"
     "examples:\n"
     "  feedbench gen --out /var/tmp/imagenet-mini --files 20000 --file-size 64KiB..256KiB \\\n"
     "                --layout classes --classes 100 --seed 7\n"
+    "  feedbench gen --out /var/tmp/jpegs --files 2000 --format jpeg --classes 20 --seed 7\n"
     "  feedbench gen --out /var/tmp/shards --files 100000 --file-size 4KiB --layout shards --shards 8\n"
     "\n";
 
@@ -37,6 +40,12 @@ GenLayout parse_layout(const std::string& text) {
   if (text == "flat") return GenLayout::kFlat;
   if (text == "shards") return GenLayout::kShards;
   throw InputError("--layout: expected classes, flat or shards, got '" + text + "'");
+}
+
+GenFormat parse_format(const std::string& text) {
+  if (text == "bin") return GenFormat::kBin;
+  if (text == "jpeg") return GenFormat::kJpeg;
+  throw InputError("--format: expected bin or jpeg, got '" + text + "'");
 }
 
 std::uint64_t parse_count(const std::string& text, const char* option) {
@@ -67,7 +76,7 @@ void print_progress(const GenProgress& p, std::chrono::steady_clock::time_point 
 }  // namespace
 
 int gen_main(int argc, char** argv) {
-  std::string out, files_text, size_text, layout_text = "classes", classes_text = "10",
+  std::string out, files_text, size_text, format_text = "bin", layout_text = "classes", classes_text = "10",
                                          shards_text = "4", seed_text = "0",
                                          max_files_text = std::to_string(kDefaultMaxGenFiles);
   bool force = false;
@@ -78,6 +87,8 @@ int gen_main(int argc, char** argv) {
       ("files", po::value(&files_text)->value_name("N"), "number of files (records with --layout shards)")
       ("file-size", po::value(&size_text)->value_name("SIZE"),
        "bytes per file (record): 4KiB, or a range 64KiB..1MiB drawn per file from the seed")
+      ("format", po::value(&format_text)->value_name("F"),
+       "bin (pseudo-random bytes) or jpeg (real JPEG images, img_NNNNNN.jpg)  [bin]")
       ("layout", po::value(&layout_text)->value_name("L"),
        "classes (class_NNN/img_NNNNNN.bin), flat (file_NNNNNN.bin) or shards "
        "(shard_NNNNN.bin of fixed-size records)  [classes]")
@@ -92,8 +103,12 @@ int gen_main(int argc, char** argv) {
     std::cout << kUsage << opts << "\n";
     return 0;
   }
+  const GenFormat format = parse_format(format_text);
+  if (format == GenFormat::kJpeg && !vm.count("file-size"))
+    size_text = std::to_string(kDefaultJpegMinSize) + ".." + std::to_string(kDefaultJpegMaxSize);
   for (const char* required : {"out", "files", "file-size"})
-    if (!vm.count(required)) throw InputError(std::string("--") + required + " is required (see feedbench gen --help)");
+    if (!vm.count(required) && !(format == GenFormat::kJpeg && std::string(required) == "file-size"))
+      throw InputError(std::string("--") + required + " is required (see feedbench gen --help)");
 
   GenOptions o;
   o.out = out;
@@ -106,6 +121,7 @@ int gen_main(int argc, char** argv) {
     o.max_size = parse_size(size_text.substr(dots + 2), "--file-size");
   }
   o.layout = parse_layout(layout_text);
+  o.format = format;
   o.classes = parse_count(classes_text, "--classes");
   o.shards = parse_count(shards_text, "--shards");
   o.seed = parse_count(seed_text, "--seed");

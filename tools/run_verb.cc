@@ -146,6 +146,24 @@ void require_files(const FileSet& files, const char* role, const std::vector<std
                    "; nothing to measure");
 }
 
+// RETURNS: the files of `selection` that `include` selects (exact paths by lookup, others by
+// glob): the part of a selection a partial cache was staged with.
+FileSet selection_part(const FileSet& selection, const std::vector<std::string>& include) {
+  std::set<std::string_view> exact;
+  std::vector<std::string> globs;
+  for (const std::string& g : include)
+    (g.find_first_of("*?[") == std::string::npos ? exact.insert(g), void() : globs.push_back(g));
+  FileSet part(selection.root());
+  for (std::size_t i = 0; i < selection.size(); ++i) {
+    const std::string_view rel = selection.relative_path(i);
+    bool in = include.empty() || exact.count(rel) > 0;
+    for (std::size_t k = 0; !in && k < globs.size(); ++k) in = glob_match(globs[k], rel);
+    if (in) part.add(rel, selection.file_size(i), selection.mtime_ns(i));
+  }
+  part.sort();
+  return part;
+}
+
 // dataset.include "from-cache": the globs the cache was staged with, from its manifest.
 std::vector<std::string> include_from_cache(const Config& config) {
   std::string why;
@@ -553,13 +571,23 @@ int run_ranks(int argc, char** argv, Cluster& cluster, RankProgress& together) {
   nlohmann::json manifest = nullptr;
   nlohmann::json verification = nullptr;
   bool cache_verified = false;
+  context.partial_cache = config.partial_cache;
   if (uses_path(plan, "cache")) {
     // MANIFEST.sha256 is read once (a large cache's is tens of MB) and serves every check.
     std::string why_no_manifest;
     const std::optional<Manifest> staged = read_manifest(config.cache_root, &why_no_manifest);
-    std::string why = check_cache(config.cache_root, *context.source, staged, why_no_manifest, &config.include);
+    // A partial cache (a hot set) is checked against the files of the source it holds.
+    std::optional<FileSet> held_part;
+    if (config.partial_cache && staged) held_part = selection_part(*context.source, staged->include);
+    const FileSet& cached_selection = held_part ? *held_part : *context.source;
+    std::string why = check_cache(config.cache_root, cached_selection, staged, why_no_manifest,
+                                  held_part ? &staged->include : &config.include);
+    if (held_part && held_part->size() != staged->files.size())
+      why = "the partial cache " + config.cache_root + " lists " + std::to_string(staged->files.size()) +
+            " files of which the run's selection holds " + std::to_string(held_part->size()) +
+            ": it is not part of this selection";
     // Another selection than the cache's: measuring the cached one is a config change.
-    if (staged && staged->include != config.include && !config.include_from_cache) {
+    if (staged && staged->include != config.include && !config.include_from_cache && !config.partial_cache) {
       std::string again;
       for (const std::string& word : command_line) again += (again.empty() ? "" : " ") + shell_quote(word);
       why += "; or, to measure the cached selection, run `" + again +
@@ -568,9 +596,9 @@ int run_ranks(int argc, char** argv, Cluster& cluster, RankProgress& together) {
     if (why.empty() && context.cache) {
       CacheVerification v =
           vm.count("verify-cache") && !dry_run
-              ? rehash_cache(config.cache_root, *staged, *context.cache, *context.source,
+              ? rehash_cache(config.cache_root, *staged, *context.cache, cached_selection,
                              context.show_progress)
-              : check_cache_listing(*staged, *context.cache, *context.source);
+              : check_cache_listing(*staged, *context.cache, cached_selection);
       verification = v.to_json();
       cache_verified = v.ok;
       why = v.summary(config.cache_root);

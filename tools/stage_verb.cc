@@ -15,6 +15,7 @@
 #include "feedbench/error.h"
 #include "feedbench/manifest.h"
 #include "feedbench/page_cache.h"
+#include "feedbench/skew.h"
 #include "feedbench/stager.h"
 #include "feedbench/units.h"
 #include "command_line.h"
@@ -67,6 +68,10 @@ int stage_main(int argc, char** argv) {
        "stage only files matching GLOB ('*' within a folder, '**' across); repeatable")
       ("workers", po::value(&options.workers)->value_name("N"),
        "parallel copies (default: 4 on SSD, NVMe and virtual disks, 1 on a spinning disk)")
+      ("hot-set", po::value<std::string>()->value_name("F%"),
+       "stage only the hottest F% of the selection's files, ranked as a run's zipf:/hot_set: patterns rank "
+       "them (a seeded hash of each path): the manifest lists them as --include paths")
+      ("seed", po::value<std::string>()->value_name("S"), "the ranking's seed for --hot-set: the run's seed  [42]")
       ("label", po::value(&options.label)->value_name("VERSION"),
        "the data version recorded in the manifest (default: fp-<source fingerprint>)")
       ("prune", po::bool_switch(&options.prune),
@@ -102,6 +107,39 @@ int stage_main(int argc, char** argv) {
   if (vm.count("workers") && options.workers < 1)
     throw InputError("--workers: expected a whole number of at least 1, got " +
                      std::to_string(options.workers));
+  if (vm.count("seed") && !vm.count("hot-set")) throw InputError("--seed: only with --hot-set");
+  if (vm.count("hot-set")) {
+    const std::string text = vm["hot-set"].as<std::string>();
+    Skew skew;
+    try {
+      skew = parse_skew("hot_set:" + text + ":100%", "--hot-set");
+    } catch (const InputError&) {
+      throw InputError("--hot-set: expected a percentage of the files above 0% and below 100%, such as 10%, got '" +
+                       text + "'");
+    }
+    std::uint64_t seed = 42;
+    if (vm.count("seed")) {
+      const std::string st = vm["seed"].as<std::string>();
+      std::size_t used = 0;
+      try {
+        if (!st.empty() && st[0] != '-') seed = std::stoull(st, &used, 10);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used == 0 || used != st.size()) throw InputError("--seed: expected a whole number, got '" + st + "'");
+    }
+    // The hot files become the selection's globs, each an exact path: the manifest, verify and
+    // run's cache checks then treat the hot set as any other staged selection.
+    const FileSet selection = scan_dataset(options.source_root, options.include);
+    if (selection.empty()) throw InputError("--hot-set: the selection of " + options.source_root + " holds no files");
+    options.include = hot_set_paths(selection, skew.hot_files, seed);
+    for (const std::string& path : options.include)
+      if (path.find_first_of("*?[\\") != std::string::npos)
+        throw InputError("--hot-set: the hot file '" + path + "' has a glob character in its name; it cannot be "
+                         "listed as an exact --include path");
+    std::fprintf(stderr, "stage: hot set: %zu of %zu files (%s, seed %llu)\n", options.include.size(),
+                 selection.size(), text.c_str(), static_cast<unsigned long long>(seed));
+  }
   options.progress = ::isatty(STDERR_FILENO);
   StageResult r;
   {

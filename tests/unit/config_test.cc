@@ -215,7 +215,7 @@ TEST_F(ConfigTest, BadUnitsNameTheValue) {
             "f.json: /families/0/step_time: expected a step time such as 50ms, normal:50ms:5ms or uniform:40ms:60ms, "
             "or a non-empty list of them (a sweep), got \"50\"");
   EXPECT_TRUE(error_of(one({{"family", "loader"}, {"transform", "5ms/GiB"}}))
-                  .starts_with("f.json: /families/0/transform: expected none, or a CPU cost such as 200us/sample"));
+                  .starts_with("f.json: /families/0/transform: expected none, a CPU cost such as 200us/sample"));
   EXPECT_TRUE(error_of(one({{"family", "loader"}, {"samples", "records"}}))
                   .starts_with("f.json: /families/0/samples: expected files, memory or records:SIZE"));
 }

@@ -93,7 +93,18 @@ TEST_F(PlanTest, ParamsAreInCanonicalOrderWithResolvedValues) {
   EXPECT_EQ(lc.integer("batch_size"), 256);
   std::vector<std::string> keys2;
   for (const auto& [k, _] : lc.params.items()) keys2.push_back(k);
-  EXPECT_EQ(keys2, family_parameters("loader"));
+  // The optional sampling pattern, unset, is absent (last in canonical order).
+  auto loader_keys = family_parameters("loader");
+  ASSERT_EQ(loader_keys.back(), "pattern");
+  EXPECT_EQ(keys2, std::vector<std::string>(loader_keys.begin(), loader_keys.end() - 1));
+
+  // A skewed sampling is named at the end; sequential is not a sampling; defaults.pattern
+  // (file_read's read order) does not reach the loader.
+  Plan z = plan_of({{{"family", "loader"}, {"pattern", "zipf:1.10"}}});
+  EXPECT_TRUE(z.cases.at(0).name().ends_with("/path:source/pattern:zipf:1.1")) << z.cases.at(0).name();
+  EXPECT_THROW(plan_of({{{"family", "loader"}, {"pattern", "sequential"}}}), InputError);
+  Plan d = plan_of({{{"family", "loader"}}}, {{"defaults", {{"pattern", "random"}}}});
+  EXPECT_FALSE(d.cases.at(0).has("pattern"));
 
   Plan s = plan_of({{{"family", "stage"}, {"verify", false}}});
   EXPECT_EQ(s.cases.at(0).name(), "stage/workers:4/state:cold/verify:false");

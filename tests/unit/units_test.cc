@@ -134,5 +134,20 @@ TEST(UnitsTest, ParsesTransforms) {
   }
 }
 
+TEST(UnitsTest, ParsesDecodeTransforms) {
+  TransformCost t = parse_transform("decode");
+  EXPECT_EQ(t.per, TransformCost::Per::decode);
+  EXPECT_EQ(t.size, 0);
+  EXPECT_EQ(format_transform(t), "decode");
+  t = parse_transform(" decode:224 ");
+  EXPECT_EQ(t.per, TransformCost::Per::decode);
+  EXPECT_EQ(t.size, 224);
+  EXPECT_EQ(format_transform(t), "decode:224");
+  for (const char* bad : {"decode:", "decode:0", "decode:-1", "decode:9000", "decode:2x", "decode:99999999999",
+                          "decoder", "decode/MiB"}) {
+    EXPECT_THROW(parse_transform(bad), InputError) << bad;
+  }
+}
+
 }  // namespace
 }  // namespace feedbench

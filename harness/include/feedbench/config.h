@@ -35,6 +35,8 @@ struct Config {
   // "per_node": every node reads the whole selection (its own node-local cache), its ranks
   // splitting it. A run of one rank reads the whole selection either way.
   std::string share = "per_rank";
+  // dataset.partial_cache: the cache holds part of the selection (a staged hot set).
+  bool partial_cache = false;
   nlohmann::json defaults;  // "defaults" merged with overrides: repetitions, seed, ...
   nlohmann::json families;  // "families" array, verbatim after expansion
   nlohmann::json resolved;  // the whole config as run (expanded, overrides applied)

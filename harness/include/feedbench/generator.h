@@ -15,6 +15,17 @@ enum class GenLayout {
   kShards,   // shard_00000.bin …: few large files of fixed-size records back to back
 };
 
+enum class GenFormat {
+  kBin,   // *.bin: incompressible pseudo-random bytes of exactly the drawn size
+  kJpeg,  // *.jpg: real JPEG images (jpeg.h) of about the drawn size, dimensions from the size
+};
+
+// The size range of --format jpeg when --file-size is not given: an image folder's photographs.
+inline constexpr std::uint64_t kDefaultJpegMinSize = 64 << 10;
+inline constexpr std::uint64_t kDefaultJpegMaxSize = 512 << 10;
+// Below it a noisy JPEG cannot be made to size (headers alone are over 600 bytes).
+inline constexpr std::uint64_t kMinJpegSize = 4 << 10;
+
 // Files one `gen` writes unless --max-files raises it: every file is named, sized and written
 // up front, so a typo in --files should not mean hours of work.
 inline constexpr std::uint64_t kDefaultMaxGenFiles = 10'000'000;
@@ -25,6 +36,7 @@ struct GenOptions {
   std::uint64_t min_size = 0;     // bytes per file (record); equal to max_size for a fixed size
   std::uint64_t max_size = 0;     // a range picks each file's size with the seeded generator
   GenLayout layout = GenLayout::kClasses;
+  GenFormat format = GenFormat::kBin;
   std::uint64_t classes = 10;     // kClasses
   std::uint64_t shards = 4;       // kShards
   std::uint64_t seed = 0;
@@ -51,11 +63,11 @@ struct GenSummary {
 void validate_gen_options(const GenOptions& options);
 
 // RETURNS: the bytes the data set holds (the sum of every file's size), UINT64_MAX when that
-// does not fit. REQUIRES: valid options. Linear in the files written (bounded by max_files).
+// does not fit; for kJpeg the sum of the drawn sizes, which the images match within a few percent. REQUIRES: valid options. Linear in the files written (bounded by max_files).
 std::uint64_t gen_total_bytes(const GenOptions& options);
 
 // RETURNS: the name of file `index` (relative to out) and its size, without writing; what
-// generate_dataset writes. REQUIRES: valid options; index < number of files written.
+// generate_dataset writes (for kJpeg the size drawn, which the image matches within a few percent). REQUIRES: valid options; index < number of files written.
 std::string gen_file_name(const GenOptions& options, std::uint64_t index);
 std::uint64_t gen_file_size(const GenOptions& options, std::uint64_t index);
 

@@ -24,12 +24,14 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "feedbench/dataset.h"
 #include "feedbench/engine.h"
 #include "feedbench/histogram.h"
+#include "feedbench/skew.h"
 #include "feedbench/throttle.h"
 #include "feedbench/units.h"
 
@@ -46,6 +48,18 @@ class SampleReader {
   virtual std::uint64_t planned_bytes(std::size_t i) const = 0;
   // RETURNS: the opens this reader made with and without O_NOATIME (none without files).
   virtual Engine::OpenCounts open_counts() const { return {}; }
+  // RETURNS: how a message names sample i (its file's path for file and record sources).
+  virtual std::string sample_name(std::size_t i) const { return "sample " + std::to_string(i); }
+
+  // With keep_data(true), each read keeps the sample's bytes for data() (a transform that
+  // decodes needs them; otherwise reads go through the engine's buffer and are dropped).
+  void keep_data(bool keep) { keep_ = keep; }
+  // RETURNS: the bytes of the last sample read (empty unless keep_data(true)).
+  std::span<const std::byte> data() const { return data_; }
+
+ protected:
+  bool keep_ = false;
+  std::vector<std::byte> data_;
 };
 
 // Where samples come from. Shared by every worker; each worker reads through its own reader.
@@ -97,6 +111,11 @@ struct LoaderOptions {
   int warmup_steps = 1;
   int accelerators = 1;    // trainers, each with its own workers and share of every epoch
   std::uint64_t seed = 42;
+  // Sampling: none, each epoch a seeded shuffle of every sample; a skew (skew.h), each epoch as
+  // many draws with replacement, samples ranked by `ranking` (sample indices, hottest first;
+  // empty: by index).
+  Skew skew;
+  std::vector<std::uint32_t> ranking;
   // Called before each epoch, untimed, when set. RETURNS: the fraction of the data set in the
   // page cache now (recorded per epoch: a later epoch may be served from memory).
   std::function<double()> residency;
@@ -166,12 +185,18 @@ struct LoaderResult {
   double min_au = 0;
   double read_s = 0;       // worker time spent reading samples (all batches)
   double transform_s = 0;  // worker time spent in the transform
+  std::uint64_t transform_bytes = 0;  // bytes the transform worked on (all batches)
+  std::uint64_t decoded_pixels = 0;   // pixels a decode transform produced (all batches)
   double cpu_util = 0;     // process CPU over the run / (wall × cores)
   double samples_per_second = 0;
   double bytes_per_second = 0;
   std::vector<EpochFigures> epochs;
   LoaderSchedule schedule;
 };
+
+// RETURNS: the order of epoch `epoch` (0-based) over `count` samples, before it is split between
+// trainers: a seeded shuffle, or skewed draws when options.skew is set.
+std::vector<std::size_t> loader_epoch_order(const LoaderOptions& options, std::size_t count, int epoch);
 
 class LoaderSim {
  public:

@@ -47,17 +47,22 @@ Distribution parse_distribution(std::string_view text, const std::string& what =
 // RETURNS: the canonical text: "50ms", "normal:50ms:5ms", "uniform:40ms:60ms".
 std::string format_distribution(const Distribution& d);
 
-// Per-sample CPU work of the loader (`transform`).
+// Per-sample CPU work of the loader (`transform`): a configured cost, or the real work of
+// decoding each sample as a JPEG (`decode`), optionally resized and centre-cropped to a size.
 struct TransformCost {
-  enum class Per { none, sample, mib };
+  enum class Per { none, sample, mib, decode };
   Per per = Per::none;
-  std::int64_t ns = 0;  // CPU time per sample or per MiB; 0 for none
+  std::int64_t ns = 0;  // CPU time per sample or per MiB; 0 for none and decode
+  int size = 0;         // decode: side of the square crop (0: the whole image)
 };
 
-// Parses "none", "200us/sample", "5ms/MiB". A zero cost is `none`.
+// Largest crop `decode:N` takes.
+inline constexpr int kMaxDecodeSize = 8192;
+
+// Parses "none", "200us/sample", "5ms/MiB", "decode", "decode:224". A zero cost is `none`.
 // RETURNS: the cost. Throws InputError naming `what`.
 TransformCost parse_transform(std::string_view text, const std::string& what = "transform");
-// RETURNS: the canonical text: "none", "200us/sample", "5ms/MiB".
+// RETURNS: the canonical text: "none", "200us/sample", "5ms/MiB", "decode", "decode:224".
 std::string format_transform(const TransformCost& t);
 
 }  // namespace feedbench

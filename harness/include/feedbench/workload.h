@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "feedbench/dataset.h"
+#include "feedbench/skew.h"
 
 namespace feedbench {
 
@@ -18,9 +19,12 @@ enum class Pattern {
   random,          // aligned random blocks across all files (weighted by size); as many reads
                    // as one pass over the data takes, split evenly over workers
   shuffled_files,  // whole files in a seeded shuffled order (one epoch over an image folder)
+  skewed,          // whole files drawn with replacement by a Skew (skew.h): as many draws as
+                   // files, so a round is one epoch's worth of reads, most of them of hot files
 };
 
-// Throws InputError for an unknown name. RETURNS: the pattern.
+// Throws InputError for an unknown name. RETURNS: the pattern ("zipf:…" and "hot_set:…" are
+// Pattern::skewed; parse_skew reads their parameters).
 Pattern parse_pattern(std::string_view name);
 std::string_view pattern_name(Pattern pattern);
 
@@ -44,6 +48,10 @@ struct WorkloadSpec {
   // their order, the last file up to the block at or past the cap; random makes
   // ceil(max_bytes / block_size) reads. Either may pass the cap by less than one block.
   std::uint64_t max_bytes = 0;
+  Skew skew;  // Pattern::skewed: the distribution; files ranked by hot_ranking(files, seed)
+  // Pattern::skewed: rank by this set's paths instead (index for index the same files): a
+  // tiered set is ranked by its source's paths, so the same files are hot.
+  const FileSet* rank_by = nullptr;
 };
 
 class Workload {
@@ -59,6 +67,9 @@ class Workload {
   std::uint64_t planned_bytes() const;  // bytes a complete round asks for (max_bytes applied)
   std::uint64_t full_pass_bytes() const;  // ...and without max_bytes
   const WorkloadSpec& spec() const { return spec_; }
+  // RETURNS: the files a whole-file round reads, in order, repeats included (empty for
+  // sequential and random): for a skewed round, what its reads fell on.
+  const std::vector<std::uint32_t>& order() const;
 
  private:
   struct Impl;

@@ -1,0 +1,62 @@
+// Real JPEG images for the data sets `gen --format jpeg` writes, and the loader's real decode
+// (`transform: "decode"`), both through libjpeg-turbo: a CPU-bound verdict then comes from what
+// decoding costs on this CPU, not from a configured number.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace feedbench {
+
+// RETURNS: a baseline JPEG (RGB, 4:4:4, quality 95) of width × height pixels whose content is a
+// pure function of (seed, index): a gradient under per-pixel noise, so that its size per pixel
+// is that of a detailed photograph (about 2.3 bytes a pixel) and deterministic for a seed.
+// REQUIRES: 8 <= width, height <= 16384. Throws RunError when the encoder fails.
+std::vector<std::uint8_t> encode_noise_jpeg(std::uint64_t seed, std::uint64_t index, int width,
+                                            int height);
+
+// RETURNS: a JPEG of about `target_bytes` (within a few percent above 8 KiB) with a seeded
+// aspect ratio among those of photographs (4:3, 3:2, 1:1, 3:4, 2:3, 16:9): the dimensions are
+// chosen from the size, one re-encode corrects the estimate. Deterministic in (seed, index).
+std::vector<std::uint8_t> make_sized_jpeg(std::uint64_t seed, std::uint64_t index,
+                                          std::uint64_t target_bytes);
+
+// What a decode produced.
+struct DecodedImage {
+  int width = 0;   // of the output (after resize and crop)
+  int height = 0;
+  int source_width = 0;  // of the JPEG
+  int source_height = 0;
+  std::uint64_t pixels() const { return std::uint64_t(width) * std::uint64_t(height); }
+};
+
+// Decodes one JPEG per call, reusing its buffers; one per loader worker (not thread-safe).
+class JpegDecoder {
+ public:
+  JpegDecoder();
+  ~JpegDecoder();
+  JpegDecoder(const JpegDecoder&) = delete;
+  JpegDecoder& operator=(const JpegDecoder&) = delete;
+
+  // Decodes `data` to RGB. `size` 0: the whole image. `size` S > 0: what a training pipeline's
+  // Resize(S) + CenterCrop(S) does: the decoder's DCT scaling to the smallest scale whose
+  // shorter side is still at least S, a bilinear resize of the shorter side to S, and the
+  // centred S × S crop. RETURNS: the output's dimensions. Throws RunError "<name>: not a JPEG
+  // (<libjpeg-turbo's reason>)" when `data` is not a JPEG it can decode.
+  DecodedImage decode(std::span<const std::byte> data, int size, const std::string& name);
+
+  // The last output, width × height × 3 bytes.
+  const std::vector<std::uint8_t>& pixels() const { return out_; }
+
+ private:
+  void* handle_ = nullptr;
+  std::vector<std::uint8_t> full_, out_;
+};
+
+// RETURNS: whether `data` starts as a JPEG does (SOI marker FF D8 FF).
+bool looks_like_jpeg(std::span<const std::byte> data);
+
+}  // namespace feedbench

@@ -1,0 +1,169 @@
+// Real JPEGs: gen --format jpeg writes decodable images of about the drawn size, the same bytes
+// for the same seed; the decoder yields the image's pixels (or the crop's), and names a file
+// that is not a JPEG.
+#include "feedbench/jpeg.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "feedbench/dataset.h"
+#include "feedbench/error.h"
+#include "feedbench/generator.h"
+#include "feedbench/loader.h"
+#include "test_util.h"
+
+namespace feedbench {
+namespace {
+
+using testing::read_file;
+using testing::TempDir;
+
+std::span<const std::byte> bytes_of(const std::string& s) {
+  return {reinterpret_cast<const std::byte*>(s.data()), s.size()};
+}
+
+GenOptions jpeg_options(const std::string& out, std::uint64_t files, std::uint64_t seed) {
+  GenOptions o;
+  o.out = out;
+  o.files = files;
+  o.min_size = 64 << 10;
+  o.max_size = 160 << 10;
+  o.layout = GenLayout::kClasses;
+  o.classes = 2;
+  o.format = GenFormat::kJpeg;
+  o.seed = seed;
+  return o;
+}
+
+std::map<std::string, std::string> tree(const std::string& root) {
+  std::map<std::string, std::string> out;
+  FileSet set = scan_dataset(root);
+  for (std::size_t i = 0; i < set.size(); ++i)
+    out[std::string(set.relative_path(i))] = read_file(set.absolute_path(i));
+  return out;
+}
+
+TEST(JpegTest, GeneratedImagesAreDeterministicPerSeedAndDecodeToTheirPixelCount) {
+  TempDir dir;
+  GenOptions a = jpeg_options(dir / "a", 6, 11);
+  GenOptions b = a;
+  b.out = dir / "b";
+  b.threads = 1;
+  GenOptions c = a;
+  c.out = dir / "c";
+  c.seed = 12;
+  generate_dataset(a);
+  generate_dataset(b);
+  generate_dataset(c);
+  const auto ta = tree(a.out), tb = tree(b.out), tc = tree(c.out);
+  ASSERT_EQ(ta.size(), 6u);
+  EXPECT_EQ(ta, tb);  // byte-identical for the same seed, whatever the writer threads
+  EXPECT_NE(ta, tc);
+
+  JpegDecoder decoder;
+  std::size_t index = 0;
+  for (const auto& [name, data] : ta) {
+    EXPECT_TRUE(name.ends_with(".jpg")) << name;
+    // About the drawn size: within 10% of it, and the drawn size within the range.
+    const double drawn = double(gen_file_size(a, index));
+    EXPECT_NEAR(double(data.size()), drawn, 0.10 * drawn) << name;
+    const DecodedImage full = decoder.decode(bytes_of(data), 0, name);
+    // A few hundred pixels a side, and every pixel decoded.
+    EXPECT_GE(std::min(full.width, full.height), 100) << name;
+    EXPECT_LE(std::max(full.width, full.height), 800) << name;
+    EXPECT_EQ(full.width, full.source_width);
+    EXPECT_EQ(full.pixels(), std::uint64_t(full.source_width) * std::uint64_t(full.source_height));
+    EXPECT_EQ(decoder.pixels().size(), full.pixels() * 3);
+    // Resize + centre crop to 96: 96 x 96 pixels out, whatever the source.
+    const DecodedImage crop = decoder.decode(bytes_of(data), 96, name);
+    EXPECT_EQ(crop.width, 96);
+    EXPECT_EQ(crop.height, 96);
+    EXPECT_EQ(decoder.pixels().size(), 96u * 96u * 3u);
+    ++index;
+  }
+}
+
+TEST(JpegTest, SizesFollowTheDrawnRange) {
+  // Dimensions come from the size: a 64 KiB and a 512 KiB image, each within 10%.
+  for (std::uint64_t target : {std::uint64_t(64) << 10, std::uint64_t(512) << 10}) {
+    const auto jpeg = make_sized_jpeg(3, 0, target);
+    EXPECT_NEAR(double(jpeg.size()), double(target), 0.10 * double(target)) << target;
+  }
+}
+
+TEST(JpegTest, NotAJpegIsARunErrorNamingTheSample) {
+  JpegDecoder decoder;
+  const std::string junk(4096, 'x');
+  try {
+    decoder.decode(bytes_of(junk), 0, "/data/class_000/img_000001.bin");
+    FAIL() << "decoded junk";
+  } catch (const RunError& e) {
+    EXPECT_NE(std::string(e.what()).find("/data/class_000/img_000001.bin: not a JPEG"), std::string::npos) << e.what();
+  }
+  // A JPEG's first bytes and then nothing: refused too, not decoded to garbage.
+  const auto jpeg = encode_noise_jpeg(1, 1, 64, 64);
+  const std::string head(reinterpret_cast<const char*>(jpeg.data()), 40);
+  EXPECT_THROW(decoder.decode(bytes_of(head), 0, "short.jpg"), RunError);
+}
+
+LoaderOptions decode_options(int size) {
+  LoaderOptions o;
+  o.batch_size = 2;
+  o.workers = 1;
+  o.prefetch = 1;
+  o.warmup_steps = 0;
+  o.transform.per = TransformCost::Per::decode;
+  o.transform.size = size;
+  return o;
+}
+
+TEST(JpegTest, LoaderDecodesEverySampleItReads) {
+  TempDir dir;
+  GenOptions g = jpeg_options(dir / "d", 4, 5);
+  generate_dataset(g);
+  const FileSet files = scan_dataset(g.out);
+  std::uint64_t pixels = 0;
+  JpegDecoder decoder;
+  for (std::size_t i = 0; i < files.size(); ++i)
+    pixels += decoder.decode(bytes_of(read_file(files.absolute_path(i))), 0, "x").pixels();
+  auto source = make_file_source(files, "psync", 16 << 10);  // images span several chunks
+  LoaderResult whole = LoaderSim(decode_options(0), *source).run();
+  EXPECT_EQ(whole.decoded_pixels, pixels);
+  EXPECT_EQ(whole.transform_bytes, files.total_bytes());
+  EXPECT_GT(whole.transform_s, 0);
+  LoaderResult cropped = LoaderSim(decode_options(64), *source).run();
+  EXPECT_EQ(cropped.decoded_pixels, 4u * 64u * 64u);
+}
+
+TEST(JpegTest, LoaderDecodeOfAFileThatIsNotAJpegFailsNamingIt) {
+  TempDir dir;
+  GenOptions g = jpeg_options(dir / "d", 3, 5);
+  g.format = GenFormat::kBin;
+  generate_dataset(g);
+  const FileSet files = scan_dataset(g.out);
+  auto source = make_file_source(files, "psync");
+  LoaderOptions o = decode_options(0);
+  o.batch_size = 1;
+  try {
+    LoaderSim(o, *source).run();
+    FAIL() << "decoded .bin files";
+  } catch (const RunError& e) {
+    EXPECT_NE(std::string(e.what()).find(g.out), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(".bin: not a JPEG"), std::string::npos) << e.what();
+  }
+}
+
+TEST(JpegTest, GenRefusesJpegShardsAndTinyImages) {
+  TempDir dir;
+  GenOptions o = jpeg_options(dir / "x", 4, 1);
+  o.layout = GenLayout::kShards;
+  o.min_size = o.max_size = 64 << 10;
+  EXPECT_THROW(validate_gen_options(o), InputError);
+  o = jpeg_options(dir / "x", 4, 1);
+  o.min_size = 100;
+  EXPECT_THROW(validate_gen_options(o), InputError);
+}
+
+}  // namespace
+}  // namespace feedbench
