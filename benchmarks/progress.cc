@@ -47,9 +47,11 @@ std::string RunProgress::clock_text(double seconds) {
 
 void RunProgress::begin_repetition(const std::string& case_name, int repetition, int repetitions) {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (case_name != case_name_ || case_index_ == 0) {
+  if (case_name != full_name_ || case_index_ == 0) {
+    full_name_ = case_name;
     ++case_index_;
-    case_name_ = case_name;
+    auto shown = names_.find(case_name);
+    case_name_ = shown == names_.end() ? case_name : shown->second;
     case_bytes_ = 0;
     case_seconds_ = 0;
   }
@@ -86,6 +88,11 @@ Progress RunProgress::phase(const char* what) {
     phase_ = std::string(what) + " " + std::to_string(done) + "/" + std::to_string(total) + " files";
     draw_locked();
   };
+}
+
+void RunProgress::set_names(std::map<std::string, std::string> names) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  names_ = std::move(names);
 }
 
 void RunProgress::suspend() {

@@ -11,6 +11,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <cstdio>
+#include <map>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -40,6 +41,9 @@ class RunProgress {
   // line; none when not live.
   Progress phase(const char* what);
 
+  // Shows each case under `names[case name]` (a short name) where it has one, else its name.
+  void set_names(std::map<std::string, std::string> names);
+
   // The live line is cleared while other output is printed (the table's rows), then redrawn.
   void suspend();
   void resume();
@@ -62,7 +66,8 @@ class RunProgress {
   std::condition_variable wake_;
   bool stop_ = false, shown_ = false, suspended_ = false;
   std::size_t case_index_ = 0, repetitions_done_ = 0;
-  std::string case_name_, phase_;
+  std::string full_name_, case_name_, phase_;  // case_name_: as shown
+  std::map<std::string, std::string> names_;
   int repetition_ = 0, case_repetitions_ = 0;
   std::uint64_t bytes_ = 0, case_bytes_ = 0;
   double case_seconds_ = 0, last_rate_ = 0;

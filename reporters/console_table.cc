@@ -361,7 +361,7 @@ void CaseTable::add(const std::vector<BenchmarkEntry>& entries) {
     const CaseLabels::Label* l = labels_.find(c.name);
     if (l && l->group != shown_group_) {
       const CaseLabels::Group& g = labels_.groups[l->group];
-      out_ << wrap_text(g.header + "\n", kConsoleWidth, 4) << column_titles(g.family, g.label_width);
+      out_ << "\n" << wrap_text(g.header + "\n", kConsoleWidth, 4) << column_titles(g.family, g.label_width);
       shown_group_ = l->group;
     }
     if (l) {

@@ -73,7 +73,8 @@ std::string column_titles(const std::string& family, std::size_t label_width);
 std::string format_case_lines(const CaseView& c, const std::string& label, std::size_t label_width,
                               bool colour);
 
-// Prints the cases of a run as they are reported: a group's header when the group changes,
+// Prints the cases of a run as they are reported: a blank line and a group's header when the
+// group changes,
 // then each case's lines. Cases not in the labels (none, in a run) print under their name.
 class CaseTable {
  public:

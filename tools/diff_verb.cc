@@ -139,7 +139,7 @@ int diff_main(int argc, char** argv) {
   positional.add("base", 1).add("new", 1);
   po::variables_map vm;
   if (parse_command_line(argc, argv, all, vm, &positional)) {
-    std::cout << kUsage << visible << "\nmetrics:\n" << metric_list();
+    std::cout << kUsage << "\noptions:\n" << options_help(visible) << "\nmetrics:\n" << metric_list();
     return 0;
   }
   if (base_file.empty() || new_file.empty())

@@ -89,7 +89,7 @@ int gen_main(int argc, char** argv) {
        ("refuse to write more files than N  [" + std::to_string(kDefaultMaxGenFiles) + "]").c_str());
   po::variables_map vm;
   if (parse_command_line(argc, argv, opts, vm)) {
-    std::cout << kUsage << opts << "\n";
+    std::cout << kUsage << "\noptions:\n" << options_help(opts);
     return 0;
   }
   for (const char* required : {"out", "files", "file-size"})

@@ -77,7 +77,7 @@ int stage_main(int argc, char** argv) {
        "stage into a non-empty folder that is not a cache, beside its files (never removing them)");
   po::variables_map vm;
   if (parse_command_line(argc, argv, opts, vm)) {
-    std::cout << kUsage << opts << "\n";
+    std::cout << kUsage << "\noptions:\n" << options_help(opts);
     return 0;
   }
   const bool evict_after = vm.count("evict") > 0;

@@ -123,7 +123,7 @@ int verify_main(int argc, char** argv) {
        "parallel readers (default: 4 on SSD, NVMe and virtual disks, 1 on a spinning disk)");
   po::variables_map vm;
   if (parse_command_line(argc, argv, opts, vm)) {
-    std::cout << kUsage << opts << "\n";
+    std::cout << kUsage << "\noptions:\n" << options_help(opts);
     return 0;
   }
   if (!vm.count("cache")) throw InputError("--cache CACHE is required (see --help)");

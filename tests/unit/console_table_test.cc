@@ -150,7 +150,7 @@ TEST(ConsoleTableTest, OneLinePerCaseUnderItsGroupsHeader) {
     table.add(doc.benchmarks);
   }
   expect_lines(out.str(),
-               {R"(^file_read /families/0: seq 1MiB psync qd1 source; 3 repetitions \(4 cases\)$)",
+               {"^$", R"(^file_read /families/0: seq 1MiB psync qd1 source; 3 repetitions \(4 cases\)$)",
                 R"(^  {10} +median +spread +IOPS +p99 lat +CPU +verdict$)",
                 R"(^  w1 cold  +286 MiB/s +1\.0% +4\.10k +1\.20 ms +23% +ok$)",
                 R"(^  w1 warm  +1\.86 GiB/s +1\.0% +4\.10k +1\.20 ms +23% +ok$)",
@@ -191,7 +191,7 @@ TEST(ConsoleTableTest, WhatTheFiguresLeaveOutFollowsOnIndentedLines) {
     table.add(doc.benchmarks);
   }
   expect_lines(out.str(),
-               {R"(^file_read /families/0: .*$)", R"(^ .*verdict$)",
+               {"^$", R"(^file_read /families/0: .*$)", R"(^ .*verdict$)",
                 R"(^  w1 +28\d MiB/s +\d\.\d% .* 1 excluded$)",
                 R"(^    1 of 3 repetitions excluded \(repetition 1: cold not achieved: 87\.0% resident before the round\)$)",
                 R"(^  w2 +- +- +- +- +- +skipped$)",
@@ -258,7 +258,7 @@ TEST(ConsoleTableTest, LoaderLinesShowAuStallAndAShortVerdict) {
     table.add({e});
   }
   expect_lines(out.str(),
-               {R"(^loader /families/0: b8 prefetch 2 step 20ms no transform from files 1 epoch 20 steps .*$)",
+               {"^$", R"(^loader /families/0: b8 prefetch 2 step 20ms no transform from files 1 epoch 20 steps .*$)",
                 R"(^    .*source; 3 repetitions \(2 cases\)$)",
                 R"(^  {2} +AU +spread +stall +samples/s +wait p99 +verdict$)",
                 R"(^  w1 +61\.0% +- +39\.0% +390 +12\.5 ms +stalls$)",
