@@ -35,7 +35,7 @@ class RunProgress {
   // the next case.
   void begin_repetition(const std::string& case_name, int repetition, int repetitions);
   // It ended, having read `bytes` in `seconds` of measured time. Redirected, the case's last
-  // repetition prints the case's line.
+  // repetition prints the case's line (within 120 columns: a longer name ends in "...").
   void end_repetition(std::uint64_t bytes, double seconds);
   // RETURNS: a page-cache Progress callback that shows "<what> done/total files" in the live
   // line; none when not live.

@@ -550,9 +550,8 @@ std::string format_summary(const json& summary) {
              std::to_string(o.value("pairs", 0)) + " matched pairs, each the same pattern, block "
              "size, engine, queue depth and workers; from " +
              ratio_text(o.value("min_ratio", 0.0)) + (o.value("min_ratio", 0.0) >= 1 ? "" : " slower") +
-             " (" + o["min_pair"].value(b + "_case", "") + ") to " + ratio_text(o.value("max_ratio", 0.0)) +
-             (o.value("max_ratio", 0.0) >= 1 ? "" : " slower") + " (" +
-             o["max_pair"].value(b + "_case", "") + "))");
+             " (" + shape_text(o["min_pair"], {}) + ") to " + ratio_text(o.value("max_ratio", 0.0)) +
+             (o.value("max_ratio", 0.0) >= 1 ? "" : " slower") + " (" + shape_text(o["max_pair"], {}) + "))");
       }
     };
     pairs_lines("cold vs warm", "cold_vs_warm", "cold_vs_warm_overall", "path", "cold", "warm", "warm");

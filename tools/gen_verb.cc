@@ -79,8 +79,7 @@ int gen_main(int argc, char** argv) {
       ("file-size", po::value(&size_text)->value_name("SIZE"),
        "bytes per file (record): 4KiB, or a range 64KiB..1MiB drawn per file from the seed")
       ("layout", po::value(&layout_text)->value_name("L"),
-       "classes (class_NNN/img_NNNNNN.bin), flat (file_NNNNNN.bin) or shards "
-       "(shard_NNNNN.bin of fixed-size records)  [classes]")
+       "classes (class_NNN/img_NNNNNN.bin), flat (file_NNNNNN.bin) or shards (of records)  [classes]")
       ("classes", po::value(&classes_text)->value_name("K"), "class folders, --layout classes  [10]")
       ("shards", po::value(&shards_text)->value_name("K"), "shard files, --layout shards  [4]")
       ("seed", po::value(&seed_text)->value_name("S"), "seed: same seed, same data set  [0]")
