@@ -309,17 +309,19 @@ CaseLabels label_cases(const std::vector<Case>& cases) {
                    (constant.empty() ? "" : ": " + join(constant, " ")) + "; " + reps + " (" +
                    std::to_string(list.size()) + (list.size() == 1 ? " case)" : " cases)");
     for (const Case* c : list) {
-      std::vector<std::string> mine, brief;
+      std::vector<std::string> mine, brief, all;
       for (const NamePart& p : c->name_parts()) {
         const std::string text = label_part(c->family, p, c->params.at(p.key));
         if (std::find(group.varying.begin(), group.varying.end(), p.key) != group.varying.end())
           mine.push_back(text);
         if (family_values[c->family][p.key].size() > 1) brief.push_back(text);
+        all.push_back(text);
       }
+      if (brief.empty()) brief = all;  // the family's only case: all of it
       CaseLabels::Label l;
       l.group = g;
       l.label = mine.empty() ? "(one case)" : join(mine, " ");
-      l.brief = c->family + (brief.empty() ? "" : " " + join(brief, " "));
+      l.brief = c->family + " " + join(brief, " ");
       group.label_width = std::max(group.label_width, columns(l.label));
       out.by_name[c->name()] = l;
     }

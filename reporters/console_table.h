@@ -46,7 +46,7 @@ struct CaseLabels {
     std::size_t group = 0;
     std::string label;  // only what varies within the group: "seq 1MiB w2 cold cache"
     std::string brief;  // the family and what varies within it, for progress lines:
-                        // "file_read seq 1MiB psync w2 cold cache"
+                        // "file_read seq 1MiB psync w2 cold cache" (all of it for its only case)
   };
   std::vector<Group> groups;
   std::map<std::string, Label> by_name;  // by canonical case name

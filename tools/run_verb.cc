@@ -463,7 +463,8 @@ int run_main(int argc, char** argv) {
         !note.empty())
       say(stderr, "feedbench run: note: cache: " + note + "\n");
 
-  std::fprintf(human, "feedbench run: %s — %zu cases", config.name.c_str(), plan.cases.size());
+  std::fprintf(human, "feedbench run: %s — %zu %s", config.name.c_str(), plan.cases.size(),
+               plan.cases.size() == 1 ? "case" : "cases");
   if (!plan.dropped.empty()) std::fprintf(human, ", %zu combinations dropped", plan.dropped.size());
   std::fprintf(human, "\n");
   for (const std::string& why : plan.dropped) say(human, "  dropped: " + why + "\n");
