@@ -197,26 +197,40 @@ std::string wrap_text(const std::string& text, std::size_t width, std::size_t ha
     std::size_t lead = 0;
     while (lead < line.size() && line[lead] == ' ') ++lead;
     std::vector<std::string> words;
+    const std::size_t room = width > lead + hanging + 10 ? width - lead - hanging : 10;
     for (std::size_t i = lead; i <= line.size();) {
       std::size_t sp = line.find(' ', i);
       if (sp == std::string::npos) sp = line.size();
-      words.push_back(line.substr(i, sp - i));
+      std::string word = line.substr(i, sp - i);
+      // A path or case name longer than a line breaks after a '/', where it has one.
+      while (columns(word) > room) {
+        const std::size_t cut = word.rfind('/', room - 1);
+        if (cut == std::string::npos || cut == 0) break;
+        words.push_back(word.substr(0, cut + 1) + "\x01");  // glued to what follows
+        word = word.substr(cut + 1);
+      }
+      words.push_back(word);
       i = sp + 1;
     }
     std::string cur(lead, ' ');
-    bool fresh = true;  // nothing but indentation on `cur` yet
-    for (const std::string& w : words) {
+    bool fresh = true;   // nothing but indentation on `cur` yet
+    bool glued = false;  // the last word was the head of a broken one: no space after it
+    for (std::string w : words) {
+      const bool head = !w.empty() && w.back() == '\x01';
+      if (head) w.pop_back();
+      const std::string sep = glued ? "" : " ";
       if (fresh) {
         if (w.empty()) continue;
         cur += w;
         fresh = false;
-      } else if (columns(cur) + 1 + columns(w) <= width) {
-        cur += " " + w;
+      } else if (columns(cur) + sep.size() + columns(w) <= width) {
+        cur += sep + w;
       } else if (!w.empty()) {
         while (!cur.empty() && cur.back() == ' ') cur.pop_back();
         out += cur + "\n";
         cur = std::string(lead + hanging, ' ') + w;
       }
+      glued = head;
     }
     while (!cur.empty() && cur.back() == ' ') cur.pop_back();
     out += cur + (newline ? "\n" : "");

@@ -100,6 +100,10 @@ TEST(ConsoleTableTest, WrapBreaksLongLinesAtSpacesWithAHangingIndent) {
   const std::string name = "  best: " + std::string(90, 'n') + " end";
   EXPECT_EQ(wrap_text(name, 60), "  best:\n      " + std::string(90, 'n') + "\n      end");
   EXPECT_EQ(wrap_text("fits\n", 60), "fits\n");
+  // A case name longer than a line breaks after a '/'.
+  const std::string long_name = "  in " + std::string(30, 'a') + "/" + std::string(30, 'b') + "/" + std::string(30, 'c');
+  EXPECT_EQ(wrap_text(long_name, 50), "  in " + std::string(30, 'a') + "/\n      " + std::string(30, 'b') +
+                                          "/\n      " + std::string(30, 'c'));
 }
 
 TEST(ConsoleTableTest, LabelsShowOnlyWhatVariesWithinTheGroup) {
