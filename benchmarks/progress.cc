@@ -47,9 +47,11 @@ std::string RunProgress::clock_text(double seconds) {
 
 void RunProgress::begin_repetition(const std::string& case_name, int repetition, int repetitions) {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (case_name != case_name_ || case_index_ == 0) {
+  if (case_name != full_name_ || case_index_ == 0) {
+    full_name_ = case_name;
     ++case_index_;
-    case_name_ = case_name;
+    auto shown = names_.find(case_name);
+    case_name_ = shown == names_.end() ? case_name : shown->second;
     case_bytes_ = 0;
     case_seconds_ = 0;
   }
@@ -71,10 +73,17 @@ void RunProgress::end_repetition(std::uint64_t bytes, double seconds) {
     draw_locked();
   } else if (repetition_ + 1 >= case_repetitions_) {
     const std::string rate = case_seconds_ > 0 ? format_rate(double(case_bytes_) / case_seconds_) : "-";
-    std::fprintf(out_, "[%zu/%zu] %s: %d repetition%s, %s read at %s; %s\n", case_index_, cases_,
-                 case_name_.c_str(), case_repetitions_, case_repetitions_ == 1 ? "" : "s",
-                 format_size(double(case_bytes_)).c_str(), rate.c_str(),
-                 status_locked(Clock::now()).c_str());
+    const std::string head = "[" + std::to_string(case_index_) + "/" + std::to_string(cases_) + "] ";
+    const std::string tail = ": " + std::to_string(case_repetitions_) +
+                             (case_repetitions_ == 1 ? " repetition, " : " repetitions, ") +
+                             format_size(double(case_bytes_)) + " read at " + rate + "; " +
+                             status_locked(Clock::now());
+    // Within a console's 120 columns: a name too long for them ends in "...".
+    std::string name = case_name_;
+    constexpr std::size_t kWidth = 120;
+    if (head.size() + name.size() + tail.size() > kWidth && head.size() + tail.size() + 3 < kWidth)
+      name = name.substr(0, kWidth - head.size() - tail.size() - 3) + "...";
+    std::fprintf(out_, "%s%s%s\n", head.c_str(), name.c_str(), tail.c_str());
     std::fflush(out_);
   }
 }
@@ -86,6 +95,11 @@ Progress RunProgress::phase(const char* what) {
     phase_ = std::string(what) + " " + std::to_string(done) + "/" + std::to_string(total) + " files";
     draw_locked();
   };
+}
+
+void RunProgress::set_names(std::map<std::string, std::string> names) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  names_ = std::move(names);
 }
 
 void RunProgress::suspend() {

@@ -11,6 +11,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <cstdio>
+#include <map>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -34,11 +35,14 @@ class RunProgress {
   // the next case.
   void begin_repetition(const std::string& case_name, int repetition, int repetitions);
   // It ended, having read `bytes` in `seconds` of measured time. Redirected, the case's last
-  // repetition prints the case's line.
+  // repetition prints the case's line (within 120 columns: a longer name ends in "...").
   void end_repetition(std::uint64_t bytes, double seconds);
   // RETURNS: a page-cache Progress callback that shows "<what> done/total files" in the live
   // line; none when not live.
   Progress phase(const char* what);
+
+  // Shows each case under `names[case name]` (a short name) where it has one, else its name.
+  void set_names(std::map<std::string, std::string> names);
 
   // The live line is cleared while other output is printed (the table's rows), then redrawn.
   void suspend();
@@ -62,7 +66,8 @@ class RunProgress {
   std::condition_variable wake_;
   bool stop_ = false, shown_ = false, suspended_ = false;
   std::size_t case_index_ = 0, repetitions_done_ = 0;
-  std::string case_name_, phase_;
+  std::string full_name_, case_name_, phase_;  // case_name_: as shown
+  std::map<std::string, std::string> names_;
   int repetition_ = 0, case_repetitions_ = 0;
   std::uint64_t bytes_ = 0, case_bytes_ = 0;
   double case_seconds_ = 0, last_rate_ = 0;

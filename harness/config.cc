@@ -594,6 +594,34 @@ std::map<std::string, std::string> parse_throttles(const std::vector<std::string
   return out;
 }
 
+// RETURNS: "[source, cache]" as a list, as a shell user writes a sweep: each element, trimmed,
+// is JSON where it parses as JSON (numbers, true), else a string. Throws InputError naming
+// --set KEY for an empty list or element.
+static json bare_list(const std::string& key, const std::string& value) {
+  json list = json::array();
+  const std::string inner = value.substr(1, value.size() - 2);
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t comma = inner.find(',', start);
+    std::string item = inner.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    item.erase(0, item.find_first_not_of(" \t"));
+    item.erase(item.find_last_not_of(" \t") + 1);
+    if (item.empty())
+      throw InputError("--set " + key + ": expected a list such as [source,cache], got " +
+                       (inner.find_first_not_of(" \t") == std::string::npos ? std::string("an empty list")
+                                                                             : "an empty element") +
+                       " in '" + value + "'");
+    try {
+      list.push_back(parse_json_within(item, "--set " + key, kSetValueLimits));
+    } catch (const json::parse_error&) {
+      list.push_back(item);
+    }
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return list;
+}
+
 nlohmann::json parse_sets(const std::vector<std::string>& sets) {
   json out = json::object();
   for (const std::string& s : sets) {
@@ -606,7 +634,9 @@ nlohmann::json parse_sets(const std::vector<std::string>& sets) {
     try {
       out[key] = parse_json_within(value, "--set " + key, kSetValueLimits);
     } catch (const json::parse_error&) {
-      out[key] = value;  // not JSON: a string
+      out[key] = value.size() >= 2 && value.front() == '[' && value.back() == ']'
+                     ? bare_list(key, value)
+                     : json(value);  // not JSON: a string
     }
   }
   return out;

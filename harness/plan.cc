@@ -261,13 +261,19 @@ struct FamilyAxes {
 
 }  // namespace
 
-std::string Case::name() const {
-  std::string out = family;
+std::vector<NamePart> Case::name_parts() const {
+  std::vector<NamePart> parts;
   for (const auto& p : spec_of(family).params) {
     if (p.optional && !params.contains(p.key)) continue;
     FB_CHECK(params.contains(p.key), std::string("case without ") + p.key);
-    out += std::string("/") + p.short_key + ":" + value_text(params.at(p.key));
+    parts.push_back({p.key, p.short_key, value_text(params.at(p.key))});
   }
+  return parts;
+}
+
+std::string Case::name() const {
+  std::string out = family;
+  for (const NamePart& p : name_parts()) out += "/" + p.short_key + ":" + p.value;
   return out;
 }
 
@@ -379,6 +385,7 @@ Plan expand_plan(const Config& config, std::uint64_t max_cases) {
     while (true) {
       Case c;
       c.family = f.family;
+      c.group = f.at;
       c.repetitions = f.repetitions;
       c.seed = seed;
       for (std::size_t k = 0; k < axes.size(); ++k) {

@@ -1,6 +1,7 @@
 #include "case_view.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "feedbench/statistics.h"
 
@@ -85,7 +86,14 @@ CaseView fold_one(const std::string& key, const std::vector<const BenchmarkEntry
       else c.latency = e->latency;
     }
   }
-  for (const auto& [k, v] : values) c.counters[k] = median(v);
+  for (const auto& [k, v] : values) {
+    c.counters[k] = median(v);
+    if (v.size() < 2) continue;
+    double mean = 0, squares = 0;
+    for (double x : v) mean += x / double(v.size());
+    for (double x : v) squares += (x - mean) * (x - mean);
+    if (mean != 0) c.spread[k] = std::sqrt(squares / double(v.size() - 1)) / std::fabs(mean);
+  }
   for (const auto& [k, v] : extras)
     if (v.size() == counted.size()) c.extra_numbers[k] = median(v);
   c.real_time = median(times);
@@ -98,6 +106,7 @@ CaseView fold_one(const std::string& key, const std::vector<const BenchmarkEntry
   });
   const BenchmarkEntry* rep = ranked[(ranked.size() - 1) / 2];
   if (rep->extra.is_object()) c.extra = rep->extra;
+  c.label = rep->label;
   return c;
 }
 

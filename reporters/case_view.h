@@ -41,6 +41,9 @@ struct CaseView {
   bool from_aggregate = false;  // no repetitions in the file: its "median" aggregate stands in
 
   std::map<std::string, double> counters;       // median over the achieved repetitions
+  // The spread of each counter over the achieved repetitions: the coefficient of variation
+  // (sample standard deviation / mean, as diff's noise rule reads it); only with 2 or more.
+  std::map<std::string, double> spread;
   // Same, for numeric top-level extra fields; "min_au" is the worst-fed trainer's AU (the
   // lowest of au, extra.min_au and extra.au_per_accelerator) where the case has an AU.
   std::map<std::string, double> extra_numbers;
@@ -49,6 +52,7 @@ struct CaseView {
   // extra of the representative achieved repetition: the lower middle by the primary counter
   // (au for the loader, else bytes_per_second), so its text (a verdict) matches the figure.
   nlohmann::json extra = nlohmann::json::object();
+  std::string label;  // the representative's label (a round's note; the loader's verdict)
   std::string requested_state;     // cache state asked for ("" when none)
   std::vector<double> residency;   // residency_before of each measured repetition, in order
   std::optional<Histogram> latency;  // merged over the achieved repetitions

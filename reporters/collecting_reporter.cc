@@ -5,6 +5,7 @@
 #include <regex>
 #include <sstream>
 
+#include "console_table.h"
 #include "feedbench/error.h"
 
 #ifndef FEEDBENCH_BENCHMARK_VERSION
@@ -164,15 +165,19 @@ void CollectingReporter::ReportRuns(const std::vector<Run>& runs) {
   // compare.py compares repetitions, so where repetitions were reported the aggregates are only
   // shown, not kept (they were more than a third of a result file). They are kept where they
   // are all there is (--benchmark_display_aggregates_only).
+  const std::size_t first = entries_.size();
   for (const Run& run : runs) {
     if (run.run_type != Run::RT_Aggregate) with_repetitions_.insert(run.run_name.str());
     else if (with_repetitions_.count(run.run_name.str())) continue;
     entries_.push_back(to_entry(run, log_));
   }
-  if (!display_) return;
+  if (!display_ && !table_) return;
   if (progress_) progress_->suspend();
-  display_->ReportRuns(runs);
-  display_->GetOutputStream().flush();
+  if (display_) {
+    display_->ReportRuns(runs);
+    display_->GetOutputStream().flush();
+  }
+  if (table_) table_->add(std::vector<BenchmarkEntry>(entries_.begin() + std::ptrdiff_t(first), entries_.end()));
   if (progress_) progress_->resume();
 }
 

@@ -17,6 +17,8 @@
 
 namespace feedbench {
 
+class CaseTable;
+
 class CollectingReporter : public benchmark::BenchmarkReporter {
  public:
   // `display` may be null (silent). `log` must outlive the reporter; it is read when runs are
@@ -35,6 +37,9 @@ class CollectingReporter : public benchmark::BenchmarkReporter {
 
   // The run's live line is cleared while the display prints rows, then redrawn. May be null.
   void set_progress(RunProgress* progress) { progress_ = progress; }
+  // Shows each case on `table` (console_table.h) as its runs are reported, as well as or
+  // instead of a display reporter. May be null; must outlive the reporter.
+  void set_case_table(CaseTable* table) { table_ = table; }
 
   // RETURNS: the context as Google Benchmark's JSONReporter writes it, plus "library_version",
   // and "library_build_note" when the library is a DEBUG build.
@@ -54,6 +59,7 @@ class CollectingReporter : public benchmark::BenchmarkReporter {
   std::vector<BenchmarkEntry> entries_;
   std::set<std::string> with_repetitions_;  // run names whose repetitions were reported
   RunProgress* progress_ = nullptr;
+  CaseTable* table_ = nullptr;
 };
 
 // What feedbench says, once, about a DEBUG build of Google Benchmark (console and result file).

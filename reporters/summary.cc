@@ -295,7 +295,172 @@ json summarize_ranks(const ResultDocument& doc) {
   return out;
 }
 
+// The plain answers that open the summary: per path, can storage feed the simulated trainers,
+// cold and warm (the loader's AU against its target), else how fast it reads; and does the
+// cache help, as the geometric mean of like-with-like ratios.
+
+// A loader case's AU for one state: a cold case's first epoch is its cold figure, a later
+// epoch served from memory its warm one; a case of one epoch is what its state says.
+struct LoaderPoint {
+  double au = 0, target = 0.9;
+  std::int64_t workers = 0;  // 0: not recorded
+  std::string name;
+};
+
+void add_loader_points(const CaseView& c, std::map<std::pair<std::string, std::string>, std::vector<LoaderPoint>>* at) {
+  if (c.family != "loader" || c.calibration || !c.measured() || !c.extra.value("judged", true)) return;
+  const std::string path = c.param("path"), state = c.param("cache_state");
+  const std::int64_t workers = int_param(c.params, "workers", 0);
+  const json epochs = c.extra.value("epochs", json::array());
+  if (state == "cold" && epochs.is_array() && epochs.size() > 1) {
+    (*at)[{path, "cold"}].push_back({epochs.front().value("au", 0.0), c.target_au(), workers, c.name});
+    const json& last = epochs.back();
+    if (last.value("served_from_memory", false))
+      (*at)[{path, "warm"}].push_back({last.value("au", 0.0), c.target_au(), workers, c.name});
+    return;
+  }
+  if (auto au = c.worst_au()) (*at)[{path, state}].push_back({*au, c.target_au(), workers, c.name});
+}
+
+// RETURNS: {fed, au, target_au, workers?, case}: among cases reaching their target, the one
+// with the fewest workers; else the highest AU.
+json loader_answer(const std::vector<LoaderPoint>& points) {
+  const LoaderPoint* pick = nullptr;
+  for (const LoaderPoint& p : points) {
+    if (p.au < p.target) continue;
+    if (!pick || p.workers < pick->workers || (p.workers == pick->workers && p.au > pick->au)) pick = &p;
+  }
+  const bool fed = pick != nullptr;
+  if (!pick)
+    for (const LoaderPoint& p : points)
+      if (!pick || p.au > pick->au) pick = &p;
+  json a = {{"fed", fed}, {"au", pick->au}, {"target_au", pick->target}, {"case", pick->name}};
+  if (pick->workers > 0) a["workers"] = pick->workers;
+  return a;
+}
+
+// RETURNS: "(a, b)" of the parts that are not empty, or "" when none is.
+std::string parenthesis(const std::vector<std::string>& parts) {
+  std::string inside;
+  for (const std::string& p : parts)
+    if (!p.empty()) inside += (inside.empty() ? "" : ", ") + p;
+  return inside.empty() ? "" : " (" + inside + ")";
+}
+
+std::string au_text(double au) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f%%", 100 * au);
+  return buf;
+}
+
+std::string workers_text(const json& j) {
+  return j.contains("workers") && j["workers"].is_number_integer()
+             ? count_text("workers", j["workers"].get<std::int64_t>())
+             : std::string();
+}
+
+// "yes (AU 97.0%, target 90.0%, 1 worker)", "no (AU 61.0% at best, target 90.0%, 2 workers)".
+std::string fed_text(const json& a) {
+  const bool fed = a.value("fed", false);
+  std::vector<std::string> parts;
+  if (a.contains("au")) parts.push_back("AU " + au_text(a.value("au", 0.0)) + (fed ? "" : " at best"));
+  if (a.contains("target_au")) parts.push_back("target " + au_text(a.value("target_au", 0.0)));
+  parts.push_back(workers_text(a));
+  return (fed ? "yes" : "no") + parenthesis(parts);
+}
+
+// "102 MiB/s cold (4 workers)".
+std::string reads_text(const json& r, const std::string& state) {
+  if (!r.contains("bytes_per_second")) return "";
+  return format_rate(r.value("bytes_per_second", 0.0)) + " " + state + parenthesis({workers_text(r)});
+}
+
+// "yes: the cache path reads 3.0× faster than the source", "no: 1.2× slower", "no difference".
+std::string helps_text(const json& c) {
+  const double r = c.value("ratio", 1.0);
+  const std::size_t pairs = c.value("pairs", std::size_t{0});
+  const std::string n = pairs == 0 ? "" : std::to_string(pairs) + (pairs == 1 ? " matched pair" : " matched pairs");
+  std::string verdict;
+  if (r >= 1.1) verdict = "yes, the cache path reads " + ratio_text(r) + " faster than the source";
+  else if (r <= 1 / 1.1) verdict = "no, the cache path reads " + ratio_text(r) + " slower than the source";
+  else verdict = "no difference beyond 10% (" + ratio_text(r) + ")";
+  return verdict + parenthesis({n});
+}
+
+json answers(const std::vector<CaseView>& cases, const json& file_read) {
+  std::map<std::pair<std::string, std::string>, std::vector<LoaderPoint>> loader;
+  for (const CaseView& c : cases) add_loader_points(c, &loader);
+  std::vector<std::string> paths;
+  auto add_path = [&](const std::string& p) {
+    if (!p.empty() && std::find(paths.begin(), paths.end(), p) == paths.end()) paths.push_back(p);
+  };
+  for (const auto& [k, _] : loader) add_path(k.first);
+  for (const json& b : file_read.value("best", json::array())) add_path(b.value("path", ""));
+  std::stable_sort(paths.begin(), paths.end(), path_less);
+  json out = {{"paths", json::array()}};
+  for (const std::string& path : paths) {
+    json item = {{"path", path}};
+    for (const char* state : {"cold", "warm"}) {
+      if (auto it = loader.find({path, state}); it != loader.end() && !it->second.empty())
+        item["feeds"][state] = loader_answer(it->second);
+      for (const json& b : file_read.value("best", json::array()))
+        if (b.value("path", "") == path && b.value("cache_state", "") == state) {
+          json r = {{"bytes_per_second", b.value("bytes_per_second", 0.0)}, {"case", b.value("case", "")}};
+          if (b.contains("workers")) r["workers"] = b["workers"];
+          item["reads"][state] = r;
+        }
+    }
+    if (item.contains("feeds") || item.contains("reads")) out["paths"].push_back(item);
+  }
+  for (const json& o : file_read.value("cache_vs_source_overall", json::array())) {
+    const std::string state = o.value("cache_state", "");
+    if (state != "cold" && state != "warm") continue;
+    out["cache_helps"].push_back({{"cache_state", state}, {"ratio", o.value("geomean_ratio", 1.0)},
+                                  {"pairs", o.value("pairs", 0)}});
+  }
+  return out;
+}
+
 }  // namespace
+
+std::string format_answers(const json& a) {
+  std::string out;
+  auto line = [&](const std::string& s) { out += "  " + s + "\n"; };
+  for (const json& p : a.value("paths", json::array())) {
+    const std::string path = p.value("path", "");
+    std::vector<std::string> said;
+    if (p.contains("feeds")) {
+      std::vector<std::string> states;
+      for (const char* state : {"cold", "warm"})
+        if (p["feeds"].contains(state)) states.push_back(std::string(state) + ": " + fed_text(p["feeds"][state]));
+      std::string text;
+      for (const std::string& s : states) text += (text.empty() ? "" : "; ") + s;
+      if (!text.empty()) said.push_back("can storage feed the simulated trainers? " + text);
+    }
+    if (p.contains("reads")) {
+      std::vector<std::string> states;
+      for (const char* state : {"cold", "warm"})
+        if (p["reads"].contains(state))
+          if (std::string t = reads_text(p["reads"][state], state); !t.empty()) states.push_back(t);
+      std::string text;
+      for (const std::string& s : states) text += (text.empty() ? "" : ", ") + s;
+      if (!text.empty())
+        said.push_back("reads at best " + text +
+                       (p.contains("feeds") ? "" : "; no training loop in this run to judge that against"));
+    }
+    if (said.empty()) continue;
+    std::string text;
+    for (const std::string& s : said) text += (text.empty() ? "" : "; ") + s;
+    line(path + ": " + text);
+  }
+  if (a.contains("cache_helps") && !a["cache_helps"].empty()) {
+    std::string text;
+    for (const json& c : a["cache_helps"])
+      text += (text.empty() ? "" : "; ") + c.value("cache_state", "") + ": " + helps_text(c);
+    line("does the cache help? " + text + "; like with like: each pair differs only in its path");
+  }
+  return out;
+}
 
 json summarize(const ResultDocument& doc) {
   json out = json::object();
@@ -304,7 +469,8 @@ json summarize(const ResultDocument& doc) {
   // Per storage file_read case: its fold's median over achieved repetitions.
   std::vector<Measured> measured;
   std::map<std::string, std::size_t> achieved;
-  for (const CaseView& c : fold_cases(doc)) {
+  const std::vector<CaseView> views = fold_cases(doc);
+  for (const CaseView& c : views) {
     if (!c.errors.empty())
       skipped.push_back({{"case", c.name}, {"reason", c.errors.front()}});
     for (const ExcludedRepetition& x : c.excluded) {
@@ -373,6 +539,8 @@ json summarize(const ResultDocument& doc) {
     }
     out["file_read"] = fr;
   }
+  if (const json a = answers(views, out.value("file_read", json::object())); !a["paths"].empty())
+    out["answers"] = a;
   if (!excluded.empty()) out["excluded"] = excluded;
   if (!skipped.empty()) out["skipped"] = skipped;
   json loader = summarize_loader(doc);
@@ -388,6 +556,7 @@ std::string format_summary(const json& summary) {
   if (!summary.is_object() || summary.empty()) return {};
   std::string out = "Summary\n";
   auto line = [&](const std::string& s) { out += "  " + s + "\n"; };
+  if (summary.contains("answers")) out += format_answers(summary["answers"]);
   if (summary.contains("file_read")) {
     const json& fr = summary["file_read"];
     line("best throughput (median of achieved repetitions), per path and cache state:");
@@ -455,9 +624,8 @@ std::string format_summary(const json& summary) {
              std::to_string(o.value("pairs", 0)) + " matched pairs, each the same pattern, block "
              "size, engine, queue depth and workers; from " +
              ratio_text(o.value("min_ratio", 0.0)) + (o.value("min_ratio", 0.0) >= 1 ? "" : " slower") +
-             " (" + o["min_pair"].value(b + "_case", "") + ") to " + ratio_text(o.value("max_ratio", 0.0)) +
-             (o.value("max_ratio", 0.0) >= 1 ? "" : " slower") + " (" +
-             o["max_pair"].value(b + "_case", "") + "))");
+             " (" + shape_text(o["min_pair"], {}) + ") to " + ratio_text(o.value("max_ratio", 0.0)) +
+             (o.value("max_ratio", 0.0) >= 1 ? "" : " slower") + " (" + shape_text(o["max_pair"], {}) + "))");
       }
     };
     pairs_lines("cold vs warm", "cold_vs_warm", "cold_vs_warm_overall", "path", "cold", "warm", "warm");

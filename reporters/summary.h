@@ -34,7 +34,17 @@ namespace feedbench {
 // Parts with nothing to say are left out.
 nlohmann::json summarize(const ResultDocument& doc);
 
-// RETURNS: the summary as lines for the console ("" when there is nothing to say).
+// The summary's "answers", which open it: {"paths": [{path, "feeds": {cold|warm: {fed, au,
+// target_au, workers?, case}}?, "reads": {cold|warm: {bytes_per_second, workers?, case}}?}],
+// "cache_helps": [{cache_state, ratio (cache / source, geometric mean), pairs}]?}.
+// RETURNS: the summary as lines for the console, the answers first ("" when there is nothing
+// to say); the caller wraps them to its width (console_table.h: wrap_text).
 std::string format_summary(const nlohmann::json& summary);
+
+// RETURNS: the answers' lines: per path "source: can storage feed the simulated trainers?
+// cold: no (AU 61.0% at best, target 90.0%, 2 workers); warm: yes (...)" or what it reads,
+// then "does the cache help? cold: yes, ... 3.0× faster than the source (12 matched pairs)".
+// Parts a summary lacks are left out, with their punctuation.
+std::string format_answers(const nlohmann::json& answers);
 
 }  // namespace feedbench

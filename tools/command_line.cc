@@ -52,6 +52,26 @@ bool parse_command_line(int argc, char** argv, const po::options_description& op
   return false;
 }
 
+std::string options_help(const po::options_description& options) {
+  std::vector<std::pair<std::string, std::string>> rows;
+  std::size_t width = 0;
+  for (const auto& o : options.options()) {
+    const std::string shown = o->format_name();  // "-c [ --config ]" or "--config"
+    std::string name = "--" + o->long_name();
+    if (shown.size() >= 2 && shown[0] == '-' && shown[1] != '-') name = shown.substr(0, 2) + ", " + name;
+    if (o->semantic()->max_tokens() > 0) {
+      const std::string value = o->semantic()->name();
+      name += " " + (value.empty() || value == "arg" ? std::string("VALUE") : value);
+    }
+    rows.emplace_back(name, o->description());
+    width = std::max(width, name.size());
+  }
+  std::string out;
+  for (const auto& [name, what] : rows)
+    out += "  " + name + std::string(width - name.size() + 2, ' ') + what + "\n";
+  return out;
+}
+
 std::uint64_t parse_whole_number(const std::string& text, const std::string& option, std::uint64_t min,
                                  std::uint64_t max) {
   const bool digits = !text.empty() && text.size() <= 20 &&

@@ -18,6 +18,9 @@ bool parse_command_line(int argc, char** argv, const boost::program_options::opt
                         boost::program_options::variables_map& vm,
                         const boost::program_options::positional_options_description* positional = nullptr);
 
+// RETURNS: the options of `options` for --help, one line each: "  -c, --config FILE  what it does".
+std::string options_help(const boost::program_options::options_description& options);
+
 // RETURNS: `text` as a whole number from `min` to `max`. Throws InputError "<option>: expected a
 // whole number from MIN to MAX, got 'TEXT'" for anything else (a sign, a fraction, an overflow).
 std::uint64_t parse_whole_number(const std::string& text, const std::string& option, std::uint64_t min,

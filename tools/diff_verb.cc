@@ -111,8 +111,7 @@ int diff_main(int argc, char** argv) {
   visible.add_options()
       ("help,h", "print this help")
       ("metric", po::value(&metrics)->composing()->value_name("NAME"),
-       "judge this metric (repeatable) in every case that has it; default: per family, "
-       "the metrics listed below as gating it")
+       "judge this metric in every case that has it (repeatable); default: each family's gating ones")
       ("threshold", po::value(&threshold)->value_name("PERCENT"), "smallest change of the median that counts, in percent (default 5)")
       ("alpha", po::value(&alpha)->value_name("P"), "significance level of the Mann-Whitney U test (default 0.05)")
       ("match-ignore", po::value(&match_ignore)->composing()->value_name("KEY"),
@@ -123,8 +122,7 @@ int diff_main(int argc, char** argv) {
        "leave out the cases whose name matches (repeatable; wins over --include)")
       ("no-noise-rule", "judge without the noise rule (raw verdicts; for looking, not for CI)")
       ("rerun-result", po::value(&rerun_result)->value_name("FILE"),
-       "a confirmation re-run of some cases: their repetitions in FILE replace NEW's "
-       "(tools/check-regression --confirm makes it)")
+       "a confirmation re-run: its cases' repetitions replace NEW's (check-regression --confirm)")
       ("list", po::value(&list)->value_name("WHAT"),
        "print only the NEW names of the cases judged so, one a line: 'regressed'")
       ("strict", "comparability warnings (config, data set, versions, host, paths) fail the diff")
@@ -139,7 +137,7 @@ int diff_main(int argc, char** argv) {
   positional.add("base", 1).add("new", 1);
   po::variables_map vm;
   if (parse_command_line(argc, argv, all, vm, &positional)) {
-    std::cout << kUsage << visible << "\nmetrics:\n" << metric_list();
+    std::cout << kUsage << "\noptions:\n" << options_help(visible) << "\nmetrics:\n" << metric_list();
     return 0;
   }
   if (base_file.empty() || new_file.empty())

@@ -67,7 +67,7 @@ int env_main(int argc, char** argv) {
       ("json", po::bool_switch(&as_json), "print JSON as recorded in result files");
   po::variables_map vm;
   if (parse_command_line(argc, argv, opts, vm)) {
-    std::cout << kUsage << opts << "\n";
+    std::cout << kUsage << "\noptions:\n" << options_help(opts);
     return 0;
   }
 

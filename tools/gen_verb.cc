@@ -90,8 +90,7 @@ int gen_main(int argc, char** argv) {
       ("format", po::value(&format_text)->value_name("F"),
        "bin (pseudo-random bytes) or jpeg (real JPEG images, img_NNNNNN.jpg)  [bin]")
       ("layout", po::value(&layout_text)->value_name("L"),
-       "classes (class_NNN/img_NNNNNN.bin), flat (file_NNNNNN.bin) or shards "
-       "(shard_NNNNN.bin of fixed-size records)  [classes]")
+       "classes (class_NNN/img_NNNNNN.bin), flat (file_NNNNNN.bin) or shards (of records)  [classes]")
       ("classes", po::value(&classes_text)->value_name("K"), "class folders, --layout classes  [10]")
       ("shards", po::value(&shards_text)->value_name("K"), "shard files, --layout shards  [4]")
       ("seed", po::value(&seed_text)->value_name("S"), "seed: same seed, same data set  [0]")
@@ -100,7 +99,7 @@ int gen_main(int argc, char** argv) {
        ("refuse to write more files than N  [" + std::to_string(kDefaultMaxGenFiles) + "]").c_str());
   po::variables_map vm;
   if (parse_command_line(argc, argv, opts, vm)) {
-    std::cout << kUsage << opts << "\n";
+    std::cout << kUsage << "\noptions:\n" << options_help(opts);
     return 0;
   }
   const GenFormat format = parse_format(format_text);

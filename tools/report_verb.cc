@@ -61,7 +61,7 @@ int report_main(int argc, char** argv) {
   positional.add("results", -1);
   po::variables_map vm;
   if (parse_command_line(argc, argv, all, vm, &positional)) {
-    std::cout << kUsage << visible;
+    std::cout << kUsage << "\noptions:\n" << options_help(visible);
     return 0;
   }
   if (!vm.count("results")) throw InputError("expected at least one result file (RESULT.json)");

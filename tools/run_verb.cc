@@ -32,6 +32,7 @@
 #include "cluster_launch.h"
 #include "collecting_reporter.h"
 #include "feedbench/cluster.h"
+#include "console_table.h"
 #include "csv_writer.h"
 #include "feedbench/cache_verification.h"
 #include "feedbench/config.h"
@@ -68,6 +69,14 @@ constexpr const char* kUsage =
     "Across nodes (a build with MPI): mpirun -np N feedbench run --config FILE; each rank reads its share\n"
     "of the selection (dataset.share), rank 0 prints and writes the one result.\n";
 
+constexpr const char* kBenchmarkFlagsHelp =
+    "\nGoogle Benchmark's flags work as usual (the = form only):\n"
+    "  --benchmark_filter=REGEX            run the cases whose name matches (see --dry-run for the names)\n"
+    "  --benchmark_repetitions=N           repetitions of every case\n"
+    "  --benchmark_format=console|json|csv Google Benchmark's own output on stdout (console: its table)\n"
+    "  --benchmark_out=FILE                also write Google Benchmark's JSON to FILE\n"
+    "  --benchmark_color=true|false|auto   colour (auto: on a terminal, unless NO_COLOR or TERM=dumb)\n";
+
 // RETURNS: the value of a Google Benchmark flag given as --benchmark_NAME=VALUE, or "".
 // Read before benchmark::Initialize removes them (only the `=` form is a flag there).
 std::string peek_benchmark_flag(int argc, char** argv, const std::string& name) {
@@ -77,6 +86,9 @@ std::string peek_benchmark_flag(int argc, char** argv, const std::string& name) 
     if (std::strncmp(argv[i], prefix.c_str(), prefix.size()) == 0) value = argv[i] + prefix.size();
   return value;
 }
+
+// Prints feedbench's own lines within the console's width (console_table.h).
+void say(std::FILE* out, const std::string& text) { std::fputs(wrap_text(text).c_str(), out); }
 
 std::string utc_stamp() {
   std::time_t now = std::time(nullptr);
@@ -233,8 +245,10 @@ std::map<std::string, std::string> run_environment(const Config& config) {
 // RETURNS: how many cases, and how many repetitions in all, Google Benchmark will run:
 // those whose name matches --benchmark_filter as the library matches it (an extended regex
 // searched in "<case>/iterations:1[/repeats:N]/manual_time"; a leading '-' negates it).
+// `matched`, when given, receives those cases.
 std::pair<std::size_t, std::size_t> cases_to_run(const Plan& plan, const std::string& filter,
-                                                 bool repetitions_from_flag, int flag_repetitions) {
+                                                 bool repetitions_from_flag, int flag_repetitions,
+                                                 std::vector<Case>* matched = nullptr) {
   std::string spec = filter.empty() || filter == "all" ? "." : filter;
   const bool negative = spec[0] == '-';
   if (negative) spec.erase(0, 1);
@@ -251,6 +265,7 @@ std::pair<std::size_t, std::size_t> cases_to_run(const Plan& plan, const std::st
                              (repetitions_from_flag ? "" : "/repeats:" + std::to_string(reps)) +
                              "/manual_time";
     if (re && std::regex_search(name, *re) == negative) continue;
+    if (matched) matched->push_back(c);
     ++cases;
     repetitions += std::size_t(reps);
   }
@@ -425,6 +440,46 @@ int run_ranks(int argc, char** argv, Cluster& cluster, RankProgress& together) {
   command_line[0] = "feedbench";
   command_line.insert(command_line.begin() + 1, "run");
 
+  std::string config_path, out_path, csv_path, markdown_path, emit_fio_dir,
+      max_cases_text = std::to_string(kDefaultMaxCases);
+  std::string fingerprint_kind = "metadata";
+  std::string budget_text;
+  std::string display_kind = "compact";
+  std::vector<std::string> sets, throttles;
+  po::options_description opts("options");
+  opts.add_options()
+      ("help,h", "this help")
+      ("config,c", po::value(&config_path)->value_name("FILE"), "experiment config (JSON), e.g. configs/demo.json")
+      ("source", po::value<std::string>()->value_name("DIR"), "read the source from DIR (overrides dataset.source)")
+      ("cache", po::value<std::string>()->value_name("DIR"), "read the cache from DIR (overrides dataset.cache)")
+      ("set", po::value(&sets)->composing()->value_name("KEY=VALUE"),
+       "force or sweep a parameter in every family, e.g. workers=[1,2] or path=[source,cache]")
+      ("throttle", po::value(&throttles)->composing()->value_name("ROLE=RATE"),
+       "pace every read through a path, simulating slower storage, e.g. source=40MiB/s")
+      ("out,o", po::value(&out_path)->value_name("FILE"), "result file (default results/<config-name>/<host>-<UTC>.json)")
+      ("csv", po::value(&csv_path)->value_name("FILE"), "also write one CSV row per benchmark run")
+      ("markdown", po::value(&markdown_path)->value_name("FILE"), "also write a Markdown summary (CI job summary, PR)")
+      ("emit-fio", po::value(&emit_fio_dir)->value_name("DIR"), "also write each file_read case as an fio job file into DIR")
+      ("include-from-cache", "read only the selection the cache was staged with (its manifest's --include globs)")
+      ("allow-unverified-cache", "measure path:cache cases even when the cache fails its checks (recorded)")
+      ("verify-cache", "re-hash every cache file against its manifest first (default: listing, sizes, mtimes)")
+      ("fingerprint", po::value(&fingerprint_kind)->value_name("KIND"),
+       "metadata (default: names, sizes, mtimes) or content (also hashes samples of each file)")
+      ("no-latency", "do not time each read (measures the harness's own overhead)")
+      ("max-cases", po::value(&max_cases_text)->value_name("N"), "refuse a config whose sweeps make more than N cases [10000]")
+      ("budget", po::value(&budget_text)->value_name("TIME"),
+       "fit the run into TIME (e.g. 20m): fewer repetitions, shorter rounds, or refused")
+      ("dry-run", "make every check a run makes, estimate its duration, list the cases; write nothing")
+      ("display", po::value(&display_kind)->value_name("KIND"),
+       "compact (default: a line per case, 120 columns) or gbench (Google Benchmark's table)")
+      ("quiet,q", "no table, no progress: the summary and the result path only");
+  // --help before benchmark::Initialize, which would print its own usage and stop.
+  for (int i = 1; i < argc; ++i)
+    if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
+      std::cout << kUsage << "\noptions:\n" << options_help(opts) << kBenchmarkFlagsHelp;
+      return 0;
+    }
+
   const std::string format = peek_benchmark_flag(argc, argv, "format");
   const std::string color = peek_benchmark_flag(argc, argv, "color");
   const std::string repetitions_flag = peek_benchmark_flag(argc, argv, "repetitions");
@@ -438,41 +493,9 @@ int run_ranks(int argc, char** argv, Cluster& cluster, RankProgress& together) {
   benchmark::Initialize(&argc, argv, [] { std::fputs(kUsage, stdout); });
   const bool many = cluster.size() > 1;
 
-  std::string config_path, out_path, csv_path, markdown_path, emit_fio_dir,
-      max_cases_text = std::to_string(kDefaultMaxCases);
-  std::string fingerprint_kind = "metadata";
-  std::string budget_text;
-  std::vector<std::string> sets, throttles;
-  po::options_description opts("options");
-  opts.add_options()
-      ("help,h", "this help")
-      ("config,c", po::value(&config_path), "experiment config (JSON), e.g. configs/demo.json")
-      ("source", po::value<std::string>(), "override dataset.source")
-      ("cache", po::value<std::string>(), "override dataset.cache")
-      ("throttle", po::value(&throttles)->composing()->value_name("ROLE=RATE"),
-       "hold every read through a path to a rate, simulating slower storage (repeatable), e.g. --throttle source=40MiB/s")
-      ("set", po::value(&sets)->composing(), "KEY=VALUE: force a parameter in every family (repeatable), e.g. --set repetitions=1 --set workers=[1,2]")
-      ("out,o", po::value(&out_path), "result file (default results/<config-name>/<host>-<UTC>.json)")
-      ("csv", po::value(&csv_path), "also write one CSV row per benchmark run")
-      ("markdown", po::value(&markdown_path), "also write a Markdown summary (CI job summary, PR)")
-      ("emit-fio", po::value(&emit_fio_dir), "write the equivalent fio job file of each file_read case into DIR, then run")
-      ("include-from-cache", "read only the selection the cache was staged with (its manifest's --include globs), as dataset.include \"from-cache\" does")
-      ("allow-unverified-cache", "measure path:cache cases even when the cache fails its checks (recorded)")
-      ("verify-cache", "re-hash every cache file against the manifest's SHA-256 before measuring (default: compare the listing, sizes and mtimes)")
-      ("fingerprint", po::value(&fingerprint_kind)->value_name("KIND"),
-       "metadata (default: names, sizes, mtimes) or content (also hash the first, middle and last 4 KiB of each file)")
-      ("no-latency", "do not time each read (measures the harness's own overhead)")
-      ("max-cases", po::value(&max_cases_text)->value_name("N"), "refuse a config whose sweeps make more than N cases  [10000]")
-      ("budget", po::value(&budget_text)->value_name("TIME"),
-       "fit the run into TIME (e.g. 20m): probe each path's read rate, then lower repetitions (to 3) and cap file_read rounds' runtime as needed; refuse a plan that cannot fit")
-      ("dry-run", "scan, plan and make every check a run makes before its first case (outputs, O_DIRECT block sizes, the cache by listing, --budget); probe each path's read rate (a few MiB) and print the estimated duration and the cases; write nothing")
-      ("quiet,q", "no table, no progress: the summary and the result path only");
   po::variables_map vm;
   if (parse_command_line(argc, argv, opts, vm)) {
-    std::cout << kUsage << "\n" << opts
-              << "\nGoogle Benchmark's flags work as usual: --benchmark_filter=REGEX, "
-                 "--benchmark_repetitions=N,\n--benchmark_out=FILE, --benchmark_format=console|json|csv, "
-                 "--benchmark_color=false.\n";
+    std::cout << kUsage << "\noptions:\n" << options_help(opts) << kBenchmarkFlagsHelp;
     return 0;
   }
   if (config_path.empty()) throw InputError("--config: required (an experiment config, e.g. configs/demo.json)");
@@ -484,6 +507,20 @@ int run_ranks(int argc, char** argv, Cluster& cluster, RankProgress& together) {
                      "set repetitions and runtime in the config");
   if (budget_ns > 0 && repetitions_from_flag)
     throw InputError("--budget: cannot be combined with --benchmark_repetitions= (the budget chooses repetitions)");
+
+  // The default display is a line per case (console_table.h); --display gbench or any
+  // --benchmark_format= shows Google Benchmark's own output instead.
+  if (display_kind != "compact" && display_kind != "gbench")
+    throw InputError("--display: expected compact or gbench, got '" + display_kind + "'");
+  if (vm.count("display") && display_kind == "compact" && !format.empty())
+    throw InputError("--display compact: cannot be combined with --benchmark_format=" + format +
+                     " (which shows Google Benchmark's output); leave one out");
+  const bool compact = display_kind == "compact" && format.empty();
+  // Colour on a terminal only: never in a file or a pipe, nor with NO_COLOR or TERM=dumb,
+  // unless --benchmark_color=true asks for it.
+  const bool colour = color.empty() || color == "auto"
+                          ? colour_wanted(isatty(STDOUT_FILENO) != 0, std::getenv("NO_COLOR"), std::getenv("TERM"))
+                          : (color == "true" || color == "yes" || color == "1");
 
   // With --benchmark_format=json or csv, stdout carries that format alone: feedbench's own
   // lines (paths, summary, result path) go to stderr so `> out.json` stays parseable.
@@ -555,16 +592,17 @@ int run_ranks(int argc, char** argv, Cluster& cluster, RankProgress& together) {
   // What the scans left out is named, never dropped silently; a cache's own manifest,
   // journal and other runs' scratch folders are expected there.
   if (std::string note = left_out_note(*context.source); !note.empty())
-    std::fprintf(stderr, "feedbench run: note: source: %s\n", note.c_str());
+    say(stderr, "feedbench run: note: source: " + note + "\n");
   if (context.cache)
     if (std::string note = left_out_note(*context.cache, {"feedbench manifest", "feedbench temporary"});
         !note.empty())
-      std::fprintf(stderr, "feedbench run: note: cache: %s\n", note.c_str());
+      say(stderr, "feedbench run: note: cache: " + note + "\n");
 
-  std::fprintf(human, "feedbench run: %s — %zu cases", config.name.c_str(), plan.cases.size());
+  std::fprintf(human, "feedbench run: %s — %zu %s", config.name.c_str(), plan.cases.size(),
+               plan.cases.size() == 1 ? "case" : "cases");
   if (!plan.dropped.empty()) std::fprintf(human, ", %zu combinations dropped", plan.dropped.size());
   std::fprintf(human, "\n");
-  for (const std::string& why : plan.dropped) std::fprintf(human, "  dropped: %s\n", why.c_str());
+  for (const std::string& why : plan.dropped) say(human, "  dropped: " + why + "\n");
 
   // A cache that does not match its source, or whose folder no longer holds what its manifest
   // lists, is refused, not measured: one checked before any case, so nothing half-runs.
@@ -610,7 +648,7 @@ int run_ranks(int argc, char** argv, Cluster& cluster, RankProgress& together) {
     if (!why.empty()) {
       if (!context.allow_unverified_cache)
         throw InputError(why + " (or pass --allow-unverified-cache to measure it anyway)");
-      std::fprintf(stderr, "warning: measuring an unverified cache: %s\n", why.c_str());
+      say(stderr, "warning: measuring an unverified cache: " + why + "\n");
     }
     if (staged) manifest = nlohmann::json(staged->to_json());
   }
@@ -700,10 +738,10 @@ int run_ranks(int argc, char** argv, Cluster& cluster, RankProgress& together) {
   paths.emplace("source", describe_path("source", config.source_root));
   if (!config.cache_root.empty() && std::filesystem::exists(config.cache_root))
     paths.emplace("cache", describe_path("cache", config.cache_root));
-  std::fputs(format_paths(paths).c_str(), human);
+  say(human, format_paths(paths));
   for (const auto& [role, rate] : config.throttle)
-    std::fprintf(human, "%s: throttled to %s (simulated slower storage: every read through it, all "
-                 "workers of a case together)\n", role.c_str(), format_rate(double(rate)).c_str());
+    say(human, role + ": throttled to " + format_rate(double(rate)) +
+                   " (simulated slower storage: every read through it, all workers of a case together)\n");
   if (!manifest.is_null())
     std::fprintf(human, "cache: label %s, %s, staged %s\n", manifest.value("label", "").c_str(),
                  include_text(manifest.value("include", std::vector<std::string>{})).c_str(),
@@ -712,15 +750,15 @@ int run_ranks(int argc, char** argv, Cluster& cluster, RankProgress& together) {
   if (context.cache) selection_bytes = std::max(selection_bytes, context.cache->total_bytes());
   const nlohmann::json size_check = sizing(selection_bytes, total_memory_bytes());
   if (!size_check["note"].get<std::string>().empty())
-    std::fprintf(human, "sizing: %s\n", size_check["note"].get<std::string>().c_str());
+    say(human, "sizing: " + size_check["note"].get<std::string>() + "\n");
   if (uses_state(plan, "warm")) {
     std::uint64_t need = context.source->total_bytes();
     if (context.cache) need = std::max(need, context.cache->total_bytes());
     std::uint64_t avail = available_memory_bytes();
     if (need > avail)
-      std::fprintf(human, "note: the selection (%s) is larger than available memory (%s): warm rounds "
-                  "cannot be fully cached and will be flagged as not achieved\n",
-                  format_size(double(need)).c_str(), format_size(double(avail)).c_str());
+      say(human, "note: the selection (" + format_size(double(need)) + ") is larger than available memory (" +
+                     format_size(double(avail)) + "): warm rounds cannot be fully cached and will be flagged "
+                     "as not achieved\n");
   }
   if (!emit_fio_dir.empty() && cluster.is_root()) {
     std::size_t n = write_fio_jobs(plan, context, emit_fio_dir);
@@ -738,19 +776,29 @@ int run_ranks(int argc, char** argv, Cluster& cluster, RankProgress& together) {
                  cluster.hosts() == 1 ? "host" : "hosts", cluster.implementation().c_str(), config.share.c_str());
   register_plan(plan, context, repetitions_from_flag, flag_repetitions);
   // Progress: a live line on a terminal, a line per case elsewhere; nothing with --quiet.
+  // The compact display labels cases by what varies among those that run.
   std::optional<RunProgress> progress;
+  std::vector<Case> running;
   if (!quiet) {
-    const auto [cases, repetitions] = cases_to_run(plan, filter, repetitions_from_flag, flag_repetitions);
+    const auto [cases, repetitions] =
+        cases_to_run(plan, filter, repetitions_from_flag, flag_repetitions, &running);
     progress.emplace(stderr, isatty(STDERR_FILENO) != 0, cases, repetitions);
     context.progress = &*progress;
   }
+  const CaseLabels labels = label_cases(running);
   std::unique_ptr<benchmark::BenchmarkReporter> display;
-  if (!quiet)
-    display = make_display_reporter(format.empty() ? "console" : format,
-                                    color.empty() ? isatty(STDOUT_FILENO) != 0
-                                                  : (color == "true" || color == "yes" || color == "1" || color == "auto"));
+  std::optional<CaseTable> table;
+  if (!quiet && compact) {
+    table.emplace(std::cout, labels, colour);
+    std::map<std::string, std::string> names;
+    for (const auto& [name, label] : labels.by_name) names[name] = label.brief;
+    progress->set_names(std::move(names));
+  } else if (!quiet) {
+    display = make_display_reporter(format.empty() ? "console" : format, colour);
+  }
   CollectingReporter reporter(std::move(display), context.log);
   reporter.set_progress(context.progress);
+  if (table) reporter.set_case_table(&*table);
   const LoadSample load_before = sample_host_load();
   const std::size_t cases_run = benchmark::RunSpecifiedBenchmarks(&reporter);
   const LoadSample load_after = sample_host_load();
@@ -813,7 +861,7 @@ int run_ranks(int argc, char** argv, Cluster& cluster, RankProgress& together) {
   if (!csv_path.empty()) write_csv(doc, csv_path);
   if (!markdown_path.empty()) write_markdown(doc, markdown_path);
 
-  std::fprintf(human, "\n%s", format_summary(doc.summary).c_str());
+  say(human, "\n" + format_summary(doc.summary));
   std::fprintf(human, "result: %s\n", out_path.c_str());
 
   // Every case skipped: the result file records why, but nothing was measured.

@@ -76,13 +76,12 @@ int stage_main(int argc, char** argv) {
        "the data version recorded in the manifest (default: fp-<source fingerprint>)")
       ("prune", po::bool_switch(&options.prune),
        "allow removing more than 10% of the cache's files (those that left the selection)")
-      ("evict", "afterwards, evict the cache's files from the page cache (per file, never system-wide) "
-                "and report how much is resident; without --from, only that, on a staged cache")
+      ("evict", "then evict the cache's files from the page cache, per file; without --from, only that")
       ("force", po::bool_switch(&options.force),
        "stage into a non-empty folder that is not a cache, beside its files (never removing them)");
   po::variables_map vm;
   if (parse_command_line(argc, argv, opts, vm)) {
-    std::cout << kUsage << opts << "\n";
+    std::cout << kUsage << "\noptions:\n" << options_help(opts);
     return 0;
   }
   const bool evict_after = vm.count("evict") > 0;

@@ -115,15 +115,14 @@ int verify_main(int argc, char** argv) {
       ("source", po::value(&options.source_root)->value_name("SRC"),
        "also check that this source still matches the manifest's fingerprint")
       ("fingerprint", po::value(&fingerprint_kind)->value_name("KIND"),
-       "with --source: metadata (default: names, sizes, mtimes) or content (also compare the first, "
-       "middle and last 4 KiB of each source file with its cached copy)")
+       "with --source: metadata (default: names, sizes, mtimes) or content (also samples of the bytes)")
       ("label", po::value<std::string>()->value_name("VERSION"),
        "also check that the cache holds this data version (the manifest's label)")
       ("workers", po::value(&options.workers)->value_name("N"),
        "parallel readers (default: 4 on SSD, NVMe and virtual disks, 1 on a spinning disk)");
   po::variables_map vm;
   if (parse_command_line(argc, argv, opts, vm)) {
-    std::cout << kUsage << opts << "\n";
+    std::cout << kUsage << "\noptions:\n" << options_help(opts);
     return 0;
   }
   if (!vm.count("cache")) throw InputError("--cache CACHE is required (see --help)");

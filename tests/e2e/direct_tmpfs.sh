@@ -24,7 +24,7 @@ rc=0
 if grep -q "O_DIRECT.*refused\|O_DIRECT not supported" "$WORK/out" "$WORK/err"; then
   skip "this kernel's tmpfs refuses O_DIRECT (before Linux 6.6): nothing to flag"
 fi
-expect_in "$WORK/out" "direct requested, served from memory (tmpfs)"
+expect_in "$WORK/out" "excluded (repetition 0: direct requested, served from memory"
 python3 - "$WORK/r.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))

@@ -21,8 +21,9 @@ cat >"$WORK/c.json" <<JSON
 JSON
 
 E2E_SOURCE=$WORK/src expect_exit 0 "$FEEDBENCH" run --config "$WORK/c.json" --out "$WORK/r.json" --csv "$WORK/r.csv"
-expect_in "$WORK/out" "file_read/pattern:random/bs:16384/engine:psync/qd:1/workers:2/state:cold/path:source"
-expect_in "$WORK/out" "bytes_per_second"
+# A line per case under its family's header; the result file keeps the full names (below).
+expect_in "$WORK/out" "file_read /families/0: 16KiB psync qd1 source; 2 repetitions (12 cases)"
+grep -Eq '^  rand +w2 cold +[0-9.]+ [KMG]?i?B/s ' "$WORK/out" || { cat "$WORK/out"; fail "no line for rand w2 cold"; }
 expect_in "$WORK/out" "result: $WORK/r.json"
 expect_in "$WORK/out" "source"
 

@@ -137,7 +137,8 @@ pid=$!
 for _ in $(seq 1 100); do grep -q "^source" "$WORK/out" 2>/dev/null && break; sleep 0.1; done
 truncate -s 1000 "$WORK/src/$first"
 wait $pid || { cat "$WORK/err"; fail "the run with a shrunk file failed"; }
-expect_in "$WORK/out" "incomplete round: read"
+# The console names the excluded round and why; the result keeps the label.
+expect_in "$WORK/out" "excluded (repetition 0: short round: read"
 python3 - "$WORK/r10.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))

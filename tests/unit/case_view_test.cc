@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "csv_writer.h"
 #include "feedbench/units.h"
 #include "html_report.h"
@@ -230,6 +232,11 @@ TEST(CaseViewTest, FoldsAchievedRepetitionsAndCountsTheRest) {
   EXPECT_EQ(one.excluded[0].repetition_index, 2);
   EXPECT_EQ(one.excluded[0].reason, "cold not achieved: 97.0% resident before the round");
   EXPECT_DOUBLE_EQ(*one.counter("bytes_per_second"), 105e6);
+  // The spread is over the counted repetitions only (the 5 GB/s round is not in it): the
+  // coefficient of variation of 100 and 110, and of 1000, 1100, 1200.
+  EXPECT_NEAR(one.spread.at("bytes_per_second"), std::sqrt(50.0) / 105, 1e-12);
+  EXPECT_NEAR(cases[3].spread.at("bytes_per_second"), 100.0 / 1100, 1e-12);
+  EXPECT_FALSE(cases[4].spread.count("nothing"));
   EXPECT_EQ(one.repetitions(), 3u);
   EXPECT_EQ(one.exclusion_note(),
             "1 of 3 repetitions excluded (repetition 2: cold not achieved: 97.0% resident before the round)");

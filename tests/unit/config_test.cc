@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <set>
 
 #include <gtest/gtest.h>
 
@@ -345,6 +346,53 @@ TEST_F(ConfigTest, RefusesTextThatIsNotUtf8FromOutsideTheFile) {
   EXPECT_THROW(parse_sets({"name=\xc0\xaf"}), InputError);
   EXPECT_THROW(parse_sets({"name=\xed\xa0\x80"}), InputError);
   EXPECT_EQ(parse_sets({"name=caf\xc3\xa9 \xf0\x9f\x93\x80"})["name"], "caf\xc3\xa9 \xf0\x9f\x93\x80");
+}
+
+}  // namespace
+}  // namespace feedbench
+
+namespace feedbench {
+namespace {
+
+// --set sweeps any parameter as --set workers=[1,2] does: a bracketed list of bare words is a
+// list of strings (each element JSON where it parses as JSON), so path, engine, block_size and
+// cache_state sweep from the command line without JSON quoting.
+TEST(ParseSetsTest, BracketedBareWordsAreASweep) {
+  EXPECT_EQ(parse_sets({"path=[source,cache]"})["path"], json({"source", "cache"}));
+  EXPECT_EQ(parse_sets({"block_size=[4KiB, 64KiB]"})["block_size"], json({"4KiB", "64KiB"}));
+  EXPECT_EQ(parse_sets({"engine=[psync]"})["engine"], json({"psync"}));
+  EXPECT_EQ(parse_sets({"workers=[1,2]"})["workers"], json({1, 2}));
+  EXPECT_EQ(parse_sets({"workers=[1, 2, 4]"})["workers"], json({1, 2, 4}));
+  EXPECT_EQ(parse_sets({"path=[\"source\",\"cache\"]"})["path"], json({"source", "cache"}));
+  EXPECT_EQ(parse_sets({"x=[1,cold]"})["x"], json({1, "cold"}));  // each element on its own
+  EXPECT_EQ(parse_sets({"step_time=20ms"})["step_time"], "20ms");
+  // An empty element is refused where it was given (an empty list is JSON: the config refuses it).
+  EXPECT_THROW(parse_sets({"path=[source,]"}), InputError);
+  try {
+    parse_sets({"path=[source,,cache]"});
+    FAIL() << "no throw";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "--set path: expected a list such as [source,cache], got an empty element in '[source,,cache]'");
+  }
+}
+
+// The plan sweeps what --set gave as a list of bare words, in every family that has it.
+TEST(ParseSetsTest, ASweptPathMakesCasesOnBothPaths) {
+  TempDir dir;
+  const std::string source = dir.path() + "/src", cache = dir.path() + "/cache";
+  std::filesystem::create_directories(source);
+  std::filesystem::create_directories(cache);
+  json config = {{"name", "t"},
+                 {"dataset", {{"source", source}, {"cache", cache}}},
+                 {"families", {{{"family", "file_read"}, {"path", "source"}, {"workers", 1}}}}};
+  ConfigOverrides o;
+  o.set = parse_sets({"path=[source,cache]", "cache_state=[cold,warm]"});
+  Plan plan = expand_plan(parse_config(config.dump(), "t.json", o));
+  ASSERT_EQ(plan.cases.size(), 4u);
+  std::set<std::string> seen;
+  for (const Case& c : plan.cases) seen.insert(c.str("path") + "/" + c.str("cache_state"));
+  EXPECT_EQ(seen, (std::set<std::string>{"source/cold", "source/warm", "cache/cold", "cache/warm"}));
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "console_table.h"
 #include "summary.h"
 
 namespace feedbench {
@@ -237,6 +238,130 @@ TEST(SummaryStragglers, NoneWithoutRanks) {
   ResultDocument doc;
   add_case(&doc, Shape{}, 100e6);
   EXPECT_FALSE(summarize(doc).contains("stragglers"));
+}
+
+}  // namespace
+}  // namespace feedbench
+
+namespace feedbench {
+namespace {
+
+using nlohmann::json;
+
+// No sentence may show a missing value: no empty parenthesis, no dangling separator.
+void expect_whole_sentences(const std::string& text) {
+  for (const char* bad : {"()", "( ", " )", "(, ", ", )", ",,", ", ,", ";;", "; ;", " ;", " ,", "nan", "inf",
+                          ": ;", ": ,", "?;", "? ;"})
+    EXPECT_EQ(text.find(bad), std::string::npos) << "'" << bad << "' in:\n" << text;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string line = text.substr(start, end - start);
+    EXPECT_FALSE(!line.empty() && (line.back() == ' ' || line.back() == ',' || line.back() == ';' ||
+                                   line.back() == ':'))
+        << "'" << line << "'";
+    EXPECT_EQ(line.find("   ", 2), std::string::npos) << "'" << line << "'";
+    start = end + 1;
+  }
+}
+
+json full_answers() {
+  return json::parse(R"({
+    "paths": [
+      {"path": "source",
+       "feeds": {"cold": {"fed": false, "au": 0.61, "target_au": 0.9, "workers": 2, "case": "a"},
+                 "warm": {"fed": true, "au": 0.99, "target_au": 0.9, "workers": 1, "case": "b"}},
+       "reads": {"cold": {"bytes_per_second": 104857600, "workers": 4, "case": "c"},
+                 "warm": {"bytes_per_second": 1073741824, "workers": 1, "case": "d"}}},
+      {"path": "cache",
+       "feeds": {"cold": {"fed": true, "au": 0.97, "target_au": 0.9, "workers": 1, "case": "e"}}}],
+    "cache_helps": [{"cache_state": "cold", "ratio": 3.0, "pairs": 12},
+                    {"cache_state": "warm", "ratio": 1.02, "pairs": 1}]})");
+}
+
+TEST(SummaryAnswersTest, SayFirstPerPathWhetherStorageFeedsTheTrainersAndWhetherTheCacheHelps) {
+  EXPECT_EQ(format_answers(full_answers()),
+            "  source: can storage feed the simulated trainers? cold: no (AU 61.0% at best, target 90.0%, "
+            "2 workers); warm: yes (AU 99.0%, target 90.0%, 1 worker); reads at best 100 MiB/s cold (4 workers), "
+            "1 GiB/s warm (1 worker)\n"
+            "  cache: can storage feed the simulated trainers? cold: yes (AU 97.0%, target 90.0%, 1 worker)\n"
+            "  does the cache help? cold: yes, the cache path reads 3.0× faster than the source (12 matched "
+            "pairs); warm: no difference beyond 10% (1.0×) (1 matched pair); like with like: each pair differs "
+            "only in its path\n");
+}
+
+// Every optional part of every sentence, left out one at a time and all together.
+TEST(SummaryAnswersTest, EveryOptionalPartCanBeAbsent) {
+  const json full = full_answers();
+  std::vector<std::vector<std::string>> removals = {
+      {"/paths/0/feeds/cold/workers"}, {"/paths/0/feeds/cold/au"}, {"/paths/0/feeds/cold/target_au"},
+      {"/paths/0/feeds/cold/workers", "/paths/0/feeds/cold/au", "/paths/0/feeds/cold/target_au"},
+      {"/paths/0/feeds/warm"}, {"/paths/0/feeds/cold"}, {"/paths/0/feeds"},
+      {"/paths/0/reads/cold/workers"}, {"/paths/0/reads/warm/workers"}, {"/paths/0/reads/cold"},
+      {"/paths/0/reads/warm/bytes_per_second"}, {"/paths/0/reads"}, {"/paths/0/feeds", "/paths/0/reads"},
+      {"/paths/1/feeds/cold"}, {"/paths/1"}, {"/cache_helps/0/pairs"}, {"/cache_helps/1"}, {"/cache_helps"},
+      {"/paths/0/feeds", "/paths/1/feeds", "/cache_helps/0/pairs", "/cache_helps/1/pairs"}};
+  for (const auto& gone : removals) {
+    json a = full;
+    for (const std::string& pointer : gone) {
+      const json::json_pointer p(pointer);
+      json& parent = a[p.parent_pointer()];
+      if (parent.is_array()) parent.erase(std::stoul(p.back()));
+      else parent.erase(p.back());
+    }
+    const std::string text = format_answers(a);
+    SCOPED_TRACE(gone.front());
+    expect_whole_sentences(text);
+  }
+  // Without the source's loader, its line says what it reads and that nothing judged it.
+  json a = full;
+  a["paths"][0].erase("feeds");
+  EXPECT_NE(format_answers(a).find("  source: reads at best 100 MiB/s cold (4 workers), 1 GiB/s warm (1 worker); "
+                                   "no training loop in this run to judge that against\n"),
+            std::string::npos)
+      << format_answers(a);
+  a["paths"][0]["reads"]["cold"].erase("workers");
+  EXPECT_NE(format_answers(a).find("reads at best 100 MiB/s cold, 1 GiB/s warm (1 worker);"), std::string::npos)
+      << format_answers(a);
+  a["cache_helps"][0].erase("pairs");
+  EXPECT_NE(format_answers(a).find("cold: yes, the cache path reads 3.0× faster than the source; warm"),
+            std::string::npos)
+      << format_answers(a);
+  EXPECT_EQ(format_answers(json::object()), "");
+}
+
+// From a result: the answers come first in the printed summary, from the fold's medians, and
+// every line fits the console.
+TEST(SummaryAnswersTest, ARunsSummaryOpensWithTheAnswers) {
+  ResultDocument doc;
+  Shape s;
+  for (const char* path : {"source", "cache"})
+    for (const char* state : {"cold", "warm"}) {
+      s.path = path;
+      s.state = state;
+      add_case(&doc, s, std::string(path) == "cache" && std::string(state) == "cold" ? 300e6 : 100e6);
+    }
+  const json summary = summarize(doc);
+  ASSERT_TRUE(summary.contains("answers")) << summary.dump(2);
+  const std::string text = wrap_text(format_summary(summary));
+  EXPECT_EQ(text.rfind("Summary\n  source: reads at best 95.4 MiB/s cold (1 worker), 95.4 MiB/s warm (1 worker); no "
+                       "training loop in this run to judge\n      that against\n  cache: reads at best 286 MiB/s cold (1 worker)",
+                       0),
+            0u)
+      << text;
+  EXPECT_NE(format_answers(summary["answers"]).find("  does the cache help? cold: yes, the cache path reads 3.0× "
+                      "faster than the source (1 matched pair); warm: no difference beyond 10% (1.0×) (1 matched pair)"),
+            std::string::npos)
+      << text;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    const std::size_t end = text.find('\n', start);
+    std::size_t cols = 0;
+    for (std::size_t i = start; i < end; ++i) cols += (static_cast<unsigned char>(text[i]) & 0xC0) != 0x80;
+    EXPECT_LE(cols, 120u) << text.substr(start, end - start);
+    start = end + 1;
+  }
 }
 
 }  // namespace

@@ -12,6 +12,14 @@
 
 namespace feedbench {
 
+// One segment of a case's name: the parameter, its short key and its value as the name writes
+// them ("block_size", "bs", "1048576").
+struct NamePart {
+  std::string key;
+  std::string short_key;
+  std::string value;
+};
+
 // A plain value: the family and every resolved parameter. Sizes and durations are resolved to
 // integers (bytes, nanoseconds); choices stay strings. Keys in `params` are in the family's
 // canonical order; `name()` is the identity the diff tool matches on, e.g.
@@ -29,8 +37,13 @@ struct Case {
   // budget's choice depends on the machine, and names must match run against run; the result
   // records it (extra.runtime_from).
   std::int64_t budget_runtime_ns = 0;
+  // The config's family entry the case came from ("/families/1"): how the console groups
+  // cases. Not part of its identity.
+  std::string group;
 
   std::string name() const;  // canonical name (short keys: bs, qd, state, ...)
+  // RETURNS: the segments of name() after the family, in canonical order.
+  std::vector<NamePart> name_parts() const;
 
   // Typed access. REQUIRES: the key exists with that type (the plan guarantees it).
   std::string str(const char* key) const;
