@@ -69,8 +69,7 @@ int stage_main(int argc, char** argv) {
       ("workers", po::value(&options.workers)->value_name("N"),
        "parallel copies (default: 4 on SSD, NVMe and virtual disks, 1 on a spinning disk)")
       ("hot-set", po::value<std::string>()->value_name("F%"),
-       "stage only the hottest F% of the selection's files, ranked as a run's zipf:/hot_set: patterns rank "
-       "them (a seeded hash of each path): the manifest lists them as --include paths")
+       "stage only the hottest F% of files, ranked as zipf:/hot_set: patterns rank them")
       ("seed", po::value<std::string>()->value_name("S"), "the ranking's seed for --hot-set: the run's seed  [42]")
       ("label", po::value(&options.label)->value_name("VERSION"),
        "the data version recorded in the manifest (default: fp-<source fingerprint>)")
