@@ -7,6 +7,7 @@
 #include <numeric>
 
 #include "feedbench/error.h"
+#include "feedbench/splitmix.h"
 
 namespace feedbench {
 
@@ -56,15 +57,6 @@ std::string first_failure(Cluster& cluster, const std::string& error) {
 
 namespace {
 
-// splitmix64: a small generator whose sequence is the same on every platform and library, so
-// every rank (whatever its build) computes the same shuffle.
-std::uint64_t splitmix(std::uint64_t& state) {
-  std::uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
 double median(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
@@ -81,7 +73,7 @@ std::vector<std::size_t> share_of_selection(std::size_t files, std::uint64_t see
   std::iota(order.begin(), order.end(), std::size_t{0});
   std::uint64_t state = seed ^ (0x53484152ull /* "SHAR" */ * (round + 1));
   for (std::size_t i = files; i > 1; --i) {  // Fisher-Yates
-    const std::size_t j = std::size_t(splitmix(state) % i);
+    const std::size_t j = std::size_t(splitmix64(state) % i);
     std::swap(order[i - 1], order[j]);
   }
   // Contiguous slices of the shuffle, sizes differing by at most one file.

@@ -26,22 +26,14 @@
 #include "feedbench/jpeg.h"
 #include "feedbench/threads.h"
 #include "feedbench/units.h"
+#include "feedbench/splitmix.h"
 
 namespace feedbench {
 namespace {
 
-constexpr std::uint64_t kGolden = 0x9E3779B97F4A7C15ull;
-
-// splitmix64's finaliser: a bijective 64-bit mix with full avalanche.
-constexpr std::uint64_t mix64(std::uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
 // A per-file key; the "stream" constant keeps sizes independent of contents.
 constexpr std::uint64_t file_key(std::uint64_t seed, std::uint64_t index, std::uint64_t stream) {
-  return mix64(mix64(seed ^ (stream * 0xD6E8FEB86659FD93ull)) + (index + 1) * kGolden);
+  return mix64(mix64(seed ^ (stream * 0xD6E8FEB86659FD93ull)) + (index + 1) * kSplitmixGolden);
 }
 
 std::uint64_t ceil_div_mul(std::uint64_t a, std::uint64_t n, std::uint64_t k) {
@@ -254,15 +246,15 @@ void gen_fill(std::uint64_t seed, std::uint64_t index, std::uint64_t offset, cha
               std::size_t size) {
   FB_CHECK(offset % 8 == 0, "gen_fill: offset must be a multiple of 8");
   const std::uint64_t key = file_key(seed, index, 0);
-  std::uint64_t counter = key + (offset / 8) * kGolden;
+  std::uint64_t counter = key + (offset / 8) * kSplitmixGolden;
   std::size_t i = 0;
   for (; i + 8 <= size; i += 8) {
-    counter += kGolden;
+    counter += kSplitmixGolden;
     std::uint64_t w = mix64(counter);
     std::memcpy(buffer + i, &w, 8);
   }
   if (i < size) {
-    counter += kGolden;
+    counter += kSplitmixGolden;
     std::uint64_t w = mix64(counter);
     std::memcpy(buffer + i, &w, size - i);
   }

@@ -8,17 +8,10 @@
 #include <cstring>
 
 #include "feedbench/error.h"
+#include "feedbench/splitmix.h"
 
 namespace feedbench {
 namespace {
-
-constexpr std::uint64_t kGolden = 0x9E3779B97F4A7C15ull;
-
-constexpr std::uint64_t mix64(std::uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
 
 // Measured on this content: 4:4:4 at quality 95 takes about 2.3 bytes a pixel.
 constexpr double kBytesPerPixel = 2.3;
@@ -39,7 +32,7 @@ std::string tj_error(void* handle) {
 std::vector<std::uint8_t> encode_noise_jpeg(std::uint64_t seed, std::uint64_t index, int width,
                                             int height) {
   FB_CHECK(width >= 8 && height >= 8 && width <= 16384 && height <= 16384, "jpeg dimensions out of range");
-  const std::uint64_t key = mix64(mix64(seed ^ 0x4A504547ull /* "JPEG" */) + (index + 1) * kGolden);
+  const std::uint64_t key = mix64(mix64(seed ^ 0x4A504547ull /* "JPEG" */) + (index + 1) * kSplitmixGolden);
   // A per-image gradient direction and tint, under noise of +-96 levels per channel.
   const int tint[3] = {int(key & 63), int((key >> 6) & 63), int((key >> 12) & 63)};
   std::vector<std::uint8_t> rgb(std::size_t(width) * std::size_t(height) * 3);
@@ -47,7 +40,7 @@ std::vector<std::uint8_t> encode_noise_jpeg(std::uint64_t seed, std::uint64_t in
   std::size_t k = 0;
   for (int y = 0; y < height; ++y) {
     for (int x = 0; x < width; ++x) {
-      counter += kGolden;
+      counter += kSplitmixGolden;
       const std::uint64_t r = mix64(counter);
       const int base = (x * 128) / width + (y * 64) / height;
       for (int c = 0; c < 3; ++c) {
@@ -76,7 +69,7 @@ std::vector<std::uint8_t> encode_noise_jpeg(std::uint64_t seed, std::uint64_t in
 
 std::vector<std::uint8_t> make_sized_jpeg(std::uint64_t seed, std::uint64_t index,
                                           std::uint64_t target_bytes) {
-  const Aspect a = kAspects[mix64(seed * 31 + index * kGolden + 7) % std::size(kAspects)];
+  const Aspect a = kAspects[mix64(seed * 31 + index * kSplitmixGolden + 7) % std::size(kAspects)];
   auto dims = [&](double pixels, int* w, int* h) {
     const double unit = std::sqrt(std::max(pixels, 64.0) / double(a.w * a.h));
     *w = std::clamp(int(std::lround(unit * a.w)), 8, 16384);

@@ -7,15 +7,10 @@
 #include <cstdlib>
 
 #include "feedbench/error.h"
+#include "feedbench/splitmix.h"
 
 namespace feedbench {
 namespace {
-
-std::uint64_t mix64(std::uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
 
 // FNV-1a over the path, then mixed with the seed: stable across runs, hosts and libraries.
 std::uint64_t path_key(std::string_view path, std::uint64_t seed) {

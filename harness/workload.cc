@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "feedbench/error.h"
+#include "feedbench/splitmix.h"
 
 namespace feedbench {
 
@@ -30,13 +31,6 @@ std::string_view pattern_name(Pattern pattern) {
 }
 
 namespace {
-
-std::uint64_t splitmix64(std::uint64_t& state) {
-  std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
 
 // One seed from several inputs, so (seed, worker, round) streams are unrelated.
 std::uint64_t mix(std::uint64_t seed, std::uint64_t a, std::uint64_t b) {
