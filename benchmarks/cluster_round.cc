@@ -5,16 +5,11 @@
 #include <exception>
 #include <map>
 
+#include "feedbench/clock.h"
 #include "feedbench/histogram.h"
 
 namespace feedbench {
 namespace {
-
-std::int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 struct SelectionSeen {
   std::uint64_t files;

@@ -17,6 +17,7 @@
 #include <random>
 #include <thread>
 
+#include "feedbench/clock.h"
 #include "feedbench/engine.h"
 #include "feedbench/error.h"
 #include "feedbench/jpeg.h"
@@ -27,17 +28,6 @@ namespace feedbench {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-std::int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch())
-      .count();
-}
-
-std::int64_t thread_cpu_ns() {
-  timespec ts{};
-  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return std::int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
 
 double process_cpu_seconds() {
   rusage ru{};

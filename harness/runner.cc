@@ -17,6 +17,7 @@
 //   - the only mutex is on the error path, after the worker has stopped measuring.
 // Opening and closing files are system calls by nature; they happen as a data loader does them
 // (per file, or on a miss of the open-file cache for random reads), never per read.
+#include "feedbench/clock.h"
 #include "feedbench/runner.h"
 
 #include <algorithm>
@@ -42,21 +43,6 @@
 
 namespace feedbench {
 namespace {
-
-std::int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-// CPU time of the calling thread. Each worker reads it at the start signal and at its last
-// completion, so the round's CPU covers exactly its timed window: process-wide rusage would
-// also count thread start-up and engine teardown, which on a short round can exceed the round.
-std::int64_t thread_cpu_ns() {
-  timespec ts{};
-  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return std::int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
 
 // A worker's open files: a fixed-capacity table keyed by FileSet index (open addressing,
 // linear probing, backward-shift deletion) with a least-recently-used list for eviction.
