@@ -53,6 +53,24 @@ std::string ratio_text(double r) {
   return buf;
 }
 
+// Within this of one, two rates are "the same": a ratio printed to one decimal would read
+// "1.0× slower", which says neither how much nor that it is within a repetition's noise.
+constexpr double kSameWithin = 0.05;
+
+// "3.0× faster than source", "1.2× slower than source", "within 5% of source".
+std::string relative_text(double r, const std::string& other) {
+  if (r >= 1 + kSameWithin) return ratio_text(r) + " faster than " + other;
+  if (r <= 1 / (1 + kSameWithin)) return ratio_text(r) + " slower than " + other;
+  return "within " + std::to_string(static_cast<int>(kSameWithin * 100)) + "% of " + other;
+}
+
+// An end of a range of ratios: "3.0×", "1.2× slower", "within 5%".
+std::string range_end_text(double r) {
+  if (r >= 1 + kSameWithin) return ratio_text(r);
+  if (r <= 1 / (1 + kSameWithin)) return ratio_text(r) + " slower";
+  return "within " + std::to_string(static_cast<int>(kSameWithin * 100)) + "%";
+}
+
 std::string percent_text(double share) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.0f%%", share * 100);
@@ -383,7 +401,11 @@ std::string helps_text(const json& c) {
   std::string verdict;
   if (r >= 1.1) verdict = "yes, the cache path reads " + ratio_text(r) + " faster than the source";
   else if (r <= 1 / 1.1) verdict = "no, the cache path reads " + ratio_text(r) + " slower than the source";
-  else verdict = "no difference beyond 10% (" + ratio_text(r) + ")";
+  else {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.2f×", r);
+    verdict = std::string("no difference beyond 10% (the cache path reads ") + buf + " the source's rate)";
+  }
   return verdict + parenthesis({n});
 }
 
@@ -612,20 +634,19 @@ std::string format_summary(const json& summary) {
             const double r = p->value("ratio", 0.0);
             line(std::string(title) + ", " +
                  shape_text(*p, {std::string(by) == "path" ? "cache_state" : "path"}) + ": " + b_side +
-                 " was " + ratio_text(r) + (r >= 1 ? " faster" : " slower") + " than " + a + " (" +
+                 " was " + relative_text(r, a) + " (" +
                  format_rate(p->value(a + "_bytes_per_second", 0.0)) + " " + a + ", " +
                  format_rate(p->value(b + "_bytes_per_second", 0.0)) + " " + b + ")");
           }
           continue;
         }
         const double g = o.value("geomean_ratio", 0.0);
-        line(std::string(title) + ", " + group + ": " + b_side + " was " + ratio_text(g) +
-             (g >= 1 ? " faster" : " slower") + " than " + a + " (geometric mean of " +
+        line(std::string(title) + ", " + group + ": " + b_side + " was " + relative_text(g, a) +
+             " (geometric mean of " +
              std::to_string(o.value("pairs", 0)) + " matched pairs, each the same pattern, block "
              "size, engine, queue depth and workers; from " +
-             ratio_text(o.value("min_ratio", 0.0)) + (o.value("min_ratio", 0.0) >= 1 ? "" : " slower") +
-             " (" + shape_text(o["min_pair"], {}) + ") to " + ratio_text(o.value("max_ratio", 0.0)) +
-             (o.value("max_ratio", 0.0) >= 1 ? "" : " slower") + " (" + shape_text(o["max_pair"], {}) + "))");
+             range_end_text(o.value("min_ratio", 0.0)) + " (" + shape_text(o["min_pair"], {}) + ") to " +
+             range_end_text(o.value("max_ratio", 0.0)) + " (" + shape_text(o["max_pair"], {}) + "))");
       }
     };
     pairs_lines("cold vs warm", "cold_vs_warm", "cold_vs_warm_overall", "path", "cold", "warm", "warm");

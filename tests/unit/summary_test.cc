@@ -211,6 +211,40 @@ TEST(SummaryTest, ColdVsWarmComparesMatchedCasesAndAggregatesMany) {
       << text;
 }
 
+// A ratio within a few per cent is not "1.0× slower": it says the paths read the same, and a
+// ratio near one is printed so that its direction cannot be misread.
+TEST(SummaryTest, NearEqualPairsSayTheSameNotOnePointZeroSlower) {
+  ResultDocument doc;
+  Shape s;
+  s.pattern = "random";
+  s.block_size = 4096;
+  add_case(&doc, s, 100e6);
+  s.path = "cache";
+  add_case(&doc, s, 97e6);
+  const json summary = summarize(doc);
+  const std::string text = format_summary(summary);
+  EXPECT_EQ(text.find("1.0×"), std::string::npos) << text;
+  EXPECT_NE(text.find("cache path was within 5% of source"), std::string::npos) << text;
+  EXPECT_NE(format_answers(summary["answers"]).find("no difference beyond 10% (the cache path reads 0.97× the "
+                                                    "source's rate)"),
+            std::string::npos)
+      << format_answers(summary["answers"]);
+
+  // Many pairs: the range's ends near one say so too.
+  ResultDocument many;
+  Shape m;
+  for (std::int64_t w : {1, 2, 4, 8, 16}) {
+    m.workers = w;
+    m.path = "source";
+    add_case(&many, m, 100e6);
+    m.path = "cache";
+    add_case(&many, m, w == 1 ? 98e6 : 300e6);
+  }
+  const std::string many_text = format_summary(summarize(many));
+  EXPECT_EQ(many_text.find("1.0×"), std::string::npos) << many_text;
+  EXPECT_NE(many_text.find("from within 5% ("), std::string::npos) << many_text;
+}
+
 TEST(SummaryStragglers, NamesEachSlowRankWithHowOftenAndItsSlowestRepetition) {
   ResultDocument doc;
   add_case(&doc, Shape{}, 100e6);
@@ -287,7 +321,8 @@ TEST(SummaryAnswersTest, SayFirstPerPathWhetherStorageFeedsTheTrainersAndWhether
             "1 GiB/s warm (1 worker)\n"
             "  cache: can storage feed the simulated trainers? cold: yes (AU 97.0%, target 90.0%, 1 worker)\n"
             "  does the cache help? cold: yes, the cache path reads 3.0× faster than the source (12 matched "
-            "pairs); warm: no difference beyond 10% (1.0×) (1 matched pair); like with like: each pair differs "
+            "pairs); warm: no difference beyond 10% (the cache path reads 1.02× the source's rate) (1 matched "
+            "pair); like with like: each pair differs "
             "only in its path\n");
 }
 
@@ -351,7 +386,8 @@ TEST(SummaryAnswersTest, ARunsSummaryOpensWithTheAnswers) {
             0u)
       << text;
   EXPECT_NE(format_answers(summary["answers"]).find("  does the cache help? cold: yes, the cache path reads 3.0× "
-                      "faster than the source (1 matched pair); warm: no difference beyond 10% (1.0×) (1 matched pair)"),
+                      "faster than the source (1 matched pair); warm: no difference beyond 10% (the cache "
+                      "path reads 1.00× the source's rate) (1 matched pair)"),
             std::string::npos)
       << text;
   std::size_t start = 0;
