@@ -352,7 +352,7 @@ std::string column_titles(const std::string& family, std::size_t label_width) {
 }
 
 std::string format_case_lines(const CaseView& c, const std::string& label, std::size_t label_width,
-                              bool colour) {
+                              bool colour, const std::vector<std::string>& notes_above) {
   std::string out(kIndent, ' ');
   if (columns(label) > label_width) {
     // Too long for the figures beside it: a line of its own.
@@ -363,7 +363,9 @@ std::string format_case_lines(const CaseView& c, const std::string& label, std::
   for (const Column& col : columns_of(c.family)) out += " " + pad_left(col.text(c), col.width);
   const auto [verdict, tone] = verdict_of(c);
   out += "  " + (colour ? coloured(verdict, tone) : verdict) + "\n";
-  for (const std::string& note : notes_of(c)) out += wrap_text("    " + note + "\n", kConsoleWidth, 2);
+  const std::vector<std::string> notes = notes_of(c);
+  if (!notes.empty() && notes == notes_above) return out + "    (the same as above)\n";
+  for (const std::string& note : notes) out += wrap_text("    " + note + "\n", kConsoleWidth, 2);
   return out;
 }
 
@@ -379,12 +381,14 @@ void CaseTable::add(const std::vector<BenchmarkEntry>& entries) {
       const CaseLabels::Group& g = labels_.groups[l->group];
       out_ << "\n" << wrap_text(g.header + "\n", kConsoleWidth, 4) << column_titles(g.family, g.label_width);
       shown_group_ = l->group;
+      notes_above_.clear();
     }
     if (l) {
-      out_ << format_case_lines(c, l->label, labels_.groups[l->group].label_width, colour_);
+      out_ << format_case_lines(c, l->label, labels_.groups[l->group].label_width, colour_, notes_above_);
     } else {
-      out_ << format_case_lines(c, c.name, 0, colour_);  // its full name on a line of its own
+      out_ << format_case_lines(c, c.name, 0, colour_, notes_above_);  // its full name on a line of its own
     }
+    notes_above_ = notes_of(c);
   }
   out_.flush();
 }

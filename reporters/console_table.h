@@ -69,9 +69,10 @@ std::string column_titles(const std::string& family, std::size_t label_width);
 
 // RETURNS: the lines of one case (the first is its figures; the rest, indented, say what the
 // figures leave out), each ending in '\n', each at most kConsoleWidth columns of text. With
-// `colour`, the verdict is green, yellow or red (ANSI), which the width does not count.
+// `colour`, the verdict is green, yellow or red (ANSI), which the width does not count. Notes
+// equal to `notes_above` (the case printed just before) print as one "(the same as above)".
 std::string format_case_lines(const CaseView& c, const std::string& label, std::size_t label_width,
-                              bool colour);
+                              bool colour, const std::vector<std::string>& notes_above = {});
 
 // Prints the cases of a run as they are reported: a blank line and a group's header when the
 // group changes,
@@ -90,6 +91,7 @@ class CaseTable {
   const CaseLabels& labels_;
   const bool colour_;
   std::size_t shown_group_ = SIZE_MAX;
+  std::vector<std::string> notes_above_;  // of the case printed last, in this group
 };
 
 }  // namespace feedbench

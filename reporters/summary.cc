@@ -71,6 +71,64 @@ std::string range_end_text(double r) {
   return "within " + std::to_string(static_cast<int>(kSameWithin * 100)) + "%";
 }
 
+// Splits a case name "family/key:value/..." at its slashes.
+std::vector<std::string> name_parts(const std::string& name) {
+  std::vector<std::string> parts;
+  std::size_t start = 0;
+  for (std::size_t slash; (slash = name.find('/', start)) != std::string::npos; start = slash + 1)
+    parts.push_back(name.substr(start, slash - start));
+  parts.push_back(name.substr(start));
+  return parts;
+}
+
+// One line per family and reason: "skipped: NAME: REASON" for one case; for several,
+// "skipped: 3 loader cases (workers:1, workers:2, ...): REASON", naming per case only the parts
+// of its name that differ within the group.
+std::vector<std::string> skipped_lines(const json& skipped) {
+  std::vector<std::pair<std::string, std::string>> order;  // (family, reason), first-seen order
+  std::map<std::pair<std::string, std::string>, std::vector<std::vector<std::string>>> groups;
+  for (const json& s : skipped) {
+    std::vector<std::string> parts = name_parts(s.value("case", ""));
+    const std::pair<std::string, std::string> key{parts.front(), s.value("reason", "")};
+    auto& group = groups[key];
+    if (group.empty()) order.push_back(key);
+    group.push_back(std::move(parts));
+  }
+  constexpr std::size_t kNamed = 8;
+  std::vector<std::string> lines;
+  for (const auto& key : order) {
+    const auto& group = groups[key];
+    auto whole = [](const std::vector<std::string>& parts) {
+      std::string name;
+      for (const std::string& p : parts) name += (name.empty() ? "" : "/") + p;
+      return name;
+    };
+    if (group.size() == 1) {
+      lines.push_back("skipped: " + whole(group.front()) + ": " + key.second);
+      continue;
+    }
+    // The positions where the names differ; names of other shapes are named whole.
+    const std::size_t width = group.front().size();
+    std::vector<bool> differs(width, false);
+    bool same_shape = true;
+    for (const auto& parts : group) {
+      if (parts.size() != width) same_shape = false;
+      for (std::size_t i = 0; same_shape && i < width; ++i) differs[i] = differs[i] || parts[i] != group.front()[i];
+    }
+    std::string names;
+    for (std::size_t n = 0; n < group.size() && n < kNamed; ++n) {
+      std::string own;
+      for (std::size_t i = 1; same_shape && i < width; ++i)
+        if (differs[i]) own += (own.empty() ? "" : "/") + group[n][i];
+      names += (n == 0 ? "" : ", ") + (same_shape ? own : whole(group[n]));
+    }
+    if (group.size() > kNamed) names += " and " + std::to_string(group.size() - kNamed) + " more";
+    lines.push_back("skipped: " + std::to_string(group.size()) + " " + key.first + " cases (" + names +
+                    "): " + key.second);
+  }
+  return lines;
+}
+
 std::string percent_text(double share) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.0f%%", share * 100);
@@ -657,8 +715,7 @@ std::string format_summary(const json& summary) {
     line("excluded: " + n.value("case", "") + " repetition " +
          std::to_string(n.value("repetition_index", 0)) + ": " + n.value("reason", "") +
          " (not in the figures above)");
-  for (const json& s : summary.value("skipped", json::array()))
-    line("skipped: " + s.value("case", "") + ": " + s.value("reason", ""));
+  for (const std::string& text : skipped_lines(summary.value("skipped", json::array()))) line(text);
   // Each host's rate, then each rank's (the first 16), medians over repetitions.
   for (const json& c : summary.value("ranks", json::array())) {
     std::string text = "across ranks, " + c.value("case", "") + " (medians of " +

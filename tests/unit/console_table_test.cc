@@ -204,6 +204,32 @@ TEST(ConsoleTableTest, WhatTheFiguresLeaveOutFollowsOnIndentedLines) {
                 R"(^    direct requested, served from memory \(tmpfs\)$)"});
 }
 
+// A sweep skipped for one reason prints the reason under its first case only; a new group
+// prints it again.
+TEST(ConsoleTableTest, AReasonRepeatedByTheNextCaseIsNotPrintedAgain) {
+  TempDir dir;
+  Plan plan = plan_of({{{"family", "file_read"}, {"pattern", "sequential"}, {"block_size", "1MiB"},
+                        {"engine", "psync"}, {"workers", {1, 2, 4}}, {"cache_state", "cold"}, {"path", "source"}}},
+                      dir.path());
+  const CaseLabels labels = label_cases(plan.cases);
+  std::ostringstream out;
+  CaseTable table(out, labels, /*colour=*/false);
+  for (std::size_t i = 0; i < 3; ++i) {
+    BenchmarkEntry e;
+    e.case_name = plan.cases[i].name();
+    e.name = e.run_name = e.case_name + "/iterations:1/repeats:3/manual_time";
+    e.run_type = "iteration";
+    e.error_occurred = true;
+    e.error_message = i < 2 ? "a.bin: not a JPEG" : "b.bin: not a JPEG";
+    e.params = json(plan.cases[i].params);
+    table.add({e});
+  }
+  expect_lines(out.str(), {"^$", R"(^file_read /families/0: .*$)", R"(^ .*verdict$)",
+                           R"(^  w1 +- +- +- +- +- +skipped$)", R"(^    a\.bin: not a JPEG$)",
+                           R"(^  w2 +- +- +- +- +- +skipped$)", R"(^    \(the same as above\)$)",
+                           R"(^  w4 +- +- +- +- +- +skipped$)", R"(^    b\.bin: not a JPEG$)"});
+}
+
 // Whatever the label or the verdict, a line fits 120 columns (a label too long for the
 // figures beside it gets a line of its own); colour does not count and is only on the verdict.
 TEST(ConsoleTableTest, EveryLineFitsTheConsoleWidthWithOrWithoutColour) {

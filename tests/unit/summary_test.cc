@@ -245,6 +245,23 @@ TEST(SummaryTest, NearEqualPairsSayTheSameNotOnePointZeroSlower) {
   EXPECT_NE(many_text.find("from within 5% ("), std::string::npos) << many_text;
 }
 
+// Cases skipped for one reason say it once, naming what tells the cases apart; the reason
+// of a sweep's every case is not repeated once per case.
+TEST(SummaryTest, CasesSkippedForOneReasonAreOneLine) {
+  const json summary = json::parse(R"({"skipped": [
+      {"case": "loader/batch:4/workers:1/path:source", "reason": "a.bin: not a JPEG"},
+      {"case": "file_read/pattern:seq/path:cache", "reason": "no cache"},
+      {"case": "loader/batch:4/workers:2/path:source", "reason": "a.bin: not a JPEG"},
+      {"case": "loader/batch:8/workers:2/path:source", "reason": "a.bin: not a JPEG"}]})");
+  const std::string text = format_summary(summary);
+  EXPECT_NE(text.find("skipped: 3 loader cases (batch:4/workers:1, batch:4/workers:2, batch:8/workers:2): a.bin: "
+                      "not a JPEG\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("not a JPEG"), text.rfind("not a JPEG")) << text;
+  EXPECT_NE(text.find("skipped: file_read/pattern:seq/path:cache: no cache\n"), std::string::npos) << text;
+}
+
 TEST(SummaryStragglers, NamesEachSlowRankWithHowOftenAndItsSlowestRepetition) {
   ResultDocument doc;
   add_case(&doc, Shape{}, 100e6);
