@@ -417,7 +417,23 @@
     const h = t.closest('section').querySelector('h2');
     let heading = t.closest('.scroll').previousElementSibling;
     while (heading && !/^H[23]$/.test(heading.tagName)) heading = heading.previousElementSibling;
-    return { table: (heading || h).textContent, hidden, scrolls: box.scrollWidth > box.clientWidth, sticky };
+    // Column headers wrap between words: a word that would fit the widest the column may grow
+    // (its max-width) but is wider than its cell was broken inside it. Longer words (a file's
+    // label) must break somewhere.
+    const brokenWords = [];
+    const ctx = document.createElement('canvas').getContext('2d');
+    t.querySelectorAll('thead th').forEach((th) => {
+      const cs = getComputedStyle(th);
+      const padding = parseFloat(cs.paddingLeft) + parseFloat(cs.paddingRight);
+      const room = th.clientWidth - padding;
+      const most = cs.maxWidth === 'none' ? Infinity : parseFloat(cs.maxWidth) - padding;
+      ctx.font = cs.font;
+      for (const w of th.textContent.split(/\s+/)) {
+        const need = w ? ctx.measureText(w).width : 0;
+        if (need > room + 0.5 && need <= most) brokenWords.push(w);
+      }
+    });
+    return { table: (heading || h).textContent, hidden, scrolls: box.scrollWidth > box.clientWidth, sticky, brokenWords };
   });
   document.querySelectorAll('main h1, main h2, main h3, main p, main li, figcaption, option, label, th, td').forEach((e) => texts.push(e.textContent));
   const report = {

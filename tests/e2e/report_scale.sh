@@ -67,6 +67,8 @@ def check(page, want_names, unwanted):
     for t in tables:
         if t["hidden"]: problems.append(f"{page}: table '{t['table']}' hides {t['hidden']} at 1280 px")
         if not t["sticky"]: problems.append(f"{page}: table '{t['table']}' scrolls its case label away")
+        if t.get("brokenWords") is None: problems.append(f"{page}: no header check in the self-check")
+        elif t["brokenWords"]: problems.append(f"{page}: table '{t['table']}' breaks headers mid-word: {t['brokenWords']}")
     if r["text_defects"]: problems.append(f"{page}: text with a missing value: {r['text_defects']}")
     series = " | ".join(html.unescape(s) for s in re.findall(r'<canvas[^>]*data-series="([^"]*)"', dom))
     for n in want_names:
