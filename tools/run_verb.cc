@@ -702,11 +702,11 @@ int run_ranks(int argc, char** argv, Cluster& cluster, RankProgress& together) {
   // a run that starts (the cache was checked by listing, not re-hashed).
   if (dry_run) {
     if (!estimate->unavailable.empty())
-      std::fprintf(human, "estimated duration: unknown (%s)\n", estimate->unavailable.c_str());
+      say(human, "estimated duration: unknown (" + estimate->unavailable + ")\n");
     else
-      std::fprintf(human, "estimated duration: %s (probe: %s; rounds priced at those rates with one worker, "
-                   "preparation included; more workers or a deeper queue finish sooner)\n",
-                   format_estimate(total_seconds(estimate->costs)).c_str(), estimate->how.c_str());
+      say(human, "estimated duration: " + format_estimate(total_seconds(estimate->costs)) + " (probe: " +
+                     estimate->how + "; rounds priced at those rates with one worker, preparation included; "
+                     "more workers or a deeper queue finish sooner)\n");
     for (std::size_t i = 0; i < plan.cases.size(); ++i) {
       if (!estimate->unavailable.empty()) {
         std::fprintf(human, "  %s\n", plan.cases[i].name().c_str());

@@ -57,6 +57,12 @@ expect_exit 0 "$FEEDBENCH" run --config "$FEEDBENCH_SOURCE_DIR/configs/demo.json
 expect_in "$WORK/out" "/bs:65536/engine:psync/qd:1/workers:1/state:cold/path:cache"
 expect_in "$WORK/out" "/bs:1048576/engine:psync/qd:1/workers:1/state:cold/path:source"
 
+# A dry run's plan and its estimate fit 120 columns too.
+expect_exit 0 "$FEEDBENCH" run --config "$FEEDBENCH_SOURCE_DIR/configs/qualify-instance.json" --dry-run
+expect_in "$WORK/out" "estimated duration: "
+w=$(widest "$WORK/out")
+[ "$w" -le 120 ] || { awk 'length > 120' "$WORK/out"; fail "the qualify dry run is $w columns wide"; }
+
 # Every verb's --help: its options, one line each, within 120 columns.
 for verb in run gen stage verify diff report env; do
   expect_exit 0 "$FEEDBENCH" "$verb" --help
