@@ -13,6 +13,7 @@
 
 #include "case_run.h"
 #include "families.h"
+#include "feedbench/cores.h"
 #include "feedbench/stager.h"
 
 namespace feedbench {
@@ -91,11 +92,10 @@ void run_stage_case(const Case& c, RunContext& context, benchmark::State& state)
   if (!failure.empty()) return run.skip("staging failed: " + failure);
 
   const double s = result.seconds > 0 ? result.seconds : 1e-9;
-  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   run.counter("bytes_per_second", double(result.bytes_copied) / s, /*binary=*/true);
   run.counter("files_per_second", double(result.files_copied) / s);
   run.counter("items_per_second", double(result.files_copied) / s);
-  run.counter("cpu_util", result.cpu_seconds / (s * cores));
+  run.counter("cpu_util", result.cpu_seconds / (s * usable_cores()));
   run.counter("residency_before", f);
   run.record().extra = {{"bytes", result.bytes_copied}, {"files", result.files_copied},
                   {"cpu_seconds", result.cpu_seconds}, {"verify", verify}, {"workers", workers}};

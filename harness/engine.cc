@@ -5,12 +5,12 @@
 #include <cerrno>
 #include <cstdlib>
 #include <fcntl.h>
-#include <sys/statfs.h>
 #include <unistd.h>
 
 #include "engines/engines.h"
 #include "feedbench/data_file.h"
 #include "feedbench/error.h"
+#include "feedbench/file_system.h"
 #include "feedbench/throttle.h"
 
 namespace feedbench {
@@ -18,22 +18,21 @@ namespace {
 
 // Page alignment satisfies O_DIRECT on every block device and keeps slots off each other's
 // cache lines and pages.
-constexpr std::size_t kAlign = 4096;
+constexpr std::size_t kAlign = kDirectAlignment;
 
 std::size_t round_up(std::size_t n, std::size_t to) { return (n + to - 1) / to * to; }
 
 }  // namespace
 
-void Engine::FreeDeleter::operator()(std::byte* p) const { std::free(p); }
-
 Engine::Engine(const EngineOptions& options) : options_(options) {
   stride_ = round_up(options.block_size == 0 ? 1 : options.block_size, kAlign);
   const std::size_t slots = options.queue_depth == 0 ? 1 : options.queue_depth;
-  void* p = nullptr;
   // One allocation for all slots, made before any measured read.
-  if (::posix_memalign(&p, kAlign, stride_ * slots) != 0)
+  try {
+    buffers_ = AlignedBuffer(stride_ * slots, kAlign);
+  } catch (const std::bad_alloc&) {
     throw RunError("cannot allocate " + std::to_string(stride_ * slots) + " bytes of read buffers");
-  buffers_.reset(static_cast<std::byte*>(p));
+  }
 }
 
 std::size_t Engine::reap(std::span<Completion> out, std::size_t min_complete) {
@@ -51,7 +50,7 @@ namespace {
 
 [[noreturn]] void open_failed(const std::string& path, bool direct, const DataFile& f) {
   if (direct && f.error == EINVAL)
-    throw RunError("O_DIRECT not supported by " + engines::file_system_name(path) + " at " + path);
+    throw RunError("O_DIRECT not supported by " + file_system_at(path) + " at " + path);
   throw RunError(f.reason(path));
 }
 
@@ -85,32 +84,4 @@ std::unique_ptr<Engine> make_engine(std::string_view name, const EngineOptions& 
   throw InputError("unknown engine '" + std::string(name) + "' (expected one of: " + known + ")");
 }
 
-namespace engines {
-
-std::string file_system_name(const std::string& path) {
-  struct statfs s{};
-  if (::statfs(path.c_str(), &s) != 0) return "this file system";
-  // Magic numbers from <linux/magic.h> and the file systems' own headers.
-  switch (static_cast<unsigned long>(s.f_type)) {
-    case 0xEF53: return "ext4";
-    case 0x01021994: return "tmpfs";
-    case 0x858458f6: return "ramfs";
-    case 0x58465342: return "xfs";
-    case 0x9123683E: return "btrfs";
-    case 0xF2F52010: return "f2fs";
-    case 0x2fc12fc1: return "zfs";
-    case 0x6969: return "nfs";
-    case 0xFF534D42: return "cifs";
-    case 0xfe534d42: return "smb2";
-    case 0x65735546: return "fuse";
-    case 0x794c7630: return "overlayfs";
-    case 0x01021997: return "9p";
-    case 0x00c36400: return "ceph";
-    case 0x0BD00BD0: return "lustre";
-    case 0x73717368: return "squashfs";
-    default: return "this file system";
-  }
-}
-
-}  // namespace engines
 }  // namespace feedbench

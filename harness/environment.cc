@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "feedbench/build_info.h"
+#include "feedbench/cores.h"
 #include "feedbench/error.h"
 #include "feedbench/page_cache.h"
 
@@ -299,8 +300,7 @@ nlohmann::json describe_host() {
     }
   }
   host["cpu_model"] = cpu_model;
-  long online = ::sysconf(_SC_NPROCESSORS_ONLN);
-  host["cores"] = online > 0 ? std::int64_t(online) : std::int64_t(1);
+  host["cores"] = std::int64_t(online_cpus());
   std::set<std::int64_t> packages;
   std::set<std::pair<std::int64_t, std::int64_t>> physical;
   std::error_code ec;
@@ -349,8 +349,7 @@ LoadSample sample_host_load() {
   LoadSample s;
   std::ifstream in("/proc/loadavg");
   s.ok = static_cast<bool>(in >> s.loadavg_1m);
-  const long online = ::sysconf(_SC_NPROCESSORS_ONLN);
-  s.online_cores = online > 0 ? double(online) : 1;
+  s.online_cores = double(online_cpus());
   return s;
 }
 

@@ -22,6 +22,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "feedbench/cores.h"
 #include "feedbench/error.h"
 #include "feedbench/jpeg.h"
 #include "feedbench/threads.h"
@@ -331,8 +332,7 @@ GenSummary generate_dataset(const GenOptions& o,
   unsigned threads = o.threads;
   if (threads == 0) {
     // Two writers overlap one file's syscalls with another's generation; more rarely helps.
-    unsigned hw = std::max(1u, std::thread::hardware_concurrency());
-    threads = summary.files >= 64 || o.layout == GenLayout::kShards ? std::min(2u, hw) : 1u;
+    threads = summary.files >= 64 || o.layout == GenLayout::kShards ? std::min(2u, usable_cores()) : 1u;
   }
   threads = static_cast<unsigned>(std::min<std::uint64_t>(threads, summary.files));
   std::vector<std::thread> pool;

@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "feedbench/clock.h"
+#include "feedbench/cores.h"
 #include "feedbench/engine.h"
 #include "feedbench/error.h"
 #include "feedbench/jpeg.h"
@@ -28,24 +29,6 @@ namespace feedbench {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double process_cpu_seconds() {
-  rusage ru{};
-  ::getrusage(RUSAGE_SELF, &ru);
-  auto sec = [](const timeval& tv) { return double(tv.tv_sec) + double(tv.tv_usec) * 1e-6; };
-  return sec(ru.ru_utime) + sec(ru.ru_stime);
-}
-
-unsigned usable_cores() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (::sched_getaffinity(0, sizeof(set), &set) == 0) {
-    int n = CPU_COUNT(&set);
-    if (n > 0) return unsigned(n);
-  }
-  unsigned n = std::thread::hardware_concurrency();
-  return n ? n : 1;
-}
 
 // Sleeps most of the way, then spins the last ~100 µs: a simulated step is accurate to a few
 // microseconds instead of the scheduler's sleep overshoot.

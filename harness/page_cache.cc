@@ -27,9 +27,13 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "feedbench/aligned_buffer.h"
+#include "feedbench/cores.h"
 #include "feedbench/data_file.h"
 #include "feedbench/error.h"
+#include "feedbench/file_system.h"
 #include "feedbench/threads.h"
+#include "feedbench/unique_fd.h"
 
 namespace feedbench {
 namespace {
@@ -174,8 +178,7 @@ void for_each_file(const FileSet& files, const Progress& progress, Fn fn) {
     }
   };
 
-  unsigned hw = std::max(1u, std::thread::hardware_concurrency());
-  std::size_t threads = std::min<std::size_t>({hw, 8, (total + 1023) / 1024});
+  std::size_t threads = std::min<std::size_t>({usable_cores(), 8, (total + 1023) / 1024});
   std::vector<std::thread> pool;
   // Helpers the system refuses (a pids limit) are done without: this thread works too.
   auto start_helpers = [&](std::size_t from) {
@@ -218,29 +221,6 @@ Residency finish(const FileSet& files, const Totals& totals) {
   r.resident_bytes = totals.resident.load();
   r.method = totals.used_mincore.load() || !use_cachestat() ? "mincore" : "cachestat";
   return r;
-}
-
-std::string fs_name(long type) {
-  switch (static_cast<unsigned long>(type)) {
-    case 0x01021994: return "tmpfs";
-    case 0x858458f6: return "ramfs";
-    case 0xEF53: return "ext4";
-    case 0x58465342: return "xfs";
-    case 0x9123683E: return "btrfs";
-    case 0x6969: return "nfs";
-    case 0xFF534D42: return "cifs";
-    case 0x65735546: return "fuse";
-    case 0x794c7630: return "overlayfs";
-    case 0x2fc12fc1: return "zfs";
-    case 0x01161970: return "gfs2";
-    case 0x0BD00BD0: return "lustre";
-    case 0x47504653: return "gpfs";
-    default: {
-      char buf[32];
-      std::snprintf(buf, sizeof buf, "fs type 0x%lx", static_cast<unsigned long>(type));
-      return buf;
-    }
-  }
 }
 
 // RETURNS: a readable regular file at or under `path` (the first one found, shallow first), or "".
@@ -347,8 +327,7 @@ Residency warm(const FileSet& files, const Progress& progress) {
 std::string probe_direct_io(const std::string& path) {
   std::string file = find_probe_file(path);
   if (file.empty()) return "no readable regular file at or under '" + path + "' to probe O_DIRECT with";
-  struct statfs sfs;
-  std::string fs = ::statfs(file.c_str(), &sfs) == 0 ? fs_name(sfs.f_type) : "unknown file system";
+  const std::string fs = file_system_at(file);
   const DataFile f = open_data_file(AT_FDCWD, file, {.direct = true});
   const int fd = f.fd;
   if (fd < 0) {
@@ -357,15 +336,10 @@ std::string probe_direct_io(const std::string& path) {
   }
   // 4 KiB alignment and length satisfy every logical block size up to 4 KiB.
   constexpr std::size_t kBlock = 4096;
-  void* buf = nullptr;
-  if (::posix_memalign(&buf, kBlock, kBlock) != 0) {
-    ::close(fd);
-    return "O_DIRECT probe: out of memory";
-  }
-  ssize_t n = ::pread(fd, buf, kBlock, 0);
-  int err = errno;
-  std::free(buf);
-  ::close(fd);
+  const UniqueFd owned(fd);
+  const AlignedBuffer buf(kBlock, kBlock);
+  const ssize_t n = ::pread(fd, buf.get(), kBlock, 0);
+  const int err = errno;
   if (n < 0) return errno_message("O_DIRECT read refused by " + fs + " at " + file, err);
   return "";
 }
@@ -373,7 +347,7 @@ std::string probe_direct_io(const std::string& path) {
 bool direct_reaches_device(const std::string& path, std::string* fs) {
   struct statfs sfs;
   if (::statfs(path.c_str(), &sfs) != 0) return true;  // unknown: not flagged
-  const std::string name = fs_name(sfs.f_type);  // fs_name's table, not a second one
+  const std::string name = file_system_name(sfs.f_type);
   if (fs) *fs = name;
   return name != "tmpfs" && name != "ramfs";
 }

@@ -18,6 +18,7 @@
 // Opening and closing files are system calls by nature; they happen as a data loader does them
 // (per file, or on a miss of the open-file cache for random reads), never per read.
 #include "feedbench/clock.h"
+#include "feedbench/cores.h"
 #include "feedbench/runner.h"
 
 #include <algorithm>
@@ -628,8 +629,7 @@ RoundStats run_round(const FileSet& files, Workload& workload, const RoundOption
   start = timing.measure_start;
   stats.start_ns = start;
   stats.elapsed_ns = std::max<std::int64_t>(0, end - start);
-  const double cores = std::max(1u, std::thread::hardware_concurrency());
-  if (stats.elapsed_ns > 0) stats.cpu_util = stats.cpu_seconds / (stats.seconds() * cores);
+  if (stats.elapsed_ns > 0) stats.cpu_util = stats.cpu_seconds / (stats.seconds() * usable_cores());
   stats.error = shared.error;
   return stats;
 }

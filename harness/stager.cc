@@ -28,6 +28,9 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "feedbench/aligned_buffer.h"
+#include "feedbench/clock.h"
+#include "feedbench/cores.h"
 #include "feedbench/data_file.h"
 #include "feedbench/build_info.h"
 #include "feedbench/environment.h"
@@ -36,6 +39,7 @@
 #include "feedbench/throttle.h"
 #include "feedbench/manifest.h"
 #include "feedbench/sha256.h"
+#include "feedbench/unique_fd.h"
 #include "feedbench/units.h"
 
 namespace feedbench {
@@ -45,7 +49,7 @@ namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
 constexpr std::size_t kChunk = std::size_t(1) << 20;  // large reads: one syscall per MiB
-constexpr std::size_t kAlign = 4096;                  // O_DIRECT buffer alignment
+constexpr std::size_t kAlign = kDirectAlignment;
 constexpr std::size_t kBatchFiles = 32;               // flushed together: writeback overlaps
 constexpr std::uint64_t kBatchBytes = 64ull << 20;
 constexpr const char* kTmpSuffix = ".fbtmp";
@@ -53,49 +57,6 @@ constexpr const char* kTmpSuffix = ".fbtmp";
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
-
-double process_cpu_seconds() {
-  rusage ru{};
-  ::getrusage(RUSAGE_SELF, &ru);
-  return double(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-         double(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
-}
-
-struct AlignedBuffer {
-  explicit AlignedBuffer(std::size_t size) {
-    if (::posix_memalign(&data, kAlign, size) != 0) throw std::bad_alloc();
-  }
-  ~AlignedBuffer() { std::free(data); }
-  AlignedBuffer(const AlignedBuffer&) = delete;
-  AlignedBuffer& operator=(const AlignedBuffer&) = delete;
-  char* bytes() { return static_cast<char*>(data); }
-  void* data = nullptr;
-};
-
-class Fd {
- public:
-  Fd() = default;
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() { reset(); }
-  Fd(Fd&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
-  Fd& operator=(Fd&& o) noexcept {
-    if (this != &o) {
-      reset();
-      fd_ = o.fd_;
-      o.fd_ = -1;
-    }
-    return *this;
-  }
-  int get() const { return fd_; }
-  explicit operator bool() const { return fd_ >= 0; }
-  void reset() {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-  }
-
- private:
-  int fd_ = -1;
-};
 
 bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
@@ -140,9 +101,9 @@ FolderId id_of(int fd) {
 // walking "..": the kernel's parents, whatever path (symlink, bind mount) named the folder.
 std::vector<FolderId> folder_and_parents(int fd) {
   std::vector<FolderId> chain{id_of(fd)};
-  Fd here(::fcntl(fd, F_DUPFD_CLOEXEC, 0));
+  UniqueFd here(::fcntl(fd, F_DUPFD_CLOEXEC, 0));
   for (int depth = 0; depth < 4096 && here; ++depth) {
-    Fd up(::openat(here.get(), "..", O_PATH | O_DIRECTORY | O_CLOEXEC));
+    UniqueFd up(::openat(here.get(), "..", O_PATH | O_DIRECTORY | O_CLOEXEC));
     if (!up) break;
     FolderId id = id_of(up.get());
     if (id == chain.back()) break;  // "/" is its own parent
@@ -155,13 +116,13 @@ std::vector<FolderId> folder_and_parents(int fd) {
 // Opens `path` (a folder) or, when it does not exist yet, its deepest existing ancestor.
 // RETURNS: an O_PATH descriptor; *exists tells which. Throws InputError (naming `option`) when
 // the path or an ancestor is not a folder or cannot be reached.
-Fd open_folder_or_ancestor(const std::string& option, const std::string& path, bool* exists) {
+UniqueFd open_folder_or_ancestor(const std::string& option, const std::string& path, bool* exists) {
   std::error_code ec;
   std::string p = fs::absolute(path, ec).string();
   if (ec) throw InputError(option + " " + path + ": " + ec.message());
   *exists = true;
   while (true) {
-    Fd fd(::open(p.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    UniqueFd fd(::open(p.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
     if (fd) return fd;
     if (errno != ENOENT || p == "/")
       throw InputError(errno_message(option + " " + path + (p == path ? "" : ": " + p), errno));
@@ -327,7 +288,7 @@ std::string hash_from_device(const std::string& path, AlignedBuffer& buf, std::a
   auto stopped = [stop] { return stop && stop->load(); };
   std::string digest;
   if (direct_ok.load(std::memory_order_relaxed)) {
-    Fd fd(open_source(path, nullptr, /*direct=*/true));
+    UniqueFd fd(open_source(path, nullptr, /*direct=*/true));
     if (!fd && errno != EINVAL) {
       *err = errno;
       return "";
@@ -342,7 +303,7 @@ std::string hash_from_device(const std::string& path, AlignedBuffer& buf, std::a
     }
     direct_ok = false;  // e.g. tmpfs on older kernels: fall back to evict + read
   }
-  Fd fd(open_source(path));
+  UniqueFd fd(open_source(path));
   if (!fd) {
     *err = errno;
     return "";
@@ -424,7 +385,7 @@ class StageRun {
   }
 
   void open_journal() {
-    journal_ = Fd(::open((opt_.cache_root + "/" + kStageJournalName).c_str(),
+    journal_ = UniqueFd(::open((opt_.cache_root + "/" + kStageJournalName).c_str(),
                          O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644));
   }
 
@@ -455,10 +416,10 @@ class StageRun {
   struct Pending {
     std::size_t index;
     std::string tmp, dst;
-    Fd src;  // opened and read ahead when the batch is claimed
+    UniqueFd src;  // opened and read ahead when the batch is claimed
     std::string open_error;
-    Fd readback;  // the copy, evicted and being re-read from the device
-    Fd fd;
+    UniqueFd readback;  // the copy, evicted and being re-read from the device
+    UniqueFd fd;
     std::string source_hash;
     struct stat source_stat;
   };
@@ -525,7 +486,7 @@ class StageRun {
     const std::string rel(sel_.relative_path(i));
     p.dst = opt_.cache_root + "/" + rel;
     p.tmp = stage_temporary_path(p.dst);
-    Fd in = std::move(p.src);
+    UniqueFd in = std::move(p.src);
     if (!in) return add_error("source: " + p.open_error), false;
     if (::fstat(in.get(), &p.source_stat) != 0)
       return add_error(errno_message("cannot stat " + src, errno)), false;
@@ -536,7 +497,7 @@ class StageRun {
              false;
     ::posix_fadvise(in.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
     ensure_parent(p.dst);
-    p.fd = Fd(::open(p.tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+    p.fd = UniqueFd(::open(p.tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
     if (!p.fd) {
       int e = errno;
       if (out_of_space(e)) return fatal(no_space_message(p.dst, sel_.file_size(i), e)), false;
@@ -657,7 +618,7 @@ class StageRun {
     if (opt_.verify && synced) {
       for (Pending& p : batch) {
         if (!p.fd) continue;
-        p.readback = Fd(open_source(p.tmp));
+        p.readback = UniqueFd(open_source(p.tmp));
         if (!p.readback) continue;
         ::posix_fadvise(p.readback.get(), 0, 0, POSIX_FADV_DONTNEED);
       }
@@ -680,7 +641,7 @@ class StageRun {
       if (k >= todo_.size()) break;
       Pending p;
       p.index = todo_[k];
-      p.src = Fd(open_source(sel_.absolute_path(p.index), &p.open_error));
+      p.src = UniqueFd(open_source(sel_.absolute_path(p.index), &p.open_error));
       if (p.src) ::posix_fadvise(p.src.get(), 0, 0, POSIX_FADV_WILLNEED);
       bytes += sel_.file_size(p.index);
       batch.push_back(std::move(p));
@@ -723,12 +684,12 @@ class StageRun {
   std::mutex mutex_;
   std::vector<std::string> errors_;
   std::set<std::string> made_dirs_;
-  Fd journal_;
+  UniqueFd journal_;
 };
 
 // Holds an exclusive lock on the cache folder for the duration of a stage.
-Fd lock_cache(const std::string& cache_root) {
-  Fd fd(::open(cache_root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+UniqueFd lock_cache(const std::string& cache_root) {
+  UniqueFd fd(::open(cache_root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!fd) throw InputError(errno_message("cannot open cache folder " + cache_root, errno));
   if (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0)
     throw InputError("another feedbench stage is writing " + cache_root + " right now");
@@ -773,7 +734,7 @@ Ownership read_ownership(const std::string& cache_root) {
 
 // RETURNS: the SHA-256 of a file as the page cache serves it, or "" when it cannot be read.
 std::string hash_of_file(const std::string& path, AlignedBuffer& buf) {
-  Fd fd(open_source(path));
+  UniqueFd fd(open_source(path));
   if (!fd) return "";
   std::string digest;
   std::uint64_t bytes = 0;
@@ -845,8 +806,8 @@ StageResult stage(const StageOptions& options) {
   const std::string cache = resolve_maybe_missing(options.cache_root);
   {
     bool source_exists = false, cache_exists = false;
-    Fd source_fd = open_folder_or_ancestor("--from", source, &source_exists);
-    Fd cache_fd = open_folder_or_ancestor("--to", options.cache_root, &cache_exists);
+    UniqueFd source_fd = open_folder_or_ancestor("--from", source, &source_exists);
+    UniqueFd cache_fd = open_folder_or_ancestor("--to", options.cache_root, &cache_exists);
     refuse_overlap(source_fd.get(), source, cache_fd.get(), cache_exists, cache);
   }
 
@@ -868,7 +829,7 @@ StageResult stage(const StageOptions& options) {
   std::error_code ec;
   fs::create_directories(cache, ec);
   if (ec) throw InputError("cannot create the cache folder " + cache + ": " + ec.message());
-  Fd lock = lock_cache(cache);
+  UniqueFd lock = lock_cache(cache);
   StageOptions opt = options;
   opt.cache_root = cache;
   opt.source_root = source;

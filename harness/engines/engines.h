@@ -15,10 +15,6 @@ std::unique_ptr<Engine> make_mmap(const EngineOptions& options);
 std::unique_ptr<Engine> make_libaio(const EngineOptions& options);
 std::unique_ptr<Engine> make_io_uring(const EngineOptions& options);
 
-// RETURNS: the file system type of the folder or file at `path` ("ext4", "tmpfs", ...), or
-// "this file system" when it cannot be told.
-std::string file_system_name(const std::string& path);
-
 // Completions of reads already done by a synchronous engine, waiting for reap. Fixed size
 // (queue_depth), so the hot path never allocates.
 class CompletionQueue {

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <ctime>
 
+#include <sys/resource.h>
+
 namespace feedbench {
 
 // RETURNS: the monotonic clock (steady_clock) in nanoseconds; only differences mean anything.
@@ -21,6 +23,15 @@ inline std::int64_t thread_cpu_ns() {
   timespec ts{};
   ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
   return std::int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+// RETURNS: the CPU time of the whole process (all its threads, user and system) in seconds:
+// for work spread over threads the caller does not own (a stage's copiers, a loader's workers).
+inline double process_cpu_seconds() {
+  rusage ru{};
+  ::getrusage(RUSAGE_SELF, &ru);
+  auto sec = [](const timeval& tv) { return double(tv.tv_sec) + double(tv.tv_usec) * 1e-6; };
+  return sec(ru.ru_utime) + sec(ru.ru_stime);
 }
 
 }  // namespace feedbench

@@ -12,6 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include "feedbench/aligned_buffer.h"
+
 namespace feedbench {
 
 using FileHandle = std::int32_t;
@@ -89,8 +91,7 @@ class Engine {
   EngineOptions options_;
 
  private:
-  struct FreeDeleter { void operator()(std::byte* p) const; };
-  std::unique_ptr<std::byte, FreeDeleter> buffers_;
+  AlignedBuffer buffers_;
   std::size_t stride_ = 0;
   OpenCounts open_counts_;
   bool try_noatime_ = true;

@@ -1,0 +1,32 @@
+// How many CPUs: one definition each, so every family's cpu_util has the same denominator.
+#pragma once
+
+#include <sched.h>
+#include <unistd.h>
+
+#include <thread>
+
+namespace feedbench {
+
+// RETURNS: the CPUs this process may run on (its affinity mask: a cpuset, taskset or an MPI
+// binding), at least 1. The denominator of every cpu_util, and the ceiling on useful threads:
+// the machine's online count overstates both under a cpuset.
+inline unsigned usable_cores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof(set), &set) == 0) {
+    const int n = CPU_COUNT(&set);
+    if (n > 0) return unsigned(n);
+  }
+  const unsigned n = std::thread::hardware_concurrency();
+  return n ? n : 1;
+}
+
+// RETURNS: the machine's online CPUs (sysconf), at least 1: what the host has, for the
+// environment record and its load average; not what this process may use.
+inline unsigned online_cpus() {
+  const long n = ::sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? unsigned(n) : 1;
+}
+
+}  // namespace feedbench

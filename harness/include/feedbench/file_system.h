@@ -1,0 +1,17 @@
+// The name of the file system a path lies on, for messages and for the cases that depend on it
+// (O_DIRECT served from memory on tmpfs). One table, so every message names a file system alike.
+#pragma once
+
+#include <string>
+
+namespace feedbench {
+
+// RETURNS: the name of a statfs(2) f_type ("ext4", "xfs", "tmpfs", "nfs", "lustre", ...), or
+// "fs type 0x…" for one not in the table.
+std::string file_system_name(long f_type);
+
+// RETURNS: the name of the file system at `path` (a file or a folder), or "an unknown file
+// system" when statfs(2) fails.
+std::string file_system_at(const std::string& path);
+
+}  // namespace feedbench

@@ -1,0 +1,25 @@
+// One file-system table for every message: the engines' O_DIRECT refusal and the page cache's
+// O_DIRECT probe name a file system alike.
+#include "feedbench/file_system.h"
+
+#include <gtest/gtest.h>
+
+namespace feedbench {
+namespace {
+
+TEST(FileSystemTest, NamesKnownTypesAndShowsUnknownOnesInHex) {
+  EXPECT_EQ(file_system_name(0xEF53), "ext4");
+  EXPECT_EQ(file_system_name(0x01021994), "tmpfs");
+  EXPECT_EQ(file_system_name(0x0BD00BD0), "lustre");
+  EXPECT_EQ(file_system_name(0x47504653), "gpfs");   // once only in the page cache's table
+  EXPECT_EQ(file_system_name(0x00c36400), "ceph");   // once only in the engines' table
+  EXPECT_EQ(file_system_name(0x1234), "fs type 0x1234");
+}
+
+TEST(FileSystemTest, APathItCannotStatIsAnUnknownFileSystem) {
+  EXPECT_EQ(file_system_at("/no/such/path/at/all"), "an unknown file system");
+  EXPECT_NE(file_system_at("/"), "an unknown file system");
+}
+
+}  // namespace
+}  // namespace feedbench
