@@ -37,10 +37,6 @@ const FileSet* CaseRun::find_selection(const std::string& path_role, std::string
     *why = "the " + path_role + " selection holds no files";
     return nullptr;
   }
-  if (path_role == "cache" && !context_.cache_refusal.empty() && !context_.allow_unverified_cache) {
-    *why = context_.cache_refusal;
-    return nullptr;
-  }
   return files;
 }
 

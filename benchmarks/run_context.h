@@ -52,7 +52,6 @@ struct RunContext {
   std::optional<FileSet> cache;
   bool record_latency = true;           // --no-latency turns per-read timing off
   bool allow_unverified_cache = false;  // --allow-unverified-cache
-  std::string cache_refusal;            // non-empty: why path:cache cases may not run
   // dataset.partial_cache: the cache holds part of the source selection (a hot set); path:cache
   // reads each file from the cache when it holds it, else from the source.
   bool partial_cache = false;

@@ -21,6 +21,7 @@
 #include "feedbench/build_info.h"
 #include "feedbench/cores.h"
 #include "feedbench/error.h"
+#include "feedbench/git_info.h"
 #include "feedbench/page_cache.h"
 
 #ifndef FEEDBENCH_BENCHMARK_VERSION
