@@ -15,6 +15,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -164,68 +165,14 @@ std::string content_fingerprint(const FileSet& files) {
 
 namespace {
 
-// Matches one path component against one glob component: "*", "?", "[a-z]", "[!x]", "\c".
+// Matches one path component against one glob component with fnmatch(3): "*", "?", "[a-z]",
+// "[!x]", "\\c". "**" spans components and is handled by match_from, above fnmatch.
 bool match_component(std::string_view pat, std::string_view name) {
-  std::size_t p = 0, n = 0;
-  std::size_t star_p = std::string_view::npos, star_n = 0;
-  while (n < name.size()) {
-    if (p < pat.size()) {
-      char c = pat[p];
-      if (c == '*') {
-        star_p = p++;
-        star_n = n;
-        continue;
-      }
-      if (c == '?') {
-        ++p;
-        ++n;
-        continue;
-      }
-      if (c == '[') {
-        // Character class; an unterminated "[" is a literal.
-        std::size_t q = p + 1;
-        bool negate = q < pat.size() && (pat[q] == '!' || pat[q] == '^');
-        if (negate) ++q;
-        std::size_t start = q;
-        bool matched = false;
-        while (q < pat.size() && (pat[q] != ']' || q == start)) {
-          char lo = pat[q];
-          char hi = lo;
-          if (q + 2 < pat.size() && pat[q + 1] == '-' && pat[q + 2] != ']') {
-            hi = pat[q + 2];
-            q += 3;
-          } else {
-            ++q;
-          }
-          if (name[n] >= lo && name[n] <= hi) matched = true;
-        }
-        if (q < pat.size()) {
-          if (matched != negate) {
-            p = q + 1;
-            ++n;
-            continue;
-          }
-        } else if (name[n] == '[') {  // literal "["
-          ++p;
-          ++n;
-          continue;
-        }
-      } else {
-        if (c == '\\' && p + 1 < pat.size()) c = pat[++p];
-        if (c == name[n]) {
-          ++p;
-          ++n;
-          continue;
-        }
-      }
-    }
-    // Mismatch: let the last "*" swallow one more character.
-    if (star_p == std::string_view::npos) return false;
-    p = star_p + 1;
-    n = ++star_n;
-  }
-  while (p < pat.size() && pat[p] == '*') ++p;
-  return p == pat.size();
+  // NUL-terminated copies, reused per thread: the scan matches every entry of a large tree.
+  thread_local std::string pattern, component;
+  pattern.assign(pat);
+  component.assign(name);
+  return ::fnmatch(pattern.c_str(), component.c_str(), 0) == 0;
 }
 
 void split_components(std::string_view path, std::vector<std::string_view>& out) {

@@ -37,6 +37,20 @@ TEST(DatasetGlobTest, StarAndQuestionStayInOneFolder) {
   EXPECT_FALSE(glob_match("?", ""));
 }
 
+// Within a folder a glob means what fnmatch(3) says: classes, ranges, negation, escapes.
+TEST(DatasetGlobTest, ClassesRangesNegationAndEscapesAreFnmatchs) {
+  EXPECT_TRUE(glob_match("class_00[0-4]/*", "class_003/a.bin"));
+  EXPECT_FALSE(glob_match("class_00[0-4]/*", "class_007/a.bin"));
+  EXPECT_TRUE(glob_match("class_00[!0-4]/*", "class_007/a.bin"));
+  EXPECT_TRUE(glob_match("class_00[^0-4]/*", "class_007/a.bin"));
+  EXPECT_FALSE(glob_match("class_00[!0-4]/*", "class_003/a.bin"));
+  EXPECT_TRUE(glob_match("a\\*b", "a*b"));
+  EXPECT_FALSE(glob_match("a\\*b", "aXb"));
+  EXPECT_TRUE(glob_match("[]]x", "]x"));
+  EXPECT_TRUE(glob_match("*.[jJ][pP][gG]", "IMG_1.JPG"));
+  EXPECT_TRUE(glob_match("*", ".hidden"));  // no special case for a leading dot
+}
+
 TEST(DatasetGlobTest, DoubleStarSpansFolders) {
   EXPECT_TRUE(glob_match("validation/**", "validation/a.bin"));
   EXPECT_TRUE(glob_match("validation/**", "validation/x/y/a.bin"));
