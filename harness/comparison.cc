@@ -17,37 +17,16 @@
 
 namespace feedbench {
 
-const std::vector<MetricInfo>& known_metrics() {
-  using D = Direction;
-  // The one table of what each counter means to diff. Floors are in the metric's own unit:
-  // AU and stall fraction are fractions (0.02 = 2 points), waits in ms, latencies in us.
-  // A read's rate gates file_read and stage; a loader's bytes_per_second and samples_per_second
-  // follow what the training step asks for, so the loader gates on AU and its wait p99.
-  static const std::vector<MetricInfo> metrics = {
-      {"bytes_per_second", D::kHigherIsBetter, {"file_read", "stage"}, 0, ""},
-      {"items_per_second", D::kHigherIsBetter, {}, 0, ""},
-      {"files_per_second", D::kHigherIsBetter, {}, 0, ""},
-      {"samples_per_second", D::kHigherIsBetter, {}, 0, ""},
-      {"au", D::kHigherIsBetter, {"loader"}, 0.02, "2 points"},
-      {"lat_p50_us", D::kLowerIsBetter, {}, 5, "5 us"},
-      {"lat_p90_us", D::kLowerIsBetter, {}, 5, "5 us"},
-      {"lat_p99_us", D::kLowerIsBetter, {"file_read"}, 5, "5 us", true},
-      {"lat_p999_us", D::kLowerIsBetter, {}, 5, "5 us", true},
-      {"lat_max_us", D::kLowerIsBetter, {}, 5, "5 us", true},
-      {"real_time", D::kLowerIsBetter, {}, 0, ""},
-      {"wait_p50_ms", D::kLowerIsBetter, {}, 1, "1 ms"},
-      {"wait_p90_ms", D::kLowerIsBetter, {}, 1, "1 ms"},
-      {"wait_p99_ms", D::kLowerIsBetter, {"loader"}, 1, "1 ms", true},
-      {"stall_fraction", D::kLowerIsBetter, {}, 0.02, "2 points"},
-      {"epoch_s", D::kLowerIsBetter, {}, 0, ""},
-  };
-  return metrics;
+std::vector<const CounterInfo*> judged_metrics() {
+  std::vector<const CounterInfo*> out;
+  for (const CounterInfo& c : known_counters())
+    if (c.judged) out.push_back(&c);
+  return out;
 }
 
-const MetricInfo* find_metric(const std::string& name) {
-  for (const MetricInfo& m : known_metrics())
-    if (name == m.name) return &m;
-  return nullptr;
+const CounterInfo* find_metric(const std::string& name) {
+  const CounterInfo* c = find_counter(name);
+  return c && c->judged ? c : nullptr;
 }
 
 bool CaseComparison::regressed() const {
@@ -314,7 +293,7 @@ struct NoiseContext {
 // within this many of them is what repetitions of an unchanged system show.
 constexpr double kNoiseStandardErrors = 3;
 
-MetricComparison judge(const MetricInfo& info, std::vector<double> base, std::vector<double> next,
+MetricComparison judge(const CounterInfo& info, std::vector<double> base, std::vector<double> next,
                        const CompareOptions& options, const NoiseContext& noise) {
   MetricComparison m;
   m.metric = info.name;
@@ -542,7 +521,7 @@ void check_options(const CompareOptions& o) {
   for (const std::string& m : o.metrics)
     if (!find_metric(m)) {
       std::string known;
-      for (const MetricInfo& k : known_metrics()) known += std::string(known.empty() ? "" : ", ") + k.name;
+      for (const CounterInfo* k : judged_metrics()) known += std::string(known.empty() ? "" : ", ") + k->name;
       throw InputError("--metric " + m + ": unknown metric (known: " + known + ")");
     }
 }
@@ -676,7 +655,7 @@ Comparison compare_results(const ResultDocument& base, const ResultDocument& nex
   // Without --metric: per family, the metrics the table says gate it, in table order.
   std::vector<std::string> all_metrics = out.options.metrics;
   if (all_metrics.empty())
-    for (const MetricInfo& m : known_metrics()) all_metrics.push_back(m.name);
+    for (const CounterInfo* m : judged_metrics()) all_metrics.push_back(m->name);
   std::size_t common = 0;
   for (const std::string& id : b.order) common += n.cases.count(id);
   if (common == 0)
@@ -729,8 +708,12 @@ Comparison compare_results(const ResultDocument& base, const ResultDocument& nex
     const std::string family = bc.name.substr(0, bc.name.find('/'));
     NoiseContext noise = load_noise;
     noise.from_memory = served_from_memory(bc.name);
-    for (const std::string& metric : all_metrics) {
-      const MetricInfo& info = *find_metric(metric);
+    // The family's primary counter (the loader's AU) leads its case's lines.
+    std::vector<std::string> metrics = all_metrics;
+    std::stable_partition(metrics.begin(), metrics.end(),
+                          [&](const std::string& m) { return m == primary_counter(family); });
+    for (const std::string& metric : metrics) {
+      const CounterInfo& info = *find_metric(metric);
       if (out.options.metrics.empty() &&
           std::find(info.gates.begin(), info.gates.end(), family) == info.gates.end())
         continue;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "feedbench/counters.h"
 #include "feedbench/statistics.h"
 
 namespace feedbench {
@@ -15,11 +16,6 @@ std::string family_of(const BenchmarkEntry& e, const std::string& key) {
   if (e.params.is_object() && e.params.contains("family") && e.params["family"].is_string())
     return e.params["family"].get<std::string>();
   return key.substr(0, key.find('/'));
-}
-
-// The counter a case is ranked by when one repetition has to stand for it.
-const char* primary_counter(const std::string& family) {
-  return family == "loader" ? "au" : "bytes_per_second";
 }
 
 // The worst-fed trainer's AU of one repetition: the lowest of its AU, extra.min_au and

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "case_view.h"
+#include "feedbench/counters.h"
 
 namespace feedbench {
 
@@ -17,11 +18,17 @@ const std::vector<std::string> kParamOrder = {
     "path",     "batch_size", "prefetch", "step_time",  "transform",    "samples",
     "epochs",   "steps",      "warmup_steps", "accelerators", "target_au", "verify"};
 
-const std::vector<std::string> kCounterOrder = {
-    "bytes_per_second", "items_per_second", "files_per_second", "lat_p50_us",  "lat_p90_us",
-    "lat_p99_us",       "lat_p999_us",      "lat_max_us",       "residency_before", "cpu_util",
-    "samples_per_second", "steps",          "epoch_s",          "wait_p50_ms", "wait_p90_ms",
-    "wait_p99_ms",      "wait_max_ms",      "stall_fraction",   "au"};
+// The counters' columns in the counter table's order (feedbench/counters.h); real_time has a
+// column of its own.
+const std::vector<std::string>& counter_order() {
+  static const std::vector<std::string> order = [] {
+    std::vector<std::string> out;
+    for (const CounterInfo& c : known_counters())
+      if (c.unit != CounterUnit::kNanoseconds) out.push_back(c.name);
+    return out;
+  }();
+  return order;
+}
 
 std::string quote(const std::string& s) {
   std::string out = "\"";
@@ -66,7 +73,7 @@ std::vector<std::string> counter_columns(const ResultDocument& doc) {
   std::set<std::string> seen;
   for (const BenchmarkEntry& e : doc.benchmarks)
     for (const auto& [key, _] : e.counters) seen.insert(key);
-  return with_extras(kCounterOrder, seen);
+  return with_extras(counter_order(), seen);
 }
 
 std::string format_csv(const ResultDocument& doc) {

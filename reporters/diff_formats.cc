@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "feedbench/counters.h"
 #include "feedbench/error.h"
 
 namespace feedbench {
@@ -400,32 +401,43 @@ nlohmann::ordered_json number_or_null(double v) {
 }  // namespace
 
 std::string format_metric_value(const std::string& metric, double v) {
-  if (metric == "bytes_per_second") {
-    const char* units[] = {"B/s", "KiB/s", "MiB/s", "GiB/s", "TiB/s"};
-    int u = 0;
-    while (std::fabs(v) >= 1024 && u < 4) {
-      v /= 1024;
-      ++u;
-    }
-    return printf_string(std::fabs(v) >= 100 ? "%.0f " : "%.3g ", v) + units[u];
+  const CounterInfo* info = find_counter(metric);
+  CounterUnit unit = info ? info->unit : CounterUnit::kCount;
+  if (!info) {  // a counter not in the table: its unit from its name's suffix
+    if (ends_with(metric, "_per_second")) unit = CounterUnit::kPerSecond;
+    else if (ends_with(metric, "_us")) unit = CounterUnit::kMicroseconds;
+    else if (ends_with(metric, "_ms")) unit = CounterUnit::kMilliseconds;
+    else if (ends_with(metric, "_s")) unit = CounterUnit::kSeconds;
   }
-  if (ends_with(metric, "_per_second")) {  // reads, files, samples: SI prefixes
-    const char* prefixes[] = {"", "k", "M", "G", "T"};
-    int u = 0;
-    while (std::fabs(v) >= 1000 && u < 4) {
-      v /= 1000;
-      ++u;
+  switch (unit) {
+    case CounterUnit::kBytesPerSecond: {
+      const char* units[] = {"B/s", "KiB/s", "MiB/s", "GiB/s", "TiB/s"};
+      int u = 0;
+      while (std::fabs(v) >= 1024 && u < 4) {
+        v /= 1024;
+        ++u;
+      }
+      return printf_string(std::fabs(v) >= 100 ? "%.0f " : "%.3g ", v) + units[u];
     }
-    return printf_string("%.4g", v) + prefixes[u] + "/s";
-  }
-  if (ends_with(metric, "_us")) return printf_string("%.4g us", v);
-  if (ends_with(metric, "_ms")) return printf_string("%.4g ms", v);
-  if (ends_with(metric, "_s")) return printf_string("%.4g s", v);
-  if (metric == "real_time") {  // nanoseconds
-    if (v >= 1e9) return printf_string("%.3g s", v / 1e9);
-    if (v >= 1e6) return printf_string("%.3g ms", v / 1e6);
-    if (v >= 1e3) return printf_string("%.3g us", v / 1e3);
-    return printf_string("%.3g ns", v);
+    case CounterUnit::kPerSecond: {  // reads, files, samples: SI prefixes
+      const char* prefixes[] = {"", "k", "M", "G", "T"};
+      int u = 0;
+      while (std::fabs(v) >= 1000 && u < 4) {
+        v /= 1000;
+        ++u;
+      }
+      return printf_string("%.4g", v) + prefixes[u] + "/s";
+    }
+    case CounterUnit::kFraction: break;  // AU 0.913: the floor and the change are in points of it
+    case CounterUnit::kMicroseconds: return printf_string("%.4g us", v);
+    case CounterUnit::kMilliseconds: return printf_string("%.4g ms", v);
+    case CounterUnit::kSeconds: return printf_string("%.4g s", v);
+    case CounterUnit::kNanoseconds:
+      if (v >= 1e9) return printf_string("%.3g s", v / 1e9);
+      if (v >= 1e6) return printf_string("%.3g ms", v / 1e6);
+      if (v >= 1e3) return printf_string("%.3g us", v / 1e3);
+      return printf_string("%.3g ns", v);
+    case CounterUnit::kCount: break;
   }
   return printf_string("%.4g", v);
 }

@@ -17,6 +17,7 @@
 
 #include "feedbench/chartjs.h"
 #include "feedbench/comparison.h"
+#include "feedbench/counters.h"
 #include "feedbench/report_css.h"
 #include "feedbench/report_js.h"
 #include "feedbench/error.h"
@@ -109,22 +110,15 @@ std::string human_rate(double bytes_per_second) { return human_bytes(bytes_per_s
 
 // One counter as a person reads it; the unit is in the column header.
 std::string format_counter(const std::string& key, double v) {
-  if (key == "bytes_per_second") return fmt("%.1f", v / (1024.0 * 1024.0));
-  if (key == "residency_before" || key == "cpu_util" || key == "au" || key == "stall_fraction")
-    return fmt("%.1f", v * 100);
+  const CounterInfo* info = find_counter(key);
+  if (info && info->unit == CounterUnit::kBytesPerSecond) return fmt("%.1f", v / (1024.0 * 1024.0));
+  if (info && info->unit == CounterUnit::kFraction) return fmt("%.1f", v * 100);
   return sig3(v);
 }
 
 std::string counter_header(const std::string& key) {
-  if (key == "bytes_per_second") return "MiB/s";
-  if (key == "items_per_second") return "reads/s";
-  if (key == "files_per_second") return "files/s";
-  if (key == "samples_per_second") return "samples/s";
-  if (key == "residency_before") return "resident before %";
-  if (key == "cpu_util") return "CPU %";
-  if (key == "au") return "AU %";
-  if (key == "stall_fraction") return "stall %";
-  if (key == "epoch_s") return "epoch s";
+  if (const CounterInfo* info = find_counter(key)) return info->label;
+  // A counter not in the table: lat_x_us "x µs", y_ms "y ms".
   auto ends = [&](const std::string& suffix) {
     return key.size() > suffix.size() && key.compare(key.size() - suffix.size(), suffix.size(), suffix) == 0;
   };
@@ -136,17 +130,6 @@ std::string counter_header(const std::string& key) {
   return key;
 }
 
-// Counters in the order a reader scans them; the rest follow alphabetically.
-int counter_rank(const std::string& key) {
-  static const char* order[] = {"bytes_per_second", "samples_per_second", "au", "stall_fraction",
-                                "items_per_second", "files_per_second", "lat_p50_us", "lat_p90_us",
-                                "lat_p99_us", "lat_p999_us", "lat_max_us", "wait_p50_ms",
-                                "wait_p90_ms", "wait_p99_ms", "wait_max_ms", "epoch_s", "steps",
-                                "residency_before", "cpu_util"};
-  for (int i = 0; i < static_cast<int>(std::size(order)); ++i)
-    if (key == order[i]) return i;
-  return 1000;
-}
 
 std::string shell_quote(const std::string& arg) {
   if (!arg.empty() && arg.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -713,9 +696,8 @@ void render_case_tables(Page& p, const std::vector<std::vector<CaseView>>& all, 
 // The figure compared across files: the first metric `diff` judges the family on (a read's
 // rate, the loader's AU), else a throughput.
 std::optional<std::pair<std::string, double>> primary_metric(const CaseView& c) {
-  for (const MetricInfo& m : known_metrics())
-    if (std::find(m.gates.begin(), m.gates.end(), c.family) != m.gates.end())
-      if (auto v = c.counter(m.name)) return std::make_pair(std::string(m.name), *v);
+  const std::string primary = primary_counter(c.family);
+  if (auto v = c.counter(primary)) return std::make_pair(primary, *v);
   for (const char* k : {"samples_per_second", "bytes_per_second", "items_per_second"})
     if (auto v = c.counter(k)) return std::make_pair(std::string(k), *v);
   return std::nullopt;

@@ -8,6 +8,7 @@
 
 #include "case_view.h"
 #include "csv_writer.h"
+#include "feedbench/counters.h"
 #include "feedbench/units.h"
 #include "summary.h"
 
@@ -39,10 +40,10 @@ std::string str(const json& obj, const char* key) {
 
 std::string figure(const std::string& counter, double v) {
   if (!std::isfinite(v)) return "–";
-  if (counter == "bytes_per_second") return format_rate(v);
+  const CounterInfo* info = find_counter(counter);
+  if (info && info->unit == CounterUnit::kBytesPerSecond) return format_rate(v);
   char buf[32];
-  if (counter == "residency_before" || counter == "cpu_util" || counter == "stall_fraction" ||
-      counter == "au")
+  if (info && info->unit == CounterUnit::kFraction)
     std::snprintf(buf, sizeof buf, "%.1f%%", 100 * v);
   else if (std::fabs(v) >= 1000)
     std::snprintf(buf, sizeof buf, "%.0f", v);

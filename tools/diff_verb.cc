@@ -60,7 +60,8 @@ constexpr const char* kUsage =
 
 std::string metric_list() {
   std::string s;
-  for (const MetricInfo& m : known_metrics()) {
+  for (const CounterInfo* row : judged_metrics()) {
+    const CounterInfo& m = *row;
     std::string name = m.name;
     std::string gates;
     for (const std::string& f : m.gates) gates += (gates.empty() ? "" : ", ") + f;

@@ -347,9 +347,9 @@ TEST(ComparisonTest, FileReadGatesOnThroughputAndP99Latency) {
   for (const MetricComparison& m : case_of(c, kRand).metrics) judged.push_back(m.metric);
   EXPECT_EQ(judged, (std::vector<std::string>{"bytes_per_second", "lat_p99_us"}));
   EXPECT_EQ(c.exit_code(false), 0);
-  for (const MetricInfo& m : known_metrics())  // every gating metric has a direction and a row
-    for (const std::string& family : m.gates)
-      EXPECT_TRUE(family == "file_read" || family == "loader" || family == "stage") << m.name;
+  for (const CounterInfo* m : judged_metrics())  // every gating metric has a direction and a row
+    for (const std::string& family : m->gates)
+      EXPECT_TRUE(family == "file_read" || family == "loader" || family == "stage") << m->name;
 }
 
 // ---- choosing cases -------------------------------------------------------------------------

@@ -8,32 +8,15 @@
 #include <string>
 #include <vector>
 
+#include "feedbench/counters.h"
 #include "feedbench/result.h"
 
 namespace feedbench {
 
-enum class Direction { kHigherIsBetter, kLowerIsBetter };
-
-// One row of the metric table, the one place a counter's judgement is declared.
-struct MetricInfo {
-  const char* name;
-  Direction direction;
-  // Families whose cases are judged on this metric by default (when --metric is not given):
-  // what decides there. A loader's bytes_per_second follows its demand, so it does not gate.
-  std::vector<std::string> gates;
-  // A change of the median smaller than this (in the metric's own unit) is not judged,
-  // whatever its percentage: AU 0.001 -> 0.013 is 1.2 points, not "+1200%".
-  double floor = 0;
-  const char* floor_text = "";  // the floor for people: "2 points", "1 ms"
-  // A tail (p99 and beyond) is set by the few slowest operations of a round: on a host with
-  // more runnable tasks than cores, by whichever the scheduler preempted.
-  bool tail = false;
-};
-
-// RETURNS: every metric diff knows (throughput, latency, loader, real_time), in table order.
-const std::vector<MetricInfo>& known_metrics();
-// RETURNS: the metric's description, or nullptr when diff does not know it.
-const MetricInfo* find_metric(const std::string& name);
+// RETURNS: the counters diff judges (feedbench/counters.h, those marked judged), in table order.
+std::vector<const CounterInfo*> judged_metrics();
+// RETURNS: the judged counter's row, or nullptr when diff does not judge `name`.
+const CounterInfo* find_metric(const std::string& name);
 
 struct CompareOptions {
   std::vector<std::string> metrics;  // judged metrics; empty = per family, the table's gates
