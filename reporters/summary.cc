@@ -57,18 +57,17 @@ std::string ratio_text(double r) {
 // "1.0× slower", which says neither how much nor that it is within a repetition's noise.
 constexpr double kSameWithin = 0.05;
 
-// "3.0× faster than source", "1.2× slower than source", "within 5% of source".
-std::string relative_text(double r, const std::string& other) {
-  if (r >= 1 + kSameWithin) return ratio_text(r) + " faster than " + other;
-  if (r <= 1 / (1 + kSameWithin)) return ratio_text(r) + " slower than " + other;
-  return "within " + std::to_string(static_cast<int>(kSameWithin * 100)) + "% of " + other;
-}
-
 // An end of a range of ratios: "3.0×", "1.2× slower", "within 5%".
 std::string range_end_text(double r) {
   if (r >= 1 + kSameWithin) return ratio_text(r);
   if (r <= 1 / (1 + kSameWithin)) return ratio_text(r) + " slower";
   return "within " + std::to_string(static_cast<int>(kSameWithin * 100)) + "%";
+}
+
+// "3.0× faster than source", "1.2× slower than source", "within 5% of source".
+std::string relative_text(double r, const std::string& other) {
+  if (r >= 1 + kSameWithin) return ratio_text(r) + " faster than " + other;
+  return range_end_text(r) + (r <= 1 / (1 + kSameWithin) ? " than " : " of ") + other;
 }
 
 // Splits a case name "family/key:value/..." at its slashes.
