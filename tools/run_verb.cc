@@ -546,6 +546,12 @@ int run_ranks(int argc, char** argv, Cluster& cluster, RankProgress& together) {
   }
   if (config.include_from_cache) config.include = include_from_cache(config);
   Plan plan = expand_plan(config, parse_whole_number(max_cases_text, "--max-cases", 1, UINT64_MAX));
+  // A partial cache's hit share and ranking count files by their place in the source, which a
+  // rank's share of the selection does not keep: refused before anything runs, not per case.
+  if (many && config.partial_cache && uses_path(plan, "cache"))
+    throw InputError(config.file + ": /dataset/partial_cache: a partial cache is read by one process only, not "
+                     "across ranks (its hit share counts files by their place in the source, which a rank's "
+                     "share does not keep): run it without mpirun, or measure path cache of a full cache");
 
   // Every file the run will write is checked now, not after the cases ran (the default result
   // path is fixed here, so the one checked is the one written).

@@ -41,6 +41,14 @@ expect_in "$WORK/err" "rank 1 (host "
 expect_in "$WORK/err" "would run other cases than rank 0"
 [ ! -e "$WORK/r1.json" ] || fail "a result was written after a refused start"
 
+# 1c. A partial cache is read by one process only: refused before any case, naming the key.
+sed 's|"share": "per_node"}|"share": "per_node", "cache": "'"$WORK"'/cache", "partial_cache": true}|; s|"path": "source"|"path": "cache"|' \
+  "$WORK/c.json" >"$WORK/partial.json"
+mkdir -p "$WORK/cache"
+expect_exit 2 timeout 60 "${MPIRUN[@]}" -np 2 "$FEEDBENCH" run --config "$WORK/partial.json" --out "$WORK/r1.json"
+expect_in "$WORK/err" "/dataset/partial_cache: a partial cache is read by one process only, not across ranks"
+[ ! -e "$WORK/r1.json" ] || fail "a result was written after a refused start"
+
 # 2. A read error on one host: a file of node1's copy turns into a folder after the scan (the
 # run waits 2 s before its first case), so node1's warm pass fails. Every rank skips the case
 # with rank 1's reason; nothing measured, so exit 1; the result records why.
