@@ -4,6 +4,7 @@
 // A run the data set cannot hold is skipped with the size it needs; one with too few measured
 // steps is recorded without a verdict; each epoch is recorded apart, with the page cache's
 // share of the data set as it began.
+#include <algorithm>
 #include <cstdio>
 #include <optional>
 #include <string>
@@ -135,16 +136,28 @@ void run_loader_case(const Case& c, RunContext& context, benchmark::State& state
   const bool calibration = c.str("samples") == "memory";
   const double target = c.has("target_au") ? c.number("target_au") : 0.90;
   const std::string share_mode = context.config ? context.config->share : "per_rank";
-  ShareOfRound share;
-  if (why.empty() && many)
-    why = share_round(cluster, *selected, share_mode, c.seed, context.log.all(run.record().case_name).size(), share);
+  // Every rank's loader sees the whole selection (per_node: its host's) and runs its own trainers
+  // of each epoch's order (LoaderOptions::node), so shares are drawn anew each epoch, as DLIO's
+  // are. share_round's checks still apply (per_rank ranks must see one selection); its shares
+  // are not used.
+  if (why.empty() && many) {
+    ShareOfRound checked;
+    why = share_round(cluster, *selected, share_mode, c.seed, 0, checked);
+  }
   if (!run.agree(why)) return;
-  const FileSet* files = many ? &*share.mine : selected;
+  const FileSet* files = selected;
+  const std::vector<int>& on_host = cluster.ranks_on_host();
+  const bool per_node = share_mode == "per_node";
+  const int node = per_node ? int(std::find(on_host.begin(), on_host.end(), cluster.rank()) - on_host.begin())
+                            : cluster.rank();
+  const int nodes = per_node ? int(on_host.size()) : cluster.size();
 
   LoaderResult result;
   std::optional<LoaderAcrossRanks> across;
   try {
     LoaderOptions options = options_of(c);
+    options.node = node;
+    options.nodes = nodes;
     std::unique_ptr<SampleSource> source;
     std::optional<LoaderSim> sim;
     try {
@@ -163,8 +176,9 @@ void run_loader_case(const Case& c, RunContext& context, benchmark::State& state
     }
     if (!run.agree(why)) return;
 
-    // Untimed preparation; a calibration run does no I/O, so its cache state is moot.
-    if (many ? !run.prepare_cache_state_per_host(cache_state, share.host ? *share.host : *selected)
+    // Untimed preparation; a calibration run does no I/O, so its cache state is moot. Across
+    // ranks each host prepares the whole selection: its ranks read another share each epoch.
+    if (many ? !run.prepare_cache_state_per_host(cache_state, *selected)
              : !run.prepare_cache_state(cache_state, *files))
       return;
 

@@ -1,10 +1,12 @@
 #include "feedbench/cluster.h"
 
+#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <numeric>
+#include <thread>
 
 #include "feedbench/error.h"
 #include "feedbench/splitmix.h"
@@ -53,6 +55,48 @@ std::string first_failure(Cluster& cluster, const std::string& error) {
            all[r].why.str();
   }
   return "";
+}
+
+RankCores this_process_cores() {
+  RankCores c;
+  const long online = ::sysconf(_SC_NPROCESSORS_ONLN);
+  c.online = online > 0 ? std::int32_t(online) : std::int32_t(std::max(1u, std::thread::hardware_concurrency()));
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  c.affinity = ::sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0 ? CPU_COUNT(&set) : c.online;
+  return c;
+}
+
+std::string affinity_warning(const std::vector<RankCores>& ranks, const std::vector<int>& host_of_rank,
+                             const std::vector<std::string>& host_names, int reading_threads) {
+  std::vector<std::size_t> held;
+  for (std::size_t r = 0; r < ranks.size(); ++r)
+    if (ranks[r].affinity < reading_threads && ranks[r].affinity < ranks[r].online) held.push_back(r);
+  if (held.empty()) return "";
+  constexpr std::size_t kNamed = 4;
+  std::string who;
+  std::int32_t fewest = ranks[held[0]].affinity, most = fewest, online = ranks[held[0]].online;
+  for (std::size_t i = 0; i < held.size(); ++i) {
+    const std::size_t r = held[i];
+    fewest = std::min(fewest, ranks[r].affinity);
+    most = std::max(most, ranks[r].affinity);
+    online = std::max(online, ranks[r].online);
+    if (i >= kNamed) continue;
+    if (i > 0) who += i + 1 == held.size() ? " and " : ", ";
+    const int host = r < host_of_rank.size() ? host_of_rank[r] : 0;
+    who += "rank " + std::to_string(r) + " (host " +
+           (std::size_t(host) < host_names.size() ? host_names[std::size_t(host)] : "?") + ")";
+  }
+  if (held.size() > kNamed) who += " and " + std::to_string(held.size() - kNamed) + " more ranks";
+  const bool one = held.size() == 1;
+  std::string cores = fewest == most ? std::to_string(fewest) : std::to_string(fewest) + " to " + std::to_string(most);
+  cores += most == 1 ? " core" : " cores";
+  const std::string threads = std::to_string(reading_threads);
+  return "CPU affinity: " + who + (one ? " may run on " : " may each run on ") + cores + " (of " +
+         std::to_string(online) + " online), but cases read with up to " + threads + " threads per rank, which then "
+         "take turns on " + (most == 1 ? "that core" : "those cores") + ": the figures measure the binding, not "
+         "storage (Open MPI binds each rank to one core by default with two ranks or fewer); start mpirun with "
+         "--bind-to none, or --map-by slot:PE=" + threads + " to give each rank " + threads + " cores";
 }
 
 namespace {

@@ -447,12 +447,14 @@ class Trainer {
 
  private:
   void run_epoch(int epoch, EpochOutcome& out) {
-    // DistributedSampler's split: trainer k takes every K-th sample of the epoch's order, and
-    // every trainer takes the same number (the schedule's share; the remainder is dropped).
+    // DistributedSampler's split: trainer k of all nodes' trainers takes every K-th sample of
+    // the epoch's order, and every trainer takes the same number (the schedule's share; the
+    // remainder is dropped).
     std::vector<std::size_t> all = loader_epoch_order(o_, source_.count(), epoch);
     std::vector<std::size_t> mine;
-    for (std::size_t i = std::size_t(index_); i < all.size() && mine.size() < schedule_.share;
-         i += std::size_t(o_.accelerators))
+    const std::size_t trainers = std::size_t(o_.accelerators) * std::size_t(o_.nodes);
+    for (std::size_t i = std::size_t(o_.node) * std::size_t(o_.accelerators) + std::size_t(index_);
+         i < all.size() && mine.size() < schedule_.share; i += trainers)
       mine.push_back(all[i]);
     const std::size_t B = std::size_t(o_.batch_size);
     const std::size_t batches = std::size_t(schedule_.steps_per_epoch);
@@ -597,8 +599,12 @@ LoaderSchedule loader_schedule(const LoaderOptions& o, std::size_t samples,
   s.samples = samples;
   s.dataset_bytes = dataset_bytes;
   s.whole_epoch = o.steps == 0;
-  const std::uint64_t K = std::uint64_t(std::max(o.accelerators, 1));
+  // Every node's accelerators share each epoch (one node: this process's).
+  const std::uint64_t N = std::uint64_t(std::max(o.nodes, 1));
+  const std::uint64_t K = std::uint64_t(std::max(o.accelerators, 1)) * N;
   const std::uint64_t B = std::uint64_t(std::max(o.batch_size, 1));
+  const std::string trainers = N == 1 ? std::to_string(K) + " accelerator(s)"
+                                      : std::to_string(K / N) + " accelerator(s) × " + std::to_string(N) + " nodes";
   s.share = std::size_t(samples / K);
   s.warmup_steps = std::max<std::int64_t>(o.warmup_steps, std::int64_t(o.prefetch) * o.workers);
   s.min_measured_steps = std::max<std::int64_t>(kMinMeasuredSteps, 2 * std::int64_t(o.workers));
@@ -611,7 +617,7 @@ LoaderSchedule loader_schedule(const LoaderOptions& o, std::size_t samples,
     const std::uint64_t need = std::uint64_t(o.steps) * B * K;
     if (need / K / B != std::uint64_t(o.steps) || need > samples)
       s.refused = "loader: steps " + std::to_string(o.steps) + " × batch_size " +
-                  std::to_string(B) + " × " + std::to_string(K) + " accelerator(s) need " +
+                  std::to_string(B) + " × " + trainers + " need " +
                   std::to_string(need) + " samples per epoch" + size_of(need) +
                   ", but the data set holds " + std::to_string(samples) + size_of(samples) +
                   ": refused rather than run fewer steps; use a data set of at least " +
@@ -620,7 +626,8 @@ LoaderSchedule loader_schedule(const LoaderOptions& o, std::size_t samples,
     s.steps_per_epoch = std::int64_t((s.share + B - 1) / B);
     if (s.share == 0)
       s.refused = "loader: the data set holds " + std::to_string(samples) + " samples, fewer than " +
-                  std::to_string(K) + " accelerators: each needs at least one";
+                  (N == 1 ? std::to_string(K) + " accelerators" : trainers + " (" + std::to_string(K) + ")") +
+                  ": each needs at least one";
   }
   s.measured_first_epoch = std::max<std::int64_t>(0, s.steps_per_epoch - s.warmup_steps);
   s.prefetch = o.prefetch;
@@ -665,6 +672,8 @@ LoaderSim::LoaderSim(const LoaderOptions& options, const SampleSource& source)
   need(options.steps >= 0, "steps must be 0 (whole epoch) or more");
   need(options.warmup_steps >= 0, "warmup_steps must be 0 or more");
   need(options.accelerators >= 1, "accelerators must be at least 1");
+  need(options.nodes >= 1 && options.node >= 0 && options.node < options.nodes,
+       "node must be one of the nodes (0 <= node < nodes)");
 }
 
 LoaderSchedule LoaderSim::schedule() const {

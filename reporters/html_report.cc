@@ -693,6 +693,51 @@ void render_case_tables(Page& p, const std::vector<std::vector<CaseView>>& all, 
   p << "</section>\n";
 }
 
+// Cases run across ranks: per case, each host's rate (or a loader's lowest AU per host) and the
+// straggler line, as text (the per-rank chart above draws the same from the embedded data).
+void render_across_ranks(Page& p, const std::vector<std::vector<CaseView>>& all, const std::vector<std::string>& names) {
+  std::ostringstream body;
+  for (std::size_t f = 0; f < all.size(); ++f)
+    for (const CaseView& c : all[f]) {
+      const json* ranks = at(c.extra, {"ranks"});
+      if (!ranks || !ranks->is_array() || ranks->size() < 2) continue;
+      const bool loader = c.family == "loader";
+      std::vector<std::string> hosts;
+      if (const json* hs = at(c.extra, {"hosts"}); hs && hs->is_array())
+        for (const json& h : *hs)
+          if (h.contains("bytes_per_second") && h["bytes_per_second"].is_number())
+            hosts.push_back(h.value("host", std::string("?")) + " " + human_rate(h["bytes_per_second"].get<double>()));
+      std::string line;
+      if (loader) {
+        const json* min_rank = at(c.extra, {"min_au_rank"});
+        const json* min_au = at(c.extra, {"min_au"});
+        if (min_rank && min_rank->is_number() && min_au && min_au->is_number())
+          line = "lowest AU " + fmt("%.1f%%", 100 * min_au->get<double>()) + " on rank " +
+                 std::to_string(min_rank->get<int>()) + " (host " + text_at(c.extra, {"min_au_host"}) + ")";
+      } else {
+        const json* st = at(c.extra, {"stragglers"});
+        std::vector<std::string> named;
+        if (st && st->is_array())
+          for (const json& s : *st)
+            named.push_back("rank " + std::to_string(s.value("rank", 0)) + " (host " + s.value("host", std::string("?")) +
+                            ") at " + human_rate(s.value("bytes_per_second", 0.0)) + ", " +
+                            fmt("%.2f", s.value("vs_median", 0.0)) + " of the median rank's rate");
+        const double below = c.extra.contains("cluster") ? c.extra["cluster"].value("straggler_below", 0.8) : 0.8;
+        line = named.empty() ? "no straggler: every rank read at " + fmt("%.1f", below) + " of the median rank's rate or more"
+                             : std::string(named.size() == 1 ? "straggler: " : "stragglers: ") + joined(named, "; ");
+      }
+      body << "<li><code>" << escape_html(c.name) << "</code>" << (all.size() > 1 ? " (" + escape_html(names[f]) + ")" : "")
+           << ": " << ranks->size() << " ranks" << (hosts.empty() ? "" : " — hosts " + escape_html(joined(hosts, ", ")))
+           << "<br><span class=\"" << (line.rfind("straggler", 0) == 0 ? "straggler" : "muted") << "\">"
+           << escape_html(line) << "</span></li>\n";
+    }
+  if (body.str().empty()) return;
+  p << "<section id=\"across-ranks\"><h2>Across ranks</h2>\n<p class=\"muted\">Cases run under MPI: each host's rate "
+       "(the representative repetition) and the ranks slower than 0.8 of the median rank's rate, which hold the "
+       "aggregate down. The per-rank chart is under Charts.</p>\n<ul class=\"ranks\">\n"
+    << body.str() << "</ul></section>\n";
+}
+
 // The figure compared across files: the first metric `diff` judges the family on (a read's
 // rate, the loader's AU), else a throughput.
 std::optional<std::pair<std::string, double>> primary_metric(const CaseView& c) {
@@ -898,6 +943,7 @@ std::string render_html_report(const std::vector<ResultDocument>& docs, const st
   p << "<div id=\"charts\"><noscript><p class=\"muted\">The charts need JavaScript; the tables below hold every "
        "number.</p></noscript></div>\n";
   render_ratio_table(p, docs, all, names);
+  render_across_ranks(p, all, names);
   render_case_tables(p, all, names);
   p << "<footer>Written by <code>feedbench report</code>. Charts drawn by Chart.js (MIT licence), inlined: this "
        "page makes no network request.</footer>\n</main>\n";

@@ -344,6 +344,50 @@
     }
   }
 
+  // ---- across ranks: per case run under MPI, each rank's rate (file_read) or the lowest AU of
+  // its accelerators (loader), coloured by host; a straggler's bar is outlined; the caption
+  // carries the straggler line.
+  const ranked = [];
+  D.files.forEach((f, fi) => f.cases.forEach((c) => {
+    if (c.extra && Array.isArray(c.extra.ranks) && c.extra.ranks.length > 1 && Object.keys(c.counters).length) ranked.push({ file: fi, c });
+  }));
+  if (ranked.length) {
+    const into = section('ranks', 'Across ranks', 'Each rank of a case run under MPI, coloured by host: a read\'s rate, or the lowest AU of a trainer node\'s accelerators. A rank below 0.8 of the median rank\'s rate is a straggler (outlined): the round ends with the last rank, so it holds the aggregate down.');
+    ranked.forEach((x) => {
+      const ranks = x.c.extra.ranks;
+      const isLoader = x.c.family === 'loader';
+      const val = isLoader ? (r) => 100 * (r.min_au !== undefined ? r.min_au : r.au) : (r) => mib(r.bytes_per_second);
+      const slow = new Set((x.c.extra.stragglers || []).map((s) => s.rank));
+      const hosts = [...new Set(ranks.map((r) => r.host))];
+      const colourOf = (h) => palette[hosts.indexOf(h) % palette.length];
+      const outline = (r) => (slow.has(r.rank) ? '#d1495b' : colourOf(r.host));
+      const width = (r) => (slow.has(r.rank) ? 3 : 1);
+      // One series per host while they fit a legend; beyond that one series, coloured per bar.
+      const datasets = hosts.length <= MAX_SERIES
+        ? hosts.map((h) => ({ label: 'host ' + h, grouped: false, data: ranks.map((r) => (r.host === h ? val(r) : null)),
+                              backgroundColor: colourOf(h), borderColor: ranks.map(outline), borderWidth: ranks.map(width) }))
+        : [{ label: 'ranks (' + hosts.length + ' hosts)', data: ranks.map(val), backgroundColor: ranks.map((r) => colourOf(r.host)),
+             borderColor: ranks.map(outline), borderWidth: ranks.map(width) }];
+      const st = x.c.extra.stragglers || [];
+      const line = isLoader
+        ? (x.c.extra.min_au_rank !== undefined ? 'Lowest AU ' + (100 * x.c.extra.min_au).toFixed(1) + '% on rank ' + x.c.extra.min_au_rank + ' (host ' + x.c.extra.min_au_host + ').' : '')
+        : st.length ? 'Straggler' + (st.length > 1 ? 's' : '') + ': ' + st.map((s) => 'rank ' + s.rank + ' (host ' + s.host + ') at ' + mib(s.bytes_per_second).toPrecision(3) + ' MiB/s, ' + s.vs_median.toFixed(2) + ' of the median rank').join('; ') + '.'
+          : 'No straggler.';
+      const name = x.c.case + (multi ? ' — ' + D.files[x.file].name : '');
+      const canvas = figure(into, ranks.length + ' ranks on ' + hosts.length + (hosts.length === 1 ? ' host' : ' hosts') + '. ' + line);
+      canvas.closest('figure').classList.add('ranks');
+      draw(canvas, {
+        type: 'bar',
+        data: { labels: ranks.map((r) => 'rank ' + r.rank), datasets },
+        options: {
+          plugins: { title: { display: true, text: name } },
+          scales: { x: axis('Rank', { ticks: { maxRotation: 0, autoSkip: true } }),
+                    y: axis(isLoader ? 'Lowest AU of its accelerators (%)' : 'Throughput (MiB/s)', isLoader ? { min: 0, max: 100 } : { beginAtZero: true }) },
+        },
+      });
+    });
+  }
+
   // Chart.js does not follow the page into print layout by itself.
   window.addEventListener('beforeprint', () => charts.forEach((ch) => ch.resize()));
   window.addEventListener('afterprint', () => charts.forEach((ch) => ch.resize()));

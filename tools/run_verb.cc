@@ -246,6 +246,13 @@ std::map<std::string, std::string> run_environment(const Config& config) {
 // those whose name matches --benchmark_filter as the library matches it (an extended regex
 // searched in "<case>/iterations:1[/repeats:N]/manual_time"; a leading '-' negates it).
 // `matched`, when given, receives those cases.
+// RETURNS: the threads that read in one process for case `c`: the loader's workers for each
+// accelerator, the other families' workers.
+int reading_threads(const Case& c) {
+  const int workers = c.has("workers") ? int(std::max<std::int64_t>(1, c.integer("workers"))) : 1;
+  return c.has("accelerators") ? workers * int(c.integer("accelerators")) : workers;
+}
+
 std::pair<std::size_t, std::size_t> cases_to_run(const Plan& plan, const std::string& filter,
                                                  bool repetitions_from_flag, int flag_repetitions,
                                                  std::vector<Case>* matched = nullptr) {
@@ -539,6 +546,12 @@ int run_ranks(int argc, char** argv, Cluster& cluster, RankProgress& together) {
   }
   if (config.include_from_cache) config.include = include_from_cache(config);
   Plan plan = expand_plan(config, parse_whole_number(max_cases_text, "--max-cases", 1, UINT64_MAX));
+  // A partial cache's hit share and ranking count files by their place in the source, which a
+  // rank's share of the selection does not keep: refused before anything runs, not per case.
+  if (many && config.partial_cache && uses_path(plan, "cache"))
+    throw InputError(config.file + ": /dataset/partial_cache: a partial cache is read by one process only, not "
+                     "across ranks (its hit share counts files by their place in the source, which a rank's "
+                     "share does not keep): run it without mpirun, or measure path cache of a full cache");
 
   // Every file the run will write is checked now, not after the cases ran (the default result
   // path is fixed here, so the one checked is the one written).
@@ -774,6 +787,22 @@ int run_ranks(int argc, char** argv, Cluster& cluster, RankProgress& together) {
   if (many)
     std::fprintf(human, "ranks: %d on %d %s (%s), share %s\n", cluster.size(), cluster.hosts(),
                  cluster.hosts() == 1 ? "host" : "hosts", cluster.implementation().c_str(), config.share.c_str());
+  // A launcher's binding that holds a rank to fewer cores than its reading threads: said once,
+  // before any case, and recorded (environment.cpu_affinity).
+  nlohmann::json affinity_record = nullptr;
+  if (launched_by_mpi()) {
+    std::vector<Case> matched;
+    cases_to_run(plan, filter, repetitions_from_flag, flag_repetitions, &matched);
+    int threads = 0;
+    for (const Case& c : matched) threads = std::max(threads, reading_threads(c));
+    const std::vector<RankCores> cores = all_gather(cluster, this_process_cores());
+    const std::string warning = affinity_warning(cores, cluster.host_of_rank(), cluster.host_names(), threads);
+    nlohmann::json by_rank = nlohmann::json::array();
+    for (const RankCores& c : cores) by_rank.push_back({{"affinity", c.affinity}, {"online", c.online}});
+    affinity_record = {{"cores_by_rank", by_rank}, {"reading_threads", threads},
+                       {"warning", warning.empty() ? nlohmann::json(nullptr) : nlohmann::json(warning)}};
+    if (!warning.empty()) say(stderr, "warning: " + warning + "\n");
+  }
   register_plan(plan, context, repetitions_from_flag, flag_repetitions);
   // Progress: a live line on a terminal, a line per case elsewhere; nothing with --quiet.
   // The compact display labels cases by what varies among those that run.
@@ -854,6 +883,7 @@ int run_ranks(int argc, char** argv, Cluster& cluster, RankProgress& together) {
     doc.environment["cluster"] = {{"implementation", cluster.implementation()}, {"ranks", cluster.size()},
                                   {"hosts", hosts}, {"share", config.share}};
   }
+  if (!affinity_record.is_null()) doc.environment["cpu_affinity"] = affinity_record;
   doc.summary = summarize(doc);
   doc.summary["sizing"] = size_check;
 

@@ -2,6 +2,7 @@
 // [--prune] [--force]`:
 // copies a selection to a local cache, proves every file by SHA-256 read back from the device,
 // and writes the manifest last. Ctrl-C stops cleanly; a re-run resumes.
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <cstdio>
@@ -10,8 +11,11 @@
 #include <vector>
 
 #include <boost/program_options.hpp>
+#include <fcntl.h>
 #include <unistd.h>
 
+#include "cluster_launch.h"
+#include "feedbench/cluster.h"
 #include "feedbench/error.h"
 #include "feedbench/manifest.h"
 #include "feedbench/page_cache.h"
@@ -49,15 +53,150 @@ constexpr const char* kUsage =
     "exit codes: 0 staged, 1 failed (no space, I/O error, mismatch), 2 bad input (see above;\n"
     "a symlink out of the source), 130/143 interrupted\n"
     "\n"
+    "Under mpirun with one rank per node (-npernode 1) each node stages its own cache from the\n"
+    "shared source, with its own manifest, and rank 0 prints one summary, a line per host; the\n"
+    "exit code is the first failing host's, named. Two ranks on one host are refused.\n"
+    "\n"
     "examples:\n"
     "  feedbench stage --from /mnt/nfs/imagenet --to /local/nvme/cache --include 'val/**'\n"
     "  feedbench stage --from data --to /var/tmp/cache --label v2 --workers 8\n"
+    "  mpirun -npernode 1 --hostfile nodes feedbench stage --from /mnt/lustre/imagenet --to /nvme/cache\n"
     "\n";
 
+
+// One host's stage, as every rank hands it to rank 0 (a plain struct).
+struct HostStage {
+  std::uint64_t files_selected = 0, files_copied = 0, files_skipped = 0, files_removed = 0;
+  std::uint64_t bytes_selected = 0, bytes_copied = 0, errors = 0;
+  double seconds = 0;
+  std::int32_t exit_code = 0;
+  std::uint8_t staged = 0;  // ran to its end (a result), rather than refused before
+  std::uint8_t manifest_written = 0;
+  FixedText<600> error;  // the refusal, or the first error
+  FixedText<300> warning;  // the first warning (source and cache on one device)
+  FixedText<300> cache_root;
+  FixedText<100> label;
+};
+
+int stage_here(int argc, char** argv, HostStage* gathered);
+
+// RETURNS: the exit code of a stage across ranks, one per node, every host's stage gathered
+// into one summary printed by rank 0: the first failing host's code (0 when all staged).
+int stage_across_ranks(int argc, char** argv, Cluster& cluster) {
+  HostStage mine;
+  // Two ranks of one host would stage the same cache folder at once.
+  std::string crowded;
+  for (int r = 1; r < cluster.size() && crowded.empty(); ++r)
+    for (int q = 0; q < r; ++q)
+      if (cluster.host_of_rank()[std::size_t(r)] == cluster.host_of_rank()[std::size_t(q)]) {
+        crowded = "ranks " + std::to_string(q) + " and " + std::to_string(r) + " are both on host " +
+                  cluster.host_names()[std::size_t(cluster.host_of_rank()[std::size_t(r)])] +
+                  ": stage across ranks takes one rank per node (mpirun -npernode 1), as each node stages its "
+                  "own cache";
+        break;
+      }
+  if (!crowded.empty()) {
+    mine.exit_code = 2;
+    mine.error.set(crowded);
+  } else {
+    try {
+      mine.exit_code = stage_here(argc, argv, &mine);
+    } catch (const InputError& e) {
+      mine.exit_code = 2;
+      mine.error.set(e.what());
+    } catch (const po::error& e) {
+      mine.exit_code = 2;
+      mine.error.set(std::string(e.what()) + " (see feedbench stage --help)");
+    } catch (const std::exception& e) {
+      mine.exit_code = 1;
+      mine.error.set(std::string("error: ") + e.what());
+    }
+  }
+  const std::vector<HostStage> all = all_gather(cluster, mine);
+  // Every rank ends with the same code, so mpirun's is the run's.
+  int first_failed = 0;
+  bool any_staged = false;
+  for (const HostStage& h : all) {
+    if (first_failed == 0) first_failed = h.exit_code;
+    any_staged |= h.staged != 0;
+  }
+  if (!cluster.is_root()) return first_failed;
+  if (!crowded.empty()) throw InputError(crowded);
+  if (!any_staged && first_failed == 0) return 0;  // --help, or --evict alone
+
+  std::printf("stage across %d hosts (%s):\n", cluster.size(), cluster.implementation().c_str());
+  std::size_t width = 4;
+  for (int r = 0; r < cluster.size(); ++r)
+    width = std::max(width, cluster.host_names()[std::size_t(cluster.host_of_rank()[std::size_t(r)])].size());
+  std::vector<std::string> failed;
+  int rc = 0;
+  std::uint64_t files = 0, bytes = 0;
+  for (std::size_t r = 0; r < all.size(); ++r) {
+    const HostStage& h = all[r];
+    const std::string host = cluster.host_names()[std::size_t(cluster.host_of_rank()[r])];
+    std::string line = "  " + host + std::string(width - host.size(), ' ') + "  ";
+    if (h.staged) {
+      const double rate = h.seconds > 0 ? double(h.bytes_copied) / h.seconds : 0;
+      char text[512];
+      std::snprintf(text, sizeof text, "%llu files (%s): copied %llu, skipped %llu, removed %llu; %s in %s, %s; ",
+                    static_cast<unsigned long long>(h.files_selected), format_size(double(h.bytes_selected)).c_str(),
+                    static_cast<unsigned long long>(h.files_copied), static_cast<unsigned long long>(h.files_skipped),
+                    static_cast<unsigned long long>(h.files_removed), format_size(double(h.bytes_copied)).c_str(),
+                    format_duration_ns(h.seconds * 1e9).c_str(), format_rate(rate).c_str());
+      line += text;
+      line += h.manifest_written ? "verified, label " + h.label.str() + ", " + h.cache_root.str()
+                                 : "FAILED, no manifest";
+      if (h.errors > 0)
+        line += " (" + std::to_string(h.errors) + (h.errors == 1 ? " error: " : " errors, the first: ") + h.error.str() + ")";
+      files += h.files_selected;
+      bytes += h.bytes_selected;
+    } else {
+      line += "FAILED: " + h.error.str();
+    }
+    std::printf("%s\n", line.c_str());
+    if (!h.warning.str().empty()) std::printf("  %s  warning: %s\n", std::string(width, ' ').c_str(), h.warning.text);
+    if (h.exit_code != 0) {
+      failed.push_back(host + " (rank " + std::to_string(r) + ")");
+      if (rc == 0) rc = h.exit_code;
+    }
+  }
+  if (failed.empty()) {
+    std::printf("every host staged and verified its cache: %llu files, %s in all\n",
+                static_cast<unsigned long long>(files), format_size(double(bytes)).c_str());
+  } else {
+    std::string names;
+    for (std::size_t i = 0; i < failed.size(); ++i) names += (i ? ", " : "") + failed[i];
+    std::fflush(stdout);
+    std::fprintf(stderr, "feedbench stage: %zu of %d hosts failed: %s\n", failed.size(), cluster.size(), names.c_str());
+  }
+  std::fflush(stdout);
+  return rc;
+}
 
 }  // namespace
 
 int stage_main(int argc, char** argv) {
+  std::unique_ptr<Cluster> cluster = start_cluster(&argc, &argv);
+  if (cluster->size() == 1) return stage_here(argc, argv, nullptr);
+  // Rank 0 alone prints: the others' figures and reasons reach it in the gather.
+  if (!cluster->is_root()) {
+    std::fflush(stdout);
+    std::fflush(stderr);
+    const int null = ::open("/dev/null", O_WRONLY);
+    if (null >= 0) {
+      ::dup2(null, STDOUT_FILENO);
+      ::dup2(null, STDERR_FILENO);
+      ::close(null);
+    }
+  }
+  return stage_across_ranks(argc, argv, *cluster);
+}
+
+namespace {
+
+// Stages on this host. `gathered`: across ranks, where this host's figures go instead of the
+// closing lines (nullptr: one process, printing them).
+int stage_here(int argc, char** argv, HostStage* gathered) {
   StageOptions options;
   po::options_description opts("options");
   opts.add_options()
@@ -138,12 +277,33 @@ int stage_main(int argc, char** argv) {
     std::fprintf(stderr, "stage: hot set: %zu of %zu files (%s, seed %llu)\n", options.include.size(),
                  selection.size(), text.c_str(), static_cast<unsigned long long>(seed));
   }
-  options.progress = ::isatty(STDERR_FILENO);
+  options.progress = !gathered && ::isatty(STDERR_FILENO);
+  options.quiet = gathered != nullptr;  // its warnings go into the host's line of the summary
   StageResult r;
   {
     StopOnSignals stop;
     options.stop = stop.flag();
     r = stage(options);
+  }
+  if (gathered) {
+    HostStage& h = *gathered;
+    h.staged = 1;
+    h.files_selected = r.files_selected;
+    h.files_copied = r.files_copied;
+    h.files_skipped = r.files_skipped;
+    h.files_removed = r.files_removed;
+    h.bytes_selected = r.bytes_selected;
+    h.bytes_copied = r.bytes_copied;
+    h.seconds = r.seconds;
+    h.manifest_written = r.manifest_written ? 1 : 0;
+    h.errors = r.errors.size();
+    if (!r.errors.empty()) h.error.set(r.errors.front());
+    if (!r.warnings.empty()) h.warning.set(r.warnings.front());
+    if (r.stopped_by_signal) h.error.set(r.stopped_by_signal == SIGINT ? "interrupted by SIGINT" : "interrupted by SIGTERM");
+    h.cache_root.set(options.cache_root);
+    h.label.set(r.label);
+    if (evict_after && r.manifest_written) evict_cache(options.include);
+    return r.exit_code();
   }
 
   for (const std::string& rel : r.removed)
@@ -174,5 +334,7 @@ int stage_main(int argc, char** argv) {
   std::fflush(stdout);
   return r.exit_code();
 }
+
+}  // namespace
 
 }  // namespace feedbench

@@ -41,6 +41,14 @@ expect_in "$WORK/err" "rank 1 (host "
 expect_in "$WORK/err" "would run other cases than rank 0"
 [ ! -e "$WORK/r1.json" ] || fail "a result was written after a refused start"
 
+# 1c. A partial cache is read by one process only: refused before any case, naming the key.
+sed 's|"share": "per_node"}|"share": "per_node", "cache": "'"$WORK"'/cache", "partial_cache": true}|; s|"path": "source"|"path": "cache"|' \
+  "$WORK/c.json" >"$WORK/partial.json"
+mkdir -p "$WORK/cache"
+expect_exit 2 timeout 60 "${MPIRUN[@]}" -np 2 "$FEEDBENCH" run --config "$WORK/partial.json" --out "$WORK/r1.json"
+expect_in "$WORK/err" "/dataset/partial_cache: a partial cache is read by one process only, not across ranks"
+[ ! -e "$WORK/r1.json" ] || fail "a result was written after a refused start"
+
 # 2. A read error on one host: a file of node1's copy turns into a folder after the scan (the
 # run waits 2 s before its first case), so node1's warm pass fails. Every rank skips the case
 # with rank 1's reason; nothing measured, so exit 1; the result records why.
@@ -60,6 +68,35 @@ import json, sys
 doc = json.load(open(sys.argv[1]))
 b = [b for b in doc["benchmarks"] if b["run_type"] == "iteration"][0]
 assert b["error_occurred"] and b["error_message"].startswith("rank 1 (host node1): "), b
+PY
+
+# 2b. A read error inside the round on one host: node1's rank reads its copy at 256 KiB/s (24
+# files, about 6 s) and its last file turns into a folder about 2 s into the round, after the
+# warm pass. The other rank finishes its share first and waits; then every rank ends the case
+# with rank 1's reason, no hang.
+"$FEEDBENCH" gen --out "$WORK/src24" --files 24 --file-size 64KiB --layout flat --seed 5 >/dev/null
+rm -rf "$WORK/node1" && cp -r "$WORK/src24" "$WORK/node1"
+cat >"$WORK/slow.sh" <<SH
+if [ "\$OMPI_COMM_WORLD_RANK" = 1 ]; then exec "\$@" --throttle source=256KiB/s; else exec "\$@"; fi
+SH
+last=$(ls "$WORK/node1" | tail -1)
+start=$(date +%s)
+(FEEDBENCH_RUN_TEST_DELAY_MS=1500 NODE_SOURCE="$WORK/src24" NODE1="$WORK/node1" timeout 60 "${MPIRUN[@]}" -np 2 -x FEEDBENCH_RUN_TEST_DELAY_MS \
+   bash "$WORK/rank.sh" bash "$WORK/slow.sh" "$FEEDBENCH" run --config "$WORK/c.json" \
+   --out "$WORK/r2b.json" >"$WORK/out2b" 2>"$WORK/err2b" && echo 0 >"$WORK/rc2b" || echo $? >"$WORK/rc2b") &
+for _ in $(seq 100); do grep -q '^source ' "$WORK/out2b" 2>/dev/null && break; sleep 0.1; done
+sleep 3.5  # the 1.5 s delay, the warm pass, then 2 s into rank 1's round
+rm "$WORK/node1/$last" && mkdir "$WORK/node1/$last"
+wait
+[ "$(cat "$WORK/rc2b")" = 1 ] || { cat "$WORK/out2b" "$WORK/err2b"; fail "expected exit 1, got $(cat "$WORK/rc2b")"; }
+[ $(( $(date +%s) - start )) -lt 40 ] || fail "the failed round took too long to end"
+python3 - "$WORK/r2b.json" "$last" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+b = [b for b in doc["benchmarks"] if b["run_type"] == "iteration"][0]
+msg = b.get("error_message", "")
+assert b["error_occurred"] and msg.startswith("rank 1 (host node1): "), b
+assert sys.argv[2] in msg and "warm" not in msg, msg  # the round's read, not the preparation
 PY
 
 # 3. A rank killed mid-run: mpirun fails, well before the timeout, and no result is written.

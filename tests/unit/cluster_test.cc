@@ -171,5 +171,33 @@ TEST(ClusterText, FixedTextTruncatesAndTerminates) {
   EXPECT_EQ(t.str(), "ab");
 }
 
+TEST(ClusterAffinity, WarnsWhenABindingHoldsFewerCoresThanReadingThreads) {
+  const std::vector<int> host_of_rank{0, 0, 1};
+  const std::vector<std::string> hosts{"node-a", "node-b"};
+  // Open MPI's default binding: one core per rank of a 16-core host, 4 workers.
+  const std::string w = affinity_warning({{1, 16}, {1, 16}, {1, 16}}, host_of_rank, hosts, 4);
+  EXPECT_NE(w.find("rank 0 (host node-a), rank 1 (host node-a) and rank 2 (host node-b)"), std::string::npos) << w;
+  EXPECT_NE(w.find("each run on 1 core (of 16 online)"), std::string::npos) << w;
+  EXPECT_NE(w.find("up to 4 threads"), std::string::npos) << w;
+  EXPECT_NE(w.find("--bind-to none"), std::string::npos) << w;
+  EXPECT_NE(w.find("--map-by slot:PE=4"), std::string::npos) << w;
+  // Only the held ranks are named.
+  const std::string one = affinity_warning({{16, 16}, {2, 16}, {16, 16}}, host_of_rank, hosts, 4);
+  EXPECT_NE(one.find("rank 1 (host node-a) may run on 2 cores (of 16 online)"), std::string::npos) << one;
+  EXPECT_EQ(one.find("rank 0"), std::string::npos) << one;
+  // Enough cores for the threads, or unbound ranks on a machine smaller than the threads: quiet.
+  EXPECT_EQ(affinity_warning({{4, 16}, {8, 16}, {16, 16}}, host_of_rank, hosts, 4), "");
+  EXPECT_EQ(affinity_warning({{2, 2}, {2, 2}, {2, 2}}, host_of_rank, hosts, 4), "");
+  // Many ranks: four named, the rest counted.
+  const std::string many = affinity_warning(std::vector<RankCores>(7, {1, 8}), {0, 0, 0, 0, 0, 0, 0}, {"n"}, 2);
+  EXPECT_NE(many.find("rank 3 (host n) and 3 more ranks"), std::string::npos) << many;
+}
+
+TEST(ClusterAffinity, ThisProcessHasAtLeastOneCoreOfThoseOnline) {
+  const RankCores c = this_process_cores();
+  EXPECT_GE(c.affinity, 1);
+  EXPECT_LE(c.affinity, c.online);
+}
+
 }  // namespace
 }  // namespace feedbench

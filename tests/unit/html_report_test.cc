@@ -93,6 +93,48 @@ std::string page_without_chartjs(std::string page) {
   return page;
 }
 
+// A case run across 3 ranks on 2 hosts, rank 2 slow, and a loader case across 2 ranks.
+ResultDocument ranks_doc() {
+  ResultDocument d = base_doc();
+  for (BenchmarkEntry& e : d.benchmarks) {
+    if (e.case_name.find("workers:4/state:cold/path:source") == std::string::npos) continue;
+    e.extra = {{"cluster", {{"ranks", 3}, {"hosts", 2}, {"straggler_below", 0.8}}},
+               {"ranks", {{{"rank", 0}, {"host", "node-a"}, {"bytes_per_second", 200e6}},
+                          {{"rank", 1}, {"host", "node-a"}, {"bytes_per_second", 190e6}},
+                          {{"rank", 2}, {"host", "node-b"}, {"bytes_per_second", 20e6}}}},
+               {"hosts", {{{"host", "node-a"}, {"bytes_per_second", 390e6}}, {{"host", "node-b"}, {"bytes_per_second", 20e6}}}},
+               {"stragglers", {{{"rank", 2}, {"host", "node-b"}, {"bytes_per_second", 20e6}, {"vs_median", 0.105}}}}};
+  }
+  BenchmarkEntry l = loader_entry("source", 2, 2, 0.6);
+  l.extra["ranks"] = {{{"rank", 0}, {"host", "node-a"}, {"au", 0.95}, {"min_au", 0.94}, {"au_per_accelerator", {0.94, 0.96}}},
+                      {{"rank", 1}, {"host", "node-b"}, {"au", 0.61}, {"min_au", 0.6}, {"au_per_accelerator", {0.6, 0.62}}}};
+  l.extra["min_au"] = 0.6;
+  l.extra["min_au_rank"] = 1;
+  l.extra["min_au_host"] = "node-b";
+  d.benchmarks.push_back(l);
+  return d;
+}
+
+TEST(HtmlReportTest, CasesAcrossRanksShowHostsAndTheStragglerLine) {
+  const std::string page = render_html_report({ranks_doc()}, {"r"});
+  const auto at = page.find("<section id=\"across-ranks\">");
+  ASSERT_NE(at, std::string::npos);
+  const std::string section = page.substr(at, page.find("</section>", at) - at);
+  EXPECT_NE(section.find("3 ranks — hosts node-a 372 MiB/s, node-b 19.1 MiB/s"), std::string::npos) << section;
+  EXPECT_NE(section.find("straggler: rank 2 (host node-b) at 19.1 MiB/s, 0.10 of the median rank&#39;s rate"),
+            std::string::npos) << section;
+  EXPECT_NE(section.find("lowest AU 60.0% on rank 1 (host node-b)"), std::string::npos) << section;
+  // Cases of one rank have no line; the chart's data (every rank's figures) is embedded.
+  EXPECT_EQ(section.find("workers:1/"), std::string::npos) << section;
+  const json data = embedded_data(page);
+  std::size_t with_ranks = 0;
+  for (const json& c : data["files"][0]["cases"])
+    if (c["extra"].contains("ranks")) ++with_ranks;
+  EXPECT_EQ(with_ranks, 2u);
+  // A run of one process has no such section.
+  EXPECT_EQ(render_html_report({base_doc()}, {"r"}).find("across-ranks"), std::string::npos);
+}
+
 TEST(HtmlReportTest, MakesNoNetworkRequest) {
   std::string page = render_html_report({base_doc()}, {"r"});
   ASSERT_NE(page.find("Chart.js v3"), std::string::npos);

@@ -4,9 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <mutex>
 #include <thread>
 
 #include <unistd.h>
@@ -339,6 +341,93 @@ TEST(LoaderTest, ADataSetTooSmallForTheAcceleratorsIsRefused) {
     EXPECT_NE(std::string(e.what()).find("320 samples"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("holds 240"), std::string::npos) << e.what();
   }
+}
+
+// Records which samples were read in which epoch (the residency hook runs before each epoch,
+// while no trainer reads).
+class RecordingSource final : public SampleSource {
+ public:
+  explicit RecordingSource(std::size_t n) : n_(n) {}
+  std::size_t count() const override { return n_; }
+  std::unique_ptr<SampleReader> make_reader() const override { return std::make_unique<Reader>(*this); }
+  double next_epoch() {
+    ++epoch_;
+    return 0;
+  }
+  // RETURNS: the samples read in each epoch (0-based), sorted.
+  std::vector<std::vector<std::size_t>> reads() const {
+    std::lock_guard lock(m_);
+    std::vector<std::vector<std::size_t>> out = reads_;
+    for (auto& e : out) std::sort(e.begin(), e.end());
+    return out;
+  }
+
+ private:
+  struct Reader final : SampleReader {
+    explicit Reader(const RecordingSource& s) : s_(s) {}
+    std::uint64_t read(std::size_t i) override {
+      std::lock_guard lock(s_.m_);
+      if (s_.reads_.size() < std::size_t(s_.epoch_)) s_.reads_.resize(std::size_t(s_.epoch_));
+      s_.reads_[std::size_t(s_.epoch_ - 1)].push_back(i);
+      return 1;
+    }
+    std::uint64_t planned_bytes(std::size_t) const override { return 1; }
+    const RecordingSource& s_;
+  };
+  std::size_t n_;
+  int epoch_ = 0;
+  mutable std::mutex m_;
+  mutable std::vector<std::vector<std::size_t>> reads_;
+};
+
+// Across nodes (ranks), as DLIO's loader: every epoch one shuffle of the whole data set with the
+// seed and the epoch, cut between every node's accelerators; so each epoch's shares are
+// disjoint and together complete, and a node reads other samples in the next epoch.
+TEST(LoaderTest, NodesShareEachEpochAndReshuffleEveryEpoch) {
+  constexpr std::size_t kSamples = 48;
+  constexpr int kNodes = 3, kEpochs = 3;
+  std::vector<std::vector<std::vector<std::size_t>>> by_node;  // node -> epoch -> samples
+  for (int node = 0; node < kNodes; ++node) {
+    RecordingSource source(kSamples);
+    LoaderOptions o = options(2, 1, 0, 0);
+    o.accelerators = 2;
+    o.epochs = kEpochs;
+    o.node = node;
+    o.nodes = kNodes;
+    o.residency = [&source] { return source.next_epoch(); };
+    const LoaderSim sim(o, source);
+    EXPECT_EQ(sim.schedule().share, kSamples / (2 * kNodes));
+    LoaderSim(o, source).run();
+    by_node.push_back(source.reads());
+    ASSERT_EQ(by_node.back().size(), std::size_t(kEpochs));
+  }
+  for (int e = 0; e < kEpochs; ++e) {
+    std::vector<std::size_t> all;
+    for (int node = 0; node < kNodes; ++node) {
+      const auto& mine = by_node[std::size_t(node)][std::size_t(e)];
+      EXPECT_EQ(mine.size(), kSamples / kNodes) << "node " << node << " epoch " << e;
+      all.insert(all.end(), mine.begin(), mine.end());
+    }
+    std::sort(all.begin(), all.end());
+    std::vector<std::size_t> want(kSamples);
+    for (std::size_t i = 0; i < kSamples; ++i) want[i] = i;
+    EXPECT_EQ(all, want) << "epoch " << e << ": the nodes' shares are not disjoint and complete";
+  }
+  for (int node = 0; node < kNodes; ++node)
+    for (int e = 1; e < kEpochs; ++e)
+      EXPECT_NE(by_node[std::size_t(node)][std::size_t(e)], by_node[std::size_t(node)][std::size_t(e - 1)])
+          << "node " << node << " read the same share in epochs " << e << " and " << e + 1;
+}
+
+TEST(LoaderTest, ADataSetTooSmallForEveryNodesAcceleratorsIsRefused) {
+  auto source = make_delay_source(240, 10, 0);
+  LoaderOptions o = options(4, 1, 100'000, 20);
+  o.accelerators = 2;
+  o.nodes = 2;
+  o.node = 1;
+  const LoaderSchedule s = LoaderSim(o, *source).schedule();
+  EXPECT_NE(s.refused.find("320 samples"), std::string::npos) << s.refused;
+  EXPECT_NE(s.refused.find("2 nodes"), std::string::npos) << s.refused;
 }
 
 // steps: 40 over an epoch of 18 batches is refused, never silently cut to 18.

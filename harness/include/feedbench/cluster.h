@@ -109,6 +109,24 @@ struct FixedText {
 // every rank, so all of them stop (or go on) together.
 std::string first_failure(Cluster& cluster, const std::string& error);
 
+// A rank's cores: those its CPU affinity allows it to run on, and those its host has online.
+struct RankCores {
+  std::int32_t affinity = 0;
+  std::int32_t online = 0;
+};
+// RETURNS: this process's cores (sched_getaffinity; both online when it cannot be read).
+RankCores this_process_cores();
+
+// Under an MPI launcher's binding a rank may be held to fewer cores than it has reading threads
+// (Open MPI binds each rank to one core by default with two ranks or fewer), and its threads
+// then take turns on them: a figure of the binding, not of storage.
+// RETURNS: one warning naming the ranks (and hosts) whose affinity allows fewer cores than
+// `reading_threads` and fewer than their host has online (a binding, not a small machine), with
+// their core count and the fix (mpirun --bind-to none, or --map-by ...:PE=N); "" when none.
+// `host_of_rank` and `host_names` as Cluster gives them; `ranks` by rank.
+std::string affinity_warning(const std::vector<RankCores>& ranks, const std::vector<int>& host_of_rank,
+                             const std::vector<std::string>& host_names, int reading_threads);
+
 // The maths of a round across ranks.
 
 // RETURNS: the indices (ascending) into a selection of `files` files that part `part` of

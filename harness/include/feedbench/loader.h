@@ -110,6 +110,12 @@ struct LoaderOptions {
   // prefetch × workers (loader_schedule).
   int warmup_steps = 1;
   int accelerators = 1;    // trainers, each with its own workers and share of every epoch
+  // Across nodes (the ranks of a distributed run), as DLIO's loader: the source is the whole
+  // data set on every node, each epoch's order is cut between all nodes × accelerators
+  // trainers, and this process runs those of node `node`. As the order is drawn anew each epoch
+  // (seed, epoch), a node reads another share each epoch. REQUIRES: 0 <= node < nodes.
+  int node = 0;
+  int nodes = 1;
   std::uint64_t seed = 42;
   // Sampling: none, each epoch a seeded shuffle of every sample; a skew (skew.h), each epoch as
   // many draws with replacement, samples ranked by `ranking` (sample indices, hottest first;
