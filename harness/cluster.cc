@@ -1,12 +1,10 @@
 #include "feedbench/cluster.h"
 
-#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <numeric>
-#include <thread>
 
 #include "feedbench/error.h"
 #include "feedbench/splitmix.h"
@@ -55,16 +53,6 @@ std::string first_failure(Cluster& cluster, const std::string& error) {
            all[r].why.str();
   }
   return "";
-}
-
-RankCores this_process_cores() {
-  RankCores c;
-  const long online = ::sysconf(_SC_NPROCESSORS_ONLN);
-  c.online = online > 0 ? std::int32_t(online) : std::int32_t(std::max(1u, std::thread::hardware_concurrency()));
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  c.affinity = ::sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0 ? CPU_COUNT(&set) : c.online;
-  return c;
 }
 
 std::string affinity_warning(const std::vector<RankCores>& ranks, const std::vector<int>& host_of_rank,

@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
-#include <optional>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -36,6 +35,7 @@
 #include "csv_writer.h"
 #include "feedbench/cache_verification.h"
 #include "feedbench/config.h"
+#include "feedbench/cores.h"
 #include "feedbench/dataset.h"
 #include "feedbench/environment.h"
 #include "feedbench/manifest.h"
@@ -795,7 +795,7 @@ int run_ranks(int argc, char** argv, Cluster& cluster, RankProgress& together) {
     cases_to_run(plan, filter, repetitions_from_flag, flag_repetitions, &matched);
     int threads = 0;
     for (const Case& c : matched) threads = std::max(threads, reading_threads(c));
-    const std::vector<RankCores> cores = all_gather(cluster, this_process_cores());
+    const std::vector<RankCores> cores = all_gather(cluster, RankCores{std::int32_t(usable_cores()), std::int32_t(online_cpus())});
     const std::string warning = affinity_warning(cores, cluster.host_of_rank(), cluster.host_names(), threads);
     nlohmann::json by_rank = nlohmann::json::array();
     for (const RankCores& c : cores) by_rank.push_back({{"affinity", c.affinity}, {"online", c.online}});

@@ -193,11 +193,5 @@ TEST(ClusterAffinity, WarnsWhenABindingHoldsFewerCoresThanReadingThreads) {
   EXPECT_NE(many.find("rank 3 (host n) and 3 more ranks"), std::string::npos) << many;
 }
 
-TEST(ClusterAffinity, ThisProcessHasAtLeastOneCoreOfThoseOnline) {
-  const RankCores c = this_process_cores();
-  EXPECT_GE(c.affinity, 1);
-  EXPECT_LE(c.affinity, c.online);
-}
-
 }  // namespace
 }  // namespace feedbench

@@ -109,13 +109,12 @@ struct FixedText {
 // every rank, so all of them stop (or go on) together.
 std::string first_failure(Cluster& cluster, const std::string& error);
 
-// A rank's cores: those its CPU affinity allows it to run on, and those its host has online.
+// A rank's cores: those its CPU affinity allows it to run on (usable_cores), and those its host
+// has online (online_cpus).
 struct RankCores {
   std::int32_t affinity = 0;
   std::int32_t online = 0;
 };
-// RETURNS: this process's cores (sched_getaffinity; both online when it cannot be read).
-RankCores this_process_cores();
 
 // Under an MPI launcher's binding a rank may be held to fewer cores than it has reading threads
 // (Open MPI binds each rank to one core by default with two ranks or fewer), and its threads
