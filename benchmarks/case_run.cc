@@ -4,6 +4,7 @@
 
 #include "feedbench/error.h"
 #include "feedbench/page_cache.h"
+#include "feedbench/skew.h"
 #include "feedbench/units.h"
 #include "progress.h"
 
@@ -38,6 +39,32 @@ const FileSet* CaseRun::find_selection(const std::string& path_role, std::string
     return nullptr;
   }
   return files;
+}
+
+std::optional<FileSet> CaseRun::partial_cache_files(const std::string& path_role, const FileSet* selected,
+                                                    std::string* why) const {
+  if (!selected || path_role != "cache" || !context_.partial_cache || !context_.source) return std::nullopt;
+  // Its files are ranked and counted by their index in the source; a rank's share is not.
+  if (context_.ranks().size() > 1)
+    *why = "a partial cache (dataset.partial_cache) is read by one process only, not across ranks";
+  return tiered_files(*context_.source, *selected);
+}
+
+void CaseRun::record_hit_share(const FileSet& files, const std::vector<std::uint64_t>& reads, bool tiered,
+                               const std::string& path_role) {
+  if (!context_.cache) return;
+  FB_CHECK(reads.size() == files.size(), "one read count per file");
+  const std::vector<bool> held = held_by(files, *context_.cache);
+  std::uint64_t draws = 0, hits = 0, hit_bytes = 0, bytes = 0;
+  for (std::size_t f = 0; f < files.size(); ++f) {
+    draws += reads[f];
+    bytes += reads[f] * files.file_size(f);
+    if (held[f]) hits += reads[f], hit_bytes += reads[f] * files.file_size(f);
+  }
+  nlohmann::json& extra = record_.extra;
+  extra["hit_share"] = draws ? double(hits) / double(draws) : 0.0;
+  extra["hit_share_bytes"] = bytes ? double(hit_bytes) / double(bytes) : 0.0;
+  extra["served_by"] = tiered ? "cache where it holds the file, else source" : path_role;
 }
 
 const FileSet* CaseRun::selection(const std::string& path_role) {

@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <benchmark/benchmark.h>
 
@@ -36,6 +37,22 @@ class CaseRun {
 
   // RETURNS: the selection of `path_role`, or nullptr with the reason in `why` (no skip).
   const FileSet* find_selection(const std::string& path_role, std::string* why) const;
+
+  // A partial cache (dataset.partial_cache, a hot set) on path cache: RETURNS the source's
+  // selection with each file at its cache path where the cache holds it, else at its source path
+  // (tiered_files; index for index the source's, so rank and count it by context.source); nullopt
+  // on any other path, or when `selected` is null. Across ranks sets `why`: a partial cache is
+  // read by one process only.
+  std::optional<FileSet> partial_cache_files(const std::string& path_role, const FileSet* selected,
+                                             std::string* why) const;
+
+  // Records in `extra` the hit share of a skewed round when the run has a cache: "hit_share"
+  // and "hit_share_bytes", the fractions of reads (and bytes) on files the cache holds, and
+  // "served_by". `reads[i]` is how often file i of `files` was read; `files` is the source's
+  // selection when `tiered` (the cache served those hits), else the round's own files (on
+  // the source path, what a cache would serve).
+  void record_hit_share(const FileSet& files, const std::vector<std::uint64_t>& reads, bool tiered,
+                        const std::string& path_role);
 
   // Across ranks: the lowest rank of each host prepares `host_files` (this host's part of the
   // round) as prepare_cache_state does, every host's residency is gathered and the cache

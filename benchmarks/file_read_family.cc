@@ -26,13 +26,8 @@ void run_file_read_case(const Case& c, RunContext& context, benchmark::State& st
   std::string why;
   const FileSet* selected = run.find_selection(c.str("path"), &why);
   // A partial cache (a hot set): path cache reads what it holds from it, the rest from the source.
-  std::optional<FileSet> tiered;
-  if (selected && c.str("path") == "cache" && context.partial_cache && context.source) {
-    tiered = tiered_files(*context.source, *selected);
-    selected = &*tiered;
-    // Its files are ranked and counted by their index in the source; a rank's share is not.
-    if (many) why = "a partial cache (dataset.partial_cache) is read by one process only, not across ranks";
-  }
+  std::optional<FileSet> tiered = run.partial_cache_files(c.str("path"), selected, &why);
+  if (tiered) selected = &*tiered;
 
   const std::string cache_state = c.str("cache_state");
   const std::string engine = c.str("engine");
@@ -142,21 +137,11 @@ void run_file_read_case(const Case& c, RunContext& context, benchmark::State& st
     extra["runtime_from"] = runtime_from;
   }
   if (spec.max_bytes > 0) extra["max_bytes"] = spec.max_bytes;
-  if (spec.pattern == Pattern::skewed && context.cache && context.source) {
-    // The hit share: the fraction of the round's reads (and bytes) on files the cache holds;
-    // on the cache path of a partial cache, what the cache served; on the source path, what it
-    // would serve. Counted over the round's draws.
-    const FileSet& by_path = tiered ? *context.source : *files;
-    const std::vector<bool> held = held_by(by_path, *context.cache);
-    std::uint64_t hits = 0, hit_bytes = 0, bytes = 0;
-    for (std::uint32_t f : workload.order()) {
-      bytes += by_path.file_size(f);
-      if (held[f]) ++hits, hit_bytes += by_path.file_size(f);
-    }
-    const std::size_t draws = workload.order().size();
-    extra["hit_share"] = draws ? double(hits) / double(draws) : 0.0;
-    extra["hit_share_bytes"] = bytes ? double(hit_bytes) / double(bytes) : 0.0;
-    extra["served_by"] = tiered ? "cache where it holds the file, else source" : c.str("path");
+  if (spec.pattern == Pattern::skewed && context.source) {
+    // The hit share, counted over the round's draws.
+    std::vector<std::uint64_t> reads(files->size(), 0);
+    for (std::uint32_t f : workload.order()) ++reads[f];
+    run.record_hit_share(tiered ? *context.source : *files, reads, tiered.has_value(), c.str("path"));
   }
   if (options.ramp_ns > 0) {
     extra["ramp_time_s"] = double(options.ramp_ns) / 1e9;

@@ -129,6 +129,9 @@ void run_loader_case(const Case& c, RunContext& context, benchmark::State& state
   const bool many = cluster.size() > 1;
   std::string why;
   const FileSet* selected = run.find_selection(c.str("path"), &why);
+  // A partial cache (a hot set): path cache reads what it holds from it, the rest from the source.
+  std::optional<FileSet> tiered = run.partial_cache_files(c.str("path"), selected, &why);
+  if (tiered) selected = &*tiered;
 
   const std::string cache_state = c.str("cache_state");
   if (why.empty() && cache_state != "cold" && cache_state != "warm")
@@ -164,9 +167,10 @@ void run_loader_case(const Case& c, RunContext& context, benchmark::State& state
       source = source_of(c, *files, run.throttle(c.str("path")));
       // Between epochs, untimed: a later epoch may be served from the page cache.
       if (!calibration) options.residency = [files] { return measure_residency(*files).fraction(); };
-      // Skewed sampling ranks files as file_read does (records by their index).
+      // Skewed sampling ranks files as file_read does (records by their index); a partial
+      // cache's files by their source paths, so the same files are hot on both paths.
       if (options.skew.kind != Skew::Kind::none && c.str("samples") == "files")
-        options.ranking = hot_ranking(*files, c.seed);
+        options.ranking = hot_ranking(tiered ? *context.source : *files, c.seed);
       sim.emplace(options, *source);
       // Refused before any preparation: the data set cannot hold the configured steps.
       why = sim->schedule().refused;
@@ -256,6 +260,14 @@ void run_loader_case(const Case& c, RunContext& context, benchmark::State& state
   if (across) {
     run.record().extra.update(across->extra);
     run.record().extra["dataset_bytes"] = selected->total_bytes();
+  }
+  if (options_of(c).skew.kind != Skew::Kind::none && c.str("samples") == "files" && !many && context.source) {
+    // The hit share, counted over the samples the run's batches took (warm-up included).
+    LoaderOptions options = options_of(c);
+    options.ranking = hot_ranking(tiered ? *context.source : *files, c.seed);
+    run.record_hit_share(tiered ? *context.source : *files,
+                         loader_sample_reads(options, result.schedule, files->size()), tiered.has_value(),
+                         c.str("path"));
   }
   if (options_of(c).transform.per == TransformCost::Per::decode && result.transform_bytes > 0) {
     // The real cost of decoding on this CPU, for comparison with djpeg or another host.

@@ -337,12 +337,13 @@ class Scanner {
     return name.size() >= 6 && name.substr(name.size() - 6) == ".fbtmp";
   }
 
-  // feedbench's own files: cache metadata at the root and temporaries anywhere.
+  // feedbench's own files: cache and gen metadata at the root and temporaries anywhere.
   // RETURNS: the kind for left_out(), or nullptr for a file of the data set.
   static const char* ours_kind(std::string_view name, bool at_root) {
     if (is_temporary(name)) return "feedbench temporary";
     if (at_root && (name == "MANIFEST.sha256" || name == "feedbench-manifest.json"))
       return "feedbench manifest";
+    if (at_root && name == "feedbench-gen.json") return "feedbench metadata";  // gen --like's record
     return nullptr;
   }
 

@@ -22,9 +22,11 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "feedbench/build_info.h"
 #include "feedbench/cores.h"
 #include "feedbench/error.h"
 #include "feedbench/jpeg.h"
+#include "feedbench/manifest.h"
 #include "feedbench/threads.h"
 #include "feedbench/units.h"
 #include "feedbench/splitmix.h"
@@ -150,10 +152,51 @@ std::uint64_t write_one(const GenOptions& o, int out_fd, std::uint64_t index, ch
   return size;
 }
 
+// Writes <out>/feedbench-gen.json (temporary name, then renamed): the data set's origin.
+void write_gen_record(const GenOptions& o, int out_fd, const GenSummary& summary) {
+  nlohmann::ordered_json j;
+  j["schema"] = kGenRecordSchema;
+  j["created_utc"] = utc_timestamp();
+  j["feedbench_version"] = build::kVersion;
+  j["seed"] = o.seed;
+  j["like"] = o.like->origin;
+  j["generated"] = {{"files", summary.files}, {"bytes", summary.bytes}, {"folders", summary.folders}};
+  const std::string text = j.dump(2) + "\n";
+  const std::string tmp = std::string(kGenRecordName) + ".fbtmp";
+  int fd = ::openat(out_fd, tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw RunError(errno_message("gen: create '" + o.out + "/" + tmp + "'", errno));
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int err = errno;
+      ::close(fd);
+      ::unlinkat(out_fd, tmp.c_str(), 0);
+      throw RunError(errno_message("gen: write '" + o.out + "/" + tmp + "'", err));
+    }
+    done += std::size_t(n);
+  }
+  if (::close(fd) != 0 || ::renameat(out_fd, tmp.c_str(), out_fd, kGenRecordName) != 0) {
+    const int err = errno;
+    ::unlinkat(out_fd, tmp.c_str(), 0);
+    throw RunError(errno_message("gen: write '" + o.out + "/" + kGenRecordName + "'", err));
+  }
+}
+
 }  // namespace
 
 void validate_gen_options(const GenOptions& o) {
   if (o.out.empty()) throw InputError("--out: expected a folder to write into");
+  if (o.layout == GenLayout::kLike) {
+    FB_CHECK(o.like && o.like->files == o.files && !o.like->folders.empty(), "--like needs its shape");
+    if (o.format != GenFormat::kBin)
+      throw InputError("--format: --like writes pseudo-random bytes of the real sizes; expected bin");
+    if (o.files > o.max_files)
+      throw InputError("--scale: the data set would hold " + std::to_string(o.files) + " files, more than " +
+                       std::to_string(o.max_files) + " (lower --scale, or raise the limit with --max-files N)");
+    return;
+  }
   if (o.files == 0) throw InputError("--files: expected at least 1 file");
   if (o.min_size == 0) throw InputError("--file-size: expected at least 1 byte");
   if (o.min_size > o.max_size)
@@ -190,12 +233,13 @@ void validate_gen_options(const GenOptions& o) {
                          " files (raise the limit with --max-files N), got " + std::to_string(o.shards));
       break;
     case GenLayout::kFlat:
+    case GenLayout::kLike:  // checked above
       break;
   }
 }
 
 std::uint64_t gen_total_bytes(const GenOptions& o) {
-  if (o.layout == GenLayout::kShards || o.min_size == o.max_size) {
+  if (o.layout == GenLayout::kShards || (o.layout != GenLayout::kLike && o.min_size == o.max_size)) {
     // Records (or files) of one size: a product, saturated.
     const std::uint64_t count = o.files;
     return o.min_size != 0 && count > UINT64_MAX / o.min_size ? UINT64_MAX : count * o.min_size;
@@ -224,6 +268,15 @@ std::string gen_file_name(const GenOptions& o, std::uint64_t index) {
     case GenLayout::kShards:
       std::snprintf(buf, sizeof buf, "shard_%0*llu.bin", std::max(5, digits(o.shards - 1)), i);
       break;
+    case GenLayout::kLike: {
+      // The folder whose run of consecutive indices holds `index`.
+      const auto& folders = o.like->folders;
+      const auto it = std::upper_bound(folders.begin(), folders.end(), index,
+                                       [](std::uint64_t v, const ShapeFolder& f) { return v < f.first; });
+      const std::string& folder = std::prev(it)->path;
+      std::snprintf(buf, sizeof buf, "file_%0*llu.bin", std::max(6, digits(o.files - 1)), i);
+      return folder.empty() ? std::string(buf) : folder + "/" + buf;
+    }
   }
   return buf;
 }
@@ -234,6 +287,7 @@ std::uint64_t gen_file_size(const GenOptions& o, std::uint64_t index) {
     std::uint64_t last = ceil_div_mul(index + 1, o.files, o.shards);
     return (last - first) * o.min_size;
   }
+  if (o.layout == GenLayout::kLike) return shape_file_size(o.like->sizes, o.files, o.seed, index);
   if (o.min_size == o.max_size) return o.min_size;
   // Uniform in [min, max] by multiply-shift (no modulo bias worth the name).
   std::uint64_t span = o.max_size - o.min_size + 1;
@@ -290,6 +344,16 @@ GenSummary generate_dataset(const GenOptions& o,
   GenSummary summary;
   summary.files = files_written(o);
   summary.folders = 1;
+  if (o.layout == GenLayout::kLike) {
+    summary.folders = o.like->folders.size();
+    for (const std::string& folder : o.like->dirs) {  // parents first
+      if (::mkdirat(out_fd, folder.c_str(), 0755) != 0 && errno != EEXIST) {
+        int err = errno;
+        ::close(out_fd);
+        throw RunError(errno_message("gen: create folder '" + o.out + "/" + folder + "'", err));
+      }
+    }
+  }
   if (o.layout == GenLayout::kClasses) {
     summary.folders = o.classes;
     for (std::uint64_t c = 0; c < o.classes; ++c) {
@@ -356,9 +420,17 @@ GenSummary generate_dataset(const GenOptions& o,
     }
   }
   for (std::thread& t : pool) t.join();
+  summary.bytes = bytes_done.load();
+  // Written last: a folder with the record holds every file it describes.
+  if (error.empty() && o.layout == GenLayout::kLike) {
+    try {
+      write_gen_record(o, out_fd, summary);
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+  }
   ::close(out_fd);
   if (!error.empty()) throw RunError(error);
-  summary.bytes = bytes_done.load();
   if (progress) {
     total_progress.files_done = summary.files;
     total_progress.bytes_done = summary.bytes;

@@ -447,15 +447,9 @@ class Trainer {
 
  private:
   void run_epoch(int epoch, EpochOutcome& out) {
-    // DistributedSampler's split: trainer k of all nodes' trainers takes every K-th sample of
-    // the epoch's order, and every trainer takes the same number (the schedule's share; the
-    // remainder is dropped).
-    std::vector<std::size_t> all = loader_epoch_order(o_, source_.count(), epoch);
-    std::vector<std::size_t> mine;
-    const std::size_t trainers = std::size_t(o_.accelerators) * std::size_t(o_.nodes);
-    for (std::size_t i = std::size_t(o_.node) * std::size_t(o_.accelerators) + std::size_t(index_);
-         i < all.size() && mine.size() < schedule_.share; i += trainers)
-      mine.push_back(all[i]);
+    // DistributedSampler's split across all nodes' trainers (loader_trainer_share).
+    const std::vector<std::size_t> mine =
+        loader_trainer_share(loader_epoch_order(o_, source_.count(), epoch), index_, o_, schedule_);
     const std::size_t B = std::size_t(o_.batch_size);
     const std::size_t batches = std::size_t(schedule_.steps_per_epoch);
     FB_CHECK(batches * B < mine.size() + B, "the schedule refuses more steps than the share holds");
@@ -810,6 +804,32 @@ std::vector<std::size_t> loader_epoch_order(const LoaderOptions& o, std::size_t 
   const SkewSampler sampler(o.skew, std::move(ranking));
   const std::vector<std::uint32_t> drawn = skewed_order(sampler, count, o.seed, std::uint64_t(epoch));
   return std::vector<std::size_t>(drawn.begin(), drawn.end());
+}
+
+std::vector<std::size_t> loader_trainer_share(const std::vector<std::size_t>& all, int trainer,
+                                              const LoaderOptions& o, const LoaderSchedule& schedule) {
+  // Trainer k of all nodes' trainers takes every K-th sample; this node's trainers are numbered
+  // from node * accelerators.
+  std::vector<std::size_t> mine;
+  const std::size_t trainers = std::size_t(o.accelerators) * std::size_t(o.nodes);
+  for (std::size_t i = std::size_t(o.node) * std::size_t(o.accelerators) + std::size_t(trainer);
+       i < all.size() && mine.size() < schedule.share; i += trainers)
+    mine.push_back(all[i]);
+  return mine;
+}
+
+std::vector<std::uint64_t> loader_sample_reads(const LoaderOptions& o, const LoaderSchedule& schedule,
+                                               std::size_t count) {
+  std::vector<std::uint64_t> reads(count, 0);
+  const std::size_t per_trainer = std::size_t(schedule.steps_per_epoch) * std::size_t(o.batch_size);
+  for (int epoch = 0; epoch < o.epochs; ++epoch) {
+    const std::vector<std::size_t> all = loader_epoch_order(o, count, epoch);
+    for (int k = 0; k < o.accelerators; ++k) {
+      const std::vector<std::size_t> mine = loader_trainer_share(all, k, o, schedule);
+      for (std::size_t i = 0; i < std::min(per_trainer, mine.size()); ++i) ++reads[mine[i]];
+    }
+  }
+  return reads;
 }
 
 bool loader_cpu_bound(double au, double target_au, double cpu_util, double read_s,

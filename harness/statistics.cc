@@ -123,4 +123,21 @@ std::size_t repetitions_to_reach(double alpha) {
   return n;
 }
 
+double ks_statistic(std::vector<std::uint64_t> a, std::vector<std::uint64_t> b) {
+  FB_CHECK(!a.empty() && !b.empty(), "ks_statistic needs two non-empty samples");
+  std::sort(a.begin(), a.end());
+  std::sort(b.begin(), b.end());
+  const double na = double(a.size()), nb = double(b.size());
+  double d = 0;
+  std::size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    // Step past every copy of the smaller value in both samples, then compare.
+    const std::uint64_t x = std::min(a[i], b[j]);
+    while (i < a.size() && a[i] == x) ++i;
+    while (j < b.size() && b[j] == x) ++j;
+    d = std::max(d, std::fabs(double(i) / na - double(j) / nb));
+  }
+  return d;
+}
+
 }  // namespace feedbench

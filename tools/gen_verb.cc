@@ -1,5 +1,13 @@
 // `feedbench gen`: writes a deterministic synthetic data set (harness/generator.cc).
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <optional>
 
 #include <chrono>
 #include <cstdio>
@@ -9,7 +17,11 @@
 #include <boost/program_options.hpp>
 
 #include "feedbench/error.h"
+#include "feedbench/dataset.h"
 #include "feedbench/generator.h"
+#include "feedbench/manifest.h"
+#include "feedbench/shape.h"
+#include "feedbench/statistics.h"
 #include "feedbench/units.h"
 #include "command_line.h"
 #include "verbs.h"
@@ -21,6 +33,7 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: feedbench gen --out DIR --files N --file-size SIZE|MIN..MAX [options]\n"
+    "       feedbench gen --out DIR --like DIR|MANIFEST [--scale F] [--seed S]\n"
     "\n"
     "Writes a deterministic synthetic data set: same seed, same names, sizes and bytes.\n"
     "Contents are incompressible pseudo-random bytes, or with --format jpeg real JPEG images\n"
@@ -28,11 +41,18 @@ constexpr const char* kUsage =
     "--file-size defaults to 64KiB..512KiB). Refuses a non-empty DIR unless --force,\n"
     "and, before writing anything, more files than --max-files or more bytes than DIR's free space.\n"
     "\n"
+    "--like writes a data set shaped like a real one: its folder depth and files per folder, its file\n"
+    "count and its file-size distribution, scaled by --scale. The real tree is scanned (names and\n"
+    "sizes; no file is opened); a stage manifest (feedbench-manifest.json or MANIFEST.sha256) takes\n"
+    "the files it lists from its cache folder. DIR/feedbench-gen.json records where the shape came\n"
+    "from, and a run's result carries it (dataset.source.generated_like).\n"
+    "\n"
     "examples:\n"
     "  feedbench gen --out /var/tmp/imagenet-mini --files 20000 --file-size 64KiB..256KiB \\\n"
     "                --layout classes --classes 100 --seed 7\n"
     "  feedbench gen --out /var/tmp/jpegs --files 2000 --format jpeg --classes 20 --seed 7\n"
     "  feedbench gen --out /var/tmp/shards --files 100000 --file-size 4KiB --layout shards --shards 8\n"
+    "  feedbench gen --out /var/tmp/like-train --like /data/train --scale 0.1 --seed 7\n"
     "\n";
 
 GenLayout parse_layout(const std::string& text) {
@@ -73,12 +93,120 @@ void print_progress(const GenProgress& p, std::chrono::steady_clock::time_point 
   std::fflush(stderr);
 }
 
+// --scale: a fraction of the real data set, above 0 and at most 1.
+double parse_scale(const std::string& text) {
+  char* end = nullptr;
+  errno = 0;
+  const double v = text.empty() ? 0 : std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size() || errno != 0 || !std::isfinite(v) || !(v > 0) || v > 1)
+    throw InputError("--scale: expected a number above 0 and at most 1 (0.1 writes a tenth of the files), got '" +
+                     text + "'");
+  return v;
+}
+
+// RETURNS: the selection `like` names (a folder, or the files a stage manifest lists, from the
+// cache folder beside it), with what it is ("folder" or "manifest") and how to name it. Throws
+// InputError naming --like.
+FileSet scan_like(const std::string& like, std::string& kind, std::string& where) {
+  struct stat st {};
+  if (::stat(like.c_str(), &st) != 0) throw InputError(errno_message("--like '" + like + "'", errno));
+  if (S_ISDIR(st.st_mode)) {
+    kind = "folder";
+    FileSet files = scan_dataset(like);
+    where = files.root();
+    return files;
+  }
+  const std::filesystem::path path(like);
+  const std::string name = path.filename().string();
+  if (!S_ISREG(st.st_mode) || (name != kManifestJsonName && name != kManifestSumsName))
+    throw InputError("--like '" + like + "': expected a folder or a stage manifest (" + kManifestJsonName + " or " +
+                     kManifestSumsName + ")");
+  const std::string dir = path.has_parent_path() ? path.parent_path().string() : ".";
+  std::string why;
+  const std::optional<Manifest> manifest = read_manifest(dir, &why);
+  if (!manifest) throw InputError("--like '" + like + "': not a complete stage manifest: " + why);
+  kind = "manifest";
+  where = std::filesystem::absolute(path).lexically_normal().string();
+  // The files it lists, stat'ed where it lists them: its cache folder.
+  const FileSet all = scan_dataset(dir);
+  FileSet listed(all.root());
+  std::vector<std::string> missing;
+  std::size_t j = 0;
+  for (const ManifestEntry& e : manifest->files) {
+    while (j < all.size() && all.relative_path(j) < e.path) ++j;
+    if (j < all.size() && all.relative_path(j) == e.path)
+      listed.add(e.path, all.file_size(j), all.mtime_ns(j));
+    else
+      missing.push_back(e.path);
+  }
+  if (!missing.empty())
+    throw InputError("--like '" + like + "': " + std::to_string(missing.size()) + " of the " +
+                     std::to_string(manifest->files.size()) + " files it lists are not in " + all.root() +
+                     " (first: " + missing.front() + "), where --like takes their sizes");
+  listed.sort();
+  return listed;
+}
+
+// gen --like: the real data set's shape, scaled, written like any other gen.
+int gen_like(GenOptions o, const std::string& like, double scale) {
+  std::string kind, where;
+  const auto t0 = std::chrono::steady_clock::now();
+  FileSet real;
+  try {
+    real = scan_like(like, kind, where);
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    throw InputError(what.starts_with("--like") ? what : "--like '" + like + "': " + what);
+  }
+  const double scan_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (real.empty())
+    throw InputError("--like '" + like + "': holds no files; there is no shape to copy");
+  if (const std::string note = left_out_note(real, {"feedbench metadata"}); !note.empty())
+    std::fprintf(stderr, "feedbench gen: note: --like: %s\n", note.c_str());
+  // The real data set is never written to, not even by accident of --out.
+  std::error_code ec;
+  const std::string out = std::filesystem::weakly_canonical(o.out, ec).string();
+  if (!ec && (out == real.root() || out.starts_with(real.root() + "/")))
+    throw InputError("--out '" + o.out + "': inside the --like data set " + real.root() +
+                     "; gen never writes into the real data set");
+
+  auto shape = std::make_shared<DataShape>(data_shape(real, scale, where, kind));
+  o.layout = GenLayout::kLike;
+  o.files = shape->files;
+  o.like = shape;
+  validate_gen_options(o);
+  // How close the sizes to be written are to the real ones (they are known before writing).
+  std::vector<std::uint64_t> real_sizes(real.size()), sizes(o.files);
+  for (std::size_t i = 0; i < real.size(); ++i) real_sizes[i] = real.file_size(i);
+  for (std::uint64_t i = 0; i < o.files; ++i) sizes[i] = gen_file_size(o, i);
+  const double ks = ks_statistic(std::move(real_sizes), std::move(sizes));
+  shape->origin["size_ks_statistic"] = ks;
+  std::printf("like %s: %zu files, %s in %s folders (scanned in %.2f s); scale %g, seed %llu\n", where.c_str(),
+              real.size(), format_size(double(real.total_bytes())).c_str(),
+              shape->origin["folders"].dump().c_str(), scan_s, scale, static_cast<unsigned long long>(o.seed));
+
+  std::function<void(const GenProgress&)> progress;
+  auto start = std::chrono::steady_clock::now();
+  bool tty = ::isatty(STDERR_FILENO) != 0;
+  if (tty) progress = [start](const GenProgress& p) { print_progress(p, start); };
+  GenSummary s = generate_dataset(o, progress);
+  if (tty) std::fprintf(stderr, "\n");
+  double mib = double(s.bytes) / (1024.0 * 1024.0);
+  std::printf("wrote %llu files, %.*f MiB in %llu %s to %s; sizes at Kolmogorov-Smirnov distance %.4f from the "
+              "real ones; origin in %s\n",
+              static_cast<unsigned long long>(s.files), mib >= 1 ? 1 : 3, mib,
+              static_cast<unsigned long long>(s.folders), s.folders == 1 ? "folder" : "folders", o.out.c_str(), ks,
+              kGenRecordName);
+  return 0;
+}
+
 }  // namespace
 
 int gen_main(int argc, char** argv) {
   std::string out, files_text, size_text, format_text = "bin", layout_text = "classes", classes_text = "10",
                                          shards_text = "4", seed_text = "0",
                                          max_files_text = std::to_string(kDefaultMaxGenFiles);
+  std::string like_text, scale_text = "1";
   bool force = false;
   po::options_description opts("options");
   opts.add_options()
@@ -93,6 +221,9 @@ int gen_main(int argc, char** argv) {
        "classes (class_NNN/img_NNNNNN.bin), flat (file_NNNNNN.bin) or shards (of records)  [classes]")
       ("classes", po::value(&classes_text)->value_name("K"), "class folders, --layout classes  [10]")
       ("shards", po::value(&shards_text)->value_name("K"), "shard files, --layout shards  [4]")
+      ("like", po::value(&like_text)->value_name("PATH"),
+       "a real data set (a folder, or a stage manifest) whose folders, count and sizes to copy")
+      ("scale", po::value(&scale_text)->value_name("F"), "with --like: files and folders × F, 0 < F <= 1  [1]")
       ("seed", po::value(&seed_text)->value_name("S"), "seed: same seed, same data set  [0]")
       ("force", po::bool_switch(&force), "write into a non-empty folder (files of the same name are replaced)")
       ("max-files", po::value(&max_files_text)->value_name("N"),
@@ -103,6 +234,26 @@ int gen_main(int argc, char** argv) {
     return 0;
   }
   const GenFormat format = parse_format(format_text);
+  if (vm.count("scale") && !vm.count("like"))
+    throw InputError("--scale: only with --like (it scales the real data set's files and folders)");
+  if (vm.count("like")) {
+    if (!vm.count("out")) throw InputError("--out is required (see feedbench gen --help)");
+    for (const auto& [option, why] : {std::pair{"files", "the file count is the real data set's, times --scale"},
+                                      {"file-size", "sizes are drawn from the real data set's"},
+                                      {"layout", "the folders are shaped like the real data set's"},
+                                      {"classes", "the folders are shaped like the real data set's"},
+                                      {"shards", "the folders are shaped like the real data set's"}})
+      if (vm.count(option)) throw InputError(std::string("--") + option + ": not with --like: " + why);
+    if (format != GenFormat::kBin)
+      throw InputError("--format: not with --like: it writes pseudo-random bytes of the real sizes (bin)");
+    GenOptions o;
+    o.out = out;
+    o.format = format;
+    o.seed = parse_count(seed_text, "--seed");
+    o.force = force;
+    o.max_files = parse_count(max_files_text, "--max-files");
+    return gen_like(o, like_text, parse_scale(scale_text));
+  }
   if (format == GenFormat::kJpeg && !vm.count("file-size"))
     size_text = std::to_string(kDefaultJpegMinSize) + ".." + std::to_string(kDefaultJpegMaxSize);
   for (const char* required : {"out", "files", "file-size"})

@@ -45,6 +45,7 @@
 #include "feedbench/plan.h"
 #include "feedbench/preflight.h"
 #include "feedbench/result.h"
+#include "feedbench/shape.h"
 #include "feedbench/sha256.h"
 #include "feedbench/stager.h"
 #include "feedbench/units.h"
@@ -136,6 +137,8 @@ nlohmann::json describe_selection(const FileSet& files, const std::string& conte
     j["file_size"] = {{"min", sizes.front()}, {"p50", at(0.5)}, {"p90", at(0.9)}, {"p99", at(0.99)},
                       {"max", sizes.back()}};
   }
+  // A data set gen --like wrote: the real one whose shape it has (path, counts, size quantiles, scale).
+  if (std::optional<nlohmann::json> like = read_gen_like(files.root())) j["generated_like"] = *like;
   if (!content.empty()) {
     j["content_fingerprint"] = content;
     j["content_sample"] = kContentSampleDescription;
@@ -603,11 +606,12 @@ int run_ranks(int argc, char** argv, Cluster& cluster, RankProgress& together) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
   // What the scans left out is named, never dropped silently; a cache's own manifest,
-  // journal and other runs' scratch folders are expected there.
-  if (std::string note = left_out_note(*context.source); !note.empty())
+  // journal and other runs' scratch folders are expected there, gen's record anywhere.
+  if (std::string note = left_out_note(*context.source, {"feedbench metadata"}); !note.empty())
     say(stderr, "feedbench run: note: source: " + note + "\n");
   if (context.cache)
-    if (std::string note = left_out_note(*context.cache, {"feedbench manifest", "feedbench temporary"});
+    if (std::string note =
+            left_out_note(*context.cache, {"feedbench manifest", "feedbench temporary", "feedbench metadata"});
         !note.empty())
       say(stderr, "feedbench run: note: cache: " + note + "\n");
 

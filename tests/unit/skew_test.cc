@@ -153,6 +153,39 @@ TEST(SkewTest, LoaderSamplingFollowsTheSkew) {
   EXPECT_NE(loader_epoch_order(o, files.size(), 3), loader_epoch_order(o, files.size(), 4));
 }
 
+// The reads a loader run makes, which its hit share counts: each trainer's share of every
+// epoch's order, only as far as its steps take it.
+TEST(SkewTest, LoaderSampleReadsCountWhatTheBatchesTake) {
+  LoaderOptions o;
+  o.seed = 4;
+  o.batch_size = 4;
+  o.accelerators = 2;
+  o.epochs = 3;
+  o.steps = 5;  // 2 trainers × 5 steps × 4 = 40 of 100 samples per epoch
+  o.skew = parse_skew("hot_set:10%:90%");
+  const LoaderSchedule schedule = loader_schedule(o, 100);
+  ASSERT_TRUE(schedule.refused.empty()) << schedule.refused;
+  const std::vector<std::uint64_t> reads = loader_sample_reads(o, schedule, 100);
+  ASSERT_EQ(reads.size(), 100u);
+  std::uint64_t total = 0;
+  for (std::uint64_t r : reads) total += r;
+  EXPECT_EQ(total, 3u * 2 * 5 * 4);
+  // The same samples as the trainers' shares: trainer k takes every second draw from k.
+  std::vector<std::uint64_t> want(100, 0);
+  for (int epoch = 0; epoch < 3; ++epoch) {
+    const std::vector<std::size_t> all = loader_epoch_order(o, 100, epoch);
+    for (int k = 0; k < 2; ++k)
+      for (std::size_t i = 0; i < 20; ++i) ++want[all[std::size_t(k) + 2 * i]];
+  }
+  EXPECT_EQ(reads, want);
+  // Whole epochs without a skew: every sample once per epoch.
+  LoaderOptions plain;
+  plain.batch_size = 10;
+  plain.epochs = 2;
+  const std::vector<std::uint64_t> once = loader_sample_reads(plain, loader_schedule(plain, 50), 50);
+  EXPECT_EQ(once, std::vector<std::uint64_t>(50, 2));
+}
+
 TEST(SkewTest, TieredFilesReadHeldFilesFromTheCache) {
   const FileSet source = make_files(10, "/src");
   FileSet cache("/cache");

@@ -77,5 +77,18 @@ TEST(StatisticsTest, RepetitionsToReachAlpha) {
   EXPECT_EQ(repetitions_to_reach(0.5), 2u);   // 1/3
 }
 
+// Two-sample Kolmogorov-Smirnov statistics worked by hand: D = max |F_a(x) - F_b(x)| over the
+// pooled values, each function stepping past all copies of a tied value.
+TEST(StatisticsTest, KolmogorovSmirnovKnownValues) {
+  // At x = 3: F_a = 4/7, F_b = 1/9 (only the 2), so D = 29/63.
+  EXPECT_NEAR(ks_statistic({1, 2, 2, 3, 7, 9, 11}, {2, 4, 4, 5, 6, 8, 10, 12, 15}), 29.0 / 63.0, 1e-12);
+  // Ties across samples: at x = 1, F_a = 1/3 and F_b = 2/4; at x = 3, 1 against 1/2.
+  EXPECT_NEAR(ks_statistic({1, 2, 3}, {1, 1, 4, 5}), 0.5, 1e-12);
+  EXPECT_DOUBLE_EQ(ks_statistic({5, 5, 7}, {7, 5, 5}), 0);          // same multiset
+  EXPECT_DOUBLE_EQ(ks_statistic({1, 2}, {3, 4}), 1);                // disjoint
+  EXPECT_NEAR(ks_statistic({1, 2, 3, 4}, {3, 4, 5, 6}), 0.5, 1e-12);  // symmetric in its arguments
+  EXPECT_NEAR(ks_statistic({3, 4, 5, 6}, {1, 2, 3, 4}), 0.5, 1e-12);
+}
+
 }  // namespace
 }  // namespace feedbench

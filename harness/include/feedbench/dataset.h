@@ -36,7 +36,7 @@ class FileSet {
 
   // An entry of the root that the scan saw and did not keep (it is not a regular file, or it is
   // feedbench's own), within the selection. `kind`: "symlink", "FIFO", "socket", "device",
-  // "feedbench temporary", "feedbench manifest", "other".
+  // "feedbench temporary", "feedbench manifest", "feedbench metadata" (gen's record), "other".
   struct LeftOut {
     std::string path;  // relative, like relative_path()
     std::string kind;
@@ -87,7 +87,8 @@ bool glob_match(std::string_view glob, std::string_view relative_path);
 // Scans `root` recursively: regular files only; symlinks are not followed (a data set never
 // leads out of its root). Files whose relative path matches any of `include` are kept (all
 // when `include` is empty). Files named like feedbench's own cache metadata
-// (MANIFEST.sha256, feedbench-manifest.json at the root, *.fbtmp anywhere) and folders named
+// (MANIFEST.sha256, feedbench-manifest.json and gen's feedbench-gen.json at the root, *.fbtmp
+// anywhere) and folders named
 // *.fbtmp (another run's scratch staging) are skipped; every selected entry skipped is listed
 // in left_out(). A folder or file that vanishes while it is scanned is not an error.
 // RETURNS: sorted FileSet. Throws InputError when root is missing or not a directory.

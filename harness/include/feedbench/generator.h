@@ -5,7 +5,10 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
+
+#include "feedbench/shape.h"
 
 namespace feedbench {
 
@@ -13,6 +16,7 @@ enum class GenLayout {
   kClasses,  // class_000/img_000000.bin … (ImageNet-like), files spread evenly over the classes
   kFlat,     // file_000000.bin …
   kShards,   // shard_00000.bin …: few large files of fixed-size records back to back
+  kLike,     // dir_000/…/file_000000.bin: a real data set's folders, count and sizes (shape.h)
 };
 
 enum class GenFormat {
@@ -43,6 +47,9 @@ struct GenOptions {
   bool force = false;             // write into a non-empty folder
   unsigned threads = 0;           // 0: up to 2, when there are many files
   std::uint64_t max_files = kDefaultMaxGenFiles;  // files written (shards for kShards), --max-files
+  // kLike: the shape to write (files must equal like->files; min_size and max_size are unused).
+  // Its origin is written to <out>/feedbench-gen.json once every file is in place.
+  std::shared_ptr<const DataShape> like;
 };
 
 struct GenProgress {
@@ -59,7 +66,8 @@ struct GenSummary {
 };
 
 // Checks options without writing. Throws InputError naming the option (--files, --file-size,
-// --classes, --shards, --out) and what was expected, also for more files than max_files.
+// --classes, --shards, --out; --scale for kLike) and what was expected, also for more files
+// than max_files.
 void validate_gen_options(const GenOptions& options);
 
 // RETURNS: the bytes the data set holds (the sum of every file's size), UINT64_MAX when that

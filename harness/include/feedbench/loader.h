@@ -204,6 +204,18 @@ struct LoaderResult {
 // trainers: a seeded shuffle, or skewed draws when options.skew is set.
 std::vector<std::size_t> loader_epoch_order(const LoaderOptions& options, std::size_t count, int epoch);
 
+// RETURNS: this node's trainer `trainer`'s share of an epoch's order `all` (DistributedSampler's
+// split across options.nodes nodes of options.accelerators trainers each: every
+// (accelerators × nodes)-th sample from node × accelerators + trainer, at most schedule.share).
+std::vector<std::size_t> loader_trainer_share(const std::vector<std::size_t>& all, int trainer,
+                                              const LoaderOptions& options, const LoaderSchedule& schedule);
+
+// RETURNS: how often each of `count` samples is read by this node (options.node) over a run of
+// `options` (every epoch, every trainer of the node, warm-up included): what the trainers' batches take from their shares.
+// REQUIRES: schedule is loader_schedule(options, count, ...) and not refused.
+std::vector<std::uint64_t> loader_sample_reads(const LoaderOptions& options, const LoaderSchedule& schedule,
+                                               std::size_t count);
+
 class LoaderSim {
  public:
   // REQUIRES: batch_size >= 1, workers >= 0, prefetch >= 1, epochs >= 1, accelerators >= 1.

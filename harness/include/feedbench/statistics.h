@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 namespace feedbench {
@@ -33,5 +34,11 @@ double mann_whitney_min_p(std::size_t n1, std::size_t n2);
 // REQUIRES: 0 < alpha < 1. RETURNS: the smallest n such that n repetitions per side let the
 // test reach `alpha` (mann_whitney_min_p(n, n) <= alpha): 4 for alpha = 0.05.
 std::size_t repetitions_to_reach(double alpha);
+
+// The two-sample Kolmogorov-Smirnov statistic: the largest distance between the empirical
+// distribution functions of `a` and `b`, sup over x of |F_a(x) - F_b(x)|, in [0, 1]. Ties are
+// exact: both functions step at a value shared by the two samples before they are compared.
+// REQUIRES: both samples non-empty.
+double ks_statistic(std::vector<std::uint64_t> a, std::vector<std::uint64_t> b);
 
 }  // namespace feedbench
