@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <random>
@@ -13,6 +14,7 @@
 #include "feedbench/dataset.h"
 #include "feedbench/error.h"
 #include "feedbench/generator.h"
+#include "feedbench/loader.h"
 #include "test_util.h"
 
 namespace feedbench {
@@ -198,6 +200,205 @@ TEST(TfRecordIndexTest, TruncatedShardAndNotTfRecordAreRefused) {
   why = index_error(plain);
   EXPECT_NE(why.find("not a TFRecord shard"), std::string::npos) << why;
   EXPECT_NE(why.find("byte offset 0"), std::string::npos) << why;
+}
+
+// ---- the loader's streams -------------------------------------------------------------------
+
+std::vector<int> shuffled(std::size_t capacity, std::uint64_t seed, int n) {
+  ShuffleBuffer<int> buffer(capacity, seed);
+  std::vector<int> out;
+  for (int i = 0; i < n; ++i) {
+    if (buffer.full()) out.push_back(buffer.pop());
+    buffer.push(i);
+  }
+  while (!buffer.empty()) out.push_back(buffer.pop());
+  return out;
+}
+
+TEST(ShuffleBufferTest, SeededPermutationWithinTheBuffersReach) {
+  const std::vector<int> a = shuffled(64, 7, 1000);
+  EXPECT_EQ(a, shuffled(64, 7, 1000));
+  EXPECT_NE(a, shuffled(64, 8, 1000));
+  std::vector<int> sorted = a;
+  std::sort(sorted.begin(), sorted.end());
+  std::vector<int> all(1000);
+  for (int i = 0; i < 1000; ++i) all[std::size_t(i)] = i;
+  EXPECT_EQ(sorted, all);
+  EXPECT_NE(a, all);
+  // An item leaves no earlier than capacity − 1 places before it came in.
+  for (std::size_t k = 0; k < a.size(); ++k) EXPECT_GE(int(k), a[k] - 63) << k;
+  // Capacity 0 or 1: file order.
+  EXPECT_EQ(shuffled(1, 7, 100), std::vector<int>(all.begin(), all.begin() + 100));
+  EXPECT_EQ(shuffled(0, 7, 100), std::vector<int>(all.begin(), all.begin() + 100));
+}
+
+TEST(StreamPlanTest, DealsEveryShardOnceAndDropsShortBatchesPerWorker) {
+  const std::vector<std::uint64_t> records = {10, 7, 12, 3, 9, 8, 5};
+  LoaderOptions o;
+  o.batch_size = 4;
+  o.workers = 2;
+  o.accelerators = 2;
+  o.seed = 3;
+  for (int epoch = 0; epoch < 3; ++epoch) {
+    std::vector<int> seen(records.size());
+    for (int k = 0; k < 2; ++k) {
+      const StreamPlan plan = loader_stream_plan(o, records, epoch, k);
+      ASSERT_EQ(plan.shards.size(), 2u);
+      std::vector<std::size_t> batches(2);
+      for (std::size_t w : plan.batch_worker) ++batches.at(w);
+      for (std::size_t w = 0; w < 2; ++w) {
+        std::uint64_t held = 0;
+        for (std::size_t j : plan.shards[w]) {
+          ++seen.at(j);
+          held += records[j];
+        }
+        EXPECT_EQ(held, plan.records[w]);
+        EXPECT_EQ(batches[w], plan.records[w] / 4);
+      }
+    }
+    EXPECT_EQ(seen, std::vector<int>(records.size(), 1)) << "epoch " << epoch;
+  }
+  // The shard order changes with the epoch.
+  EXPECT_NE(loader_stream_plan(o, records, 0, 0).shards, loader_stream_plan(o, records, 1, 0).shards);
+}
+
+struct TfSet {
+  TempDir dir;
+  GenOptions options;
+  FileSet files;
+  explicit TfSet(std::uint64_t records = 60, std::uint64_t shards = 4)
+      : options(tfrecord_options(dir / "tf")), files("") {
+    options.files = records;
+    options.shards = shards;
+    generate_dataset(options);
+    files = scan_dataset(options.out);
+  }
+};
+
+// RETURNS: the sample indices a reader's stream over `shards` hands out, to the end.
+std::vector<std::size_t> drain(const SampleSource& source, const std::vector<std::size_t>& shards,
+                               std::size_t buffer, std::uint64_t seed, std::size_t count) {
+  auto reader = source.make_reader();
+  reader->start_stream(shards, buffer, seed);
+  std::vector<std::size_t> out;
+  for (std::size_t i = 0; i < count; ++i) out.push_back(reader->read_next());
+  return out;
+}
+
+TEST(TfRecordSourceTest, StreamsEveryRecordOnceInShardOrderThroughTheBuffer) {
+  TfSet set;
+  auto source = make_tfrecord_source(set.files, "psync", true, 4096);
+  ASSERT_EQ(source->count(), 60u);
+  ASSERT_NE(source->shard_records(), nullptr);
+  EXPECT_EQ(*source->shard_records(), (std::vector<std::uint64_t>{15, 15, 15, 15}));
+  EXPECT_EQ(source->total_bytes(), set.files.total_bytes());
+  auto reader = source->make_reader();
+  EXPECT_EQ(reader->planned_bytes(0), gen_record_size(set.options, 0) + kTfRecordFramingBytes);
+
+  // Buffer 1: file order, shard after shard as asked (shard 2's records are 30..44).
+  std::vector<std::size_t> in_order = drain(*source, {2, 0}, 1, 5, 30);
+  std::vector<std::size_t> expected;
+  for (std::size_t i = 30; i < 45; ++i) expected.push_back(i);
+  for (std::size_t i = 0; i < 15; ++i) expected.push_back(i);
+  EXPECT_EQ(in_order, expected);
+
+  // A buffer: a seeded permutation of the same records.
+  const std::vector<std::size_t> a = drain(*source, {0, 1, 2, 3}, 16, 5, 60);
+  EXPECT_EQ(a, drain(*source, {0, 1, 2, 3}, 16, 5, 60));
+  EXPECT_NE(a, drain(*source, {0, 1, 2, 3}, 16, 6, 60));
+  std::vector<std::size_t> sorted = a;
+  std::sort(sorted.begin(), sorted.end());
+  for (std::size_t i = 0; i < 60; ++i) EXPECT_EQ(sorted[i], i);
+}
+
+TEST(TfRecordSourceTest, KeepsRecordBytesForATransformThatNeedsThem) {
+  TfSet set(8, 1);
+  auto source = make_tfrecord_source(set.files, "psync", true, 4096);
+  auto reader = source->make_reader();
+  reader->keep_data(true);
+  reader->start_stream({0}, 4, 1);
+  for (int k = 0; k < 8; ++k) {
+    const std::size_t i = reader->read_next();
+    std::string expected(gen_record_size(set.options, i), '\0');
+    gen_fill(set.options.seed, i, 0, expected.data(), expected.size());
+    ASSERT_EQ(reader->data().size(), expected.size());
+    EXPECT_EQ(std::memcmp(reader->data().data(), expected.data(), expected.size()), 0) << i;
+  }
+}
+
+TEST(TfRecordSourceTest, LoaderRunReadsWholeShardsPerWorker) {
+  TfSet set(64, 8);  // 8 records per shard
+  auto source = make_tfrecord_source(set.files, "psync", true, 4096);
+  LoaderOptions o;
+  o.batch_size = 4;
+  o.workers = 2;
+  o.prefetch = 1;
+  o.warmup_steps = 0;
+  o.epochs = 2;
+  o.shuffle_buffer = 8;
+  LoaderSim sim(o, *source);
+  // Each of 2 workers reads 4 shards of 8 records: 8 batches each, 16 steps per epoch.
+  EXPECT_EQ(sim.schedule().steps_per_epoch, 16);
+  const LoaderResult r = sim.run();
+  // Every record of both epochs was read once, the warm-up's (prefetch × workers steps) included.
+  EXPECT_EQ(r.samples + 4 * r.warmup_steps, 2u * 64);
+  EXPECT_EQ(r.transform_bytes, 2 * set.files.total_bytes());
+  EXPECT_EQ(r.bytes_planned, r.bytes);
+
+  o.steps = 17;
+  EXPECT_NE(LoaderSim(o, *source).schedule().refused.find("refused rather than run fewer steps"), std::string::npos);
+  o.steps = 0;
+  o.batch_size = 33;  // each worker's 32 records make no whole batch
+  EXPECT_NE(LoaderSim(o, *source).schedule().refused.find("no whole batch of 33 records"), std::string::npos);
+}
+
+// RETURNS: the message of the RunError a loader run over `files` throws ("" when none).
+std::string run_error(const FileSet& files, bool verify_crc) {
+  try {
+    auto source = make_tfrecord_source(files, "psync", verify_crc, 4096);
+    LoaderOptions o;
+    o.batch_size = 2;
+    o.workers = 1;
+    o.warmup_steps = 0;
+    LoaderSim(o, *source).run();
+  } catch (const RunError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(TfRecordSourceTest, CorruptDataNamesShardAndOffsetWhenCrcsAreChecked) {
+  TfSet set(16, 2);
+  const std::string shard = set.files.absolute_path(1);
+  std::string bytes = read_file(shard);
+  const std::vector<TfRecordRef> refs = index_tfrecord_shard(shard);
+  const TfRecordRef victim = refs[5];
+  ASSERT_GT(victim.length, 0u);
+  bytes[victim.offset + kTfRecordHeaderBytes + victim.length / 2] ^= 1;
+  write_file(shard, bytes);
+  const std::string why = run_error(set.files, true);
+  EXPECT_NE(why.find(shard), std::string::npos) << why;
+  EXPECT_NE(why.find("data CRC of the record at byte offset " + std::to_string(victim.offset)), std::string::npos)
+      << why;
+  EXPECT_EQ(run_error(set.files, false), "") << "verify_crc false reads the data without checking it";
+}
+
+TEST(TfRecordSourceTest, ShardCutAfterTheScanNamesShardAndOffset) {
+  TfSet set(16, 2);
+  auto source = make_tfrecord_source(set.files, "psync", true, 4096);
+  const std::string shard = set.files.absolute_path(0);
+  const std::vector<TfRecordRef> refs = index_tfrecord_shard(shard);
+  std::filesystem::resize_file(shard, refs[6].offset + 20);
+  auto reader = source->make_reader();
+  reader->start_stream({0}, 1, 0);
+  try {
+    for (int k = 0; k < 8; ++k) reader->read_next();
+    FAIL() << "no error";
+  } catch (const RunError& e) {
+    const std::string why = e.what();
+    EXPECT_NE(why.find("truncated"), std::string::npos) << why;
+    EXPECT_NE(why.find("byte offset " + std::to_string(refs[6].offset)), std::string::npos) << why;
+  }
 }
 
 }  // namespace
