@@ -34,6 +34,7 @@ LoaderOptions options_of(const Case& c) {
   o.accelerators = int(c.integer("accelerators"));
   o.seed = c.seed;
   if (c.has("pattern")) o.skew = parse_skew(c.str("pattern"));
+  if (c.has("shuffle_buffer")) o.shuffle_buffer = std::size_t(c.integer("shuffle_buffer"));
   return o;
 }
 
@@ -42,6 +43,11 @@ std::unique_ptr<SampleSource> source_of(const Case& c, const FileSet& files,
   const std::string samples = c.str("samples");
   const std::string engine = c.str("engine");
   if (samples == "memory") return make_memory_source(files);
+  if (samples == "tfrecord") {
+    // TensorFlow's reader checks every data CRC unless told not to: so does this one.
+    const bool verify_crc = !c.has("verify_crc") || c.params.at("verify_crc").get<bool>();
+    return make_tfrecord_source(files, engine, verify_crc, 1 << 20, std::move(throttle));
+  }
   if (samples.starts_with("records:"))
     return make_record_source(files, parse_size(samples.substr(8), "samples"), engine, 1 << 20,
                               std::move(throttle));

@@ -27,6 +27,7 @@
 #include "feedbench/error.h"
 #include "feedbench/jpeg.h"
 #include "feedbench/manifest.h"
+#include "feedbench/tfrecord.h"
 #include "feedbench/threads.h"
 #include "feedbench/units.h"
 #include "feedbench/splitmix.h"
@@ -54,8 +55,20 @@ int digits(std::uint64_t v) {
   return d;
 }
 
-std::uint64_t files_written(const GenOptions& o) {
-  return o.layout == GenLayout::kShards ? o.shards : o.files;
+bool sharded(const GenOptions& o) {
+  return o.layout == GenLayout::kShards || o.layout == GenLayout::kTfrecord;
+}
+
+std::uint64_t files_written(const GenOptions& o) { return sharded(o) ? o.shards : o.files; }
+
+// RETURNS: the size drawn for file (record) `index`: uniform in [min, max] by multiply-shift
+// (no modulo bias worth the name).
+std::uint64_t drawn_size(const GenOptions& o, std::uint64_t index) {
+  if (o.min_size == o.max_size) return o.min_size;
+  std::uint64_t span = o.max_size - o.min_size + 1;
+  std::uint64_t r = file_key(o.seed, index, 1);
+  if (span == 0) return r;  // the full 64-bit range
+  return o.min_size + static_cast<std::uint64_t>((static_cast<unsigned __int128>(r) * span) >> 64);
 }
 
 std::uint64_t class_of(const GenOptions& o, std::uint64_t index) {
@@ -103,6 +116,58 @@ void check_free_space(const GenOptions& o, std::uint64_t bytes) {
                    format_size(double(free_bytes)) + ") free on the file system at '" + at + "'");
 }
 
+// Writes shard `index` of a kTfrecord data set to `fd`: each record framed as TensorFlow frames
+// it, through `buffer`. RETURNS: bytes written.
+std::uint64_t write_tfrecord_shard(const GenOptions& o, int fd, std::uint64_t index, char* buffer,
+                                   std::size_t buffer_size, const std::string& where) {
+  std::size_t used = 0;
+  std::uint64_t written = 0;
+  auto flush = [&] {
+    for (std::size_t done = 0; done < used;) {
+      ssize_t n = ::write(fd, buffer + done, used - done);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        throw RunError(errno_message("gen: write '" + where + "'", errno));
+      }
+      done += static_cast<std::size_t>(n);
+    }
+    written += used;
+    used = 0;
+  };
+  auto put = [&](const void* bytes, std::size_t n) {
+    if (buffer_size - used < n) flush();
+    std::memcpy(buffer + used, bytes, n);
+    used += n;
+  };
+  for (std::uint64_t r = gen_first_record(o, index); r < gen_first_record(o, index + 1); ++r) {
+    const std::uint64_t length = gen_record_size(o, r);
+    unsigned char header[kTfRecordHeaderBytes];
+    tfrecord_header(length, header);
+    put(header, sizeof header);
+    std::uint32_t crc = 0;
+    // The data straight into the buffer, a chunk (a multiple of 8 bytes) at a time.
+    for (std::uint64_t offset = 0; offset < length;) {
+      if (buffer_size - used < 8) flush();
+      std::size_t len = static_cast<std::size_t>(std::min<std::uint64_t>((buffer_size - used) & ~std::size_t(7),
+                                                                         length - offset));
+      if (len == 0) {
+        flush();
+        continue;
+      }
+      gen_fill(o.seed, r, offset, buffer + used, len);
+      crc = crc32c_extend(crc, buffer + used, len);
+      used += len;
+      offset += len;
+    }
+    unsigned char footer[4];
+    const std::uint32_t masked = mask_crc(crc);
+    for (int i = 0; i < 4; ++i) footer[i] = static_cast<unsigned char>(masked >> (8 * i));
+    put(footer, sizeof footer);
+  }
+  flush();
+  return written;
+}
+
 // Writes file `index` under `out_fd`: "<name>.fbtmp", then renamed. RETURNS bytes written.
 std::uint64_t write_one(const GenOptions& o, int out_fd, std::uint64_t index, char* buffer,
                         std::size_t buffer_size) {
@@ -118,6 +183,7 @@ std::uint64_t write_one(const GenOptions& o, int out_fd, std::uint64_t index, ch
   if (fd < 0) throw RunError(errno_message("gen: create '" + o.out + "/" + tmp + "'", errno));
   std::uint64_t offset = 0;
   try {
+    if (o.layout == GenLayout::kTfrecord) offset = size = write_tfrecord_shard(o, fd, index, buffer, buffer_size, o.out + "/" + tmp);
     while (offset < size) {
       std::size_t len = static_cast<std::size_t>(std::min<std::uint64_t>(buffer_size, size - offset));
       if (o.format == GenFormat::kJpeg)
@@ -201,12 +267,16 @@ void validate_gen_options(const GenOptions& o) {
   if (o.min_size == 0) throw InputError("--file-size: expected at least 1 byte");
   if (o.min_size > o.max_size)
     throw InputError("--file-size: the range MIN..MAX must have MIN <= MAX");
-  if (o.layout != GenLayout::kShards && o.files > o.max_files)
+  if (!sharded(o) && o.files > o.max_files)
     throw InputError("--files: expected at most " + std::to_string(o.max_files) +
                      " files (raise the limit with --max-files N), got " + std::to_string(o.files));
+  // Each record of a TFRecord set is drawn and framed on its own, as a file is.
+  if (o.layout == GenLayout::kTfrecord && o.files > o.max_files)
+    throw InputError("--files: expected at most " + std::to_string(o.max_files) +
+                     " records (raise the limit with --max-files N), got " + std::to_string(o.files));
   if (o.format == GenFormat::kJpeg) {
-    if (o.layout == GenLayout::kShards)
-      throw InputError("--format jpeg: writes one image per file; expected --layout classes or flat, not shards");
+    if (sharded(o))
+      throw InputError("--format jpeg: writes one image per file; expected --layout classes or flat, not shards or tfrecord");
     if (o.min_size < kMinJpegSize)
       throw InputError("--file-size: --format jpeg needs at least " + std::to_string(kMinJpegSize) +
                        " bytes per image, got " + std::to_string(o.min_size));
@@ -222,11 +292,12 @@ void validate_gen_options(const GenOptions& o) {
                          std::to_string(o.files) + " files would leave classes empty");
       break;
     case GenLayout::kShards:
+    case GenLayout::kTfrecord:
       if (o.shards == 0) throw InputError("--shards: expected at least 1 shard");
       if (o.shards > o.files)
         throw InputError("--shards: " + std::to_string(o.shards) + " shards for " +
                          std::to_string(o.files) + " records would leave shards empty");
-      if (o.min_size != o.max_size)
+      if (o.layout == GenLayout::kShards && o.min_size != o.max_size)
         throw InputError("--file-size: --layout shards holds fixed-size records; expected one size, not a range");
       if (o.shards > o.max_files)
         throw InputError("--shards: expected at most " + std::to_string(o.max_files) +
@@ -239,6 +310,17 @@ void validate_gen_options(const GenOptions& o) {
 }
 
 std::uint64_t gen_total_bytes(const GenOptions& o) {
+  if (o.layout == GenLayout::kTfrecord) {
+    // Every record's data and framing.
+    std::uint64_t total = 0;
+    for (std::uint64_t r = 0; r < o.files; ++r) {
+      const std::uint64_t size = gen_record_size(o, r);
+      if (size > UINT64_MAX - kTfRecordFramingBytes || total > UINT64_MAX - kTfRecordFramingBytes - size)
+        return UINT64_MAX;
+      total += size + kTfRecordFramingBytes;
+    }
+    return total;
+  }
   if (o.layout == GenLayout::kShards || (o.layout != GenLayout::kLike && o.min_size == o.max_size)) {
     // Records (or files) of one size: a product, saturated.
     const std::uint64_t count = o.files;
@@ -277,6 +359,9 @@ std::string gen_file_name(const GenOptions& o, std::uint64_t index) {
       std::snprintf(buf, sizeof buf, "file_%0*llu.bin", std::max(6, digits(o.files - 1)), i);
       return folder.empty() ? std::string(buf) : folder + "/" + buf;
     }
+    case GenLayout::kTfrecord:
+      std::snprintf(buf, sizeof buf, "shard_%0*llu.tfrecord", std::max(5, digits(o.shards - 1)), i);
+      break;
   }
   return buf;
 }
@@ -287,14 +372,20 @@ std::uint64_t gen_file_size(const GenOptions& o, std::uint64_t index) {
     std::uint64_t last = ceil_div_mul(index + 1, o.files, o.shards);
     return (last - first) * o.min_size;
   }
+  if (o.layout == GenLayout::kTfrecord) {
+    std::uint64_t total = 0;
+    for (std::uint64_t r = gen_first_record(o, index); r < gen_first_record(o, index + 1); ++r)
+      total += gen_record_size(o, r) + kTfRecordFramingBytes;
+    return total;
+  }
   if (o.layout == GenLayout::kLike) return shape_file_size(o.like->sizes, o.files, o.seed, index);
-  if (o.min_size == o.max_size) return o.min_size;
-  // Uniform in [min, max] by multiply-shift (no modulo bias worth the name).
-  std::uint64_t span = o.max_size - o.min_size + 1;
-  std::uint64_t r = file_key(o.seed, index, 1);
-  if (span == 0) return r;  // the full 64-bit range
-  return o.min_size +
-         static_cast<std::uint64_t>((static_cast<unsigned __int128>(r) * span) >> 64);
+  return drawn_size(o, index);
+}
+
+std::uint64_t gen_record_size(const GenOptions& o, std::uint64_t record) { return drawn_size(o, record); }
+
+std::uint64_t gen_first_record(const GenOptions& o, std::uint64_t shard) {
+  return ceil_div_mul(shard, o.files, o.shards);
 }
 
 void gen_fill(std::uint64_t seed, std::uint64_t index, std::uint64_t offset, char* buffer,
@@ -396,7 +487,7 @@ GenSummary generate_dataset(const GenOptions& o,
   unsigned threads = o.threads;
   if (threads == 0) {
     // Two writers overlap one file's syscalls with another's generation; more rarely helps.
-    threads = summary.files >= 64 || o.layout == GenLayout::kShards ? std::min(2u, usable_cores()) : 1u;
+    threads = summary.files >= 64 || sharded(o) ? std::min(2u, usable_cores()) : 1u;
   }
   threads = static_cast<unsigned>(std::min<std::uint64_t>(threads, summary.files));
   std::vector<std::thread> pool;

@@ -22,6 +22,7 @@
 #include "feedbench/engine.h"
 #include "feedbench/error.h"
 #include "feedbench/jpeg.h"
+#include "feedbench/tfrecord.h"
 #include "feedbench/threads.h"
 #include "feedbench/units.h"
 
@@ -256,6 +257,185 @@ class RecordSource : public SampleSource {
   std::vector<std::uint64_t> first_;
 };
 
+// One worker's stream over TFRecord shards: chunks of block_size read in file order through the
+// engine (one slot, one read in flight), records parsed out of them as they pass.
+class TfRecordReader : public SampleReader {
+ public:
+  TfRecordReader(const FileSet& files, const std::vector<std::uint64_t>& first,
+                 const std::vector<std::uint64_t>& framed, bool verify_crc, const std::string& engine,
+                 const EngineOptions& options)
+      : files_(files), first_(first), framed_(framed), verify_(verify_crc),
+        engine_(make_engine(engine, options)) {}
+  ~TfRecordReader() override { close_shard(); }
+
+  std::uint64_t read(std::size_t) override {
+    check_failed("a streaming source", __FILE__, __LINE__, "TFRecord samples are read with read_next");
+  }
+  std::uint64_t planned_bytes(std::size_t i) const override { return framed_[i]; }
+  Engine::OpenCounts open_counts() const override { return engine_->open_counts(); }
+  std::string sample_name(std::size_t i) const override {
+    const auto it = std::upper_bound(first_.begin(), first_.end(), std::uint64_t(i));
+    const std::size_t shard = std::size_t(it - first_.begin()) - 1;
+    return files_.absolute_path(shard) + " record " + std::to_string(std::uint64_t(i) - first_[shard]);
+  }
+
+  void start_stream(const std::vector<std::size_t>& shards, std::size_t buffer, std::uint64_t seed) override {
+    close_shard();
+    queue_ = shards;
+    next_ = 0;
+    buffer_ = ShuffleBuffer<Entry>(buffer, seed);
+  }
+
+  std::size_t read_next() override {
+    while (!buffer_.full() && fill_one()) {
+    }
+    FB_CHECK(!buffer_.empty(), "the stream plan asks for more records than the worker's shards hold");
+    Entry e = buffer_.pop();
+    data_ = std::move(e.data);
+    return e.index;
+  }
+
+ private:
+  struct Entry {
+    std::size_t index = 0;
+    std::vector<std::byte> data;  // kept only with keep_data(true)
+  };
+
+  void close_shard() {
+    if (fh_ >= 0) engine_->close(fh_);
+    fh_ = -1;
+  }
+
+  // Hands the next `n` bytes of the open shard to `sink` piece by piece, reading chunks as
+  // needed. RETURNS: the bytes handed (fewer than n at the end of the file).
+  template <class Sink>
+  std::uint64_t take(std::uint64_t n, Sink&& sink) {
+    std::uint64_t got = 0;
+    while (got < n) {
+      if (pos_ == end_) {
+        ReadOp op;
+        op.file = fh_;
+        op.slot = 0;
+        op.offset = file_offset_;
+        op.length = std::uint32_t(engine_->options().block_size);
+        engine_->submit(std::span<const ReadOp>(&op, 1));
+        Completion c;
+        if (engine_->reap(std::span<Completion>(&c, 1), 1) != 1)
+          throw RunError("read of " + path_ + ": the engine returned no completion");
+        if (c.result < 0) throw RunError(errno_message("read of " + path_, int(-c.result)));
+        if (c.result == 0) return got;
+        pos_ = 0;
+        end_ = std::size_t(c.result);
+        file_offset_ += std::uint64_t(c.result);
+      }
+      const std::size_t piece = std::size_t(std::min<std::uint64_t>(n - got, end_ - pos_));
+      sink(engine_->buffer(0) + pos_, piece);
+      pos_ += piece;
+      got += piece;
+    }
+    return got;
+  }
+
+  // Reads the stream's next record into the shuffle buffer. RETURNS: false at the end of the
+  // last shard.
+  bool fill_one() {
+    while (fh_ < 0 || record_ == first_[shard_ + 1]) {
+      close_shard();
+      if (next_ == queue_.size()) return false;
+      shard_ = queue_[next_++];
+      path_ = files_.absolute_path(shard_);
+      fh_ = engine_->open(path_);
+      file_offset_ = 0;
+      offset_ = 0;
+      pos_ = end_ = 0;
+      record_ = first_[shard_];
+    }
+    // Only the records the index found are read: bytes appended since are not part of the set.
+    auto cut = [&](const char* part) {
+      return RunError(path_ + ": truncated TFRecord shard: the record at byte offset " + std::to_string(offset_) +
+                      " ends inside its " + part);
+    };
+    unsigned char header[kTfRecordHeaderBytes];
+    std::size_t at = 0;
+    auto copy_to = [&](unsigned char* out) {
+      return [out, &at](const std::byte* p, std::size_t n) {
+        std::memcpy(out + at, p, n);
+        at += n;
+      };
+    };
+    if (take(sizeof header, copy_to(header)) < sizeof header) throw cut("header");
+    const std::uint64_t length = tfrecord_parse_header(header, path_, offset_);
+    Entry e;
+    e.index = std::size_t(record_);
+    std::uint32_t crc = 0;
+    if (take(length, [&](const std::byte* p, std::size_t n) {
+          if (verify_) crc = crc32c_extend(crc, p, n);
+          if (keep_) e.data.insert(e.data.end(), p, p + n);
+        }) < length)
+      throw cut("data");
+    unsigned char footer[4];
+    at = 0;
+    if (take(sizeof footer, copy_to(footer)) < sizeof footer) throw cut("data CRC");
+    if (verify_) {
+      std::uint32_t stored = 0;
+      for (int i = 3; i >= 0; --i) stored = (stored << 8) | footer[i];
+      if (stored != mask_crc(crc))
+        throw RunError(path_ + ": corrupt TFRecord shard: the data CRC of the record at byte offset " +
+                       std::to_string(offset_) + " does not match");
+    }
+    offset_ += length + kTfRecordFramingBytes;
+    ++record_;
+    buffer_.push(std::move(e));
+    return true;
+  }
+
+  const FileSet& files_;
+  const std::vector<std::uint64_t>& first_;   // first sample of each shard; back(): the total
+  const std::vector<std::uint64_t>& framed_;  // bytes of each sample, framing included
+  bool verify_;
+  std::unique_ptr<Engine> engine_;
+  std::vector<std::size_t> queue_;  // the stream's shards
+  std::size_t next_ = 0;            // of queue_
+  ShuffleBuffer<Entry> buffer_;
+  FileHandle fh_ = -1;
+  std::size_t shard_ = 0;
+  std::string path_;
+  std::uint64_t record_ = 0;       // sample index of the next record of the shard
+  std::uint64_t offset_ = 0;       // of the next record in the shard
+  std::uint64_t file_offset_ = 0;  // of the next chunk
+  std::size_t pos_ = 0, end_ = 0;  // unread bytes of the chunk in the engine's buffer
+};
+
+class TfRecordSource : public SampleSource {
+ public:
+  TfRecordSource(const FileSet& files, bool verify_crc, std::string engine, EngineOptions options)
+      : files_(files), verify_(verify_crc), engine_(std::move(engine)), options_(std::move(options)) {
+    for (std::size_t j = 0; j < files.size(); ++j) {
+      first_.push_back(framed_.size());
+      const std::vector<TfRecordRef> refs = index_tfrecord_shard(files.absolute_path(j));
+      for (const TfRecordRef& r : refs) framed_.push_back(r.length + kTfRecordFramingBytes);
+      records_.push_back(refs.size());
+      total_ += files.file_size(j);
+    }
+    first_.push_back(framed_.size());
+    if (framed_.empty()) throw InputError("samples: tfrecord: the shards of " + files.root() + " hold no record");
+  }
+  std::size_t count() const override { return framed_.size(); }
+  std::uint64_t total_bytes() const override { return total_; }
+  std::unique_ptr<SampleReader> make_reader() const override {
+    return std::make_unique<TfRecordReader>(files_, first_, framed_, verify_, engine_, options_);
+  }
+  const std::vector<std::uint64_t>* shard_records() const override { return &records_; }
+
+ private:
+  const FileSet& files_;
+  bool verify_;
+  std::string engine_;
+  EngineOptions options_;
+  std::vector<std::uint64_t> first_, framed_, records_;
+  std::uint64_t total_ = 0;
+};
+
 constexpr std::size_t kMemoryChunk = 4 << 20;
 
 class MemoryReader : public SampleReader {
@@ -379,17 +559,26 @@ struct TrainerOutcome {
 
 // Builds one batch: reads its samples and applies the transform, timing each part. `decoder`:
 // the worker's own, for a decode transform.
-Batch build_batch(SampleReader& reader, const std::vector<std::size_t>& indices, std::size_t from,
+// `indices` null: a batch of to − from samples from the reader's stream.
+Batch build_batch(SampleReader& reader, const std::vector<std::size_t>* indices, std::size_t from,
                   std::size_t to, const TransformCost& transform, WorkerTotals& totals,
                   JpegDecoder* decoder) {
   Batch b;
   for (std::size_t k = from; k < to; ++k) {
     std::int64_t t0 = now_ns();
-    std::uint64_t n = reader.read(indices[k]);
+    std::size_t index = 0;
+    std::uint64_t n = 0;
+    if (indices) {
+      index = (*indices)[k];
+      n = reader.read(index);
+    } else {
+      index = reader.read_next();
+      n = reader.planned_bytes(index);
+    }
     std::int64_t t1 = now_ns();
     if (transform.per == TransformCost::Per::decode) {
       FB_CHECK(decoder != nullptr, "a decode transform without a decoder");
-      const DecodedImage img = decoder->decode(reader.data(), transform.size, reader.sample_name(indices[k]));
+      const DecodedImage img = decoder->decode(reader.data(), transform.size, reader.sample_name(index));
       totals.pixels += img.pixels();
     } else {
       burn_cpu_ns(transform_ns(transform, n));
@@ -399,7 +588,7 @@ Batch build_batch(SampleReader& reader, const std::vector<std::size_t>& indices,
     totals.transform_ns += t2 - t1;
     totals.bytes += n;
     b.bytes += n;
-    b.planned += reader.planned_bytes(indices[k]);
+    b.planned += reader.planned_bytes(index);
     ++b.samples;
   }
   b.ready = true;
@@ -447,19 +636,40 @@ class Trainer {
 
  private:
   void run_epoch(int epoch, EpochOutcome& out) {
-    // DistributedSampler's split across all nodes' trainers (loader_trainer_share).
-    const std::vector<std::size_t> mine =
-        loader_trainer_share(loader_epoch_order(o_, source_.count(), epoch), index_, o_, schedule_);
     const std::size_t B = std::size_t(o_.batch_size);
     const std::size_t batches = std::size_t(schedule_.steps_per_epoch);
-    FB_CHECK(batches * B < mine.size() + B, "the schedule refuses more steps than the share holds");
+    const std::size_t W = std::size_t(o_.workers);
+    // jobs[w]: the batches worker w builds, in order (worker 0 alone when the trainer loads).
+    std::vector<std::vector<std::size_t>> jobs(std::max<std::size_t>(W, 1));
+    std::vector<std::size_t> mine;
+    const std::vector<std::uint64_t>* shard_records = source_.shard_records();
+    if (shard_records) {
+      // Streams: each worker reads its shards of the plan; batch j comes from the worker the
+      // plan names.
+      const StreamPlan plan = loader_stream_plan(o_, *shard_records, epoch, index_);
+      FB_CHECK(plan.batch_worker.size() >= batches, "the schedule refuses more steps than the plan holds");
+      for (std::size_t w = 0; w < plan.shards.size(); ++w) {
+        const std::uint64_t seed = mix64(o_.seed ^ mix64((std::uint64_t(epoch) << 40) ^
+                                                         (std::uint64_t(index_) << 20) ^ w));
+        readers_[w]->start_stream(plan.shards[w], o_.shuffle_buffer, seed);
+      }
+      for (std::size_t j = 0; j < batches; ++j) jobs[plan.batch_worker[j]].push_back(j);
+    } else {
+      // DistributedSampler's split across all nodes' trainers (loader_trainer_share).
+      mine = loader_trainer_share(loader_epoch_order(o_, source_.count(), epoch), index_, o_, schedule_);
+      FB_CHECK(batches * B < mine.size() + B, "the schedule refuses more steps than the share holds");
+      // PyTorch's round robin: worker w builds batches w, w+W, ...
+      for (std::size_t j = 0; j < batches; ++j) jobs[j % jobs.size()].push_back(j);
+    }
+    const std::vector<std::size_t>* indices = shard_records ? nullptr : &mine;
+    // A batch's samples: [j × B, (j + 1) × B) of `mine`, or B records of its worker's stream.
+    auto batch_end = [&](std::size_t j) { return shard_records ? (j + 1) * B : std::min(mine.size(), (j + 1) * B); };
 
     std::vector<Batch> slots(batches);
     std::mutex m;
     std::condition_variable cv;
     std::size_t consumed = 0;
     bool stop = false;
-    const std::size_t W = std::size_t(o_.workers);
     const std::size_t depth = W * std::size_t(std::max(o_.prefetch, 1));
     std::vector<WorkerTotals> totals(std::max<std::size_t>(W, 1));
 
@@ -468,16 +678,15 @@ class Trainer {
     for (std::size_t w = 0; w < W; ++w) {
       const std::string refused = start_thread(threads, [&, w] {
         try {
-          // PyTorch's round robin: worker w builds batches w, w+W, ...; at most `depth`
-          // batches are outstanding ahead of the trainer.
-          for (std::size_t j = w; j < batches; j += W) {
+          // At most `depth` batches are outstanding ahead of the trainer.
+          for (std::size_t j : jobs[w]) {
             {
               std::unique_lock lock(m);
               cv.wait(lock, [&] { return stop || j < consumed + depth; });
               if (stop) return;
             }
-            Batch b = build_batch(*readers_[w], mine, j * B, std::min(mine.size(), (j + 1) * B),
-                                  o_.transform, totals[w], decoders_[w].get());
+            Batch b = build_batch(*readers_[w], indices, j * B, batch_end(j), o_.transform, totals[w],
+                                  decoders_[w].get());
             std::lock_guard lock(m);
             slots[j] = b;
             cv.notify_all();
@@ -502,8 +711,8 @@ class Trainer {
       const std::int64_t t0 = now_ns();
       Batch b;
       if (W == 0) {
-        b = build_batch(*readers_[0], mine, j * B, std::min(mine.size(), (j + 1) * B),
-                        o_.transform, totals[0], decoders_[0].get());
+        b = build_batch(*readers_[0], indices, j * B, batch_end(j), o_.transform, totals[0],
+                        decoders_[0].get());
       } else {
         std::unique_lock lock(m);
         cv.wait(lock, [&] { return stop || slots[j].ready; });
@@ -578,6 +787,20 @@ std::unique_ptr<SampleSource> make_record_source(const FileSet& files, std::uint
                                         reader_options(block_size, std::move(throttle)));
 }
 
+std::unique_ptr<SampleSource> make_tfrecord_source(const FileSet& files, const std::string& engine,
+                                                   bool verify_crc, std::size_t block_size,
+                                                   std::shared_ptr<Throttle> throttle) {
+  return std::make_unique<TfRecordSource>(files, verify_crc, engine, reader_options(block_size, std::move(throttle)));
+}
+
+void SampleReader::start_stream(const std::vector<std::size_t>&, std::size_t, std::uint64_t) {
+  check_failed("a streaming source", __FILE__, __LINE__, "start_stream on a reader by index");
+}
+
+std::size_t SampleReader::read_next() {
+  check_failed("a streaming source", __FILE__, __LINE__, "read_next on a reader by index");
+}
+
 std::unique_ptr<SampleSource> make_memory_source(const FileSet& files) {
   return std::make_unique<MemorySource>(files);
 }
@@ -587,8 +810,79 @@ std::unique_ptr<SampleSource> make_delay_source(std::size_t count, std::uint64_t
   return std::make_unique<DelaySource>(count, sample_bytes, delay_ns);
 }
 
+namespace {
+
+// The plan of trainer `global` of all nodes' trainers: every (accelerators × nodes)-th shard of
+// the epoch's order, from `global`.
+StreamPlan stream_plan_of(const LoaderOptions& o, const std::vector<std::uint64_t>& shard_records, int epoch,
+                          std::size_t global) {
+  const std::size_t K = std::size_t(std::max(o.accelerators, 1)) * std::size_t(std::max(o.nodes, 1));
+  const std::size_t W = std::size_t(std::max(o.workers, 1));
+  const std::uint64_t B = std::uint64_t(std::max(o.batch_size, 1));
+  StreamPlan plan;
+  plan.shards.resize(W);
+  plan.records.resize(W);
+  const std::vector<std::size_t> order = epoch_order(shard_records.size(), o.seed, epoch);
+  for (std::size_t i = global, n = 0; i < order.size(); i += K, ++n) {
+    plan.shards[n % W].push_back(order[i]);
+    plan.records[n % W] += shard_records[order[i]];
+  }
+  std::vector<std::uint64_t> left(W);
+  for (std::size_t w = 0; w < W; ++w) left[w] = plan.records[w] / B;  // drop_last per worker
+  for (bool more = true; more;) {
+    more = false;
+    for (std::size_t w = 0; w < W; ++w)
+      if (left[w] > 0) {
+        plan.batch_worker.push_back(w);
+        --left[w];
+        more = true;
+      }
+  }
+  return plan;
+}
+
+}  // namespace
+
+StreamPlan loader_stream_plan(const LoaderOptions& o, const std::vector<std::uint64_t>& shard_records,
+                              int epoch, int trainer) {
+  return stream_plan_of(o, shard_records, epoch,
+                        std::size_t(o.node) * std::size_t(std::max(o.accelerators, 1)) + std::size_t(trainer));
+}
+
+namespace {
+
+// The streaming part of loader_schedule: steps every trainer of every node can take in every
+// epoch (all nodes step together).
+void stream_schedule(const LoaderOptions& o, const std::vector<std::uint64_t>& shard_records, LoaderSchedule& s) {
+  const std::uint64_t B = std::uint64_t(std::max(o.batch_size, 1));
+  std::uint64_t fewest = UINT64_MAX;
+  for (int e = 0; e < std::max(o.epochs, 1); ++e)
+    for (std::size_t k = 0; k < std::size_t(std::max(o.accelerators, 1)) * std::size_t(std::max(o.nodes, 1)); ++k)
+      fewest = std::min<std::uint64_t>(fewest, stream_plan_of(o, shard_records, e, k).batch_worker.size());
+  s.share = std::size_t(fewest * B);
+  const std::string why = " (each worker reads whole shards and drops its last short batch; " +
+                          std::to_string(shard_records.size()) + " shards, " + std::to_string(std::max(o.accelerators, 1)) +
+                          " accelerator(s)" + (o.nodes > 1 ? " × " + std::to_string(o.nodes) + " nodes" : std::string()) +
+                          " × " + std::to_string(std::max(o.workers, 1)) + " worker(s))";
+  if (o.steps > 0) {
+    s.steps_per_epoch = o.steps;
+    if (std::uint64_t(o.steps) > fewest)
+      s.refused = "loader: steps " + std::to_string(o.steps) + " of batch_size " + std::to_string(B) +
+                  " records, but in some epoch a trainer's shards make only " + std::to_string(fewest) +
+                  " whole batches" + why + ": refused rather than run fewer steps; lower steps or batch_size, or use "
+                  "more records";
+  } else {
+    s.steps_per_epoch = std::int64_t(fewest);
+    if (fewest == 0)
+      s.refused = "loader: in some epoch a trainer's shards make no whole batch of " + std::to_string(B) + " records" +
+                  why + "; use more records, or lower batch_size, workers or accelerators";
+  }
+}
+
+}  // namespace
+
 LoaderSchedule loader_schedule(const LoaderOptions& o, std::size_t samples,
-                               std::uint64_t dataset_bytes) {
+                               std::uint64_t dataset_bytes, const std::vector<std::uint64_t>* shard_records) {
   LoaderSchedule s;
   s.samples = samples;
   s.dataset_bytes = dataset_bytes;
@@ -606,7 +900,9 @@ LoaderSchedule loader_schedule(const LoaderOptions& o, std::size_t samples,
     if (dataset_bytes == 0 || samples == 0) return std::string();
     return " (about " + format_size(double(dataset_bytes) / double(samples) * double(n)) + ")";
   };
-  if (o.steps > 0) {
+  if (shard_records) {
+    stream_schedule(o, *shard_records, s);
+  } else if (o.steps > 0) {
     s.steps_per_epoch = o.steps;
     const std::uint64_t need = std::uint64_t(o.steps) * B * K;
     if (need / K / B != std::uint64_t(o.steps) || need > samples)
@@ -668,10 +964,12 @@ LoaderSim::LoaderSim(const LoaderOptions& options, const SampleSource& source)
   need(options.accelerators >= 1, "accelerators must be at least 1");
   need(options.nodes >= 1 && options.node >= 0 && options.node < options.nodes,
        "node must be one of the nodes (0 <= node < nodes)");
+  need(!source.shard_records() || options.skew.kind == Skew::Kind::none,
+       "a skewed pattern needs samples read by index; streamed shards (samples tfrecord) are read in order");
 }
 
 LoaderSchedule LoaderSim::schedule() const {
-  return loader_schedule(options_, source_.count(), source_.total_bytes());
+  return loader_schedule(options_, source_.count(), source_.total_bytes(), source_.shard_records());
 }
 
 LoaderResult LoaderSim::run() {

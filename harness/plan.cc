@@ -69,7 +69,9 @@ const std::vector<FamilySpec>& family_specs() {
         {"engine", "engine", Kind::choice},
         {"cache_state", "state", Kind::choice},
         {"path", "path", Kind::choice},
-        {"pattern", "pattern", Kind::sampling, 0, 0, true}}},
+        {"pattern", "pattern", Kind::sampling, 0, 0, true},
+        {"shuffle_buffer", "shuffle", Kind::integer, 0, 1 << 24, true},
+        {"verify_crc", "crc", Kind::boolean, 0, 0, true}}},
       {"stage",
        {{"workers", "workers", Kind::integer, 1, 1024},
         {"cache_state", "state", Kind::choice},
@@ -201,6 +203,12 @@ std::string infeasible(const Case& c) {
   if (c.family == "loader") {
     if (c.str("samples") == "memory" && c.str("transform").starts_with("decode"))
       return "samples \"memory\" copies no image bytes: transform decode needs samples read from files";
+    const bool tfrecord = c.str("samples") == "tfrecord";
+    if (!tfrecord && (c.has("shuffle_buffer") || c.has("verify_crc")))
+      return "shuffle_buffer and verify_crc apply to samples \"tfrecord\" only, not \"" + c.str("samples") + "\"";
+    if (tfrecord && c.has("pattern"))
+      return "samples \"tfrecord\" are read in streams, shard by shard: a skewed pattern needs samples read by index "
+             "(files or records:SIZE)";
     const std::int64_t threads = c.integer("accelerators") * c.integer("workers");
     if (threads > kMaxLoaderThreads)
       return "accelerators x workers = " + std::to_string(threads) + " reader threads, more than the limit of " +

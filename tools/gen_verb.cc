@@ -40,6 +40,9 @@ constexpr const char* kUsage =
     "(noisy photographs' bytes per pixel, a few hundred pixels a side, about the drawn size;\n"
     "--file-size defaults to 64KiB..512KiB). Refuses a non-empty DIR unless --force,\n"
     "and, before writing anything, more files than --max-files or more bytes than DIR's free space.\n"
+    "--layout shards: fixed-size records back to back (the loader's samples records:SIZE);\n"
+    "--layout tfrecord: TensorFlow's TFRecord format (length, masked CRC-32C of it, data, masked\n"
+    "CRC-32C of the data), --files records of --file-size each over --shards shards (samples tfrecord).\n"
     "\n"
     "--like writes a data set shaped like a real one: its folder depth and files per folder, its file\n"
     "count and its file-size distribution, scaled by --scale. The real tree is scanned (names and\n"
@@ -53,13 +56,15 @@ constexpr const char* kUsage =
     "  feedbench gen --out /var/tmp/jpegs --files 2000 --format jpeg --classes 20 --seed 7\n"
     "  feedbench gen --out /var/tmp/shards --files 100000 --file-size 4KiB --layout shards --shards 8\n"
     "  feedbench gen --out /var/tmp/like-train --like /data/train --scale 0.1 --seed 7\n"
+    "  feedbench gen --out /var/tmp/tfrecords --files 20000 --file-size 16KiB..256KiB --layout tfrecord --shards 16\n"
     "\n";
 
 GenLayout parse_layout(const std::string& text) {
   if (text == "classes") return GenLayout::kClasses;
   if (text == "flat") return GenLayout::kFlat;
   if (text == "shards") return GenLayout::kShards;
-  throw InputError("--layout: expected classes, flat or shards, got '" + text + "'");
+  if (text == "tfrecord") return GenLayout::kTfrecord;
+  throw InputError("--layout: expected classes, flat, shards or tfrecord, got '" + text + "'");
 }
 
 GenFormat parse_format(const std::string& text) {
@@ -212,15 +217,15 @@ int gen_main(int argc, char** argv) {
   opts.add_options()
       ("help,h", "print this help")
       ("out", po::value(&out)->value_name("DIR"), "folder to write (created when missing)")
-      ("files", po::value(&files_text)->value_name("N"), "number of files (records with --layout shards)")
+      ("files", po::value(&files_text)->value_name("N"), "number of files (records with --layout shards or tfrecord)")
       ("file-size", po::value(&size_text)->value_name("SIZE"),
        "bytes per file (record): 4KiB, or a range 64KiB..1MiB drawn per file from the seed")
       ("format", po::value(&format_text)->value_name("F"),
        "bin (pseudo-random bytes) or jpeg (real JPEG images, img_NNNNNN.jpg)  [bin]")
       ("layout", po::value(&layout_text)->value_name("L"),
-       "classes (class_NNN/img_NNNNNN.bin), flat (file_NNNNNN.bin) or shards (of records)  [classes]")
+       "classes (class_NNN/img_NNNNNN.bin), flat (file_NNNNNN.bin), shards or tfrecord  [classes]")
       ("classes", po::value(&classes_text)->value_name("K"), "class folders, --layout classes  [10]")
-      ("shards", po::value(&shards_text)->value_name("K"), "shard files, --layout shards  [4]")
+      ("shards", po::value(&shards_text)->value_name("K"), "shard files, --layout shards or tfrecord  [4]")
       ("like", po::value(&like_text)->value_name("PATH"),
        "a real data set (a folder, or a stage manifest) whose folders, count and sizes to copy")
       ("scale", po::value(&scale_text)->value_name("F"), "with --like: files and folders × F, 0 < F <= 1  [1]")
@@ -279,8 +284,8 @@ int gen_main(int argc, char** argv) {
   o.max_files = parse_count(max_files_text, "--max-files");
   if (vm.count("classes") && o.layout != GenLayout::kClasses)
     throw InputError("--classes: only with --layout classes");
-  if (vm.count("shards") && o.layout != GenLayout::kShards)
-    throw InputError("--shards: only with --layout shards");
+  if (vm.count("shards") && o.layout != GenLayout::kShards && o.layout != GenLayout::kTfrecord)
+    throw InputError("--shards: only with --layout shards or tfrecord");
 
   // Progress on a terminal only: CI logs stay clean.
   std::function<void(const GenProgress&)> progress;

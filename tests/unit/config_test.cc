@@ -218,7 +218,7 @@ TEST_F(ConfigTest, BadUnitsNameTheValue) {
   EXPECT_TRUE(error_of(one({{"family", "loader"}, {"transform", "5ms/GiB"}}))
                   .starts_with("f.json: /families/0/transform: expected none, a CPU cost such as 200us/sample"));
   EXPECT_TRUE(error_of(one({{"family", "loader"}, {"samples", "records"}}))
-                  .starts_with("f.json: /families/0/samples: expected files, memory or records:SIZE"));
+                  .starts_with("f.json: /families/0/samples: expected files, memory, tfrecord or records:SIZE"));
 }
 
 TEST_F(ConfigTest, EmptySweepIsAnError) {

@@ -119,6 +119,8 @@ TEST(PlanRangeTest, CodeAndSchemaAgreeOnEveryIntegerRange) {
         c.families = json::array({{{"family", family}, {key, value}}});
         // file_read engines other than io_uring/libaio cannot take queue_depth above 1.
         if (key == "queue_depth") c.families[0]["engine"] = "io_uring";
+        // shuffle_buffer applies to TFRecord samples only.
+        if (key == "shuffle_buffer") c.families[0]["samples"] = "tfrecord";
         const std::string msg = error_of([&] { expand_plan(c); });
         if (ok) {
           EXPECT_EQ(msg, "") << family << "." << key << "=" << value;

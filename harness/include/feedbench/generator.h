@@ -17,6 +17,7 @@ enum class GenLayout {
   kFlat,     // file_000000.bin …
   kShards,   // shard_00000.bin …: few large files of fixed-size records back to back
   kLike,     // dir_000/…/file_000000.bin: a real data set's folders, count and sizes (shape.h)
+  kTfrecord, // shard_00000.tfrecord …: TFRecord shards (tfrecord.h) of records of drawn sizes
 };
 
 enum class GenFormat {
@@ -36,17 +37,17 @@ inline constexpr std::uint64_t kDefaultMaxGenFiles = 10'000'000;
 
 struct GenOptions {
   std::string out;                // folder to write into (created when missing)
-  std::uint64_t files = 0;        // files (records for kShards), at least 1
-  std::uint64_t min_size = 0;     // bytes per file (record); equal to max_size for a fixed size
-  std::uint64_t max_size = 0;     // a range picks each file's size with the seeded generator
+  std::uint64_t files = 0;        // files (records for kShards and kTfrecord), at least 1
+  std::uint64_t min_size = 0;     // bytes per file (record data); equal to max_size for a fixed size
+  std::uint64_t max_size = 0;     // a range picks each file's (record's) size with the seeded generator
   GenLayout layout = GenLayout::kClasses;
   GenFormat format = GenFormat::kBin;
   std::uint64_t classes = 10;     // kClasses
-  std::uint64_t shards = 4;       // kShards
+  std::uint64_t shards = 4;       // kShards, kTfrecord
   std::uint64_t seed = 0;
   bool force = false;             // write into a non-empty folder
   unsigned threads = 0;           // 0: up to 2, when there are many files
-  std::uint64_t max_files = kDefaultMaxGenFiles;  // files written (shards for kShards), --max-files
+  std::uint64_t max_files = kDefaultMaxGenFiles;  // files written (shards for kShards, kTfrecord), --max-files
   // kLike: the shape to write (files must equal like->files; min_size and max_size are unused).
   // Its origin is written to <out>/feedbench-gen.json once every file is in place.
   std::shared_ptr<const DataShape> like;
@@ -78,6 +79,13 @@ std::uint64_t gen_total_bytes(const GenOptions& options);
 // generate_dataset writes (for kJpeg the size drawn, which the image matches within a few percent). REQUIRES: valid options; index < number of files written.
 std::string gen_file_name(const GenOptions& options, std::uint64_t index);
 std::uint64_t gen_file_size(const GenOptions& options, std::uint64_t index);
+
+// RETURNS: the data bytes of record `record` (0-based over the whole data set) of a kTfrecord
+// data set, and the first record of shard `shard` (shard == shards: the record count). The
+// record's data is gen_fill(seed, record, …); shards hold consecutive records, as evenly
+// spread as the counts allow. REQUIRES: valid options of kTfrecord.
+std::uint64_t gen_record_size(const GenOptions& options, std::uint64_t record);
+std::uint64_t gen_first_record(const GenOptions& options, std::uint64_t shard);
 
 // Fills `buffer` with the bytes at `offset` of file `index` (deterministic in seed, index and
 // offset). REQUIRES: offset is a multiple of 8.

@@ -32,6 +32,7 @@
 #include "feedbench/engine.h"
 #include "feedbench/histogram.h"
 #include "feedbench/skew.h"
+#include "feedbench/splitmix.h"
 #include "feedbench/throttle.h"
 #include "feedbench/units.h"
 
@@ -50,6 +51,15 @@ class SampleReader {
   virtual Engine::OpenCounts open_counts() const { return {}; }
   // RETURNS: how a message names sample i (its file's path for file and record sources).
   virtual std::string sample_name(std::size_t i) const { return "sample " + std::to_string(i); }
+
+  // Streaming sources (SampleSource::shard_records): starts a stream that reads `shards` (indices
+  // of the source's shards) whole, in that order, and hands out their records through a shuffle
+  // buffer of `buffer` records seeded with `seed` (0 or 1: in file order).
+  virtual void start_stream(const std::vector<std::size_t>& shards, std::size_t buffer, std::uint64_t seed);
+  // RETURNS: the sample index of the stream's next record, read and parsed as it entered the
+  // buffer (its bytes: planned_bytes). Throws RunError naming the shard and byte offset of a
+  // corrupt or cut record. REQUIRES: the stream holds another record.
+  virtual std::size_t read_next();
 
   // With keep_data(true), each read keeps the sample's bytes for data() (a transform that
   // decodes needs them; otherwise reads go through the engine's buffer and are dropped).
@@ -71,6 +81,9 @@ class SampleSource {
   virtual std::uint64_t total_bytes() const { return 0; }
   // RETURNS: a reader for one worker thread (opens its engine). Throws RunError/InputError.
   virtual std::unique_ptr<SampleReader> make_reader() const = 0;
+  // RETURNS: for a source read in streams, shard by shard (TFRecord), the records of each
+  // shard, whose samples are numbered shard after shard; null for a source read by index.
+  virtual const std::vector<std::uint64_t>* shard_records() const { return nullptr; }
 };
 
 // One sample per file of `files`, read whole through engine `engine` (psync, mmap, io_uring)
@@ -86,6 +99,45 @@ std::unique_ptr<SampleSource> make_record_source(const FileSet& files, std::uint
                                                  const std::string& engine,
                                                  std::size_t block_size = 1 << 20,
                                                  std::shared_ptr<Throttle> throttle = nullptr);
+
+// TFRecord shards (tfrecord.h), read in streams as TensorFlow's readers read them: every file of
+// `files` is a shard, indexed at construction (each header read, each length CRC checked); a
+// sample is one whole record, its framing included in its bytes. A worker reads its shards
+// sequentially in chunks of `block_size` bytes and parses each record as it goes; with
+// `verify_crc` it also checks each record's data CRC (as TensorFlow's reader does by default).
+// Throws RunError naming the shard and the byte offset of a record that is corrupt, cut short
+// or not TFRecord at all; InputError when the shards hold no record.
+std::unique_ptr<SampleSource> make_tfrecord_source(const FileSet& files, const std::string& engine,
+                                                   bool verify_crc = true, std::size_t block_size = 1 << 20,
+                                                   std::shared_ptr<Throttle> throttle = nullptr);
+
+// tf.data's shuffle(buffer_size): items enter in input order; each one out is drawn uniformly
+// (seeded) from those buffered, so the output is a permutation of the input that moves an item
+// at most about `capacity` places ahead of where it came in.
+template <class T>
+class ShuffleBuffer {
+ public:
+  explicit ShuffleBuffer(std::size_t capacity = 1, std::uint64_t seed = 0)
+      : capacity_(capacity < 1 ? 1 : capacity), state_(seed) {}
+  bool full() const { return items_.size() >= capacity_; }
+  bool empty() const { return items_.empty(); }
+  std::size_t size() const { return items_.size(); }
+  void push(T item) { items_.push_back(std::move(item)); }
+  // RETURNS: an item drawn from the buffer, removed from it. REQUIRES: !empty().
+  T pop() {
+    const auto n = items_.size();
+    const auto i = std::size_t((static_cast<unsigned __int128>(splitmix64(state_)) * n) >> 64);
+    std::swap(items_[i], items_.back());
+    T item = std::move(items_.back());
+    items_.pop_back();
+    return item;
+  }
+
+ private:
+  std::size_t capacity_;
+  std::uint64_t state_;
+  std::vector<T> items_;
+};
 
 // Calibration: no I/O. Sample i copies file_size(i) bytes (of `files`, never read) out of a
 // preloaded buffer, so batches are as large as the real ones.
@@ -117,6 +169,8 @@ struct LoaderOptions {
   int node = 0;
   int nodes = 1;
   std::uint64_t seed = 42;
+  // Streaming sources: each worker's shuffle buffer, in records (0 or 1: file order).
+  std::size_t shuffle_buffer = 0;
   // Sampling: none, each epoch a seeded shuffle of every sample; a skew (skew.h), each epoch as
   // many draws with replacement, samples ranked by `ranking` (sample indices, hottest first;
   // empty: by index).
@@ -151,10 +205,32 @@ struct LoaderSchedule {
   std::string not_judged_reason() const;
 };
 
+// How one trainer reads a streaming source in one epoch, as PyTorch's DataLoader reads an
+// IterableDataset of shards: the epoch's seeded shuffle of the shards is dealt to the trainers
+// (trainer k takes every K-th), each trainer's to its workers (every W-th); every worker reads
+// its shards whole, in order, through its own shuffle buffer, and makes batches of batch_size
+// records of its own (a last short batch is dropped: drop_last); the trainer takes batches from
+// its workers in turn, skipping a worker that has no more.
+struct StreamPlan {
+  std::vector<std::vector<std::size_t>> shards;  // per worker (one when workers is 0)
+  std::vector<std::uint64_t> records;            // per worker
+  std::vector<std::size_t> batch_worker;         // per batch of the epoch: the worker that makes it
+};
+
+// RETURNS: the plan of this node's (options.node) trainer `trainer` in epoch `epoch` (0-based)
+// over shards holding `shard_records` records each: every (accelerators × nodes)-th shard of the
+// epoch's order, from node × accelerators + trainer.
+StreamPlan loader_stream_plan(const LoaderOptions& options, const std::vector<std::uint64_t>& shard_records,
+                              int epoch, int trainer);
+
 // RETURNS: the schedule of `options` over a data set of `samples` samples holding
-// `dataset_bytes` bytes. Never throws; a refusal is in `refused`.
+// `dataset_bytes` bytes; for a streaming source, `shard_records` (the records of each shard):
+// each epoch then has as many steps as the trainer with the fewest batches in its plan has in
+// the epoch where it has fewest (so every trainer takes the same steps), and the share is
+// those steps' samples. Never throws; a refusal is in `refused`.
 LoaderSchedule loader_schedule(const LoaderOptions& options, std::size_t samples,
-                               std::uint64_t dataset_bytes = 0);
+                               std::uint64_t dataset_bytes = 0,
+                               const std::vector<std::uint64_t>* shard_records = nullptr);
 
 // One epoch's figures over every trainer.
 struct EpochFigures {
