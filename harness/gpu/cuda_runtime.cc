@@ -1,6 +1,8 @@
 // The CUDA implementations of CopyEngine and DeviceStep (built only with the CUDA toolkit).
 // The runtime is linked statically: it loads the driver (libcuda.so.1) when first called, so
 // the binary starts on machines without one and says "no CUDA device".
+#include <dlfcn.h>
+
 #include <string>
 #include <vector>
 
@@ -189,7 +191,15 @@ int cuda_device_count(std::string* why) {
   int n = 0;
   const cudaError_t e = cudaGetDeviceCount(&n);
   if (e != cudaSuccess) {
-    if (why) *why = "no CUDA device: " + std::string(cudaGetErrorString(e));
+    if (why) {
+      // Without a driver the runtime says its driver is "insufficient": say what is missing.
+      void* driver = e == cudaErrorInsufficientDriver ? ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD) : nullptr;
+      if (e == cudaErrorInsufficientDriver && !driver && !(driver = ::dlopen("libcuda.so.1", RTLD_LAZY)))
+        *why = "no CUDA device: no NVIDIA driver (libcuda.so.1 not found)";
+      else
+        *why = "no CUDA device: " + std::string(cudaGetErrorName(e)) + " (" + cudaGetErrorString(e) + ")";
+      if (driver) ::dlclose(driver);
+    }
     return 0;
   }
   if (n == 0 && why) *why = "no CUDA device: the driver lists none";
