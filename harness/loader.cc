@@ -544,8 +544,13 @@ class Trainer {
       const std::int64_t t1 = now_ns();
       const std::int64_t compute_ns = draw_step_ns(o_.step_time, rng_);
       if (device_) {
-        device_->step(b.bytes, compute_ns);
-        if (j + 1 == batches) device_->finish();  // the epoch ends when its last kernel does
+        try {
+          device_->step(b.bytes, compute_ns);
+          if (j + 1 == batches) device_->finish();  // the epoch ends when its last kernel does
+        } catch (const std::exception& ex) {  // the workers are stopped and joined below
+          run_.fail(ex.what());
+          break;
+        }
       } else {
         wait_until_ns(t1 + compute_ns);
       }

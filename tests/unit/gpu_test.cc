@@ -158,22 +158,46 @@ TEST(GpuRingTest, RunnerFailsTheRoundWhenACopyEngineCannotBeMade) {
   EXPECT_EQ(stats.bytes, 0u);
 }
 
-// A loader run of `steps` steps of one sample each, `transform` of CPU work to load a sample,
-// `step` on the stand-in device.
-LoaderResult run_on_host_device(bool overlap, int steps, const char* transform, const char* step) {
-  auto source = make_delay_source(std::size_t(steps), 4096, 0);
+// Samples that each take `delay_ns` of sleep to read, however long since the last read (the
+// library's delay source paces a steady rate instead): a load that sleeps, not burns CPU, stays
+// accurate on a loaded machine.
+class SleepSource : public SampleSource {
+ public:
+  SleepSource(std::size_t count, std::int64_t delay_ns) : count_(count), delay_ns_(delay_ns) {}
+  std::size_t count() const override { return count_; }
+  std::unique_ptr<SampleReader> make_reader() const override {
+    struct Reader : SampleReader {
+      std::int64_t delay_ns;
+      explicit Reader(std::int64_t d) : delay_ns(d) {}
+      std::uint64_t read(std::size_t) override {
+        std::this_thread::sleep_for(std::chrono::nanoseconds(delay_ns));
+        return 4096;
+      }
+      std::uint64_t planned_bytes(std::size_t) const override { return 4096; }
+    };
+    return std::make_unique<Reader>(delay_ns_);
+  }
+
+ private:
+  std::size_t count_;
+  std::int64_t delay_ns_;
+};
+
+// A loader run of `steps` steps of one sample each, `delay_ms` of sleep to load a sample, `step`
+// on the stand-in device.
+LoaderResult run_on_host_device(bool overlap, int steps, std::int64_t delay_ms, const char* step) {
+  SleepSource source(std::size_t(steps), delay_ms * kMs);
   LoaderOptions o;
-  o.transform = parse_transform(transform);
   o.workers = 0;  // the trainer reads each batch itself: nothing prefetched but what overlap gives
   o.warmup_steps = 0;
   o.step_time = parse_distribution(step, "step_time");
   o.device_step = [overlap](int) { return make_host_device_step(4096, overlap); };
-  LoaderSim sim(o, *source);
+  LoaderSim sim(o, source);
   return sim.run();
 }
 
 TEST(GpuStepTest, EveryStepCopiesItsBatchAndRunsOnTheDevice) {
-  const LoaderResult r = run_on_host_device(false, 12, "none", "5ms");
+  const LoaderResult r = run_on_host_device(false, 12, 0, "5ms");
   ASSERT_TRUE(r.device_copy.has_value());
   EXPECT_EQ(r.device_copy->copies, 12u);
   EXPECT_EQ(r.device_copy->bytes, 12u * 4096);
@@ -183,8 +207,8 @@ TEST(GpuStepTest, EveryStepCopiesItsBatchAndRunsOnTheDevice) {
 
 TEST(GpuStepTest, OverlapFetchesTheNextBatchWhileTheDeviceComputes) {
   // 6 ms to load a batch, 6 ms to compute it: one after the other 12 ms a step, overlapped 6.
-  const LoaderResult serial = run_on_host_device(false, 16, "6ms/sample", "6ms");
-  const LoaderResult overlapped = run_on_host_device(true, 16, "6ms/sample", "6ms");
+  const LoaderResult serial = run_on_host_device(false, 16, 6, "6ms");
+  const LoaderResult overlapped = run_on_host_device(true, 16, 6, "6ms");
   ASSERT_TRUE(overlapped.device_copy.has_value());
   EXPECT_EQ(overlapped.device_copy->copies, 16u);
   EXPECT_GE(overlapped.device_busy_s, 16 * 0.006 * 0.99);  // every step still ran in full
@@ -195,6 +219,19 @@ TEST(GpuStepTest, OverlapFetchesTheNextBatchWhileTheDeviceComputes) {
 TEST(GpuStepTest, ABatchLargerThanTheDeviceBuffersFailsTheRun) {
   auto step = make_host_device_step(100, false);
   EXPECT_THROW(step->step(101, 0), RunError);
+  // In a run with loader workers: the run fails with the reason, its workers stopped and joined.
+  auto source = make_delay_source(8, 4096, 0);
+  LoaderOptions o;
+  o.workers = 2;
+  o.step_time = parse_distribution("1ms", "step_time");
+  o.device_step = [](int) { return make_host_device_step(100, false); };
+  LoaderSim sim(o, *source);
+  try {
+    sim.run();
+    ADD_FAILURE() << "the run did not fail";
+  } catch (const RunError& e) {
+    EXPECT_STREQ(e.what(), "a batch of 4096 bytes is larger than the device step's buffers");
+  }
 }
 
 class GpuPlanTest : public ::testing::Test {
