@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <thread>
@@ -126,7 +127,7 @@ TEST(GpuRingTest, RunnerSendsEveryByteReadThroughItsWorkersRings) {
   options.engine_options.queue_depth = 4;
   options.engine_options.block_size = spec.block_size;
   options.workers = 2;
-  unsigned made = 0;
+  std::atomic<unsigned> made{0};  // each worker thread makes its own
   options.copy_engine = [&](unsigned, std::string*) {
     ++made;
     return make_host_copy_engine(4, 16384, 0);

@@ -78,7 +78,7 @@ struct RoundOptions {
   std::int64_t ramp_ns = 0;  // read, then excluded from every figure (bytes, reads, latency, CPU)
   std::optional<SteadyStateSpec> steady_state;  // REQUIRES: runtime_ns > 0; ends the round once reached
   // Sink gpu: each worker's completed reads go on through a StagingRing over the copy engine
-  // this makes (called once per worker, before the clock; nullptr with *why: the round fails
+  // this makes (called once by each worker thread, concurrently, before the clock; nullptr with *why: the round fails
   // with why). The round's time then runs to the last copy's end. Unset: reads end in host memory.
   std::function<std::unique_ptr<CopyEngine>(unsigned worker, std::string* why)> copy_engine;
 };
