@@ -10,6 +10,7 @@
 #include "case_run.h"
 #include "cluster_round.h"
 #include "families.h"
+#include "feedbench/gpu.h"
 #include "feedbench/page_cache.h"
 #include "feedbench/runner.h"
 #include "feedbench/skew.h"
@@ -38,6 +39,8 @@ void run_file_read_case(const Case& c, RunContext& context, benchmark::State& st
     std::string fs;
     if (why.empty() && !direct_reaches_device(selected->root(), &fs)) memory_fs = fs;
   }
+  const bool gpu_sink = c.has("sink") && c.str("sink") == "gpu";
+  if (why.empty() && gpu_sink) cuda_device_count(&why);  // "no CUDA device: ...": skipped, the run goes on
   const std::uint64_t round = context.log.all(run.record().case_name).size();  // each repetition its own epoch
   const std::string share_mode = context.config ? context.config->share : "per_rank";
   ShareOfRound share;
@@ -85,6 +88,13 @@ void run_file_read_case(const Case& c, RunContext& context, benchmark::State& st
   options.runtime_ns = runtime_ns;
   if (c.has("ramp_time")) options.ramp_ns = parse_duration_ns(c.str("ramp_time"));
   if (c.has("steady_state")) options.steady_state = parse_steady_state(c.str("steady_state"));
+  if (gpu_sink) {
+    // One staging ring per worker, as deep as its queue, each slot one block.
+    const std::size_t depth = options.engine_options.queue_depth, slot = spec.block_size;
+    options.copy_engine = [depth, slot](unsigned, std::string* failed) {
+      return make_cuda_copy_engine(depth, slot, 0, failed);
+    };
+  }
 
   RoundStats stats;
   if (many) {
@@ -118,6 +128,16 @@ void run_file_read_case(const Case& c, RunContext& context, benchmark::State& st
   run.counter("lat_max_us", double(h.max()) / 1e3);
   run.counter("residency_before", residency);
   run.counter("cpu_util", stats.cpu_util);
+  if (stats.sink) {
+    // The copy engine's own rate, and the share of the workers' time spent waiting for a free
+    // staging slot: near 1, the copy to the GPU, not storage, sets the pace.
+    const SinkStats& d = *stats.sink;
+    const double copy_s = d.copy_ns.mean() * double(d.copy_ns.count()) * 1e-9;
+    run.counter("h2d_bytes_per_second", copy_s > 0 ? double(d.bytes) / copy_s : 0, /*binary=*/true);
+    run.counter("copy_p50_us", d.copy_ns.quantile(0.50) / 1e3);
+    run.counter("copy_p99_us", d.copy_ns.quantile(0.99) / 1e3);
+    run.counter("copy_bound_share", double(d.blocked_ns) / (s * 1e9 * double(spec.workers)));
+  }
 
   // Across ranks `extra` already holds the ranks, hosts and stragglers; stats are the totals.
   nlohmann::json& base = run.record().extra;
@@ -130,6 +150,13 @@ void run_file_read_case(const Case& c, RunContext& context, benchmark::State& st
                                  : workload.planned_bytes() < workload.full_pass_bytes() ? "max_bytes"
                                                                                          : "end_of_selection";
   extra["limited_by"] = limited_by;
+  if (stats.sink)
+    extra["sink"] = {{"to", "gpu"}, {"bytes", stats.sink->bytes}, {"copies", stats.sink->copies},
+                     {"blocked_s", double(stats.sink->blocked_ns) * 1e-9},
+                     {"copy_us", {{"p50", stats.sink->copy_ns.quantile(0.5) / 1e3},
+                                  {"p90", stats.sink->copy_ns.quantile(0.9) / 1e3},
+                                  {"p99", stats.sink->copy_ns.quantile(0.99) / 1e3},
+                                  {"max", double(stats.sink->copy_ns.max()) / 1e3}}}};
   extra["time_based"] = runtime_ns > 0;
   if (!many) extra["selection_bytes"] = workload.full_pass_bytes();
   if (runtime_ns > 0) {

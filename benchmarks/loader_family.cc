@@ -13,6 +13,7 @@
 #include "cluster_round.h"
 #include "families.h"
 #include "feedbench/error.h"
+#include "feedbench/gpu.h"
 #include "feedbench/loader.h"
 #include "feedbench/page_cache.h"
 #include "feedbench/skew.h"
@@ -142,6 +143,8 @@ void run_loader_case(const Case& c, RunContext& context, benchmark::State& state
   const std::string cache_state = c.str("cache_state");
   if (why.empty() && cache_state != "cold" && cache_state != "warm")
     why = "the loader reads through the page cache: cache_state must be cold or warm, not " + cache_state;
+  const bool cuda = c.has("accelerator") && c.str("accelerator") == "cuda";
+  if (why.empty() && cuda) cuda_device_count(&why);  // "no CUDA device: ...": skipped, the run goes on
   const bool calibration = c.str("samples") == "memory";
   const double target = c.has("target_au") ? c.number("target_au") : 0.90;
   const std::string share_mode = context.config ? context.config->share : "per_rank";
@@ -163,6 +166,7 @@ void run_loader_case(const Case& c, RunContext& context, benchmark::State& state
 
   LoaderResult result;
   std::optional<LoaderAcrossRanks> across;
+  GpuSampler sampler;
   try {
     LoaderOptions options = options_of(c);
     options.node = node;
@@ -177,6 +181,20 @@ void run_loader_case(const Case& c, RunContext& context, benchmark::State& state
       // cache's files by their source paths, so the same files are hot on both paths.
       if (options.skew.kind != Skew::Kind::none && c.str("samples") == "files")
         options.ranking = hot_ranking(tiered ? *context.source : *files, c.seed);
+      if (cuda) {
+        // A batch holds at most batch_size of the largest samples.
+        std::uint64_t largest = 0;
+        for (std::uint32_t f = 0; f < files->size(); ++f) largest = std::max(largest, files->file_size(f));
+        if (c.str("samples").starts_with("records:")) largest = parse_size(c.str("samples").substr(8), "samples");
+        const std::uint64_t capacity = largest * std::uint64_t(options.batch_size);
+        const bool overlap = c.has("overlap") && c.params.at("overlap").get<bool>();
+        options.device_step = [capacity, overlap](int) {
+          std::string failed;
+          std::unique_ptr<DeviceStep> step = make_cuda_device_step(capacity, overlap, 0, &failed);
+          if (!step) throw RunError(failed);
+          return step;
+        };
+      }
       sim.emplace(options, *source);
       // Refused before any preparation: the data set cannot hold the configured steps.
       why = sim->schedule().refused;
@@ -192,6 +210,8 @@ void run_loader_case(const Case& c, RunContext& context, benchmark::State& state
              : !run.prepare_cache_state(cache_state, *files))
       return;
 
+    // GPU telemetry while the steps run (nothing without an NVIDIA driver).
+    if (cuda) sampler.start();
     for (auto _ : state) {
       if (!many) {
         result = sim->run();
@@ -213,6 +233,7 @@ void run_loader_case(const Case& c, RunContext& context, benchmark::State& state
     return run.skip(e.what());
   }
   if (across && !across->error.empty()) return run.skip(across->error);
+  const nlohmann::json telemetry = sampler.stop();
 
   const Histogram& h = result.wait_ns;
   run.counter("samples_per_second", result.samples_per_second);
@@ -263,6 +284,22 @@ void run_loader_case(const Case& c, RunContext& context, benchmark::State& state
                   {"compute_s", result.compute_s},
                   {"read_s", result.read_s},
                   {"transform_s", result.transform_s}};
+  if (result.device_copy) {
+    // The device's side of the step: what was copied (every step, warm-up included) and how
+    // long the copies and the kernels took on the device's clock.
+    const SinkStats& d = *result.device_copy;
+    const double copy_s = d.copy_ns.mean() * double(d.copy_ns.count()) * 1e-9;
+    run.counter("h2d_bytes_per_second", copy_s > 0 ? double(d.bytes) / copy_s : 0, /*binary=*/true);
+    run.counter("copy_p50_us", d.copy_ns.quantile(0.50) / 1e3);
+    run.counter("copy_p99_us", d.copy_ns.quantile(0.99) / 1e3);
+    run.record().extra["accelerator"] = "cuda";
+    run.record().extra["overlap"] = c.has("overlap") && c.params.at("overlap").get<bool>();
+    run.record().extra["device"] = {{"copy_bytes", d.bytes},
+                                    {"copies", d.copies},
+                                    {"copy_s", copy_s},
+                                    {"kernel_s", result.device_busy_s}};
+  }
+  if (!telemetry.is_null()) run.record().extra["gpu_telemetry"] = telemetry;
   if (across) {
     run.record().extra.update(across->extra);
     run.record().extra["dataset_bytes"] = selected->total_bytes();

@@ -552,6 +552,8 @@ struct EpochOutcome {
 };
 
 struct TrainerOutcome {
+  std::optional<SinkStats> device_copy;
+  std::int64_t device_busy_ns = 0;
   std::vector<EpochOutcome> epochs;
   Engine::OpenCounts opens;
   WorkerTotals work;
@@ -616,6 +618,7 @@ class Trainer {
           decoders_.push_back(decode ? std::make_unique<JpegDecoder>() : nullptr);
         }
       }
+      if (o_.device_step && !device_) device_ = o_.device_step(index_);
       run_epoch(epoch, outcome.epochs.back());
     } catch (const std::exception& ex) {
       run_.fail(ex.what());
@@ -630,6 +633,11 @@ class Trainer {
     }
     readers_.clear();
     decoders_.clear();
+    if (device_) {
+      outcome.device_copy = device_->copy_stats();
+      outcome.device_busy_ns = device_->device_busy_ns();
+      device_.reset();
+    }
   }
 
   TrainerOutcome outcome;
@@ -722,7 +730,18 @@ class Trainer {
         cv.notify_all();
       }
       const std::int64_t t1 = now_ns();
-      wait_until_ns(t1 + draw_step_ns(o_.step_time, rng_));
+      const std::int64_t compute_ns = draw_step_ns(o_.step_time, rng_);
+      if (device_) {
+        try {
+          device_->step(b.bytes, compute_ns);
+          if (j + 1 == batches) device_->finish();  // the epoch ends when its last kernel does
+        } catch (const std::exception& ex) {  // the workers are stopped and joined below
+          run_.fail(ex.what());
+          break;
+        }
+      } else {
+        wait_until_ns(t1 + compute_ns);
+      }
       const std::int64_t t2 = now_ns();
       // The warm-up is the first steps of the run: later epochs are measured whole.
       if (epoch == 0 && std::int64_t(out.warmup) < schedule_.warmup_steps)
@@ -770,6 +789,7 @@ class Trainer {
   std::mt19937_64 rng_;
   std::vector<std::unique_ptr<SampleReader>> readers_;
   std::vector<std::unique_ptr<JpegDecoder>> decoders_;  // per reader, for a decode transform
+  std::unique_ptr<DeviceStep> device_;  // accelerator cuda (or a stand-in): the step's device
 };
 
 }  // namespace
@@ -1068,6 +1088,11 @@ LoaderResult LoaderSim::run() {
     const TrainerOutcome& o = t->outcome;
     r.opens.noatime += o.opens.noatime;
     r.opens.plain += o.opens.plain;
+    if (o.device_copy) {
+      if (!r.device_copy) r.device_copy.emplace();
+      r.device_copy->merge(*o.device_copy);
+      r.device_busy_s += double(o.device_busy_ns) * 1e-9;
+    }
     r.read_s += double(o.work.read_ns) * 1e-9;
     r.transform_s += double(o.work.transform_ns) * 1e-9;
     r.transform_bytes += o.work.bytes;

@@ -53,7 +53,8 @@ const std::vector<FamilySpec>& family_specs() {
         {"runtime", "runtime", Kind::duration, kMinRoundLimitNs, 0, true},
         {"max_bytes", "max_bytes", Kind::size, 1, kMaxRoundBytes, true},
         {"ramp_time", "ramp", Kind::duration, kMinRoundLimitNs, 0, true},
-        {"steady_state", "ss", Kind::steady_state, 0, 0, true}}},
+        {"steady_state", "ss", Kind::steady_state, 0, 0, true},
+        {"sink", "sink", Kind::choice, 0, 0, true}}},
       {"loader",
        {{"batch_size", "batch", Kind::integer, 1, 65536},
         {"workers", "workers", Kind::integer, 1, 1024},
@@ -71,7 +72,9 @@ const std::vector<FamilySpec>& family_specs() {
         {"path", "path", Kind::choice},
         {"pattern", "pattern", Kind::sampling, 0, 0, true},
         {"shuffle_buffer", "shuffle", Kind::integer, 0, 1 << 24, true},
-        {"verify_crc", "crc", Kind::boolean, 0, 0, true}}},
+        {"verify_crc", "crc", Kind::boolean, 0, 0, true},
+        {"accelerator", "accel", Kind::choice, 0, 0, true},
+        {"overlap", "overlap", Kind::boolean, 0, 0, true}}},
       {"stage",
        {{"workers", "workers", Kind::integer, 1, 1024},
         {"cache_state", "state", Kind::choice},
@@ -245,6 +248,26 @@ void check_round_limits(const Case& c, const std::string& file) {
   }
 }
 
+// The GPU parameters need the GPU component: a build without CUDA refuses them where they are
+// written, before anything runs.
+void check_gpu_parameter(const Param& p, const Choice& choice, bool cuda_built, const std::string& file) {
+  const std::string key = p.key;
+  const bool wants_gpu = (key == "sink" && choice.value == "gpu") || (key == "accelerator" && choice.value == "cuda");
+  if (wants_gpu && !cuda_built)
+    throw InputError(file + ": " + choice.where + ": " + key + " " + choice.value.get<std::string>() +
+                     " needs the GPU component, but this feedbench was built without CUDA (rebuild with the CUDA "
+                     "toolkit and -DFEEDBENCH_CUDA=ON)");
+}
+
+// Overlap is the device's copy beside its step: it means nothing for a step waited out on the CPU.
+void check_overlap(const Case& c, const std::string& file) {
+  if (c.family != "loader" || !c.has("overlap") || !c.params.at("overlap").get<bool>()) return;
+  if (!c.has("accelerator") || c.str("accelerator") != "cuda")
+    throw InputError(file + ": " + c.origin.at("overlap") +
+                     ": expected accelerator \"cuda\" as well (overlap copies batch k+1 to the device during step "
+                     "k), got overlap without it");
+}
+
 std::string builtin_default_pointer(const std::string& family, const std::string& key) {
   return "/definitions/" + family + "/properties/" + key + "/default";
 }
@@ -302,7 +325,7 @@ double Case::number(const char* key) const {
 
 bool Case::has(const char* key) const { return params.contains(key); }
 
-Plan expand_plan(const Config& config, std::uint64_t max_cases) {
+Plan expand_plan(const Config& config, std::uint64_t max_cases, bool cuda_built) {
   const std::string& file = config.file;
   const json& defaults = config.defaults.is_object() ? config.defaults : json::object();
   const json& schema = experiment_schema();
@@ -359,6 +382,7 @@ Plan expand_plan(const Config& config, std::uint64_t max_cases) {
         } catch (const InputError& e) {
           throw InputError(file + ": " + e.what());
         }
+        check_gpu_parameter(p, choice, cuda_built, file);
         if (std::string(p.key) == "path" && choice.value == "cache" && config.cache_root.empty())
           throw InputError(file + ": " + choice.where + ": expected dataset.cache (or --cache) for path \"cache\" of the " +
                            family + " family at " + at + ", got no cache root");
@@ -402,6 +426,7 @@ Plan expand_plan(const Config& config, std::uint64_t max_cases) {
         c.origin[spec.params[k].key] = axes[k][index[k]].where;
       }
       check_round_limits(c, config.file);
+      check_overlap(c, config.file);
       const std::string name = c.name();
       if (std::string why = infeasible(c); !why.empty()) {
         plan.dropped.push_back(name + ": " + why);

@@ -162,6 +162,7 @@ struct alignas(64) Worker {
   std::string incomplete;  // first shortfall (written only when one happens)
   std::int64_t end_ns = 0;
   std::int64_t cpu_ns = 0;     // this thread's CPU from the start signal to its last completion
+  std::optional<SinkStats> sink;  // with a copy engine
   bool ready = false;          // engine created
   std::exception_ptr input_error;
   Histogram latency;
@@ -218,6 +219,19 @@ void run_worker(Shared& shared, Worker& me, unsigned w) {
   }
   me.ready = engine != nullptr;
   const unsigned qd = engine ? engine->queue_depth() : 1;
+  // The next hop of every read (sink gpu), set up before the clock like the engine.
+  std::unique_ptr<CopyEngine> copier;
+  std::unique_ptr<StagingRing> ring;
+  if (engine && options.copy_engine) {
+    std::string why;
+    copier = options.copy_engine(w, &why);
+    if (copier) {
+      ring = std::make_unique<StagingRing>(*copier);
+    } else {
+      shared.fail(why);
+      me.ready = false;
+    }
+  }
   // Random reads revisit files: keep up to max_open_files. Whole-file patterns close a file
   // after its last read, so at most one file per read in flight plus the next is open.
   const unsigned capacity =
@@ -251,6 +265,7 @@ void run_worker(Shared& shared, Worker& me, unsigned w) {
     me.ramp_bytes += me.bytes;
     me.bytes = me.reads = me.files = me.planned = 0;
     me.latency.reset();
+    if (ring) ring->reset_stats();
     cpu_start = thread_cpu_ns();
   };
   bool time_up = false;  // runtime passed or steady state reached: no new reads
@@ -373,6 +388,16 @@ void run_worker(Shared& shared, Worker& me, unsigned w) {
                             std::to_string(slot_offset[c.slot]) + " (it shrank since the scan)";
         }
         if (record) me.latency.record(std::uint64_t(std::max<std::int64_t>(0, t - started[c.slot])));
+        // On to the device before the slot is reused; the ring waits when every staging slot
+        // is busy, so a copy engine slower than storage slows the round.
+        if (ring && !stopped) {
+          try {
+            ring->push(std::span<const std::byte>(engine->buffer(c.slot), std::size_t(c.result)));
+          } catch (const std::exception& ex) {
+            shared.fail(ex.what());
+            stopped = true;
+          }
+        }
       }
       --in_flight;
       free_slots[qd - 1 - in_flight] = c.slot;
@@ -383,12 +408,20 @@ void run_worker(Shared& shared, Worker& me, unsigned w) {
     }
     if (!stopped && shared.failed.load(std::memory_order_relaxed)) stopped = true;
   }
+  if (ring) {
+    try {
+      ring->drain();  // the round ends when the last byte is on the device
+    } catch (const std::exception& ex) {
+      shared.fail(ex.what());
+    }
+  }
   me.end_ns = now_ns();
   me.cpu_ns = thread_cpu_ns() - cpu_start;
   if (in_ramp) {  // done before the figures started: all of it was ramp
     end_ramp();
     me.cpu_ns = 0;
   }
+  if (ring) me.sink = ring->stats();
   me.noatime_opens = engine->open_counts().noatime;
 
   // Files a random round kept open (or an error left open) close after the clock. The kernel
@@ -611,6 +644,10 @@ RoundStats run_round(const FileSet& files, Workload& workload, const RoundOption
     stats.files_opened += w.opened;
     if (stats.incomplete.empty()) stats.incomplete = w.incomplete;
     stats.latency.merge(w.latency);
+    if (w.sink) {
+      if (!stats.sink) stats.sink.emplace();
+      stats.sink->merge(*w.sink);
+    }
     end = std::max(end, w.end_ns);
     stats.cpu_seconds += double(w.cpu_ns) * 1e-9;
   }

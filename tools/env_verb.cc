@@ -10,6 +10,7 @@
 
 #include "feedbench/environment.h"
 #include "feedbench/error.h"
+#include "feedbench/gpu.h"
 #include "feedbench/units.h"
 #include "command_line.h"
 #include "verbs.h"
@@ -24,7 +25,9 @@ constexpr const char* kUsage =
     "\n"
     "Describes this host (CPU, memory, NUMA, kernel, instance type, GPUs) and, for each path,\n"
     "the file system, mount and block device behind it; warns when two paths share a device.\n"
-    "--json prints {\"host\": ..., \"paths\": ...} exactly as result files record it.\n"
+    "--json prints {\"host\": ..., \"paths\": ...} exactly as result files record it, and \"gpu\": the\n"
+    "CUDA devices and, through NVML (libnvidia-ml.so.1), each GPU's PCIe link and NUMA node, with a\n"
+    "warning when reading threads may run on another NUMA node than a GPU.\n"
     "\n"
     "examples:\n"
     "  feedbench env --path source=/mnt/nfs/imagenet --path cache=/local/nvme/cache\n"
@@ -51,6 +54,47 @@ std::string host_text(const nlohmann::json& h) {
   for (const auto& g : h["gpus"])
     out += "gpu       " + g.value("name", "") + ", " + g.value("memory", "") + ", driver " +
            g.value("driver", "") + "\n";
+  return out;
+}
+
+// RETURNS: {"built_with_cuda", "cuda_devices", "cuda" (why none, when none), "nvml": {"driver",
+// "why"?, "gpus": [GpuInfo...]}, "warnings": [...]}: what the GPU component sees.
+nlohmann::json gpu_json() {
+  std::string why;
+  const int devices = cuda_device_count(&why);
+  const GpuInventory inv = list_gpus();
+  nlohmann::json j = {{"built_with_cuda", built_with_cuda()}, {"cuda_devices", devices}};
+  if (devices == 0) j["cuda"] = why;
+  j["nvml"] = {{"driver", inv.driver}, {"gpus", nlohmann::json::array()}};
+  if (!inv.driver) j["nvml"]["why"] = inv.why;
+  nlohmann::json warnings = nlohmann::json::array();
+  for (const GpuInfo& g : inv.gpus) {
+    j["nvml"]["gpus"].push_back(g.to_json());
+    if (std::string w = numa_warning(g); !w.empty()) warnings.push_back(w);
+  }
+  j["warnings"] = warnings;
+  return j;
+}
+
+std::string gpu_text(const nlohmann::json& g) {
+  std::string out = std::string("cuda      ") + (g["built_with_cuda"].get<bool>() ? "built with CUDA" : "built without CUDA");
+  const int devices = g["cuda_devices"].get<int>();
+  out += devices > 0 ? ", " + std::to_string(devices) + " device(s)\n"
+                     : (g["built_with_cuda"].get<bool>() ? ", " + g["cuda"].get<std::string>() : std::string()) + "\n";
+  const nlohmann::json& nvml = g["nvml"];
+  if (!nvml["driver"].get<bool>()) out += "nvml      " + nvml["why"].get<std::string>() + "\n";
+  for (const auto& gpu : nvml["gpus"]) {
+    const auto& pcie = gpu["pcie"];
+    const int node = gpu["numa_node"].get<int>();
+    out += "gpu " + std::to_string(gpu["index"].get<int>()) + "     " + gpu["name"].get<std::string>() + ", " +
+           format_size(gpu["memory_total_bytes"].get<double>()) + ", PCIe gen " +
+           std::to_string(pcie["generation"].get<int>()) + " x" + std::to_string(pcie["width"].get<int>()) +
+           " (max gen " + std::to_string(pcie["max_generation"].get<int>()) + " x" +
+           std::to_string(pcie["max_width"].get<int>()) + "), NUMA node " +
+           (node < 0 ? std::string("unknown") : std::to_string(node)) + ", bus " + gpu["bus_id"].get<std::string>() +
+           "\n";
+  }
+  for (const auto& w : g["warnings"]) out += "warning: " + w.get<std::string>() + "\n";
   return out;
 }
 
@@ -88,11 +132,14 @@ int env_main(int argc, char** argv) {
     paths.emplace(role, describe_path(role, dir));
   }
 
+  const nlohmann::json gpu = gpu_json();
   if (as_json) {
-    std::cout << describe_environment(paths).dump(2) << "\n";
+    nlohmann::json env = describe_environment(paths);
+    env["gpu"] = gpu;
+    std::cout << env.dump(2) << "\n";
     return 0;
   }
-  std::cout << host_text(describe_host());
+  std::cout << host_text(describe_host()) << gpu_text(gpu);
   if (!paths.empty()) std::cout << "\n" << format_paths(paths);
   return 0;
 }

@@ -5,9 +5,12 @@ source "$(dirname "$0")/lib.bash"
 "$FEEDBENCH" gen --out "$WORK/src" --files 40 --file-size 16KiB..96KiB --layout classes --classes 4 --seed 9 >/dev/null
 before=$(tree_digest "$WORK/src")
 
+cuda=$("$FEEDBENCH" env --json | python3 -c "import json,sys; print(json.load(sys.stdin)['gpu']['built_with_cuda'])")
 for config in "$FEEDBENCH_SOURCE_DIR"/configs/*.json; do
   name=$(basename "$config" .json)
   echo "== $name"
+  # A build without CUDA refuses GPU parameters (tests/e2e/gpu.sh checks that refusal).
+  if [ "$name" = gpu ] && [ "$cuda" != True ]; then echo "built without CUDA: not run"; continue; fi
   # Stage exactly the config's selection (dataset.include), as a user would.
   includes=()
   while IFS= read -r glob; do [ -n "$glob" ] && includes+=(--include "$glob"); done < <(python3 -c "

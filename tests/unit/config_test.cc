@@ -171,7 +171,7 @@ TEST_F(ConfigTest, UnknownKeyNamesPointerAndAllowedKeys) {
   EXPECT_EQ(msg,
             "f.json: /families/0/blok_size: expected one of the keys allowed in a file_read family (block_size, "
             "cache_state, engine, family, max_bytes, path, pattern, queue_depth, ramp_time, repetitions, runtime, "
-            "steady_state, workers), got unknown key "
+            "sink, steady_state, workers), got unknown key "
             "\"blok_size\"");
   msg = error_of(config_text(source, json::array({{{"family", "stage"}}}), {{"nmae", "x"}}));
   EXPECT_TRUE(msg.starts_with("f.json: /nmae: expected one of the keys allowed at the top level ($schema, dataset, defaults,")) << msg;
@@ -180,7 +180,7 @@ TEST_F(ConfigTest, UnknownKeyNamesPointerAndAllowedKeys) {
   EXPECT_TRUE(msg.starts_with("f.json: /families/0/block_size: expected one of the keys allowed in a stage family"))
       << msg;
   msg = error_of(config_text(source, json::array({{{"family", "stage"}}}), {{"defaults", {{"colour", "red"}}}}));
-  EXPECT_TRUE(msg.starts_with("f.json: /defaults/colour: expected one of the keys allowed in /defaults (accelerators, batch_size,"))
+  EXPECT_TRUE(msg.starts_with("f.json: /defaults/colour: expected one of the keys allowed in /defaults (accelerator, accelerators, batch_size,"))
       << msg;
 }
 

@@ -93,11 +93,13 @@ TEST_F(PlanTest, ParamsAreInCanonicalOrderWithResolvedValues) {
   EXPECT_EQ(lc.integer("batch_size"), 256);
   std::vector<std::string> keys2;
   for (const auto& [k, _] : lc.params.items()) keys2.push_back(k);
-  // The optional sampling pattern and TFRecord options, unset, are absent (last in canonical order).
+  // The optional sampling pattern, TFRecord options, accelerator and overlap, unset, are absent
+  // (last in canonical order).
   auto loader_keys = family_parameters("loader");
-  ASSERT_EQ(std::vector<std::string>(loader_keys.end() - 3, loader_keys.end()),
-            (std::vector<std::string>{"pattern", "shuffle_buffer", "verify_crc"}));
-  EXPECT_EQ(keys2, std::vector<std::string>(loader_keys.begin(), loader_keys.end() - 3));
+  ASSERT_GE(loader_keys.size(), 5u);
+  EXPECT_EQ(std::vector<std::string>(loader_keys.end() - 5, loader_keys.end()),
+            (std::vector<std::string>{"pattern", "shuffle_buffer", "verify_crc", "accelerator", "overlap"}));
+  EXPECT_EQ(keys2, std::vector<std::string>(loader_keys.begin(), loader_keys.end() - 5));
 
   // A skewed sampling is named at the end; sequential is not a sampling; defaults.pattern
   // (file_read's read order) does not reach the loader.

@@ -30,6 +30,7 @@
 
 #include "feedbench/dataset.h"
 #include "feedbench/engine.h"
+#include "feedbench/gpu.h"
 #include "feedbench/histogram.h"
 #include "feedbench/skew.h"
 #include "feedbench/splitmix.h"
@@ -179,6 +180,10 @@ struct LoaderOptions {
   // Called before each epoch, untimed, when set. RETURNS: the fraction of the data set in the
   // page cache now (recorded per epoch: a later epoch may be served from memory).
   std::function<double()> residency;
+  // Accelerator cuda: each trainer's step runs on a device (its batch copied over, then a kernel
+  // of the drawn step time; DeviceStep says how overlap works), made once per trainer before its
+  // first epoch; throws RunError when it cannot. Unset: the step is a wait on the CPU.
+  std::function<std::unique_ptr<DeviceStep>(int trainer)> device_step;
 };
 
 // Measured steps per trainer, per epoch, below which a run is not judged.
@@ -274,6 +279,10 @@ struct LoaderResult {
   double bytes_per_second = 0;
   std::vector<EpochFigures> epochs;
   LoaderSchedule schedule;
+  // With a device step: every step's batch copy (warm-up included), all trainers, and the
+  // device time its kernels ran.
+  std::optional<SinkStats> device_copy;
+  double device_busy_s = 0;
 };
 
 // RETURNS: the order of epoch `epoch` (0-based) over `count` samples, before it is split between

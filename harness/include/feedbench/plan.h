@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "feedbench/config.h"
+#include "feedbench/gpu.h"
 
 namespace feedbench {
 
@@ -70,8 +71,10 @@ inline constexpr std::int64_t kMaxLoaderThreads = 4096;
 // Expands every family (cartesian product of list-valued parameters, defaults filled in).
 // The number of cases is counted, overflow-safe, before any is built.
 // RETURNS: the plan. Throws InputError naming file and JSON pointer for a bad value, an integer
-// out of its range, or sweeps that make more than `max_cases` cases (with the count).
-Plan expand_plan(const Config& config, std::uint64_t max_cases = kDefaultMaxCases);
+// out of its range, or sweeps that make more than `max_cases` cases (with the count), or a GPU
+// parameter (sink gpu, accelerator cuda) when `cuda_built` is false ("built without CUDA").
+Plan expand_plan(const Config& config, std::uint64_t max_cases = kDefaultMaxCases,
+                 bool cuda_built = built_with_cuda());
 
 // RETURNS: the parameters of `family` ("file_read", "loader", "stage") in canonical order.
 // REQUIRES: a known family.

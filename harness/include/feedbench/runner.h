@@ -4,12 +4,15 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "feedbench/dataset.h"
 #include "feedbench/engine.h"
+#include "feedbench/gpu.h"
 #include "feedbench/histogram.h"
 #include "feedbench/workload.h"
 
@@ -74,6 +77,10 @@ struct RoundOptions {
   std::int64_t runtime_ns = 0;
   std::int64_t ramp_ns = 0;  // read, then excluded from every figure (bytes, reads, latency, CPU)
   std::optional<SteadyStateSpec> steady_state;  // REQUIRES: runtime_ns > 0; ends the round once reached
+  // Sink gpu: each worker's completed reads go on through a StagingRing over the copy engine
+  // this makes (called once by each worker thread, concurrently, before the clock; nullptr with *why: the round fails
+  // with why). The round's time then runs to the last copy's end. Unset: reads end in host memory.
+  std::function<std::unique_ptr<CopyEngine>(unsigned worker, std::string* why)> copy_engine;
 };
 
 // The steady-state outcome of a round with a criterion.
@@ -108,6 +115,8 @@ struct RoundStats {
   std::uint64_t ramp_bytes = 0;
   std::int64_t ramp_elapsed_ns = 0;  // start to the end of ramp (0 without ramp)
   std::optional<SteadyStateResult> steady_state;
+  // With a copy engine: what the rings moved after ramp, merged over workers (blocked_ns summed).
+  std::optional<SinkStats> sink;
 
   double seconds() const { return double(elapsed_ns) * 1e-9; }
   // RETURNS: true when every planned byte was read (a file that grew may give more). Planned
