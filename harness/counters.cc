@@ -29,6 +29,11 @@ const std::vector<CounterInfo>& known_counters() {
       {"wait_max_ms", U::kMilliseconds, "wait max ms", true, D::kLowerIsBetter, {}, 1, "1 ms", true},
       {"stall_fraction", U::kFraction, "stall %", true, D::kLowerIsBetter, {}, 0.02, "2 points"},
       {"au", U::kFraction, "AU %", true, D::kHigherIsBetter, {"loader"}, 0.02, "2 points"},
+      // A GPU sink's or a CUDA loader's host-to-device copies (a pinned buffer to device memory).
+      {"h2d_bytes_per_second", U::kBytesPerSecond, "H2D MiB/s", true, D::kHigherIsBetter, {}},
+      {"copy_p50_us", U::kMicroseconds, "copy p50 µs", true, D::kLowerIsBetter, {}, 5, "5 us"},
+      {"copy_p99_us", U::kMicroseconds, "copy p99 µs", true, D::kLowerIsBetter, {}, 5, "5 us", true},
+      {"copy_bound_share", U::kFraction, "copy-bound %", true, D::kLowerIsBetter, {}, 0.02, "2 points"},
       {"real_time", U::kNanoseconds, "time", true, D::kLowerIsBetter, {}},
   };
   return counters;
