@@ -42,45 +42,18 @@
 #include "feedbench/unique_fd.h"
 #include "feedbench/units.h"
 
+#include "stage_io.h"
+
 namespace feedbench {
 namespace {
 
 namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
 
-constexpr std::size_t kChunk = std::size_t(1) << 20;  // large reads: one syscall per MiB
-constexpr std::size_t kAlign = kDirectAlignment;
 constexpr std::size_t kBatchFiles = 32;               // flushed together: writeback overlaps
 constexpr std::uint64_t kBatchBytes = 64ull << 20;
-constexpr const char* kTmpSuffix = ".fbtmp";
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
-// True when `inner` is `outer` or lies below it (both absolute, resolved).
-bool is_within(const std::string& inner, const std::string& outer) {
-  if (inner == outer) return true;
-  if (outer == "/") return true;
-  return inner.size() > outer.size() && inner.compare(0, outer.size(), outer) == 0 &&
-         inner[outer.size()] == '/';
-}
-
-// realpath of `path`, or for a path that does not exist yet, realpath of its deepest existing
-// ancestor with the rest appended (so a cache about to be created is compared correctly).
-std::string resolve_maybe_missing(const std::string& path) {
-  std::error_code ec;
-  fs::path p = fs::absolute(path, ec);
-  if (ec) throw InputError("cannot resolve '" + path + "': " + ec.message());
-  fs::path resolved = fs::weakly_canonical(p, ec);
-  if (ec) throw InputError("cannot resolve '" + path + "': " + ec.message());
-  std::string s = resolved.string();
-  while (s.size() > 1 && s.back() == '/') s.pop_back();
-  return s;
 }
 
 // --- Same folder or not, by identity: a symlink or a bind mount of the source is the source.
@@ -208,54 +181,8 @@ void refuse_overlap(int source_fd, const std::string& source, int cache_fd, bool
                      ": staging would remove or overwrite source files");
 }
 
-// Opens a file read-only without updating its access time where the kernel lets us
-// (O_NOATIME needs ownership): staging must not change the source, not even its atime.
-// A file that is not regular (a FIFO swapped in after the scan) is refused with errno ENXIO;
-// `why`, when given, receives the reason.
-int open_source(const std::string& path, std::string* why = nullptr, bool direct = false) {
-  const DataFile f = open_data_file(AT_FDCWD, path, {.direct = direct});
-  if (!f.ok()) {
-    if (why) *why = f.reason(path);
-    errno = f.kind ? ENXIO : f.error;
-  }
-  return f.fd;
-}
 
-// While alive, calls `print` every 250 ms on its own thread (a progress line on a terminal);
-// on destruction stops the thread and clears the line. Inactive when `enabled` is false.
-class ProgressTicker {
- public:
-  ProgressTicker(bool enabled, std::function<void()> print) {
-    if (!enabled) return;
-    std::vector<std::thread> one;
-    // A progress line is not worth failing for: refused (a pids limit), there is none.
-    if (start_thread(one, [this, print = std::move(print)] {
-          std::unique_lock lock(mutex_);
-          while (!cv_.wait_for(lock, std::chrono::milliseconds(250), [this] { return done_; })) print();
-        }, "progress", 0, 1).empty())
-      thread_ = std::move(one.front());
-  }
-  ~ProgressTicker() {
-    if (!thread_.joinable()) return;
-    {
-      std::lock_guard lock(mutex_);
-      done_ = true;
-    }
-    cv_.notify_all();
-    thread_.join();
-    std::fprintf(stderr, "\r\033[K");
-  }
-  ProgressTicker(const ProgressTicker&) = delete;
-  ProgressTicker& operator=(const ProgressTicker&) = delete;
-
- private:
-  std::mutex mutex_;
-  std::condition_variable cv_;
-  bool done_ = false;
-  std::thread thread_;
-};
-
-// Reads `fd` from its start to its end in kChunk pieces, hashing what it reads; polls
+// Reads `fd` from its start to its end in kStageChunk pieces, hashing what it reads; polls
 // `stopped` between pieces. RETURNS: 0 with *digest and *bytes set, or the errno that ended it
 // (EINTR when asked to stop; with O_DIRECT, EINVAL and *bytes == 0 mean the refusal of O_DIRECT).
 template <class Stopped>
@@ -266,7 +193,7 @@ int hash_whole_file(int fd, AlignedBuffer& buf, const Stopped& stopped, std::str
   *bytes = 0;
   while (true) {
     if (stopped()) return EINTR;
-    ssize_t n = ::pread(fd, buf.bytes(), kChunk, off_t(off));
+    ssize_t n = ::pread(fd, buf.bytes(), kStageChunk, off_t(off));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return errno;
     if (n == 0) break;
@@ -369,8 +296,8 @@ std::uint64_t free_bytes(const std::string& path, std::uint64_t* fs_size = nullp
 }
 
 void sleep_for_test_hook(int ms, const std::atomic<int>* stop) {
-  auto until = Clock::now() + std::chrono::milliseconds(ms);
-  while (Clock::now() < until && !(stop && stop->load()))
+  auto until = StageClock::now() + std::chrono::milliseconds(ms);
+  while (StageClock::now() < until && !(stop && stop->load()))
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
 }
 
@@ -390,7 +317,7 @@ class StageRun {
   }
 
   void run(int workers, StageResult& result) {
-    auto start = Clock::now();
+    auto start = StageClock::now();
     {
       ProgressTicker ticker(opt_.progress, [&] { print_progress(seconds_since(start)); });
       std::vector<std::thread> threads;
@@ -512,7 +439,7 @@ class StageRun {
     std::uint64_t total = 0;
     while (true) {
       if (stopping()) return fail("", false);
-      ssize_t n = ::read(in.get(), buf.bytes(), kChunk);
+      ssize_t n = ::read(in.get(), buf.bytes(), kStageChunk);
       if (n < 0 && errno == EINTR) continue;
       if (n < 0) return fail(errno_message("cannot read source " + src, errno), false);
       if (n == 0) break;
@@ -649,7 +576,7 @@ class StageRun {
   }
 
   void worker() {
-    AlignedBuffer buf(kChunk);
+    AlignedBuffer buf(kStageChunk);
     std::vector<Pending> current, upcoming;
     try {
       claim(current);
@@ -702,7 +629,7 @@ bool folder_is_empty(const std::string& cache_root) {
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(cache_root, ec)) {
     std::string name = e.path().filename().string();
-    if (name == "lost+found" || ends_with(name, kTmpSuffix)) continue;
+    if (name == "lost+found" || ends_with(name, kStageTmpSuffix)) continue;
     return false;
   }
   return true;
@@ -759,7 +686,7 @@ std::string stage_temporary_path(const std::string& path) {
   const std::size_t slash = path.find_last_of('/');
   const std::string folder = slash == std::string::npos ? "" : path.substr(0, slash + 1);
   const std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
-  return folder + ".fb-" + sha256_hex(name).substr(0, 16) + kTmpSuffix;
+  return folder + ".fb-" + sha256_hex(name).substr(0, 16) + kStageTmpSuffix;
 }
 
 int StageResult::exit_code() const {
@@ -788,7 +715,7 @@ int default_workers(const std::string& path) {
 }
 
 StageResult stage(const StageOptions& options) {
-  const auto start = Clock::now();
+  const auto start = StageClock::now();
   const double cpu_start = process_cpu_seconds();
   StageResult result;
   auto log = [&](const std::string& line) {
@@ -866,7 +793,7 @@ StageResult stage(const StageOptions& options) {
   {
     std::vector<std::string> not_folders, in_the_way;
     std::set<std::string_view> parents_checked;
-    AlignedBuffer hash_buf(kChunk);
+    AlignedBuffer hash_buf(kStageChunk);
     for (std::size_t i = 0; i < selection.size(); ++i) {
       std::string_view rel = selection.relative_path(i);
       for (std::size_t k = rel.find('/'); k != std::string_view::npos; k = rel.find('/', k + 1)) {
@@ -1067,7 +994,7 @@ StageResult stage(const StageOptions& options) {
 }
 
 VerifyResult verify_cache(const VerifyOptions& options) {
-  const auto start = Clock::now();
+  const auto start = StageClock::now();
   VerifyResult result;
   if (options.cache_root.empty()) throw InputError("--cache: the cache folder is required");
   if (!fs::is_directory(options.cache_root))
@@ -1092,7 +1019,7 @@ VerifyResult verify_cache(const VerifyOptions& options) {
   std::atomic<std::size_t> done{0};
   std::mutex mutex;
   auto work = [&] {
-    AlignedBuffer buf(kChunk);
+    AlignedBuffer buf(kStageChunk);
     while (!(options.stop && options.stop->load())) {
       std::size_t k = next.fetch_add(1);
       if (k >= m->files.size()) break;
