@@ -43,6 +43,7 @@
 #include "feedbench/units.h"
 
 #include "stage_io.h"
+#include "stage_plan.h"
 #include "stage_verify.h"
 
 namespace feedbench {
@@ -53,149 +54,6 @@ namespace fs = std::filesystem;
 constexpr std::size_t kBatchFiles = 32;               // flushed together: writeback overlaps
 constexpr std::uint64_t kBatchBytes = 64ull << 20;
 
-bool ends_with(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
-// --- Same folder or not, by identity: a symlink or a bind mount of the source is the source.
-
-struct FolderId {
-  dev_t dev;
-  ino_t ino;
-  bool operator==(const FolderId& o) const { return dev == o.dev && ino == o.ino; }
-};
-
-FolderId id_of(int fd) {
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) throw InputError(errno_message("cannot stat a folder", errno));
-  return {st.st_dev, st.st_ino};
-}
-
-// RETURNS: the identities of folder `fd` and of every folder above it up to "/", found by
-// walking "..": the kernel's parents, whatever path (symlink, bind mount) named the folder.
-std::vector<FolderId> folder_and_parents(int fd) {
-  std::vector<FolderId> chain{id_of(fd)};
-  UniqueFd here(::fcntl(fd, F_DUPFD_CLOEXEC, 0));
-  for (int depth = 0; depth < 4096 && here; ++depth) {
-    UniqueFd up(::openat(here.get(), "..", O_PATH | O_DIRECTORY | O_CLOEXEC));
-    if (!up) break;
-    FolderId id = id_of(up.get());
-    if (id == chain.back()) break;  // "/" is its own parent
-    chain.push_back(id);
-    here = std::move(up);
-  }
-  return chain;
-}
-
-// Opens `path` (a folder) or, when it does not exist yet, its deepest existing ancestor.
-// RETURNS: an O_PATH descriptor; *exists tells which. Throws InputError (naming `option`) when
-// the path or an ancestor is not a folder or cannot be reached.
-UniqueFd open_folder_or_ancestor(const std::string& option, const std::string& path, bool* exists) {
-  std::error_code ec;
-  std::string p = fs::absolute(path, ec).string();
-  if (ec) throw InputError(option + " " + path + ": " + ec.message());
-  *exists = true;
-  while (true) {
-    UniqueFd fd(::open(p.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-    if (fd) return fd;
-    if (errno != ENOENT || p == "/")
-      throw InputError(errno_message(option + " " + path + (p == path ? "" : ": " + p), errno));
-    *exists = false;
-    while (p.size() > 1 && p.back() == '/') p.pop_back();
-    std::size_t slash = p.find_last_of('/');
-    p = slash == 0 ? "/" : p.substr(0, slash);
-  }
-}
-
-// Where a folder lies inside its file system: the device ("major:minor") and the path from the
-// file system's root, read from mountinfo. A bind mount of a sub-folder is found here: its
-// parents by ".." are the mount point's, not the source's. RETURNS: false when unknown.
-bool place_in_file_system(int fd, std::string* device, std::string* path) {
-  struct statx stx {};
-  if (::statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &stx) != 0 || !(stx.stx_mask & STATX_MNT_ID))
-    return false;
-  char real[PATH_MAX];
-  const std::string self = "/proc/self/fd/" + std::to_string(fd);
-  ssize_t n = ::readlink(self.c_str(), real, sizeof real - 1);
-  if (n <= 0) return false;
-  real[n] = 0;
-  // mountinfo escapes space, tab, newline and backslash as \ooo.
-  auto unescape = [](const std::string& s) {
-    std::string out;
-    for (std::size_t i = 0; i < s.size(); ++i) {
-      if (s[i] == '\\' && i + 3 < s.size() && std::isdigit(static_cast<unsigned char>(s[i + 1]))) {
-        out += char(std::stoi(s.substr(i + 1, 3), nullptr, 8));
-        i += 3;
-      } else {
-        out += s[i];
-      }
-    }
-    return out;
-  };
-  std::ifstream in("/proc/self/mountinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    std::istringstream fields(line);
-    std::uint64_t id = 0, parent = 0;
-    std::string dev, root, mount_point;
-    if (!(fields >> id >> parent >> dev >> root >> mount_point) || id != stx.stx_mnt_id) continue;
-    root = unescape(root);
-    mount_point = unescape(mount_point);
-    const std::string r(real);
-    if (!is_within(r, mount_point)) return false;
-    std::string rest = mount_point == "/" ? r : r.substr(mount_point.size());
-    *device = dev;
-    *path = root == "/" ? (rest.empty() ? "/" : rest) : root + rest;
-    return true;
-  }
-  return false;
-}
-
-// Refuses a cache that is the source, lies inside it or holds it, by identity (device and inode
-// walking up both paths, and each folder's place in its file system), not by path strings.
-void refuse_overlap(int source_fd, const std::string& source, int cache_fd, bool cache_exists,
-                    const std::string& cache) {
-  const std::vector<FolderId> up_from_source = folder_and_parents(source_fd);
-  const std::vector<FolderId> up_from_cache = folder_and_parents(cache_fd);
-  auto holds = [](const std::vector<FolderId>& chain, const FolderId& id) {
-    return std::find(chain.begin(), chain.end(), id) != chain.end();
-  };
-  bool same = cache_exists && up_from_cache.front() == up_from_source.front();
-  bool cache_inside = holds(up_from_cache, up_from_source.front());
-  bool source_inside = cache_exists && holds(up_from_source, up_from_cache.front());
-  std::string sdev, spath, cdev, cpath;
-  if (place_in_file_system(source_fd, &sdev, &spath) && place_in_file_system(cache_fd, &cdev, &cpath) &&
-      sdev == cdev) {
-    same = same || (cache_exists && spath == cpath);
-    cache_inside = cache_inside || is_within(cpath, spath);
-    source_inside = source_inside || (cache_exists && is_within(spath, cpath));
-  }
-  const std::string how = " (compared by device and inode, so symlinks and bind mounts count)";
-  if (same)
-    throw InputError("the cache " + cache + " and the source " + source + " are the same folder" + how +
-                     ": staging would remove or overwrite source files");
-  if (cache_inside)
-    throw InputError("the cache " + cache + " is inside the source " + source + how +
-                     ": choose a cache folder outside the source");
-  if (source_inside)
-    throw InputError("the source " + source + " is inside the cache " + cache + how +
-                     ": staging would remove or overwrite source files");
-}
-
-
-// Reads sha256sum lines, ignoring any that do not parse (a journal cut short by kill -9).
-std::map<std::string, std::string> read_sums_lenient(const std::string& path) {
-  std::map<std::string, std::string> out;
-  std::ifstream in(path, std::ios::binary);
-  std::string line;
-  while (std::getline(in, line)) {
-    try {
-      for (ManifestEntry& e : parse_sums(line + "\n", path)) out[e.path] = e.sha256;
-    } catch (const InputError&) {
-    }
-  }
-  return out;
-}
 
 // Removes empty folders from `dir` up to (not including) `root`.
 void prune_empty_parents(fs::path dir, const fs::path& root) {
@@ -203,33 +61,6 @@ void prune_empty_parents(fs::path dir, const fs::path& root) {
     if (::rmdir(dir.c_str()) != 0) break;
     dir = dir.parent_path();
   }
-}
-
-// Refuses a selection holding a symlink that leads out of the source root. scan_dataset never
-// follows symlinks (it lists them in left_out()); this makes the refusal explicit instead of
-// silently dropping the data behind them.
-void refuse_symlinks_out_of(const FileSet& selection) {
-  const std::string& root = selection.root();
-  for (const FileSet::LeftOut& e : selection.left_out()) {
-    if (e.kind != "symlink") continue;
-    const fs::path link = fs::path(root) / e.path;
-    std::error_code ec;
-    fs::path target = fs::weakly_canonical(link, ec);
-    std::string t = ec ? fs::read_symlink(link, ec).string() : target.string();
-    if (ec || !is_within(t, root))
-      throw InputError("source symlink '" + e.path + "' leads to '" + t + "', outside the source root " +
-                       root + ": refusing to stage (feedbench never follows links out of the source;"
-                       " copy that data into the source or narrow --include)");
-  }
-}
-
-std::uint64_t free_bytes(const std::string& path, std::uint64_t* fs_size = nullptr,
-                         std::uint64_t* block = nullptr) {
-  struct statvfs sv {};
-  if (::statvfs(path.c_str(), &sv) != 0) return UINT64_MAX;
-  if (fs_size) *fs_size = std::uint64_t(sv.f_blocks) * sv.f_frsize;
-  if (block) *block = sv.f_frsize ? sv.f_frsize : 4096;
-  return std::uint64_t(sv.f_bavail) * sv.f_frsize;
 }
 
 void sleep_for_test_hook(int ms, const std::atomic<int>* stop) {
@@ -241,15 +72,14 @@ void sleep_for_test_hook(int ms, const std::atomic<int>* stop) {
 // Shared state of one stage: the work list, counters, the journal, errors.
 class StageRun {
  public:
-  StageRun(const StageOptions& o, const FileSet& sel, std::vector<std::size_t> todo,
-           std::uint64_t todo_bytes)
-      : opt_(o), sel_(sel), todo_(std::move(todo)), todo_bytes_(todo_bytes) {
+  StageRun(const StageOptions& o, const StagePlan& plan)
+      : opt_(o), cache_(plan.cache), sel_(plan.selection), todo_(plan.to_copy), todo_bytes_(plan.bytes_to_copy) {
     if (const char* d = std::getenv("FEEDBENCH_STAGE_TEST_DELAY_MS")) delay_ms_ = std::atoi(d);
     hashes_.resize(sel_.size());
   }
 
   void open_journal() {
-    journal_ = UniqueFd(::open((opt_.cache_root + "/" + kStageJournalName).c_str(),
+    journal_ = UniqueFd(::open((cache_ + "/" + kStageJournalName).c_str(),
                          O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644));
   }
 
@@ -334,7 +164,7 @@ class StageRun {
              format_size(double(file_size)) + "); raise the limit and re-run feedbench stage " +
              "(files already copied are kept)";
     std::uint64_t remaining = todo_bytes_ - std::min(bytes_done_.load(), todo_bytes_);
-    std::uint64_t free_now = free_bytes(opt_.cache_root);
+    std::uint64_t free_now = cache_space(cache_).free;
     return "no space left on the cache file system while writing " + dst + " (" +
            format_size(double(file_size)) + "): " + format_size(double(remaining)) +
            " still to copy, " + format_size(double(free_now)) + " free; free at least " +
@@ -348,7 +178,7 @@ class StageRun {
     const std::size_t i = p.index;
     const std::string src = sel_.absolute_path(i);
     const std::string rel(sel_.relative_path(i));
-    p.dst = opt_.cache_root + "/" + rel;
+    p.dst = cache_ + "/" + rel;
     p.tmp = stage_temporary_path(p.dst);
     UniqueFd in = std::move(p.src);
     if (!in) return add_error("source: " + p.open_error), false;
@@ -535,8 +365,9 @@ class StageRun {
   }
 
   const StageOptions& opt_;
+  const std::string& cache_;  // resolved
   const FileSet& sel_;
-  std::vector<std::size_t> todo_;
+  const std::vector<std::size_t>& todo_;
   std::uint64_t todo_bytes_;
   int delay_ms_ = 0;
   std::atomic<std::size_t> next_{0};
@@ -551,61 +382,102 @@ class StageRun {
   UniqueFd journal_;
 };
 
-// Holds an exclusive lock on the cache folder for the duration of a stage.
-UniqueFd lock_cache(const std::string& cache_root) {
-  UniqueFd fd(::open(cache_root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (!fd) throw InputError(errno_message("cannot open cache folder " + cache_root, errno));
-  if (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0)
-    throw InputError("another feedbench stage is writing " + cache_root + " right now");
-  return fd;
+// Removes the temporaries an interrupted stage left (the plan names only ours).
+// RETURNS: how many went.
+std::size_t remove_stale_temporaries(const StagePlan& plan) {
+  std::size_t n = 0;
+  for (const std::string& t : plan.stale_temporaries)
+    if (::unlink((plan.cache + "/" + t).c_str()) == 0) ++n;
+  return n;
 }
 
-// RETURNS: true when `cache_root` holds nothing but lost+found and feedbench temporaries (a
-// benchmark's scratch staging, say).
-bool folder_is_empty(const std::string& cache_root) {
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(cache_root, ec)) {
-    std::string name = e.path().filename().string();
-    if (name == "lost+found" || ends_with(name, kStageTmpSuffix)) continue;
-    return false;
+// Starts changing the cache: the journal first, then the manifest goes, then the files of ours
+// that left the selection (each recorded in `result`).
+// RETURNS: false when the journal could not be written (result.errors says why; the cache is
+// unchanged).
+bool begin_changes(const StagePlan& plan, StageResult& result) {
+  // From here until the end the cache is, correctly, not a cache. The journal lists every file
+  // of ours (those about to be removed too): it holds every hash resume needs and proves what
+  // is ours until the new manifest.
+  std::string journal_text;
+  {
+    Manifest j;
+    for (const auto& [path, hash] : plan.owned) j.files.push_back({path, hash});
+    journal_text = j.sums_text();
+  }
+  const std::string journal_tmp = plan.cache + "/feedbench-journal.new.fbtmp";
+  {
+    std::ofstream out(journal_tmp, std::ios::binary | std::ios::trunc);
+    out << journal_text;
+    out.flush();
+    if (!out) {
+      result.errors.push_back("cannot write " + journal_tmp + " (is the cache full?)");
+      ::unlink(journal_tmp.c_str());
+      return false;
+    }
+  }
+  const std::string journal_path = plan.cache + "/" + kStageJournalName;
+  if (::rename(journal_tmp.c_str(), journal_path.c_str()) != 0)
+    throw RunError(errno_message("cannot rename " + journal_tmp, errno));
+  remove_manifest(plan.cache);
+  for (const std::string& rel : plan.to_remove) {
+    const std::string path = plan.cache + "/" + rel;
+    if (::unlink(path.c_str()) != 0) {
+      result.errors.push_back(errno_message("cannot remove " + path, errno));
+      continue;
+    }
+    prune_empty_parents(fs::path(path).parent_path(), fs::path(plan.cache));
+    result.removed.push_back(rel);
+    ++result.files_removed;
   }
   return true;
 }
 
-// What a cache folder proves feedbench wrote: the files its complete manifest lists, and the
-// files the journal of an interrupted stage lists (the journal wins: it is newer). Nothing else
-// in the folder is feedbench's.
-struct Ownership {
-  std::optional<Manifest> manifest;
-  std::string why_no_manifest;
-  bool journal = false;
-  std::map<std::string, std::string> files;  // relative path -> sha256
-  bool is_cache() const { return manifest.has_value() || journal; }
-};
-
-Ownership read_ownership(const std::string& cache_root) {
-  Ownership own;
-  own.manifest = read_manifest(cache_root, &own.why_no_manifest);
-  if (own.manifest)
-    for (const ManifestEntry& e : own.manifest->files) own.files[e.path] = e.sha256;
-  const std::string journal = cache_root + "/" + kStageJournalName;
-  struct stat st {};
-  own.journal = ::lstat(journal.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-  if (own.journal)
-    for (auto& [path, hash] : read_sums_lenient(journal)) own.files[path] = hash;
-  return own;
+// Copies plan.to_copy into the cache (workers: options.workers, else by the cache's device),
+// appending each verified copy to the journal. Sets hashes[i] of each file copied, and
+// result's files_copied, bytes_copied and errors.
+void copy_files(const StageOptions& options, const StagePlan& plan, std::vector<std::string>& hashes,
+                StageResult& result) {
+  int workers = options.workers > 0 ? options.workers : default_workers(plan.cache);
+  workers = int(std::min<std::size_t>(std::size_t(workers), plan.to_copy.size()));
+  StageRun run(options, plan);
+  run.open_journal();
+  run.run(workers, result);
+  for (std::size_t i = 0; i < plan.selection.size(); ++i)
+    if (hashes[i].empty()) hashes[i] = run.hash_of(i);
 }
 
-// RETURNS: up to `shown` of `names`, comma-separated, then "and N more".
-std::string name_some(const std::vector<std::string>& names, std::size_t shown = 10) {
-  std::string out;
-  for (std::size_t i = 0; i < names.size() && i < shown; ++i) out += (i ? ", " : "") + names[i];
-  if (names.size() > shown) out += " and " + std::to_string(names.size() - shown) + " more";
-  return out;
-}
-
-std::string plural(std::size_t n, const char* one, const char* many) {
-  return std::to_string(n) + " " + (n == 1 ? one : many);
+// Records a finished stage: the manifest of the selection with every file's hash (not
+// rewritten when nothing changed), then the journal goes. A manifest that cannot be written is
+// an error in `result`; result.manifest_written says whether the cache is complete.
+void record_stage(const StageOptions& options, const StagePlan& plan, const std::vector<std::string>& hashes,
+                  StageResult& result) {
+  Manifest m;
+  m.label = plan.label;
+  m.source_root = plan.source;
+  m.source_fingerprint = plan.source_fingerprint;
+  m.include = options.include;
+  m.total_bytes = plan.selection.total_bytes();
+  m.created_utc = utc_timestamp();
+  m.feedbench_version = build::kVersion;
+  for (std::size_t i = 0; i < plan.selection.size(); ++i) {
+    FB_CHECK(!hashes[i].empty(), "a staged file without a hash");
+    m.files.push_back({std::string(plan.selection.relative_path(i)), hashes[i]});
+  }
+  const std::optional<Manifest>& old = plan.old_manifest;
+  bool unchanged = !plan.changes() && old && old->source_fingerprint == m.source_fingerprint &&
+                   old->label == m.label && old->include == m.include && old->sums_text() == m.sums_text();
+  if (options.write_manifest && !unchanged) {
+    try {
+      write_manifest(plan.cache, m);
+    } catch (const RunError& e) {
+      result.errors.push_back(std::string(e.what()) + " (the cache has no manifest; free space and re-run)");
+    }
+  }
+  if (result.errors.empty()) {
+    result.manifest_written = true;
+    ::unlink((plan.cache + "/" + kStageJournalName).c_str());
+  }
 }
 
 }  // namespace
@@ -640,277 +512,46 @@ int default_workers(const std::string& path) {
 StageResult stage(const StageOptions& options) {
   const auto start = StageClock::now();
   const double cpu_start = process_cpu_seconds();
-  StageResult result;
   auto log = [&](const std::string& line) {
     if (!options.quiet) std::fprintf(stderr, "feedbench stage: %s\n", line.c_str());
   };
 
-  // --- Refusals: nothing is changed when one applies.
-  if (options.source_root.empty()) throw InputError("--from: the source folder is required");
-  if (options.cache_root.empty()) throw InputError("--to: the cache folder is required");
-  char buf[PATH_MAX];
-  if (!::realpath(options.source_root.c_str(), buf))
-    throw InputError(errno_message("--from " + options.source_root, errno));
-  const std::string source = buf;
-  if (!fs::is_directory(source)) throw InputError("--from " + options.source_root + ": not a folder");
-  const std::string cache = resolve_maybe_missing(options.cache_root);
-  {
-    bool source_exists = false, cache_exists = false;
-    UniqueFd source_fd = open_folder_or_ancestor("--from", source, &source_exists);
-    UniqueFd cache_fd = open_folder_or_ancestor("--to", options.cache_root, &cache_exists);
-    refuse_overlap(source_fd.get(), source, cache_fd.get(), cache_exists, cache);
-  }
-
-  FileSet selection = scan_dataset(source, options.include);
-  if (selection.empty()) {
-    if (options.include.empty())
-      throw InputError("--from " + source + ": the source holds no regular files: nothing to stage");
-    std::string globs;
-    for (const std::string& g : options.include) globs += (globs.empty() ? "'" : ", '") + g + "'";
-    throw InputError("--include " + globs + ": no file of the source " + source +
-                     " matches (a typo?): nothing staged, nothing removed");
-  }
-  refuse_symlinks_out_of(selection);
-  result.files_selected = selection.size();
-  result.bytes_selected = selection.total_bytes();
-  result.source_fingerprint = selection.fingerprint();
-  result.label = options.label.empty() ? "fp-" + result.source_fingerprint.substr(0, 12) : options.label;
-
-  std::error_code ec;
-  fs::create_directories(cache, ec);
-  if (ec) throw InputError("cannot create the cache folder " + cache + ": " + ec.message());
-  UniqueFd lock = lock_cache(cache);
-  StageOptions opt = options;
-  opt.cache_root = cache;
-  opt.source_root = source;
-
-  // --- Whose files are these? Only what our manifest or journal lists is ours.
-  Ownership own = read_ownership(cache);
-  if (!own.is_cache()) {
-    if (!options.force && !folder_is_empty(cache))
-      throw InputError("the cache folder " + cache + " is not empty and is not a feedbench cache (" +
-                       own.why_no_manifest + ", and no journal of an interrupted stage): refusing to " +
-                       "stage into it; choose a new or empty folder, or add --force to stage beside " +
-                       "its files (feedbench never removes or overwrites a file it did not write)");
-    for (const char* name : {kManifestSumsName, kManifestJsonName}) {
-      struct stat st {};
-      if (::lstat((cache + "/" + name).c_str(), &st) == 0)
-        throw InputError("the cache folder " + cache + " holds a " + name + " that is not part of a " +
-                         "complete feedbench manifest (" + own.why_no_manifest + "): refusing to " +
-                         "replace it, even with --force; move it away");
-    }
-  }
-
-  FileSet existing = scan_dataset(cache);
-  std::unordered_map<std::string_view, std::size_t> in_cache;
-  for (std::size_t i = 0; i < existing.size(); ++i) in_cache.emplace(existing.relative_path(i), i);
-  std::set<std::string> not_files;  // symlinks, FIFOs and the like in the cache
-  for (const FileSet::LeftOut& e : existing.left_out())
-    if (e.kind != "feedbench temporary" && e.kind != "feedbench manifest") not_files.insert(e.path);
-  std::set<std::string_view> selected;
-  for (std::size_t i = 0; i < selection.size(); ++i) selected.insert(selection.relative_path(i));
-
-  // Where the selection goes: never through a link, never over a file that is not ours unless
-  // it holds the source's very bytes (then it is adopted: e.g. a copy of ours whose journal
-  // line a kill -9 lost).
-  {
-    std::vector<std::string> not_folders, in_the_way;
-    std::set<std::string_view> parents_checked;
-    AlignedBuffer hash_buf(kStageChunk);
-    for (std::size_t i = 0; i < selection.size(); ++i) {
-      std::string_view rel = selection.relative_path(i);
-      for (std::size_t k = rel.find('/'); k != std::string_view::npos; k = rel.find('/', k + 1)) {
-        std::string_view parent = rel.substr(0, k);
-        if (!parents_checked.insert(parent).second) continue;
-        if (in_cache.count(parent) || not_files.count(std::string(parent))) not_folders.emplace_back(parent);
-      }
-      const std::string r(rel);
-      if (not_files.count(r)) not_folders.push_back(r);
-      if (!in_cache.count(rel) || own.files.count(r)) continue;
-      const std::string here = hash_of_file(cache + "/" + r, hash_buf);
-      if (!here.empty() && here == hash_of_file(selection.absolute_path(i), hash_buf)) own.files[r] = here;
-      else in_the_way.push_back(r);
-    }
-    if (!not_folders.empty())
-      throw InputError("in the cache folder " + cache + ", " + name_some(not_folders) + ": a symlink " +
-                       "or other non-folder where the selection needs a folder or a file: move it " +
-                       "away (feedbench writes only into real folders of the cache)");
-    if (!in_the_way.empty())
-      throw InputError("the cache folder " + cache + " holds " + plural(in_the_way.size(), "file", "files") +
-                       " that feedbench did not write where the selection goes, unlike the source: " +
-                       name_some(in_the_way) + "; move them away (feedbench never overwrites a " +
-                       "file it did not write)");
-  }
-
-  // What has to go: files of ours that left the selection; nothing else.
-  std::vector<std::string> to_remove, left_alone;
-  std::size_t ours_present = 0;
-  for (std::size_t i = 0; i < existing.size(); ++i) {
-    std::string_view rel = existing.relative_path(i);
-    const bool ours = own.files.count(std::string(rel)) > 0;
-    ours_present += ours;
-    if (selected.count(rel)) continue;
-    (ours ? to_remove : left_alone).emplace_back(rel);
-  }
-  if (!to_remove.empty() && !options.prune &&
-      double(to_remove.size()) > kPruneShare * double(ours_present))
-    throw InputError("staging this selection would remove " + std::to_string(to_remove.size()) + " of " +
-                     plural(ours_present, "file", "files") + " from the cache " + cache +
-                     " (more than " + std::to_string(int(kPruneShare * 100)) + "%: " +
-                     name_some(to_remove, 3) + "): add --prune to remove them, or check --include; " +
-                     "nothing was removed");
-
-  if (std::string note = left_out_note(selection); !note.empty()) {
+  // Planning: every refusal is thrown there, before the cache changes; the plan holds its lock.
+  const StagePlan plan = plan_stage(options);
+  StageResult result;
+  result.files_selected = plan.selection.size();
+  result.bytes_selected = plan.selection.total_bytes();
+  result.files_skipped = plan.files_kept();
+  result.source_fingerprint = plan.source_fingerprint;
+  result.label = plan.label;
+  for (const std::string& note : plan.notes) {
     result.notes.push_back(note);
     log("note: " + note);
   }
-  if (!left_alone.empty()) {
-    result.notes.push_back("left alone " + plural(left_alone.size(), "file", "files") +
-                           " feedbench did not write (listed in no manifest of ours): " +
-                           name_some(left_alone));
-    log("note: " + result.notes.back());
+  if (std::size_t n = remove_stale_temporaries(plan))
+    log("removed " + plural(n, "temporary file", "temporary files") + " left by an interrupted stage");
+  for (const std::string& warning : plan.warnings) {
+    result.warnings.push_back(warning);
+    log("warning: " + warning);
   }
-
-  // Temporaries of an interrupted stage: only the names we would have written.
-  std::vector<std::string> temporaries;
-  for (const FileSet::LeftOut& e : existing.left_out())
-    if (e.kind == "feedbench temporary" && e.path != kStageJournalName) temporaries.push_back(e.path);
-  if (!temporaries.empty()) {
-    std::set<std::string> ours_tmp;
-    for (std::size_t i = 0; i < selection.size(); ++i)
-      ours_tmp.insert(stage_temporary_path(std::string(selection.relative_path(i))));
-    for (const auto& [path, hash] : own.files) ours_tmp.insert(stage_temporary_path(path));
-    std::size_t n = 0;
-    for (const std::string& t : temporaries)
-      if (ours_tmp.count(t) && ::unlink((cache + "/" + t).c_str()) == 0) ++n;
-    if (n) log("removed " + plural(n, "temporary file", "temporary files") + " left by an interrupted stage");
-  }
-
-  try {
-    PathInfo s = describe_path("source", source), c = describe_path("cache", cache);
-    if (same_device(s, c)) {
-      result.warnings.push_back("source and cache are on the same device" +
-                                (c.device.empty() ? std::string() : " (" + c.device + ")") +
-                                ": reads from the cache will not be faster, and the copy competes "
-                                "with itself");
-      log("warning: " + result.warnings.back());
-    }
-  } catch (const std::exception&) {
-  }
-
-  // --- What is already in place (resume).
-  const std::string journal_path = cache + "/" + kStageJournalName;
-  const std::optional<Manifest>& old = own.manifest;
-  const std::map<std::string, std::string>& known = own.files;
-
-  std::vector<std::size_t> todo;
-  std::uint64_t todo_bytes = 0, todo_alloc = 0;
-  std::uint64_t fs_size = 0, block = 4096;
-  const std::uint64_t free_now = free_bytes(cache, &fs_size, &block);
-  std::vector<std::string> hashes(selection.size());
-  for (std::size_t i = 0; i < selection.size(); ++i) {
-    std::string_view rel = selection.relative_path(i);
-    auto c = in_cache.find(rel);
-    auto k = known.find(std::string(rel));
-    if (c != in_cache.end() && k != known.end() && existing.file_size(c->second) == selection.file_size(i) &&
-        existing.mtime_ns(c->second) == selection.mtime_ns(i)) {
-      hashes[i] = k->second;
-      ++result.files_skipped;
-      continue;
-    }
-    todo.push_back(i);
-    todo_bytes += selection.file_size(i);
-    todo_alloc += (selection.file_size(i) + block - 1) / block * block;
-  }
-
-  // Free space: the copies plus a margin (2% and up to 64 MiB, at most 5% of the file system).
-  const std::uint64_t margin = todo_alloc / 50 + std::min<std::uint64_t>(64ull << 20, fs_size / 20);
-  if (!todo.empty() && free_now != UINT64_MAX && free_now < todo_alloc + margin) {
-    result.errors.push_back("not enough space in " + cache + ": " + std::to_string(todo.size()) +
-                            " file(s) to copy need " + format_size(double(todo_alloc)) + " plus a margin of " +
-                            format_size(double(margin)) + ", the file system has " +
-                            format_size(double(free_now)) + " free: short by " +
-                            format_size(double(todo_alloc + margin - free_now)));
+  // Measured once the temporaries are gone: they may hold a large file's reserved blocks.
+  if (std::string refusal = space_refusal(plan, cache_space(plan.cache)); !refusal.empty()) {
+    result.errors.push_back(refusal);
     result.seconds = seconds_since(start);
     return result;
   }
 
-  const bool changes = !todo.empty() || !to_remove.empty();
-  if (changes) {
-    // The journal first, then the manifest goes: from here until the end the cache is,
-    // correctly, not a cache. The journal lists every file of ours (those about to be removed
-    // too): it holds every hash resume needs and proves what is ours until the new manifest.
-    std::string journal_text;
-    {
-      Manifest j;
-      for (const auto& [path, hash] : known) j.files.push_back({path, hash});
-      journal_text = j.sums_text();
-    }
-    const std::string journal_tmp = cache + "/feedbench-journal.new.fbtmp";
-    {
-      std::ofstream out(journal_tmp, std::ios::binary | std::ios::trunc);
-      out << journal_text;
-      out.flush();
-      if (!out) {
-        result.errors.push_back("cannot write " + journal_tmp + " (is the cache full?)");
-        ::unlink(journal_tmp.c_str());
-        result.seconds = seconds_since(start);
-        return result;
-      }
-    }
-    if (::rename(journal_tmp.c_str(), journal_path.c_str()) != 0)
-      throw RunError(errno_message("cannot rename " + journal_tmp, errno));
-    remove_manifest(cache);
-    for (const std::string& rel : to_remove) {
-      const std::string path = cache + "/" + rel;
-      if (::unlink(path.c_str()) != 0) {
-        result.errors.push_back(errno_message("cannot remove " + path, errno));
-        continue;
-      }
-      prune_empty_parents(fs::path(path).parent_path(), fs::path(cache));
-      result.removed.push_back(rel);
-      ++result.files_removed;
-    }
+  // Copying: removals first, then each copy proved by its read-back and journalled.
+  std::vector<std::string> hashes = plan.hashes;
+  if (plan.changes() && !begin_changes(plan, result)) {
+    result.seconds = seconds_since(start);
+    return result;
   }
-
-  if (!todo.empty()) {
-    int workers = options.workers > 0 ? options.workers : default_workers(cache);
-    workers = int(std::min<std::size_t>(std::size_t(workers), todo.size()));
-    StageRun run(opt, selection, std::move(todo), todo_bytes);
-    run.open_journal();
-    run.run(workers, result);
-    for (std::size_t i = 0; i < selection.size(); ++i)
-      if (hashes[i].empty()) hashes[i] = run.hash_of(i);
-  }
+  if (!plan.to_copy.empty()) copy_files(options, plan, hashes, result);
   if (options.stop && options.stop->load()) result.stopped_by_signal = options.stop->load();
 
-  if (!result.stopped_by_signal && result.errors.empty()) {
-    Manifest m;
-    m.label = result.label;
-    m.source_root = source;
-    m.source_fingerprint = result.source_fingerprint;
-    m.include = options.include;
-    m.total_bytes = selection.total_bytes();
-    m.created_utc = utc_timestamp();
-    m.feedbench_version = build::kVersion;
-    for (std::size_t i = 0; i < selection.size(); ++i) {
-      FB_CHECK(!hashes[i].empty(), "a staged file without a hash");
-      m.files.push_back({std::string(selection.relative_path(i)), hashes[i]});
-    }
-    bool unchanged = !changes && old && old->source_fingerprint == m.source_fingerprint &&
-                     old->label == m.label && old->include == m.include && old->sums_text() == m.sums_text();
-    if (options.write_manifest && !unchanged) {
-      try {
-        write_manifest(cache, m);
-      } catch (const RunError& e) {
-        result.errors.push_back(std::string(e.what()) + " (the cache has no manifest; free space and re-run)");
-      }
-    }
-    if (result.errors.empty()) {
-      result.manifest_written = true;
-      ::unlink(journal_path.c_str());
-    }
-  }
+  // Recording: the manifest goes last, only when every file is in place.
+  if (!result.stopped_by_signal && result.errors.empty()) record_stage(options, plan, hashes, result);
   result.seconds = seconds_since(start);
   result.cpu_seconds = process_cpu_seconds() - cpu_start;
   return result;
