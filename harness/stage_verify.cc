@@ -1,5 +1,6 @@
-// Verification of staged files by SHA-256 read back from the device, and `feedbench verify`:
-// every file of a cache's manifest re-hashed in parallel, the source compared by fingerprint.
+// Verification of staged files by SHA-256 read back from the device; the manifest that records a
+// verified stage; and `feedbench verify`: every file of a cache's manifest re-hashed in
+// parallel, the source compared by fingerprint.
 #include "stage_verify.h"
 
 #include <algorithm>
@@ -14,6 +15,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include "feedbench/build_info.h"
 #include "feedbench/error.h"
 #include "feedbench/manifest.h"
 #include "feedbench/stager.h"
@@ -173,6 +175,36 @@ VerifyResult verify_cache(const VerifyOptions& options) {
   }
   result.seconds = seconds_since(start);
   return result;
+}
+
+void record_stage(const StageOptions& options, const StagePlan& plan, const std::vector<std::string>& hashes,
+                  StageResult& result) {
+  Manifest m;
+  m.label = plan.label;
+  m.source_root = plan.source;
+  m.source_fingerprint = plan.source_fingerprint;
+  m.include = options.include;
+  m.total_bytes = plan.selection.total_bytes();
+  m.created_utc = utc_timestamp();
+  m.feedbench_version = build::kVersion;
+  for (std::size_t i = 0; i < plan.selection.size(); ++i) {
+    FB_CHECK(!hashes[i].empty(), "a staged file without a hash");
+    m.files.push_back({std::string(plan.selection.relative_path(i)), hashes[i]});
+  }
+  const std::optional<Manifest>& old = plan.old_manifest;
+  bool unchanged = !plan.changes() && old && old->source_fingerprint == m.source_fingerprint &&
+                   old->label == m.label && old->include == m.include && old->sums_text() == m.sums_text();
+  if (options.write_manifest && !unchanged) {
+    try {
+      write_manifest(plan.cache, m);
+    } catch (const RunError& e) {
+      result.errors.push_back(std::string(e.what()) + " (the cache has no manifest; free space and re-run)");
+    }
+  }
+  if (result.errors.empty()) {
+    result.manifest_written = true;
+    ::unlink((plan.cache + "/" + kStageJournalName).c_str());
+  }
 }
 
 }  // namespace feedbench

@@ -1,18 +1,22 @@
 // Verification: the SHA-256 of files as the device returns them (the copy's read-back check,
-// `feedbench verify`) and as the page cache serves them. Private to the harness; verify_cache
-// itself is declared in feedbench/stager.h.
+// `feedbench verify`) and as the page cache serves them, and the record of a verified stage
+// (its manifest). Private to the harness; verify_cache itself is declared in
+// feedbench/stager.h.
 #pragma once
 
 #include <atomic>
 #include <cerrno>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <unistd.h>
 
 #include "feedbench/aligned_buffer.h"
 #include "feedbench/sha256.h"
+#include "feedbench/stager.h"
 #include "stage_io.h"
+#include "stage_plan.h"
 
 namespace feedbench {
 
@@ -47,5 +51,14 @@ std::string hash_from_device(const std::string& path, AlignedBuffer& buf, std::a
 
 // RETURNS: the SHA-256 of a file as the page cache serves it, or "" when it cannot be read.
 std::string hash_of_file(const std::string& path, AlignedBuffer& buf);
+
+// Records a finished stage: writes the manifest of plan.selection with `hashes` (unless
+// options.write_manifest is false, or the cache's manifest already says the same), then removes
+// the journal.
+// REQUIRES: every hashes[i] is set (a bug otherwise); the stage stopped on no error or signal.
+// RETURNS: through result.manifest_written whether the cache is complete; a manifest that
+// cannot be written is an error in result.errors (and the journal is kept).
+void record_stage(const StageOptions& options, const StagePlan& plan, const std::vector<std::string>& hashes,
+                  StageResult& result);
 
 }  // namespace feedbench

@@ -48,42 +48,6 @@
 #include "stage_verify.h"
 
 namespace feedbench {
-namespace {
-
-// Records a finished stage: the manifest of the selection with every file's hash (not
-// rewritten when nothing changed), then the journal goes. A manifest that cannot be written is
-// an error in `result`; result.manifest_written says whether the cache is complete.
-void record_stage(const StageOptions& options, const StagePlan& plan, const std::vector<std::string>& hashes,
-                  StageResult& result) {
-  Manifest m;
-  m.label = plan.label;
-  m.source_root = plan.source;
-  m.source_fingerprint = plan.source_fingerprint;
-  m.include = options.include;
-  m.total_bytes = plan.selection.total_bytes();
-  m.created_utc = utc_timestamp();
-  m.feedbench_version = build::kVersion;
-  for (std::size_t i = 0; i < plan.selection.size(); ++i) {
-    FB_CHECK(!hashes[i].empty(), "a staged file without a hash");
-    m.files.push_back({std::string(plan.selection.relative_path(i)), hashes[i]});
-  }
-  const std::optional<Manifest>& old = plan.old_manifest;
-  bool unchanged = !plan.changes() && old && old->source_fingerprint == m.source_fingerprint &&
-                   old->label == m.label && old->include == m.include && old->sums_text() == m.sums_text();
-  if (options.write_manifest && !unchanged) {
-    try {
-      write_manifest(plan.cache, m);
-    } catch (const RunError& e) {
-      result.errors.push_back(std::string(e.what()) + " (the cache has no manifest; free space and re-run)");
-    }
-  }
-  if (result.errors.empty()) {
-    result.manifest_written = true;
-    ::unlink((plan.cache + "/" + kStageJournalName).c_str());
-  }
-}
-
-}  // namespace
 
 std::string stage_temporary_path(const std::string& path) {
   const std::size_t slash = path.find_last_of('/');
