@@ -1,46 +1,18 @@
-// Staging and verification of a local cache. One read of each source file feeds both the
-// SHA-256 and the write; the copy is flushed, read back from the device (O_DIRECT, or evicted
-// first where O_DIRECT is refused) and re-hashed before it takes its real name. The manifest
-// is written last, only when every file is in place.
+// Staging a local cache, as phases: plan (stage_plan.h: refusals, resume diff, free space),
+// copy (stage_copy.h: removals, then copies proved by their read-back), record (stage_verify.h:
+// the manifest, written last, only when every file is in place). And the cheap checks of a
+// cache against its source, with the commands that repair it.
 #include "feedbench/stager.h"
 
 #include <algorithm>
-#include <cerrno>
-#include <chrono>
-#include <climits>
-#include <condition_variable>
-#include <functional>
-#include <cstdlib>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <map>
-#include <mutex>
-#include <set>
-#include <sstream>
-#include <thread>
-#include <unordered_map>
+#include <cstdio>
+#include <string>
+#include <vector>
 
-#include <fcntl.h>
-#include <sys/file.h>
-#include <sys/resource.h>
-#include <sys/stat.h>
-#include <sys/statvfs.h>
-#include <unistd.h>
-
-#include "feedbench/aligned_buffer.h"
 #include "feedbench/clock.h"
-#include "feedbench/cores.h"
-#include "feedbench/data_file.h"
-#include "feedbench/build_info.h"
 #include "feedbench/environment.h"
-#include "feedbench/error.h"
-#include "feedbench/threads.h"
-#include "feedbench/throttle.h"
 #include "feedbench/manifest.h"
 #include "feedbench/sha256.h"
-#include "feedbench/unique_fd.h"
-#include "feedbench/units.h"
 
 #include "stage_copy.h"
 #include "stage_io.h"
