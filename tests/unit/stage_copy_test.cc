@@ -11,34 +11,16 @@
 #include "feedbench/manifest.h"
 #include "feedbench/sha256.h"
 #include "stage_io.h"
+#include "stage_fixture.h"
 #include "test_util.h"
 
 namespace feedbench {
 namespace {
 
 namespace fs = std::filesystem;
-using testing::TempDir;
+using testing::StageFixture;
 using testing::read_file;
 using testing::write_file;
-
-struct CopyFixture {
-  TempDir dir;
-  std::string src = dir / "src";
-  std::string cache = dir / "cache";
-  CopyFixture() {
-    write_file(src + "/val/a.bin", std::string(300000, 'a'));
-    write_file(src + "/val/sub/b.bin", "bee");
-    write_file(src + "/train/c.bin", "sea");
-  }
-  StageOptions options() const {
-    StageOptions o;
-    o.source_root = src;
-    o.cache_root = cache;
-    o.workers = 2;
-    o.quiet = true;
-    return o;
-  }
-};
 
 // RETURNS: the names in `root` ending in .fbtmp but the journal's.
 std::vector<std::string> temporaries_in(const std::string& root) {
@@ -52,7 +34,7 @@ std::vector<std::string> temporaries_in(const std::string& root) {
 }
 
 TEST(StageCopyTest, CopiesThePlannedFilesWithTheirHashesAndJournalsEach) {
-  CopyFixture f;
+  StageFixture f;
   const StagePlan plan = plan_stage(f.options());
   std::vector<std::string> hashes = plan.hashes;
   StageResult result;
@@ -80,7 +62,7 @@ TEST(StageCopyTest, CopiesThePlannedFilesWithTheirHashesAndJournalsEach) {
 }
 
 TEST(StageCopyTest, ASourceChangedSinceThePlanIsAnErrorAndLeavesNoTemporary) {
-  CopyFixture f;
+  StageFixture f;
   const StagePlan plan = plan_stage(f.options());
   write_file(f.src + "/val/sub/b.bin", "bee, grown since the scan");
   std::vector<std::string> hashes = plan.hashes;
@@ -96,7 +78,7 @@ TEST(StageCopyTest, ASourceChangedSinceThePlanIsAnErrorAndLeavesNoTemporary) {
 }
 
 TEST(StageCopyTest, BeginChangesJournalsOurFilesThenRemovesWhatLeftTheSelection) {
-  CopyFixture f;
+  StageFixture f;
   ASSERT_EQ(stage(f.options()).exit_code(), 0);
   fs::remove(f.src + "/train/c.bin");
   StageOptions o = f.options();
@@ -115,7 +97,7 @@ TEST(StageCopyTest, BeginChangesJournalsOurFilesThenRemovesWhatLeftTheSelection)
 }
 
 TEST(StageCopyTest, RemovesOnlyThePlansStaleTemporaries) {
-  CopyFixture f;
+  StageFixture f;
   ASSERT_EQ(stage(f.options()).exit_code(), 0);
   const std::string ours = f.cache + "/" + stage_temporary_path("val/a.bin");
   const std::string theirs = f.cache + "/val/.fb-0123456789abcdef.fbtmp";

@@ -10,40 +10,25 @@
 #include "feedbench/error.h"
 #include "feedbench/sha256.h"
 #include "feedbench/units.h"
+#include "stage_fixture.h"
 #include "test_util.h"
 
 namespace feedbench {
 namespace {
 
 namespace fs = std::filesystem;
-using testing::TempDir;
+using testing::StageFixture;
 using testing::write_file;
 
-struct PlanFixture {
-  TempDir dir;
-  std::string src = dir / "src";
-  std::string cache = dir / "cache";
-  PlanFixture() {
-    write_file(src + "/val/a.bin", std::string(300000, 'a'));
-    write_file(src + "/val/sub/b.bin", "bee");
-    write_file(src + "/train/c.bin", "sea");
-  }
-  StageOptions options() const {
-    StageOptions o;
-    o.source_root = src;
-    o.cache_root = cache;
-    o.workers = 1;
-    o.quiet = true;
-    return o;
-  }
-  std::size_t index_of(const StagePlan& plan, const std::string& rel) const {
-    for (std::size_t i = 0; i < plan.selection.size(); ++i)
-      if (plan.selection.relative_path(i) == rel) return i;
-    ADD_FAILURE() << rel << " is not in the selection";
-    return plan.selection.size();
-  }
-};
+// RETURNS: the selection index of `rel`.
+std::size_t index_of(const StagePlan& plan, const std::string& rel) {
+  for (std::size_t i = 0; i < plan.selection.size(); ++i)
+    if (plan.selection.relative_path(i) == rel) return i;
+  ADD_FAILURE() << rel << " is not in the selection";
+  return plan.selection.size();
+}
 
+// RETURNS: the relative paths of selection `indexes`, sorted.
 std::vector<std::string> relative_paths(const StagePlan& plan, const std::vector<std::size_t>& indexes) {
   std::vector<std::string> out;
   for (std::size_t i : indexes) out.emplace_back(plan.selection.relative_path(i));
@@ -52,11 +37,8 @@ std::vector<std::string> relative_paths(const StagePlan& plan, const std::vector
 }
 
 TEST(StagePlanTest, ResumeDiffCopiesChangedAndAddedRemovesRemovedAndKeepsTheRest) {
-  PlanFixture f;
-  ASSERT_EQ(stage(f.options()).exit_code(), 0);
-  write_file(f.src + "/val/sub/b.bin", "bee, changed");
-  fs::remove(f.src + "/train/c.bin");
-  write_file(f.src + "/new.bin", "new");
+  StageFixture f;
+  ASSERT_EQ(f.stage_then_change_source(), 0);
   StageOptions o = f.options();
   o.prune = true;  // 1 of 3 files goes
   const StagePlan plan = plan_stage(o);
@@ -67,9 +49,9 @@ TEST(StagePlanTest, ResumeDiffCopiesChangedAndAddedRemovesRemovedAndKeepsTheRest
   EXPECT_EQ(plan.files_kept(), 1u);
   EXPECT_TRUE(plan.changes());
   ASSERT_EQ(plan.hashes.size(), 3u);
-  EXPECT_EQ(plan.hashes[f.index_of(plan, "val/a.bin")], sha256_hex(std::string(300000, 'a')));
-  EXPECT_EQ(plan.hashes[f.index_of(plan, "val/sub/b.bin")], "");
-  EXPECT_EQ(plan.hashes[f.index_of(plan, "new.bin")], "");
+  EXPECT_EQ(plan.hashes[index_of(plan, "val/a.bin")], sha256_hex(std::string(300000, 'a')));
+  EXPECT_EQ(plan.hashes[index_of(plan, "val/sub/b.bin")], "");
+  EXPECT_EQ(plan.hashes[index_of(plan, "new.bin")], "");
   ASSERT_TRUE(plan.old_manifest);
   EXPECT_EQ(plan.old_manifest->files.size(), 3u);
   EXPECT_EQ(plan.source_fingerprint, scan_dataset(f.src).fingerprint());
@@ -80,7 +62,7 @@ TEST(StagePlanTest, ResumeDiffCopiesChangedAndAddedRemovesRemovedAndKeepsTheRest
 }
 
 TEST(StagePlanTest, ACacheInPlaceNeedsNothingAndNoSpace) {
-  PlanFixture f;
+  StageFixture f;
   ASSERT_EQ(stage(f.options()).exit_code(), 0);
   const StagePlan plan = plan_stage(f.options());
   EXPECT_TRUE(plan.to_copy.empty());
@@ -92,7 +74,7 @@ TEST(StagePlanTest, ACacheInPlaceNeedsNothingAndNoSpace) {
 }
 
 TEST(StagePlanTest, AnEmptySelectionIsRefusedBeforeTheCacheIsMade) {
-  PlanFixture f;
+  StageFixture f;
   StageOptions o = f.options();
   o.include = {"test/**", "*.txt"};
   try {
@@ -106,7 +88,7 @@ TEST(StagePlanTest, AnEmptySelectionIsRefusedBeforeTheCacheIsMade) {
 }
 
 TEST(StagePlanTest, ASpaceRefusalNamesTheBytesNeededAndFree) {
-  PlanFixture f;
+  StageFixture f;
   const StagePlan plan = plan_stage(f.options());
   ASSERT_EQ(plan.to_copy.size(), 3u);
   // Each file in whole 4 KiB blocks: 300000 -> 303104, 3 -> 4096, 3 -> 4096.
@@ -125,7 +107,7 @@ TEST(StagePlanTest, ASpaceRefusalNamesTheBytesNeededAndFree) {
 }
 
 TEST(StagePlanTest, ThePlanHoldsTheCacheLock) {
-  PlanFixture f;
+  StageFixture f;
   {
     const StagePlan plan = plan_stage(f.options());
     try {
@@ -139,7 +121,7 @@ TEST(StagePlanTest, ThePlanHoldsTheCacheLock) {
 }
 
 TEST(StagePlanTest, NamesOnlyOurTemporariesAndRemovesNone) {
-  PlanFixture f;
+  StageFixture f;
   ASSERT_EQ(stage(f.options()).exit_code(), 0);
   const std::string ours = stage_temporary_path("val/sub/b.bin");
   const std::string theirs = "val/.fb-0123456789abcdef.fbtmp";
@@ -152,7 +134,7 @@ TEST(StagePlanTest, NamesOnlyOurTemporariesAndRemovesNone) {
 }
 
 TEST(StagePlanTest, AFileInTheWayWithTheSourcesBytesIsAdopted) {
-  PlanFixture f;
+  StageFixture f;
   StageOptions o = f.options();
   o.force = true;  // a folder that is not a cache yet
   write_file(f.cache + "/val/sub/b.bin", "bee");  // the very bytes and mtime: adopted and kept
@@ -160,7 +142,7 @@ TEST(StagePlanTest, AFileInTheWayWithTheSourcesBytesIsAdopted) {
   write_file(f.cache + "/notes.txt", "the user's");  // not selected, not ours: left alone
   const StagePlan plan = plan_stage(o);
   EXPECT_EQ(plan.owned.count("val/sub/b.bin"), 1u);
-  EXPECT_EQ(plan.hashes[f.index_of(plan, "val/sub/b.bin")], sha256_hex("bee"));
+  EXPECT_EQ(plan.hashes[index_of(plan, "val/sub/b.bin")], sha256_hex("bee"));
   EXPECT_EQ(relative_paths(plan, plan.to_copy), (std::vector<std::string>{"train/c.bin", "val/a.bin"}));
   EXPECT_TRUE(plan.to_remove.empty());
   ASSERT_FALSE(plan.notes.empty());
