@@ -298,20 +298,21 @@ void refuse_foreign_folder(const std::string& cache, const Ownership& own, bool 
   }
 }
 
-// The cache's contents as the plan sees them.
+// The cache's contents as the plan sees them. Built in place and never moved: `index` views
+// the paths `files` holds.
 struct CacheContents {
   FileSet files;
   std::unordered_map<std::string_view, std::size_t> index;  // relative path -> files index
   std::set<std::string> not_files;  // symlinks, FIFOs and the like in the cache
-};
 
-CacheContents scan_cache(const std::string& cache) {
-  CacheContents c{scan_dataset(cache), {}, {}};
-  for (std::size_t i = 0; i < c.files.size(); ++i) c.index.emplace(c.files.relative_path(i), i);
-  for (const FileSet::LeftOut& e : c.files.left_out())
-    if (e.kind != "feedbench temporary" && e.kind != "feedbench manifest") c.not_files.insert(e.path);
-  return c;
-}
+  explicit CacheContents(const std::string& cache) : files(scan_dataset(cache)) {
+    for (std::size_t i = 0; i < files.size(); ++i) index.emplace(files.relative_path(i), i);
+    for (const FileSet::LeftOut& e : files.left_out())
+      if (e.kind != "feedbench temporary" && e.kind != "feedbench manifest") not_files.insert(e.path);
+  }
+  CacheContents(const CacheContents&) = delete;
+  CacheContents& operator=(const CacheContents&) = delete;
+};
 
 // Where the selection goes: never through a link, never over a file that is not ours unless
 // it holds the source's very bytes (then it is adopted into `owned`: e.g. a copy of ours whose
@@ -441,7 +442,7 @@ StagePlan plan_stage(const StageOptions& options) {
   refuse_foreign_folder(plan.cache, own, options.force);
   plan.old_manifest = std::move(own.manifest);
   plan.owned = std::move(own.files);
-  const CacheContents in_cache = scan_cache(plan.cache);
+  const CacheContents in_cache(plan.cache);
   refuse_what_is_in_the_way(plan.cache, plan.selection, in_cache, plan.owned);
   plan_removals(plan, in_cache, options.prune);
   plan.stale_temporaries = stale_temporaries(plan, in_cache.files);
