@@ -12,6 +12,7 @@
 #include "feedbench/error.h"
 #include "feedbench/manifest.h"
 #include "feedbench/sha256.h"
+#include "stage_fixture.h"
 #include "test_util.h"
 
 namespace feedbench {
@@ -22,25 +23,7 @@ using testing::TempDir;
 using testing::read_file;
 using testing::write_file;
 
-struct Fixture {
-  TempDir dir;
-  std::string src = dir / "src";
-  std::string cache = dir / "cache";
-  Fixture() {
-    write_file(src + "/val/a.bin", std::string(300000, 'a'));
-    write_file(src + "/val/sub/b.bin", "bee");
-    write_file(src + "/train/c.bin", "sea");
-  }
-  StageOptions options(std::vector<std::string> include = {}) const {
-    StageOptions o;
-    o.source_root = src;
-    o.cache_root = cache;
-    o.include = std::move(include);
-    o.workers = 2;
-    o.quiet = true;
-    return o;
-  }
-};
+using Fixture = testing::StageFixture;
 
 TEST(StagerTest, StagesSelectionWithManifestLast) {
   Fixture f;
@@ -88,10 +71,7 @@ TEST(StagerTest, CheckCacheComparesFingerprints) {
 
 TEST(StagerTest, ResumeSkipsCopiesChangesAndRemoves) {
   Fixture f;
-  ASSERT_EQ(stage(f.options()).exit_code(), 0);
-  write_file(f.src + "/val/sub/b.bin", "bee, changed");
-  fs::remove(f.src + "/train/c.bin");
-  write_file(f.src + "/new.bin", "new");
+  ASSERT_EQ(f.stage_then_change_source(), 0);
   StageOptions o = f.options();
   o.prune = true;  // 1 of 3 files goes
   StageResult r = stage(o);
