@@ -41,6 +41,7 @@
 #include "feedbench/manifest.h"
 #include "feedbench/error.h"
 #include "feedbench/estimator.h"
+#include "feedbench/fio_jobs.h"
 #include "feedbench/page_cache.h"
 #include "feedbench/plan.h"
 #include "feedbench/preflight.h"
@@ -49,7 +50,6 @@
 #include "feedbench/sha256.h"
 #include "feedbench/stager.h"
 #include "feedbench/units.h"
-#include "fio_jobs.h"
 #include "markdown_writer.h"
 #include "progress.h"
 #include "registration.h"
@@ -778,7 +778,7 @@ int run_ranks(int argc, char** argv, Cluster& cluster, RankProgress& together) {
                      "as not achieved\n");
   }
   if (!emit_fio_dir.empty() && cluster.is_root()) {
-    std::size_t n = write_fio_jobs(plan, context, emit_fio_dir);
+    std::size_t n = write_fio_jobs(plan, context.files_for("source"), context.files_for("cache"), emit_fio_dir);
     std::fprintf(human, "wrote %zu fio job files to %s\n", n, emit_fio_dir.c_str());
   }
   std::fflush(human);
