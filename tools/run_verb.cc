@@ -831,7 +831,7 @@ int run_ranks(int argc, char** argv, Cluster& cluster, RankProgress& together) {
   }
   CollectingReporter reporter(std::move(display), context.log);
   reporter.set_progress(context.progress);
-  if (table) reporter.set_case_table(&*table);
+  if (table) reporter.set_entries_view([&table](const std::vector<BenchmarkEntry>& entries) { table->add(entries); });
   const LoadSample load_before = sample_host_load();
   const std::size_t cases_run = benchmark::RunSpecifiedBenchmarks(&reporter);
   const LoadSample load_after = sample_host_load();
