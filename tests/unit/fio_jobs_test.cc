@@ -15,14 +15,10 @@ using testing::TempDir;
 
 class FioJobsTest : public ::testing::Test {
  protected:
-  TempDir dir;
-  void SetUp() override {
-    std::filesystem::create_directories(dir / "source");
-    std::filesystem::create_directories(dir / "cache");
-  }
+  TempDir dir;  // both roots of the config; the FileSets below are made up
   Plan plan_of(const json& families) {
-    json doc = {{"name", "t"}, {"dataset", {{"source", dir / "source"}, {"cache", dir / "cache"}}},
-                {"families", families}};
+    const json doc = {{"name", "t"}, {"dataset", {{"source", dir.path()}, {"cache", dir.path()}}},
+                      {"families", families}};
     return expand_plan(parse_config(doc.dump(), "p.json"));
   }
   static FileSet files_at(const std::string& root) {
