@@ -41,6 +41,7 @@
 #include "feedbench/manifest.h"
 #include "feedbench/error.h"
 #include "feedbench/estimator.h"
+#include "feedbench/fio_jobs.h"
 #include "feedbench/page_cache.h"
 #include "feedbench/plan.h"
 #include "feedbench/preflight.h"
@@ -49,10 +50,10 @@
 #include "feedbench/sha256.h"
 #include "feedbench/stager.h"
 #include "feedbench/units.h"
-#include "fio_jobs.h"
 #include "markdown_writer.h"
 #include "progress.h"
 #include "registration.h"
+#include "result_builder.h"
 #include "run_context.h"
 #include "summary.h"
 #include "command_line.h"
@@ -124,28 +125,6 @@ bool uses_state(const Plan& plan, const std::string& state) {
   return false;
 }
 
-// `content`: the content fingerprint, computed before any case ran ("" when not asked for).
-nlohmann::json describe_selection(const FileSet& files, const std::string& content) {
-  nlohmann::json j = {{"root", files.root()}, {"files", files.size()}, {"bytes", files.total_bytes()},
-                      {"fingerprint", files.fingerprint()}, {"fingerprint_kind", "metadata"}};
-  // The size distribution: a change of file sizes changes reads per file, which diff names.
-  if (!files.empty()) {
-    std::vector<std::uint64_t> sizes(files.size());
-    for (std::size_t i = 0; i < files.size(); ++i) sizes[i] = files.file_size(i);
-    std::sort(sizes.begin(), sizes.end());
-    auto at = [&](double q) { return sizes[std::size_t(q * double(sizes.size() - 1) + 0.5)]; };
-    j["file_size"] = {{"min", sizes.front()}, {"p50", at(0.5)}, {"p90", at(0.9)}, {"p99", at(0.99)},
-                      {"max", sizes.back()}};
-  }
-  // A data set gen --like wrote: the real one whose shape it has (path, counts, size quantiles, scale).
-  if (std::optional<nlohmann::json> like = read_gen_like(files.root())) j["generated_like"] = *like;
-  if (!content.empty()) {
-    j["content_fingerprint"] = content;
-    j["content_sample"] = kContentSampleDescription;
-  }
-  return j;
-}
-
 // Nothing measured is never a success: an empty selection is bad input, found before any case
 // runs. An empty folder is also what an unmounted mount point looks like.
 void require_files(const FileSet& files, const char* role, const std::vector<std::string>& include) {
@@ -206,22 +185,6 @@ std::string cache_fix(const CacheVerification& v, const Config& config, const Ma
     out += "; files not in the manifest are not feedbench's and stage leaves them: move them out of " +
            config.cache_root;
   return out;
-}
-
-// The method's sizing rule: a selection smaller than memory can be served from the page cache,
-// so cold figures rest on per-file eviction and a loader's later epochs may never touch storage.
-// RETURNS: {selection_bytes, memory_bytes, smaller_than_memory, note}; note "" when larger.
-nlohmann::json sizing(std::uint64_t selection_bytes, std::uint64_t memory_bytes) {
-  nlohmann::json j = {{"selection_bytes", selection_bytes}, {"memory_bytes", memory_bytes},
-                      {"smaller_than_memory", memory_bytes > 0 && selection_bytes < memory_bytes},
-                      {"note", ""}};
-  if (j["smaller_than_memory"].get<bool>())
-    j["note"] = "the selection (" + format_size(double(selection_bytes)) + ") is smaller than this "
-                "machine's memory (" + format_size(double(memory_bytes)) + "): cold rounds rely on "
-                "per-file eviction (checked, see residency_before), and loader epochs after the first "
-                "can be served from memory; size the data set at about 1.5x memory to measure storage "
-                "without relying on eviction";
-  return j;
 }
 
 // NOTE: test hook: FEEDBENCH_RUN_TEST_DELAY_MS sleeps that long once the paths are printed and
@@ -778,7 +741,7 @@ int run_ranks(int argc, char** argv, Cluster& cluster, RankProgress& together) {
                      "as not achieved\n");
   }
   if (!emit_fio_dir.empty() && cluster.is_root()) {
-    std::size_t n = write_fio_jobs(plan, context, emit_fio_dir);
+    std::size_t n = write_fio_jobs(plan, context.files_for("source"), context.files_for("cache"), emit_fio_dir);
     std::fprintf(human, "wrote %zu fio job files to %s\n", n, emit_fio_dir.c_str());
   }
   std::fflush(human);
@@ -831,7 +794,7 @@ int run_ranks(int argc, char** argv, Cluster& cluster, RankProgress& together) {
   }
   CollectingReporter reporter(std::move(display), context.log);
   reporter.set_progress(context.progress);
-  if (table) reporter.set_case_table(&*table);
+  if (table) reporter.set_entries_view([&table](const std::vector<BenchmarkEntry>& entries) { table->add(entries); });
   const LoadSample load_before = sample_host_load();
   const std::size_t cases_run = benchmark::RunSpecifiedBenchmarks(&reporter);
   const LoadSample load_after = sample_host_load();
@@ -850,46 +813,29 @@ int run_ranks(int argc, char** argv, Cluster& cluster, RankProgress& together) {
     return 1;
   }
 
-  ResultDocument doc;
-  doc.context = reporter.context();
-  doc.benchmarks = reporter.take_entries();
-  doc.tool = describe_tool();
-  doc.command_line = command_line;
-  doc.environment_variables = run_environment(config);
-  doc.config = {{"file", config.file}, {"name", config.name}, {"sha256", config.sha256},
-                {"resolved", config.resolved}, {"dropped", plan.dropped}};
-  // The ${VAR:-default} fallbacks that applied: the user did not set these variables.
-  doc.config["defaults_used"] = config.defaults_used;
-  doc.config["seed"] = config.defaults.value("seed", std::uint64_t{42});
-  doc.config["selection"] = {{"include", config.include},
-                              {"from", config.include_from_cache ? "cache manifest" : "config"}};
-  if (!budget_record.is_null()) doc.config["budget"] = budget_record;
-  doc.dataset["source"] = describe_selection(*context.source, source_content);
-  if (context.cache) {
-    doc.dataset["cache"] = describe_selection(*context.cache, cache_content);
-    doc.dataset["cache"]["manifest"] = manifest;
-    doc.dataset["cache"]["verified"] = cache_verified;
-    doc.dataset["cache"]["verification"] = verification;
-    doc.dataset["cache"]["allow_unverified_cache"] = context.allow_unverified_cache;
-  }
-  for (const auto& [role, rate] : config.throttle)
-    if (doc.dataset.contains(role)) doc.dataset[role]["throttle_bytes_per_second"] = rate;
-  doc.environment = describe_environment(paths);
-  doc.environment["host"]["load"] = load_to_json(load_before, load_after);
-  if (many) {
-    nlohmann::json hosts = nlohmann::json::array();
-    for (int h = 0; h < cluster.hosts(); ++h) {
-      std::vector<int> ranks;
-      for (int r = 0; r < cluster.size(); ++r)
-        if (cluster.host_of_rank()[std::size_t(r)] == h) ranks.push_back(r);
-      hosts.push_back({{"name", cluster.host_names()[std::size_t(h)]}, {"ranks", ranks}});
-    }
-    doc.environment["cluster"] = {{"implementation", cluster.implementation()}, {"ranks", cluster.size()},
-                                  {"hosts", hosts}, {"share", config.share}};
-  }
-  if (!affinity_record.is_null()) doc.environment["cpu_affinity"] = affinity_record;
-  doc.summary = summarize(doc);
-  doc.summary["sizing"] = size_check;
+  RunFacts facts;
+  facts.context = reporter.context();
+  facts.benchmarks = reporter.take_entries();
+  facts.tool = describe_tool();
+  facts.command_line = command_line;
+  facts.environment_variables = run_environment(config);
+  facts.config = &config;
+  facts.plan = &plan;
+  facts.budget = budget_record;
+  facts.source = &*context.source;
+  facts.source_content = source_content;
+  facts.cache = context.cache ? &*context.cache : nullptr;
+  facts.cache_content = cache_content;
+  facts.manifest = manifest;
+  facts.verification = verification;
+  facts.cache_verified = cache_verified;
+  facts.allow_unverified_cache = context.allow_unverified_cache;
+  facts.environment = describe_environment(paths);
+  facts.load = load_to_json(load_before, load_after);
+  facts.cluster = &cluster;
+  facts.cpu_affinity = affinity_record;
+  facts.sizing = size_check;
+  const ResultDocument doc = build_result(std::move(facts));
 
   doc.save(out_path);
   if (!csv_path.empty()) write_csv(doc, csv_path);
@@ -900,21 +846,9 @@ int run_ranks(int argc, char** argv, Cluster& cluster, RankProgress& together) {
 
   // Every case skipped: the result file records why, but nothing was measured.
   std::fflush(human);
-  std::vector<std::string> reasons;
-  std::set<std::string> cases;
-  for (const BenchmarkEntry& b : doc.benchmarks) {
-    if (b.run_type != "iteration") continue;
-    cases.insert(b.case_name);
-    if (!b.error_occurred) return 0;
-    if (std::find(reasons.begin(), reasons.end(), b.error_message) == reasons.end())
-      reasons.push_back(b.error_message);
-  }
-  std::string why;
-  for (std::size_t i = 0; i < reasons.size() && i < 3; ++i) why += (i ? "; " : "") + reasons[i];
-  if (reasons.size() > 3) why += "; and " + std::to_string(reasons.size() - 3) + " more";
-  std::fprintf(stderr, "feedbench run: nothing measured: every case was skipped (%zu %s; the "
-               "result file records why): %s\n", cases.size(), cases.size() == 1 ? "case" : "cases",
-               why.c_str());
+  const std::string why = nothing_measured(doc);
+  if (why.empty()) return 0;
+  std::fprintf(stderr, "feedbench run: nothing measured: %s\n", why.c_str());
   return 1;
 }
 

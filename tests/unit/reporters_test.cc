@@ -145,6 +145,25 @@ TEST(ReportersTest, CollectingReporterForwardsAndCollects) {
   EXPECT_EQ(silent.take_entries().size(), 1u);
 }
 
+// The compact console table sees each batch's entries as they are reported, with no display.
+TEST(ReportersTest, EntriesViewSeesEachBatchOfEntries) {
+  RunLog log;
+  log.add(make_record(kCase, 0.001, true));
+  log.add(make_record(kCase, 0.002, true));
+  CollectingReporter reporter(nullptr, log);
+  std::vector<std::size_t> batches;
+  std::vector<double> residency;
+  reporter.set_entries_view([&](const std::vector<BenchmarkEntry>& entries) {
+    batches.push_back(entries.size());
+    for (const BenchmarkEntry& e : entries) residency.push_back(e.cache["residency_before"].get<double>());
+  });
+  reporter.ReportRuns({make_run(kCase, 0, 0.01, 1e9)});
+  reporter.ReportRuns({make_run(kCase, 1, 0.01, 1e9)});
+  EXPECT_EQ(batches, (std::vector<std::size_t>{1, 1}));  // only the new entries, each time
+  EXPECT_EQ(residency, (std::vector<double>{0.001, 0.002}));
+  EXPECT_EQ(reporter.take_entries().size(), 2u);  // and still collected for the result
+}
+
 // Google Benchmark's aggregates fold excluded repetitions too: the display shows them, the result
 // keeps them only for a case whose repetitions were not reported (aggregates-only output).
 TEST(ReportersTest, AggregatesAreKeptOnlyWhereNoRepetitionWasReported) {

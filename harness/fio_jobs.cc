@@ -1,4 +1,4 @@
-#include "fio_jobs.h"
+#include "feedbench/fio_jobs.h"
 
 #include <cctype>
 #include <filesystem>
@@ -119,14 +119,16 @@ std::string fio_job_for(const Case& c, const FileSet& files) {
   return job.str();
 }
 
-std::size_t write_fio_jobs(const Plan& plan, const RunContext& context, const std::string& dir) {
+std::size_t write_fio_jobs(const Plan& plan, const FileSet* source, const FileSet* cache,
+                           const std::string& dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) throw RunError("--emit-fio " + dir + ": " + ec.message());
   std::size_t n = 0;
   for (const Case& c : plan.cases) {
     if (c.family != "file_read") continue;
-    const FileSet* files = context.files_for(c.str("path"));
+    const std::string role = c.str("path");
+    const FileSet* files = role == "source" ? source : role == "cache" ? cache : nullptr;
     if (!files || files->empty()) continue;
     std::string name = dir + "/" + std::to_string(++n) + "-" + sanitise(c.name()) + ".fio";
     write_file_atomically(name, fio_job_for(c, *files));

@@ -5,8 +5,8 @@
 #include <cstddef>
 #include <string>
 
+#include "feedbench/dataset.h"
 #include "feedbench/plan.h"
-#include "run_context.h"
 
 namespace feedbench {
 
@@ -14,8 +14,10 @@ namespace feedbench {
 // REQUIRES: c.family == "file_read".
 std::string fio_job_for(const Case& c, const FileSet& files);
 
-// Writes DIR/<n>-<sanitised case name>.fio for each file_read case (and a README line of
-// how to run them). RETURNS: files written. Throws RunError when DIR cannot be written.
-std::size_t write_fio_jobs(const Plan& plan, const RunContext& context, const std::string& dir);
+// Writes DIR/<n>-<sanitised case name>.fio for each file_read case whose path (`source` or
+// `cache`, either may be null) holds files. RETURNS: files written. Throws RunError when DIR
+// cannot be written.
+std::size_t write_fio_jobs(const Plan& plan, const FileSet* source, const FileSet* cache,
+                           const std::string& dir);
 
 }  // namespace feedbench

@@ -5,7 +5,6 @@
 #include <regex>
 #include <sstream>
 
-#include "console_table.h"
 #include "feedbench/error.h"
 
 #ifndef FEEDBENCH_BENCHMARK_VERSION
@@ -171,13 +170,13 @@ void CollectingReporter::ReportRuns(const std::vector<Run>& runs) {
     else if (with_repetitions_.count(run.run_name.str())) continue;
     entries_.push_back(to_entry(run, log_));
   }
-  if (!display_ && !table_) return;
+  if (!display_ && !view_) return;
   if (progress_) progress_->suspend();
   if (display_) {
     display_->ReportRuns(runs);
     display_->GetOutputStream().flush();
   }
-  if (table_) table_->add(std::vector<BenchmarkEntry>(entries_.begin() + std::ptrdiff_t(first), entries_.end()));
+  if (view_) view_(std::vector<BenchmarkEntry>(entries_.begin() + std::ptrdiff_t(first), entries_.end()));
   if (progress_) progress_->resume();
 }
 

@@ -1,8 +1,11 @@
 // A Google Benchmark reporter that keeps what a run produced for the result file: it shows the
 // usual table through a display reporter (console, json or csv, as --benchmark_format says) and
 // turns each Run into a BenchmarkEntry joined with the RunLog's record of that repetition.
+// It lives with the families, not the reporters: it is the one place a Google Benchmark Run
+// becomes a BenchmarkEntry, and the reporters' library knows no Google Benchmark.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <set>
 #include <string>
@@ -16,8 +19,6 @@
 #include "run_context.h"
 
 namespace feedbench {
-
-class CaseTable;
 
 class CollectingReporter : public benchmark::BenchmarkReporter {
  public:
@@ -37,9 +38,10 @@ class CollectingReporter : public benchmark::BenchmarkReporter {
 
   // The run's live line is cleared while the display prints rows, then redrawn. May be null.
   void set_progress(RunProgress* progress) { progress_ = progress; }
-  // Shows each case on `table` (console_table.h) as its runs are reported, as well as or
-  // instead of a display reporter. May be null; must outlive the reporter.
-  void set_case_table(CaseTable* table) { table_ = table; }
+  // Called with the entries of each batch of runs as they are reported (the compact console
+  // table, console_table.h), as well as or instead of a display reporter. May be empty.
+  using EntriesView = std::function<void(const std::vector<BenchmarkEntry>&)>;
+  void set_entries_view(EntriesView view) { view_ = std::move(view); }
 
   // RETURNS: the context as Google Benchmark's JSONReporter writes it, plus "library_version",
   // and "library_build_note" when the library is a DEBUG build.
@@ -59,7 +61,7 @@ class CollectingReporter : public benchmark::BenchmarkReporter {
   std::vector<BenchmarkEntry> entries_;
   std::set<std::string> with_repetitions_;  // run names whose repetitions were reported
   RunProgress* progress_ = nullptr;
-  CaseTable* table_ = nullptr;
+  EntriesView view_;
 };
 
 // What feedbench says, once, about a DEBUG build of Google Benchmark (console and result file).
