@@ -1,5 +1,6 @@
 #include "collecting_reporter.h"
 
+#include <cmath>
 #include <ctime>
 #include <iostream>
 #include <regex>
@@ -68,7 +69,7 @@ nlohmann::json CollectingReporter::context_to_json(const Context& context) {
   j["host_name"] = context.sys_info.name;
   if (Context::executable_name) j["executable"] = Context::executable_name;
   j["num_cpus"] = std::int64_t(cpu.num_cpus);
-  j["mhz_per_cpu"] = std::int64_t(cpu.cycles_per_second / 1000000.0 + 0.5);
+  j["mhz_per_cpu"] = std::int64_t(std::llround(cpu.cycles_per_second / 1000000.0));
   if (cpu.scaling != benchmark::CPUInfo::Scaling::UNKNOWN)
     j["cpu_scaling_enabled"] = cpu.scaling == benchmark::CPUInfo::Scaling::ENABLED;
   j["caches"] = nlohmann::ordered_json::array();

@@ -3,6 +3,8 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <cmath>
+
 #include "feedbench/units.h"
 
 namespace feedbench {
@@ -36,7 +38,7 @@ RunProgress::~RunProgress() {
 }
 
 std::string RunProgress::clock_text(double seconds) {
-  const long s = seconds > 0 ? long(seconds + 0.5) : 0;
+  const long s = seconds > 0 ? std::lround(seconds) : 0;
   char buf[32];
   if (s >= 3600)
     std::snprintf(buf, sizeof buf, "%ld:%02ld:%02ld", s / 3600, s / 60 % 60, s % 60);

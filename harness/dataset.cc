@@ -329,7 +329,7 @@ class Scanner {
   std::string root;
 
  private:
-  static constexpr std::size_t kBufferSize = 64 * 1024;
+  static constexpr std::size_t kBufferSize = std::size_t{64} * 1024;
 
   std::string where() const { return root + (rel_.empty() ? "" : "/" + rel_); }
 

@@ -81,7 +81,7 @@ class Reader {
 
   std::string str(const std::string& key, bool required, std::string fallback = {}) const {
     const ojson* v = find(key);
-    if (!v) return required ? (missing(key, "a string"), std::string()) : fallback;
+    if (!v) return required ? (missing(key, "a string"), std::string()) : std::move(fallback);
     if (!v->is_string()) fail(path(key), "a string", *v);
     return v->get<std::string>();
   }

@@ -29,8 +29,8 @@ std::string Sha256::hex_digest() {
   unsigned int length = 0;
   FB_CHECK(EVP_DigestFinal_ex(impl_->ctx, digest, &length) == 1, "EVP_DigestFinal_ex");
   static const char kHex[] = "0123456789abcdef";
-  std::string out(length * 2, '0');
-  for (unsigned int i = 0; i < length; ++i) {
+  std::string out(std::size_t(length) * 2, '0');
+  for (std::size_t i = 0; i < length; ++i) {
     out[2 * i] = kHex[digest[i] >> 4];
     out[2 * i + 1] = kHex[digest[i] & 0xF];
   }

@@ -91,7 +91,7 @@ nlohmann::ordered_json like_origin(const FileSet& real, double scale, const std:
     if (folders.emplace(dir, 0).second) max_depth = std::max(max_depth, depth_of(std::string(dir)));
   }
   std::sort(sizes.begin(), sizes.end());
-  auto at = [&](double q) { return sizes[std::size_t(q * double(sizes.size() - 1) + 0.5)]; };
+  auto at = [&](double q) { return sizes[std::size_t(std::llround(q * double(sizes.size() - 1)))]; };
   nlohmann::ordered_json q;
   q["min"] = sizes.front();
   for (auto [name, p] : {std::pair{"p01", 0.01}, {"p10", 0.10}, {"p25", 0.25}, {"p50", 0.50}, {"p75", 0.75},

@@ -87,7 +87,7 @@ constexpr std::uint64_t KiB = 1024, MiB = KiB * 1024, GiB = MiB * 1024, TiB = Gi
 constexpr std::array<Unit, 14> kSizeUnits{{
     {"B", 1}, {"KiB", KiB}, {"MiB", MiB}, {"GiB", GiB}, {"TiB", TiB},
     {"K", KiB}, {"M", MiB}, {"G", GiB}, {"T", TiB},
-    {"kB", 1000}, {"KB", 1000}, {"MB", 1000 * 1000}, {"GB", 1000ULL * 1000 * 1000},
+    {"kB", 1000}, {"KB", 1000}, {"MB", 1000ULL * 1000}, {"GB", 1000ULL * 1000 * 1000},
     {"TB", 1000ULL * 1000 * 1000 * 1000},
 }};
 

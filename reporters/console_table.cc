@@ -310,10 +310,12 @@ CaseLabels label_cases(const std::vector<Case>& cases) {
       else constant.push_back(label_part(first.family, p, first.params.at(p.key)));
     }
     // A parameter only some cases of the group have (an optional one) varies too.
-    for (const auto& [key, v] : values)
+    for (const auto& entry : values) {
+      const std::string& key = entry.first;  // a lambda may not capture a structured binding (clang 14)
       if (std::find(group.varying.begin(), group.varying.end(), key) == group.varying.end() &&
           std::any_of(list.begin(), list.end(), [&](const Case* c) { return !c->has(key.c_str()); }))
         group.varying.push_back(key);
+    }
     std::string reps;
     if (repetitions.size() == 1)
       reps = std::to_string(*repetitions.begin()) + (*repetitions.begin() == 1 ? " repetition" : " repetitions");

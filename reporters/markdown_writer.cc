@@ -22,7 +22,7 @@ using json = nlohmann::json;
 const std::set<std::string> kVerbose = {"files_per_second", "lat_p90_us", "lat_p999_us",
                                         "wait_p90_ms"};
 
-std::string cell(std::string s) {
+std::string cell(const std::string& s) {
   std::string out;
   for (char c : s) {
     if (c == '|') out += "\\|";

@@ -1,5 +1,6 @@
 #include "result_builder.h"
 
+#include <cmath>
 #include <algorithm>
 #include <optional>
 #include <set>
@@ -19,7 +20,7 @@ nlohmann::json describe_selection(const FileSet& files, const std::string& conte
     std::vector<std::uint64_t> sizes(files.size());
     for (std::size_t i = 0; i < files.size(); ++i) sizes[i] = files.file_size(i);
     std::sort(sizes.begin(), sizes.end());
-    auto at = [&](double q) { return sizes[std::size_t(q * double(sizes.size() - 1) + 0.5)]; };
+    auto at = [&](double q) { return sizes[std::size_t(std::llround(q * double(sizes.size() - 1)))]; };
     j["file_size"] = {{"min", sizes.front()}, {"p50", at(0.5)}, {"p90", at(0.9)}, {"p99", at(0.99)},
                       {"max", sizes.back()}};
   }

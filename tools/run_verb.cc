@@ -322,7 +322,7 @@ struct RankProgress {
 // rank waits for one that left. One process: its own error, unchanged.
 // `plan`: a digest of what this rank will run (cases, repetitions, filter): ranks that would run
 // different cases would wait for each other in different places, so they are refused.
-void agree_to_start(Cluster& cluster, RankProgress& progress, std::exception_ptr error,
+void agree_to_start(Cluster& cluster, RankProgress& progress, const std::exception_ptr& error,
                     const std::string& plan = "") {
   progress.started = true;
   if (cluster.size() == 1) {

@@ -136,7 +136,7 @@ class IoUringEngine final : public Engine {
   void register_file_table() {
     rlimit lim{};
     unsigned n = kMaxRegisteredFiles;
-    if (::getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur < n * 2) n = unsigned(lim.rlim_cur / 2);
+    if (::getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur < rlim_t(n) * 2) n = unsigned(lim.rlim_cur / 2);
     if (n == 0 || io_uring_register_files_sparse(&ring_, n) != 0) return;
     free_file_slots_.reserve(n);
     for (unsigned i = n; i-- > 0;) free_file_slots_.push_back(int(i));
