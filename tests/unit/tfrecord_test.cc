@@ -262,6 +262,30 @@ TEST(StreamPlanTest, DealsEveryShardOnceAndDropsShortBatchesPerWorker) {
   EXPECT_NE(loader_stream_plan(o, records, 0, 0).shards, loader_stream_plan(o, records, 1, 0).shards);
 }
 
+// Across nodes (ranks): every node's trainers take their own shards, so all nodes' plans deal
+// every shard once per epoch, and the schedule is what the poorest trainer of any node holds.
+TEST(StreamPlanTest, NodesTakeDisjointShardsThatCoverTheEpoch) {
+  std::vector<std::uint64_t> records(11);
+  for (std::size_t i = 0; i < records.size(); ++i) records[i] = 8 + i;
+  LoaderOptions o;
+  o.batch_size = 4;
+  o.workers = 1;
+  o.accelerators = 2;
+  o.nodes = 2;
+  o.seed = 5;
+  for (int epoch = 0; epoch < 3; ++epoch) {
+    std::vector<int> seen(records.size());
+    for (int node = 0; node < 2; ++node) {
+      o.node = node;
+      for (int k = 0; k < 2; ++k) {
+        const StreamPlan plan = loader_stream_plan(o, records, epoch, k);
+        for (std::size_t j : plan.shards.at(0)) ++seen.at(j);
+      }
+    }
+    EXPECT_EQ(seen, std::vector<int>(records.size(), 1)) << "epoch " << epoch;
+  }
+}
+
 struct TfSet {
   TempDir dir;
   GenOptions options;
