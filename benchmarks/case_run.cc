@@ -196,6 +196,13 @@ void CaseRun::counter(const char* name, double value, bool binary) {
       binary ? benchmark::Counter::kIs1024 : benchmark::Counter::kIs1000);
 }
 
+void CaseRun::copy_counters(const SinkStats& d) {
+  const double copy_s = d.copy_seconds();
+  counter("h2d_bytes_per_second", copy_s > 0 ? double(d.bytes) / copy_s : 0, /*binary=*/true);
+  counter("copy_p50_us", d.copy_ns.quantile(0.50) / 1e3);
+  counter("copy_p99_us", d.copy_ns.quantile(0.99) / 1e3);
+}
+
 void CaseRun::finish(const std::string& label, bool flag_cache_state) {
   std::string notes;
   auto note = [&notes](const std::string& text) { notes += (notes.empty() ? "" : "; ") + text; };

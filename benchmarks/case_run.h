@@ -10,6 +10,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include "feedbench/gpu.h"
 #include "feedbench/plan.h"
 #include "feedbench/throttle.h"
 #include "run_context.h"
@@ -90,6 +91,9 @@ class CaseRun {
   // A plain counter (Google Benchmark's rate flags divide by CPU time; feedbench's rates are
   // its own, over the measured time). `binary`: shown with 1024-based suffixes.
   void counter(const char* name, double value, bool binary = false);
+  // Sets the host-to-device copy counters (h2d_bytes_per_second, copy_p50_us, copy_p99_us) from
+  // a GPU sink's or device step's copies: the copy engine's own rate and its latency.
+  void copy_counters(const SinkStats& copies);
 
   // Sets `label` (Google Benchmark's per-run label), notes a cache state not achieved after it
   // when `flag_cache_state` and an incomplete round, and logs the record.

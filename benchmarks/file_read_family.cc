@@ -131,12 +131,8 @@ void run_file_read_case(const Case& c, RunContext& context, benchmark::State& st
   if (stats.sink) {
     // The copy engine's own rate, and the share of the workers' time spent waiting for a free
     // staging slot: near 1, the copy to the GPU, not storage, sets the pace.
-    const SinkStats& d = *stats.sink;
-    const double copy_s = d.copy_ns.mean() * double(d.copy_ns.count()) * 1e-9;
-    run.counter("h2d_bytes_per_second", copy_s > 0 ? double(d.bytes) / copy_s : 0, /*binary=*/true);
-    run.counter("copy_p50_us", d.copy_ns.quantile(0.50) / 1e3);
-    run.counter("copy_p99_us", d.copy_ns.quantile(0.99) / 1e3);
-    run.counter("copy_bound_share", double(d.blocked_ns) / (s * 1e9 * double(spec.workers)));
+    run.copy_counters(*stats.sink);
+    run.counter("copy_bound_share", double(stats.sink->blocked_ns) / (s * 1e9 * double(spec.workers)));
   }
 
   // Across ranks `extra` already holds the ranks, hosts and stragglers; stats are the totals.

@@ -287,16 +287,13 @@ void run_loader_case(const Case& c, RunContext& context, benchmark::State& state
   if (result.device_copy) {
     // The device's side of the step: what was copied (every step, warm-up included) and how
     // long the copies and the kernels took on the device's clock.
-    const SinkStats& d = *result.device_copy;
-    const double copy_s = d.copy_ns.mean() * double(d.copy_ns.count()) * 1e-9;
-    run.counter("h2d_bytes_per_second", copy_s > 0 ? double(d.bytes) / copy_s : 0, /*binary=*/true);
-    run.counter("copy_p50_us", d.copy_ns.quantile(0.50) / 1e3);
-    run.counter("copy_p99_us", d.copy_ns.quantile(0.99) / 1e3);
+    run.copy_counters(*result.device_copy);
     run.record().extra["accelerator"] = "cuda";
     run.record().extra["overlap"] = c.has("overlap") && c.params.at("overlap").get<bool>();
+    const SinkStats& d = *result.device_copy;
     run.record().extra["device"] = {{"copy_bytes", d.bytes},
                                     {"copies", d.copies},
-                                    {"copy_s", copy_s},
+                                    {"copy_s", d.copy_seconds()},
                                     {"kernel_s", result.device_busy_s}};
   }
   if (!telemetry.is_null()) run.record().extra["gpu_telemetry"] = telemetry;

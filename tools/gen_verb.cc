@@ -98,6 +98,17 @@ void print_progress(const GenProgress& p, std::chrono::steady_clock::time_point 
   std::fflush(stderr);
 }
 
+// Writes the data set, with a progress line on a terminal only (CI logs stay clean).
+GenSummary generate_with_progress(const GenOptions& o) {
+  std::function<void(const GenProgress&)> progress;
+  const auto start = std::chrono::steady_clock::now();
+  const bool tty = ::isatty(STDERR_FILENO) != 0;
+  if (tty) progress = [start](const GenProgress& p) { print_progress(p, start); };
+  GenSummary s = generate_dataset(o, progress);
+  if (tty) std::fprintf(stderr, "\n");
+  return s;
+}
+
 // --scale: a fraction of the real data set, above 0 and at most 1.
 double parse_scale(const std::string& text) {
   char* end = nullptr;
@@ -190,12 +201,7 @@ int gen_like(GenOptions o, const std::string& like, double scale) {
               real.size(), format_size(double(real.total_bytes())).c_str(),
               shape->origin["folders"].dump().c_str(), scan_s, scale, static_cast<unsigned long long>(o.seed));
 
-  std::function<void(const GenProgress&)> progress;
-  auto start = std::chrono::steady_clock::now();
-  bool tty = ::isatty(STDERR_FILENO) != 0;
-  if (tty) progress = [start](const GenProgress& p) { print_progress(p, start); };
-  GenSummary s = generate_dataset(o, progress);
-  if (tty) std::fprintf(stderr, "\n");
+  GenSummary s = generate_with_progress(o);
   double mib = double(s.bytes) / (1024.0 * 1024.0);
   std::printf("wrote %llu files, %.*f MiB in %llu %s to %s; sizes at Kolmogorov-Smirnov distance %.4f from the "
               "real ones; origin in %s\n",
@@ -287,13 +293,7 @@ int gen_main(int argc, char** argv) {
   if (vm.count("shards") && o.layout != GenLayout::kShards && o.layout != GenLayout::kTfrecord)
     throw InputError("--shards: only with --layout shards or tfrecord");
 
-  // Progress on a terminal only: CI logs stay clean.
-  std::function<void(const GenProgress&)> progress;
-  auto start = std::chrono::steady_clock::now();
-  bool tty = ::isatty(STDERR_FILENO) != 0;
-  if (tty) progress = [start](const GenProgress& p) { print_progress(p, start); };
-  GenSummary s = generate_dataset(o, progress);
-  if (tty) std::fprintf(stderr, "\n");
+  GenSummary s = generate_with_progress(o);
   double mib = double(s.bytes) / (1024.0 * 1024.0);
   std::printf("wrote %llu files, %.*f MiB in %llu %s to %s (seed %llu)\n",
               static_cast<unsigned long long>(s.files), mib >= 1 ? 1 : 3, mib,

@@ -71,6 +71,8 @@ struct SinkStats {
   Histogram copy_ns;         // per copy, on the copy engine's clock
   std::int64_t blocked_ns = 0;  // producer time waiting for a free slot: the copy engine was the limit
   void merge(const SinkStats& other);
+  // RETURNS: the copies' total time on the copy engine's clock, in seconds.
+  double copy_seconds() const { return copy_ns.mean() * double(copy_ns.count()) * 1e-9; }
 };
 
 // A ring of staging slots over a CopyEngine: each push copies the data into the oldest slot
