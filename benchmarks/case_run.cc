@@ -94,7 +94,7 @@ struct HostPrepared {
 }  // namespace
 
 std::optional<double> CaseRun::prepare_cache_state_per_host(const std::string& cache_state,
-                                                           const FileSet& host_files) {
+                                                            const FileSet& host_files) {
   Cluster& cluster = context_.ranks();
   auto phase = [this](const char* what) {
     return context_.progress ? context_.progress->phase(what) : Progress{};
@@ -103,12 +103,9 @@ std::optional<double> CaseRun::prepare_cache_state_per_host(const std::string& c
   std::string why;
   if (cluster.host_leader()) {
     try {
-      if (cache_state == "cold")
-        r = evict(host_files, phase("evicting"));
-      else if (cache_state == "warm")
-        r = warm(host_files, phase("warming"));
-      else
-        r = measure_residency(host_files, phase("measuring residency"));
+      if (cache_state == "cold") r = evict(host_files, phase("evicting"));
+      else if (cache_state == "warm") r = warm(host_files, phase("warming"));
+      else r = measure_residency(host_files, phase("measuring residency"));
     } catch (const RunError& e) {
       why = "preparing the " + cache_state + " state: " + e.what();
     }
@@ -132,28 +129,29 @@ std::optional<double> CaseRun::prepare_cache_state_per_host(const std::string& c
     worst = cache_state == "cold" ? std::max(worst, f) : cache_state == "warm" ? std::min(worst, f) : f;
     if (method.empty()) method = host.method;
     const int h = cluster.host_of_rank()[rank];
-    hosts.push_back({{"host", cluster.host_names()[std::size_t(h)]}, {"residency_before", f}, {"achieved", ok},
+    hosts.push_back({{"host", cluster.host_names()[std::size_t(h)]},
+                     {"residency_before", f},
+                     {"achieved", ok},
                      {"bytes", host.total_bytes}});
   }
-  record_.cache = {{"requested", cache_state}, {"residency_before", worst}, {"achieved", achieved},
-                   {"method", method}, {"hosts", hosts}};
+  record_.cache = {{"requested", cache_state},
+                   {"residency_before", worst},
+                   {"achieved", achieved},
+                   {"method", method},
+                   {"hosts", hosts}};
   return worst;
 }
 
-std::optional<double> CaseRun::prepare_cache_state(const std::string& cache_state,
-                                                   const FileSet& files) {
+std::optional<double> CaseRun::prepare_cache_state(const std::string& cache_state, const FileSet& files) {
   // What the case does before its round shows in the run's live line.
   auto phase = [this](const char* what) {
     return context_.progress ? context_.progress->phase(what) : Progress{};
   };
   Residency r;
   try {
-    if (cache_state == "cold")
-      r = evict(files, phase("evicting"));
-    else if (cache_state == "warm")
-      r = warm(files, phase("warming"));
-    else
-      r = measure_residency(files, phase("measuring residency"));
+    if (cache_state == "cold") r = evict(files, phase("evicting"));
+    else if (cache_state == "warm") r = warm(files, phase("warming"));
+    else r = measure_residency(files, phase("measuring residency"));
   } catch (const RunError& e) {
     skip("preparing the " + cache_state + " state: " + e.what());
     return std::nullopt;
@@ -162,8 +160,8 @@ std::optional<double> CaseRun::prepare_cache_state(const std::string& cache_stat
   const bool achieved = cache_state == "cold"   ? f <= kColdMaxResident
                         : cache_state == "warm" ? f >= kWarmMinResident
                                                 : true;
-  record_.cache = {{"requested", cache_state}, {"residency_before", f}, {"achieved", achieved},
-                   {"method", r.method}};
+  record_.cache = {
+      {"requested", cache_state}, {"residency_before", f}, {"achieved", achieved}, {"method", r.method}};
   return f;
 }
 
@@ -191,9 +189,9 @@ void CaseRun::record_opens(std::uint64_t noatime_opens, std::uint64_t plain_open
 }
 
 void CaseRun::counter(const char* name, double value, bool binary) {
-  state_.counters[name] = benchmark::Counter(
-      value, benchmark::Counter::kDefaults,
-      binary ? benchmark::Counter::kIs1024 : benchmark::Counter::kIs1000);
+  state_.counters[name] =
+      benchmark::Counter(value, benchmark::Counter::kDefaults,
+                         binary ? benchmark::Counter::kIs1024 : benchmark::Counter::kIs1000);
 }
 
 void CaseRun::copy_counters(const SinkStats& d) {

@@ -59,7 +59,8 @@ class CaseRun {
   // round) as prepare_cache_state does, every host's residency is gathered and the cache
   // state records each host's; achieved only when every host's was. The worst host's residency
   // is the case's. RETURNS: as prepare_cache_state (nullopt after skipping on every rank).
-  std::optional<double> prepare_cache_state_per_host(const std::string& cache_state, const FileSet& host_files);
+  std::optional<double> prepare_cache_state_per_host(const std::string& cache_state,
+                                                     const FileSet& host_files);
 
   // RETURNS: the selection of `path_role` ("source" or "cache"), or nullptr after skipping
   // with the reason (no such root, an empty selection, a cache refused as unverified).

@@ -47,26 +47,30 @@ std::uint64_t share_checksum(const FileSet& files) {
 
 std::string share_round(Cluster& cluster, const FileSet& selection, const std::string& share_mode,
                         std::uint64_t seed, std::uint64_t round, ShareOfRound& share) {
-  const std::vector<SelectionSeen> seen = all_gather(cluster, SelectionSeen{selection.size(), selection.total_bytes()});
+  const std::vector<SelectionSeen> seen =
+      all_gather(cluster, SelectionSeen{selection.size(), selection.total_bytes()});
   const bool per_node = share_mode == "per_node";
   const std::vector<int>& on_host = cluster.ranks_on_host();
   if (!per_node)
     for (std::size_t r = 1; r < seen.size(); ++r)
       if (seen[r].files != seen[0].files || seen[r].bytes != seen[0].bytes)
         return "rank " + std::to_string(r) + " sees another selection (" + std::to_string(seen[r].files) +
-               " files, " + std::to_string(seen[r].bytes) + " bytes) than rank 0 (" + std::to_string(seen[0].files) +
-               " files, " + std::to_string(seen[0].bytes) + " bytes): share per_rank splits one shared "
+               " files, " + std::to_string(seen[r].bytes) + " bytes) than rank 0 (" +
+               std::to_string(seen[0].files) + " files, " + std::to_string(seen[0].bytes) +
+               " bytes): share per_rank splits one shared "
                "store; set dataset.share to per_node for copies local to each node";
   const int parts = per_node ? int(on_host.size()) : cluster.size();
   const int part = per_node ? int(std::find(on_host.begin(), on_host.end(), cluster.rank()) - on_host.begin())
                             : cluster.rank();
   for (std::size_t r = 0; r < seen.size(); ++r) {
-    const int ranks_sharing = per_node ? int(std::count(cluster.host_of_rank().begin(), cluster.host_of_rank().end(),
-                                                        cluster.host_of_rank()[r]))
-                                       : cluster.size();
+    const int ranks_sharing = per_node
+                                  ? int(std::count(cluster.host_of_rank().begin(),
+                                                   cluster.host_of_rank().end(), cluster.host_of_rank()[r]))
+                                  : cluster.size();
     if (seen[r].files < std::uint64_t(ranks_sharing))
       return "the selection of rank " + std::to_string(r) + " holds " + std::to_string(seen[r].files) +
-             " files, fewer than the " + std::to_string(ranks_sharing) + " ranks that share it (file-level "
+             " files, fewer than the " + std::to_string(ranks_sharing) +
+             " ranks that share it (file-level "
              "shares): use fewer ranks or a larger selection";
   }
   share.mine = subset(selection, share_of_selection(selection.size(), seed, round, part, parts));
@@ -162,10 +166,16 @@ AcrossRanks run_round_across_ranks(Cluster& cluster, const FileSet& mine, Worklo
   nlohmann::json ranks = nlohmann::json::array();
   for (std::size_t r = 0; r < all.size(); ++r) {
     const RankRound& x = all[r].round;
-    ranks.push_back({{"rank", r}, {"host", cluster.host_names()[std::size_t(x.host)]}, {"host_index", x.host},
-                     {"files", all[r].share_files}, {"share_bytes", x.share_bytes},
-                     {"share_checksum", all[r].share_checksum}, {"bytes", x.bytes},
-                     {"start_s", x.start_s}, {"end_s", x.end_s}, {"bytes_per_second", rank_rate(x)}});
+    ranks.push_back({{"rank", r},
+                     {"host", cluster.host_names()[std::size_t(x.host)]},
+                     {"host_index", x.host},
+                     {"files", all[r].share_files},
+                     {"share_bytes", x.share_bytes},
+                     {"share_checksum", all[r].share_checksum},
+                     {"bytes", x.bytes},
+                     {"start_s", x.start_s},
+                     {"end_s", x.end_s},
+                     {"bytes_per_second", rank_rate(x)}});
   }
   nlohmann::json hosts = nlohmann::json::array();
   for (int h = 0; h < cluster.hosts(); ++h) {
@@ -177,23 +187,34 @@ AcrossRanks run_round_across_ranks(Cluster& cluster, const FileSet& mine, Worklo
         which.push_back(int(r));
       }
     const ClusterRound hr = aggregate_round(on_host);
-    hosts.push_back({{"host", cluster.host_names()[std::size_t(h)]}, {"host_index", h}, {"ranks", which},
-                     {"bytes", hr.bytes}, {"seconds", hr.seconds}, {"bytes_per_second", hr.bytes_per_second}});
+    hosts.push_back({{"host", cluster.host_names()[std::size_t(h)]},
+                     {"host_index", h},
+                     {"ranks", which},
+                     {"bytes", hr.bytes},
+                     {"seconds", hr.seconds},
+                     {"bytes_per_second", hr.bytes_per_second}});
   }
   nlohmann::json stragglers = nlohmann::json::array();
   for (const Straggler& s : find_stragglers(rounds))
-    stragglers.push_back({{"rank", s.rank}, {"host", cluster.host_names()[std::size_t(s.host)]},
-                          {"bytes_per_second", s.bytes_per_second}, {"vs_median", s.vs_median}});
+    stragglers.push_back({{"rank", s.rank},
+                          {"host", cluster.host_names()[std::size_t(s.host)]},
+                          {"bytes_per_second", s.bytes_per_second},
+                          {"vs_median", s.vs_median}});
   std::uint64_t selection_bytes = 0;
   for (const auto& [h, b] : selection_per_host) selection_bytes += share_mode == "per_node" ? b : 0;
   if (share_mode != "per_node") selection_bytes = selection.total_bytes();
-  out.extra = {{"cluster", {{"ranks", cluster.size()}, {"hosts", cluster.hosts()}, {"share", share_mode},
-                            {"aggregate", "total bytes / (latest end - earliest start)"},
-                            {"seconds", out.round.seconds},
-                            {"bytes_per_second", out.round.bytes_per_second},
-                            {"median_rank_bytes_per_second", out.round.median_rank_bytes_per_second},
-                            {"straggler_below", kStragglerFraction}}},
-               {"ranks", ranks}, {"hosts", hosts}, {"stragglers", stragglers},
+  out.extra = {{"cluster",
+                {{"ranks", cluster.size()},
+                 {"hosts", cluster.hosts()},
+                 {"share", share_mode},
+                 {"aggregate", "total bytes / (latest end - earliest start)"},
+                 {"seconds", out.round.seconds},
+                 {"bytes_per_second", out.round.bytes_per_second},
+                 {"median_rank_bytes_per_second", out.round.median_rank_bytes_per_second},
+                 {"straggler_below", kStragglerFraction}}},
+               {"ranks", ranks},
+               {"hosts", hosts},
+               {"stragglers", stragglers},
                {"selection_bytes", selection_bytes}};
   return out;
 }
@@ -216,9 +237,19 @@ struct LoaderRank {
 LoaderAcrossRanks gather_loader_ranks(Cluster& cluster, LoaderResult& result, const std::string& failed,
                                       double target) {
   LoaderAcrossRanks out;
-  LoaderRank mine{result.samples, result.bytes, result.bytes_planned, result.steps, result.measured_s,
-                  result.wait_s, result.compute_s, result.step_s, result.read_s, result.transform_s,
-                  cluster.host_index(), std::uint8_t(failed.empty() ? 0 : 1), {}};
+  LoaderRank mine{result.samples,
+                  result.bytes,
+                  result.bytes_planned,
+                  result.steps,
+                  result.measured_s,
+                  result.wait_s,
+                  result.compute_s,
+                  result.step_s,
+                  result.read_s,
+                  result.transform_s,
+                  cluster.host_index(),
+                  std::uint8_t(failed.empty() ? 0 : 1),
+                  {}};
   mine.error.set(failed);
   const std::vector<LoaderRank> all = all_gather(cluster, mine);
   nlohmann::json au_list = result.au_per_trainer;
@@ -265,9 +296,14 @@ LoaderAcrossRanks gather_loader_ranks(Cluster& cluster, LoaderResult& result, co
         min_rank = int(r);
       }
     }
-    ranks.push_back({{"rank", r}, {"host", cluster.host_names()[std::size_t(x.host)]}, {"host_index", x.host},
-                     {"au", x.step_s > 0 ? x.compute_s / x.step_s : 0.0}, {"min_au", au.empty() ? 0.0 : rank_min},
-                     {"au_per_accelerator", au}, {"samples", x.samples}, {"bytes", x.bytes},
+    ranks.push_back({{"rank", r},
+                     {"host", cluster.host_names()[std::size_t(x.host)]},
+                     {"host_index", x.host},
+                     {"au", x.step_s > 0 ? x.compute_s / x.step_s : 0.0},
+                     {"min_au", au.empty() ? 0.0 : rank_min},
+                     {"au_per_accelerator", au},
+                     {"samples", x.samples},
+                     {"bytes", x.bytes},
                      {"measured_s", x.measured_s},
                      {"samples_per_second", x.measured_s > 0 ? double(x.samples) / x.measured_s : 0.0}});
   }
@@ -277,8 +313,8 @@ LoaderAcrossRanks gather_loader_ranks(Cluster& cluster, LoaderResult& result, co
   t.samples_per_second = t.measured_s > 0 ? double(t.samples) / t.measured_s : 0;
   t.bytes_per_second = t.measured_s > 0 ? double(t.bytes) / t.measured_s : 0;
   const std::size_t total = t.au_per_trainer.size();
-  const std::size_t meeting = std::size_t(std::count_if(t.au_per_trainer.begin(), t.au_per_trainer.end(),
-                                                        [&](double a) { return a >= target; }));
+  const std::size_t meeting = std::size_t(
+      std::count_if(t.au_per_trainer.begin(), t.au_per_trainer.end(), [&](double a) { return a >= target; }));
   const std::size_t supported = meeting == total ? total : 0;
   out.extra = {{"cluster", {{"ranks", cluster.size()}, {"hosts", cluster.hosts()}}},
                {"ranks", ranks},
@@ -288,9 +324,11 @@ LoaderAcrossRanks gather_loader_ranks(Cluster& cluster, LoaderResult& result, co
                {"min_au_rank", min_rank},
                {"min_au_host", cluster.host_names()[std::size_t(all[std::size_t(min_rank)].host)]}};
   char text[256];
-  std::snprintf(text, sizeof text, " — across %d ranks on %d %s: %zu of %zu accelerators at AU %.0f%% or more; "
-                "lowest AU %.1f%% (rank %d)", cluster.size(), cluster.hosts(), cluster.hosts() == 1 ? "host" : "hosts",
-                meeting, total, 100 * target, 100 * t.min_au, min_rank);
+  std::snprintf(text, sizeof text,
+                " — across %d ranks on %d %s: %zu of %zu accelerators at AU %.0f%% or more; "
+                "lowest AU %.1f%% (rank %d)",
+                cluster.size(), cluster.hosts(), cluster.hosts() == 1 ? "host" : "hosts", meeting, total,
+                100 * target, 100 * t.min_au, min_rank);
   out.verdict = text;
   if (supported > 0) out.verdict += "; " + std::to_string(supported) + " accelerators supported";
   return out;

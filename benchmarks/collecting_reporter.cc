@@ -24,8 +24,7 @@ std::string local_date_time() {
   char buf[64];
   std::size_t n = std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S%z", &local);
   std::string s(buf, n);
-  if (s.size() >= 5 && (s[s.size() - 5] == '+' || s[s.size() - 5] == '-'))
-    s.insert(s.size() - 2, ":");
+  if (s.size() >= 5 && (s[s.size() - 5] == '+' || s[s.size() - 5] == '-')) s.insert(s.size() - 2, ":");
   return s;
 }
 
@@ -191,8 +190,8 @@ std::vector<BenchmarkEntry> CollectingReporter::take_entries() {
   return out;
 }
 
-std::unique_ptr<benchmark::BenchmarkReporter> make_display_reporter(const std::string& format,
-                                                                    bool color, bool tabular) {
+std::unique_ptr<benchmark::BenchmarkReporter> make_display_reporter(const std::string& format, bool color,
+                                                                    bool tabular) {
   std::unique_ptr<benchmark::BenchmarkReporter> r;
   if (format == "console") {
     int opts = benchmark::ConsoleReporter::OO_None;

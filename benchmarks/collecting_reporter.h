@@ -74,8 +74,7 @@ std::string library_build_type(const benchmark::BenchmarkReporter::Context& cont
 // RETURNS: Google Benchmark's reporter for `format` ("console", "json" or "csv", the values of
 // --benchmark_format), writing to std::cout/std::cerr. The console table is tabular (one column
 // per counter) and colored when `color`. Throws InputError for another format.
-std::unique_ptr<benchmark::BenchmarkReporter> make_display_reporter(const std::string& format,
-                                                                    bool color,
+std::unique_ptr<benchmark::BenchmarkReporter> make_display_reporter(const std::string& format, bool color,
                                                                     bool tabular = true);
 
 }  // namespace feedbench

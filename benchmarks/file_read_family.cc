@@ -41,7 +41,8 @@ void run_file_read_case(const Case& c, RunContext& context, benchmark::State& st
   }
   const bool gpu_sink = c.has("sink") && c.str("sink") == "gpu";
   if (why.empty() && gpu_sink) cuda_device_count(&why);  // "no CUDA device: ...": skipped, the run goes on
-  const std::uint64_t round = context.log.all(run.record().case_name).size();  // each repetition its own epoch
+  const std::uint64_t round =
+      context.log.all(run.record().case_name).size();  // each repetition its own epoch
   const std::string share_mode = context.config ? context.config->share : "per_rank";
   ShareOfRound share;
   if (why.empty() && many) why = share_round(cluster, *selected, share_mode, c.seed, round, share);
@@ -137,8 +138,11 @@ void run_file_read_case(const Case& c, RunContext& context, benchmark::State& st
 
   // Across ranks `extra` already holds the ranks, hosts and stragglers; stats are the totals.
   nlohmann::json& base = run.record().extra;
-  base.update({{"bytes", stats.bytes}, {"reads", stats.reads}, {"files", stats.files},
-               {"cpu_seconds", stats.cpu_seconds}, {"latency_recorded", context.record_latency}});
+  base.update({{"bytes", stats.bytes},
+               {"reads", stats.reads},
+               {"files", stats.files},
+               {"cpu_seconds", stats.cpu_seconds},
+               {"latency_recorded", context.record_latency}});
   // What ended the round. A round cut by runtime or steady state is a complete time-based
   // round (its figures are the bytes and time of what it read), not a short one.
   nlohmann::json& extra = run.record().extra;
@@ -147,12 +151,15 @@ void run_file_read_case(const Case& c, RunContext& context, benchmark::State& st
                                                                                          : "end_of_selection";
   extra["limited_by"] = limited_by;
   if (stats.sink)
-    extra["sink"] = {{"to", "gpu"}, {"bytes", stats.sink->bytes}, {"copies", stats.sink->copies},
+    extra["sink"] = {{"to", "gpu"},
+                     {"bytes", stats.sink->bytes},
+                     {"copies", stats.sink->copies},
                      {"blocked_s", double(stats.sink->blocked_ns) * 1e-9},
-                     {"copy_us", {{"p50", stats.sink->copy_ns.quantile(0.5) / 1e3},
-                                  {"p90", stats.sink->copy_ns.quantile(0.9) / 1e3},
-                                  {"p99", stats.sink->copy_ns.quantile(0.99) / 1e3},
-                                  {"max", double(stats.sink->copy_ns.max()) / 1e3}}}};
+                     {"copy_us",
+                      {{"p50", stats.sink->copy_ns.quantile(0.5) / 1e3},
+                       {"p90", stats.sink->copy_ns.quantile(0.9) / 1e3},
+                       {"p99", stats.sink->copy_ns.quantile(0.99) / 1e3},
+                       {"max", double(stats.sink->copy_ns.max()) / 1e3}}}};
   extra["time_based"] = runtime_ns > 0;
   if (!many) extra["selection_bytes"] = workload.full_pass_bytes();
   if (runtime_ns > 0) {
@@ -174,8 +181,8 @@ void run_file_read_case(const Case& c, RunContext& context, benchmark::State& st
   std::string label_note;
   if (options.steady_state && stats.steady_state) {
     const SteadyStateResult& ss = *stats.steady_state;
-    extra["steady_state"] = {{"criterion", c.str("steady_state")}, {"reached", ss.reached},
-                             {"samples", ss.samples}};
+    extra["steady_state"] = {
+        {"criterion", c.str("steady_state")}, {"reached", ss.reached}, {"samples", ss.samples}};
     if (ss.reached) extra["steady_state"]["reached_after_s"] = ss.reached_after_s;
     if (std::isfinite(ss.value_percent)) extra["steady_state"]["value_percent"] = ss.value_percent;
     if (!ss.reached) label_note = "steady state not reached";

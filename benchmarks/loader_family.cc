@@ -86,13 +86,12 @@ nlohmann::json epoch_json(const EpochFigures& f) {
 
 // RETURNS: what the later epochs' page-cache state means, with the data set against memory
 // ("" for one epoch or no files read).
-std::string memory_note(const LoaderResult& r, std::uint64_t dataset_bytes,
-                        std::uint64_t available, const Throttle* throttle) {
+std::string memory_note(const LoaderResult& r, std::uint64_t dataset_bytes, std::uint64_t available,
+                        const Throttle* throttle) {
   if (r.epochs.size() < 2 || !r.epochs[1].residency_before) return "";
   std::string note = "data set " + format_size(double(dataset_bytes)) + ", " +
                      format_size(double(available)) + " of memory available: ";
-  note += dataset_bytes < available ? "it fits in the page cache"
-                                    : "it cannot all stay in the page cache";
+  note += dataset_bytes < available ? "it fits in the page cache" : "it cannot all stay in the page cache";
   bool served = false;
   for (std::size_t e = 1; e < r.epochs.size(); ++e) {
     const double res = r.epochs[e].residency_before.value_or(0);
@@ -185,7 +184,8 @@ void run_loader_case(const Case& c, RunContext& context, benchmark::State& state
         // A batch holds at most batch_size of the largest samples.
         std::uint64_t largest = 0;
         for (std::uint32_t f = 0; f < files->size(); ++f) largest = std::max(largest, files->file_size(f));
-        if (c.str("samples").starts_with("records:")) largest = parse_size(c.str("samples").substr(8), "samples");
+        if (c.str("samples").starts_with("records:"))
+          largest = parse_size(c.str("samples").substr(8), "samples");
         const std::uint64_t capacity = largest * std::uint64_t(options.batch_size);
         const bool overlap = c.has("overlap") && c.params.at("overlap").get<bool>();
         options.device_step = [capacity, overlap](int) {
@@ -252,38 +252,37 @@ void run_loader_case(const Case& c, RunContext& context, benchmark::State& state
   // Too few measured steps: the figures are recorded, but no verdict and no CPU-bound claim.
   const LoaderSchedule& schedule = result.schedule;
   const bool judged = schedule.judged();
-  const bool cpu_bound = judged && loader_cpu_bound(result.au, target, result.cpu_util,
-                                                    result.read_s, result.transform_s);
-  std::string verdict =
-      judged ? loader_verdict(result.au, result.stall_fraction, target, cpu_bound, result.read_s,
-                              result.transform_s) +
-                   (calibration ? "" : epochs_qualifier(result))
-             : schedule.not_judged_reason();
+  const bool cpu_bound =
+      judged && loader_cpu_bound(result.au, target, result.cpu_util, result.read_s, result.transform_s);
+  std::string verdict = judged ? loader_verdict(result.au, result.stall_fraction, target, cpu_bound,
+                                                result.read_s, result.transform_s) +
+                                     (calibration ? "" : epochs_qualifier(result))
+                               : schedule.not_judged_reason();
   if (across && judged) verdict += across->verdict;
   nlohmann::json epochs = nlohmann::json::array();
   for (const EpochFigures& f : result.epochs) epochs.push_back(epoch_json(f));
   const std::uint64_t available = available_memory_bytes();
   run.record().extra = {{"verdict", verdict},
-                  {"judged", judged},
-                  {"au_per_accelerator", result.au_per_trainer},
-                  {"min_au", result.min_au},
-                  {"target_au", target},
-                  {"cpu_bound", cpu_bound},
-                  {"calibration", calibration},
-                  {"samples", result.samples},
-                  {"bytes", result.bytes},
-                  {"warmup_steps", result.warmup_steps},
-                  {"steps_per_epoch", schedule.steps_per_epoch},
-                  {"warmup_steps_in_effect", schedule.warmup_steps},
-                  {"measured_steps_first_epoch", schedule.measured_first_epoch},
-                  {"min_measured_steps", schedule.min_measured_steps},
-                  {"epochs", epochs},
-                  {"dataset_bytes", files->total_bytes()},
-                  {"available_memory_bytes", available},
-                  {"wait_s", result.wait_s},
-                  {"compute_s", result.compute_s},
-                  {"read_s", result.read_s},
-                  {"transform_s", result.transform_s}};
+                        {"judged", judged},
+                        {"au_per_accelerator", result.au_per_trainer},
+                        {"min_au", result.min_au},
+                        {"target_au", target},
+                        {"cpu_bound", cpu_bound},
+                        {"calibration", calibration},
+                        {"samples", result.samples},
+                        {"bytes", result.bytes},
+                        {"warmup_steps", result.warmup_steps},
+                        {"steps_per_epoch", schedule.steps_per_epoch},
+                        {"warmup_steps_in_effect", schedule.warmup_steps},
+                        {"measured_steps_first_epoch", schedule.measured_first_epoch},
+                        {"min_measured_steps", schedule.min_measured_steps},
+                        {"epochs", epochs},
+                        {"dataset_bytes", files->total_bytes()},
+                        {"available_memory_bytes", available},
+                        {"wait_s", result.wait_s},
+                        {"compute_s", result.compute_s},
+                        {"read_s", result.read_s},
+                        {"transform_s", result.transform_s}};
   if (result.device_copy) {
     // The device's side of the step: what was copied (every step, warm-up included) and how
     // long the copies and the kernels took on the device's clock.
@@ -320,10 +319,9 @@ void run_loader_case(const Case& c, RunContext& context, benchmark::State& state
         memory_note(result, files->total_bytes(), available, run.throttle(c.str("path")).get());
     if (!note.empty()) run.record().extra["memory_note"] = note;
   }
-  run.record_round(result.bytes_planned, result.bytes, result.bytes >= result.bytes_planned,
-                   result.bytes >= result.bytes_planned
-                       ? ""
-                       : "files of the selection shrank or vanished since the scan");
+  run.record_round(
+      result.bytes_planned, result.bytes, result.bytes >= result.bytes_planned,
+      result.bytes >= result.bytes_planned ? "" : "files of the selection shrank or vanished since the scan");
   if (!calibration) run.record_opens(result.opens.noatime, result.opens.plain);
   run.record().latency = result.wait_ns;
   // A calibration run does no I/O: its cache state is moot, so its label does not flag it.

@@ -68,7 +68,8 @@ class MpiCluster final : public Cluster {
     implementation_ = std::string(version, strnlen(version, std::size_t(std::max(0, length))));
     // "Open MPI v4.1.4, package: ..., ident: ...": the name and version come first; the rest is
     // build detail.
-    if (auto cut = implementation_.find_first_of(",\r\n"); cut != std::string::npos) implementation_.resize(cut);
+    if (auto cut = implementation_.find_first_of(",\r\n"); cut != std::string::npos)
+      implementation_.resize(cut);
   }
 
   ~MpiCluster() override { MPI_Finalize(); }

@@ -40,10 +40,8 @@ RunProgress::~RunProgress() {
 std::string RunProgress::clock_text(double seconds) {
   const long s = seconds > 0 ? std::lround(seconds) : 0;
   char buf[32];
-  if (s >= 3600)
-    std::snprintf(buf, sizeof buf, "%ld:%02ld:%02ld", s / 3600, s / 60 % 60, s % 60);
-  else
-    std::snprintf(buf, sizeof buf, "%ld:%02ld", s / 60, s % 60);
+  if (s >= 3600) std::snprintf(buf, sizeof buf, "%ld:%02ld:%02ld", s / 3600, s / 60 % 60, s % 60);
+  else std::snprintf(buf, sizeof buf, "%ld:%02ld", s / 60, s % 60);
   return buf;
 }
 
@@ -129,8 +127,8 @@ std::string RunProgress::status_locked(Clock::time_point now) const {
 void RunProgress::draw_locked() {
   if (!live_ || suspended_ || stop_) return;
   std::string line = "[" + std::to_string(case_index_) + "/" + std::to_string(cases_) + " rep " +
-                     std::to_string(repetition_ + 1) + "/" + std::to_string(case_repetitions_) +
-                     "] " + format_size(double(bytes_)) + " read, ";
+                     std::to_string(repetition_ + 1) + "/" + std::to_string(case_repetitions_) + "] " +
+                     format_size(double(bytes_)) + " read, ";
   if (last_rate_ > 0) line += format_rate(last_rate_) + ", ";
   line += status_locked(Clock::now()) + "  ";
   if (!phase_.empty()) line += phase_ + "  ";

@@ -9,8 +9,7 @@
 
 namespace feedbench {
 
-void register_plan(const Plan& plan, RunContext& context, bool repetitions_from_flag,
-                   int flag_repetitions) {
+void register_plan(const Plan& plan, RunContext& context, bool repetitions_from_flag, int flag_repetitions) {
   for (const Case& c : plan.cases) {
     FamilyFunction run = family_function(c.family);
     RunContext* ctx = &context;
@@ -18,8 +17,8 @@ void register_plan(const Plan& plan, RunContext& context, bool repetitions_from_
     // Google Benchmark calls this once per repetition (Iterations(1)); the case's records in
     // the RunLog count the repetitions already run.
     const int repetitions = repetitions_from_flag ? flag_repetitions : c.repetitions;
-    benchmark::internal::Benchmark* b = benchmark::RegisterBenchmark(
-        c.name().c_str(), [c, ctx, run, repetitions](benchmark::State& state) {
+    benchmark::internal::Benchmark* b =
+        benchmark::RegisterBenchmark(c.name().c_str(), [c, ctx, run, repetitions](benchmark::State& state) {
           if (!ctx->progress) return run(c, *ctx, state);
           const std::string name = c.name();
           ctx->progress->begin_repetition(name, int(ctx->log.all(name).size()), repetitions);

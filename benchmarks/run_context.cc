@@ -18,8 +18,7 @@ void RunLog::add(CaseRecord record) {
 const CaseRecord* RunLog::find(const std::string& case_name, std::int64_t repetition_index) const {
   std::lock_guard lock(mutex_);
   auto it = records_.find(case_name);
-  if (it == records_.end() || repetition_index < 0 ||
-      std::size_t(repetition_index) >= it->second.size())
+  if (it == records_.end() || repetition_index < 0 || std::size_t(repetition_index) >= it->second.size())
     return nullptr;
   return &it->second[std::size_t(repetition_index)];
 }

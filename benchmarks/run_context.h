@@ -24,7 +24,7 @@ class RunProgress;
 // Everything one repetition of one case produced beyond Google Benchmark's own fields.
 struct CaseRecord {
   std::string case_name;
-  nlohmann::ordered_json params;  // the Case's; RunLog::add puts "family" first
+  nlohmann::ordered_json params;   // the Case's; RunLog::add puts "family" first
   nlohmann::json cache = nullptr;  // {"requested", "residency_before", "achieved", "method"}
   std::optional<Histogram> latency;
   nlohmann::json extra = nlohmann::json::object();
@@ -55,8 +55,8 @@ struct RunContext {
   // dataset.partial_cache: the cache holds part of the source selection (a hot set); path:cache
   // reads each file from the cache when it holds it, else from the source.
   bool partial_cache = false;
-  bool show_progress = false;           // a terminal is attached
-  RunProgress* progress = nullptr;      // the run's progress line(s); null when --quiet
+  bool show_progress = false;       // a terminal is attached
+  RunProgress* progress = nullptr;  // the run's progress line(s); null when --quiet
   // The ranks of the run; families call it around each round. Never null during a run.
   Cluster* cluster = nullptr;
   RunLog log;

@@ -40,14 +40,16 @@ void run_stage_case(const Case& c, RunContext& context, benchmark::State& state)
   // Staging writes the cache: across ranks every rank would write the same folder. Stage each
   // node's cache with `mpirun -npernode 1 feedbench stage` instead.
   if (context.ranks().size() > 1)
-    return run.skip("stage cases run in one process, not across ranks (each would write the cache); "
-                    "stage each node's cache with feedbench stage");
+    return run.skip(
+        "stage cases run in one process, not across ranks (each would write the cache); "
+        "stage each node's cache with feedbench stage");
   const FileSet* source = run.selection("source");
   if (!source) return;
   const std::string cache_root = context.config ? context.config->cache_root : "";
   if (cache_root.empty())
-    return run.skip("no cache root in the config's dataset: the stage family stages into a scratch "
-                "folder inside it (set dataset.cache or --cache)");
+    return run.skip(
+        "no cache root in the config's dataset: the stage family stages into a scratch "
+        "folder inside it (set dataset.cache or --cache)");
   std::error_code ec;
   if (!std::filesystem::is_directory(cache_root, ec))
     return run.skip("the cache root " + cache_root + " is not an existing folder");
@@ -62,7 +64,8 @@ void run_stage_case(const Case& c, RunContext& context, benchmark::State& state)
   const double f = *prepared;
 
   const std::string scratch = make_scratch(cache_root);
-  if (scratch.empty()) return run.skip("cannot create a scratch folder in " + cache_root + ": " + std::strerror(errno));
+  if (scratch.empty())
+    return run.skip("cannot create a scratch folder in " + cache_root + ": " + std::strerror(errno));
 
   StageOptions options;
   options.source_root = source->root();
@@ -97,8 +100,11 @@ void run_stage_case(const Case& c, RunContext& context, benchmark::State& state)
   run.counter("items_per_second", double(result.files_copied) / s);
   run.counter("cpu_util", result.cpu_seconds / (s * usable_cores()));
   run.counter("residency_before", f);
-  run.record().extra = {{"bytes", result.bytes_copied}, {"files", result.files_copied},
-                  {"cpu_seconds", result.cpu_seconds}, {"verify", verify}, {"workers", workers}};
+  run.record().extra = {{"bytes", result.bytes_copied},
+                        {"files", result.files_copied},
+                        {"cpu_seconds", result.cpu_seconds},
+                        {"verify", verify},
+                        {"workers", workers}};
   run.finish();
 }
 

@@ -21,8 +21,11 @@ std::unordered_map<std::string_view, std::size_t> index_by_path(const FileSet& f
 }  // namespace
 
 nlohmann::json CacheVerification::to_json() const {
-  return {{"method", method}, {"ok", ok}, {"problems", problems},
-          {"files_checked", files_checked}, {"bytes_checked", bytes_checked}};
+  return {{"method", method},
+          {"ok", ok},
+          {"problems", problems},
+          {"files_checked", files_checked},
+          {"bytes_checked", bytes_checked}};
 }
 
 std::string CacheVerification::summary(const std::string& cache_root, std::size_t shown) const {
@@ -69,11 +72,10 @@ CacheVerification check_cache_listing(const Manifest& manifest, const FileSet& c
     if (s == in_source.end()) continue;  // check_cache vouched for the source: not reached
     const std::uint64_t staged = source_selection.file_size(s->second);
     if (size != staged)
-      v.problems.push_back("size differs from the staged copy: " + e.path + " (" +
-                           std::to_string(size) + " bytes, staged " + std::to_string(staged) + ")");
+      v.problems.push_back("size differs from the staged copy: " + e.path + " (" + std::to_string(size) +
+                           " bytes, staged " + std::to_string(staged) + ")");
     else if (cache_selection.mtime_ns(c->second) != source_selection.mtime_ns(s->second))
-      v.problems.push_back("modified since staging: " + e.path +
-                           " (its mtime is no longer the source's)");
+      v.problems.push_back("modified since staging: " + e.path + " (its mtime is no longer the source's)");
   }
   for (std::size_t i = 0; i < cache_selection.size(); ++i)
     if (!listed.count(cache_selection.relative_path(i)))

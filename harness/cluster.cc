@@ -49,8 +49,8 @@ std::string first_failure(Cluster& cluster, const std::string& error) {
     if (!all[r].failed) continue;
     if (cluster.size() == 1) return all[r].why.str();
     const int host = cluster.host_of_rank()[r];
-    return "rank " + std::to_string(r) + " (host " + cluster.host_names()[std::size_t(host)] + "): " +
-           all[r].why.str();
+    return "rank " + std::to_string(r) + " (host " + cluster.host_names()[std::size_t(host)] +
+           "): " + all[r].why.str();
   }
   return "";
 }
@@ -77,14 +77,20 @@ std::string affinity_warning(const std::vector<RankCores>& ranks, const std::vec
   }
   if (held.size() > kNamed) who += " and " + std::to_string(held.size() - kNamed) + " more ranks";
   const bool one = held.size() == 1;
-  std::string cores = fewest == most ? std::to_string(fewest) : std::to_string(fewest) + " to " + std::to_string(most);
+  std::string cores =
+      fewest == most ? std::to_string(fewest) : std::to_string(fewest) + " to " + std::to_string(most);
   cores += most == 1 ? " core" : " cores";
   const std::string threads = std::to_string(reading_threads);
   return "CPU affinity: " + who + (one ? " may run on " : " may each run on ") + cores + " (of " +
-         std::to_string(online) + " online), but cases read with up to " + threads + " threads per rank, which then "
-         "take turns on " + (most == 1 ? "that core" : "those cores") + ": the figures measure the binding, not "
-         "storage (Open MPI binds each rank to one core by default with two ranks or fewer); start mpirun with "
-         "--bind-to none, or --map-by slot:PE=" + threads + " to give each rank " + threads + " cores";
+         std::to_string(online) + " online), but cases read with up to " + threads +
+         " threads per rank, which then "
+         "take turns on " +
+         (most == 1 ? "that core" : "those cores") +
+         ": the figures measure the binding, not "
+         "storage (Open MPI binds each rank to one core by default with two ranks or fewer); start mpirun "
+         "with "
+         "--bind-to none, or --map-by slot:PE=" +
+         threads + " to give each rank " + threads + " cores";
 }
 
 namespace {
@@ -153,8 +159,7 @@ std::vector<Straggler> find_stragglers(const std::vector<RankRound>& ranks) {
   for (std::size_t i = 0; i < ranks.size(); ++i) {
     if (ranks[i].share_bytes == 0) continue;
     const double rate = rank_rate(ranks[i]);
-    if (rate < kStragglerFraction * med)
-      out.push_back({int(i), ranks[i].host, rate, rate / med});
+    if (rate < kStragglerFraction * med) out.push_back({int(i), ranks[i].host, rate, rate / med});
   }
   return out;
 }

@@ -35,15 +35,14 @@ bool CaseComparison::regressed() const {
 }
 
 bool CaseComparison::noisy() const {
-  return !regressed() &&
-         std::any_of(metrics.begin(), metrics.end(),
-                     [](const MetricComparison& m) { return m.verdict == Verdict::kNoisy; });
+  return !regressed() && std::any_of(metrics.begin(), metrics.end(),
+                                     [](const MetricComparison& m) { return m.verdict == Verdict::kNoisy; });
 }
 
 bool CaseComparison::improved() const {
-  return !regressed() &&
-         std::any_of(metrics.begin(), metrics.end(),
-                     [](const MetricComparison& m) { return m.verdict == Verdict::kImprovement; });
+  return !regressed() && std::any_of(metrics.begin(), metrics.end(), [](const MetricComparison& m) {
+    return m.verdict == Verdict::kImprovement;
+  });
 }
 
 std::size_t Comparison::regressions() const {
@@ -139,7 +138,7 @@ std::string segment_key(const std::string& seg) {
 
 std::string case_identity(const BenchmarkEntry& entry, const std::vector<std::string>& ignore) {
   const bool canonical = !entry.case_name.empty() && entry.case_name != entry.run_name;
-  std::string name = !entry.case_name.empty() ? entry.case_name
+  std::string name = !entry.case_name.empty()  ? entry.case_name
                      : !entry.run_name.empty() ? entry.run_name
                                                : entry.name;
   std::string out;
@@ -162,8 +161,8 @@ double direction_gain(Direction d, double change) {
 struct CaseEntries {
   std::string name;
   std::vector<const BenchmarkEntry*> iterations, aggregates;
-  std::vector<const BenchmarkEntry*> counted;        // neither errored nor excluded
-  std::vector<std::string> excluded;                 // "repetition 2: cold not achieved: ..."
+  std::vector<const BenchmarkEntry*> counted;  // neither errored nor excluded
+  std::vector<std::string> excluded;           // "repetition 2: cold not achieved: ..."
   std::vector<const BenchmarkEntry*> errored;
 };
 
@@ -227,8 +226,7 @@ std::vector<const BenchmarkEntry*> judged_entries(const CaseEntries& c, bool* fr
   return {};
 }
 
-std::vector<double> values_of(const std::vector<const BenchmarkEntry*>& entries,
-                              const std::string& metric) {
+std::vector<double> values_of(const std::vector<const BenchmarkEntry*>& entries, const std::string& metric) {
   std::vector<double> out;
   for (const BenchmarkEntry* e : entries)
     if (auto v = metric_value(*e, metric)) out.push_back(*v);
@@ -241,8 +239,7 @@ std::string nothing_counted_note(const CaseEntries& c, const char* side) {
   if (c.iterations.empty()) return std::string("no entries in ") + side;
   if (!c.errored.empty() && c.excluded.empty()) {
     const BenchmarkEntry* e = c.errored.front();
-    return std::string("errored in ") + side +
-           (e->error_message.empty() ? "" : ": " + e->error_message);
+    return std::string("errored in ") + side + (e->error_message.empty() ? "" : ": " + e->error_message);
   }
   std::string why;
   for (const std::string& x : c.excluded) why += (why.empty() ? "" : "; ") + x;
@@ -257,8 +254,8 @@ std::string partial_note(const CaseEntries& c, const char* side) {
   std::string why;
   for (const std::string& x : c.excluded) why += (why.empty() ? "" : "; ") + x;
   for (const BenchmarkEntry* e : c.errored)
-    why += (why.empty() ? "" : "; ") + ("repetition " + std::to_string(e->repetition_index) +
-                                        " errored: " + e->error_message);
+    why += (why.empty() ? "" : "; ") +
+           ("repetition " + std::to_string(e->repetition_index) + " errored: " + e->error_message);
   return std::to_string(c.counted.size()) + " of " + std::to_string(c.iterations.size()) +
          " repetitions counted in " + side + " (" + why + ")";
 }
@@ -286,7 +283,7 @@ struct NoiseContext {
   // counts both. Tails then measure the scheduler, not the storage.
   bool oversubscribed = false;
   double max_per_core = 0;  // the larger of the two runs' load per core
-  double typical_cv = 0;  // the metric's median CV over the compared cases
+  double typical_cv = 0;    // the metric's median CV over the compared cases
 };
 
 // The standard error of a median is about 1.25 sigma / sqrt(n); a difference of two medians
@@ -302,10 +299,8 @@ MetricComparison judge(const CounterInfo& info, std::vector<double> base, std::v
   m.new_values = std::move(next);
   m.base_median = median(m.base_values);
   m.new_median = median(m.new_values);
-  if (m.base_median != 0)
-    m.change = (m.new_median - m.base_median) / std::fabs(m.base_median);
-  else if (m.new_median != 0)
-    m.change = std::copysign(std::numeric_limits<double>::infinity(), m.new_median);
+  if (m.base_median != 0) m.change = (m.new_median - m.base_median) / std::fabs(m.base_median);
+  else if (m.new_median != 0) m.change = std::copysign(std::numeric_limits<double>::infinity(), m.new_median);
   MannWhitneyResult test = mann_whitney_u(m.base_values, m.new_values);
   m.p = test.p;
   m.exact = test.exact;
@@ -321,17 +316,14 @@ MetricComparison judge(const CounterInfo& info, std::vector<double> base, std::v
   }
   const bool significant = m.weak || m.p < options.alpha;
   const double signed_gain = direction_gain(info.direction, m.change);
-  if (significant && signed_gain < -options.threshold)
-    m.verdict = Verdict::kRegression;
-  else if (significant && signed_gain > options.threshold)
-    m.verdict = Verdict::kImprovement;
+  if (significant && signed_gain < -options.threshold) m.verdict = Verdict::kRegression;
+  else if (significant && signed_gain > options.threshold) m.verdict = Verdict::kImprovement;
   if (!options.noise_rule) return m;
   // Bands are ratios, compared on a log scale: rates and times are positive and vary by
   // factors, so a 94% drop is a factor of 18 however wide the spread in percent.
   const double nb = double(m.base_values.size()), nn = double(m.new_values.size());
   m.typical_cv = noise.typical_cv;
-  const double spread_band = kNoiseStandardErrors * 1.25 *
-                             std::max({m.base_cv, m.new_cv, m.typical_cv}) *
+  const double spread_band = kNoiseStandardErrors * 1.25 * std::max({m.base_cv, m.new_cv, m.typical_cv}) *
                              std::sqrt(1 / nb + 1 / nn);
   // Served from memory, a case runs at the CPU share the host leaves it: a load per core that
   // changed by d moves it by up to a factor 1 + d; on an oversubscribed host (L per core) by
@@ -343,9 +335,8 @@ MetricComparison judge(const CounterInfo& info, std::vector<double> base, std::v
   }
   const double band = std::max(spread_band, load_band);
   m.noise_band = std::expm1(band);
-  const double log_change = m.base_median > 0 && m.new_median > 0
-                                ? std::log(m.new_median / m.base_median)
-                                : std::numeric_limits<double>::infinity();
+  const double log_change = m.base_median > 0 && m.new_median > 0 ? std::log(m.new_median / m.base_median)
+                                                                  : std::numeric_limits<double>::infinity();
   if (m.verdict == Verdict::kUnchanged) return m;
   char text[200];
   if (info.tail && noise.oversubscribed) {
@@ -449,13 +440,15 @@ void data_changes(std::vector<std::string>* w, const ResultDocument& base, const
                  ": another part of the data set was read");
   auto fingerprint = [](const nlohmann::json& v) { return short_text(v).substr(0, 12); };
   auto quoted = [](const nlohmann::json& v) { return "\"" + short_text(v) + "\""; };
-  auto size = [](const nlohmann::json& v) { return v.is_number() ? format_size(v.get<double>()) : short_text(v); };
+  auto size = [](const nlohmann::json& v) {
+    return v.is_number() ? format_size(v.get<double>()) : short_text(v);
+  };
   named_change(w, "manifest label differs", lookup(base.dataset, "/cache/manifest/label"),
                lookup(next.dataset, "/cache/manifest/label"), "the cache holds another data version", quoted);
   for (const char* role : {"source", "cache"}) {
     const std::string r = std::string("/") + role;
-    named_change(w, std::string(role) + " data set fingerprint differs", lookup(base.dataset, r + "/fingerprint"),
-                 lookup(next.dataset, r + "/fingerprint"),
+    named_change(w, std::string(role) + " data set fingerprint differs",
+                 lookup(base.dataset, r + "/fingerprint"), lookup(next.dataset, r + "/fingerprint"),
                  "different files were read (names, sizes or mtimes)", fingerprint);
     named_change(w, std::string(role) + " file count differs", lookup(base.dataset, r + "/files"),
                  lookup(next.dataset, r + "/files"), "a different amount of data was read", short_text);
@@ -465,7 +458,8 @@ void data_changes(std::vector<std::string>* w, const ResultDocument& base, const
     for (const char* p : {"p50", "p90", "p99"}) {
       auto a = lookup(base.dataset, r + "/file_size/" + p);
       auto b = lookup(next.dataset, r + "/file_size/" + p);
-      if (a && b && *a != *b) sizes += (sizes.empty() ? "" : ", ") + std::string(p) + " " + size(*a) + " → " + size(*b);
+      if (a && b && *a != *b)
+        sizes += (sizes.empty() ? "" : ", ") + std::string(p) + " " + size(*a) + " → " + size(*b);
     }
     if (!sizes.empty())
       w->push_back(std::string(role) + " file sizes differ: " + sizes + ": reads per file changed");
@@ -484,8 +478,7 @@ void data_changes(std::vector<std::string>* w, const ResultDocument& base, const
 
 }  // namespace
 
-std::vector<std::string> comparability_warnings(const ResultDocument& base,
-                                                const ResultDocument& next) {
+std::vector<std::string> comparability_warnings(const ResultDocument& base, const ResultDocument& next) {
   std::vector<std::string> w;
   compare_field(&w, "config sha256", lookup(base.config, "/sha256"), lookup(next.config, "/sha256"));
   compare_field(&w, "feedbench version", lookup(base.tool, "/version"), lookup(next.tool, "/version"));
@@ -594,8 +587,7 @@ void check_match_ignore(const ResultDocument& base, const ResultDocument& next,
 }  // namespace
 
 ResultDocument replace_cases(const ResultDocument& next, const ResultDocument& rerun,
-                             const std::vector<std::string>& ignore,
-                             std::vector<std::string>* replaced) {
+                             const std::vector<std::string>& ignore, std::vector<std::string>* replaced) {
   std::set<std::string> in_next, in_rerun;
   for (const BenchmarkEntry& e : next.benchmarks) in_next.insert(case_identity(e, ignore));
   for (const BenchmarkEntry& e : rerun.benchmarks) in_rerun.insert(case_identity(e, ignore));
@@ -603,8 +595,8 @@ ResultDocument replace_cases(const ResultDocument& next, const ResultDocument& r
   for (const std::string& id : in_rerun)
     if (in_next.count(id)) replaced->push_back(id);
   if (replaced->empty())
-    throw InputError("--rerun-result: the re-run has no case of NEW (" +
-                     std::to_string(in_rerun.size()) + " cases in it)");
+    throw InputError("--rerun-result: the re-run has no case of NEW (" + std::to_string(in_rerun.size()) +
+                     " cases in it)");
   ResultDocument out = next;
   out.benchmarks.clear();
   for (const BenchmarkEntry& e : next.benchmarks)
@@ -638,16 +630,16 @@ Comparison compare_results(const ResultDocument& base, const ResultDocument& nex
   Grouped n = group(next, options.match_ignore);
   out.excluded_cases = filter_cases(&b, &n, options);
   if (b.order.empty() || n.order.empty())
-    throw InputError("--include/--exclude left no case to compare (" +
-                     std::to_string(out.excluded_cases) + " left out)");
+    throw InputError("--include/--exclude left no case to compare (" + std::to_string(out.excluded_cases) +
+                     " left out)");
   out.base_load = host_load(base);
   out.new_load = host_load(next);
   NoiseContext load_noise;
   if (out.base_load.known && out.new_load.known) {
     load_noise.load_delta = std::fabs(out.base_load.per_core() - out.new_load.per_core());
     char text[96];
-    std::snprintf(text, sizeof text, "load per core %.2f BASE, %.2f NEW",
-                  out.base_load.per_core(), out.new_load.per_core());
+    std::snprintf(text, sizeof text, "load per core %.2f BASE, %.2f NEW", out.base_load.per_core(),
+                  out.new_load.per_core());
     load_noise.load_text = text;
     load_noise.max_per_core = std::max(out.base_load.per_core(), out.new_load.per_core());
     load_noise.oversubscribed = load_noise.max_per_core >= 1;
@@ -661,8 +653,7 @@ Comparison compare_results(const ResultDocument& base, const ResultDocument& nex
   if (common == 0)
     throw InputError(base_file + " and " + new_file + " have no case in common (BASE: " +
                      std::to_string(b.order.size()) + " cases, e.g. " + b.order.front() +
-                     "; NEW: " + std::to_string(n.order.size()) + " cases, e.g. " +
-                     n.order.front() + ")");
+                     "; NEW: " + std::to_string(n.order.size()) + " cases, e.g. " + n.order.front() + ")");
 
   std::map<std::string, std::vector<double>> ratios;
   for (const std::string& id : b.order) {

@@ -51,7 +51,8 @@ const json* find(const json& doc, const Tokens& tokens) {
       if (it == node->end()) return nullptr;
       node = &*it;
     } else if (node->is_array()) {
-      if (t.empty() || !std::all_of(t.begin(), t.end(), [](char c) { return c >= '0' && c <= '9'; })) return nullptr;
+      if (t.empty() || !std::all_of(t.begin(), t.end(), [](char c) { return c >= '0' && c <= '9'; }))
+        return nullptr;
       std::size_t index = std::stoul(t);
       if (index >= node->size()) return nullptr;
       node = &(*node)[index];
@@ -93,9 +94,7 @@ const CompiledSchema& compiled_schema() {
   return *compiled;
 }
 
-const json& definition(const std::string& name) {
-  return compiled_schema().doc.at("definitions").at(name);
-}
+const json& definition(const std::string& name) { return compiled_schema().doc.at("definitions").at(name); }
 
 // RETURNS: the definition of family `name`, or nullptr for an unknown family.
 const json* family_definition(const json& name) {
@@ -179,7 +178,8 @@ std::string expected_phrase(const json& raw) {
   if (type == "integer" || type == "number") {
     std::string what = type == "integer" ? "an integer" : "a number";
     bool lo = node.contains("minimum"), hi = node.contains("maximum");
-    if (lo && hi) return what + " from " + number_text(node["minimum"]) + " to " + number_text(node["maximum"]);
+    if (lo && hi)
+      return what + " from " + number_text(node["minimum"]) + " to " + number_text(node["maximum"]);
     if (lo) return what + " of at least " + number_text(node["minimum"]);
     return what;
   }
@@ -258,19 +258,19 @@ std::string describe(const json& doc, const Finding& f) {
     std::string owner = "here";
     if (parent.size() == 2 && parent[0] == "families" && object && object->contains("family"))
       owner = "in a " + object->at("family").get<std::string>() + " family";
-    else if (!parent.empty())
-      owner = "in " + pointer(parent);
-    else
-      owner = "at the top level";
+    else if (!parent.empty()) owner = "in " + pointer(parent);
+    else owner = "at the top level";
     return where + ": expected one of the keys allowed " + owner + " (" +
            (node ? allowed_keys(*node, object) : std::string("?")) + "), got unknown key \"" + f.key + "\"";
   }
   const json* node = schema_for(doc, f.tokens);
   std::string expected = node ? expected_phrase(*node) : "a valid value";
-  if (f.kind == Finding::Kind::missing_key) return where + ": expected " + expected + " (required), got nothing";
+  if (f.kind == Finding::Kind::missing_key)
+    return where + ": expected " + expected + " (required), got nothing";
   const json* value = find(doc, f.tokens);
   if (value && value->is_array() && value->empty()) {
-    if (f.tokens.size() == 1 && f.tokens[0] == "families") return where + ": expected at least one family, got []";
+    if (f.tokens.size() == 1 && f.tokens[0] == "families")
+      return where + ": expected at least one family, got []";
     return where + ": expected " + expected + "; an empty sweep runs nothing, got []";
   }
   return where + ": expected " + expected + ", got " + (value ? shown(*value) : std::string("nothing"));
@@ -293,8 +293,7 @@ bool is_name_char(char c, bool first) {
   return c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (!first && c >= '0' && c <= '9');
 }
 
-void expand_strings(json& node, const std::string& file, Tokens& at,
-                    std::map<std::string, std::string>* used,
+void expand_strings(json& node, const std::string& file, Tokens& at, std::map<std::string, std::string>* used,
                     std::map<std::string, std::string>* defaulted) {
   if (node.is_string()) {
     const std::string& text = node.get_ref<const std::string&>();
@@ -303,7 +302,8 @@ void expand_strings(json& node, const std::string& file, Tokens& at,
     // A value from the environment meets the same bound as one written in the file.
     if (expanded.size() > kConfigLimits.max_string_bytes)
       throw InputError(file + ": " + pointer(at) + ": expected a string of at most " +
-                       std::to_string(kConfigLimits.max_string_bytes) + " bytes (the limit for a config) after ${VAR} expansion, got " +
+                       std::to_string(kConfigLimits.max_string_bytes) +
+                       " bytes (the limit for a config) after ${VAR} expansion, got " +
                        std::to_string(expanded.size()) + " bytes");
     node = std::move(expanded);
   } else if (node.is_object()) {
@@ -374,7 +374,8 @@ std::map<std::string, std::string> apply_overrides(json& doc, const ConfigOverri
     if (!known) {
       std::string keys;
       for (const auto& [k, _] : default_props.items()) keys += (keys.empty() ? "" : ", ") + k;
-      throw InputError(file + ": --set " + key + ": expected a parameter name (" + keys + "), got unknown \"" + key + "\"");
+      throw InputError(file + ": --set " + key + ": expected a parameter name (" + keys +
+                       "), got unknown \"" + key + "\"");
     }
   }
   return from_set;
@@ -399,19 +400,22 @@ void check_defaults_per_family(const json& doc, const std::string& file,
     const json* fam = family_definition(entry.at("family"));
     for (const auto& [key, value] : defaults.items()) {
       if (key == "repetitions" || entry.contains(key) || !fam->at("properties").contains(key)) continue;
-      json probe = {{"name", "probe"}, {"dataset", {{"source", "."}}},
+      json probe = {{"name", "probe"},
+                    {"dataset", {{"source", "."}}},
                     {"families", json::array({{{"family", entry.at("family")}, {key, value}}})}};
       auto finding = check_schema(probe);
       if (!finding) continue;
       // Report it where the user wrote it: /defaults/<key>/..., judged by the family's rule.
-      Tokens rest(finding->tokens.begin() + std::min<std::size_t>(3, finding->tokens.size()), finding->tokens.end());
+      Tokens rest(finding->tokens.begin() + std::min<std::size_t>(3, finding->tokens.size()),
+                  finding->tokens.end());
       Tokens at = {"defaults", key};
       at.insert(at.end(), rest.begin(), rest.end());
       const json* node = schema_for(probe, finding->tokens);
       const json* got = find(doc, at);
       std::string msg = pointer(at) + ": expected " + (node ? expected_phrase(*node) : "a valid value") +
                         " (the default for the " + entry.at("family").get<std::string>() +
-                        " family at /families/" + std::to_string(i) + "), got " + (got ? shown(*got) : "nothing");
+                        " family at /families/" + std::to_string(i) + "), got " +
+                        (got ? shown(*got) : "nothing");
       throw InputError(file + ": " + with_set_note(pointer(at), msg, from_set));
     }
   }
@@ -459,14 +463,17 @@ std::string expand_env(const std::string& text, const std::string& where,
     }
     std::size_t close = text.find('}', i + 2);
     if (close == std::string::npos)
-      throw InputError(where + ": expected ${NAME} or ${NAME:-default}, got an unterminated \"${\" in \"" + text + "\"");
+      throw InputError(where + ": expected ${NAME} or ${NAME:-default}, got an unterminated \"${\" in \"" +
+                       text + "\"");
     std::string inner = text.substr(i + 2, close - i - 2);
     std::size_t sep = inner.find(":-");
     std::string name = inner.substr(0, sep);
     bool valid = !name.empty() && is_name_char(name[0], true) &&
                  std::all_of(name.begin(), name.end(), [](char c) { return is_name_char(c, false); });
     if (!valid)
-      throw InputError(where + ": expected ${NAME} or ${NAME:-default} with NAME of letters, digits and _, got \"${" + inner + "}\"");
+      throw InputError(where +
+                       ": expected ${NAME} or ${NAME:-default} with NAME of letters, digits and _, got \"${" +
+                       inner + "}\"");
     const char* env = std::getenv(name.c_str());
     std::string value;
     if (env && *env) {
@@ -479,7 +486,8 @@ std::string expand_env(const std::string& text, const std::string& where,
       if (defaulted) (*defaulted)[name] = value;
     } else {
       throw InputError(where + ": expected environment variable " + name + " to be set (for ${" + name +
-                       "}; write ${" + name + ":-default} to give a default), got it " + (env ? "empty" : "unset"));
+                       "}; write ${" + name + ":-default} to give a default), got it " +
+                       (env ? "empty" : "unset"));
     }
     out += value;
     i = close + 1;
@@ -530,7 +538,8 @@ Config parse_config(const std::string& text, const std::string& file, const Conf
     if (dataset.at("include").is_string()) {
       config.include_from_cache = true;
       if (config.cache_root.empty())
-        throw InputError(file + ": /dataset/include: \"from-cache\" reads the selection from the "
+        throw InputError(file +
+                         ": /dataset/include: \"from-cache\" reads the selection from the "
                          "cache's manifest: set dataset.cache (or --cache)");
     } else {
       config.include = dataset.at("include").get<std::vector<std::string>>();
@@ -538,10 +547,12 @@ Config parse_config(const std::string& text, const std::string& file, const Conf
   }
   config.partial_cache = dataset.value("partial_cache", false);
   if (config.partial_cache && config.cache_root.empty())
-    throw InputError(file + ": /dataset/partial_cache: the cache holds part of the selection: set dataset.cache "
+    throw InputError(file +
+                     ": /dataset/partial_cache: the cache holds part of the selection: set dataset.cache "
                      "(or --cache)");
   if (config.partial_cache && config.include_from_cache)
-    throw InputError(file + ": /dataset/partial_cache: expected the selection the cache is part of, not "
+    throw InputError(file +
+                     ": /dataset/partial_cache: expected the selection the cache is part of, not "
                      "\"include\": \"from-cache\" (the cache's own selection)");
   const json throttle = dataset.value("throttle", json::object());
   for (const auto& [role, rate] : throttle.items()) {
@@ -609,7 +620,7 @@ static json bare_list(const std::string& key, const std::string& value) {
     if (item.empty())
       throw InputError("--set " + key + ": expected a list such as [source,cache], got " +
                        (inner.find_first_not_of(" \t") == std::string::npos ? std::string("an empty list")
-                                                                             : "an empty element") +
+                                                                            : "an empty element") +
                        " in '" + value + "'");
     try {
       list.push_back(parse_json_within(item, "--set " + key, kSetValueLimits));

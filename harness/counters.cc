@@ -45,7 +45,9 @@ const CounterInfo* find_counter(std::string_view name) {
   return nullptr;
 }
 
-const char* primary_counter(std::string_view family) { return family == "loader" ? "au" : "bytes_per_second"; }
+const char* primary_counter(std::string_view family) {
+  return family == "loader" ? "au" : "bytes_per_second";
+}
 
 std::size_t counter_rank(std::string_view name) {
   const auto& all = known_counters();

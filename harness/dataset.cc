@@ -46,8 +46,7 @@ std::string FileSet::absolute_path(std::size_t i) const {
 
 void FileSet::add(std::string_view relative_path, std::uint64_t size, std::int64_t mtime_ns) {
   FB_CHECK(relative_path.size() <= UINT32_MAX, "relative path too long");
-  entries_.push_back(Entry{arena_.size(), static_cast<std::uint32_t>(relative_path.size()), size,
-                           mtime_ns});
+  entries_.push_back(Entry{arena_.size(), static_cast<std::uint32_t>(relative_path.size()), size, mtime_ns});
   arena_.append(relative_path);
   total_bytes_ += size;
 }
@@ -87,8 +86,7 @@ std::string FileSet::fingerprint() const {
   return hash.hex_digest();
 }
 
-std::string left_out_note(const FileSet& files, const std::vector<std::string>& ignore,
-                          std::size_t shown) {
+std::string left_out_note(const FileSet& files, const std::vector<std::string>& ignore, std::size_t shown) {
   std::vector<const FileSet::LeftOut*> kept;
   for (const FileSet::LeftOut& e : files.left_out())
     if (std::find(ignore.begin(), ignore.end(), e.kind) == ignore.end()) kept.push_back(&e);

@@ -2,10 +2,10 @@
 // file under harness/engines/.
 #include "feedbench/engine.h"
 
-#include <cerrno>
-#include <cstdlib>
 #include <fcntl.h>
 #include <unistd.h>
+#include <cerrno>
+#include <cstdlib>
 
 #include "engines/engines.h"
 #include "feedbench/data_file.h"

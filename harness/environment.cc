@@ -62,9 +62,8 @@ std::optional<std::int64_t> read_int(const std::string& path) {
 std::string unescape_mount(const std::string& s) {
   std::string out;
   for (std::size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '\\' && i + 3 < s.size() &&
-        std::isdigit((unsigned char)s[i + 1]) && std::isdigit((unsigned char)s[i + 2]) &&
-        std::isdigit((unsigned char)s[i + 3])) {
+    if (s[i] == '\\' && i + 3 < s.size() && std::isdigit((unsigned char)s[i + 1]) &&
+        std::isdigit((unsigned char)s[i + 2]) && std::isdigit((unsigned char)s[i + 3])) {
       out += char((s[i + 1] - '0') * 64 + (s[i + 2] - '0') * 8 + (s[i + 3] - '0'));
       i += 3;
     } else {
@@ -95,7 +94,8 @@ std::optional<Mount> find_mount(const std::string& path) {
     std::istringstream fields(line);
     std::string id, parent, majmin, root, point, options, field;
     if (!(fields >> id >> parent >> majmin >> root >> point >> options)) continue;
-    while (fields >> field && field != "-") {}  // optional fields end at "-"
+    while (fields >> field && field != "-") {
+    }  // optional fields end at "-"
     std::string fs_type, source, super_options;
     fields >> fs_type >> source >> super_options;
     point = unescape_mount(point);
@@ -253,8 +253,7 @@ PathInfo describe_path(const std::string& role, const std::string& path) {
   info.role = role;
   info.requested = path;
   char resolved[PATH_MAX];
-  if (!::realpath(path.c_str(), resolved))
-    throw InputError(errno_message(role + " path " + path, errno));
+  if (!::realpath(path.c_str(), resolved)) throw InputError(errno_message(role + " path " + path, errno));
   info.resolved = resolved;
   struct stat st {};
   if (::stat(resolved, &st) != 0) throw InputError(errno_message(role + " path " + path, errno));
@@ -307,8 +306,7 @@ nlohmann::json describe_host() {
   std::error_code ec;
   for (const auto& e : fs::directory_iterator("/sys/devices/system/cpu", ec)) {
     std::string name = e.path().filename().string();
-    if (name.rfind("cpu", 0) != 0 || name.size() < 4 || !std::isdigit((unsigned char)name[3]))
-      continue;
+    if (name.rfind("cpu", 0) != 0 || name.size() < 4 || !std::isdigit((unsigned char)name[3])) continue;
     auto pkg = read_int((e.path() / "topology/physical_package_id").string());
     auto core = read_int((e.path() / "topology/core_id").string());
     if (pkg) packages.insert(*pkg);
@@ -319,8 +317,7 @@ nlohmann::json describe_host() {
   std::int64_t nodes = 0;
   for (const auto& e : fs::directory_iterator("/sys/devices/system/node", ec)) {
     std::string name = e.path().filename().string();
-    if (name.rfind("node", 0) == 0 && name.size() > 4 && std::isdigit((unsigned char)name[4]))
-      ++nodes;
+    if (name.rfind("node", 0) == 0 && name.size() > 4 && std::isdigit((unsigned char)name[4])) ++nodes;
   }
   host["numa_nodes"] = std::max<std::int64_t>(1, nodes);
   const auto mem_total = std::int64_t(meminfo_bytes("MemTotal"));
@@ -365,8 +362,7 @@ nlohmann::json load_to_json(const LoadSample& before, const LoadSample& after) {
 bool same_device(const PathInfo& a, const PathInfo& b) {
   if (a.device_id == b.device_id) return true;
   for (const std::string& disk : a.backing_disks)
-    if (std::find(b.backing_disks.begin(), b.backing_disks.end(), disk) != b.backing_disks.end())
-      return true;
+    if (std::find(b.backing_disks.begin(), b.backing_disks.end(), disk) != b.backing_disks.end()) return true;
   return !a.device.empty() && a.device == b.device;
 }
 
@@ -399,11 +395,11 @@ std::string format_paths(const std::map<std::string, PathInfo>& paths) {
       const PathInfo* first = &a->second;
       const PathInfo* second = &b->second;
       if (second->role == "source") std::swap(first, second);
-      std::string what = !first->device.empty() ? first->device
+      std::string what = !first->device.empty()         ? first->device
                          : !first->mount_source.empty() ? first->mount_source
                                                         : first->mount_point;
-      out += "warning: " + first->role + " and " + second->role + " are on the same device (" +
-             what + "): a cache there cannot be faster than the source, except through the page "
+      out += "warning: " + first->role + " and " + second->role + " are on the same device (" + what +
+             "): a cache there cannot be faster than the source, except through the page "
              "cache\n";
     }
   }

@@ -57,7 +57,8 @@ PathRate probe_read_rate(const FileSet& files) {
   try {
     evict(sample);
     const RoundStats random = probe_round(sample, kProbeMaxBytes, Pattern::random, 4096, kProbeRandomNs);
-    if (random.error.empty() && random.reads > 0) rate.random_read_s = random.seconds() / double(random.reads);
+    if (random.error.empty() && random.reads > 0)
+      rate.random_read_s = random.seconds() / double(random.reads);
     evict(sample);
   } catch (const RunError& e) {
     rate.error = std::string("evicting the probe's files: ") + e.what();
@@ -73,17 +74,18 @@ PathRate probe_read_rate(const FileSet& files) {
   rate.cold_seconds = std::max(cold.seconds(), 1e-6);
   rate.cached_seconds = std::max(cached.seconds(), 1e-6);
   rate.cold_bytes_per_second = double(cold.bytes) / rate.cold_seconds;
-  rate.cached_bytes_per_second =
-      cached.error.empty() && cached.bytes > 0 ? double(cached.bytes) / rate.cached_seconds : rate.cold_bytes_per_second;
+  rate.cached_bytes_per_second = cached.error.empty() && cached.bytes > 0
+                                     ? double(cached.bytes) / rate.cached_seconds
+                                     : rate.cold_bytes_per_second;
   char how[320];
-  std::snprintf(how, sizeof how,
-                "random 4 KiB reads took %s each; read %s of %zu file%s in %s after evicting %s (%s), again in %s (%s)",
-                format_duration_ns(rate.random_read_s * 1e9).c_str(),
-                format_size(double(cold.bytes)).c_str(), sample.size(), sample.size() == 1 ? "" : "s",
-                format_duration_ns(double(cold.elapsed_ns)).c_str(), sample.size() == 1 ? "it" : "them",
-                format_rate(rate.cold_bytes_per_second).c_str(),
-                format_duration_ns(double(cached.elapsed_ns)).c_str(),
-                format_rate(rate.cached_bytes_per_second).c_str());
+  std::snprintf(
+      how, sizeof how,
+      "random 4 KiB reads took %s each; read %s of %zu file%s in %s after evicting %s (%s), again in %s (%s)",
+      format_duration_ns(rate.random_read_s * 1e9).c_str(), format_size(double(cold.bytes)).c_str(),
+      sample.size(), sample.size() == 1 ? "" : "s", format_duration_ns(double(cold.elapsed_ns)).c_str(),
+      sample.size() == 1 ? "it" : "them", format_rate(rate.cold_bytes_per_second).c_str(),
+      format_duration_ns(double(cached.elapsed_ns)).c_str(),
+      format_rate(rate.cached_bytes_per_second).c_str());
   rate.how = how;
   return rate;
 }
@@ -120,7 +122,8 @@ CaseCost estimate_case(const Case& c, const FileSet& files, const PathRate& rate
     if (c.has("ramp_time")) cost.ramp_s = double(parse_duration_ns(c.str("ramp_time"))) * 1e-9;
     cost.min_runtime_s = double(kBudgetMinRuntimeNs) * 1e-9;
     if (c.has("steady_state"))
-      cost.min_runtime_s = std::max(cost.min_runtime_s, double(parse_steady_state(c.str("steady_state")).window_ns) * 1e-9);
+      cost.min_runtime_s =
+          std::max(cost.min_runtime_s, double(parse_steady_state(c.str("steady_state")).window_ns) * 1e-9);
     if (c.has("runtime"))
       round = std::min(round, cost.ramp_s + double(parse_duration_ns(c.str("runtime"))) * 1e-9);
     cost.round_s = round;
@@ -155,7 +158,8 @@ namespace {
 
 // RETURNS: the seconds the plan takes with at most `max_reps` repetitions a case and
 // file_read runtimes capped at `cap_s` (<= 0: no cap).
-double total_with(const std::vector<CaseCost>& costs, int max_reps, double cap_s, std::vector<BudgetChoice>* out) {
+double total_with(const std::vector<CaseCost>& costs, int max_reps, double cap_s,
+                  std::vector<BudgetChoice>* out) {
   double total = 0;
   if (out) out->clear();
   for (const CaseCost& c : costs) {

@@ -36,7 +36,7 @@ std::string file_system_name(long f_type) {
 }
 
 std::string file_system_at(const std::string& path) {
-  struct statfs s{};
+  struct statfs s {};
   if (::statfs(path.c_str(), &s) != 0) return "an unknown file system";
   return file_system_name(s.f_type);
 }

@@ -82,9 +82,8 @@ std::string fio_job_for(const Case& c, const FileSet& files) {
   // thread + group_reporting: workers are threads and report as one, as in feedbench.
   // fadvise_hint=0: feedbench gives the kernel no access hints on measured files.
   job << "[global]\nthread\ngroup_reporting\ndirectory=" << fio_escape(files.root())
-      << "\nrw=" << (pattern == "random" ? "randread" : "read") << "\nbs=" << bs
-      << "\nioengine=" << engine << "\niodepth=" << qd << "\ndirect=" << (direct ? 1 : 0)
-      << "\nfadvise_hint=0\n"
+      << "\nrw=" << (pattern == "random" ? "randread" : "read") << "\nbs=" << bs << "\nioengine=" << engine
+      << "\niodepth=" << qd << "\ndirect=" << (direct ? 1 : 0) << "\nfadvise_hint=0\n"
       << "# feedbench's read buffers are page-aligned; fio's are not for buffered I/O unless asked\n"
       << "mem_align=4096\n";
   if (state == "cold") {
@@ -93,7 +92,8 @@ std::string fio_job_for(const Case& c, const FileSet& files) {
   } else if (state == "warm") {
     job << "# warm: read every file into the page cache first, keep it there\ninvalidate=0\npre_read=1\n";
   }
-  if (engine == "io_uring") job << "# feedbench registers its buffers and files too\nfixedbufs=1\nregisterfiles=1\n";
+  if (engine == "io_uring")
+    job << "# feedbench registers its buffers and files too\nfixedbufs=1\nregisterfiles=1\n";
   std::vector<std::uint32_t> all(files.size());
   for (std::size_t i = 0; i < files.size(); ++i) all[i] = std::uint32_t(i);
   if (pattern == "random") {
@@ -111,7 +111,8 @@ std::string fio_job_for(const Case& c, const FileSet& files) {
     job << "file_service_type=sequential\nopenfiles=1\n";
     for (long long w = 0; w < workers; ++w) {
       std::vector<std::uint32_t> mine;
-      for (std::size_t i = std::size_t(w); i < order.size(); i += std::size_t(workers)) mine.push_back(order[i]);
+      for (std::size_t i = std::size_t(w); i < order.size(); i += std::size_t(workers))
+        mine.push_back(order[i]);
       if (mine.empty()) continue;
       job << "[worker" << w << "]\n" << filename_lines(files, mine);
     }

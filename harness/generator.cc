@@ -27,10 +27,10 @@
 #include "feedbench/error.h"
 #include "feedbench/jpeg.h"
 #include "feedbench/manifest.h"
+#include "feedbench/splitmix.h"
 #include "feedbench/tfrecord.h"
 #include "feedbench/threads.h"
 #include "feedbench/units.h"
-#include "feedbench/splitmix.h"
 
 namespace feedbench {
 namespace {
@@ -110,9 +110,11 @@ void check_free_space(const GenOptions& o, std::uint64_t bytes) {
   }
   const unsigned __int128 free_bytes = static_cast<unsigned __int128>(fs.f_bavail) * fs.f_frsize;
   if (bytes <= free_bytes) return;
-  const std::string need = bytes == UINT64_MAX ? "more than " + std::to_string(UINT64_MAX) : std::to_string(bytes);
-  throw InputError("--files/--file-size: the data set needs " + need + " bytes (" + format_size(double(bytes)) +
-                   "), more than the " + std::to_string(static_cast<std::uint64_t>(free_bytes)) + " bytes (" +
+  const std::string need =
+      bytes == UINT64_MAX ? "more than " + std::to_string(UINT64_MAX) : std::to_string(bytes);
+  throw InputError("--files/--file-size: the data set needs " + need + " bytes (" +
+                   format_size(double(bytes)) + "), more than the " +
+                   std::to_string(static_cast<std::uint64_t>(free_bytes)) + " bytes (" +
                    format_size(double(free_bytes)) + ") free on the file system at '" + at + "'");
 }
 
@@ -148,8 +150,8 @@ std::uint64_t write_tfrecord_shard(const GenOptions& o, int fd, std::uint64_t in
     // The data straight into the buffer, a chunk (a multiple of 8 bytes) at a time.
     for (std::uint64_t offset = 0; offset < length;) {
       if (buffer_size - used < 8) flush();
-      std::size_t len = static_cast<std::size_t>(std::min<std::uint64_t>((buffer_size - used) & ~std::size_t(7),
-                                                                         length - offset));
+      std::size_t len = static_cast<std::size_t>(
+          std::min<std::uint64_t>((buffer_size - used) & ~std::size_t(7), length - offset));
       if (len == 0) {
         flush();
         continue;
@@ -183,13 +185,12 @@ std::uint64_t write_one(const GenOptions& o, int out_fd, std::uint64_t index, ch
   if (fd < 0) throw RunError(errno_message("gen: create '" + o.out + "/" + tmp + "'", errno));
   std::uint64_t offset = 0;
   try {
-    if (o.layout == GenLayout::kTfrecord) offset = size = write_tfrecord_shard(o, fd, index, buffer, buffer_size, o.out + "/" + tmp);
+    if (o.layout == GenLayout::kTfrecord)
+      offset = size = write_tfrecord_shard(o, fd, index, buffer, buffer_size, o.out + "/" + tmp);
     while (offset < size) {
       std::size_t len = static_cast<std::size_t>(std::min<std::uint64_t>(buffer_size, size - offset));
-      if (o.format == GenFormat::kJpeg)
-        std::memcpy(buffer, image.data() + offset, len);
-      else
-        gen_fill(o.seed, index, offset, buffer, len);
+      if (o.format == GenFormat::kJpeg) std::memcpy(buffer, image.data() + offset, len);
+      else gen_fill(o.seed, index, offset, buffer, len);
       if (o.format == GenFormat::kBin && offset == 0 && size < 16 &&
           std::all_of(buffer, buffer + len, [](char c) { return c == 0; }))
         buffer[0] = 0x5A;  // never an all-zero file, even of a few bytes
@@ -260,13 +261,13 @@ void validate_gen_options(const GenOptions& o) {
       throw InputError("--format: --like writes pseudo-random bytes of the real sizes; expected bin");
     if (o.files > o.max_files)
       throw InputError("--scale: the data set would hold " + std::to_string(o.files) + " files, more than " +
-                       std::to_string(o.max_files) + " (lower --scale, or raise the limit with --max-files N)");
+                       std::to_string(o.max_files) +
+                       " (lower --scale, or raise the limit with --max-files N)");
     return;
   }
   if (o.files == 0) throw InputError("--files: expected at least 1 file");
   if (o.min_size == 0) throw InputError("--file-size: expected at least 1 byte");
-  if (o.min_size > o.max_size)
-    throw InputError("--file-size: the range MIN..MAX must have MIN <= MAX");
+  if (o.min_size > o.max_size) throw InputError("--file-size: the range MIN..MAX must have MIN <= MAX");
   if (!sharded(o) && o.files > o.max_files)
     throw InputError("--files: expected at most " + std::to_string(o.max_files) +
                      " files (raise the limit with --max-files N), got " + std::to_string(o.files));
@@ -276,7 +277,9 @@ void validate_gen_options(const GenOptions& o) {
                      " records (raise the limit with --max-files N), got " + std::to_string(o.files));
   if (o.format == GenFormat::kJpeg) {
     if (sharded(o))
-      throw InputError("--format jpeg: writes one image per file; expected --layout classes or flat, not shards or tfrecord");
+      throw InputError(
+          "--format jpeg: writes one image per file; expected --layout classes or flat, not shards or "
+          "tfrecord");
     if (o.min_size < kMinJpegSize)
       throw InputError("--file-size: --format jpeg needs at least " + std::to_string(kMinJpegSize) +
                        " bytes per image, got " + std::to_string(o.min_size));
@@ -295,10 +298,11 @@ void validate_gen_options(const GenOptions& o) {
     case GenLayout::kTfrecord:
       if (o.shards == 0) throw InputError("--shards: expected at least 1 shard");
       if (o.shards > o.files)
-        throw InputError("--shards: " + std::to_string(o.shards) + " shards for " +
-                         std::to_string(o.files) + " records would leave shards empty");
+        throw InputError("--shards: " + std::to_string(o.shards) + " shards for " + std::to_string(o.files) +
+                         " records would leave shards empty");
       if (o.layout == GenLayout::kShards && o.min_size != o.max_size)
-        throw InputError("--file-size: --layout shards holds fixed-size records; expected one size, not a range");
+        throw InputError(
+            "--file-size: --layout shards holds fixed-size records; expected one size, not a range");
       if (o.shards > o.max_files)
         throw InputError("--shards: expected at most " + std::to_string(o.max_files) +
                          " files (raise the limit with --max-files N), got " + std::to_string(o.shards));
@@ -388,8 +392,7 @@ std::uint64_t gen_first_record(const GenOptions& o, std::uint64_t shard) {
   return ceil_div_mul(shard, o.files, o.shards);
 }
 
-void gen_fill(std::uint64_t seed, std::uint64_t index, std::uint64_t offset, char* buffer,
-              std::size_t size) {
+void gen_fill(std::uint64_t seed, std::uint64_t index, std::uint64_t offset, char* buffer, std::size_t size) {
   FB_CHECK(offset % 8 == 0, "gen_fill: offset must be a multiple of 8");
   const std::uint64_t key = file_key(seed, index, 0);
   std::uint64_t counter = key + (offset / 8) * kSplitmixGolden;
@@ -406,13 +409,13 @@ void gen_fill(std::uint64_t seed, std::uint64_t index, std::uint64_t offset, cha
   }
 }
 
-GenSummary generate_dataset(const GenOptions& o,
-                            const std::function<void(const GenProgress&)>& progress) {
+GenSummary generate_dataset(const GenOptions& o, const std::function<void(const GenProgress&)>& progress) {
   validate_gen_options(o);
   const std::uint64_t total_bytes = gen_total_bytes(o);
   // Images come out within a few percent of their drawn size: leave room for that.
-  check_free_space(o, o.format == GenFormat::kJpeg && total_bytes < UINT64_MAX / 2 ? total_bytes + total_bytes / 16
-                                                                                   : total_bytes);
+  check_free_space(o, o.format == GenFormat::kJpeg && total_bytes < UINT64_MAX / 2
+                          ? total_bytes + total_bytes / 16
+                          : total_bytes);
   struct stat st;
   if (::stat(o.out.c_str(), &st) == 0) {
     if (!S_ISDIR(st.st_mode)) throw InputError("--out '" + o.out + "': exists and is not a folder");

@@ -138,8 +138,7 @@ std::string deflate_bytes(const std::string& raw) {
   uLongf size = compressBound(uLong(raw.size()));
   std::string out(size, '\0');
   const int rc = compress2(reinterpret_cast<Bytef*>(out.data()), &size,
-                           reinterpret_cast<const Bytef*>(raw.data()), uLong(raw.size()),
-                           Z_BEST_COMPRESSION);
+                           reinterpret_cast<const Bytef*>(raw.data()), uLong(raw.size()), Z_BEST_COMPRESSION);
   FB_CHECK(rc == Z_OK, "zlib compress2 failed");
   out.resize(size);
   return out;
@@ -171,8 +170,7 @@ class HistogramFields {
   HistogramFields(const nlohmann::json& j, const std::string& where, bool layout_required)
       : j_(j), where_(where) {
     if (!j.is_object()) throw fail("", "expected a histogram object");
-    if (auto it = j.find("unit"); it != j.end() && !it->is_string())
-      throw fail("/unit", "expected a string");
+    if (auto it = j.find("unit"); it != j.end() && !it->is_string()) throw fail("/unit", "expected a string");
     if ((layout_required || j.contains("sub_bucket_bits")) &&
         uint_field("sub_bucket_bits") != std::uint64_t(Histogram::kSubBucketBits))
       throw fail("/sub_bucket_bits", "expected " + std::to_string(Histogram::kSubBucketBits) +
@@ -196,11 +194,11 @@ class HistogramFields {
 }  // namespace
 
 template <class Fail>
-void Histogram::set_totals(std::uint64_t sum, std::uint64_t count, std::uint64_t min,
-                           std::uint64_t max, const Fail& fail) {
+void Histogram::set_totals(std::uint64_t sum, std::uint64_t count, std::uint64_t min, std::uint64_t max,
+                           const Fail& fail) {
   if (sum != count)
-    throw fail("/count", std::to_string(count) + " does not equal the sum of the bins (" +
-                             std::to_string(sum) + ")");
+    throw fail("/count",
+               std::to_string(count) + " does not equal the sum of the bins (" + std::to_string(sum) + ")");
   if (count > 0 && min > max) throw fail("/min", "greater than max");
   total_ = count;
   min_ = count ? min : UINT64_MAX;
@@ -234,8 +232,11 @@ nlohmann::json Histogram::to_json(const char* unit) const {
   for (int i = 0; i < kCounts; ++i)
     if (counts_[std::size_t(i)])
       bins.push_back({lower_bound_of(i), upper_bound_of(i), counts_[std::size_t(i)]});
-  return {{"unit", unit},           {"count", total_}, {"min", min()},
-          {"max", max()},           {"sub_bucket_bits", kSubBucketBits},
+  return {{"unit", unit},
+          {"count", total_},
+          {"min", min()},
+          {"max", max()},
+          {"sub_bucket_bits", kSubBucketBits},
           {"bins", std::move(bins)}};
 }
 
@@ -328,16 +329,15 @@ Histogram Histogram::from_json(const nlohmann::json& j, const std::string& where
   for (std::size_t b = 0; b < bins->size(); ++b) {
     const auto& bin = (*bins)[b];
     const std::string at = "/bins/" + std::to_string(b);
-    if (!bin.is_array() || bin.size() != 3 ||
-        !std::all_of(bin.begin(), bin.end(), non_negative_integer))
+    if (!bin.is_array() || bin.size() != 3 || !std::all_of(bin.begin(), bin.end(), non_negative_integer))
       throw fail(at, "expected [lower, upper, count] of non-negative integers");
     const auto lower = bin[0].get<std::uint64_t>();
     const auto upper = bin[1].get<std::uint64_t>();
     const auto n = bin[2].get<std::uint64_t>();
     const int index = index_of(lower);
     if (lower_bound_of(index) != lower || upper_bound_of(index) != upper)
-      throw fail(at, "[" + std::to_string(lower) + ", " + std::to_string(upper) +
-                         ") is not a bin of this layout");
+      throw fail(
+          at, "[" + std::to_string(lower) + ", " + std::to_string(upper) + ") is not a bin of this layout");
     if (n > UINT64_MAX - sum) throw fail(at, "counts past 2^64");
     h.counts_[std::size_t(index)] += n;
     sum += n;

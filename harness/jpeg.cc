@@ -29,8 +29,7 @@ std::string tj_error(void* handle) {
 
 }  // namespace
 
-std::vector<std::uint8_t> encode_noise_jpeg(std::uint64_t seed, std::uint64_t index, int width,
-                                            int height) {
+std::vector<std::uint8_t> encode_noise_jpeg(std::uint64_t seed, std::uint64_t index, int width, int height) {
   FB_CHECK(width >= 8 && height >= 8 && width <= 16384 && height <= 16384, "jpeg dimensions out of range");
   const std::uint64_t key = mix64(mix64(seed ^ 0x4A504547ull /* "JPEG" */) + (index + 1) * kSplitmixGolden);
   // A per-image gradient direction and tint, under noise of +-96 levels per channel.

@@ -78,7 +78,8 @@ class Tracker {
         break;
       }
       case E::value:
-        if (parsed.is_string() && parsed.template get_ref<const std::string&>().size() > limits_.max_string_bytes)
+        if (parsed.is_string() &&
+            parsed.template get_ref<const std::string&>().size() > limits_.max_string_bytes)
           throw InputError(string_message(where_, pointer(), limits_,
                                           parsed.template get_ref<const std::string&>().size(), "a string"));
         if (!frames_.empty() && frames_.back().array) ++frames_.back().count;
@@ -113,7 +114,8 @@ Json parse_within(const std::string& text, const std::string& where, const JsonL
     if (auto q = what.find('\''); q != std::string::npos && what.back() == '\'')
       got = what.substr(q + 1, what.size() - q - 2);
     if (got.size() > 80) got = got.substr(0, 77) + "...";
-    throw InputError(place(where, tracker.pointer()) + ": expected a number between -1.7e308 and 1.7e308, got " + got);
+    throw InputError(place(where, tracker.pointer()) +
+                     ": expected a number between -1.7e308 and 1.7e308, got " + got);
   }
 }
 
@@ -121,7 +123,8 @@ void check_value(const nlohmann::json& value, const std::string& where, std::str
                  const JsonLimits& limits, std::size_t depth) {
   if (value.is_string()) {
     std::size_t size = value.get_ref<const std::string&>().size();
-    if (size > limits.max_string_bytes) throw InputError(string_message(where, pointer, limits, size, "a string"));
+    if (size > limits.max_string_bytes)
+      throw InputError(string_message(where, pointer, limits, size, "a string"));
     return;
   }
   if (!value.is_structured()) return;
@@ -152,7 +155,8 @@ void check_json_size(std::uint64_t size, const std::string& where, const JsonLim
                    " bytes, got " + std::to_string(size) + " bytes");
 }
 
-nlohmann::json parse_json_within(const std::string& text, const std::string& where, const JsonLimits& limits) {
+nlohmann::json parse_json_within(const std::string& text, const std::string& where,
+                                 const JsonLimits& limits) {
   return parse_within<nlohmann::json>(text, where, limits);
 }
 

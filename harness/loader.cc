@@ -36,8 +36,7 @@ using Clock = std::chrono::steady_clock;
 void wait_until_ns(std::int64_t deadline) {
   constexpr std::int64_t kSpin = 100'000;
   std::int64_t now = now_ns();
-  if (deadline - now > kSpin)
-    std::this_thread::sleep_for(std::chrono::nanoseconds(deadline - now - kSpin));
+  if (deadline - now > kSpin) std::this_thread::sleep_for(std::chrono::nanoseconds(deadline - now - kSpin));
   while (now_ns() < deadline) {
   }
 }
@@ -69,8 +68,7 @@ std::int64_t transform_ns(const TransformCost& t, std::uint64_t bytes) {
 std::vector<std::size_t> epoch_order(std::size_t n, std::uint64_t seed, int epoch) {
   std::vector<std::size_t> order(n);
   for (std::size_t i = 0; i < n; ++i) order[i] = i;
-  std::mt19937_64 rng(seed * 0x9E3779B97F4A7C15ull + std::uint64_t(epoch) * 0xD1B54A32D192ED03ull +
-                      1);
+  std::mt19937_64 rng(seed * 0x9E3779B97F4A7C15ull + std::uint64_t(epoch) * 0xD1B54A32D192ED03ull + 1);
   for (std::size_t i = n; i > 1; --i) std::swap(order[i - 1], order[rng() % i]);
   return order;
 }
@@ -186,10 +184,10 @@ class RecordSource;
 
 class RecordReader : public SampleReader {
  public:
-  RecordReader(const FileSet& files, const std::vector<std::uint64_t>& first,
-               std::uint64_t record_size, const std::string& engine, const EngineOptions& options)
-      : files_(files), first_(first), record_size_(record_size),
-        engine_(make_engine(engine, options)), handles_(files.size(), -1) {}
+  RecordReader(const FileSet& files, const std::vector<std::uint64_t>& first, std::uint64_t record_size,
+               const std::string& engine, const EngineOptions& options)
+      : files_(files), first_(first), record_size_(record_size), engine_(make_engine(engine, options)),
+        handles_(files.size(), -1) {}
   ~RecordReader() override {
     for (FileHandle h : handles_)
       if (h >= 0) engine_->close(h);
@@ -228,10 +226,8 @@ class RecordReader : public SampleReader {
 
 class RecordSource : public SampleSource {
  public:
-  RecordSource(const FileSet& files, std::uint64_t record_size, std::string engine,
-               EngineOptions options)
-      : files_(files), record_size_(record_size), engine_(std::move(engine)),
-        options_(std::move(options)) {
+  RecordSource(const FileSet& files, std::uint64_t record_size, std::string engine, EngineOptions options)
+      : files_(files), record_size_(record_size), engine_(std::move(engine)), options_(std::move(options)) {
     if (record_size == 0) throw InputError("samples: records need a size above 0");
     std::uint64_t total = 0;
     for (std::size_t j = 0; j < files.size(); ++j) {
@@ -352,8 +348,8 @@ class TfRecordReader : public SampleReader {
     }
     // Only the records the index found are read: bytes appended since are not part of the set.
     auto cut = [&](const char* part) {
-      return RunError(path_ + ": truncated TFRecord shard: the record at byte offset " + std::to_string(offset_) +
-                      " ends inside its " + part);
+      return RunError(path_ + ": truncated TFRecord shard: the record at byte offset " +
+                      std::to_string(offset_) + " ends inside its " + part);
     };
     unsigned char header[kTfRecordHeaderBytes];
     std::size_t at = 0;
@@ -418,7 +414,8 @@ class TfRecordSource : public SampleSource {
       total_ += files.file_size(j);
     }
     first_.push_back(framed_.size());
-    if (framed_.empty()) throw InputError("samples: tfrecord: the shards of " + files.root() + " hold no record");
+    if (framed_.empty())
+      throw InputError("samples: tfrecord: the shards of " + files.root() + " hold no record");
   }
   std::size_t count() const override { return framed_.size(); }
   std::uint64_t total_bytes() const override { return total_; }
@@ -485,8 +482,7 @@ class DelayReader : public SampleReader {
     // gets exactly one sample per d. After a pause of over 4 samples it starts afresh.
     std::int64_t start = (now - deadline_ < 4 * delay_ns_) ? deadline_ : now;
     deadline_ = start + delay_ns_;
-    if (deadline_ > now)
-      std::this_thread::sleep_for(std::chrono::nanoseconds(deadline_ - now));
+    if (deadline_ > now) std::this_thread::sleep_for(std::chrono::nanoseconds(deadline_ - now));
     return bytes_;
   }
   std::uint64_t planned_bytes(std::size_t) const override { return bytes_; }
@@ -601,8 +597,8 @@ Batch build_batch(SampleReader& reader, const std::vector<std::size_t>* indices,
 // runs on a thread of its own with fresh workers (PyTorch without persistent_workers).
 class Trainer {
  public:
-  Trainer(const LoaderOptions& o, const LoaderSchedule& schedule, const SampleSource& source,
-          int index, RunState& run)
+  Trainer(const LoaderOptions& o, const LoaderSchedule& schedule, const SampleSource& source, int index,
+          RunState& run)
       : o_(o), schedule_(schedule), source_(source), index_(index), run_(run),
         rng_(o.seed * 0xBF58476D1CE4E5B9ull + std::uint64_t(index) * 1000003 + 17) {}
 
@@ -657,8 +653,8 @@ class Trainer {
       const StreamPlan plan = loader_stream_plan(o_, *shard_records, epoch, index_);
       FB_CHECK(plan.batch_worker.size() >= batches, "the schedule refuses more steps than the plan holds");
       for (std::size_t w = 0; w < plan.shards.size(); ++w) {
-        const std::uint64_t seed = mix64(o_.seed ^ mix64((std::uint64_t(epoch) << 40) ^
-                                                         (std::uint64_t(index_) << 20) ^ w));
+        const std::uint64_t seed =
+            mix64(o_.seed ^ mix64((std::uint64_t(epoch) << 40) ^ (std::uint64_t(index_) << 20) ^ w));
         readers_[w]->start_stream(plan.shards[w], o_.shuffle_buffer, seed);
       }
       for (std::size_t j = 0; j < batches; ++j) jobs[plan.batch_worker[j]].push_back(j);
@@ -671,7 +667,9 @@ class Trainer {
     }
     const std::vector<std::size_t>* indices = shard_records ? nullptr : &mine;
     // A batch's samples: [j × B, (j + 1) × B) of `mine`, or B records of its worker's stream.
-    auto batch_end = [&](std::size_t j) { return shard_records ? (j + 1) * B : std::min(mine.size(), (j + 1) * B); };
+    auto batch_end = [&](std::size_t j) {
+      return shard_records ? (j + 1) * B : std::min(mine.size(), (j + 1) * B);
+    };
 
     std::vector<Batch> slots(batches);
     std::mutex m;
@@ -684,28 +682,31 @@ class Trainer {
     const std::int64_t epoch_start = now_ns();
     std::vector<std::thread> threads;
     for (std::size_t w = 0; w < W; ++w) {
-      const std::string refused = start_thread(threads, [&, w] {
-        try {
-          // At most `depth` batches are outstanding ahead of the trainer.
-          for (std::size_t j : jobs[w]) {
-            {
-              std::unique_lock lock(m);
-              cv.wait(lock, [&] { return stop || j < consumed + depth; });
-              if (stop) return;
+      const std::string refused = start_thread(
+          threads,
+          [&, w] {
+            try {
+              // At most `depth` batches are outstanding ahead of the trainer.
+              for (std::size_t j : jobs[w]) {
+                {
+                  std::unique_lock lock(m);
+                  cv.wait(lock, [&] { return stop || j < consumed + depth; });
+                  if (stop) return;
+                }
+                Batch b = build_batch(*readers_[w], indices, j * B, batch_end(j), o_.transform, totals[w],
+                                      decoders_[w].get());
+                std::lock_guard lock(m);
+                slots[j] = b;
+                cv.notify_all();
+              }
+            } catch (const std::exception& ex) {
+              run_.fail(ex.what());
+              std::lock_guard lock(m);
+              stop = true;
+              cv.notify_all();
             }
-            Batch b = build_batch(*readers_[w], indices, j * B, batch_end(j), o_.transform, totals[w],
-                                  decoders_[w].get());
-            std::lock_guard lock(m);
-            slots[j] = b;
-            cv.notify_all();
-          }
-        } catch (const std::exception& ex) {
-          run_.fail(ex.what());
-          std::lock_guard lock(m);
-          stop = true;
-          cv.notify_all();
-        }
-      }, "loader worker", w, W);
+          },
+          "loader worker", w, W);
       if (!refused.empty()) {  // the system would not start it (pids limit): the run fails
         run_.fail(refused);
         std::lock_guard lock(m);
@@ -735,7 +736,7 @@ class Trainer {
         try {
           device_->step(b.bytes, compute_ns);
           if (j + 1 == batches) device_->finish();  // the epoch ends when its last kernel does
-        } catch (const std::exception& ex) {  // the workers are stopped and joined below
+        } catch (const std::exception& ex) {        // the workers are stopped and joined below
           run_.fail(ex.what());
           break;
         }
@@ -744,10 +745,8 @@ class Trainer {
       }
       const std::int64_t t2 = now_ns();
       // The warm-up is the first steps of the run: later epochs are measured whole.
-      if (epoch == 0 && std::int64_t(out.warmup) < schedule_.warmup_steps)
-        ++out.warmup;
-      else
-        record_step(out, t0, t1, t2, b);
+      if (epoch == 0 && std::int64_t(out.warmup) < schedule_.warmup_steps) ++out.warmup;
+      else record_step(out, t0, t1, t2, b);
     }
     out.epoch_ns = now_ns() - epoch_start;
     {
@@ -789,14 +788,13 @@ class Trainer {
   std::mt19937_64 rng_;
   std::vector<std::unique_ptr<SampleReader>> readers_;
   std::vector<std::unique_ptr<JpegDecoder>> decoders_;  // per reader, for a decode transform
-  std::unique_ptr<DeviceStep> device_;  // accelerator cuda (or a stand-in): the step's device
+  std::unique_ptr<DeviceStep> device_;                  // accelerator cuda (or a stand-in): the step's device
 };
 
 }  // namespace
 
 std::unique_ptr<SampleSource> make_file_source(const FileSet& files, const std::string& engine,
-                                               std::size_t block_size,
-                                               std::shared_ptr<Throttle> throttle) {
+                                               std::size_t block_size, std::shared_ptr<Throttle> throttle) {
   return std::make_unique<FileSource>(files, engine, reader_options(block_size, std::move(throttle)));
 }
 
@@ -810,7 +808,8 @@ std::unique_ptr<SampleSource> make_record_source(const FileSet& files, std::uint
 std::unique_ptr<SampleSource> make_tfrecord_source(const FileSet& files, const std::string& engine,
                                                    bool verify_crc, std::size_t block_size,
                                                    std::shared_ptr<Throttle> throttle) {
-  return std::make_unique<TfRecordSource>(files, verify_crc, engine, reader_options(block_size, std::move(throttle)));
+  return std::make_unique<TfRecordSource>(files, verify_crc, engine,
+                                          reader_options(block_size, std::move(throttle)));
 }
 
 void SampleReader::start_stream(const std::vector<std::size_t>&, std::size_t, std::uint64_t) {
@@ -865,44 +864,49 @@ StreamPlan stream_plan_of(const LoaderOptions& o, const std::vector<std::uint64_
 
 StreamPlan loader_stream_plan(const LoaderOptions& o, const std::vector<std::uint64_t>& shard_records,
                               int epoch, int trainer) {
-  return stream_plan_of(o, shard_records, epoch,
-                        std::size_t(o.node) * std::size_t(std::max(o.accelerators, 1)) + std::size_t(trainer));
+  return stream_plan_of(
+      o, shard_records, epoch,
+      std::size_t(o.node) * std::size_t(std::max(o.accelerators, 1)) + std::size_t(trainer));
 }
 
 namespace {
 
 // The streaming part of loader_schedule: steps every trainer of every node can take in every
 // epoch (all nodes step together).
-void stream_schedule(const LoaderOptions& o, const std::vector<std::uint64_t>& shard_records, LoaderSchedule& s) {
+void stream_schedule(const LoaderOptions& o, const std::vector<std::uint64_t>& shard_records,
+                     LoaderSchedule& s) {
   const std::uint64_t B = std::uint64_t(std::max(o.batch_size, 1));
   std::uint64_t fewest = UINT64_MAX;
   for (int e = 0; e < std::max(o.epochs, 1); ++e)
-    for (std::size_t k = 0; k < std::size_t(std::max(o.accelerators, 1)) * std::size_t(std::max(o.nodes, 1)); ++k)
+    for (std::size_t k = 0; k < std::size_t(std::max(o.accelerators, 1)) * std::size_t(std::max(o.nodes, 1));
+         ++k)
       fewest = std::min<std::uint64_t>(fewest, stream_plan_of(o, shard_records, e, k).batch_worker.size());
   s.share = std::size_t(fewest * B);
   const std::string why = " (each worker reads whole shards and drops its last short batch; " +
-                          std::to_string(shard_records.size()) + " shards, " + std::to_string(std::max(o.accelerators, 1)) +
-                          " accelerator(s)" + (o.nodes > 1 ? " × " + std::to_string(o.nodes) + " nodes" : std::string()) +
-                          " × " + std::to_string(std::max(o.workers, 1)) + " worker(s))";
+                          std::to_string(shard_records.size()) + " shards, " +
+                          std::to_string(std::max(o.accelerators, 1)) + " accelerator(s)" +
+                          (o.nodes > 1 ? " × " + std::to_string(o.nodes) + " nodes" : std::string()) + " × " +
+                          std::to_string(std::max(o.workers, 1)) + " worker(s))";
   if (o.steps > 0) {
     s.steps_per_epoch = o.steps;
     if (std::uint64_t(o.steps) > fewest)
       s.refused = "loader: steps " + std::to_string(o.steps) + " of batch_size " + std::to_string(B) +
                   " records, but in some epoch a trainer's shards make only " + std::to_string(fewest) +
-                  " whole batches" + why + ": refused rather than run fewer steps; lower steps or batch_size, or use "
+                  " whole batches" + why +
+                  ": refused rather than run fewer steps; lower steps or batch_size, or use "
                   "more records";
   } else {
     s.steps_per_epoch = std::int64_t(fewest);
     if (fewest == 0)
-      s.refused = "loader: in some epoch a trainer's shards make no whole batch of " + std::to_string(B) + " records" +
-                  why + "; use more records, or lower batch_size, workers or accelerators";
+      s.refused = "loader: in some epoch a trainer's shards make no whole batch of " + std::to_string(B) +
+                  " records" + why + "; use more records, or lower batch_size, workers or accelerators";
   }
 }
 
 }  // namespace
 
-LoaderSchedule loader_schedule(const LoaderOptions& o, std::size_t samples,
-                               std::uint64_t dataset_bytes, const std::vector<std::uint64_t>* shard_records) {
+LoaderSchedule loader_schedule(const LoaderOptions& o, std::size_t samples, std::uint64_t dataset_bytes,
+                               const std::vector<std::uint64_t>* shard_records) {
   LoaderSchedule s;
   s.samples = samples;
   s.dataset_bytes = dataset_bytes;
@@ -911,8 +915,9 @@ LoaderSchedule loader_schedule(const LoaderOptions& o, std::size_t samples,
   const std::uint64_t N = std::uint64_t(std::max(o.nodes, 1));
   const std::uint64_t K = std::uint64_t(std::max(o.accelerators, 1)) * N;
   const std::uint64_t B = std::uint64_t(std::max(o.batch_size, 1));
-  const std::string trainers = N == 1 ? std::to_string(K) + " accelerator(s)"
-                                      : std::to_string(K / N) + " accelerator(s) × " + std::to_string(N) + " nodes";
+  const std::string trainers =
+      N == 1 ? std::to_string(K) + " accelerator(s)"
+             : std::to_string(K / N) + " accelerator(s) × " + std::to_string(N) + " nodes";
   s.share = std::size_t(samples / K);
   s.warmup_steps = std::max<std::int64_t>(o.warmup_steps, std::int64_t(o.prefetch) * o.workers);
   s.min_measured_steps = std::max<std::int64_t>(kMinMeasuredSteps, 2 * std::int64_t(o.workers));
@@ -926,9 +931,8 @@ LoaderSchedule loader_schedule(const LoaderOptions& o, std::size_t samples,
     s.steps_per_epoch = o.steps;
     const std::uint64_t need = std::uint64_t(o.steps) * B * K;
     if (need / K / B != std::uint64_t(o.steps) || need > samples)
-      s.refused = "loader: steps " + std::to_string(o.steps) + " × batch_size " +
-                  std::to_string(B) + " × " + trainers + " need " +
-                  std::to_string(need) + " samples per epoch" + size_of(need) +
+      s.refused = "loader: steps " + std::to_string(o.steps) + " × batch_size " + std::to_string(B) + " × " +
+                  trainers + " need " + std::to_string(need) + " samples per epoch" + size_of(need) +
                   ", but the data set holds " + std::to_string(samples) + size_of(samples) +
                   ": refused rather than run fewer steps; use a data set of at least " +
                   std::to_string(need) + " samples, or lower steps, batch_size or accelerators";
@@ -950,8 +954,8 @@ LoaderSchedule loader_schedule(const LoaderOptions& o, std::size_t samples,
 std::string LoaderSchedule::not_judged_reason() const {
   if (!refused.empty()) return refused;
   if (judged()) return "";
-  std::string why = "not enough steps to judge: " + std::to_string(measured_first_epoch) +
-                    " measured, " + std::to_string(min_measured_steps) + " needed per trainer (" +
+  std::string why = "not enough steps to judge: " + std::to_string(measured_first_epoch) + " measured, " +
+                    std::to_string(min_measured_steps) + " needed per trainer (" +
                     std::to_string(steps_per_epoch) + " steps in epoch 1 − a warm-up of " +
                     std::to_string(warmup_steps);
   if (warmup_steps == std::int64_t(prefetch) * workers && workers > 0)
@@ -960,13 +964,12 @@ std::string LoaderSchedule::not_judged_reason() const {
   const std::int64_t steps_needed = warmup_steps + min_measured_steps;
   const std::uint64_t samples_needed =
       std::uint64_t(steps_needed) * std::uint64_t(batch_size) * std::uint64_t(accelerators);
-  if (!whole_epoch && samples_needed <= samples)
-    why += ": raise steps to " + std::to_string(steps_needed);
+  if (!whole_epoch && samples_needed <= samples) why += ": raise steps to " + std::to_string(steps_needed);
   else
-    why += ": " + std::to_string(steps_needed) + " steps of batch_size " +
-           std::to_string(batch_size) + " × " + std::to_string(accelerators) +
-           " accelerator(s) need a data set of " + std::to_string(samples_needed) +
-           " samples (it holds " + std::to_string(samples) + "), or lower batch_size";
+    why += ": " + std::to_string(steps_needed) + " steps of batch_size " + std::to_string(batch_size) +
+           " × " + std::to_string(accelerators) + " accelerator(s) need a data set of " +
+           std::to_string(samples_needed) + " samples (it holds " + std::to_string(samples) +
+           "), or lower batch_size";
   return why;
 }
 
@@ -1022,8 +1025,8 @@ LoaderResult LoaderSim::run() {
     std::vector<std::thread> threads;
     for (std::size_t k = 0; k < trainers.size(); ++k) {
       Trainer* t = trainers[k].get();
-      const std::string refused =
-          start_thread(threads, [t, e] { t->run_epoch(e); }, "trainer", k, trainers.size());
+      const std::string refused = start_thread(
+          threads, [t, e] { t->run_epoch(e); }, "trainer", k, trainers.size());
       if (!refused.empty()) {  // those started see `failed` and stop
         state.fail(refused);
         break;
@@ -1155,20 +1158,19 @@ std::vector<std::uint64_t> loader_sample_reads(const LoaderOptions& o, const Loa
   return reads;
 }
 
-bool loader_cpu_bound(double au, double target_au, double cpu_util, double read_s,
-                      double transform_s) {
+bool loader_cpu_bound(double au, double target_au, double cpu_util, double read_s, double transform_s) {
   return au < target_au && cpu_util >= 0.85 && transform_s > read_s;
 }
 
-std::string loader_verdict(double au, double stall_fraction, double target_au, bool cpu_bound,
-                           double read_s, double transform_s) {
+std::string loader_verdict(double au, double stall_fraction, double target_au, bool cpu_bound, double read_s,
+                           double transform_s) {
   char buf[256];
   if (au >= target_au) {
     std::snprintf(buf, sizeof buf, "AU %.1f%% — storage keeps up", au * 100);
     return buf;
   }
-  std::snprintf(buf, sizeof buf, "AU %.1f%% — training waits for data %.1f%% of the time",
-                au * 100, stall_fraction * 100);
+  std::snprintf(buf, sizeof buf, "AU %.1f%% — training waits for data %.1f%% of the time", au * 100,
+                stall_fraction * 100);
   std::string text = buf;
   if (cpu_bound) {
     text += " — the loader is CPU-bound, not storage-bound: more workers will not help on this CPU";

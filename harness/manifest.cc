@@ -54,9 +54,8 @@ void write_durably(const std::string& path, const std::string& text) {
     ::unlink(tmp.c_str());
     throw RunError(errno_message("cannot rename " + tmp + " to " + path, e));
   }
-  const std::string dir = path.substr(0, path.find_last_of('/') == std::string::npos
-                                             ? 0
-                                             : path.find_last_of('/'));
+  const std::string dir =
+      path.substr(0, path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/'));
   int dfd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dfd >= 0) {
     ::fsync(dfd);  // best effort: some file systems refuse fsync on folders
@@ -221,8 +220,8 @@ std::optional<Manifest> parse_manifest(const std::string& json_text, const std::
       return fail(sums_path + " does not match " + json_path + " (an interrupted stage?)");
     m.files = parse_sums(sums_text, sums_path);
     if (m.files.size() != count)
-      return fail(sums_path + " lists " + std::to_string(m.files.size()) + " files, " +
-                  json_path + " says " + std::to_string(count));
+      return fail(sums_path + " lists " + std::to_string(m.files.size()) + " files, " + json_path + " says " +
+                  std::to_string(count));
     return m;
   } catch (const nlohmann::json::exception& e) {
     return fail(json_path + ": " + e.what());

@@ -103,8 +103,7 @@ std::uint64_t resident_bytes(int fd, std::uint64_t size, Scratch& scratch, const
       if (dirty_pages) *dirty_pages = cs.nr_dirty;
       return std::min(size, cs.nr_cache * page_size());
     }
-    if (errno != ENOSYS && errno != EPERM)
-      throw RunError(errno_message("cachestat", errno));
+    if (errno != ENOSYS && errno != EPERM) throw RunError(errno_message("cachestat", errno));
     g_cachestat_works.store(0, std::memory_order_relaxed);
   }
   method = "mincore";
@@ -114,8 +113,7 @@ std::uint64_t resident_bytes(int fd, std::uint64_t size, Scratch& scratch, const
   for (std::uint64_t off = 0; off < size; off += kMincoreWindow) {
     std::uint64_t len = std::min(kMincoreWindow, size - off);
     void* map = ::mmap(nullptr, len, PROT_READ, MAP_SHARED, fd, static_cast<off_t>(off));
-    if (map == MAP_FAILED)
-      throw RunError(errno_message("mmap for mincore", errno));
+    if (map == MAP_FAILED) throw RunError(errno_message("mmap for mincore", errno));
     std::size_t pages = static_cast<std::size_t>((len + ps - 1) / ps);
     if (scratch.pages.size() < pages) scratch.pages.resize(pages);
     int rc = ::mincore(map, len, scratch.pages.data());
@@ -162,8 +160,9 @@ void for_each_file(const FileSet& files, const Progress& progress, Fn fn) {
         const DataFile f = open_data_file(root_fd, rel);
         const int fd = f.fd;
         try {
-          if (fd < 0) throw RunError(f.kind ? "it is " + std::string(f.kind) + ", not a regular file"
-                                            : errno_message("open", f.error));
+          if (fd < 0)
+            throw RunError(f.kind ? "it is " + std::string(f.kind) + ", not a regular file"
+                                  : errno_message("open", f.error));
           fn(fd, i, scratch);
           ::close(fd);
         } catch (const RunError& e) {

@@ -14,7 +14,20 @@ namespace {
 
 using json = nlohmann::json;
 
-enum class Kind { choice, pattern, sampling, integer, number, boolean, size, distribution, transform, samples, duration, steady_state };
+enum class Kind {
+  choice,
+  pattern,
+  sampling,
+  integer,
+  number,
+  boolean,
+  size,
+  distribution,
+  transform,
+  samples,
+  duration,
+  steady_state
+};
 
 struct Param {
   const char* key;        // as written in configs
@@ -109,7 +122,8 @@ SteadyStateSpec steady_state_of(const json& v, const std::string& where) {
   FB_CHECK(v.is_object(), "the schema admits only objects for steady_state");
   auto text = [&](const char* key) -> std::string {
     if (!v.contains(key) || !v.at(key).is_string())
-      throw InputError(where + "/" + key + ": expected a string, got " + (v.contains(key) ? v.at(key).dump() : "nothing"));
+      throw InputError(where + "/" + key + ": expected a string, got " +
+                       (v.contains(key) ? v.at(key).dump() : "nothing"));
     return v.at(key).get<std::string>();
   };
   SteadyStateSpec s;
@@ -136,18 +150,18 @@ json canonical(const Param& p, const json& v, const std::string& where) {
   switch (p.kind) {
     case Kind::size: {
       if (v.is_number_integer() && !in_range(v, 1, p.max))
-        throw InputError(where + ": expected a size from 1 to " + std::to_string(p.max) + " bytes, got " + v.dump());
-      std::uint64_t bytes = v.is_number_integer() ? v.get<std::uint64_t>()
-                                                  : parse_size(v.get<std::string>(), where);
+        throw InputError(where + ": expected a size from 1 to " + std::to_string(p.max) + " bytes, got " +
+                         v.dump());
+      std::uint64_t bytes =
+          v.is_number_integer() ? v.get<std::uint64_t>() : parse_size(v.get<std::string>(), where);
       if (bytes == 0) throw InputError(where + ": expected a size of at least 1 byte, got " + v.dump());
       if (bytes > std::uint64_t(p.max))
-        throw InputError(where + ": expected a size of at most " + format_size(double(p.max)) + ", got " + v.dump());
+        throw InputError(where + ": expected a size of at most " + format_size(double(p.max)) + ", got " +
+                         v.dump());
       return bytes;
     }
-    case Kind::distribution:
-      return format_distribution(parse_distribution(v.get<std::string>(), where));
-    case Kind::transform:
-      return format_transform(parse_transform(v.get<std::string>(), where));
+    case Kind::distribution: return format_distribution(parse_distribution(v.get<std::string>(), where));
+    case Kind::transform: return format_transform(parse_transform(v.get<std::string>(), where));
     case Kind::samples: {
       std::string s = v.get<std::string>();
       std::string trimmed = s;
@@ -155,9 +169,11 @@ json canonical(const Param& p, const json& v, const std::string& where) {
       while (!trimmed.empty() && trimmed.back() == ' ') trimmed.pop_back();
       if (trimmed.starts_with("records:")) {
         std::uint64_t bytes = parse_size(trimmed.substr(8), where);
-        if (bytes == 0) throw InputError(where + ": expected a record size of at least 1 byte, got " + v.dump());
+        if (bytes == 0)
+          throw InputError(where + ": expected a record size of at least 1 byte, got " + v.dump());
         if (bytes > std::uint64_t(p.max))
-          throw InputError(where + ": expected a record size of at most " + format_size(double(p.max)) + ", got " + v.dump());
+          throw InputError(where + ": expected a record size of at most " + format_size(double(p.max)) +
+                           ", got " + v.dump());
         return "records:" + std::to_string(bytes);
       }
       return trimmed;
@@ -165,14 +181,12 @@ json canonical(const Param& p, const json& v, const std::string& where) {
     case Kind::duration: {
       const std::int64_t ns = parse_duration_ns(v.get<std::string>(), where);
       if (ns < p.min)
-        throw InputError(where + ": expected a duration of at least " + format_duration_exact(p.min) + ", got " +
-                         v.dump());
+        throw InputError(where + ": expected a duration of at least " + format_duration_exact(p.min) +
+                         ", got " + v.dump());
       return format_duration_exact(ns);
     }
-    case Kind::steady_state:
-      return format_steady_state(steady_state_of(v, where));
-    case Kind::number:
-      return v.get<double>();
+    case Kind::steady_state: return format_steady_state(steady_state_of(v, where));
+    case Kind::number: return v.get<double>();
     case Kind::integer:
       // The schema says the same; this keeps a value that bypassed it from being cut short.
       if (!in_range(v, p.min, p.max))
@@ -182,16 +196,17 @@ json canonical(const Param& p, const json& v, const std::string& where) {
     case Kind::sampling:
       // The loader reads whole samples: only a shuffle or a skew over them.
       if (!is_skew_pattern(v.get<std::string>()))
-        throw InputError(where + ": expected a skew, zipf:THETA or hot_set:F%:R%, for the loader's sampling (unset: "
-                         "a seeded shuffle of every sample), got " + v.dump());
+        throw InputError(where +
+                         ": expected a skew, zipf:THETA or hot_set:F%:R%, for the loader's sampling (unset: "
+                         "a seeded shuffle of every sample), got " +
+                         v.dump());
       [[fallthrough]];
     case Kind::pattern: {
       const std::string text = v.get<std::string>();
       return is_skew_pattern(text) ? json(format_skew(parse_skew(text, where))) : v;
     }
     case Kind::boolean:
-    case Kind::choice:
-      return v;
+    case Kind::choice: return v;
   }
   return v;
 }
@@ -208,14 +223,16 @@ std::string infeasible(const Case& c) {
       return "samples \"memory\" copies no image bytes: transform decode needs samples read from files";
     const bool tfrecord = c.str("samples") == "tfrecord";
     if (!tfrecord && (c.has("shuffle_buffer") || c.has("verify_crc")))
-      return "shuffle_buffer and verify_crc apply to samples \"tfrecord\" only, not \"" + c.str("samples") + "\"";
+      return "shuffle_buffer and verify_crc apply to samples \"tfrecord\" only, not \"" + c.str("samples") +
+             "\"";
     if (tfrecord && c.has("pattern"))
-      return "samples \"tfrecord\" are read in streams, shard by shard: a skewed pattern needs samples read by index "
+      return "samples \"tfrecord\" are read in streams, shard by shard: a skewed pattern needs samples read "
+             "by index "
              "(files or records:SIZE)";
     const std::int64_t threads = c.integer("accelerators") * c.integer("workers");
     if (threads > kMaxLoaderThreads)
-      return "accelerators x workers = " + std::to_string(threads) + " reader threads, more than the limit of " +
-             std::to_string(kMaxLoaderThreads);
+      return "accelerators x workers = " + std::to_string(threads) +
+             " reader threads, more than the limit of " + std::to_string(kMaxLoaderThreads);
   }
   if (c.family != "file_read") return "";
   const std::string engine = c.str("engine");
@@ -224,7 +241,8 @@ std::string infeasible(const Case& c) {
     return "mmap cannot bypass the page cache: cache_state direct needs psync, libaio or io_uring";
   if ((engine == "psync" || engine == "mmap") && c.integer("queue_depth") > 1)
     return engine + " has one read in flight per worker: queue_depth must be 1";
-  if (engine == "libaio" && state != "direct") return "libaio reads only with O_DIRECT: cache_state must be direct";
+  if (engine == "libaio" && state != "direct")
+    return "libaio reads only with O_DIRECT: cache_state must be direct";
   return "";
 }
 
@@ -232,9 +250,10 @@ std::string infeasible(const Case& c) {
 void check_round_limits(const Case& c, const std::string& file) {
   if (c.family != "file_read") return;
   if (c.has("ramp_time") && !c.has("runtime"))
-    throw InputError(file + ": " + c.origin.at("ramp_time") +
-                     ": expected runtime as well (ramp_time is excluded from the figures of a time-based round), "
-                     "got ramp_time alone");
+    throw InputError(
+        file + ": " + c.origin.at("ramp_time") +
+        ": expected runtime as well (ramp_time is excluded from the figures of a time-based round), "
+        "got ramp_time alone");
   if (c.has("steady_state") && !c.has("runtime"))
     throw InputError(file + ": " + c.origin.at("steady_state") +
                      ": expected runtime as well (steady state is judged within a time-based round), got "
@@ -243,8 +262,9 @@ void check_round_limits(const Case& c, const std::string& file) {
     const SteadyStateSpec s = parse_steady_state(c.str("steady_state"));
     const std::int64_t runtime = parse_duration_ns(c.str("runtime"));
     if (s.window_ns > runtime)
-      throw InputError(file + ": " + c.origin.at("steady_state") + "/window: expected a window no longer than runtime (" +
-                       c.str("runtime") + "), got \"" + format_duration_exact(s.window_ns) + "\"");
+      throw InputError(file + ": " + c.origin.at("steady_state") +
+                       "/window: expected a window no longer than runtime (" + c.str("runtime") +
+                       "), got \"" + format_duration_exact(s.window_ns) + "\"");
   }
 }
 
@@ -252,20 +272,23 @@ void check_round_limits(const Case& c, const std::string& file) {
 // written, before anything runs.
 void check_gpu_parameter(const Param& p, const Choice& choice, bool cuda_built, const std::string& file) {
   const std::string key = p.key;
-  const bool wants_gpu = (key == "sink" && choice.value == "gpu") || (key == "accelerator" && choice.value == "cuda");
+  const bool wants_gpu =
+      (key == "sink" && choice.value == "gpu") || (key == "accelerator" && choice.value == "cuda");
   if (wants_gpu && !cuda_built)
-    throw InputError(file + ": " + choice.where + ": " + key + " " + choice.value.get<std::string>() +
-                     " needs the GPU component, but this feedbench was built without CUDA (rebuild with the CUDA "
-                     "toolkit and -DFEEDBENCH_CUDA=ON)");
+    throw InputError(
+        file + ": " + choice.where + ": " + key + " " + choice.value.get<std::string>() +
+        " needs the GPU component, but this feedbench was built without CUDA (rebuild with the CUDA "
+        "toolkit and -DFEEDBENCH_CUDA=ON)");
 }
 
 // Overlap is the device's copy beside its step: it means nothing for a step waited out on the CPU.
 void check_overlap(const Case& c, const std::string& file) {
   if (c.family != "loader" || !c.has("overlap") || !c.params.at("overlap").get<bool>()) return;
   if (!c.has("accelerator") || c.str("accelerator") != "cuda")
-    throw InputError(file + ": " + c.origin.at("overlap") +
-                     ": expected accelerator \"cuda\" as well (overlap copies batch k+1 to the device during step "
-                     "k), got overlap without it");
+    throw InputError(
+        file + ": " + c.origin.at("overlap") +
+        ": expected accelerator \"cuda\" as well (overlap copies batch k+1 to the device during step "
+        "k), got overlap without it");
 }
 
 std::string builtin_default_pointer(const std::string& family, const std::string& key) {
@@ -276,8 +299,8 @@ std::string builtin_default_pointer(const std::string& family, const std::string
 // library and the schema take.
 int repetitions_at(const json& value, const std::string& where, const std::string& file) {
   if (!in_range(value, 1, kMaxRepetitions))
-    throw InputError(file + ": " + where + ": expected an integer from 1 to " + std::to_string(kMaxRepetitions) +
-                     ", got " + value.dump());
+    throw InputError(file + ": " + where + ": expected an integer from 1 to " +
+                     std::to_string(kMaxRepetitions) + ", got " + value.dump());
   return int(value.get<std::int64_t>());
 }
 
@@ -314,7 +337,8 @@ std::string Case::str(const char* key) const {
 }
 
 std::int64_t Case::integer(const char* key) const {
-  FB_CHECK(params.contains(key) && params.at(key).is_number_integer(), std::string("no integer parameter ") + key);
+  FB_CHECK(params.contains(key) && params.at(key).is_number_integer(),
+           std::string("no integer parameter ") + key);
   return params.at(key).get<std::int64_t>();
 }
 
@@ -333,7 +357,9 @@ Plan expand_plan(const Config& config, std::uint64_t max_cases, bool cuda_built)
   std::set<std::string> seen;
 
   const int default_repetitions =
-      defaults.contains("repetitions") ? repetitions_at(defaults.at("repetitions"), "/defaults/repetitions", file) : 3;
+      defaults.contains("repetitions")
+          ? repetitions_at(defaults.at("repetitions"), "/defaults/repetitions", file)
+          : 3;
   const std::uint64_t seed = defaults.value("seed", std::uint64_t{42});
 
   // First every family's axes and the number of cases they make, then the cases themselves:
@@ -371,7 +397,8 @@ Plan expand_plan(const Config& config, std::uint64_t max_cases, bool cuda_built)
       }
       std::vector<Choice> axis;
       if (value.is_array()) {
-        for (std::size_t k = 0; k < value.size(); ++k) axis.push_back({value[k], where + "/" + std::to_string(k)});
+        for (std::size_t k = 0; k < value.size(); ++k)
+          axis.push_back({value[k], where + "/" + std::to_string(k)});
       } else {
         axis.push_back({value, where});
       }
@@ -384,8 +411,9 @@ Plan expand_plan(const Config& config, std::uint64_t max_cases, bool cuda_built)
         }
         check_gpu_parameter(p, choice, cuda_built, file);
         if (std::string(p.key) == "path" && choice.value == "cache" && config.cache_root.empty())
-          throw InputError(file + ": " + choice.where + ": expected dataset.cache (or --cache) for path \"cache\" of the " +
-                           family + " family at " + at + ", got no cache root");
+          throw InputError(file + ": " + choice.where +
+                           ": expected dataset.cache (or --cache) for path \"cache\" of the " + family +
+                           " family at " + at + ", got no cache root");
       }
       axes.push_back(std::move(axis));
     }
@@ -405,8 +433,9 @@ Plan expand_plan(const Config& config, std::uint64_t max_cases, bool cuda_built)
       each += (each.empty() ? "" : ", ") + f.at + " " + f.family + ": " +
               (f.count == UINT64_MAX ? "more than " : "") + std::to_string(f.count);
     throw InputError(file + ": /families: expected at most " + std::to_string(max_cases) +
-                     " cases (raise the limit with --max-cases N), got " + (total == UINT64_MAX ? "more than " : "") +
-                     std::to_string(total) + " from the sweeps (" + each + "); sweep fewer values");
+                     " cases (raise the limit with --max-cases N), got " +
+                     (total == UINT64_MAX ? "more than " : "") + std::to_string(total) +
+                     " from the sweeps (" + each + "); sweep fewer values");
   }
 
   for (const FamilyAxes& f : families) {

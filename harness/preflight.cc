@@ -27,7 +27,7 @@ namespace fs = std::filesystem;
 std::string deepest_folder_takes_files(fs::path dir, bool named) {
   if (dir.empty()) dir = ".";
   fs::path at = dir;
-  struct stat st{};
+  struct stat st {};
   while (::stat(at.c_str(), &st) != 0) {
     const int err = errno;
     // Missing, or under a file: the folder above decides (ENOTDIR names the file when reached).
@@ -60,7 +60,7 @@ std::uint64_t read_sysfs_number(const std::string& path) {
 
 std::string why_file_not_writable(const std::string& path) {
   if (path.empty()) return "expected a file name";
-  struct stat st{};
+  struct stat st {};
   if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) return "it is a folder, expected a file name";
   return deepest_folder_takes_files(fs::path(path).parent_path(), false);
 }
@@ -82,7 +82,7 @@ void require_writable_folder(const std::string& option, const std::string& dir) 
 
 DirectAlignment direct_io_alignment(const std::string& path) {
   DirectAlignment a;
-  struct statx sx{};
+  struct statx sx {};
   if (::statx(AT_FDCWD, path.c_str(), 0, STATX_BASIC_STATS | STATX_DIOALIGN, &sx) != 0) {
     a.assumed = true;
     a.how = errno_message("cannot statx " + path, errno) + "; 512 bytes assumed";
@@ -140,10 +140,10 @@ void check_direct_block_sizes(const Plan& plan, const std::string& config_file,
     if (a.bytes == 0 || bs % a.bytes == 0) continue;
     auto where = c.origin.find("block_size");
     const std::string align = std::to_string(a.bytes);
-    throw InputError(config_file + ": " + (where != c.origin.end() ? where->second : std::string("/families")) +
-                     ": block_size " + std::to_string(bs) + " of case " + c.name() + " is not a multiple of " +
-                     align + " bytes, the O_DIRECT alignment of " + role + " (" + a.how + "); expected a multiple of " +
-                     align);
+    throw InputError(
+        config_file + ": " + (where != c.origin.end() ? where->second : std::string("/families")) +
+        ": block_size " + std::to_string(bs) + " of case " + c.name() + " is not a multiple of " + align +
+        " bytes, the O_DIRECT alignment of " + role + " (" + a.how + "); expected a multiple of " + align);
   }
 }
 

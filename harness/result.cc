@@ -14,8 +14,8 @@
 #include <unistd.h>
 
 #include "feedbench/error.h"
-#include "feedbench/units.h"
 #include "feedbench/json_limits.h"
+#include "feedbench/units.h"
 
 namespace feedbench {
 
@@ -25,12 +25,29 @@ using ojson = nlohmann::ordered_json;
 
 // Keys of an entry that are not user counters (Google Benchmark's and ours). Every other
 // numeric key is a counter, as Google Benchmark flattens them.
-const std::set<std::string, std::less<>> kEntryKeys = {
-    "name",          "family_index", "per_family_instance_index", "run_name", "run_type",
-    "repetitions",   "repetition_index", "threads",               "aggregate_name",
-    "aggregate_unit", "error_occurred", "error_message",           "iterations", "real_time",
-    "cpu_time",      "time_unit",    "label",                     "case",     "params",
-    "cache",         "latency",      "latency_hist", "extra"};
+const std::set<std::string, std::less<>> kEntryKeys = {"name",
+                                                       "family_index",
+                                                       "per_family_instance_index",
+                                                       "run_name",
+                                                       "run_type",
+                                                       "repetitions",
+                                                       "repetition_index",
+                                                       "threads",
+                                                       "aggregate_name",
+                                                       "aggregate_unit",
+                                                       "error_occurred",
+                                                       "error_message",
+                                                       "iterations",
+                                                       "real_time",
+                                                       "cpu_time",
+                                                       "time_unit",
+                                                       "label",
+                                                       "case",
+                                                       "params",
+                                                       "cache",
+                                                       "latency",
+                                                       "latency_hist",
+                                                       "extra"};
 
 // Percentiles revision 1 wrote beside the histogram's bins (the lat_* counters hold them).
 constexpr std::pair<const char*, double> kPercentiles[] = {
@@ -44,9 +61,7 @@ std::string escape_pointer_token(const std::string& key) {
 std::string child(const std::string& ptr, const std::string& key) {
   return ptr + "/" + escape_pointer_token(key);
 }
-std::string child(const std::string& ptr, std::size_t index) {
-  return ptr + "/" + std::to_string(index);
-}
+std::string child(const std::string& ptr, std::size_t index) { return ptr + "/" + std::to_string(index); }
 
 // A short rendering of the offending value for messages.
 std::string show(const ojson& v) {
@@ -63,10 +78,9 @@ class Reader {
     if (!obj_.is_object()) fail(ptr_, "an object", obj_);
   }
 
-  [[noreturn]] void fail(const std::string& ptr, const std::string& expected,
-                         const ojson& got) const {
-    throw InputError(where_ + ": " + (ptr.empty() ? std::string("/") : ptr) + ": expected " +
-                     expected + ", got " + show(got));
+  [[noreturn]] void fail(const std::string& ptr, const std::string& expected, const ojson& got) const {
+    throw InputError(where_ + ": " + (ptr.empty() ? std::string("/") : ptr) + ": expected " + expected +
+                     ", got " + show(got));
   }
   [[noreturn]] void missing(const std::string& key, const std::string& expected) const {
     throw InputError(where_ + ": " + child(ptr_, key) + ": missing (expected " + expected + ")");
@@ -231,14 +245,12 @@ bool operator==(const BenchmarkEntry& a, const BenchmarkEntry& b) {
   if (a.latency && a.latency->to_json() != b.latency->to_json()) return false;
   return a.name == b.name && a.run_name == b.run_name && a.run_type == b.run_type &&
          a.aggregate_name == b.aggregate_name && a.family_index == b.family_index &&
-         a.per_family_instance_index == b.per_family_instance_index &&
-         a.repetitions == b.repetitions && a.repetition_index == b.repetition_index &&
-         a.threads == b.threads && a.iterations == b.iterations && a.real_time == b.real_time &&
-         a.cpu_time == b.cpu_time && a.time_unit == b.time_unit && a.counters == b.counters &&
-         a.error_occurred == b.error_occurred && a.error_message == b.error_message &&
-         a.label == b.label &&
-         a.case_name == b.case_name && a.params == b.params && a.cache == b.cache &&
-         a.extra == b.extra;
+         a.per_family_instance_index == b.per_family_instance_index && a.repetitions == b.repetitions &&
+         a.repetition_index == b.repetition_index && a.threads == b.threads && a.iterations == b.iterations &&
+         a.real_time == b.real_time && a.cpu_time == b.cpu_time && a.time_unit == b.time_unit &&
+         a.counters == b.counters && a.error_occurred == b.error_occurred &&
+         a.error_message == b.error_message && a.label == b.label && a.case_name == b.case_name &&
+         a.params == b.params && a.cache == b.cache && a.extra == b.extra;
 }
 
 bool operator==(const ResultDocument& a, const ResultDocument& b) {
@@ -272,8 +284,7 @@ ResultDocument ResultDocument::from_json(const nlohmann::json& j, const std::str
   return from_json(ojson(j), where);
 }
 
-ResultDocument ResultDocument::from_json(const nlohmann::ordered_json& j,
-                                         const std::string& where) {
+ResultDocument ResultDocument::from_json(const nlohmann::ordered_json& j, const std::string& where) {
   Reader r(where, j, "");
   ResultDocument doc;
   const ojson* schema = r.find("schema");
@@ -283,7 +294,8 @@ ResultDocument ResultDocument::from_json(const nlohmann::ordered_json& j,
                      schema->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   doc.schema = kResultSchema;
   // Revisions only add what earlier readers ignore: any revision is read, none is required.
-  if (const ojson* rev = r.find("schema_revision"); rev && !(rev->is_number_integer() && rev->get<std::int64_t>() >= 1))
+  if (const ojson* rev = r.find("schema_revision");
+      rev && !(rev->is_number_integer() && rev->get<std::int64_t>() >= 1))
     r.fail("/schema_revision", "an integer of at least 1", *rev);
   doc.context = nlohmann::json(r.object("context", true));
   doc.tool = nlohmann::json(r.object("tool", false));
@@ -296,8 +308,7 @@ ResultDocument ResultDocument::from_json(const nlohmann::ordered_json& j,
   }
   const ojson env = r.object("environment_variables", false);  // outlives the loop
   for (const auto& [key, value] : env.items()) {
-    if (!value.is_string())
-      r.fail(child("/environment_variables", key), "a string", value);
+    if (!value.is_string()) r.fail(child("/environment_variables", key), "a string", value);
     doc.environment_variables[key] = value.get<std::string>();
   }
   doc.config = nlohmann::json(r.object("config", false));
@@ -331,8 +342,7 @@ ResultDocument ResultDocument::parse(const std::string& text, const std::string&
     // Keep nlohmann's reason, without its "[json.exception...] parse error at ...:" prefix.
     std::string reason = e.what();
     if (auto pos = reason.find("column "); pos != std::string::npos) {
-      if (auto colon = reason.find(": ", pos); colon != std::string::npos)
-        reason = reason.substr(colon + 2);
+      if (auto colon = reason.find(": ", pos); colon != std::string::npos) reason = reason.substr(colon + 2);
     }
     throw InputError(where + ": malformed JSON at line " + std::to_string(line) + ", column " +
                      std::to_string(column) + ": " + reason);
@@ -353,7 +363,8 @@ ResultDocument ResultDocument::load(const std::string& path) {
   std::string text;
   char buf[1 << 16];
   std::size_t n;
-  while (text.size() <= kResultLimits.max_bytes && (n = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
+  while (text.size() <= kResultLimits.max_bytes && (n = std::fread(buf, 1, sizeof buf, f)) > 0)
+    text.append(buf, n);
   int err = std::ferror(f) ? errno : 0;
   std::fclose(f);
   if (err) throw InputError(errno_message(path + ": cannot read result file", err));
@@ -424,8 +435,7 @@ void write_file_atomically(const std::string& path, const std::string& text) {
 
 bool is_calibration(const BenchmarkEntry& e) {
   auto flag = e.extra.is_object() ? e.extra.find("calibration") : e.extra.end();
-  if (e.extra.is_object() && flag != e.extra.end() && flag->is_boolean() && flag->get<bool>())
-    return true;
+  if (e.extra.is_object() && flag != e.extra.end() && flag->is_boolean() && flag->get<bool>()) return true;
   if (!e.params.is_object() || !e.params.contains("samples")) return false;
   const auto& samples = e.params["samples"];
   return samples.is_string() && samples.get<std::string>() == "memory";
@@ -436,18 +446,16 @@ std::string exclusion_reason(const BenchmarkEntry& e) {
   if (x.is_object() && x.contains("round_complete") && x["round_complete"].is_boolean() &&
       !x["round_complete"].get<bool>()) {
     auto bytes = [&](const char* key) {
-      return x.contains(key) && x[key].is_number() ? format_size(x[key].get<double>())
-                                                   : std::string("?");
+      return x.contains(key) && x[key].is_number() ? format_size(x[key].get<double>()) : std::string("?");
     };
-    return "short round: read " + bytes("bytes_read") + " of " + bytes("bytes_planned") +
-           " planned";
+    return "short round: read " + bytes("bytes_read") + " of " + bytes("bytes_planned") + " planned";
   }
   if (x.is_object() && x.contains("direct_reaches_device") && x["direct_reaches_device"].is_boolean() &&
       !x["direct_reaches_device"].get<bool>())
     return "direct requested, served from memory: no device behind the file system";
   const nlohmann::json& c = e.cache;
-  if (c.is_object() && c.contains("achieved") && c["achieved"].is_boolean() &&
-      !c["achieved"].get<bool>() && !is_calibration(e)) {
+  if (c.is_object() && c.contains("achieved") && c["achieved"].is_boolean() && !c["achieved"].get<bool>() &&
+      !is_calibration(e)) {
     std::string requested = c.contains("requested") && c["requested"].is_string()
                                 ? c["requested"].get<std::string>()
                                 : "cache state";

@@ -17,29 +17,29 @@
 //   - the only mutex is on the error path, after the worker has stopped measuring.
 // Opening and closing files are system calls by nature; they happen as a data loader does them
 // (per file, or on a miss of the open-file cache for random reads), never per read.
+#include "feedbench/runner.h"
 #include "feedbench/clock.h"
 #include "feedbench/cores.h"
-#include "feedbench/runner.h"
 
+#include <sys/resource.h>
+#include <unistd.h>
 #include <algorithm>
 #include <atomic>
-#include <cerrno>
 #include <bit>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
-#include <limits>
 #include <exception>
 #include <latch>
+#include <limits>
 #include <mutex>
-#include <sys/resource.h>
 #include <thread>
-#include <unistd.h>
 
-#include "feedbench/threads.h"
 #include "feedbench/error.h"
+#include "feedbench/threads.h"
 #include "feedbench/units.h"
 
 namespace feedbench {
@@ -161,9 +161,9 @@ struct alignas(64) Worker {
   std::uint64_t noatime_opens = 0;
   std::string incomplete;  // first shortfall (written only when one happens)
   std::int64_t end_ns = 0;
-  std::int64_t cpu_ns = 0;     // this thread's CPU from the start signal to its last completion
+  std::int64_t cpu_ns = 0;        // this thread's CPU from the start signal to its last completion
   std::optional<SinkStats> sink;  // with a copy engine
-  bool ready = false;          // engine created
+  bool ready = false;             // engine created
   std::exception_ptr input_error;
   Histogram latency;
 };
@@ -176,13 +176,13 @@ struct Shared {
   const RoundOptions& options;
   std::latch ready;
   std::latch go{1};
-  std::atomic<bool> abort{false};  // set before release when setup failed
+  std::atomic<bool> abort{false};   // set before release when setup failed
   std::atomic<bool> failed{false};  // a worker hit an error: the others stop early
   std::mutex error_mutex;           // error path only
   std::string error;
   // Time-based rounds: set by the monitor (run_round's thread), read once per worker loop.
-  alignas(64) std::atomic<bool> stop{false};       // runtime passed or steady state reached
-  std::atomic<bool> ramp_over{false};              // the figures start now
+  alignas(64) std::atomic<bool> stop{false};  // runtime passed or steady state reached
+  std::atomic<bool> ramp_over{false};         // the figures start now
   // Each worker says when it is done, so the monitor does not wait out a deadline for nothing.
   std::mutex done_mutex;
   std::condition_variable done_cv;
@@ -234,8 +234,7 @@ void run_worker(Shared& shared, Worker& me, unsigned w) {
   }
   // Random reads revisit files: keep up to max_open_files. Whole-file patterns close a file
   // after its last read, so at most one file per read in flight plus the next is open.
-  const unsigned capacity =
-      random ? std::max(options.max_open_files, qd + 1) : qd + 1;
+  const unsigned capacity = random ? std::max(options.max_open_files, qd + 1) : qd + 1;
   OpenFiles open_files(capacity);
   std::vector<ReadOp> ops(qd);
   // One completion per reap, and its slot refilled before the next: reaping every ready
@@ -371,8 +370,9 @@ void run_worker(Shared& shared, Worker& me, unsigned w) {
       OpenFiles::Entry& entry = open_files.at(e);
       if (c.result < 0) {
         if (!stopped)
-          fail_file(entry.file, errno_message("read at offset " + std::to_string(slot_offset[c.slot]) +
-                                                  " failed", int(-c.result)));
+          fail_file(entry.file,
+                    errno_message("read at offset " + std::to_string(slot_offset[c.slot]) + " failed",
+                                  int(-c.result)));
         stopped = true;
       } else {
         me.bytes += std::uint64_t(c.result);  // short at end of file: planned so
@@ -383,8 +383,8 @@ void run_worker(Shared& shared, Worker& me, unsigned w) {
                                 std::memory_order_relaxed);
         if (std::uint64_t(c.result) < slot_planned[c.slot]) {
           if (me.short_reads++ == 0 && me.incomplete.empty())
-            me.incomplete = files.absolute_path(entry.file) + ": read " + std::to_string(c.result) +
-                            " of " + std::to_string(slot_planned[c.slot]) + " bytes at offset " +
+            me.incomplete = files.absolute_path(entry.file) + ": read " + std::to_string(c.result) + " of " +
+                            std::to_string(slot_planned[c.slot]) + " bytes at offset " +
                             std::to_string(slot_offset[c.slot]) + " (it shrank since the scan)";
         }
         if (record) me.latency.record(std::uint64_t(std::max<std::int64_t>(0, t - started[c.slot])));
@@ -526,13 +526,14 @@ std::string format_steady_state(const SteadyStateSpec& spec) {
   char limit[32];
   std::snprintf(limit, sizeof limit, "%g", spec.limit_percent);
   return std::string(spec.metric == SteadyStateSpec::Metric::bw ? "bw" : "iops") + "_" +
-         (spec.mode == SteadyStateSpec::Mode::slope ? "slope" : "spread") + ":" + limit + "%:" +
-         format_duration_exact(spec.window_ns);
+         (spec.mode == SteadyStateSpec::Mode::slope ? "slope" : "spread") + ":" + limit +
+         "%:" + format_duration_exact(spec.window_ns);
 }
 
 SteadyStateSpec parse_steady_state(const std::string& text) {
   auto bad = [&] {
-    return InputError("steady_state: expected metric_mode:limit%:window such as bw_slope:2%:5s, got \"" + text + "\"");
+    return InputError("steady_state: expected metric_mode:limit%:window such as bw_slope:2%:5s, got \"" +
+                      text + "\"");
   };
   SteadyStateSpec s;
   const auto colon = text.find(':');
@@ -602,18 +603,19 @@ RoundStats run_round(const FileSet& files, Workload& workload, const RoundOption
   threads.reserve(options.workers);
   std::string refused;  // a worker the system would not start (pids limit): no round
   for (unsigned w = 0; w < options.workers && refused.empty(); ++w) {
-    refused = start_thread(threads,
-                           [&shared, &workers, w] {
-                             run_worker(shared, workers[w], w);
-                             shared.worker_done();
-                           },
-                           "worker", w, options.workers);
+    refused = start_thread(
+        threads,
+        [&shared, &workers, w] {
+          run_worker(shared, workers[w], w);
+          shared.worker_done();
+        },
+        "worker", w, options.workers);
     if (!refused.empty()) shared.ready.count_down(std::ptrdiff_t(options.workers - w));
   }
 
   shared.ready.wait();
-  const bool setup_ok = refused.empty() &&
-                        std::all_of(workers.begin(), workers.end(), [](const Worker& w) { return w.ready; });
+  const bool setup_ok =
+      refused.empty() && std::all_of(workers.begin(), workers.end(), [](const Worker& w) { return w.ready; });
   if (!setup_ok) shared.abort.store(true);
 
   std::int64_t start = now_ns();
@@ -658,8 +660,7 @@ RoundStats run_round(const FileSet& files, Workload& workload, const RoundOption
       stats.error = "the round read everything it was to read (" + format_size(double(stats.ramp_bytes)) +
                     ") within ramp_time " + format_duration_exact(options.ramp_ns) +
                     ": nothing was measured (shorten ramp_time or read more)";
-    else
-      stats.error = shared.error;
+    else stats.error = shared.error;
     return stats;
   }
   stats.ramp_elapsed_ns = timing.measure_start - start;

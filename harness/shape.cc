@@ -94,8 +94,13 @@ nlohmann::ordered_json like_origin(const FileSet& real, double scale, const std:
   auto at = [&](double q) { return sizes[std::size_t(std::llround(q * double(sizes.size() - 1)))]; };
   nlohmann::ordered_json q;
   q["min"] = sizes.front();
-  for (auto [name, p] : {std::pair{"p01", 0.01}, {"p10", 0.10}, {"p25", 0.25}, {"p50", 0.50}, {"p75", 0.75},
-                         {"p90", 0.90}, {"p99", 0.99}})
+  for (auto [name, p] : {std::pair{"p01", 0.01},
+                         {"p10", 0.10},
+                         {"p25", 0.25},
+                         {"p50", 0.50},
+                         {"p75", 0.75},
+                         {"p90", 0.90},
+                         {"p99", 0.99}})
     q[name] = at(p);
   q["max"] = sizes.back();
   nlohmann::ordered_json j;
@@ -136,7 +141,8 @@ DataShape data_shape(const FileSet& real, double scale, const std::string& where
   DataShape shape;
   const std::uint64_t total = std::max<std::uint64_t>(1, std::llround(scale * double(real.size())));
   const std::uint64_t f = folders.size();
-  const std::uint64_t m = std::min<std::uint64_t>(total, std::max<std::uint64_t>(1, std::llround(scale * double(f))));
+  const std::uint64_t m =
+      std::min<std::uint64_t>(total, std::max<std::uint64_t>(1, std::llround(scale * double(f))));
   // Systematic sampling: the middle of each of m equal runs of the ordered folders.
   std::vector<const Real*> chosen;
   for (std::uint64_t k = 0; k < m; ++k) chosen.push_back(&folders[std::size_t((2 * k + 1) * f / (2 * m))]);
@@ -154,7 +160,8 @@ DataShape data_shape(const FileSet& real, double scale, const std::string& where
   }
   std::vector<std::uint64_t> order(m);
   for (std::uint64_t k = 0; k < m; ++k) order[k] = k;
-  std::stable_sort(order.begin(), order.end(), [&](std::uint64_t a, std::uint64_t b) { return rems[a] > rems[b]; });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::uint64_t a, std::uint64_t b) { return rems[a] > rems[b]; });
   for (std::uint64_t k = 0; assigned < total; ++k, ++assigned) ++counts[order[k % m]];
   for (std::uint64_t k = 0; k < m; ++k) {
     if (counts[k] > 0) continue;
@@ -214,7 +221,8 @@ std::uint64_t seeded_permutation(std::uint64_t n, std::uint64_t seed, std::uint6
 std::uint64_t shape_file_size(const SizeDistribution& sizes, std::uint64_t files, std::uint64_t seed,
                               std::uint64_t index) {
   const std::uint64_t stratum = seeded_permutation(files, mix64(seed ^ 0x5A17E5u), index);
-  const double within = double(mix64(mix64(seed + 0x51ull) + (index + 1) * kSplitmixGolden) >> 11) * 0x1.0p-53;
+  const double within =
+      double(mix64(mix64(seed + 0x51ull) + (index + 1) * kSplitmixGolden) >> 11) * 0x1.0p-53;
   return sizes.at((double(stratum) + within) / double(files));
 }
 
@@ -224,7 +232,8 @@ std::optional<nlohmann::json> read_gen_like(const std::string& root) {
   std::stringstream text;
   text << in.rdbuf();
   const nlohmann::json j = nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
-  if (!j.is_object() || j.value("schema", "") != kGenRecordSchema || !j.contains("like") || !j["like"].is_object())
+  if (!j.is_object() || j.value("schema", "") != kGenRecordSchema || !j.contains("like") ||
+      !j["like"].is_object())
     return std::nullopt;
   return j["like"];
 }

@@ -20,8 +20,11 @@ std::uint64_t path_key(std::string_view path, std::uint64_t seed) {
 }
 
 [[noreturn]] void bad(const std::string& what, std::string_view text, const std::string& why) {
-  throw InputError(what + ": expected zipf:THETA (0 < THETA <= 10, e.g. zipf:1.1) or hot_set:F%:R% (F% of files take "
-                   "R% of reads, e.g. hot_set:10%:90%), got \"" + std::string(text) + "\" (" + why + ")");
+  throw InputError(
+      what +
+      ": expected zipf:THETA (0 < THETA <= 10, e.g. zipf:1.1) or hot_set:F%:R% (F% of files take "
+      "R% of reads, e.g. hot_set:10%:90%), got \"" +
+      std::string(text) + "\" (" + why + ")");
 }
 
 // RETURNS: the number in `s` (all of it). Throws via bad().
@@ -29,7 +32,8 @@ double number(std::string_view s, const std::string& what, std::string_view text
   const std::string str(s);
   char* end = nullptr;
   const double v = str.empty() ? NAN : std::strtod(str.c_str(), &end);
-  if (str.empty() || end != str.c_str() + str.size() || !std::isfinite(v) || str.find_first_of("xXeEnN") != std::string::npos)
+  if (str.empty() || end != str.c_str() + str.size() || !std::isfinite(v) ||
+      str.find_first_of("xXeEnN") != std::string::npos)
     bad(what, text, "'" + str + "' is not a plain number");
   return v;
 }
@@ -85,7 +89,8 @@ std::string format_skew(const Skew& s) {
 
 std::vector<std::uint32_t> hot_ranking(const FileSet& files, std::uint64_t seed) {
   std::vector<std::pair<std::uint64_t, std::uint32_t>> keyed(files.size());
-  for (std::size_t i = 0; i < files.size(); ++i) keyed[i] = {path_key(files.relative_path(i), seed), std::uint32_t(i)};
+  for (std::size_t i = 0; i < files.size(); ++i)
+    keyed[i] = {path_key(files.relative_path(i), seed), std::uint32_t(i)};
   // Ties (a 64-bit collision) fall back to the path order: still deterministic.
   std::sort(keyed.begin(), keyed.end());
   std::vector<std::uint32_t> ranking(files.size());

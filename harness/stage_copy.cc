@@ -36,9 +36,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr std::size_t kBatchFiles = 32;               // flushed together: writeback overlaps
+constexpr std::size_t kBatchFiles = 32;  // flushed together: writeback overlaps
 constexpr std::uint64_t kBatchBytes = 64ull << 20;
-
 
 // Removes empty folders from `dir` up to (not including) `root`.
 void prune_empty_parents(fs::path dir, const fs::path& root) {
@@ -58,14 +57,15 @@ void sleep_for_test_hook(int ms, const std::atomic<int>* stop) {
 class StageRun {
  public:
   StageRun(const StageOptions& o, const StagePlan& plan)
-      : opt_(o), cache_(plan.cache), sel_(plan.selection), todo_(plan.to_copy), todo_bytes_(plan.bytes_to_copy) {
+      : opt_(o), cache_(plan.cache), sel_(plan.selection), todo_(plan.to_copy),
+        todo_bytes_(plan.bytes_to_copy) {
     if (const char* d = std::getenv("FEEDBENCH_STAGE_TEST_DELAY_MS")) delay_ms_ = std::atoi(d);
     hashes_.resize(sel_.size());
   }
 
   void open_journal() {
-    journal_ = UniqueFd(::open((cache_ + "/" + kStageJournalName).c_str(),
-                         O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644));
+    journal_ = UniqueFd(
+        ::open((cache_ + "/" + kStageJournalName).c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644));
   }
 
   void run(int workers, StageResult& result) {
@@ -74,7 +74,8 @@ class StageRun {
       ProgressTicker ticker(opt_.progress, [&] { print_progress(seconds_since(start)); });
       std::vector<std::thread> threads;
       for (int w = 0; w < workers; ++w) {
-        const std::string refused = start_thread(threads, [this] { worker(); }, "worker", w, workers);
+        const std::string refused = start_thread(
+            threads, [this] { worker(); }, "worker", w, workers);
         if (!refused.empty()) {  // a pids limit: those started stop, nothing is half-written
           fatal(refused);
           break;
@@ -119,8 +120,8 @@ class StageRun {
   void print_progress(double elapsed) {
     std::uint64_t b = bytes_done_.load();
     double rate = elapsed > 0 ? double(b) / elapsed : 0;
-    std::string eta = rate > 0 ? format_duration_ns(double(todo_bytes_ - std::min(b, todo_bytes_)) / rate * 1e9)
-                               : "?";
+    std::string eta =
+        rate > 0 ? format_duration_ns(double(todo_bytes_ - std::min(b, todo_bytes_)) / rate * 1e9) : "?";
     std::fprintf(stderr, "\r\033[Kstaging  %zu/%zu files  %s/%s  %s  ETA %s", files_done_.load(),
                  todo_.size(), format_size(double(b)).c_str(), format_size(double(todo_bytes_)).c_str(),
                  format_rate(rate).c_str(), eta.c_str());
@@ -151,8 +152,8 @@ class StageRun {
     std::uint64_t remaining = todo_bytes_ - std::min(bytes_done_.load(), todo_bytes_);
     std::uint64_t free_now = cache_space(cache_).free;
     return "no space left on the cache file system while writing " + dst + " (" +
-           format_size(double(file_size)) + "): " + format_size(double(remaining)) +
-           " still to copy, " + format_size(double(free_now)) + " free; free at least " +
+           format_size(double(file_size)) + "): " + format_size(double(remaining)) + " still to copy, " +
+           format_size(double(free_now)) + " free; free at least " +
            format_size(double(remaining > free_now ? remaining - free_now : file_size)) +
            " and re-run feedbench stage (files already copied are kept)";
   }
@@ -169,11 +170,10 @@ class StageRun {
     if (!in) return add_error("source: " + p.open_error), false;
     if (::fstat(in.get(), &p.source_stat) != 0)
       return add_error(errno_message("cannot stat " + src, errno)), false;
-    const std::int64_t mtime = std::int64_t(p.source_stat.st_mtim.tv_sec) * 1000000000 +
-                               p.source_stat.st_mtim.tv_nsec;
+    const std::int64_t mtime =
+        std::int64_t(p.source_stat.st_mtim.tv_sec) * 1000000000 + p.source_stat.st_mtim.tv_nsec;
     if (std::uint64_t(p.source_stat.st_size) != sel_.file_size(i) || mtime != sel_.mtime_ns(i))
-      return add_error("source " + src + " changed since it was scanned; re-run feedbench stage"),
-             false;
+      return add_error("source " + src + " changed since it was scanned; re-run feedbench stage"), false;
     ::posix_fadvise(in.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
     ensure_parent(p.dst);
     p.fd = UniqueFd(::open(p.tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
@@ -247,9 +247,9 @@ class StageRun {
       if (err) return fail(errno_message("cannot read back " + p.tmp, err), false);
       if (got != size || back != p.source_hash)
         return fail("copy of " + std::string(sel_.relative_path(p.index)) +
-                        " read back from the cache device differs from the source (sha256 " +
-                        back + ", expected " + p.source_hash + "); the device or file system " +
-                        "may be faulty", false);
+                        " read back from the cache device differs from the source (sha256 " + back +
+                        ", expected " + p.source_hash + "); the device or file system " + "may be faulty",
+                    false);
     }
     // Same mode bits (without set-id bits) and times as the source, as cp -a does.
     ::fchmod(p.fd.get(), p.source_stat.st_mode & 0777);
@@ -283,7 +283,8 @@ class StageRun {
     *err = 0;
     if (!p.readback) return hash_from_device(p.tmp, buf, direct_ok_, got, err, opt_.stop);
     std::string digest;
-    *err = hash_whole_file(p.readback.get(), buf, [this] { return stopping(); }, &digest, got);
+    *err = hash_whole_file(
+        p.readback.get(), buf, [this] { return stopping(); }, &digest, got);
     return *err == 0 ? digest : "";
   }
 

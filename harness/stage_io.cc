@@ -54,10 +54,14 @@ ProgressTicker::ProgressTicker(bool enabled, std::function<void()> print) {
   if (!enabled) return;
   std::vector<std::thread> one;
   // A progress line is not worth failing for: refused (a pids limit), there is none.
-  if (start_thread(one, [this, print = std::move(print)] {
-        std::unique_lock lock(mutex_);
-        while (!cv_.wait_for(lock, std::chrono::milliseconds(250), [this] { return done_; })) print();
-      }, "progress", 0, 1).empty())
+  if (start_thread(
+          one,
+          [this, print = std::move(print)] {
+            std::unique_lock lock(mutex_);
+            while (!cv_.wait_for(lock, std::chrono::milliseconds(250), [this] { return done_; })) print();
+          },
+          "progress", 0, 1)
+          .empty())
     thread_ = std::move(one.front());
 }
 

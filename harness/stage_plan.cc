@@ -91,8 +91,7 @@ UniqueFd open_folder_or_ancestor(const std::string& option, const std::string& p
 // parents by ".." are the mount point's, not the source's. RETURNS: false when unknown.
 bool place_in_file_system(int fd, std::string* device, std::string* path) {
   struct statx stx {};
-  if (::statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &stx) != 0 || !(stx.stx_mask & STATX_MNT_ID))
-    return false;
+  if (::statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &stx) != 0 || !(stx.stx_mask & STATX_MNT_ID)) return false;
   char real[PATH_MAX];
   const std::string self = "/proc/self/fd/" + std::to_string(fd);
   ssize_t n = ::readlink(self.c_str(), real, sizeof real - 1);
@@ -188,7 +187,8 @@ void refuse_symlinks_out_of(const FileSet& selection) {
     std::string t = ec ? fs::read_symlink(link, ec).string() : target.string();
     if (ec || !is_within(t, root))
       throw InputError("source symlink '" + e.path + "' leads to '" + t + "', outside the source root " +
-                       root + ": refusing to stage (feedbench never follows links out of the source;"
+                       root +
+                       ": refusing to stage (feedbench never follows links out of the source;"
                        " copy that data into the source or narrow --include)");
   }
 }
@@ -303,7 +303,7 @@ void refuse_foreign_folder(const std::string& cache, const Ownership& own, bool 
 struct CacheContents {
   FileSet files;
   std::unordered_map<std::string_view, std::size_t> index;  // relative path -> files index
-  std::set<std::string> not_files;  // symlinks, FIFOs and the like in the cache
+  std::set<std::string> not_files;                          // symlinks, FIFOs and the like in the cache
 
   explicit CacheContents(const std::string& cache) : files(scan_dataset(cache)) {
     for (std::size_t i = 0; i < files.size(); ++i) index.emplace(files.relative_path(i), i);
@@ -366,13 +366,14 @@ void plan_removals(StagePlan& plan, const CacheContents& in_cache, bool prune) {
   if (!to_remove.empty() && !prune && double(to_remove.size()) > kPruneShare * double(ours_present))
     throw InputError("staging this selection would remove " + std::to_string(to_remove.size()) + " of " +
                      plural(ours_present, "file", "files") + " from the cache " + plan.cache +
-                     " (more than " + std::to_string(int(kPruneShare * 100)) + "%: " +
-                     name_some(to_remove, 3) + "): add --prune to remove them, or check --include; " +
+                     " (more than " + std::to_string(int(kPruneShare * 100)) +
+                     "%: " + name_some(to_remove, 3) + "): add --prune to remove them, or check --include; " +
                      "nothing was removed");
   if (std::string note = left_out_note(plan.selection); !note.empty()) plan.notes.push_back(note);
   if (!left_alone.empty())
-    plan.notes.push_back("left alone " + plural(left_alone.size(), "file", "files") +
-                         " feedbench did not write (listed in no manifest of ours): " + name_some(left_alone));
+    plan.notes.push_back(
+        "left alone " + plural(left_alone.size(), "file", "files") +
+        " feedbench did not write (listed in no manifest of ours): " + name_some(left_alone));
 }
 
 // RETURNS: the temporaries in the cache that an interrupted stage left: only the names we would
@@ -463,7 +464,8 @@ CacheSpace cache_space(const std::string& path) {
 
 std::string space_refusal(const StagePlan& plan, const CacheSpace& space) {
   std::uint64_t alloc = 0;  // what the copies take on disk: whole blocks
-  for (std::size_t i : plan.to_copy) alloc += (plan.selection.file_size(i) + space.block - 1) / space.block * space.block;
+  for (std::size_t i : plan.to_copy)
+    alloc += (plan.selection.file_size(i) + space.block - 1) / space.block * space.block;
   const std::uint64_t margin = alloc / 50 + std::min<std::uint64_t>(64ull << 20, space.size / 20);
   if (plan.to_copy.empty() || space.free == UINT64_MAX || space.free >= alloc + margin) return "";
   return "not enough space in " + plan.cache + ": " + std::to_string(plan.to_copy.size()) +

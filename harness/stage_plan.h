@@ -23,7 +23,7 @@ struct StagePlan {
   std::string cache;   // the cache root, resolved (plan_stage creates it)
   FileSet selection;   // what the cache will hold, in the selection's order
   std::string source_fingerprint;
-  std::string label;   // options.label, else "fp-" + the first 12 hex of the fingerprint
+  std::string label;                     // options.label, else "fp-" + the first 12 hex of the fingerprint
   std::optional<Manifest> old_manifest;  // the cache's complete manifest, when it has one
   // Every file of the cache feedbench provably wrote (its manifest or the journal of an
   // interrupted stage lists it, or it holds the source's very bytes and is adopted):
@@ -31,13 +31,13 @@ struct StagePlan {
   std::map<std::string, std::string> owned;
   std::vector<std::size_t> to_copy;  // selection indexes not in place (resume skips the rest)
   std::uint64_t bytes_to_copy = 0;
-  std::vector<std::string> hashes;   // by selection index: a kept file's sha256; "" to copy
+  std::vector<std::string> hashes;     // by selection index: a kept file's sha256; "" to copy
   std::vector<std::string> to_remove;  // files of ours no longer selected
   // Temporaries an interrupted stage left, only under names a stage of this cache writes.
   std::vector<std::string> stale_temporaries;
   std::vector<std::string> notes;     // what was left out of the selection or left alone
   std::vector<std::string> warnings;  // e.g. source and cache on the same device
-  UniqueFd lock;  // the cache's exclusive lock, held as long as the plan lives
+  UniqueFd lock;                      // the cache's exclusive lock, held as long as the plan lives
 
   std::size_t files_kept() const { return selection.size() - to_copy.size(); }
   // RETURNS: whether the cache changes at all (a copy or a removal).

@@ -70,12 +70,15 @@ std::string hash_of_file(const std::string& path, AlignedBuffer& buf) {
   if (!fd) return "";
   std::string digest;
   std::uint64_t bytes = 0;
-  return hash_whole_file(fd.get(), buf, [] { return false; }, &digest, &bytes) == 0 ? digest : "";
+  return hash_whole_file(
+             fd.get(), buf, [] { return false; }, &digest, &bytes) == 0
+             ? digest
+             : "";
 }
 
 bool VerifyResult::ok() const {
-  return !stopped_by_signal && missing.empty() && changed.empty() && extra.empty() &&
-         errors.empty() && source_matches;
+  return !stopped_by_signal && missing.empty() && changed.empty() && extra.empty() && errors.empty() &&
+         source_matches;
 }
 
 VerifyResult verify_cache(const VerifyOptions& options) {
@@ -87,14 +90,14 @@ VerifyResult verify_cache(const VerifyOptions& options) {
   std::string why;
   std::optional<Manifest> m = read_manifest(options.cache_root, &why);
   if (!m)
-    throw InputError(options.cache_root + " has no complete manifest (" + why +
-                     "): run feedbench stage");
+    throw InputError(options.cache_root + " has no complete manifest (" + why + "): run feedbench stage");
   const std::string cache = resolve_maybe_missing(options.cache_root);
   FileSet present = scan_dataset(cache);
   std::set<std::string> listed;
   for (const ManifestEntry& e : m->files) listed.insert(e.path);
   for (std::size_t i = 0; i < present.size(); ++i)
-    if (!listed.count(std::string(present.relative_path(i)))) result.extra.emplace_back(present.relative_path(i));
+    if (!listed.count(std::string(present.relative_path(i))))
+      result.extra.emplace_back(present.relative_path(i));
 
   // Hash every listed file from the device, in parallel.
   const int workers = std::max(1, options.workers > 0 ? options.workers : default_workers(cache));
@@ -131,7 +134,7 @@ VerifyResult verify_cache(const VerifyOptions& options) {
     const std::string refused = start_thread(threads, work, "verify worker", w, n);
     if (!refused.empty()) {
       if (threads.empty()) throw RunError(refused);  // nothing could check the cache
-      break;  // the started ones check every file between them
+      break;                                         // the started ones check every file between them
     }
   }
   {

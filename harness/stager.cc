@@ -107,13 +107,15 @@ std::string check_cache(const std::string& cache_root, const FileSet& source_sel
                         const std::vector<std::string>* run_include) {
   if (!m)
     return "the cache " + cache_root + " has no complete manifest (" + why + "): run `" +
-           stage_command(source_selection.root(), cache_root, run_include ? *run_include : std::vector<std::string>{}, "") +
+           stage_command(source_selection.root(), cache_root,
+                         run_include ? *run_include : std::vector<std::string>{}, "") +
            "`";
   // Staged with other globs than the run reads: staging again with the manifest's globs would
   // change nothing, so the command stages the run's selection (keeping the label).
   if (run_include && *run_include != m->include)
-    return "the cache " + cache_root + " holds another selection than this run reads (the cache: " +
-           include_text(m->include) + ", label " + m->label + "; the run: " + include_text(*run_include) +
+    return "the cache " + cache_root +
+           " holds another selection than this run reads (the cache: " + include_text(m->include) +
+           ", label " + m->label + "; the run: " + include_text(*run_include) +
            "): to cache the run's selection, run `" +
            stage_command(source_selection.root(), cache_root, *run_include, m->label, true) + "`";
   if (m->source_fingerprint != source_selection.fingerprint())
@@ -126,7 +128,7 @@ std::string check_cache(const std::string& cache_root, const FileSet& source_sel
 
 std::string shell_quote(const std::string& word) {
   if (!word.empty() && word.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-                                               "0123456789_/.,:=+-@%") == std::string::npos)
+                                              "0123456789_/.,:=+-@%") == std::string::npos)
     return word;
   std::string out = "'";
   for (char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);

@@ -130,8 +130,8 @@ class HostCopyEngine final : public CopyEngine {
  public:
   HostCopyEngine(std::size_t slots, std::size_t slot_bytes, std::int64_t delay_ns, double rate,
                  std::vector<std::byte>* log)
-      : slot_bytes_(slot_bytes), host_(slots * slot_bytes), device_(slots * slot_bytes),
-        tickets_(slots, 0), took_(slots, 0), delay_ns_(delay_ns), rate_(rate), log_(log) {}
+      : slot_bytes_(slot_bytes), host_(slots * slot_bytes), device_(slots * slot_bytes), tickets_(slots, 0),
+        took_(slots, 0), delay_ns_(delay_ns), rate_(rate), log_(log) {}
   ~HostCopyEngine() override {
     stream_.reset();  // runs what is queued, then stops
   }
@@ -177,7 +177,8 @@ class HostDeviceStep final : public DeviceStep {
   ~HostDeviceStep() override { stream_.reset(); }
   void step(std::uint64_t batch_bytes, std::int64_t step_ns) override {
     if (batch_bytes > host_.size())
-      throw RunError("a batch of " + std::to_string(batch_bytes) + " bytes is larger than the device step's buffers");
+      throw RunError("a batch of " + std::to_string(batch_bytes) +
+                     " bytes is larger than the device step's buffers");
     // One thread plays both streams, so the stand-in's copy runs after the previous spin; what
     // overlap changes here, as on a GPU, is that the trainer fetches its next batch meanwhile.
     std::int64_t copy_took = 0;
@@ -216,8 +217,9 @@ class HostDeviceStep final : public DeviceStep {
 
 }  // namespace
 
-std::unique_ptr<CopyEngine> make_host_copy_engine(std::size_t slots, std::size_t slot_bytes, std::int64_t delay_ns,
-                                                  double bytes_per_second, std::vector<std::byte>* device_log) {
+std::unique_ptr<CopyEngine> make_host_copy_engine(std::size_t slots, std::size_t slot_bytes,
+                                                  std::int64_t delay_ns, double bytes_per_second,
+                                                  std::vector<std::byte>* device_log) {
   FB_CHECK(slots >= 1 && slot_bytes >= 1, "a copy engine needs a slot");
   return std::make_unique<HostCopyEngine>(slots, slot_bytes, delay_ns, bytes_per_second, device_log);
 }

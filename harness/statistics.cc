@@ -111,8 +111,8 @@ double mann_whitney_min_p(std::size_t n1, std::size_t n2) {
   // C(n1+n2, n1) in doubles: exact enough for the comparison with alpha it serves.
   double combinations = 1;
   for (std::size_t i = 1; i <= std::min(n1, n2); ++i)
-    combinations = combinations * static_cast<double>(n1 + n2 - std::min(n1, n2) + i) /
-                   static_cast<double>(i);
+    combinations =
+        combinations * static_cast<double>(n1 + n2 - std::min(n1, n2) + i) / static_cast<double>(i);
   return std::min(1.0, 2 / combinations);
 }
 

@@ -7,8 +7,8 @@
 #include <cerrno>
 #include <cstring>
 
-#include <boost/crc.hpp>
 #include <nmmintrin.h>
+#include <boost/crc.hpp>
 
 #include "feedbench/error.h"
 
@@ -79,7 +79,8 @@ void tfrecord_header(std::uint64_t length, unsigned char out[kTfRecordHeaderByte
 std::uint64_t tfrecord_parse_header(const unsigned char header[kTfRecordHeaderBytes],
                                     const std::string& where, std::uint64_t offset) {
   if (get_le32(header + 8) != mask_crc(crc32c(header, 8)))
-    throw RunError(where + ": not a TFRecord shard, or a corrupt one: the length CRC of the record at byte offset " +
+    throw RunError(where +
+                   ": not a TFRecord shard, or a corrupt one: the length CRC of the record at byte offset " +
                    std::to_string(offset) + " does not match");
   return get_le64(header);
 }
@@ -98,13 +99,15 @@ std::vector<TfRecordRef> index_tfrecord_shard(const std::string& path) {
       const ssize_t n = ::pread(fd, header, sizeof header, off_t(offset));
       if (n < 0) throw RunError(errno_message("read " + path, errno));
       if (std::uint64_t(n) < sizeof header)
-        throw RunError(path + ": truncated TFRecord shard: the record at byte offset " + std::to_string(offset) +
-                       " has " + std::to_string(size - offset) + " bytes, fewer than its 12-byte header");
+        throw RunError(path + ": truncated TFRecord shard: the record at byte offset " +
+                       std::to_string(offset) + " has " + std::to_string(size - offset) +
+                       " bytes, fewer than its 12-byte header");
       const std::uint64_t length = tfrecord_parse_header(header, path, offset);
       if (size - offset < kTfRecordFramingBytes || length > size - offset - kTfRecordFramingBytes)
-        throw RunError(path + ": truncated TFRecord shard: the record at byte offset " + std::to_string(offset) +
-                       " announces " + std::to_string(length) + " data bytes, but the file ends " +
-                       std::to_string(size - offset) + " bytes after it begins");
+        throw RunError(path + ": truncated TFRecord shard: the record at byte offset " +
+                       std::to_string(offset) + " announces " + std::to_string(length) +
+                       " data bytes, but the file ends " + std::to_string(size - offset) +
+                       " bytes after it begins");
       records.push_back({offset, length});
       offset += length + kTfRecordFramingBytes;
     }

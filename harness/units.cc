@@ -63,8 +63,8 @@ std::optional<Decimal> take_decimal(std::string_view& s) {
 }
 
 // RETURNS: digits * multiplier / 10^scale when that is a whole number not above `limit`.
-std::optional<std::uint64_t> scale_exact(const Decimal& d, std::uint64_t multiplier,
-                                         std::uint64_t limit, bool* fractional) {
+std::optional<std::uint64_t> scale_exact(const Decimal& d, std::uint64_t multiplier, std::uint64_t limit,
+                                         bool* fractional) {
   unsigned __int128 pow10 = 1;
   for (int i = 0; i < d.scale; ++i) pow10 *= 10;
   unsigned __int128 total = d.digits * multiplier;  // digits < 10^37, multiplier < 2^63: fits
@@ -85,15 +85,31 @@ struct Unit {
 
 constexpr std::uint64_t KiB = 1024, MiB = KiB * 1024, GiB = MiB * 1024, TiB = GiB * 1024;
 constexpr std::array<Unit, 14> kSizeUnits{{
-    {"B", 1}, {"KiB", KiB}, {"MiB", MiB}, {"GiB", GiB}, {"TiB", TiB},
-    {"K", KiB}, {"M", MiB}, {"G", GiB}, {"T", TiB},
-    {"kB", 1000}, {"KB", 1000}, {"MB", 1000ULL * 1000}, {"GB", 1000ULL * 1000 * 1000},
+    {"B", 1},
+    {"KiB", KiB},
+    {"MiB", MiB},
+    {"GiB", GiB},
+    {"TiB", TiB},
+    {"K", KiB},
+    {"M", MiB},
+    {"G", GiB},
+    {"T", TiB},
+    {"kB", 1000},
+    {"KB", 1000},
+    {"MB", 1000ULL * 1000},
+    {"GB", 1000ULL * 1000 * 1000},
     {"TB", 1000ULL * 1000 * 1000 * 1000},
 }};
 
 constexpr std::int64_t kUs = 1000, kMs = 1000 * kUs, kS = 1000 * kMs, kMin = 60 * kS, kH = 60 * kMin;
 constexpr std::array<Unit, 7> kDurationUnits{{
-    {"ns", 1}, {"us", kUs}, {"\xC2\xB5s", kUs}, {"ms", kMs}, {"s", kS}, {"min", kMin}, {"h", kH},
+    {"ns", 1},
+    {"us", kUs},
+    {"\xC2\xB5s", kUs},
+    {"ms", kMs},
+    {"s", kS},
+    {"min", kMin},
+    {"h", kH},
 }};
 
 template <std::size_t N>
@@ -104,10 +120,9 @@ std::optional<std::uint64_t> find_unit(const std::array<Unit, N>& units, std::st
 }
 
 // Parses "<decimal> <unit>" where the unit is required unless `bare_multiplier` is given.
-std::uint64_t parse_quantity(std::string_view text, const std::string& what,
-                             std::string_view expected, std::optional<std::uint64_t> bare_multiplier,
-                             std::optional<std::uint64_t> (*lookup)(std::string_view),
-                             std::uint64_t limit) {
+std::uint64_t parse_quantity(std::string_view text, const std::string& what, std::string_view expected,
+                             std::optional<std::uint64_t> bare_multiplier,
+                             std::optional<std::uint64_t> (*lookup)(std::string_view), std::uint64_t limit) {
   std::string_view s = trim(text);
   auto d = take_decimal(s);
   if (!d) bad(what, expected, text);
@@ -157,30 +172,32 @@ std::string format_scaled(double value, const std::array<std::pair<const char*, 
 }  // namespace
 
 std::uint64_t parse_size(std::string_view text, const std::string& what) {
-  return parse_quantity(text, what, kSizeExpected, 1, size_unit,
-                        std::numeric_limits<std::uint64_t>::max());
+  return parse_quantity(text, what, kSizeExpected, 1, size_unit, std::numeric_limits<std::uint64_t>::max());
 }
 
 std::uint64_t parse_rate(std::string_view text, const std::string& what) {
   constexpr std::string_view kPerSecond = "/s";
   if (!text.ends_with(kPerSecond) || text.size() == kPerSecond.size())
-    throw InputError(what + ": expected a rate such as 40MiB/s or 1.5GB/s, got \"" +
-                     std::string(text) + "\"");
+    throw InputError(what + ": expected a rate such as 40MiB/s or 1.5GB/s, got \"" + std::string(text) +
+                     "\"");
   const std::uint64_t rate = parse_size(text.substr(0, text.size() - kPerSecond.size()), what);
   if (rate == 0) throw InputError(what + ": expected a rate above 0, got \"" + std::string(text) + "\"");
   return rate;
 }
 
 std::int64_t parse_duration_ns(std::string_view text, const std::string& what) {
-  return static_cast<std::int64_t>(parse_quantity(text, what, kDurationExpected, std::nullopt,
-                                                  duration_unit,
+  return static_cast<std::int64_t>(parse_quantity(text, what, kDurationExpected, std::nullopt, duration_unit,
                                                   std::numeric_limits<std::int64_t>::max()));
 }
 
 std::string format_size(double bytes) {
   static const std::array<std::pair<const char*, double>, 6> units{{
-      {"B", 1}, {"KiB", 1024.0}, {"MiB", 1024.0 * 1024}, {"GiB", 1024.0 * 1024 * 1024},
-      {"TiB", 1024.0 * 1024 * 1024 * 1024}, {"PiB", 1024.0 * 1024 * 1024 * 1024 * 1024},
+      {"B", 1},
+      {"KiB", 1024.0},
+      {"MiB", 1024.0 * 1024},
+      {"GiB", 1024.0 * 1024 * 1024},
+      {"TiB", 1024.0 * 1024 * 1024 * 1024},
+      {"PiB", 1024.0 * 1024 * 1024 * 1024 * 1024},
   }};
   return format_scaled(bytes, units, true);
 }
@@ -189,14 +206,22 @@ std::string format_rate(double bytes_per_second) { return format_size(bytes_per_
 
 std::string format_duration_ns(double ns) {
   static const std::array<std::pair<const char*, double>, 4> units{{
-      {"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9},
+      {"ns", 1},
+      {"us", 1e3},
+      {"ms", 1e6},
+      {"s", 1e9},
   }};
   return format_scaled(ns, units, false);
 }
 
 std::string format_duration_exact(std::int64_t ns) {
   static const std::array<std::pair<const char*, std::int64_t>, 6> units{{
-      {"h", kH}, {"min", kMin}, {"s", kS}, {"ms", kMs}, {"us", kUs}, {"ns", 1},
+      {"h", kH},
+      {"min", kMin},
+      {"s", kS},
+      {"ms", kMs},
+      {"us", kUs},
+      {"ns", 1},
   }};
   if (ns == 0) return "0ns";
   for (const auto& [name, size] : units)
@@ -242,15 +267,15 @@ std::string format_distribution(const Distribution& d) {
       return "normal:" + format_duration_exact(d.a_ns) + ":" + format_duration_exact(d.b_ns);
     case Distribution::Kind::uniform:
       return "uniform:" + format_duration_exact(d.a_ns) + ":" + format_duration_exact(d.b_ns);
-    case Distribution::Kind::fixed:
-      break;
+    case Distribution::Kind::fixed: break;
   }
   return format_duration_exact(d.a_ns);
 }
 
 TransformCost parse_transform(std::string_view text, const std::string& what) {
   constexpr std::string_view expected =
-      "none, a cost per sample such as 200us/sample, or per MiB such as 5ms/MiB, or decode, or decode:SIZE such as "
+      "none, a cost per sample such as 200us/sample, or per MiB such as 5ms/MiB, or decode, or decode:SIZE "
+      "such as "
       "decode:224";
   std::string_view s = trim(text);
   TransformCost t;
@@ -261,7 +286,8 @@ TransformCost parse_transform(std::string_view text, const std::string& what) {
     const std::string_view n = s.substr(7);
     int v = 0;
     for (char c : n) {
-      if (c < '0' || c > '9' || v > kMaxDecodeSize) bad(what, expected, text, "the crop size is a whole number of pixels");
+      if (c < '0' || c > '9' || v > kMaxDecodeSize)
+        bad(what, expected, text, "the crop size is a whole number of pixels");
       v = v * 10 + (c - '0');
     }
     if (n.empty() || v < 1 || v > kMaxDecodeSize)

@@ -94,8 +94,7 @@ Workload::Workload(const FileSet& files, const WorkloadSpec& spec)
   m.workers.resize(spec.workers);
   const std::uint64_t bs = spec.block_size;
   switch (spec.pattern) {
-    case Pattern::sequential:
-      break;
+    case Pattern::sequential: break;
     case Pattern::shuffled_files: {
       m.order.resize(files.size());
       for (std::size_t i = 0; i < files.size(); ++i) m.order[i] = std::uint32_t(i);
@@ -121,8 +120,7 @@ Workload::Workload(const FileSet& files, const WorkloadSpec& spec)
       }
       // One pass over the data's worth of reads (none when every file is empty).
       const std::uint64_t pass = total == 0 ? 0 : (files.total_bytes() + bs - 1) / bs;
-      const std::uint64_t reads =
-          spec.max_bytes == 0 ? pass : std::min(pass, (spec.max_bytes + bs - 1) / bs);
+      const std::uint64_t reads = spec.max_bytes == 0 ? pass : std::min(pass, (spec.max_bytes + bs - 1) / bs);
       m.full = pass * bs;
       m.planned = reads * bs;
       for (unsigned w = 0; w < spec.workers; ++w) {

@@ -52,8 +52,7 @@ CaseView fold_one(const std::string& key, const std::vector<const BenchmarkEntry
       continue;
     }
     if (e->cache.is_object()) {
-      if (c.requested_state.empty() && e->cache.contains("requested") &&
-          e->cache["requested"].is_string())
+      if (c.requested_state.empty() && e->cache.contains("requested") && e->cache["requested"].is_string())
         c.requested_state = e->cache["requested"].get<std::string>();
       if (e->cache.contains("residency_before") && e->cache["residency_before"].is_number())
         c.residency.push_back(e->cache["residency_before"].get<double>());
@@ -143,8 +142,8 @@ std::string CaseView::exclusion_note() const {
   if (excluded.empty()) return "";
   std::string reasons;
   for (const ExcludedRepetition& x : excluded)
-    reasons += (reasons.empty() ? "" : "; ") + ("repetition " + std::to_string(x.repetition_index) +
-                                               ": " + x.reason);
+    reasons += (reasons.empty() ? "" : "; ") +
+               ("repetition " + std::to_string(x.repetition_index) + ": " + x.reason);
   const std::size_t measured = achieved + excluded.size();
   return std::to_string(excluded.size()) + " of " + std::to_string(measured) +
          (measured == 1 ? " repetition" : " repetitions") + " excluded (" + reasons + ")";

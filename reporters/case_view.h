@@ -23,7 +23,7 @@ namespace feedbench {
 // A repetition left out of its case's figures, and why.
 struct ExcludedRepetition {
   std::int64_t repetition_index = 0;
-  std::string reason;   // "cold not achieved: 87.0% resident before the round", "short round: ..."
+  std::string reason;    // "cold not achieved: 87.0% resident before the round", "short round: ..."
   nlohmann::json cache;  // the repetition's cache record (null when it has none)
 };
 
@@ -34,27 +34,27 @@ struct CaseView {
   nlohmann::json params = nlohmann::json::object();  // {"family", every parameter}
   bool calibration = false;  // measures the harness, not storage: never a storage headline
 
-  std::size_t achieved = 0;                // repetitions whose figures count
+  std::size_t achieved = 0;                  // repetitions whose figures count
   std::vector<ExcludedRepetition> excluded;  // measured but not counted
-  std::size_t errored = 0;                 // repetitions that failed or were skipped
-  std::vector<std::string> errors;         // their distinct reasons, first-seen order
-  bool from_aggregate = false;  // no repetitions in the file: its "median" aggregate stands in
+  std::size_t errored = 0;                   // repetitions that failed or were skipped
+  std::vector<std::string> errors;           // their distinct reasons, first-seen order
+  bool from_aggregate = false;               // no repetitions in the file: its "median" aggregate stands in
 
-  std::map<std::string, double> counters;       // median over the achieved repetitions
+  std::map<std::string, double> counters;  // median over the achieved repetitions
   // The spread of each counter over the achieved repetitions: the coefficient of variation
   // (sample standard deviation / mean, as diff's noise rule reads it); only with 2 or more.
   std::map<std::string, double> spread;
   // Same, for numeric top-level extra fields; "min_au" is the worst-fed trainer's AU (the
   // lowest of au, extra.min_au and extra.au_per_accelerator) where the case has an AU.
   std::map<std::string, double> extra_numbers;
-  double real_time = 0;                         // median, in time_unit
+  double real_time = 0;  // median, in time_unit
   std::string time_unit;
   // extra of the representative achieved repetition: the lower middle by the primary counter
   // (au for the loader, else bytes_per_second), so its text (a verdict) matches the figure.
   nlohmann::json extra = nlohmann::json::object();
-  std::string label;  // the representative's label (a round's note; the loader's verdict)
-  std::string requested_state;     // cache state asked for ("" when none)
-  std::vector<double> residency;   // residency_before of each measured repetition, in order
+  std::string label;                 // the representative's label (a round's note; the loader's verdict)
+  std::string requested_state;       // cache state asked for ("" when none)
+  std::vector<double> residency;     // residency_before of each measured repetition, in order
   std::optional<Histogram> latency;  // merged over the achieved repetitions
 
   // RETURNS: achieved + excluded + errored.

@@ -98,8 +98,7 @@ const std::vector<Column>& columns_of(const std::string& family) {
       {"spread", 7, [](const CaseView& c) { return spread_of(c, "au"); }},
       {"stall", 9, [](const CaseView& c) { return or_dash(at(c, "stall_fraction"), percent_text); }},
       {"samples/s", 9, [](const CaseView& c) { return or_dash(at(c, "samples_per_second"), count_text); }},
-      {"wait p99", 9,
-       [](const CaseView& c) {
+      {"wait p99", 9, [](const CaseView& c) {
          return or_dash(at(c, "wait_p99_ms"), [](double ms) { return format_duration_ns(ms * 1e6); });
        }}};
   static const std::vector<Column> stage = {
@@ -318,9 +317,11 @@ CaseLabels label_cases(const std::vector<Case>& cases) {
     }
     std::string reps;
     if (repetitions.size() == 1)
-      reps = std::to_string(*repetitions.begin()) + (*repetitions.begin() == 1 ? " repetition" : " repetitions");
+      reps =
+          std::to_string(*repetitions.begin()) + (*repetitions.begin() == 1 ? " repetition" : " repetitions");
     else
-      reps = std::to_string(*repetitions.begin()) + " to " + std::to_string(*repetitions.rbegin()) + " repetitions";
+      reps = std::to_string(*repetitions.begin()) + " to " + std::to_string(*repetitions.rbegin()) +
+             " repetitions";
     group.header = group.family + (group.at.empty() ? "" : " " + group.at) +
                    (constant.empty() ? "" : ": " + join(constant, " ")) + "; " + reps + " (" +
                    std::to_string(list.size()) + (list.size() == 1 ? " case)" : " cases)");

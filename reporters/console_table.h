@@ -30,8 +30,7 @@ bool colour_wanted(bool terminal, const char* no_color, const char* term);
 // RETURNS: `text` with every line longer than `width` broken at spaces; a continuation line is
 // indented by the line's own leading spaces plus `hanging`. A word longer than a line breaks
 // after a '/' (a path, a case name); one without stays whole on a line of its own.
-std::string wrap_text(const std::string& text, std::size_t width = kConsoleWidth,
-                      std::size_t hanging = 4);
+std::string wrap_text(const std::string& text, std::size_t width = kConsoleWidth, std::size_t hanging = 4);
 
 // How the cases of a plan are shown.
 struct CaseLabels {

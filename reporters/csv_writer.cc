@@ -14,10 +14,10 @@ namespace {
 
 // Every parameter of file_read, loader and stage, in the order a reader scans them.
 const std::vector<std::string> kParamOrder = {
-    "pattern",  "block_size", "engine",  "queue_depth", "workers",      "cache_state",
-    "path",     "batch_size", "prefetch", "step_time",  "transform",    "samples",
-    "epochs",   "steps",      "warmup_steps", "accelerators", "target_au", "verify",
-    "sink",     "shuffle_buffer", "verify_crc", "accelerator", "overlap"};
+    "pattern", "block_size",     "engine",       "queue_depth",  "workers",   "cache_state",
+    "path",    "batch_size",     "prefetch",     "step_time",    "transform", "samples",
+    "epochs",  "steps",          "warmup_steps", "accelerators", "target_au", "verify",
+    "sink",    "shuffle_buffer", "verify_crc",   "accelerator",  "overlap"};
 
 // The counters' columns in the counter table's order (feedbench/counters.h); real_time has a
 // column of its own.
@@ -86,12 +86,11 @@ std::string format_csv(const ResultDocument& doc) {
   for (const std::string& c : counters) out += "," + c;
   out += ",error,excluded,achieved_repetitions\n";
 
-  auto leading = [&](const std::string& name, const std::string& family,
-                     const auto& values) {
+  auto leading = [&](const std::string& name, const std::string& family, const auto& values) {
     std::string row = quote(name) + "," + quote(family);
     for (const std::string& p : params)
-      row += "," + (values.is_object() && values.contains(p) ? cell(nlohmann::json(values[p]))
-                                                             : std::string());
+      row +=
+          "," + (values.is_object() && values.contains(p) ? cell(nlohmann::json(values[p])) : std::string());
     return row;
   };
   std::map<std::string, std::vector<const BenchmarkEntry*>> repetitions;

@@ -65,8 +65,7 @@ const char* status_word(CaseStatus s) {
 }
 
 bool not_judged(CaseStatus s) {
-  return s == CaseStatus::kCacheNotAchieved || s == CaseStatus::kErrored ||
-         s == CaseStatus::kNoMetrics;
+  return s == CaseStatus::kCacheNotAchieved || s == CaseStatus::kErrored || s == CaseStatus::kNoMetrics;
 }
 
 // The one note of a document whose verdicts were weak: said once, not on every row.
@@ -82,8 +81,8 @@ std::string weak_note(const Comparison& c) {
       needed = std::max(needed, m.repetitions_needed);
     }
   if (rows == 0) return "";
-  return "weak verdict: too few repetitions (as few as " + std::to_string(smallest) +
-         " per side, in " + std::to_string(rows) + (rows == 1 ? " comparison" : " comparisons") +
+  return "weak verdict: too few repetitions (as few as " + std::to_string(smallest) + " per side, in " +
+         std::to_string(rows) + (rows == 1 ? " comparison" : " comparisons") +
          ") for the test to reach alpha " + printf_string("%g", c.options.alpha) +
          ": the threshold and the noise rule alone decided those marked (weak); use " +
          std::to_string(needed) + " or more repetitions per side";
@@ -92,7 +91,8 @@ std::string weak_note(const Comparison& c) {
 std::string verdict_text(const MetricComparison& m, double /*alpha*/) {
   std::string s = verdict_word(m.verdict);
   if (m.verdict == Verdict::kNoisy) s += " (" + m.why_noisy + ")";
-  else if (m.below_floor) s += " (change below the floor of " + std::string(find_metric(m.metric)->floor_text) + ")";
+  else if (m.below_floor)
+    s += " (change below the floor of " + std::string(find_metric(m.metric)->floor_text) + ")";
   else if (m.weak && m.verdict != Verdict::kUnchanged) s += " (weak)";
   return s;
 }
@@ -124,9 +124,8 @@ std::string summary_line(const Comparison& c, bool strict) {
   std::size_t compared = 0;
   for (const CaseComparison& k : c.cases) compared += k.status == CaseStatus::kCompared;
   std::size_t r = c.regressions(), i = c.improvements(), z = c.noisy();
-  std::string s = std::to_string(r) + (r == 1 ? " regression, " : " regressions, ") +
-                  std::to_string(i) + (i == 1 ? " improvement, " : " improvements, ") +
-                  std::to_string(z) + " noisy in " +
+  std::string s = std::to_string(r) + (r == 1 ? " regression, " : " regressions, ") + std::to_string(i) +
+                  (i == 1 ? " improvement, " : " improvements, ") + std::to_string(z) + " noisy in " +
                   std::to_string(compared) + (compared == 1 ? " compared case" : " compared cases") +
                   " (threshold " + format_percent(c.options.threshold) + ", alpha " +
                   printf_string("%g", c.options.alpha) + ")";
@@ -161,8 +160,7 @@ std::string format_table(const Comparison& c, const DiffFormatOptions& o) {
   Paint paint{o.colour};
   std::ostringstream out;
   out << "BASE " << c.base_file << "\nNEW  " << c.new_file << "\n";
-  for (const std::string& w : c.warnings)
-    out << paint("warning: " + w, o.strict ? "1;31" : "33") << "\n";
+  for (const std::string& w : c.warnings) out << paint("warning: " + w, o.strict ? "1;31" : "33") << "\n";
   if (std::string load = load_line(c); !load.empty()) out << load << "\n";
   if (!c.rerun_file.empty()) out << rerun_line(c) << "\n";
 
@@ -194,8 +192,7 @@ std::string format_table(const Comparison& c, const DiffFormatOptions& o) {
   }
   for (const auto& [k, rows] : groups) {
     out << k->identity << "\n";
-    if (k->base_name != k->new_name)
-      out << "  (BASE " << k->base_name << ", NEW " << k->new_name << ")\n";
+    if (k->base_name != k->new_name) out << "  (BASE " << k->base_name << ", NEW " << k->new_name << ")\n";
     if (!k->note.empty()) out << "  (" << k->note << ")\n";
     for (const Row& r : rows) {
       std::string line = "  ";
@@ -220,17 +217,20 @@ std::string format_table(const Comparison& c, const DiffFormatOptions& o) {
       out << "  " << text(k) << "\n";
     }
   };
-  list("not judged:", [](const CaseComparison& k) { return not_judged(k.status); },
-       [&](const CaseComparison& k) { return k.identity + ": " + paint(k.note, "33"); });
-  list(c.options.allow_missing ? "missing in NEW (allowed by --allow-missing):"
-                                : "MISSING in NEW (fails the diff; --allow-missing to accept):",
-       [](const CaseComparison& k) { return k.missing(); },
-       [&](const CaseComparison& k) {
-         return k.status == CaseStatus::kRemoved ? k.base_name + ": only in BASE"
-                                                 : k.identity + ": " + paint(k.note, "33");
-       });
-  list("added (only in NEW):", [](const CaseComparison& k) { return k.status == CaseStatus::kAdded; },
-       [](const CaseComparison& k) { return k.new_name; });
+  list(
+      "not judged:", [](const CaseComparison& k) { return not_judged(k.status); },
+      [&](const CaseComparison& k) { return k.identity + ": " + paint(k.note, "33"); });
+  list(
+      c.options.allow_missing ? "missing in NEW (allowed by --allow-missing):"
+                              : "MISSING in NEW (fails the diff; --allow-missing to accept):",
+      [](const CaseComparison& k) { return k.missing(); },
+      [&](const CaseComparison& k) {
+        return k.status == CaseStatus::kRemoved ? k.base_name + ": only in BASE"
+                                                : k.identity + ": " + paint(k.note, "33");
+      });
+  list(
+      "added (only in NEW):", [](const CaseComparison& k) { return k.status == CaseStatus::kAdded; },
+      [](const CaseComparison& k) { return k.new_name; });
 
   out << "\n";
   if (std::string weak = weak_note(c); !weak.empty()) out << paint(weak, "33") << "\n";
@@ -280,14 +280,14 @@ std::string format_markdown(const Comparison& c, const DiffFormatOptions& o) {
       if (m.verdict == Verdict::kRegression) verdict = "**" + verdict + "**";
       out << "| `" << md_cell(k.identity) << "` | " << m.metric << " | "
           << format_metric_value(m.metric, m.base_median) << " | "
-          << format_metric_value(m.metric, m.new_median) << " | " << format_change(m.change)
-          << " | " << format_p(m.p) << " | " << md_cell(verdict) << " |\n";
+          << format_metric_value(m.metric, m.new_median) << " | " << format_change(m.change) << " | "
+          << format_p(m.p) << " | " << md_cell(verdict) << " |\n";
     }
   }
   auto list = [&](const char* title, CaseStatus status, auto text) {
     bool first = true;
     for (const CaseComparison& k : c.cases) {
-      const bool pick = status == CaseStatus::kCompared   ? not_judged(k.status)
+      const bool pick = status == CaseStatus::kCompared  ? not_judged(k.status)
                         : status == CaseStatus::kRemoved ? k.missing()
                                                          : k.status == status;
       if (!pick) continue;
@@ -300,7 +300,7 @@ std::string format_markdown(const Comparison& c, const DiffFormatOptions& o) {
   list("Not judged", CaseStatus::kCompared,
        [](const CaseComparison& k) { return "`" + k.identity + "`: " + k.note; });
   list(c.options.allow_missing ? "Missing in NEW (allowed by --allow-missing)"
-                                : "Missing in NEW (fails the diff)",
+                               : "Missing in NEW (fails the diff)",
        CaseStatus::kRemoved, [](const CaseComparison& k) {
          return k.status == CaseStatus::kRemoved ? "`" + k.base_name + "`: only in BASE"
                                                  : "`" + k.identity + "`: " + k.note;
@@ -333,8 +333,8 @@ std::string format_junit(const Comparison& c, const DiffFormatOptions& o) {
       std::string details;
       for (const MetricComparison& m : k.metrics)
         details += m.metric + ": " + format_metric_value(m.metric, m.base_median) + " -> " +
-                   format_metric_value(m.metric, m.new_median) + " (" + format_change(m.change) +
-                   ", p " + format_p(m.p) + ") " + verdict_text(m, c.options.alpha) + "\n";
+                   format_metric_value(m.metric, m.new_median) + " (" + format_change(m.change) + ", p " +
+                   format_p(m.p) + ") " + verdict_text(m, c.options.alpha) + "\n";
       if (k.regressed()) {
         ++failures;
         std::string message;
@@ -342,8 +342,8 @@ std::string format_junit(const Comparison& c, const DiffFormatOptions& o) {
           if (m.verdict == Verdict::kRegression)
             message += (message.empty() ? "" : "; ") + m.metric + " " + format_change(m.change) +
                        (m.weak ? " (weak)" : "");
-        body << "      <failure type=\"regression\" message=\"" << xml("regression: " + message)
-             << "\">" << xml(details) << "</failure>\n";
+        body << "      <failure type=\"regression\" message=\"" << xml("regression: " + message) << "\">"
+             << xml(details) << "</failure>\n";
       } else {
         body << "      <system-out>" << xml(details) << "</system-out>\n";
       }
@@ -352,8 +352,7 @@ std::string format_junit(const Comparison& c, const DiffFormatOptions& o) {
       ++failures;
       std::string why = k.status == CaseStatus::kRemoved ? "missing: only in BASE, not measured in NEW"
                                                          : "missing: " + k.note;
-      body << "      <failure type=\"missing\" message=\"" << xml(why) << "\">" << xml(why)
-           << "</failure>\n";
+      body << "      <failure type=\"missing\" message=\"" << xml(why) << "\">" << xml(why) << "</failure>\n";
     } else {
       ++skipped;
       std::string why = k.status == CaseStatus::kRemoved ? "only in BASE"
@@ -370,17 +369,16 @@ std::string format_junit(const Comparison& c, const DiffFormatOptions& o) {
     body << "    <testcase classname=\"feedbench\" name=\"comparability\">\n";
     if (o.strict) {
       ++failures;
-      body << "      <failure type=\"not_comparable\" message=\"" << xml(c.warnings.front())
-           << "\">" << xml(text) << "</failure>\n";
+      body << "      <failure type=\"not_comparable\" message=\"" << xml(c.warnings.front()) << "\">"
+           << xml(text) << "</failure>\n";
     } else {
       body << "      <system-out>" << xml(text) << "</system-out>\n";
     }
     body << "    </testcase>\n";
   }
   std::ostringstream out;
-  std::string counts = "tests=\"" + std::to_string(tests) + "\" failures=\"" +
-                       std::to_string(failures) + "\" errors=\"0\" skipped=\"" +
-                       std::to_string(skipped) + "\"";
+  std::string counts = "tests=\"" + std::to_string(tests) + "\" failures=\"" + std::to_string(failures) +
+                       "\" errors=\"0\" skipped=\"" + std::to_string(skipped) + "\"";
   out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
       << "<testsuites name=\"feedbench diff\" " << counts << ">\n"
       << "  <testsuite name=\"feedbench diff\" " << counts << ">\n"
@@ -465,8 +463,7 @@ nlohmann::ordered_json diff_to_json(const Comparison& c, bool strict) {
                    : nlohmann::ordered_json();
   };
   j["load"] = {{"base", load_json(c.base_load)}, {"new", load_json(c.new_load)}};
-  if (!c.rerun_file.empty())
-    j["rerun"] = {{"file", c.rerun_file}, {"cases", c.rerun_cases}};
+  if (!c.rerun_file.empty()) j["rerun"] = {{"file", c.rerun_file}, {"cases", c.rerun_cases}};
   if (std::string weak = weak_note(c); !weak.empty()) j["notes"] = nlohmann::ordered_json::array({weak});
   else j["notes"] = nlohmann::ordered_json::array();
   nlohmann::ordered_json cases = nlohmann::ordered_json::array();

@@ -18,9 +18,9 @@
 #include "feedbench/chartjs.h"
 #include "feedbench/comparison.h"
 #include "feedbench/counters.h"
+#include "feedbench/error.h"
 #include "feedbench/report_css.h"
 #include "feedbench/report_js.h"
-#include "feedbench/error.h"
 
 namespace feedbench {
 namespace {
@@ -77,9 +77,7 @@ std::string text_of(const json* v) {
   return v->dump();
 }
 
-std::string text_at(const json& j, std::initializer_list<const char*> keys) {
-  return text_of(at(j, keys));
-}
+std::string text_at(const json& j, std::initializer_list<const char*> keys) { return text_of(at(j, keys)); }
 
 std::string fmt(const char* format, double v) {
   char buf[64];
@@ -129,7 +127,6 @@ std::string counter_header(const std::string& key) {
   if (ends("_ms")) return k.substr(0, k.size() - 3) + " ms";
   return key;
 }
-
 
 std::string shell_quote(const std::string& arg) {
   if (!arg.empty() && arg.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -189,9 +186,8 @@ json case_json(const CaseView& c) {
   bool cache_achieved = true;
   for (const ExcludedRepetition& x : c.excluded)
     if (x.cache.is_object() && x.cache.value("achieved", true) == false) cache_achieved = false;
-  j["cache"] = {{"requested", c.requested_state},
-                {"residency_before", c.residency},
-                {"achieved", cache_achieved}};
+  j["cache"] = {
+      {"requested", c.requested_state}, {"residency_before", c.residency}, {"achieved", cache_achieved}};
   if (c.latency && c.latency->count() > 0) {
     j["latency"] = {{"unit", "us"},
                     {"count", c.latency->count()},
@@ -248,7 +244,8 @@ std::vector<std::string> verdicts_of(const std::vector<CaseView>& cases) {
   if (!loader.empty()) {
     std::set<double> accelerators;
     for (const auto* c : loader)
-      if (const json* a = at(c->params, {"accelerators"}); a && a->is_number()) accelerators.insert(a->get<double>());
+      if (const json* a = at(c->params, {"accelerators"}); a && a->is_number())
+        accelerators.insert(a->get<double>());
     double target = loader.front()->target_au();
     std::string target_text = "AU ≥ " + fmt("%.0f", target * 100) + "%";
     if (accelerators.size() > 1) {
@@ -264,8 +261,9 @@ std::vector<std::string> verdicts_of(const std::vector<CaseView>& cases) {
         }
         std::string n = best > 0 ? fmt("%.0f", best) : "none";
         if (first) {
-          sentence = path + " path keeps " + n + (best == 1 ? " simulated accelerator" : " simulated accelerators") +
-                     " at " + target_text;
+          sentence = path + " path keeps " + n +
+                     (best == 1 ? " simulated accelerator" : " simulated accelerators") + " at " +
+                     target_text;
           first = false;
         } else {
           sentence += "; " + path + " path keeps " + n;
@@ -340,7 +338,8 @@ struct Page {
 
 std::string row(const std::string& label, const std::vector<std::string>& cells, bool code = false) {
   std::string r = "<tr><th scope=\"row\">" + escape_html(label) + "</th>";
-  for (const auto& c : cells) r += code ? "<td><code>" + escape_html(c) + "</code></td>" : "<td>" + escape_html(c) + "</td>";
+  for (const auto& c : cells)
+    r += code ? "<td><code>" + escape_html(c) + "</code></td>" : "<td>" + escape_html(c) + "</td>";
   return r + "</tr>\n";
 }
 
@@ -354,7 +353,8 @@ std::string file_header_cells(const std::vector<std::string>& names) {
   return r + "</tr>\n";
 }
 
-void render_environment(Page& p, const std::vector<ResultDocument>& docs, const std::vector<std::string>& names) {
+void render_environment(Page& p, const std::vector<ResultDocument>& docs,
+                        const std::vector<std::string>& names) {
   p << "<section id=\"environment\"><h2>Environment</h2>\n<div class=\"scroll\"><table class=\"facts\">\n";
   if (docs.size() > 1) p << "<thead>" << file_header_cells(names) << "</thead>";
   auto host_row = [&](const std::string& label, auto value_of) {
@@ -384,7 +384,8 @@ void render_environment(Page& p, const std::vector<ResultDocument>& docs, const 
     for (const auto& gpu : *g) {
       std::string drv = text_at(gpu, {"driver"});
       std::string s = joined({joined({text_at(gpu, {"name"}), text_at(gpu, {"memory"})}, " "),
-                              drv.empty() ? "" : "driver " + drv}, ", ");
+                              drv.empty() ? "" : "driver " + drv},
+                             ", ");
       if (s.empty()) s = "unnamed GPU";
       if (!count[s]++) order.push_back(s);
     }
@@ -400,7 +401,8 @@ void render_environment(Page& p, const std::vector<ResultDocument>& docs, const 
     std::string version = text_at(d.tool, {"version"});
     std::string commit = text_at(d.tool, {"git_commit"});
     if (!commit.empty()) {
-      commit = "commit " + commit.substr(0, 12) + (text_at(d.tool, {"git_dirty"}) == "yes" ? ", modified tree" : "");
+      commit = "commit " + commit.substr(0, 12) +
+               (text_at(d.tool, {"git_dirty"}) == "yes" ? ", modified tree" : "");
       version = version.empty() ? commit : version + " (" + commit + ")";
     }
     std::string gb = text_at(d.tool, {"benchmark_version"});
@@ -444,14 +446,17 @@ std::string same_device_warning(const json* paths) {
   return "";
 }
 
-void render_paths_and_data(Page& p, const std::vector<ResultDocument>& docs, const std::vector<std::string>& names) {
+void render_paths_and_data(Page& p, const std::vector<ResultDocument>& docs,
+                           const std::vector<std::string>& names) {
   p << "<section id=\"paths\"><h2>Paths and data set</h2>\n";
   for (std::size_t i = 0; i < docs.size(); ++i) {
     const ResultDocument& d = docs[i];
     if (docs.size() > 1) p << "<h3>" << escape_html(names[i]) << "</h3>\n";
     const json* paths = at(d.environment, {"paths"});
     std::string warning = same_device_warning(paths);
-    if (!warning.empty()) p << "<p class=\"warning\" role=\"alert\"><strong>Same device.</strong> " << escape_html(warning) << "</p>\n";
+    if (!warning.empty())
+      p << "<p class=\"warning\" role=\"alert\"><strong>Same device.</strong> " << escape_html(warning)
+        << "</p>\n";
     std::vector<std::string> roles = roles_of(paths);
     for (const auto& r : roles_of(at(d.dataset, {})))
       if (std::find(roles.begin(), roles.end(), r) == roles.end()) roles.push_back(r);
@@ -471,15 +476,21 @@ void render_paths_and_data(Page& p, const std::vector<ResultDocument>& docs, con
       }
       if (any_nonempty(cells)) p << row(label, cells, code);
     };
-    role_row("Path", [](const json& info, const json& data) {
-      std::string s = text_at(info, {"resolved"});
-      return s.empty() ? text_at(data, {"root"}) : s;
-    }, true);
+    role_row(
+        "Path",
+        [](const json& info, const json& data) {
+          std::string s = text_at(info, {"resolved"});
+          return s.empty() ? text_at(data, {"root"}) : s;
+        },
+        true);
     role_row("File system", [](const json& info, const json&) { return text_at(info, {"fs_type"}); });
-    role_row("Mount", [](const json& info, const json&) {
-      std::string m = text_at(info, {"mount_point"}), src = text_at(info, {"mount_source"});
-      return m.empty() || src.empty() ? m + src : m + " from " + src;
-    }, true);
+    role_row(
+        "Mount",
+        [](const json& info, const json&) {
+          std::string m = text_at(info, {"mount_point"}), src = text_at(info, {"mount_source"});
+          return m.empty() || src.empty() ? m + src : m + " from " + src;
+        },
+        true);
     role_row("Device", [](const json& info, const json&) {
       std::string s = text_at(info, {"device"});
       if (s.empty() && !text_at(info, {"fs_type"}).empty()) s = "no local block device";
@@ -487,7 +498,8 @@ void render_paths_and_data(Page& p, const std::vector<ResultDocument>& docs, con
       if (!model.empty()) s += (s.empty() ? "" : ", ") + model;
       const json* rot = at(info, {"device_info", "rotational"});
       if (rot && (rot->is_boolean() || rot->is_number()))
-        s += (rot->is_boolean() ? rot->get<bool>() : rot->get<double>() != 0) ? ", rotational" : ", non-rotational";
+        s += (rot->is_boolean() ? rot->get<bool>() : rot->get<double>() != 0) ? ", rotational"
+                                                                              : ", non-rotational";
       std::string ra = text_at(info, {"device_info", "read_ahead_kb"});
       if (!ra.empty()) s += ", read-ahead " + ra + " KiB";
       std::string sched = text_at(info, {"device_info", "scheduler"});
@@ -499,7 +511,8 @@ void render_paths_and_data(Page& p, const std::vector<ResultDocument>& docs, con
       const json* b = at(data, {"bytes"});
       return b && b->is_number() ? human_bytes(b->get<double>()) + " (" + b->dump() + " B)" : text_of(b);
     });
-    role_row("Fingerprint", [](const json&, const json& data) { return text_at(data, {"fingerprint"}); }, true);
+    role_row(
+        "Fingerprint", [](const json&, const json& data) { return text_at(data, {"fingerprint"}); }, true);
     role_row("Cache manifest", [](const json&, const json& data) {
       std::string label = text_at(data, {"manifest", "label"});
       std::string ver = text_at(data, {"manifest", "version"});
@@ -510,22 +523,28 @@ void render_paths_and_data(Page& p, const std::vector<ResultDocument>& docs, con
   p << "</section>\n";
 }
 
-void render_reproduce(Page& p, const std::vector<ResultDocument>& docs, const std::vector<std::string>& names) {
+void render_reproduce(Page& p, const std::vector<ResultDocument>& docs,
+                      const std::vector<std::string>& names) {
   p << "<section id=\"reproduce\"><h2>Rerun it</h2>\n";
   for (std::size_t i = 0; i < docs.size(); ++i) {
     const ResultDocument& d = docs[i];
     if (docs.size() > 1) p << "<h3>" << escape_html(names[i]) << "</h3>\n";
-    p << "<p>Command line:</p><pre class=\"command\">" << escape_html(command_text(d.command_line)) << "</pre>\n";
+    p << "<p>Command line:</p><pre class=\"command\">" << escape_html(command_text(d.command_line))
+      << "</pre>\n";
     if (!d.environment_variables.empty()) {
       std::string env;
       for (const auto& [k, v] : d.environment_variables) env += k + "=" + shell_quote(v) + "\n";
-      p << "<p>With these environment variables set:</p><pre class=\"command\">" << escape_html(env) << "</pre>\n";
+      p << "<p>With these environment variables set:</p><pre class=\"command\">" << escape_html(env)
+        << "</pre>\n";
     }
     // The config's ${VAR:-default} fallbacks: not the user's settings, so not shown as such.
-    if (const json* defaults = at(d.config, {"defaults_used"}); defaults && defaults->is_object() && !defaults->empty()) {
+    if (const json* defaults = at(d.config, {"defaults_used"});
+        defaults && defaults->is_object() && !defaults->empty()) {
       std::string list;
-      for (const auto& [k, v] : defaults->items()) list += k + " unset: the config's default " + shell_quote(text_of(&v)) + " applied\n";
-      p << "<p>Defaults the config applied (these variables were <em>not</em> set):</p><pre class=\"defaults\">"
+      for (const auto& [k, v] : defaults->items())
+        list += k + " unset: the config's default " + shell_quote(text_of(&v)) + " applied\n";
+      p << "<p>Defaults the config applied (these variables were <em>not</em> set):</p><pre "
+           "class=\"defaults\">"
         << escape_html(list) << "</pre>\n";
     }
     std::string cname = text_at(d.config, {"name"}), cfile = text_at(d.config, {"file"});
@@ -546,9 +565,9 @@ void render_reproduce(Page& p, const std::vector<ResultDocument>& docs, const st
 // A parameter's place in a case label: the order a person names a read (pattern, block size,
 // engine, queue depth, workers), then the page-cache state and the path; the rest after.
 int param_rank(const std::string& key) {
-  static const char* order[] = {"pattern", "block_size", "record_size", "engine", "queue_depth", "batch_size",
-                                "workers", "prefetch", "accelerators", "samples", "transform", "step_time",
-                                "cache_state", "path"};
+  static const char* order[] = {"pattern",    "block_size", "record_size", "engine",       "queue_depth",
+                                "batch_size", "workers",    "prefetch",    "accelerators", "samples",
+                                "transform",  "step_time",  "cache_state", "path"};
   for (int i = 0; i < static_cast<int>(std::size(order)); ++i)
     if (key == order[i]) return i;
   return 1000;
@@ -569,11 +588,16 @@ std::string size_text(double bytes) {
 // One parameter as it reads in a case label: "w 4", "qd 32", "4 KiB", "cold", "source".
 std::string param_text(const std::string& key, const json* v) {
   if (!v || v->is_null()) return "";
-  if (v->is_number() && (key == "block_size" || key == "record_size" || key == "samples")) return size_text(v->get<double>());
+  if (v->is_number() && (key == "block_size" || key == "record_size" || key == "samples"))
+    return size_text(v->get<double>());
   std::string value = text_of(v);
-  if (key == "pattern" || key == "engine" || key == "cache_state" || key == "path" || key == "transform") return value;
-  static const std::map<std::string, std::string> prefix = {
-      {"workers", "w"}, {"queue_depth", "qd"}, {"accelerators", "acc"}, {"batch_size", "batch"}, {"prefetch", "prefetch"}};
+  if (key == "pattern" || key == "engine" || key == "cache_state" || key == "path" || key == "transform")
+    return value;
+  static const std::map<std::string, std::string> prefix = {{"workers", "w"},
+                                                            {"queue_depth", "qd"},
+                                                            {"accelerators", "acc"},
+                                                            {"batch_size", "batch"},
+                                                            {"prefetch", "prefetch"}};
   auto it = prefix.find(key);
   return (it == prefix.end() ? key : it->second) + " " + value;
 }
@@ -587,8 +611,9 @@ struct CaseLabels {
     for (const auto* c : cases)
       for (const auto& [k, v] : c->params.items())
         if (k != "family" && std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
-    std::stable_sort(keys.begin(), keys.end(),
-                     [](const std::string& a, const std::string& b) { return param_rank(a) < param_rank(b); });
+    std::stable_sort(keys.begin(), keys.end(), [](const std::string& a, const std::string& b) {
+      return param_rank(a) < param_rank(b);
+    });
     for (const auto& k : keys) {
       std::set<std::string> values;
       for (const auto* c : cases) values.insert(param_text(k, at(c->params, {k.c_str()})));
@@ -618,7 +643,8 @@ std::vector<std::string> key_counters(const std::string& family) {
   return {"bytes_per_second", "items_per_second", "lat_p50_us", "lat_p99_us", "residency_before"};
 }
 
-void render_case_tables(Page& p, const std::vector<std::vector<CaseView>>& all, const std::vector<std::string>& names) {
+void render_case_tables(Page& p, const std::vector<std::vector<CaseView>>& all,
+                        const std::vector<std::string>& names) {
   p << "<section id=\"cases\"><h2>Every case</h2>\n<p class=\"muted\">Median of the achieved repetitions "
        "(reps: achieved of all that ran). Each case is labelled by what varies between the cases of its "
        "family; what is the same for all of them is said once above the table, and the full case name is "
@@ -629,7 +655,8 @@ void render_case_tables(Page& p, const std::vector<std::vector<CaseView>>& all, 
   for (std::size_t f = 0; f < all.size(); ++f) {
     std::vector<std::string> families;
     for (const auto& c : all[f])
-      if (std::find(families.begin(), families.end(), c.family) == families.end()) families.push_back(c.family);
+      if (std::find(families.begin(), families.end(), c.family) == families.end())
+        families.push_back(c.family);
     for (const auto& family : families) {
       std::vector<const CaseView*> cases;
       for (const auto& c : all[f])
@@ -648,27 +675,34 @@ void render_case_tables(Page& p, const std::vector<std::vector<CaseView>>& all, 
       std::vector<std::string> rest;
       for (const auto& k : counters_seen)
         if (std::find(counters.begin(), counters.end(), k) == counters.end()) rest.push_back(k);
-      std::stable_sort(rest.begin(), rest.end(),
-                       [](const std::string& a, const std::string& b) { return counter_rank(a) < counter_rank(b); });
+      std::stable_sort(rest.begin(), rest.end(), [](const std::string& a, const std::string& b) {
+        return counter_rank(a) < counter_rank(b);
+      });
       counters.insert(counters.end(), rest.begin(), rest.end());
 
-      p << "<h3>" << escape_html(family) << (all.size() > 1 ? " — " + escape_html(names[f]) : "") << "</h3>\n";
+      p << "<h3>" << escape_html(family) << (all.size() > 1 ? " — " + escape_html(names[f]) : "")
+        << "</h3>\n";
       p << labels.same_line(*cases.front());
-      p << "<div class=\"scroll\"><table class=\"cases\"><thead><tr><th scope=\"col\" class=\"label\">case</th>"
+      p << "<div class=\"scroll\"><table class=\"cases\"><thead><tr><th scope=\"col\" "
+           "class=\"label\">case</th>"
            "<th scope=\"col\" class=\"num key\">reps</th>";
       for (std::size_t i = 0; i < counters.size(); ++i) {
         if (i == n_key && any_verdict) p << "<th scope=\"col\" class=\"key verdict\">verdict</th>";
-        p << "<th scope=\"col\" class=\"num" << (i < n_key ? " key" : "") << "\">" << escape_html(counter_header(counters[i])) << "</th>";
+        p << "<th scope=\"col\" class=\"num" << (i < n_key ? " key" : "") << "\">"
+          << escape_html(counter_header(counters[i])) << "</th>";
       }
-      if (counters.size() == n_key && any_verdict) p << "<th scope=\"col\" class=\"key verdict\">verdict</th>";
+      if (counters.size() == n_key && any_verdict)
+        p << "<th scope=\"col\" class=\"key verdict\">verdict</th>";
       p << "<th scope=\"col\">notes</th></tr></thead>\n<tbody>\n";
       for (const auto* c : cases) {
-        p << "<tr" << (c->errors.empty() ? "" : " class=\"failed\"") << " title=\"" << escape_html(c->name) << "\">"
+        p << "<tr" << (c->errors.empty() ? "" : " class=\"failed\"") << " title=\"" << escape_html(c->name)
+          << "\">"
           << "<th scope=\"row\" class=\"label\">" << escape_html(labels.label(*c)) << "</th>";
         // The figures are the median of the achieved repetitions, out of all that ran.
         p << "<td class=\"num\">" << c->achieved
           << (c->achieved == c->repetitions() ? "" : " of " + std::to_string(c->repetitions())) << "</td>";
-        const std::string verdict = "<td class=\"verdict\">" + escape_html(text_at(c->extra, {"verdict"})) + "</td>";
+        const std::string verdict =
+            "<td class=\"verdict\">" + escape_html(text_at(c->extra, {"verdict"})) + "</td>";
         for (std::size_t i = 0; i < counters.size(); ++i) {
           if (i == n_key && any_verdict) p << verdict;
           auto v = c->counter(counters[i]);
@@ -681,8 +715,8 @@ void render_case_tables(Page& p, const std::vector<std::vector<CaseView>>& all, 
           const bool cache_missed = x.cache.is_object() && x.cache.value("achieved", true) == false;
           notes += "<span class=\"flag\">" +
                    escape_html(cache_missed ? "not " + c->requested_state : std::string("short round")) +
-                   "</span> repetition " + std::to_string(x.repetition_index) + " excluded: " +
-                   escape_html(x.reason) + " ";
+                   "</span> repetition " + std::to_string(x.repetition_index) +
+                   " excluded: " + escape_html(x.reason) + " ";
         }
         for (const auto& e : c->errors) notes += "<span class=\"error\">" + escape_html(e) + "</span> ";
         p << "<td class=\"notes\">" << notes << "</td></tr>\n";
@@ -695,7 +729,8 @@ void render_case_tables(Page& p, const std::vector<std::vector<CaseView>>& all, 
 
 // Cases run across ranks: per case, each host's rate (or a loader's lowest AU per host) and the
 // straggler line, as text (the per-rank chart above draws the same from the embedded data).
-void render_across_ranks(Page& p, const std::vector<std::vector<CaseView>>& all, const std::vector<std::string>& names) {
+void render_across_ranks(Page& p, const std::vector<std::vector<CaseView>>& all,
+                         const std::vector<std::string>& names) {
   std::ostringstream body;
   for (std::size_t f = 0; f < all.size(); ++f)
     for (const CaseView& c : all[f]) {
@@ -706,7 +741,8 @@ void render_across_ranks(Page& p, const std::vector<std::vector<CaseView>>& all,
       if (const json* hs = at(c.extra, {"hosts"}); hs && hs->is_array())
         for (const json& h : *hs)
           if (h.contains("bytes_per_second") && h["bytes_per_second"].is_number())
-            hosts.push_back(h.value("host", std::string("?")) + " " + human_rate(h["bytes_per_second"].get<double>()));
+            hosts.push_back(h.value("host", std::string("?")) + " " +
+                            human_rate(h["bytes_per_second"].get<double>()));
       std::string line;
       if (loader) {
         const json* min_rank = at(c.extra, {"min_au_rank"});
@@ -719,21 +755,28 @@ void render_across_ranks(Page& p, const std::vector<std::vector<CaseView>>& all,
         std::vector<std::string> named;
         if (st && st->is_array())
           for (const json& s : *st)
-            named.push_back("rank " + std::to_string(s.value("rank", 0)) + " (host " + s.value("host", std::string("?")) +
-                            ") at " + human_rate(s.value("bytes_per_second", 0.0)) + ", " +
+            named.push_back("rank " + std::to_string(s.value("rank", 0)) + " (host " +
+                            s.value("host", std::string("?")) + ") at " +
+                            human_rate(s.value("bytes_per_second", 0.0)) + ", " +
                             fmt("%.2f", s.value("vs_median", 0.0)) + " of the median rank's rate");
-        const double below = c.extra.contains("cluster") ? c.extra["cluster"].value("straggler_below", 0.8) : 0.8;
-        line = named.empty() ? "no straggler: every rank read at " + fmt("%.1f", below) + " of the median rank's rate or more"
-                             : std::string(named.size() == 1 ? "straggler: " : "stragglers: ") + joined(named, "; ");
+        const double below =
+            c.extra.contains("cluster") ? c.extra["cluster"].value("straggler_below", 0.8) : 0.8;
+        line = named.empty()
+                   ? "no straggler: every rank read at " + fmt("%.1f", below) +
+                         " of the median rank's rate or more"
+                   : std::string(named.size() == 1 ? "straggler: " : "stragglers: ") + joined(named, "; ");
       }
-      body << "<li><code>" << escape_html(c.name) << "</code>" << (all.size() > 1 ? " (" + escape_html(names[f]) + ")" : "")
-           << ": " << ranks->size() << " ranks" << (hosts.empty() ? "" : " — hosts " + escape_html(joined(hosts, ", ")))
-           << "<br><span class=\"" << (line.rfind("straggler", 0) == 0 ? "straggler" : "muted") << "\">"
-           << escape_html(line) << "</span></li>\n";
+      body << "<li><code>" << escape_html(c.name) << "</code>"
+           << (all.size() > 1 ? " (" + escape_html(names[f]) + ")" : "") << ": " << ranks->size() << " ranks"
+           << (hosts.empty() ? "" : " — hosts " + escape_html(joined(hosts, ", "))) << "<br><span class=\""
+           << (line.rfind("straggler", 0) == 0 ? "straggler" : "muted") << "\">" << escape_html(line)
+           << "</span></li>\n";
     }
   if (body.str().empty()) return;
-  p << "<section id=\"across-ranks\"><h2>Across ranks</h2>\n<p class=\"muted\">Cases run under MPI: each host's rate "
-       "(the representative repetition) and the ranks slower than 0.8 of the median rank's rate, which hold the "
+  p << "<section id=\"across-ranks\"><h2>Across ranks</h2>\n<p class=\"muted\">Cases run under MPI: each "
+       "host's rate "
+       "(the representative repetition) and the ranks slower than 0.8 of the median rank's rate, which hold "
+       "the "
        "aggregate down. The per-rank chart is under Charts.</p>\n<ul class=\"ranks\">\n"
     << body.str() << "</ul></section>\n";
 }
@@ -750,8 +793,10 @@ std::optional<std::pair<std::string, double>> primary_metric(const CaseView& c) 
 
 // RETURNS: per case name of BASE, diff's verdict on `metric` of that case: what the ratio
 // table colours (only a significant change is coloured; diff's rule, not a second one).
-std::map<std::string, std::map<std::string, Verdict>> diff_verdicts(const ResultDocument& base, const ResultDocument& next,
-                                                                    const std::string& base_name, const std::string& next_name) {
+std::map<std::string, std::map<std::string, Verdict>> diff_verdicts(const ResultDocument& base,
+                                                                    const ResultDocument& next,
+                                                                    const std::string& base_name,
+                                                                    const std::string& next_name) {
   std::map<std::string, std::map<std::string, Verdict>> out;
   Comparison cmp;
   try {
@@ -764,17 +809,21 @@ std::map<std::string, std::map<std::string, Verdict>> diff_verdicts(const Result
   return out;
 }
 
-void render_ratio_table(Page& p, const std::vector<ResultDocument>& docs, const std::vector<std::vector<CaseView>>& all,
+void render_ratio_table(Page& p, const std::vector<ResultDocument>& docs,
+                        const std::vector<std::vector<CaseView>>& all,
                         const std::vector<std::string>& names) {
   if (all.size() < 2) return;
   p << "<section id=\"ratios\"><h2>Ratios between files</h2>\n<p class=\"muted\">Each case's figure that "
        "<code>feedbench diff</code> judges it on (MiB/s for reads and staging, AU % for the loader) in every "
        "file, and its ratio to <strong>"
-    << escape_html(names[0]) << "</strong>. Above 1: better than the first file. A ratio is coloured only where "
-       "<code>diff</code> calls the change significant (beyond its threshold and the noise of the repetitions); "
+    << escape_html(names[0])
+    << "</strong>. Above 1: better than the first file. A ratio is coloured only where "
+       "<code>diff</code> calls the change significant (beyond its threshold and the noise of the "
+       "repetitions); "
        "a tooltip gives its verdict.</p>\n";
   std::vector<std::map<std::string, std::map<std::string, Verdict>>> verdicts(all.size());
-  for (std::size_t f = 1; f < all.size(); ++f) verdicts[f] = diff_verdicts(docs[0], docs[f], names[0], names[f]);
+  for (std::size_t f = 1; f < all.size(); ++f)
+    verdicts[f] = diff_verdicts(docs[0], docs[f], names[0], names[f]);
   std::vector<std::string> families;
   for (const auto& c : all[0])
     if (std::find(families.begin(), families.end(), c.family) == families.end()) families.push_back(c.family);
@@ -786,11 +835,14 @@ void render_ratio_table(Page& p, const std::vector<ResultDocument>& docs, const 
       if (c.family == family && primary_metric(c)) cases.push_back(&c);
     if (cases.empty()) continue;
     const CaseLabels labels(cases);
-    p << "<h3>" << escape_html(family) << " — " << escape_html(counter_header(primary_metric(*cases.front())->first))
-      << "</h3>\n" << labels.same_line(*cases.front());
-    p << "<div class=\"scroll\"><table class=\"cases ratios\"><thead><tr><th scope=\"col\" class=\"label\">case</th>";
+    p << "<h3>" << escape_html(family) << " — "
+      << escape_html(counter_header(primary_metric(*cases.front())->first)) << "</h3>\n"
+      << labels.same_line(*cases.front());
+    p << "<div class=\"scroll\"><table class=\"cases ratios\"><thead><tr><th scope=\"col\" "
+         "class=\"label\">case</th>";
     for (std::size_t f = 1; f < names.size(); ++f)
-      p << "<th scope=\"col\" class=\"num key\">" << escape_html(names[f]) << " / " << escape_html(names[0]) << "</th>";
+      p << "<th scope=\"col\" class=\"num key\">" << escape_html(names[f]) << " / " << escape_html(names[0])
+        << "</th>";
     for (const auto& n : names) p << "<th scope=\"col\" class=\"num\">" << escape_html(n) << "</th>";
     p << "</tr></thead><tbody>\n";
     for (const CaseView* base : cases) {
@@ -806,8 +858,8 @@ void render_ratio_table(Page& p, const std::vector<ResultDocument>& docs, const 
         values.push_back(v);
       }
       if (!any) continue;
-      p << "<tr title=\"" << escape_html(base->name) << "\"><th scope=\"row\" class=\"label\">" << escape_html(labels.label(*base))
-        << "</th>";
+      p << "<tr title=\"" << escape_html(base->name) << "\"><th scope=\"row\" class=\"label\">"
+        << escape_html(labels.label(*base)) << "</th>";
       for (std::size_t f = 1; f < values.size(); ++f) {
         if (!values[f] || b->second == 0) {
           p << "<td class=\"num\">—</td>";
@@ -818,20 +870,20 @@ void render_ratio_table(Page& p, const std::vector<ResultDocument>& docs, const 
           if (auto m = c->second.find(b->first); m != c->second.end()) {
             if (m->second == Verdict::kImprovement) cls = " better", why = "diff: improvement";
             if (m->second == Verdict::kRegression) cls = " worse", why = "diff: regression";
-            if (m->second == Verdict::kNoisy) why = "diff: noisy, within what the repetitions' spread explains";
+            if (m->second == Verdict::kNoisy)
+              why = "diff: noisy, within what the repetitions' spread explains";
           }
-        p << "<td class=\"num" << cls << "\" title=\"" << escape_html(why) << "\">" << fmt("%.2f", *values[f] / b->second) << "×</td>";
+        p << "<td class=\"num" << cls << "\" title=\"" << escape_html(why) << "\">"
+          << fmt("%.2f", *values[f] / b->second) << "×</td>";
       }
-      for (const auto& v : values) p << "<td class=\"num\">" << (v ? escape_html(format_counter(b->first, *v)) : "—") << "</td>";
+      for (const auto& v : values)
+        p << "<td class=\"num\">" << (v ? escape_html(format_counter(b->first, *v)) : "—") << "</td>";
       p << "</tr>\n";
     }
     p << "</tbody></table></div>\n";
   }
   p << "</section>\n";
 }
-
-
-
 
 std::string default_title(const std::vector<ResultDocument>& docs, const std::vector<std::string>& names) {
   std::vector<std::string> configs;
@@ -846,24 +898,32 @@ std::string default_title(const std::vector<ResultDocument>& docs, const std::ve
 
 }  // namespace
 
-std::vector<std::string> report_labels(const std::vector<ResultDocument>& docs, const std::vector<std::string>& files,
+std::vector<std::string> report_labels(const std::vector<ResultDocument>& docs,
+                                       const std::vector<std::string>& files,
                                        const std::vector<std::string>& given) {
   FB_CHECK(docs.size() == files.size(), "one file name per result document");
   if (!given.empty()) {
     if (given.size() != files.size())
-      throw InputError("--label: given " + (given.size() == 1 ? std::string("once") : std::to_string(given.size()) + " times") +
-                       " for " + std::to_string(files.size()) + " result files: give one per file, in the order of the files");
+      throw InputError("--label: given " +
+                       (given.size() == 1 ? std::string("once") : std::to_string(given.size()) + " times") +
+                       " for " + std::to_string(files.size()) +
+                       " result files: give one per file, in the order of the files");
     std::set<std::string> seen;
     for (const auto& l : given) {
       if (l.empty()) throw InputError("--label: expected a name, got an empty one");
-      if (!seen.insert(l).second) throw InputError("--label: \"" + l + "\" given twice: each file needs its own");
+      if (!seen.insert(l).second)
+        throw InputError("--label: \"" + l + "\" given twice: each file needs its own");
     }
     return given;
   }
   using Source = std::function<std::string(std::size_t)>;
   const std::vector<Source> sources = {
-      [&](std::size_t i) { return text_at(docs[i].dataset, {"cache", "manifest", "label"}); },
-      [&](std::size_t i) { return text_at(docs[i].environment, {"host", "instance_type"}); },
+      [&](std::size_t i) {
+        return text_at(docs[i].dataset, {"cache", "manifest", "label"});
+      },
+      [&](std::size_t i) {
+        return text_at(docs[i].environment, {"host", "instance_type"});
+      },
       [&](std::size_t i) { return std::filesystem::path(files[i]).stem().string(); },
   };
   for (std::size_t s = 0; s < sources.size(); ++s) {
@@ -879,7 +939,8 @@ std::vector<std::string> report_labels(const std::vector<ResultDocument>& docs, 
   return files;
 }
 
-nlohmann::json html_report_data(const std::vector<ResultDocument>& docs, const std::vector<std::string>& names) {
+nlohmann::json html_report_data(const std::vector<ResultDocument>& docs,
+                                const std::vector<std::string>& names) {
   FB_CHECK(docs.size() == names.size(), "one name per result document");
   json files = json::array();
   for (std::size_t i = 0; i < docs.size(); ++i) {
@@ -890,7 +951,9 @@ nlohmann::json html_report_data(const std::vector<ResultDocument>& docs, const s
   return {{"files", files}};
 }
 
-std::vector<std::string> html_report_verdicts(const ResultDocument& doc) { return verdicts_of(fold_cases(doc)); }
+std::vector<std::string> html_report_verdicts(const ResultDocument& doc) {
+  return verdicts_of(fold_cases(doc));
+}
 
 std::string render_html_report(const std::vector<ResultDocument>& docs, const std::vector<std::string>& names,
                                const std::string& title_in, const std::vector<std::string>& files) {
@@ -903,9 +966,11 @@ std::string render_html_report(const std::vector<ResultDocument>& docs, const st
   Page p;
   p << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-       "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:\">\n"
+       "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; script-src "
+       "'unsafe-inline'; style-src 'unsafe-inline'; img-src data:\">\n"
        "<meta name=\"generator\" content=\"feedbench report\">\n<title>"
-    << escape_html(title) << "</title>\n<style>" << embedded::kReportCss << "</style>\n</head>\n<body>\n<main>\n";
+    << escape_html(title) << "</title>\n<style>" << embedded::kReportCss
+    << "</style>\n</head>\n<body>\n<main>\n";
   p << "<header><h1>" << escape_html(title) << "</h1>\n<p class=\"subtitle\">";
   for (std::size_t i = 0; i < docs.size(); ++i) {
     std::string date = text_at(docs[i].context, {"date"});
@@ -914,8 +979,10 @@ std::string render_html_report(const std::vector<ResultDocument>& docs, const st
     // The data version the cache holds: a run on another version is not the same experiment.
     std::string label = text_at(docs[i].dataset, {"cache", "manifest", "label"});
     // What the label stands for: the file, and whichever of host, date and cache label it is not.
-    std::string facts = joined({files.empty() || files[i] == names[i] ? "" : files[i], host == names[i] ? "" : host, date,
-                                label.empty() ? "" : "cache label " + label}, ", ");
+    std::string facts =
+        joined({files.empty() || files[i] == names[i] ? "" : files[i], host == names[i] ? "" : host, date,
+                label.empty() ? "" : "cache label " + label},
+               ", ");
     p << (i ? "<br>" : "") << "<strong>" << escape_html(names[i]) << "</strong>"
       << (facts.empty() ? "" : " — " + escape_html(facts));
   }
@@ -936,26 +1003,30 @@ std::string render_html_report(const std::vector<ResultDocument>& docs, const st
   }
   p << "<nav class=\"toc\"><a href=\"#environment\">Environment</a><a href=\"#paths\">Paths and data</a>"
        "<a href=\"#reproduce\">Rerun it</a><a href=\"#charts\">Charts</a>"
-    << (docs.size() > 1 ? "<a href=\"#ratios\">Ratios</a>" : "") << "<a href=\"#cases\">Every case</a></nav>\n</header>\n";
+    << (docs.size() > 1 ? "<a href=\"#ratios\">Ratios</a>" : "")
+    << "<a href=\"#cases\">Every case</a></nav>\n</header>\n";
   render_environment(p, docs, names);
   render_paths_and_data(p, docs, names);
   render_reproduce(p, docs, names);
-  p << "<div id=\"charts\"><noscript><p class=\"muted\">The charts need JavaScript; the tables below hold every "
+  p << "<div id=\"charts\"><noscript><p class=\"muted\">The charts need JavaScript; the tables below hold "
+       "every "
        "number.</p></noscript></div>\n";
   render_ratio_table(p, docs, all, names);
   render_across_ranks(p, all, names);
   render_case_tables(p, all, names);
-  p << "<footer>Written by <code>feedbench report</code>. Charts drawn by Chart.js (MIT licence), inlined: this "
+  p << "<footer>Written by <code>feedbench report</code>. Charts drawn by Chart.js (MIT licence), inlined: "
+       "this "
        "page makes no network request.</footer>\n</main>\n";
-  p << "<script id=\"feedbench-data\" type=\"application/json\">" << script_safe_json(html_report_data(docs, names))
-    << "</script>\n";
+  p << "<script id=\"feedbench-data\" type=\"application/json\">"
+    << script_safe_json(html_report_data(docs, names)) << "</script>\n";
   p << "<script>" << script_safe_js(embedded::kChartJs) << "</script>\n";
   p << "<script>" << script_safe_js(embedded::kReportJs) << "</script>\n</body>\n</html>\n";
   return p.html.str();
 }
 
 void write_html_report(const std::vector<ResultDocument>& docs, const std::vector<std::string>& names,
-                       const std::string& out_path, const std::string& title, const std::vector<std::string>& files) {
+                       const std::string& out_path, const std::string& title,
+                       const std::vector<std::string>& files) {
   write_file_atomically(out_path, render_html_report(docs, names, title, files));
 }
 

@@ -35,15 +35,13 @@ std::vector<std::string> report_labels(const std::vector<ResultDocument>& docs,
 // RETURNS: the whole page. `title` empty: derived from the config names. `files`: the result
 // files' paths, shown beside their labels in the header (empty: not shown).
 // REQUIRES: names.size() == docs.size(), docs not empty, files empty or one per document.
-std::string render_html_report(const std::vector<ResultDocument>& docs,
-                               const std::vector<std::string>& names,
-                               const std::string& title = "",
-                               const std::vector<std::string>& files = {});
+std::string render_html_report(const std::vector<ResultDocument>& docs, const std::vector<std::string>& names,
+                               const std::string& title = "", const std::vector<std::string>& files = {});
 
 // Writes the page to out_path atomically (temporary name, then rename). Throws RunError when
 // it cannot write.
-void write_html_report(const std::vector<ResultDocument>& docs,
-                       const std::vector<std::string>& names, const std::string& out_path,
-                       const std::string& title = "", const std::vector<std::string>& files = {});
+void write_html_report(const std::vector<ResultDocument>& docs, const std::vector<std::string>& names,
+                       const std::string& out_path, const std::string& title = "",
+                       const std::vector<std::string>& files = {});
 
 }  // namespace feedbench

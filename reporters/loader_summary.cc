@@ -36,8 +36,7 @@ std::vector<Sweep> sweeps_over(const std::vector<const CaseView*>& cases, const 
   std::map<std::string, Sweep> groups;
   for (const CaseView* p : cases) {
     const CaseView& c = *p;
-    if (!c.params.is_object() || !c.params.contains(key) || !c.params[key].is_number_integer())
-      continue;
+    if (!c.params.is_object() || !c.params.contains(key) || !c.params[key].is_number_integer()) continue;
     if (c.calibration) continue;  // calibration answers no sizing
     json rest = json(c.params);
     rest.erase(key);
@@ -87,8 +86,7 @@ json summarize_loader(const ResultDocument& doc) {
               {"calibration", c->calibration},
               {"judged", judged(*c)}};
     if (!c->excluded.empty()) v["excluded"] = c->exclusion_note();
-    if (c->extra.contains("epochs") && c->extra["epochs"].is_array() &&
-        c->extra["epochs"].size() > 1)
+    if (c->extra.contains("epochs") && c->extra["epochs"].is_array() && c->extra["epochs"].size() > 1)
       v["epochs"] = c->extra["epochs"];
     if (c->extra.contains("memory_note")) v["memory_note"] = c->extra["memory_note"];
     verdicts.push_back(v);
@@ -111,8 +109,7 @@ json summarize_loader(const ResultDocument& doc) {
       if (found.is_null() && au >= target) found = w;
       // More workers is not always better: a count below the best of the smaller ones.
       if (best_au > 0 && au < best_au * (1 - kWorseMargin))
-        worse.push_back(
-            {{"workers", w}, {"au", au}, {"best_workers", best_workers}, {"best_au", best_au}});
+        worse.push_back({{"workers", w}, {"au", au}, {"best_workers", best_workers}, {"best_au", best_au}});
       if (au > best_au) best_au = au, best_workers = w;
     }
     min_workers.push_back({{"sweep", s.name},
@@ -132,15 +129,11 @@ json summarize_loader(const ResultDocument& doc) {
       tried.push_back({{"accelerators", k}, {"min_au", au}});
       if (au >= target) found = k;
     }
-    max_accelerators.push_back({{"sweep", s.name},
-                                {"target_au", target},
-                                {"tried", tried},
-                                {"max_accelerators", found}});
+    max_accelerators.push_back(
+        {{"sweep", s.name}, {"target_au", target}, {"tried", tried}, {"max_accelerators", found}});
   }
 
-  json out = {{"verdicts", verdicts},
-              {"min_workers", min_workers},
-              {"max_accelerators", max_accelerators}};
+  json out = {{"verdicts", verdicts}, {"min_workers", min_workers}, {"max_accelerators", max_accelerators}};
   if (!calibration.empty()) out["calibration"] = calibration;
   return out;
 }
@@ -182,9 +175,9 @@ std::string format_loader_summary(const json& summary) {
     std::string worse;
     for (const json& w : s.value("worse", json::array()))
       worse += (worse.empty() ? "; more workers made it worse: " : ", ") +
-               std::to_string(w.value("workers", 0)) + " workers reach AU " +
-               percent(w.value("au", 0.0)) + ", " + std::to_string(w.value("best_workers", 0)) +
-               " reached " + percent(w.value("best_au", 0.0));
+               std::to_string(w.value("workers", 0)) + " workers reach AU " + percent(w.value("au", 0.0)) +
+               ", " + std::to_string(w.value("best_workers", 0)) + " reached " +
+               percent(w.value("best_au", 0.0));
     if (s["min_workers"].is_null())
       line("minimum workers: none reaches AU " + percent(target) + " (" + tried + ") in " +
            s.value("sweep", "") + worse);
@@ -203,16 +196,15 @@ std::string format_loader_summary(const json& summary) {
       line("accelerators supported: none keeps every trainer at AU " + percent(target) +
            " (lowest trainer: " + tried + ") in " + s.value("sweep", ""));
     else
-      line("accelerators supported: " +
-           std::to_string(s["max_accelerators"].get<std::int64_t>()) +
+      line("accelerators supported: " + std::to_string(s["max_accelerators"].get<std::int64_t>()) +
            ", the largest count keeping every trainer at AU " + percent(target) +
            " (lowest trainer: " + tried + ") in " + s.value("sweep", ""));
   }
   for (const json& c : summary.value("calibration", json::array())) {
     const double au = c.value("au", 0.0);
     if (c.value("ok", false))
-      line("calibration (samples from memory, no I/O): AU " + percent(au) + " >= " +
-           percent(kCalibrationMin) + ": the harness adds no stall (" + c.value("case", "") + ")");
+      line("calibration (samples from memory, no I/O): AU " + percent(au) +
+           " >= " + percent(kCalibrationMin) + ": the harness adds no stall (" + c.value("case", "") + ")");
     else
       line("calibration FAILED (samples from memory, no I/O): AU " + percent(au) + " < " +
            percent(kCalibrationMin) + ": the harness itself stalls training, so the loader " +

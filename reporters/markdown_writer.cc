@@ -19,8 +19,7 @@ namespace {
 using json = nlohmann::json;
 
 // Counters left out of the tables to keep them narrow (they stay in the JSON and CSV).
-const std::set<std::string> kVerbose = {"files_per_second", "lat_p90_us", "lat_p999_us",
-                                        "wait_p90_ms"};
+const std::set<std::string> kVerbose = {"files_per_second", "lat_p90_us", "lat_p999_us", "wait_p90_ms"};
 
 std::string cell(const std::string& s) {
   std::string out;
@@ -43,25 +42,21 @@ std::string figure(const std::string& counter, double v) {
   const CounterInfo* info = find_counter(counter);
   if (info && info->unit == CounterUnit::kBytesPerSecond) return format_rate(v);
   char buf[32];
-  if (info && info->unit == CounterUnit::kFraction)
-    std::snprintf(buf, sizeof buf, "%.1f%%", 100 * v);
-  else if (std::fabs(v) >= 1000)
-    std::snprintf(buf, sizeof buf, "%.0f", v);
-  else
-    std::snprintf(buf, sizeof buf, "%.3g", v);
+  if (info && info->unit == CounterUnit::kFraction) std::snprintf(buf, sizeof buf, "%.1f%%", 100 * v);
+  else if (std::fabs(v) >= 1000) std::snprintf(buf, sizeof buf, "%.0f", v);
+  else std::snprintf(buf, sizeof buf, "%.3g", v);
   return buf;
 }
 
 void environment_lines(const ResultDocument& doc, std::string& out) {
   const json host = doc.environment.value("host", json::object());
   if (!host.empty()) {
-    std::string line = "- **Host**: `" + str(host, "hostname") + "`, " + str(host, "cpu_model") +
-                       ", " + str(host, "cores") + " cores (" + str(host, "sockets") +
-                       " sockets, " + str(host, "numa_nodes") + " NUMA nodes), " +
+    std::string line = "- **Host**: `" + str(host, "hostname") + "`, " + str(host, "cpu_model") + ", " +
+                       str(host, "cores") + " cores (" + str(host, "sockets") + " sockets, " +
+                       str(host, "numa_nodes") + " NUMA nodes), " +
                        format_size(host.value("memory_total_bytes", 0.0)) + " memory, " +
                        str(host, "distribution") + ", kernel " + str(host, "kernel");
-    if (!str(host, "instance_type").empty())
-      line += ", instance type " + str(host, "instance_type");
+    if (!str(host, "instance_type").empty()) line += ", instance type " + str(host, "instance_type");
     std::string gpus;
     for (const json& g : host.value("gpus", json::array()))
       gpus += (gpus.empty() ? "" : ", ") + str(g, "name") + " (" + str(g, "memory") + ")";
@@ -72,18 +67,18 @@ void environment_lines(const ResultDocument& doc, std::string& out) {
     std::string commit = str(doc.tool, "git_commit").substr(0, 12);
     out += "- **Tool**: feedbench " + str(doc.tool, "version") + " (" +
            (commit.empty() ? "unknown commit" : commit) +
-           (doc.tool.value("git_dirty", false) ? ", dirty tree" : "") + "), " +
-           str(doc.tool, "build_type") + " build, " + str(doc.tool, "compiler") +
-           ", Google Benchmark " + str(doc.tool, "benchmark_version") + "\n";
+           (doc.tool.value("git_dirty", false) ? ", dirty tree" : "") + "), " + str(doc.tool, "build_type") +
+           " build, " + str(doc.tool, "compiler") + ", Google Benchmark " +
+           str(doc.tool, "benchmark_version") + "\n";
   }
   if (!doc.config.empty())
-    out += "- **Config**: `" + str(doc.config, "name") + "` (" + str(doc.config, "file") +
-           ", sha256 `" + str(doc.config, "sha256").substr(0, 16) + "`)\n";
+    out += "- **Config**: `" + str(doc.config, "name") + "` (" + str(doc.config, "file") + ", sha256 `" +
+           str(doc.config, "sha256").substr(0, 16) + "`)\n";
   for (const auto& [role, d] : doc.dataset.items()) {
     if (!d.is_object()) continue;
     out += "- **Dataset " + role + "**: " + str(d, "files") + " files, " +
-           format_size(d.value("bytes", 0.0)) + ", fingerprint `" +
-           str(d, "fingerprint").substr(0, 16) + "`" +
+           format_size(d.value("bytes", 0.0)) + ", fingerprint `" + str(d, "fingerprint").substr(0, 16) +
+           "`" +
            (d.contains("manifest") && d["manifest"].is_object() && !str(d["manifest"], "label").empty()
                 ? ", manifest label `" + str(d["manifest"], "label") + "`"
                 : std::string()) +
@@ -109,21 +104,20 @@ void environment_lines(const ResultDocument& doc, std::string& out) {
 void paths_table(const ResultDocument& doc, std::string& out) {
   const json paths = doc.environment.value("paths", json::object());
   if (paths.empty()) return;
-  out += "\n## Paths\n\n| role | path | file system | mount | device | model | rotational | "
-         "shares device with |\n|---|---|---|---|---|---|---|---|\n";
+  out +=
+      "\n## Paths\n\n| role | path | file system | mount | device | model | rotational | "
+      "shares device with |\n|---|---|---|---|---|---|---|---|\n";
   for (const auto& [role, p] : paths.items()) {
     const json info = p.value("device_info", json::object());
     std::string shared;
     for (const json& r : p.value("same_device_as", json::array()))
       if (r.is_string()) shared += (shared.empty() ? "" : ", ") + r.get<std::string>();
     if (shared.empty()) shared = str(p, "shares_device_with");  // older writers' single role
-    std::string rot = info.contains("rotational") ? (info["rotational"].get<bool>() ? "yes" : "no")
-                                                  : "";
-    out += "| " + cell(role) + " | `" + cell(str(p, "resolved")) + "` | " +
-           cell(str(p, "fs_type")) + " | " + cell(str(p, "mount_source")) + " on " +
-           cell(str(p, "mount_point")) + " | " + cell(str(p, "device")) + " | " +
-           cell(str(info, "model")) + " | " + rot + " | " + (shared.empty() ? "–" : cell(shared)) +
-           " |\n";
+    std::string rot = info.contains("rotational") ? (info["rotational"].get<bool>() ? "yes" : "no") : "";
+    out += "| " + cell(role) + " | `" + cell(str(p, "resolved")) + "` | " + cell(str(p, "fs_type")) + " | " +
+           cell(str(p, "mount_source")) + " on " + cell(str(p, "mount_point")) + " | " +
+           cell(str(p, "device")) + " | " + cell(str(info, "model")) + " | " + rot + " | " +
+           (shared.empty() ? "–" : cell(shared)) + " |\n";
   }
 }
 
@@ -131,8 +125,7 @@ void family_tables(const ResultDocument& doc, std::string& out) {
   const std::vector<CaseView> all = fold_cases(doc);
   std::vector<std::string> families;
   for (const CaseView& c : all)
-    if (std::find(families.begin(), families.end(), c.family) == families.end())
-      families.push_back(c.family);
+    if (std::find(families.begin(), families.end(), c.family) == families.end()) families.push_back(c.family);
   const std::vector<std::string> all_counters = counter_columns(doc);
   for (const std::string& fam : families) {
     std::vector<std::string> counters;
@@ -158,8 +151,7 @@ void family_tables(const ResultDocument& doc, std::string& out) {
       }
       std::string notes;
       if (v.calibration) notes = "calibration (no storage figure)";
-      if (!v.excluded.empty())
-        notes += (notes.empty() ? "**" : "; **") + v.exclusion_note() + "**";
+      if (!v.excluded.empty()) notes += (notes.empty() ? "**" : "; **") + v.exclusion_note() + "**";
       if (!v.errors.empty()) notes += (notes.empty() ? "" : "; ") + ("skipped: " + v.errors.front());
       out += " " + cell(notes) + " |\n";
     }

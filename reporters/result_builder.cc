@@ -1,7 +1,7 @@
 #include "result_builder.h"
 
-#include <cmath>
 #include <algorithm>
+#include <cmath>
 #include <optional>
 #include <set>
 #include <utility>
@@ -13,16 +13,19 @@
 namespace feedbench {
 
 nlohmann::json describe_selection(const FileSet& files, const std::string& content) {
-  nlohmann::json j = {{"root", files.root()}, {"files", files.size()}, {"bytes", files.total_bytes()},
-                      {"fingerprint", files.fingerprint()}, {"fingerprint_kind", "metadata"}};
+  nlohmann::json j = {{"root", files.root()},
+                      {"files", files.size()},
+                      {"bytes", files.total_bytes()},
+                      {"fingerprint", files.fingerprint()},
+                      {"fingerprint_kind", "metadata"}};
   // The size distribution: a change of file sizes changes reads per file, which diff names.
   if (!files.empty()) {
     std::vector<std::uint64_t> sizes(files.size());
     for (std::size_t i = 0; i < files.size(); ++i) sizes[i] = files.file_size(i);
     std::sort(sizes.begin(), sizes.end());
     auto at = [&](double q) { return sizes[std::size_t(std::llround(q * double(sizes.size() - 1)))]; };
-    j["file_size"] = {{"min", sizes.front()}, {"p50", at(0.5)}, {"p90", at(0.9)}, {"p99", at(0.99)},
-                      {"max", sizes.back()}};
+    j["file_size"] = {
+        {"min", sizes.front()}, {"p50", at(0.5)}, {"p90", at(0.9)}, {"p99", at(0.99)}, {"max", sizes.back()}};
   }
   // A data set gen --like wrote: the real one whose shape it has (path, counts, size quantiles, scale).
   if (std::optional<nlohmann::json> like = read_gen_like(files.root())) j["generated_like"] = *like;
@@ -34,12 +37,16 @@ nlohmann::json describe_selection(const FileSet& files, const std::string& conte
 }
 
 nlohmann::json sizing(std::uint64_t selection_bytes, std::uint64_t memory_bytes) {
-  nlohmann::json j = {{"selection_bytes", selection_bytes}, {"memory_bytes", memory_bytes},
+  nlohmann::json j = {{"selection_bytes", selection_bytes},
+                      {"memory_bytes", memory_bytes},
                       {"smaller_than_memory", memory_bytes > 0 && selection_bytes < memory_bytes},
                       {"note", ""}};
   if (j["smaller_than_memory"].get<bool>())
-    j["note"] = "the selection (" + format_size(double(selection_bytes)) + ") is smaller than this "
-                "machine's memory (" + format_size(double(memory_bytes)) + "): cold rounds rely on "
+    j["note"] = "the selection (" + format_size(double(selection_bytes)) +
+                ") is smaller than this "
+                "machine's memory (" +
+                format_size(double(memory_bytes)) +
+                "): cold rounds rely on "
                 "per-file eviction (checked, see residency_before), and loader epochs after the first "
                 "can be served from memory; size the data set at about 1.5x memory to measure storage "
                 "without relying on eviction";
@@ -54,8 +61,10 @@ nlohmann::json describe_cluster(const Cluster& cluster, const std::string& share
       if (cluster.host_of_rank()[std::size_t(r)] == h) ranks.push_back(r);
     hosts.push_back({{"name", cluster.host_names()[std::size_t(h)]}, {"ranks", ranks}});
   }
-  return {{"implementation", cluster.implementation()}, {"ranks", cluster.size()},
-          {"hosts", hosts}, {"share", share}};
+  return {{"implementation", cluster.implementation()},
+          {"ranks", cluster.size()},
+          {"hosts", hosts},
+          {"share", share}};
 }
 
 ResultDocument build_result(RunFacts facts) {
@@ -66,8 +75,11 @@ ResultDocument build_result(RunFacts facts) {
   doc.tool = std::move(facts.tool);
   doc.command_line = std::move(facts.command_line);
   doc.environment_variables = std::move(facts.environment_variables);
-  doc.config = {{"file", config.file}, {"name", config.name}, {"sha256", config.sha256},
-                {"resolved", config.resolved}, {"dropped", facts.plan->dropped}};
+  doc.config = {{"file", config.file},
+                {"name", config.name},
+                {"sha256", config.sha256},
+                {"resolved", config.resolved},
+                {"dropped", facts.plan->dropped}};
   // The ${VAR:-default} fallbacks that applied: the user did not set these variables.
   doc.config["defaults_used"] = config.defaults_used;
   doc.config["seed"] = config.defaults.value("seed", std::uint64_t{42});
@@ -107,8 +119,8 @@ std::string nothing_measured(const ResultDocument& doc) {
   std::string why;
   for (std::size_t i = 0; i < reasons.size() && i < 3; ++i) why += (i ? "; " : "") + reasons[i];
   if (reasons.size() > 3) why += "; and " + std::to_string(reasons.size() - 3) + " more";
-  return "every case was skipped (" + std::to_string(cases.size()) + (cases.size() == 1 ? " case" : " cases") +
-         "; the result file records why): " + why;
+  return "every case was skipped (" + std::to_string(cases.size()) +
+         (cases.size() == 1 ? " case" : " cases") + "; the result file records why): " + why;
 }
 
 }  // namespace feedbench

@@ -23,15 +23,15 @@ namespace feedbench {
 // owned and must outlive build_result's call.
 struct RunFacts {
   nlohmann::json context = nlohmann::json::object();  // Google Benchmark's context
-  std::vector<BenchmarkEntry> benchmarks;              // in report order
-  nlohmann::json tool = nlohmann::json::object();      // describe_tool()
+  std::vector<BenchmarkEntry> benchmarks;             // in report order
+  nlohmann::json tool = nlohmann::json::object();     // describe_tool()
   std::vector<std::string> command_line;
   std::map<std::string, std::string> environment_variables;
   const Config* config = nullptr;
   const Plan* plan = nullptr;
   nlohmann::json budget = nullptr;  // --budget's choice, null without --budget
   const FileSet* source = nullptr;
-  std::string source_content;  // the content fingerprint, "" when not asked for
+  std::string source_content;      // the content fingerprint, "" when not asked for
   const FileSet* cache = nullptr;  // null when no cache folder was scanned
   std::string cache_content;
   nlohmann::json manifest = nullptr;      // the cache's, as read before the run
@@ -40,9 +40,9 @@ struct RunFacts {
   bool allow_unverified_cache = false;
   nlohmann::json environment = nlohmann::json::object();  // describe_environment(paths)
   nlohmann::json load = nullptr;                          // load_to_json(before, after)
-  const Cluster* cluster = nullptr;  // recorded when it has more than one rank
-  nlohmann::json cpu_affinity = nullptr;  // the ranks' cores, null when not launched by MPI
-  nlohmann::json sizing = nullptr;        // sizing(selection, memory)
+  const Cluster* cluster = nullptr;                       // recorded when it has more than one rank
+  nlohmann::json cpu_affinity = nullptr;                  // the ranks' cores, null when not launched by MPI
+  nlohmann::json sizing = nullptr;                        // sizing(selection, memory)
 };
 
 // REQUIRES: facts.config, facts.plan and facts.source are set.

@@ -6,8 +6,8 @@
 #include <map>
 #include <set>
 
-#include "feedbench/units.h"
 #include "case_view.h"
+#include "feedbench/units.h"
 #include "loader_summary.h"
 
 namespace feedbench {
@@ -112,7 +112,8 @@ std::vector<std::string> skipped_lines(const json& skipped) {
     bool same_shape = true;
     for (const auto& parts : group) {
       if (parts.size() != width) same_shape = false;
-      for (std::size_t i = 0; same_shape && i < width; ++i) differs[i] = differs[i] || parts[i] != group.front()[i];
+      for (std::size_t i = 0; same_shape && i < width; ++i)
+        differs[i] = differs[i] || parts[i] != group.front()[i];
     }
     std::string names;
     for (std::size_t n = 0; n < group.size() && n < kNamed; ++n) {
@@ -314,8 +315,12 @@ json summarize_stragglers(const ResultDocument& doc) {
       json& item = by_rank[key];
       if (item.is_null()) {
         order.push_back(key);
-        item = {{"case", b.case_name}, {"rank", key.second}, {"host", st.value("host", "")}, {"repetitions", 0},
-                {"bytes_per_second", st.value("bytes_per_second", 0.0)}, {"vs_median", st.value("vs_median", 0.0)}};
+        item = {{"case", b.case_name},
+                {"rank", key.second},
+                {"host", st.value("host", "")},
+                {"repetitions", 0},
+                {"bytes_per_second", st.value("bytes_per_second", 0.0)},
+                {"vs_median", st.value("vs_median", 0.0)}};
       }
       item["repetitions"] = item["repetitions"].get<std::int64_t>() + 1;
       if (st.value("vs_median", 0.0) < item["vs_median"].get<double>()) {
@@ -351,15 +356,18 @@ json summarize_ranks(const ResultDocument& doc) {
       continue;
     if (!ranks.count(b.case_name)) order.push_back(b.case_name);
     for (const json& r : b.extra.value("ranks", json::array()))
-      ranks[b.case_name][{r.value("rank", 0), r.value("host", "")}].push_back(r.value("bytes_per_second", 0.0));
+      ranks[b.case_name][{r.value("rank", 0), r.value("host", "")}].push_back(
+          r.value("bytes_per_second", 0.0));
     for (const json& h : b.extra["hosts"])
-      hosts[b.case_name][{h.value("host_index", 0), h.value("host", "")}].push_back(h.value("bytes_per_second", 0.0));
+      hosts[b.case_name][{h.value("host_index", 0), h.value("host", "")}].push_back(
+          h.value("bytes_per_second", 0.0));
   }
   for (const std::string& name : order) {
     json item = {{"case", name}, {"ranks", json::array()}, {"hosts", json::array()}};
     std::size_t reps = 0;
     for (const auto& [key, rates] : ranks[name]) {
-      item["ranks"].push_back({{"rank", key.first}, {"host", key.second}, {"bytes_per_second", median_of(rates)}});
+      item["ranks"].push_back(
+          {{"rank", key.first}, {"host", key.second}, {"bytes_per_second", median_of(rates)}});
       reps = std::max(reps, rates.size());
     }
     for (const auto& [key, rates] : hosts[name])
@@ -382,7 +390,8 @@ struct LoaderPoint {
   std::string name;
 };
 
-void add_loader_points(const CaseView& c, std::map<std::pair<std::string, std::string>, std::vector<LoaderPoint>>* at) {
+void add_loader_points(const CaseView& c,
+                       std::map<std::pair<std::string, std::string>, std::vector<LoaderPoint>>* at) {
   if (c.family != "loader" || c.calibration || !c.measured() || !c.extra.value("judged", true)) return;
   const std::string path = c.param("path"), state = c.param("cache_state");
   const std::int64_t workers = int_param(c.params, "workers", 0);
@@ -454,7 +463,8 @@ std::string reads_text(const json& r, const std::string& state) {
 std::string helps_text(const json& c) {
   const double r = c.value("ratio", 1.0);
   const std::size_t pairs = c.value("pairs", std::size_t{0});
-  const std::string n = pairs == 0 ? "" : std::to_string(pairs) + (pairs == 1 ? " matched pair" : " matched pairs");
+  const std::string n =
+      pairs == 0 ? "" : std::to_string(pairs) + (pairs == 1 ? " matched pair" : " matched pairs");
   std::string verdict;
   if (r >= 1.1) verdict = "yes, the cache path reads " + ratio_text(r) + " faster than the source";
   else if (r <= 1 / 1.1) verdict = "no, the cache path reads " + ratio_text(r) + " slower than the source";
@@ -494,8 +504,8 @@ json answers(const std::vector<CaseView>& cases, const json& file_read) {
   for (const json& o : file_read.value("cache_vs_source_overall", json::array())) {
     const std::string state = o.value("cache_state", "");
     if (state != "cold" && state != "warm") continue;
-    out["cache_helps"].push_back({{"cache_state", state}, {"ratio", o.value("geomean_ratio", 1.0)},
-                                  {"pairs", o.value("pairs", 0)}});
+    out["cache_helps"].push_back(
+        {{"cache_state", state}, {"ratio", o.value("geomean_ratio", 1.0)}, {"pairs", o.value("pairs", 0)}});
   }
   return out;
 }
@@ -511,7 +521,8 @@ std::string format_answers(const json& a) {
     if (p.contains("feeds")) {
       std::vector<std::string> states;
       for (const char* state : {"cold", "warm"})
-        if (p["feeds"].contains(state)) states.push_back(std::string(state) + ": " + fed_text(p["feeds"][state]));
+        if (p["feeds"].contains(state))
+          states.push_back(std::string(state) + ": " + fed_text(p["feeds"][state]));
       std::string text;
       for (const std::string& s : states) text += (text.empty() ? "" : "; ") + s;
       if (!text.empty()) said.push_back("can storage feed the simulated trainers? " + text);
@@ -550,8 +561,7 @@ json summarize(const ResultDocument& doc) {
   std::map<std::string, std::size_t> achieved;
   const std::vector<CaseView> views = fold_cases(doc);
   for (const CaseView& c : views) {
-    if (!c.errors.empty())
-      skipped.push_back({{"case", c.name}, {"reason", c.errors.front()}});
+    if (!c.errors.empty()) skipped.push_back({{"case", c.name}, {"reason", c.errors.front()}});
     for (const ExcludedRepetition& x : c.excluded) {
       json item = {{"case", c.name}, {"repetition_index", x.repetition_index}, {"reason", x.reason}};
       if (x.cache.is_object()) {
@@ -650,8 +660,7 @@ std::string format_summary(const json& summary) {
       line(head + where);
     }
     const json scale = fr.value("scaling", json::array());
-    if (!scale.empty())
-      line("more workers, deeper queues (knee: the smallest count within 5% of the best):");
+    if (!scale.empty()) line("more workers, deeper queues (knee: the smallest count within 5% of the best):");
     for (const json& sc : scale) {
       const std::string parameter = sc.value("parameter", "");
       const std::int64_t best_value = sc.value("best", std::int64_t{0});
@@ -660,16 +669,14 @@ std::string format_summary(const json& summary) {
                          count_text(parameter, best_value) + " (" +
                          format_rate(sc.value("best_bytes_per_second", 0.0)) + ")";
       if (knee != best_value)
-        text += "; " + count_text(parameter, knee) +
-                (parameter == "workers" && knee != 1 ? " are" : " is") + " within 5% of the best (" +
-                count_text(parameter, best_value) + ")";
+        text += "; " + count_text(parameter, knee) + (parameter == "workers" && knee != 1 ? " are" : " is") +
+                " within 5% of the best (" + count_text(parameter, best_value) + ")";
       const json slower = sc.value("slower_than_best", json::array());
       for (std::size_t i = slower.size(); i-- > 0;)  // the largest first: the one a user would try
         text += std::string(i + 1 == slower.size() ? "; " : ", ") +
                 count_text(parameter, slower[i].value("value", std::int64_t{0})) + " is " +
                 percent_text(slower[i].value("slower_by", 0.0)) + " slower";
-      if (sc.value("still_rising", false))
-        text += "; still rising at the largest count tried: more may help";
+      if (sc.value("still_rising", false)) text += "; still rising at the largest count tried: more may help";
       else if (slower.empty() && knee == best_value && sc["points"].size() > 1 &&
                best_value != sc["points"].back().value("value", std::int64_t{0}))
         text += "; more gains nothing";
@@ -677,9 +684,8 @@ std::string format_summary(const json& summary) {
     }
     // Few matched pairs: one line each; many: the geometric mean and the extremes, per group.
     constexpr std::size_t kPairsShown = 4;
-    auto pairs_lines = [&](const char* title, const char* pairs_key, const char* overall_key,
-                           const char* by, const std::string& a, const std::string& b,
-                           const std::string& b_side) {
+    auto pairs_lines = [&](const char* title, const char* pairs_key, const char* overall_key, const char* by,
+                           const std::string& a, const std::string& b, const std::string& b_side) {
       const json pairs = fr.value(pairs_key, json::array());
       for (const json& o : fr.value(overall_key, json::array())) {
         const std::string group = o.value(by, "");
@@ -691,24 +697,23 @@ std::string format_summary(const json& summary) {
             const double r = p->value("ratio", 0.0);
             line(std::string(title) + ", " +
                  shape_text(*p, {std::string(by) == "path" ? "cache_state" : "path"}) + ": " + b_side +
-                 " was " + relative_text(r, a) + " (" +
-                 format_rate(p->value(a + "_bytes_per_second", 0.0)) + " " + a + ", " +
-                 format_rate(p->value(b + "_bytes_per_second", 0.0)) + " " + b + ")");
+                 " was " + relative_text(r, a) + " (" + format_rate(p->value(a + "_bytes_per_second", 0.0)) +
+                 " " + a + ", " + format_rate(p->value(b + "_bytes_per_second", 0.0)) + " " + b + ")");
           }
           continue;
         }
         const double g = o.value("geomean_ratio", 0.0);
         line(std::string(title) + ", " + group + ": " + b_side + " was " + relative_text(g, a) +
-             " (geometric mean of " +
-             std::to_string(o.value("pairs", 0)) + " matched pairs, each the same pattern, block "
+             " (geometric mean of " + std::to_string(o.value("pairs", 0)) +
+             " matched pairs, each the same pattern, block "
              "size, engine, queue depth and workers; from " +
              range_end_text(o.value("min_ratio", 0.0)) + " (" + shape_text(o["min_pair"], {}) + ") to " +
              range_end_text(o.value("max_ratio", 0.0)) + " (" + shape_text(o["max_pair"], {}) + "))");
       }
     };
     pairs_lines("cold vs warm", "cold_vs_warm", "cold_vs_warm_overall", "path", "cold", "warm", "warm");
-    pairs_lines("source vs cache", "cache_vs_source", "cache_vs_source_overall", "cache_state",
-                "source", "cache", "cache path");
+    pairs_lines("source vs cache", "cache_vs_source", "cache_vs_source_overall", "cache_state", "source",
+                "cache", "cache path");
   }
   for (const json& n : summary.value("excluded", json::array()))
     line("excluded: " + n.value("case", "") + " repetition " +
@@ -731,7 +736,9 @@ std::string format_summary(const json& summary) {
     for (const json& x : c["ranks"]) {
       r.append(r.back() == ':' ? " " : ", ");
       if (++shown > 16) {
-        r.append("and ").append(std::to_string(c["ranks"].size() - 16)).append(" more (extra.ranks in the result)");
+        r.append("and ")
+            .append(std::to_string(c["ranks"].size() - 16))
+            .append(" more (extra.ranks in the result)");
         break;
       }
       r.append(std::to_string(x.value("rank", 0))).append(" (").append(x.value("host", "")).append(") ");
@@ -742,10 +749,11 @@ std::string format_summary(const json& summary) {
   for (const json& st : summary.value("stragglers", json::array())) {
     char ratio[32];
     std::snprintf(ratio, sizeof ratio, "%.2f", st.value("vs_median", 0.0));
-    line("straggler: rank " + std::to_string(st.value("rank", 0)) + " (host " + st.value("host", "") + ") in " +
-         std::to_string(st.value("repetitions", 0)) + " of " + std::to_string(st.value("of_repetitions", 0)) +
-         " repetitions of " + st.value("case", "") + ": " + format_rate(st.value("bytes_per_second", 0.0)) +
-         " at its slowest, " + ratio + " of the median rank's rate");
+    line("straggler: rank " + std::to_string(st.value("rank", 0)) + " (host " + st.value("host", "") +
+         ") in " + std::to_string(st.value("repetitions", 0)) + " of " +
+         std::to_string(st.value("of_repetitions", 0)) + " repetitions of " + st.value("case", "") + ": " +
+         format_rate(st.value("bytes_per_second", 0.0)) + " at its slowest, " + ratio +
+         " of the median rank's rate");
   }
   if (summary.contains("loader")) out += format_loader_summary(summary["loader"]);
   if (summary.contains("sizing") && summary["sizing"].is_object())

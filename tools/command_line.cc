@@ -22,7 +22,8 @@ constexpr std::size_t kMaxFilterBytes = 1024;
 
 // RETURNS: every value given for Google Benchmark flag `name`, each with what to call it in a
 // message: "--benchmark_NAME" for argv's --benchmark_NAME=VALUE, "BENCHMARK_NAME (environment)".
-std::vector<std::pair<std::string, std::string>> benchmark_flag_values(int argc, char** argv, const char* name) {
+std::vector<std::pair<std::string, std::string>> benchmark_flag_values(int argc, char** argv,
+                                                                       const char* name) {
   std::vector<std::pair<std::string, std::string>> out;
   std::string env_name = std::string("BENCHMARK_") + name;
   for (char& c : env_name) c = char(std::toupper(static_cast<unsigned char>(c)));
@@ -30,18 +31,18 @@ std::vector<std::pair<std::string, std::string>> benchmark_flag_values(int argc,
   const std::string flag = std::string("--benchmark_") + name;
   const std::string prefix = flag + "=";
   for (int i = 1; i < argc; ++i)
-    if (std::strncmp(argv[i], prefix.c_str(), prefix.size()) == 0) out.emplace_back(flag, argv[i] + prefix.size());
+    if (std::strncmp(argv[i], prefix.c_str(), prefix.size()) == 0)
+      out.emplace_back(flag, argv[i] + prefix.size());
   return out;
 }
-
 
 std::atomic<int> g_stop_signal{0};
 void on_stop_signal(int sig) { g_stop_signal.store(sig); }
 
 }  // namespace
 
-bool parse_command_line(int argc, char** argv, const po::options_description& options,
-                        po::variables_map& vm, const po::positional_options_description* positional) {
+bool parse_command_line(int argc, char** argv, const po::options_description& options, po::variables_map& vm,
+                        const po::positional_options_description* positional) {
   po::command_line_parser parser(argc, argv);
   parser.options(options).style(po::command_line_style::default_style &
                                 ~po::command_line_style::allow_guessing);
@@ -99,8 +100,9 @@ void check_benchmark_flags(int argc, char** argv) {
   }
   for (const auto& [flag, value] : benchmark_flag_values(argc, argv, "filter")) {
     if (value.size() > kMaxFilterBytes)
-      throw InputError(flag + ": expected a regular expression of at most " + std::to_string(kMaxFilterBytes) +
-                       " bytes, got " + std::to_string(value.size()) + " bytes");
+      throw InputError(flag + ": expected a regular expression of at most " +
+                       std::to_string(kMaxFilterBytes) + " bytes, got " + std::to_string(value.size()) +
+                       " bytes");
     // As the library reads it: a leading '-' negates, "all" is everything.
     const std::string spec = !value.empty() && value[0] == '-' ? value.substr(1) : value;
     try {

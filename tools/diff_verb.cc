@@ -11,12 +11,12 @@
 
 #include <boost/program_options.hpp>
 
+#include "command_line.h"
 #include "diff_formats.h"
 #include "feedbench/comparison.h"
 #include "feedbench/error.h"
 #include "feedbench/preflight.h"
 #include "feedbench/result.h"
-#include "command_line.h"
 #include "verbs.h"
 
 namespace po = boost::program_options;
@@ -97,8 +97,8 @@ double parse_percent(std::string text, const char* option) {
 double parse_alpha(const std::string& text) {
   const double v = parse_whole_number(text);
   if (!(v > 0 && v < 1))
-    throw InputError("--alpha: expected a significance level between 0 and 1 such as 0.05, got '" +
-                     text + "'");
+    throw InputError("--alpha: expected a significance level between 0 and 1 such as 0.05, got '" + text +
+                     "'");
   return v;
 }
 
@@ -109,27 +109,28 @@ int diff_main(int argc, char** argv) {
   std::vector<std::string> metrics, match_ignore, include, exclude;
   std::string rerun_result, list;
   po::options_description visible("options");
-  visible.add_options()
-      ("help,h", "print this help")
-      ("metric", po::value(&metrics)->composing()->value_name("NAME"),
-       "judge this metric in every case that has it (repeatable); default: each family's gating ones")
-      ("threshold", po::value(&threshold)->value_name("PERCENT"), "smallest change of the median that counts, in percent (default 5)")
-      ("alpha", po::value(&alpha)->value_name("P"), "significance level of the Mann-Whitney U test (default 0.05)")
-      ("match-ignore", po::value(&match_ignore)->composing()->value_name("KEY"),
-       "leave this case-name key out when matching cases, e.g. bs (repeatable)")
-      ("include", po::value(&include)->composing()->value_name("REGEX"),
-       "compare only the cases whose name matches (ECMAScript, searched; repeatable)")
-      ("exclude", po::value(&exclude)->composing()->value_name("REGEX"),
-       "leave out the cases whose name matches (repeatable; wins over --include)")
-      ("no-noise-rule", "judge without the noise rule (raw verdicts; for looking, not for CI)")
-      ("rerun-result", po::value(&rerun_result)->value_name("FILE"),
-       "a confirmation re-run: its cases' repetitions replace NEW's (check-regression --confirm)")
-      ("list", po::value(&list)->value_name("WHAT"),
-       "print only the NEW names of the cases judged so, one a line: 'regressed'")
-      ("strict", "comparability warnings (config, data set, versions, host, paths) fail the diff")
-      ("allow-missing", "cases of BASE that NEW did not measure are listed but do not fail the diff")
-      ("format", po::value(&format)->value_name("FORMAT"), "table (default), markdown, json or junit")
-      ("out", po::value(&out)->value_name("FILE"), "write there (atomically) instead of to stdout");
+  visible.add_options()("help,h", "print this help")(
+      "metric", po::value(&metrics)->composing()->value_name("NAME"),
+      "judge this metric in every case that has it (repeatable); default: each family's gating ones")(
+      "threshold", po::value(&threshold)->value_name("PERCENT"),
+      "smallest change of the median that counts, in percent (default 5)")(
+      "alpha", po::value(&alpha)->value_name("P"),
+      "significance level of the Mann-Whitney U test (default 0.05)")(
+      "match-ignore", po::value(&match_ignore)->composing()->value_name("KEY"),
+      "leave this case-name key out when matching cases, e.g. bs (repeatable)")(
+      "include", po::value(&include)->composing()->value_name("REGEX"),
+      "compare only the cases whose name matches (ECMAScript, searched; repeatable)")(
+      "exclude", po::value(&exclude)->composing()->value_name("REGEX"),
+      "leave out the cases whose name matches (repeatable; wins over --include)")(
+      "no-noise-rule", "judge without the noise rule (raw verdicts; for looking, not for CI)")(
+      "rerun-result", po::value(&rerun_result)->value_name("FILE"),
+      "a confirmation re-run: its cases' repetitions replace NEW's (check-regression --confirm)")(
+      "list", po::value(&list)->value_name("WHAT"),
+      "print only the NEW names of the cases judged so, one a line: 'regressed'")(
+      "strict", "comparability warnings (config, data set, versions, host, paths) fail the diff")(
+      "allow-missing", "cases of BASE that NEW did not measure are listed but do not fail the diff")(
+      "format", po::value(&format)->value_name("FORMAT"), "table (default), markdown, json or junit")(
+      "out", po::value(&out)->value_name("FILE"), "write there (atomically) instead of to stdout");
   po::options_description hidden;
   hidden.add_options()("base", po::value(&base_file))("new", po::value(&new_file));
   po::options_description all;
@@ -153,8 +154,7 @@ int diff_main(int argc, char** argv) {
   options.include = include;
   options.exclude = exclude;
   options.noise_rule = vm.count("no-noise-rule") == 0;
-  if (!list.empty() && list != "regressed")
-    throw InputError("--list " + list + ": expected 'regressed'");
+  if (!list.empty() && list != "regressed") throw InputError("--list " + list + ": expected 'regressed'");
   const DiffFormat fmt = parse_diff_format(format);
   const bool strict = vm.count("strict") > 0;
 
@@ -188,11 +188,11 @@ int diff_main(int argc, char** argv) {
     auto label = [](const ResultDocument& d) {
       const auto& m = d.dataset.contains("cache") ? d.dataset["cache"].value("manifest", nlohmann::json())
                                                   : nlohmann::json();
-      return m.is_object() && m.contains("label") ? "\"" + m.value("label", "") + "\"" : std::string("(no cache)");
+      return m.is_object() && m.contains("label") ? "\"" + m.value("label", "") + "\""
+                                                  : std::string("(no cache)");
     };
     const std::string a = label(base), b = label(next);
-    if (a != "(no cache)" || b != "(no cache)")
-      text = "cache label: BASE " + a + ", NEW " + b + "\n" + text;
+    if (a != "(no cache)" || b != "(no cache)") text = "cache label: BASE " + a + ", NEW " + b + "\n" + text;
   }
   if (out.empty()) {
     std::fwrite(text.data(), 1, text.size(), stdout);
@@ -200,7 +200,9 @@ int diff_main(int argc, char** argv) {
   } else {
     write_file_atomically(out, text);
     // The verdict still reaches a person reading the CI log.
-    std::fprintf(stderr, "feedbench diff: %zu regression(s), %zu improvement(s), %zu noisy, %zu missing, %zu compared; wrote %s\n",
+    std::fprintf(stderr,
+                 "feedbench diff: %zu regression(s), %zu improvement(s), %zu noisy, %zu missing, %zu "
+                 "compared; wrote %s\n",
                  comparison.regressions(), comparison.improvements(), comparison.noisy(),
                  comparison.missing(), comparison.compared(), out.c_str());
   }

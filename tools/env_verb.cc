@@ -8,11 +8,11 @@
 
 #include <boost/program_options.hpp>
 
+#include "command_line.h"
 #include "feedbench/environment.h"
 #include "feedbench/error.h"
 #include "feedbench/gpu.h"
 #include "feedbench/units.h"
-#include "command_line.h"
 #include "verbs.h"
 
 namespace po = boost::program_options;
@@ -47,8 +47,9 @@ std::string host_text(const nlohmann::json& h) {
   out += "system    " + s("distribution") + ", kernel " + s("kernel") + "\n";
   std::string instance = s("instance_type");
   std::string vendor = s("system_vendor");
-  out += "instance  " + (instance.empty() ? std::string("(not stated by DMI)")
-                                          : instance + (vendor.empty() ? "" : " (" + vendor + ")")) +
+  out += "instance  " +
+         (instance.empty() ? std::string("(not stated by DMI)")
+                           : instance + (vendor.empty() ? "" : " (" + vendor + ")")) +
          "\n";
   if (h["gpus"].empty()) out += "gpus      none seen (no nvidia-smi on PATH, or no GPU)\n";
   for (const auto& g : h["gpus"])
@@ -77,22 +78,25 @@ nlohmann::json gpu_json() {
 }
 
 std::string gpu_text(const nlohmann::json& g) {
-  std::string out = std::string("cuda      ") + (g["built_with_cuda"].get<bool>() ? "built with CUDA" : "built without CUDA");
+  std::string out = std::string("cuda      ") +
+                    (g["built_with_cuda"].get<bool>() ? "built with CUDA" : "built without CUDA");
   const int devices = g["cuda_devices"].get<int>();
-  out += devices > 0 ? ", " + std::to_string(devices) + " device(s)\n"
-                     : (g["built_with_cuda"].get<bool>() ? ", " + g["cuda"].get<std::string>() : std::string()) + "\n";
+  out +=
+      devices > 0
+          ? ", " + std::to_string(devices) + " device(s)\n"
+          : (g["built_with_cuda"].get<bool>() ? ", " + g["cuda"].get<std::string>() : std::string()) + "\n";
   const nlohmann::json& nvml = g["nvml"];
   if (!nvml["driver"].get<bool>()) out += "nvml      " + nvml["why"].get<std::string>() + "\n";
   for (const auto& gpu : nvml["gpus"]) {
     const auto& pcie = gpu["pcie"];
     const int node = gpu["numa_node"].get<int>();
-    out += "gpu " + std::to_string(gpu["index"].get<int>()) + "     " + gpu["name"].get<std::string>() + ", " +
-           format_size(gpu["memory_total_bytes"].get<double>()) + ", PCIe gen " +
+    out += "gpu " + std::to_string(gpu["index"].get<int>()) + "     " + gpu["name"].get<std::string>() +
+           ", " + format_size(gpu["memory_total_bytes"].get<double>()) + ", PCIe gen " +
            std::to_string(pcie["generation"].get<int>()) + " x" + std::to_string(pcie["width"].get<int>()) +
            " (max gen " + std::to_string(pcie["max_generation"].get<int>()) + " x" +
            std::to_string(pcie["max_width"].get<int>()) + "), NUMA node " +
-           (node < 0 ? std::string("unknown") : std::to_string(node)) + ", bus " + gpu["bus_id"].get<std::string>() +
-           "\n";
+           (node < 0 ? std::string("unknown") : std::to_string(node)) + ", bus " +
+           gpu["bus_id"].get<std::string>() + "\n";
   }
   for (const auto& w : g["warnings"]) out += "warning: " + w.get<std::string>() + "\n";
   return out;
@@ -104,11 +108,10 @@ int env_main(int argc, char** argv) {
   std::vector<std::string> path_args;
   bool as_json = false;
   po::options_description opts("options");
-  opts.add_options()
-      ("help,h", "print this help")
-      ("path", po::value(&path_args)->value_name("[ROLE=]DIR")->composing(),
-       "a path to describe; ROLE names it (source, cache), else path1, path2, ...")
-      ("json", po::bool_switch(&as_json), "print JSON as recorded in result files");
+  opts.add_options()("help,h", "print this help")(
+      "path", po::value(&path_args)->value_name("[ROLE=]DIR")->composing(),
+      "a path to describe; ROLE names it (source, cache), else path1, path2, ...")(
+      "json", po::bool_switch(&as_json), "print JSON as recorded in result files");
   po::variables_map vm;
   if (parse_command_line(argc, argv, opts, vm)) {
     std::cout << kUsage << "\noptions:\n" << options_help(opts);
@@ -120,8 +123,7 @@ int env_main(int argc, char** argv) {
   for (const std::string& arg : path_args) {
     std::string role, dir = arg;
     // ROLE=DIR, where ROLE is a plain word (a folder may itself contain '=').
-    if (auto eq = arg.find('='); eq != std::string::npos && eq > 0 &&
-                                 arg.find('/') > eq) {
+    if (auto eq = arg.find('='); eq != std::string::npos && eq > 0 && arg.find('/') > eq) {
       role = arg.substr(0, eq);
       dir = arg.substr(eq + 1);
     } else {

@@ -16,14 +16,14 @@
 
 #include <boost/program_options.hpp>
 
-#include "feedbench/error.h"
+#include "command_line.h"
 #include "feedbench/dataset.h"
+#include "feedbench/error.h"
 #include "feedbench/generator.h"
 #include "feedbench/manifest.h"
 #include "feedbench/shape.h"
 #include "feedbench/statistics.h"
 #include "feedbench/units.h"
-#include "command_line.h"
 #include "verbs.h"
 
 namespace po = boost::program_options;
@@ -56,7 +56,8 @@ constexpr const char* kUsage =
     "  feedbench gen --out /var/tmp/jpegs --files 2000 --format jpeg --classes 20 --seed 7\n"
     "  feedbench gen --out /var/tmp/shards --files 100000 --file-size 4KiB --layout shards --shards 8\n"
     "  feedbench gen --out /var/tmp/like-train --like /data/train --scale 0.1 --seed 7\n"
-    "  feedbench gen --out /var/tmp/tfrecords --files 20000 --file-size 16KiB..256KiB --layout tfrecord --shards 16\n"
+    "  feedbench gen --out /var/tmp/tfrecords --files 20000 --file-size 16KiB..256KiB --layout tfrecord "
+    "--shards 16\n"
     "\n";
 
 GenLayout parse_layout(const std::string& text) {
@@ -91,10 +92,9 @@ void print_progress(const GenProgress& p, std::chrono::steady_clock::time_point 
   double rate = s > 0 ? double(p.bytes_done) / s : 0;
   double pct = p.bytes_total ? 100.0 * double(p.bytes_done) / double(p.bytes_total) : 100.0;
   std::fprintf(stderr, "\r  gen: %llu/%llu files, %s of %s (%.0f%%), %s, %.0f files/s   ",
-               static_cast<unsigned long long>(p.files_done),
-               static_cast<unsigned long long>(p.files_total), format_size(double(p.bytes_done)).c_str(),
-               format_size(double(p.bytes_total)).c_str(), pct, format_rate(rate).c_str(),
-               s > 0 ? double(p.files_done) / s : 0.0);
+               static_cast<unsigned long long>(p.files_done), static_cast<unsigned long long>(p.files_total),
+               format_size(double(p.bytes_done)).c_str(), format_size(double(p.bytes_total)).c_str(), pct,
+               format_rate(rate).c_str(), s > 0 ? double(p.files_done) / s : 0.0);
   std::fflush(stderr);
 }
 
@@ -114,9 +114,11 @@ double parse_scale(const std::string& text) {
   char* end = nullptr;
   errno = 0;
   const double v = text.empty() ? 0 : std::strtod(text.c_str(), &end);
-  if (text.empty() || end != text.c_str() + text.size() || errno != 0 || !std::isfinite(v) || !(v > 0) || v > 1)
-    throw InputError("--scale: expected a number above 0 and at most 1 (0.1 writes a tenth of the files), got '" +
-                     text + "'");
+  if (text.empty() || end != text.c_str() + text.size() || errno != 0 || !std::isfinite(v) || !(v > 0) ||
+      v > 1)
+    throw InputError(
+        "--scale: expected a number above 0 and at most 1 (0.1 writes a tenth of the files), got '" + text +
+        "'");
   return v;
 }
 
@@ -135,8 +137,8 @@ FileSet scan_like(const std::string& like, std::string& kind, std::string& where
   const std::filesystem::path path(like);
   const std::string name = path.filename().string();
   if (!S_ISREG(st.st_mode) || (name != kManifestJsonName && name != kManifestSumsName))
-    throw InputError("--like '" + like + "': expected a folder or a stage manifest (" + kManifestJsonName + " or " +
-                     kManifestSumsName + ")");
+    throw InputError("--like '" + like + "': expected a folder or a stage manifest (" + kManifestJsonName +
+                     " or " + kManifestSumsName + ")");
   const std::string dir = path.has_parent_path() ? path.parent_path().string() : ".";
   std::string why;
   const std::optional<Manifest> manifest = read_manifest(dir, &why);
@@ -152,8 +154,7 @@ FileSet scan_like(const std::string& like, std::string& kind, std::string& where
     while (j < all.size() && all.relative_path(j) < e.path) ++j;
     if (j < all.size() && all.relative_path(j) == e.path)
       listed.add(e.path, all.file_size(j), all.mtime_ns(j));
-    else
-      missing.push_back(e.path);
+    else missing.push_back(e.path);
   }
   if (!missing.empty())
     throw InputError("--like '" + like + "': " + std::to_string(missing.size()) + " of the " +
@@ -175,8 +176,7 @@ int gen_like(GenOptions o, const std::string& like, double scale) {
     throw InputError(what.starts_with("--like") ? what : "--like '" + like + "': " + what);
   }
   const double scan_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (real.empty())
-    throw InputError("--like '" + like + "': holds no files; there is no shape to copy");
+  if (real.empty()) throw InputError("--like '" + like + "': holds no files; there is no shape to copy");
   if (const std::string note = left_out_note(real, {"feedbench metadata"}); !note.empty())
     std::fprintf(stderr, "feedbench gen: note: --like: %s\n", note.c_str());
   // The real data set is never written to, not even by accident of --out.
@@ -197,17 +197,19 @@ int gen_like(GenOptions o, const std::string& like, double scale) {
   for (std::uint64_t i = 0; i < o.files; ++i) sizes[i] = gen_file_size(o, i);
   const double ks = ks_statistic(std::move(real_sizes), std::move(sizes));
   shape->origin["size_ks_statistic"] = ks;
-  std::printf("like %s: %zu files, %s in %s folders (scanned in %.2f s); scale %g, seed %llu\n", where.c_str(),
-              real.size(), format_size(double(real.total_bytes())).c_str(),
-              shape->origin["folders"].dump().c_str(), scan_s, scale, static_cast<unsigned long long>(o.seed));
+  std::printf("like %s: %zu files, %s in %s folders (scanned in %.2f s); scale %g, seed %llu\n",
+              where.c_str(), real.size(), format_size(double(real.total_bytes())).c_str(),
+              shape->origin["folders"].dump().c_str(), scan_s, scale,
+              static_cast<unsigned long long>(o.seed));
 
   GenSummary s = generate_with_progress(o);
   double mib = double(s.bytes) / (1024.0 * 1024.0);
-  std::printf("wrote %llu files, %.*f MiB in %llu %s to %s; sizes at Kolmogorov-Smirnov distance %.4f from the "
-              "real ones; origin in %s\n",
-              static_cast<unsigned long long>(s.files), mib >= 1 ? 1 : 3, mib,
-              static_cast<unsigned long long>(s.folders), s.folders == 1 ? "folder" : "folders", o.out.c_str(), ks,
-              kGenRecordName);
+  std::printf(
+      "wrote %llu files, %.*f MiB in %llu %s to %s; sizes at Kolmogorov-Smirnov distance %.4f from the "
+      "real ones; origin in %s\n",
+      static_cast<unsigned long long>(s.files), mib >= 1 ? 1 : 3, mib,
+      static_cast<unsigned long long>(s.folders), s.folders == 1 ? "folder" : "folders", o.out.c_str(), ks,
+      kGenRecordName);
   return 0;
 }
 
@@ -215,30 +217,32 @@ int gen_like(GenOptions o, const std::string& like, double scale) {
 
 int gen_main(int argc, char** argv) {
   std::string out, files_text, size_text, format_text = "bin", layout_text = "classes", classes_text = "10",
-                                         shards_text = "4", seed_text = "0",
-                                         max_files_text = std::to_string(kDefaultMaxGenFiles);
+                                          shards_text = "4", seed_text = "0",
+                                          max_files_text = std::to_string(kDefaultMaxGenFiles);
   std::string like_text, scale_text = "1";
   bool force = false;
   po::options_description opts("options");
-  opts.add_options()
-      ("help,h", "print this help")
-      ("out", po::value(&out)->value_name("DIR"), "folder to write (created when missing)")
-      ("files", po::value(&files_text)->value_name("N"), "number of files (records with --layout shards or tfrecord)")
-      ("file-size", po::value(&size_text)->value_name("SIZE"),
-       "bytes per file (record): 4KiB, or a range 64KiB..1MiB drawn per file from the seed")
-      ("format", po::value(&format_text)->value_name("F"),
-       "bin (pseudo-random bytes) or jpeg (real JPEG images, img_NNNNNN.jpg)  [bin]")
-      ("layout", po::value(&layout_text)->value_name("L"),
-       "classes (class_NNN/img_NNNNNN.bin), flat (file_NNNNNN.bin), shards or tfrecord  [classes]")
-      ("classes", po::value(&classes_text)->value_name("K"), "class folders, --layout classes  [10]")
-      ("shards", po::value(&shards_text)->value_name("K"), "shard files, --layout shards or tfrecord  [4]")
-      ("like", po::value(&like_text)->value_name("PATH"),
-       "a real data set (a folder, or a stage manifest) whose folders, count and sizes to copy")
-      ("scale", po::value(&scale_text)->value_name("F"), "with --like: files and folders × F, 0 < F <= 1  [1]")
-      ("seed", po::value(&seed_text)->value_name("S"), "seed: same seed, same data set  [0]")
-      ("force", po::bool_switch(&force), "write into a non-empty folder (files of the same name are replaced)")
-      ("max-files", po::value(&max_files_text)->value_name("N"),
-       ("refuse to write more files than N  [" + std::to_string(kDefaultMaxGenFiles) + "]").c_str());
+  opts.add_options()("help,h", "print this help")("out", po::value(&out)->value_name("DIR"),
+                                                  "folder to write (created when missing)")(
+      "files", po::value(&files_text)->value_name("N"),
+      "number of files (records with --layout shards or tfrecord)")(
+      "file-size", po::value(&size_text)->value_name("SIZE"),
+      "bytes per file (record): 4KiB, or a range 64KiB..1MiB drawn per file from the seed")(
+      "format", po::value(&format_text)->value_name("F"),
+      "bin (pseudo-random bytes) or jpeg (real JPEG images, img_NNNNNN.jpg)  [bin]")(
+      "layout", po::value(&layout_text)->value_name("L"),
+      "classes (class_NNN/img_NNNNNN.bin), flat (file_NNNNNN.bin), shards or tfrecord  [classes]")(
+      "classes", po::value(&classes_text)->value_name("K"), "class folders, --layout classes  [10]")(
+      "shards", po::value(&shards_text)->value_name("K"), "shard files, --layout shards or tfrecord  [4]")(
+      "like", po::value(&like_text)->value_name("PATH"),
+      "a real data set (a folder, or a stage manifest) whose folders, count and sizes to copy")(
+      "scale", po::value(&scale_text)->value_name("F"),
+      "with --like: files and folders × F, 0 < F <= 1  [1]")("seed", po::value(&seed_text)->value_name("S"),
+                                                             "seed: same seed, same data set  [0]")(
+      "force", po::bool_switch(&force),
+      "write into a non-empty folder (files of the same name are replaced)")(
+      "max-files", po::value(&max_files_text)->value_name("N"),
+      ("refuse to write more files than N  [" + std::to_string(kDefaultMaxGenFiles) + "]").c_str());
   po::variables_map vm;
   if (parse_command_line(argc, argv, opts, vm)) {
     std::cout << kUsage << "\noptions:\n" << options_help(opts);
@@ -249,11 +253,12 @@ int gen_main(int argc, char** argv) {
     throw InputError("--scale: only with --like (it scales the real data set's files and folders)");
   if (vm.count("like")) {
     if (!vm.count("out")) throw InputError("--out is required (see feedbench gen --help)");
-    for (const auto& [option, why] : {std::pair{"files", "the file count is the real data set's, times --scale"},
-                                      {"file-size", "sizes are drawn from the real data set's"},
-                                      {"layout", "the folders are shaped like the real data set's"},
-                                      {"classes", "the folders are shaped like the real data set's"},
-                                      {"shards", "the folders are shaped like the real data set's"}})
+    for (const auto& [option, why] :
+         {std::pair{"files", "the file count is the real data set's, times --scale"},
+          {"file-size", "sizes are drawn from the real data set's"},
+          {"layout", "the folders are shaped like the real data set's"},
+          {"classes", "the folders are shaped like the real data set's"},
+          {"shards", "the folders are shaped like the real data set's"}})
       if (vm.count(option)) throw InputError(std::string("--") + option + ": not with --like: " + why);
     if (format != GenFormat::kBin)
       throw InputError("--format: not with --like: it writes pseudo-random bytes of the real sizes (bin)");

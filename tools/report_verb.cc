@@ -7,11 +7,11 @@
 
 #include <boost/program_options.hpp>
 
+#include "command_line.h"
 #include "feedbench/error.h"
 #include "feedbench/preflight.h"
 #include "feedbench/result.h"
 #include "html_report.h"
-#include "command_line.h"
 #include "verbs.h"
 
 namespace po = boost::program_options;
@@ -50,11 +50,11 @@ constexpr const char* kUsage =
 
 int report_main(int argc, char** argv) {
   po::options_description visible("options");
-  visible.add_options()("help,h", "show this help")
-      ("out,o", po::value<std::string>()->value_name("FILE"), "the HTML file to write (required)")
-      ("title", po::value<std::string>()->value_name("TEXT"), "page title (default: the config names)")
-      ("label", po::value<std::vector<std::string>>()->composing()->value_name("NAME"),
-       "a file's name on the page; once per file, in order");
+  visible.add_options()("help,h", "show this help")("out,o", po::value<std::string>()->value_name("FILE"),
+                                                    "the HTML file to write (required)")(
+      "title", po::value<std::string>()->value_name("TEXT"), "page title (default: the config names)")(
+      "label", po::value<std::vector<std::string>>()->composing()->value_name("NAME"),
+      "a file's name on the page; once per file, in order");
   po::options_description all;
   all.add(visible).add_options()("results", po::value<std::vector<std::string>>(), "result files");
   po::positional_options_description positional;
@@ -69,7 +69,8 @@ int report_main(int argc, char** argv) {
   std::vector<std::string> files = vm["results"].as<std::vector<std::string>>();
   const std::string out = vm["out"].as<std::string>();
   require_writable_file("--out", out);  // before reading and rendering
-  const std::vector<std::string> given = vm.count("label") ? vm["label"].as<std::vector<std::string>>() : std::vector<std::string>{};
+  const std::vector<std::string> given =
+      vm.count("label") ? vm["label"].as<std::vector<std::string>>() : std::vector<std::string>{};
   if (!given.empty())  // a wrong count or a repeated label is refused before anything is read
     report_labels(std::vector<ResultDocument>(files.size()), files, given);
   std::vector<ResultDocument> docs;

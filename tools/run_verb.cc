@@ -30,24 +30,25 @@
 
 #include "cluster_launch.h"
 #include "collecting_reporter.h"
-#include "feedbench/cluster.h"
+#include "command_line.h"
 #include "console_table.h"
 #include "csv_writer.h"
 #include "feedbench/cache_verification.h"
+#include "feedbench/cluster.h"
 #include "feedbench/config.h"
 #include "feedbench/cores.h"
 #include "feedbench/dataset.h"
 #include "feedbench/environment.h"
-#include "feedbench/manifest.h"
 #include "feedbench/error.h"
 #include "feedbench/estimator.h"
 #include "feedbench/fio_jobs.h"
+#include "feedbench/manifest.h"
 #include "feedbench/page_cache.h"
 #include "feedbench/plan.h"
 #include "feedbench/preflight.h"
 #include "feedbench/result.h"
-#include "feedbench/shape.h"
 #include "feedbench/sha256.h"
+#include "feedbench/shape.h"
 #include "feedbench/stager.h"
 #include "feedbench/units.h"
 #include "markdown_writer.h"
@@ -56,7 +57,6 @@
 #include "result_builder.h"
 #include "run_context.h"
 #include "summary.h"
-#include "command_line.h"
 #include "verbs.h"
 
 namespace po = boost::program_options;
@@ -133,9 +133,8 @@ void require_files(const FileSet& files, const char* role, const std::vector<std
   for (const std::string& g : include) globs += (globs.empty() ? "'" : ", '") + g + "'";
   std::error_code ec;
   const bool empty_folder = std::filesystem::is_empty(files.root(), ec) && !ec;
-  throw InputError(std::string("dataset.") + role + ": the " + role + " selection under " +
-                   files.root() + " holds no files" +
-                   (include.empty() ? std::string() : " (include: " + globs + ")") +
+  throw InputError(std::string("dataset.") + role + ": the " + role + " selection under " + files.root() +
+                   " holds no files" + (include.empty() ? std::string() : " (include: " + globs + ")") +
                    (empty_folder ? ": the folder is empty (is its file system mounted?)" : "") +
                    "; nothing to measure");
 }
@@ -164,7 +163,8 @@ std::vector<std::string> include_from_cache(const Config& config) {
   const std::optional<Manifest> m = read_manifest(config.cache_root, &why);
   if (!m)
     throw InputError(config.file + ": /dataset/include: \"from-cache\": the cache " + config.cache_root +
-                     " has no complete manifest (" + why + ") to read the selection from: stage a selection "
+                     " has no complete manifest (" + why +
+                     ") to read the selection from: stage a selection "
                      "into it first (feedbench stage --from SRC --to CACHE --include GLOB)");
   return m->include;
 }
@@ -249,7 +249,8 @@ std::pair<std::size_t, std::size_t> cases_to_run(const Plan& plan, const std::st
 // here, as people write a budget). Throws InputError naming --budget.
 std::int64_t parse_budget(const std::string& text) {
   std::string t = text;
-  if (t.size() >= 2 && t.back() == 'm' && (std::isdigit((unsigned char)t[t.size() - 2]) || t[t.size() - 2] == ' '))
+  if (t.size() >= 2 && t.back() == 'm' &&
+      (std::isdigit((unsigned char)t[t.size() - 2]) || t[t.size() - 2] == ' '))
     t += "in";
   std::int64_t ns = 0;
   try {
@@ -304,7 +305,7 @@ RunEstimate estimate_run(const Plan& plan, const RunContext& context) {
     const FileSet* files = context.files_for(role);
     auto it = e.rates.find(role);
     e.costs.push_back(it == e.rates.end() || !files ? CaseCost{c.name(), c.family, c.repetitions}
-                                                     : estimate_case(c, *files, it->second));
+                                                    : estimate_case(c, *files, it->second));
   }
   for (const auto& [role, r] : e.rates) e.how += (e.how.empty() ? "" : "; ") + role + ": " + r.how;
   return e;
@@ -355,7 +356,8 @@ void agree_to_start(Cluster& cluster, RankProgress& progress, const std::excepti
     if (!all[r].failed) continue;
     progress.finished = true;
     const std::string why = "rank " + std::to_string(r) + " (host " +
-                            cluster.host_names()[std::size_t(cluster.host_of_rank()[r])] + "): " + all[r].why.str();
+                            cluster.host_names()[std::size_t(cluster.host_of_rank()[r])] +
+                            "): " + all[r].why.str();
     if (all[r].input) throw InputError(why);
     throw RunError(why);
   }
@@ -420,32 +422,39 @@ int run_ranks(int argc, char** argv, Cluster& cluster, RankProgress& together) {
   std::string display_kind = "compact";
   std::vector<std::string> sets, throttles;
   po::options_description opts("options");
-  opts.add_options()
-      ("help,h", "this help")
-      ("config,c", po::value(&config_path)->value_name("FILE"), "experiment config (JSON), e.g. configs/demo.json")
-      ("source", po::value<std::string>()->value_name("DIR"), "read the source from DIR (overrides dataset.source)")
-      ("cache", po::value<std::string>()->value_name("DIR"), "read the cache from DIR (overrides dataset.cache)")
-      ("set", po::value(&sets)->composing()->value_name("KEY=VALUE"),
-       "force or sweep a parameter in every family, e.g. workers=[1,2] or path=[source,cache]")
-      ("throttle", po::value(&throttles)->composing()->value_name("ROLE=RATE"),
-       "pace every read through a path, simulating slower storage, e.g. source=40MiB/s")
-      ("out,o", po::value(&out_path)->value_name("FILE"), "result file (default results/<config-name>/<host>-<UTC>.json)")
-      ("csv", po::value(&csv_path)->value_name("FILE"), "also write one CSV row per benchmark run")
-      ("markdown", po::value(&markdown_path)->value_name("FILE"), "also write a Markdown summary (CI job summary, PR)")
-      ("emit-fio", po::value(&emit_fio_dir)->value_name("DIR"), "also write each file_read case as an fio job file into DIR")
-      ("include-from-cache", "read only the selection the cache was staged with (its manifest's --include globs)")
-      ("allow-unverified-cache", "measure path:cache cases even when the cache fails its checks (recorded)")
-      ("verify-cache", "re-hash every cache file against its manifest first (default: listing, sizes, mtimes)")
-      ("fingerprint", po::value(&fingerprint_kind)->value_name("KIND"),
-       "metadata (default: names, sizes, mtimes) or content (also hashes samples of each file)")
-      ("no-latency", "do not time each read (measures the harness's own overhead)")
-      ("max-cases", po::value(&max_cases_text)->value_name("N"), "refuse a config whose sweeps make more than N cases [10000]")
-      ("budget", po::value(&budget_text)->value_name("TIME"),
-       "fit the run into TIME (e.g. 20m): fewer repetitions, shorter rounds, or refused")
-      ("dry-run", "make every check a run makes, estimate its duration, list the cases; write nothing")
-      ("display", po::value(&display_kind)->value_name("KIND"),
-       "compact (default: a line per case, 120 columns) or gbench (Google Benchmark's table)")
-      ("quiet,q", "no table, no progress: the summary and the result path only");
+  opts.add_options()("help,h", "this help")("config,c", po::value(&config_path)->value_name("FILE"),
+                                            "experiment config (JSON), e.g. configs/demo.json")(
+      "source", po::value<std::string>()->value_name("DIR"),
+      "read the source from DIR (overrides dataset.source)")(
+      "cache", po::value<std::string>()->value_name("DIR"),
+      "read the cache from DIR (overrides dataset.cache)")(
+      "set", po::value(&sets)->composing()->value_name("KEY=VALUE"),
+      "force or sweep a parameter in every family, e.g. workers=[1,2] or path=[source,cache]")(
+      "throttle", po::value(&throttles)->composing()->value_name("ROLE=RATE"),
+      "pace every read through a path, simulating slower storage, e.g. source=40MiB/s")(
+      "out,o", po::value(&out_path)->value_name("FILE"),
+      "result file (default results/<config-name>/<host>-<UTC>.json)")(
+      "csv", po::value(&csv_path)->value_name("FILE"), "also write one CSV row per benchmark run")(
+      "markdown", po::value(&markdown_path)->value_name("FILE"),
+      "also write a Markdown summary (CI job summary, PR)")(
+      "emit-fio", po::value(&emit_fio_dir)->value_name("DIR"),
+      "also write each file_read case as an fio job file into DIR")(
+      "include-from-cache",
+      "read only the selection the cache was staged with (its manifest's --include globs)")(
+      "allow-unverified-cache", "measure path:cache cases even when the cache fails its checks (recorded)")(
+      "verify-cache",
+      "re-hash every cache file against its manifest first (default: listing, sizes, mtimes)")(
+      "fingerprint", po::value(&fingerprint_kind)->value_name("KIND"),
+      "metadata (default: names, sizes, mtimes) or content (also hashes samples of each file)")(
+      "no-latency", "do not time each read (measures the harness's own overhead)")(
+      "max-cases", po::value(&max_cases_text)->value_name("N"),
+      "refuse a config whose sweeps make more than N cases [10000]")(
+      "budget", po::value(&budget_text)->value_name("TIME"),
+      "fit the run into TIME (e.g. 20m): fewer repetitions, shorter rounds, or refused")(
+      "dry-run", "make every check a run makes, estimate its duration, list the cases; write nothing")(
+      "display", po::value(&display_kind)->value_name("KIND"),
+      "compact (default: a line per case, 120 columns) or gbench (Google Benchmark's table)")(
+      "quiet,q", "no table, no progress: the summary and the result path only");
   // --help before benchmark::Initialize, which would print its own usage and stop.
   for (int i = 1; i < argc; ++i)
     if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
@@ -471,15 +480,18 @@ int run_ranks(int argc, char** argv, Cluster& cluster, RankProgress& together) {
     std::cout << kUsage << "\noptions:\n" << options_help(opts) << kBenchmarkFlagsHelp;
     return 0;
   }
-  if (config_path.empty()) throw InputError("--config: required (an experiment config, e.g. configs/demo.json)");
+  if (config_path.empty())
+    throw InputError("--config: required (an experiment config, e.g. configs/demo.json)");
   if (fingerprint_kind != "metadata" && fingerprint_kind != "content")
     throw InputError("--fingerprint: expected metadata or content, got '" + fingerprint_kind + "'");
   const std::int64_t budget_ns = budget_text.empty() ? 0 : parse_budget(budget_text);
   if (budget_ns > 0 && many)
-    throw InputError("--budget: not across ranks (each rank would probe and choose alone); run without mpirun, or "
-                     "set repetitions and runtime in the config");
+    throw InputError(
+        "--budget: not across ranks (each rank would probe and choose alone); run without mpirun, or "
+        "set repetitions and runtime in the config");
   if (budget_ns > 0 && repetitions_from_flag)
-    throw InputError("--budget: cannot be combined with --benchmark_repetitions= (the budget chooses repetitions)");
+    throw InputError(
+        "--budget: cannot be combined with --benchmark_repetitions= (the budget chooses repetitions)");
 
   // The default display is a line per case (console_table.h); --display gbench or any
   // --benchmark_format= shows Google Benchmark's own output instead.
@@ -491,9 +503,10 @@ int run_ranks(int argc, char** argv, Cluster& cluster, RankProgress& together) {
   const bool compact = display_kind == "compact" && format.empty();
   // Colour on a terminal only: never in a file or a pipe, nor with NO_COLOR or TERM=dumb,
   // unless --benchmark_color=true asks for it.
-  const bool colour = color.empty() || color == "auto"
-                          ? colour_wanted(isatty(STDOUT_FILENO) != 0, std::getenv("NO_COLOR"), std::getenv("TERM"))
-                          : (color == "true" || color == "yes" || color == "1");
+  const bool colour =
+      color.empty() || color == "auto"
+          ? colour_wanted(isatty(STDOUT_FILENO) != 0, std::getenv("NO_COLOR"), std::getenv("TERM"))
+          : (color == "true" || color == "yes" || color == "1");
 
   // With --benchmark_format=json or csv, stdout carries that format alone: feedbench's own
   // lines (paths, summary, result path) go to stderr so `> out.json` stays parseable.
@@ -515,7 +528,8 @@ int run_ranks(int argc, char** argv, Cluster& cluster, RankProgress& together) {
   // A partial cache's hit share and ranking count files by their place in the source, which a
   // rank's share of the selection does not keep: refused before anything runs, not per case.
   if (many && config.partial_cache && uses_path(plan, "cache"))
-    throw InputError(config.file + ": /dataset/partial_cache: a partial cache is read by one process only, not "
+    throw InputError(config.file +
+                     ": /dataset/partial_cache: a partial cache is read by one process only, not "
                      "across ranks (its hit share counts files by their place in the source, which a rank's "
                      "share does not keep): run it without mpirun, or measure path cache of a full cache");
 
@@ -559,22 +573,22 @@ int run_ranks(int argc, char** argv, Cluster& cluster, RankProgress& together) {
   // refused here, naming the case, instead of skipped after the cases before it ran.
   check_direct_block_sizes(plan, config.file, [&](const std::string& role) {
     const FileSet* files = context.files_for(role);
-    const std::string at = files && !files->empty() ? files->absolute_path(0)
-                                                    : (role == "cache" ? config.cache_root : config.source_root);
+    const std::string at = files && !files->empty()
+                               ? files->absolute_path(0)
+                               : (role == "cache" ? config.cache_root : config.source_root);
     DirectAlignment a = direct_io_alignment(at);
     if (a.assumed) std::fprintf(stderr, "feedbench run: note: %s: %s\n", role.c_str(), a.how.c_str());
     return a;
   });
-  const double plan_seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double plan_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
   // What the scans left out is named, never dropped silently; a cache's own manifest,
   // journal and other runs' scratch folders are expected there, gen's record anywhere.
   if (std::string note = left_out_note(*context.source, {"feedbench metadata"}); !note.empty())
     say(stderr, "feedbench run: note: source: " + note + "\n");
   if (context.cache)
-    if (std::string note =
-            left_out_note(*context.cache, {"feedbench manifest", "feedbench temporary", "feedbench metadata"});
+    if (std::string note = left_out_note(*context.cache,
+                                         {"feedbench manifest", "feedbench temporary", "feedbench metadata"});
         !note.empty())
       say(stderr, "feedbench run: note: cache: " + note + "\n");
 
@@ -609,21 +623,24 @@ int run_ranks(int argc, char** argv, Cluster& cluster, RankProgress& together) {
       std::string again;
       for (const std::string& word : command_line) again += (again.empty() ? "" : " ") + shell_quote(word);
       why += "; or, to measure the cached selection, run `" + again +
-             " --include-from-cache` (or set \"include\": \"from-cache\" under \"dataset\" in " + config.file + ")";
+             " --include-from-cache` (or set \"include\": \"from-cache\" under \"dataset\" in " +
+             config.file + ")";
     }
     if (why.empty() && context.cache) {
-      CacheVerification v =
-          vm.count("verify-cache") && !dry_run
-              ? rehash_cache(config.cache_root, *staged, *context.cache, cached_selection,
-                             context.show_progress)
-              : check_cache_listing(*staged, *context.cache, cached_selection);
+      CacheVerification v = vm.count("verify-cache") && !dry_run
+                                ? rehash_cache(config.cache_root, *staged, *context.cache, cached_selection,
+                                               context.show_progress)
+                                : check_cache_listing(*staged, *context.cache, cached_selection);
       verification = v.to_json();
       cache_verified = v.ok;
       why = v.summary(config.cache_root);
       if (!v.ok) why += "; " + cache_fix(v, config, *staged);
     } else if (!why.empty()) {
       verification = {{"method", vm.count("verify-cache") ? "sha256" : "listing+sizes+mtimes"},
-                      {"ok", false}, {"problems", {why}}, {"files_checked", 0}, {"bytes_checked", 0}};
+                      {"ok", false},
+                      {"problems", {why}},
+                      {"files_checked", 0},
+                      {"bytes_checked", 0}};
     }
     if (!why.empty()) {
       if (!context.allow_unverified_cache)
@@ -648,11 +665,12 @@ int run_ranks(int argc, char** argv, Cluster& cluster, RankProgress& together) {
     const double usable_s = std::max(0.0, 0.9 * budget_s - spent_s);
     const BudgetFit fit = fit_budget(estimate->costs, usable_s);
     if (!fit.fits)
-      throw InputError("--budget " + budget_text + ": the plan cannot fit: it needs at least " +
-                       format_estimate(fit.minimum_s / 0.9 + spent_s) + " (" + std::to_string(plan.cases.size()) +
-                       " cases at " + std::to_string(kBudgetMinRepetitions) +
-                       " repetitions or fewer and file_read rounds of 1s or their steady-state window, at the probed "
-                       "read rates, with 10% headroom); raise --budget or sweep fewer cases");
+      throw InputError(
+          "--budget " + budget_text + ": the plan cannot fit: it needs at least " +
+          format_estimate(fit.minimum_s / 0.9 + spent_s) + " (" + std::to_string(plan.cases.size()) +
+          " cases at " + std::to_string(kBudgetMinRepetitions) +
+          " repetitions or fewer and file_read rounds of 1s or their steady-state window, at the probed "
+          "read rates, with 10% headroom); raise --budget or sweep fewer cases");
     bool changed = false;
     for (std::size_t i = 0; i < plan.cases.size(); ++i) {
       Case& c = plan.cases[i];
@@ -661,7 +679,8 @@ int run_ranks(int argc, char** argv, Cluster& cluster, RankProgress& together) {
       c.repetitions = choice.repetitions;
       c.budget_runtime_ns = choice.runtime_ns;
       estimate->costs[i].repetitions = choice.repetitions;
-      if (choice.runtime_ns > 0) estimate->costs[i].round_s = estimate->costs[i].ramp_s + double(choice.runtime_ns) * 1e-9;
+      if (choice.runtime_ns > 0)
+        estimate->costs[i].round_s = estimate->costs[i].ramp_s + double(choice.runtime_ns) * 1e-9;
     }
     std::fprintf(human, "budget %s: %s; estimated %s\n", budget_text.c_str(),
                  changed ? "chose the repetitions and runtimes below" : "fits as planned",
@@ -669,12 +688,15 @@ int run_ranks(int argc, char** argv, Cluster& cluster, RankProgress& together) {
     if (changed)
       for (std::size_t i = 0; i < plan.cases.size(); ++i) {
         const Case& c = plan.cases[i];
-        std::string runtime = c.budget_runtime_ns > 0
-                                  ? "runtime " + format_duration_exact(c.budget_runtime_ns)
-                                  : std::string(c.has("runtime") ? "runtime " + c.str("runtime") : "whole selection");
+        std::string runtime =
+            c.budget_runtime_ns > 0
+                ? "runtime " + format_duration_exact(c.budget_runtime_ns)
+                : std::string(c.has("runtime") ? "runtime " + c.str("runtime") : "whole selection");
         std::fprintf(human, "  %s: %d repetitions, %s\n", c.name().c_str(), c.repetitions, runtime.c_str());
       }
-    budget_record = {{"budget_s", budget_s}, {"estimated_s", fit.estimated_s}, {"minimum_s", fit.minimum_s},
+    budget_record = {{"budget_s", budget_s},
+                     {"estimated_s", fit.estimated_s},
+                     {"minimum_s", fit.minimum_s},
                      {"probe", estimate->how}};
   }
 
@@ -684,8 +706,9 @@ int run_ranks(int argc, char** argv, Cluster& cluster, RankProgress& together) {
     if (!estimate->unavailable.empty())
       say(human, "estimated duration: unknown (" + estimate->unavailable + ")\n");
     else
-      say(human, "estimated duration: " + format_estimate(total_seconds(estimate->costs)) + " (probe: " +
-                     estimate->how + "; rounds priced at those rates with one worker, preparation included; "
+      say(human, "estimated duration: " + format_estimate(total_seconds(estimate->costs)) +
+                     " (probe: " + estimate->how +
+                     "; rounds priced at those rates with one worker, preparation included; "
                      "more workers or a deeper queue finish sooner)\n");
     for (std::size_t i = 0; i < plan.cases.size(); ++i) {
       if (!estimate->unavailable.empty()) {
@@ -697,10 +720,10 @@ int run_ranks(int argc, char** argv, Cluster& cluster, RankProgress& together) {
                    format_estimate(cost.prepare_s + cost.round_s + kRepetitionOverheadS).c_str());
     }
     std::fprintf(human, "source: %zu files, %s\n", context.source->size(),
-                format_size(double(context.source->total_bytes())).c_str());
+                 format_size(double(context.source->total_bytes())).c_str());
     if (context.cache)
       std::fprintf(human, "cache: %zu files, %s\n", context.cache->size(),
-                  format_size(double(context.cache->total_bytes())).c_str());
+                   format_size(double(context.cache->total_bytes())).c_str());
     std::fprintf(human, "scan and plan: %.3f s, max resident memory %ld KiB\n", plan_seconds, max_rss_kib());
     return 0;
   }
@@ -737,11 +760,13 @@ int run_ranks(int argc, char** argv, Cluster& cluster, RankProgress& together) {
     std::uint64_t avail = available_memory_bytes();
     if (need > avail)
       say(human, "note: the selection (" + format_size(double(need)) + ") is larger than available memory (" +
-                     format_size(double(avail)) + "): warm rounds cannot be fully cached and will be flagged "
+                     format_size(double(avail)) +
+                     "): warm rounds cannot be fully cached and will be flagged "
                      "as not achieved\n");
   }
   if (!emit_fio_dir.empty() && cluster.is_root()) {
-    std::size_t n = write_fio_jobs(plan, context.files_for("source"), context.files_for("cache"), emit_fio_dir);
+    std::size_t n =
+        write_fio_jobs(plan, context.files_for("source"), context.files_for("cache"), emit_fio_dir);
     std::fprintf(human, "wrote %zu fio job files to %s\n", n, emit_fio_dir.c_str());
   }
   std::fflush(human);
@@ -753,7 +778,8 @@ int run_ranks(int argc, char** argv, Cluster& cluster, RankProgress& together) {
   agree_to_start(cluster, together, nullptr, sha256_hex(plan_text));
   if (many)
     std::fprintf(human, "ranks: %d on %d %s (%s), share %s\n", cluster.size(), cluster.hosts(),
-                 cluster.hosts() == 1 ? "host" : "hosts", cluster.implementation().c_str(), config.share.c_str());
+                 cluster.hosts() == 1 ? "host" : "hosts", cluster.implementation().c_str(),
+                 config.share.c_str());
   // A launcher's binding that holds a rank to fewer cores than its reading threads: said once,
   // before any case, and recorded (environment.cpu_affinity).
   nlohmann::json affinity_record = nullptr;
@@ -762,11 +788,14 @@ int run_ranks(int argc, char** argv, Cluster& cluster, RankProgress& together) {
     cases_to_run(plan, filter, repetitions_from_flag, flag_repetitions, &matched);
     int threads = 0;
     for (const Case& c : matched) threads = std::max(threads, reading_threads(c));
-    const std::vector<RankCores> cores = all_gather(cluster, RankCores{std::int32_t(usable_cores()), std::int32_t(online_cpus())});
-    const std::string warning = affinity_warning(cores, cluster.host_of_rank(), cluster.host_names(), threads);
+    const std::vector<RankCores> cores =
+        all_gather(cluster, RankCores{std::int32_t(usable_cores()), std::int32_t(online_cpus())});
+    const std::string warning =
+        affinity_warning(cores, cluster.host_of_rank(), cluster.host_names(), threads);
     nlohmann::json by_rank = nlohmann::json::array();
     for (const RankCores& c : cores) by_rank.push_back({{"affinity", c.affinity}, {"online", c.online}});
-    affinity_record = {{"cores_by_rank", by_rank}, {"reading_threads", threads},
+    affinity_record = {{"cores_by_rank", by_rank},
+                       {"reading_threads", threads},
                        {"warning", warning.empty() ? nlohmann::json(nullptr) : nlohmann::json(warning)}};
     if (!warning.empty()) say(stderr, "warning: " + warning + "\n");
   }
@@ -794,7 +823,8 @@ int run_ranks(int argc, char** argv, Cluster& cluster, RankProgress& together) {
   }
   CollectingReporter reporter(std::move(display), context.log);
   reporter.set_progress(context.progress);
-  if (table) reporter.set_entries_view([&table](const std::vector<BenchmarkEntry>& entries) { table->add(entries); });
+  if (table)
+    reporter.set_entries_view([&table](const std::vector<BenchmarkEntry>& entries) { table->add(entries); });
   const LoadSample load_before = sample_host_load();
   const std::size_t cases_run = benchmark::RunSpecifiedBenchmarks(&reporter);
   const LoadSample load_after = sample_host_load();
@@ -808,8 +838,10 @@ int run_ranks(int argc, char** argv, Cluster& cluster, RankProgress& together) {
   progress.reset();  // clears the live line before the summary
   if (cases_run == 0) {
     // Nothing measured: no result file, and not a success.
-    std::fprintf(stderr, "feedbench run: nothing measured: no case matches --benchmark_filter=%s "
-                 "(%zu cases in the plan; --dry-run lists them)\n", filter.c_str(), plan.cases.size());
+    std::fprintf(stderr,
+                 "feedbench run: nothing measured: no case matches --benchmark_filter=%s "
+                 "(%zu cases in the plan; --dry-run lists them)\n",
+                 filter.c_str(), plan.cases.size());
     return 1;
   }
 

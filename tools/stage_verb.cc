@@ -10,11 +10,12 @@
 #include <string>
 #include <vector>
 
-#include <boost/program_options.hpp>
 #include <fcntl.h>
 #include <unistd.h>
+#include <boost/program_options.hpp>
 
 #include "cluster_launch.h"
+#include "command_line.h"
 #include "feedbench/cluster.h"
 #include "feedbench/error.h"
 #include "feedbench/manifest.h"
@@ -22,7 +23,6 @@
 #include "feedbench/skew.h"
 #include "feedbench/stager.h"
 #include "feedbench/units.h"
-#include "command_line.h"
 #include "verbs.h"
 
 namespace po = boost::program_options;
@@ -63,7 +63,6 @@ constexpr const char* kUsage =
     "  mpirun -npernode 1 --hostfile nodes feedbench stage --from /mnt/lustre/imagenet --to /nvme/cache\n"
     "\n";
 
-
 // One host's stage, as every rank hands it to rank 0 (a plain struct).
 struct HostStage {
   std::uint64_t files_selected = 0, files_copied = 0, files_skipped = 0, files_removed = 0;
@@ -72,7 +71,7 @@ struct HostStage {
   std::int32_t exit_code = 0;
   std::uint8_t staged = 0;  // ran to its end (a result), rather than refused before
   std::uint8_t manifest_written = 0;
-  FixedText<600> error;  // the refusal, or the first error
+  FixedText<600> error;    // the refusal, or the first error
   FixedText<300> warning;  // the first warning (source and cache on one device)
   FixedText<300> cache_root;
   FixedText<100> label;
@@ -89,10 +88,11 @@ int stage_across_ranks(int argc, char** argv, Cluster& cluster) {
   for (int r = 1; r < cluster.size() && crowded.empty(); ++r)
     for (int q = 0; q < r; ++q)
       if (cluster.host_of_rank()[std::size_t(r)] == cluster.host_of_rank()[std::size_t(q)]) {
-        crowded = "ranks " + std::to_string(q) + " and " + std::to_string(r) + " are both on host " +
-                  cluster.host_names()[std::size_t(cluster.host_of_rank()[std::size_t(r)])] +
-                  ": stage across ranks takes one rank per node (mpirun -npernode 1), as each node stages its "
-                  "own cache";
+        crowded =
+            "ranks " + std::to_string(q) + " and " + std::to_string(r) + " are both on host " +
+            cluster.host_names()[std::size_t(cluster.host_of_rank()[std::size_t(r)])] +
+            ": stage across ranks takes one rank per node (mpirun -npernode 1), as each node stages its "
+            "own cache";
         break;
       }
   if (!crowded.empty()) {
@@ -138,23 +138,26 @@ int stage_across_ranks(int argc, char** argv, Cluster& cluster) {
     if (h.staged) {
       const double rate = h.seconds > 0 ? double(h.bytes_copied) / h.seconds : 0;
       char text[512];
-      std::snprintf(text, sizeof text, "%llu files (%s): copied %llu, skipped %llu, removed %llu; %s in %s, %s; ",
-                    static_cast<unsigned long long>(h.files_selected), format_size(double(h.bytes_selected)).c_str(),
-                    static_cast<unsigned long long>(h.files_copied), static_cast<unsigned long long>(h.files_skipped),
-                    static_cast<unsigned long long>(h.files_removed), format_size(double(h.bytes_copied)).c_str(),
-                    format_duration_ns(h.seconds * 1e9).c_str(), format_rate(rate).c_str());
+      std::snprintf(
+          text, sizeof text, "%llu files (%s): copied %llu, skipped %llu, removed %llu; %s in %s, %s; ",
+          static_cast<unsigned long long>(h.files_selected), format_size(double(h.bytes_selected)).c_str(),
+          static_cast<unsigned long long>(h.files_copied), static_cast<unsigned long long>(h.files_skipped),
+          static_cast<unsigned long long>(h.files_removed), format_size(double(h.bytes_copied)).c_str(),
+          format_duration_ns(h.seconds * 1e9).c_str(), format_rate(rate).c_str());
       line += text;
       line += h.manifest_written ? "verified, label " + h.label.str() + ", " + h.cache_root.str()
                                  : "FAILED, no manifest";
       if (h.errors > 0)
-        line += " (" + std::to_string(h.errors) + (h.errors == 1 ? " error: " : " errors, the first: ") + h.error.str() + ")";
+        line += " (" + std::to_string(h.errors) + (h.errors == 1 ? " error: " : " errors, the first: ") +
+                h.error.str() + ")";
       files += h.files_selected;
       bytes += h.bytes_selected;
     } else {
       line += "FAILED: " + h.error.str();
     }
     std::printf("%s\n", line.c_str());
-    if (!h.warning.str().empty()) std::printf("  %s  warning: %s\n", std::string(width, ' ').c_str(), h.warning.text);
+    if (!h.warning.str().empty())
+      std::printf("  %s  warning: %s\n", std::string(width, ' ').c_str(), h.warning.text);
     if (h.exit_code != 0) {
       failed.push_back(host + " (rank " + std::to_string(r) + ")");
       if (rc == 0) rc = h.exit_code;
@@ -167,7 +170,8 @@ int stage_across_ranks(int argc, char** argv, Cluster& cluster) {
     std::string names;
     for (std::size_t i = 0; i < failed.size(); ++i) names += (i ? ", " : "") + failed[i];
     std::fflush(stdout);
-    std::fprintf(stderr, "feedbench stage: %zu of %d hosts failed: %s\n", failed.size(), cluster.size(), names.c_str());
+    std::fprintf(stderr, "feedbench stage: %zu of %d hosts failed: %s\n", failed.size(), cluster.size(),
+                 names.c_str());
   }
   std::fflush(stdout);
   return rc;
@@ -199,24 +203,24 @@ namespace {
 int stage_here(int argc, char** argv, HostStage* gathered) {
   StageOptions options;
   po::options_description opts("options");
-  opts.add_options()
-      ("help,h", "print this help")
-      ("from", po::value(&options.source_root)->value_name("SRC"), "the source folder (read only)")
-      ("to", po::value(&options.cache_root)->value_name("CACHE"), "the cache folder (created when missing)")
-      ("include", po::value(&options.include)->value_name("GLOB")->composing(),
-       "stage only files matching GLOB ('*' within a folder, '**' across); repeatable")
-      ("workers", po::value(&options.workers)->value_name("N"),
-       "parallel copies (default: 4 on SSD, NVMe and virtual disks, 1 on a spinning disk)")
-      ("hot-set", po::value<std::string>()->value_name("F%"),
-       "stage only the hottest F% of files, ranked as zipf:/hot_set: patterns rank them")
-      ("seed", po::value<std::string>()->value_name("S"), "the ranking's seed for --hot-set: the run's seed  [42]")
-      ("label", po::value(&options.label)->value_name("VERSION"),
-       "the data version recorded in the manifest (default: fp-<source fingerprint>)")
-      ("prune", po::bool_switch(&options.prune),
-       "allow removing more than 10% of the cache's files (those that left the selection)")
-      ("evict", "then evict the cache's files from the page cache, per file; without --from, only that")
-      ("force", po::bool_switch(&options.force),
-       "stage into a non-empty folder that is not a cache, beside its files (never removing them)");
+  opts.add_options()("help,h", "print this help")("from", po::value(&options.source_root)->value_name("SRC"),
+                                                  "the source folder (read only)")(
+      "to", po::value(&options.cache_root)->value_name("CACHE"), "the cache folder (created when missing)")(
+      "include", po::value(&options.include)->value_name("GLOB")->composing(),
+      "stage only files matching GLOB ('*' within a folder, '**' across); repeatable")(
+      "workers", po::value(&options.workers)->value_name("N"),
+      "parallel copies (default: 4 on SSD, NVMe and virtual disks, 1 on a spinning disk)")(
+      "hot-set", po::value<std::string>()->value_name("F%"),
+      "stage only the hottest F% of files, ranked as zipf:/hot_set: patterns rank them")(
+      "seed", po::value<std::string>()->value_name("S"),
+      "the ranking's seed for --hot-set: the run's seed  [42]")(
+      "label", po::value(&options.label)->value_name("VERSION"),
+      "the data version recorded in the manifest (default: fp-<source fingerprint>)")(
+      "prune", po::bool_switch(&options.prune),
+      "allow removing more than 10% of the cache's files (those that left the selection)")(
+      "evict", "then evict the cache's files from the page cache, per file; without --from, only that")(
+      "force", po::bool_switch(&options.force),
+      "stage into a non-empty folder that is not a cache, beside its files (never removing them)");
   po::variables_map vm;
   if (parse_command_line(argc, argv, opts, vm)) {
     std::cout << kUsage << "\noptions:\n" << options_help(opts);
@@ -230,12 +234,15 @@ int stage_here(int argc, char** argv, HostStage* gathered) {
     const Residency after = evict(files);
     std::printf("evicted: %s of the cache was resident in the page cache, %s now (%.1f%%, %s)\n",
                 format_size(double(before.resident_bytes)).c_str(),
-                format_size(double(after.resident_bytes)).c_str(), after.fraction() * 100, after.method.c_str());
+                format_size(double(after.resident_bytes)).c_str(), after.fraction() * 100,
+                after.method.c_str());
   };
   if (!vm.count("from") && evict_after && vm.count("to")) {
     std::string why;
     const std::optional<Manifest> m = read_manifest(options.cache_root, &why);
-    if (!m) throw InputError("--evict without --from: " + options.cache_root + " has no complete manifest (" + why + ")");
+    if (!m)
+      throw InputError("--evict without --from: " + options.cache_root + " has no complete manifest (" + why +
+                       ")");
     evict_cache(m->include);
     return 0;
   }
@@ -251,8 +258,9 @@ int stage_here(int argc, char** argv, HostStage* gathered) {
     try {
       skew = parse_skew("hot_set:" + text + ":100%", "--hot-set");
     } catch (const InputError&) {
-      throw InputError("--hot-set: expected a percentage of the files above 0% and below 100%, such as 10%, got '" +
-                       text + "'");
+      throw InputError(
+          "--hot-set: expected a percentage of the files above 0% and below 100%, such as 10%, got '" + text +
+          "'");
     }
     std::uint64_t seed = 42;
     if (vm.count("seed")) {
@@ -263,16 +271,19 @@ int stage_here(int argc, char** argv, HostStage* gathered) {
       } catch (const std::exception&) {
         used = 0;
       }
-      if (used == 0 || used != st.size()) throw InputError("--seed: expected a whole number, got '" + st + "'");
+      if (used == 0 || used != st.size())
+        throw InputError("--seed: expected a whole number, got '" + st + "'");
     }
     // The hot files become the selection's globs, each an exact path: the manifest, verify and
     // run's cache checks then treat the hot set as any other staged selection.
     const FileSet selection = scan_dataset(options.source_root, options.include);
-    if (selection.empty()) throw InputError("--hot-set: the selection of " + options.source_root + " holds no files");
+    if (selection.empty())
+      throw InputError("--hot-set: the selection of " + options.source_root + " holds no files");
     options.include = hot_set_paths(selection, skew.hot_files, seed);
     for (const std::string& path : options.include)
       if (path.find_first_of("*?[\\") != std::string::npos)
-        throw InputError("--hot-set: the hot file '" + path + "' has a glob character in its name; it cannot be "
+        throw InputError("--hot-set: the hot file '" + path +
+                         "' has a glob character in its name; it cannot be "
                          "listed as an exact --include path");
     std::fprintf(stderr, "stage: hot set: %zu of %zu files (%s, seed %llu)\n", options.include.size(),
                  selection.size(), text.c_str(), static_cast<unsigned long long>(seed));
@@ -299,7 +310,8 @@ int stage_here(int argc, char** argv, HostStage* gathered) {
     h.errors = r.errors.size();
     if (!r.errors.empty()) h.error.set(r.errors.front());
     if (!r.warnings.empty()) h.warning.set(r.warnings.front());
-    if (r.stopped_by_signal) h.error.set(r.stopped_by_signal == SIGINT ? "interrupted by SIGINT" : "interrupted by SIGTERM");
+    if (r.stopped_by_signal)
+      h.error.set(r.stopped_by_signal == SIGINT ? "interrupted by SIGINT" : "interrupted by SIGTERM");
     h.cache_root.set(options.cache_root);
     h.label.set(r.label);
     if (evict_after && r.manifest_written) evict_cache(options.include);
@@ -315,11 +327,12 @@ int stage_here(int argc, char** argv, HostStage* gathered) {
     std::fprintf(stderr, "feedbench stage: ... and %zu more errors\n", r.errors.size() - kShown);
 
   const double rate = r.seconds > 0 ? double(r.bytes_copied) / r.seconds : 0;
-  std::printf("%zu files selected (%s): copied %zu, skipped %zu (already in place), removed %zu; "
-              "%s copied in %s, %s\n",
-              r.files_selected, format_size(double(r.bytes_selected)).c_str(), r.files_copied,
-              r.files_skipped, r.files_removed, format_size(double(r.bytes_copied)).c_str(),
-              format_duration_ns(r.seconds * 1e9).c_str(), format_rate(rate).c_str());
+  std::printf(
+      "%zu files selected (%s): copied %zu, skipped %zu (already in place), removed %zu; "
+      "%s copied in %s, %s\n",
+      r.files_selected, format_size(double(r.bytes_selected)).c_str(), r.files_copied, r.files_skipped,
+      r.files_removed, format_size(double(r.bytes_copied)).c_str(),
+      format_duration_ns(r.seconds * 1e9).c_str(), format_rate(rate).c_str());
   if (r.stopped_by_signal) {
     std::printf("interrupted by %s: no manifest written; run the same command again to resume\n",
                 r.stopped_by_signal == SIGINT ? "SIGINT" : "SIGTERM");
@@ -327,8 +340,10 @@ int stage_here(int argc, char** argv, HostStage* gathered) {
     std::printf("cache ready: label %s, source fingerprint %s, manifest %s/MANIFEST.sha256\n",
                 r.label.c_str(), r.source_fingerprint.substr(0, 12).c_str(), options.cache_root.c_str());
   } else {
-    std::printf("staging failed: no manifest written (%zu error%s above); fix and run the same "
-                "command again to resume\n", r.errors.size(), r.errors.size() == 1 ? "" : "s");
+    std::printf(
+        "staging failed: no manifest written (%zu error%s above); fix and run the same "
+        "command again to resume\n",
+        r.errors.size(), r.errors.size() == 1 ? "" : "s");
   }
   if (evict_after && r.manifest_written) evict_cache(options.include);
   std::fflush(stdout);

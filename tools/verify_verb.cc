@@ -4,26 +4,26 @@
 // (metadata) fingerprint, and with --fingerprint content also compares sampled blocks of each
 // source file with its cached copy (an edit that kept size and mtime).
 #include <atomic>
-#include <ctime>
 #include <csignal>
 #include <cstdio>
+#include <ctime>
 #include <iostream>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <unordered_map>
-#include <string>
 #include <vector>
 
-#include <boost/program_options.hpp>
 #include <unistd.h>
+#include <boost/program_options.hpp>
 
+#include "command_line.h"
 #include "feedbench/dataset.h"
 #include "feedbench/error.h"
 #include "feedbench/manifest.h"
 #include "feedbench/page_cache.h"
 #include "feedbench/stager.h"
 #include "feedbench/units.h"
-#include "command_line.h"
 #include "verbs.h"
 
 namespace po = boost::program_options;
@@ -32,7 +32,8 @@ namespace feedbench {
 namespace {
 
 constexpr const char* kUsage =
-    "usage: feedbench verify --cache CACHE [--source SRC [--fingerprint content]] [--label VERSION] [--workers N]\n"
+    "usage: feedbench verify --cache CACHE [--source SRC [--fingerprint content]] [--label VERSION] "
+    "[--workers N]\n"
     "\n"
     "Re-hashes every file listed in CACHE's manifest, reading from the device (not the page\n"
     "cache), and reports files missing, changed, or present but not in the manifest. With\n"
@@ -57,11 +58,9 @@ constexpr const char* kUsage =
     "  feedbench verify --cache /local/nvme/cache --source /mnt/nfs/imagenet --fingerprint content\n"
     "\n";
 
-
 void list(const char* what, const std::vector<std::string>& paths) {
   constexpr std::size_t kShown = 50;
-  for (std::size_t i = 0; i < paths.size() && i < kShown; ++i)
-    std::printf("%s %s\n", what, paths[i].c_str());
+  for (std::size_t i = 0; i < paths.size() && i < kShown; ++i) std::printf("%s %s\n", what, paths[i].c_str());
   if (paths.size() > kShown) std::printf("%s ... and %zu more\n", what, paths.size() - kShown);
 }
 
@@ -109,17 +108,16 @@ int verify_main(int argc, char** argv) {
   VerifyOptions options;
   std::string fingerprint_kind = "metadata";
   po::options_description opts("options");
-  opts.add_options()
-      ("help,h", "print this help")
-      ("cache", po::value(&options.cache_root)->value_name("CACHE"), "the cache folder to check")
-      ("source", po::value(&options.source_root)->value_name("SRC"),
-       "also check that this source still matches the manifest's fingerprint")
-      ("fingerprint", po::value(&fingerprint_kind)->value_name("KIND"),
-       "with --source: metadata (default: names, sizes, mtimes) or content (also samples of the bytes)")
-      ("label", po::value<std::string>()->value_name("VERSION"),
-       "also check that the cache holds this data version (the manifest's label)")
-      ("workers", po::value(&options.workers)->value_name("N"),
-       "parallel readers (default: 4 on SSD, NVMe and virtual disks, 1 on a spinning disk)");
+  opts.add_options()("help,h", "print this help")(
+      "cache", po::value(&options.cache_root)->value_name("CACHE"), "the cache folder to check")(
+      "source", po::value(&options.source_root)->value_name("SRC"),
+      "also check that this source still matches the manifest's fingerprint")(
+      "fingerprint", po::value(&fingerprint_kind)->value_name("KIND"),
+      "with --source: metadata (default: names, sizes, mtimes) or content (also samples of the bytes)")(
+      "label", po::value<std::string>()->value_name("VERSION"),
+      "also check that the cache holds this data version (the manifest's label)")(
+      "workers", po::value(&options.workers)->value_name("N"),
+      "parallel readers (default: 4 on SSD, NVMe and virtual disks, 1 on a spinning disk)");
   po::variables_map vm;
   if (parse_command_line(argc, argv, opts, vm)) {
     std::cout << kUsage << "\noptions:\n" << options_help(opts);
@@ -144,8 +142,8 @@ int verify_main(int argc, char** argv) {
   const bool content = fingerprint_kind == "content";
   if (content && !r.stopped_by_signal) {
     const std::optional<Manifest> m = read_manifest(options.cache_root);
-    std::vector<std::string> differ =
-        compare_sampled_content(options.source_root, options.cache_root, m ? m->include : std::vector<std::string>{});
+    std::vector<std::string> differ = compare_sampled_content(options.source_root, options.cache_root,
+                                                              m ? m->include : std::vector<std::string>{});
     if (!differ.empty()) r.source_matches = false;
     r.source_differences.insert(r.source_differences.end(), differ.begin(), differ.end());
   }
@@ -158,18 +156,18 @@ int verify_main(int argc, char** argv) {
     std::printf("interrupted: %zu files checked\n", r.files_checked);
     return 128 + r.stopped_by_signal;
   }
-  std::printf("%s: %zu files (%s) re-hashed from the device in %s: %zu missing, %zu changed, "
-              "%zu extra%s\n",
-              r.ok() ? "verified" : "MISMATCH", r.files_checked,
-              format_size(double(r.bytes_checked)).c_str(), format_duration_ns(r.seconds * 1e9).c_str(),
-              r.missing.size(), r.changed.size(), r.extra.size(),
-              !r.source_checked ? "; source not checked (give --source)"
-              : r.source_matches
-                  ? (content ? "; source matches the manifest's metadata fingerprint (names, sizes, mtimes) "
-                               "and the cache's sampled content (first, middle, last 4 KiB of each file)"
-                             : "; source matches the manifest's metadata fingerprint (names, sizes, "
-                               "mtimes; --fingerprint content also compares contents)")
-                  : "; the SOURCE NO LONGER MATCHES the manifest: stage again (the command below)");
+  std::printf(
+      "%s: %zu files (%s) re-hashed from the device in %s: %zu missing, %zu changed, "
+      "%zu extra%s\n",
+      r.ok() ? "verified" : "MISMATCH", r.files_checked, format_size(double(r.bytes_checked)).c_str(),
+      format_duration_ns(r.seconds * 1e9).c_str(), r.missing.size(), r.changed.size(), r.extra.size(),
+      !r.source_checked ? "; source not checked (give --source)"
+      : r.source_matches
+          ? (content ? "; source matches the manifest's metadata fingerprint (names, sizes, mtimes) "
+                       "and the cache's sampled content (first, middle, last 4 KiB of each file)"
+                     : "; source matches the manifest's metadata fingerprint (names, sizes, "
+                       "mtimes; --fingerprint content also compares contents)")
+          : "; the SOURCE NO LONGER MATCHES the manifest: stage again (the command below)");
   if (!manifest) return r.ok() ? 0 : 1;
   const Manifest& m = *manifest;
 
@@ -221,8 +219,10 @@ int verify_main(int argc, char** argv) {
       std::printf("to fix: `%s`%s\n", fix.c_str(),
                   r.source_checked ? "" : " (stages again from the manifest's source root)");
     if (!r.extra.empty())
-      std::printf("extra files are not feedbench's: stage never removes them; move them out of %s if "
-                  "they do not belong to the cache\n", options.cache_root.c_str());
+      std::printf(
+          "extra files are not feedbench's: stage never removes them; move them out of %s if "
+          "they do not belong to the cache\n",
+          options.cache_root.c_str());
   }
   std::printf("cache: label %s, %s, staged %s\n", m.label.c_str(), include_text(m.include).c_str(),
               m.created_utc.c_str());

@@ -6,12 +6,12 @@
 // submit() only fills submission entries; they reach the kernel in reap(), in the same system
 // call that waits for completions (io_uring_submit_and_wait) - one syscall per batch where
 // fio's io_uring engine makes two (commit, then getevents).
-#include <algorithm>
-#include <cerrno>
 #include <liburing.h>
 #include <sys/resource.h>
 #include <sys/uio.h>
 #include <unistd.h>
+#include <algorithm>
+#include <cerrno>
 #include <vector>
 
 #include "engines.h"
@@ -81,8 +81,7 @@ class IoUringEngine final : public Engine {
       const int target = fixed >= 0 ? fixed : op.file;
       if (buffers_registered_)
         io_uring_prep_read_fixed(sqe, target, buffer(op.slot), op.length, op.offset, int(op.slot));
-      else
-        io_uring_prep_read(sqe, target, buffer(op.slot), op.length, op.offset);
+      else io_uring_prep_read(sqe, target, buffer(op.slot), op.length, op.offset);
       if (fixed >= 0) sqe->flags |= IOSQE_FIXED_FILE;
       io_uring_sqe_set_data64(sqe, op.slot);
     }
@@ -128,8 +127,7 @@ class IoUringEngine final : public Engine {
 
   void register_buffers() {
     std::vector<iovec> iov(options_.queue_depth);
-    for (unsigned i = 0; i < options_.queue_depth; ++i)
-      iov[i] = iovec{buffer(i), options_.block_size};
+    for (unsigned i = 0; i < options_.queue_depth; ++i) iov[i] = iovec{buffer(i), options_.block_size};
     buffers_registered_ = io_uring_register_buffers(&ring_, iov.data(), unsigned(iov.size())) == 0;
   }
 

@@ -1,9 +1,9 @@
 // libaio: Linux native AIO (fio's libaio). Always O_DIRECT: with buffered files io_submit
 // performs the read synchronously, so a queue depth would be a fiction.
-#include <cerrno>
-#include <cstring>
 #include <libaio.h>
 #include <unistd.h>
+#include <cerrno>
+#include <cstring>
 #include <vector>
 
 #include "engines.h"
@@ -15,11 +15,8 @@ namespace {
 class LibaioEngine final : public Engine {
  public:
   explicit LibaioEngine(const EngineOptions& options)
-      : Engine(options),
-        iocbs_(options.queue_depth),
-        batch_(options.queue_depth),
-        events_(options.queue_depth),
-        failed_(options.queue_depth) {
+      : Engine(options), iocbs_(options.queue_depth), batch_(options.queue_depth),
+        events_(options.queue_depth), failed_(options.queue_depth) {
     int rc = ::io_setup(int(options.queue_depth), &ctx_);
     if (rc < 0) throw RunError(errno_message("libaio: io_setup refused", -rc));
   }
@@ -79,10 +76,10 @@ class LibaioEngine final : public Engine {
 
  private:
   io_context_t ctx_ = nullptr;
-  std::vector<iocb> iocbs_;      // one per slot
-  std::vector<iocb*> batch_;     // submission array, reused
+  std::vector<iocb> iocbs_;   // one per slot
+  std::vector<iocb*> batch_;  // submission array, reused
   std::vector<io_event> events_;
-  CompletionQueue failed_;       // reads the kernel refused at submit
+  CompletionQueue failed_;  // reads the kernel refused at submit
   unsigned in_kernel_ = 0;
 };
 
@@ -90,8 +87,10 @@ class LibaioEngine final : public Engine {
 
 std::unique_ptr<Engine> make_libaio(const EngineOptions& options) {
   if (options.block_size % 512 != 0)
-    throw InputError("engine libaio reads with O_DIRECT: block_size must be a multiple of 512 "
-                     "(got " + std::to_string(options.block_size) + ")");
+    throw InputError(
+        "engine libaio reads with O_DIRECT: block_size must be a multiple of 512 "
+        "(got " +
+        std::to_string(options.block_size) + ")");
   return std::make_unique<LibaioEngine>(options);
 }
 

@@ -7,16 +7,16 @@
 // point (sigsetjmp without saving the signal mask: no system call per read); the handler jumps
 // back with the faulting address, and the read comes back short, like a pread at end of file.
 // SIGBUS anywhere else keeps its previous meaning.
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <algorithm>
 #include <cerrno>
 #include <csetjmp>
 #include <csignal>
 #include <cstring>
-#include <fcntl.h>
 #include <mutex>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <vector>
 
 #include "engines.h"
@@ -88,7 +88,7 @@ class MmapEngine final : public Engine {
 
   FileHandle open(const std::string& path) override {
     int fd = open_for_read(path, false);
-    struct stat st{};
+    struct stat st {};
     if (::fstat(fd, &st) != 0) {
       int err = errno;
       ::close(fd);
@@ -159,8 +159,9 @@ class MmapEngine final : public Engine {
 
 std::unique_ptr<Engine> make_mmap(const EngineOptions& options) {
   if (options.direct)
-    throw InputError("engine mmap cannot do O_DIRECT (a mapping always goes through the page "
-                     "cache); use psync, libaio or io_uring for direct reads");
+    throw InputError(
+        "engine mmap cannot do O_DIRECT (a mapping always goes through the page "
+        "cache); use psync, libaio or io_uring for direct reads");
   return std::make_unique<MmapEngine>(options);
 }
 

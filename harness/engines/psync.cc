@@ -1,7 +1,7 @@
 // psync: one pread per read, synchronous (fio's psync). The baseline every other engine is
 // compared with; buffered or O_DIRECT.
-#include <cerrno>
 #include <unistd.h>
+#include <cerrno>
 
 #include "engines.h"
 #include "feedbench/error.h"

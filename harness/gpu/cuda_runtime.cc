@@ -126,14 +126,16 @@ class CudaDeviceStep final : public DeviceStep {
     cudaStreamDestroy(compute_stream_);
   }
   void step(std::uint64_t batch_bytes, std::int64_t step_ns) override {
-    if (batch_bytes > capacity_) throw RunError("a batch of " + std::to_string(batch_bytes) +
-                                                " bytes is larger than the device step's buffers");
+    if (batch_bytes > capacity_)
+      throw RunError("a batch of " + std::to_string(batch_bytes) +
+                     " bytes is larger than the device step's buffers");
     Buffer& b = buffers_[next_];
     next_ = (next_ + 1) % buffers_.size();
     // This buffer's previous kernel read it: it must be done before the copy overwrites it.
     if (b.kernel_pending) collect(b);
     check(cudaEventRecord(b.copy_begin, copy_stream_), "cudaEventRecord");
-    check(cudaMemcpyAsync(b.device, b.host, batch_bytes, cudaMemcpyHostToDevice, copy_stream_), "cudaMemcpyAsync");
+    check(cudaMemcpyAsync(b.device, b.host, batch_bytes, cudaMemcpyHostToDevice, copy_stream_),
+          "cudaMemcpyAsync");
     check(cudaEventRecord(b.copied, copy_stream_), "cudaEventRecord");
     // The previous step's kernel (the other buffer with overlap) ends before this one starts.
     if (overlap_) {
@@ -193,11 +195,11 @@ int cuda_device_count(std::string* why) {
   if (e != cudaSuccess) {
     if (why) {
       // Without a driver the runtime says its driver is "insufficient": say what is missing.
-      void* driver = e == cudaErrorInsufficientDriver ? ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD) : nullptr;
+      void* driver =
+          e == cudaErrorInsufficientDriver ? ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD) : nullptr;
       if (e == cudaErrorInsufficientDriver && !driver && !(driver = ::dlopen("libcuda.so.1", RTLD_LAZY)))
         *why = "no CUDA device: no NVIDIA driver (libcuda.so.1 not found)";
-      else
-        *why = "no CUDA device: " + std::string(cudaGetErrorName(e)) + " (" + cudaGetErrorString(e) + ")";
+      else *why = "no CUDA device: " + std::string(cudaGetErrorName(e)) + " (" + cudaGetErrorString(e) + ")";
       if (driver) ::dlclose(driver);
     }
     return 0;

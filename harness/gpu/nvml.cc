@@ -147,8 +147,11 @@ nlohmann::json GpuInfo::to_json() const {
           {"name", name},
           {"bus_id", bus_id},
           {"memory_total_bytes", memory_total},
-          {"pcie", {{"generation", pcie_generation}, {"width", pcie_width},
-                    {"max_generation", pcie_max_generation}, {"max_width", pcie_max_width}}},
+          {"pcie",
+           {{"generation", pcie_generation},
+            {"width", pcie_width},
+            {"max_generation", pcie_max_generation},
+            {"max_width", pcie_max_width}}},
           {"numa_node", numa_node}};
 }
 
@@ -191,7 +194,8 @@ std::string numa_warning(const GpuInfo& gpu, const std::vector<std::vector<int>>
     for (int n = 0;; ++n) {
       std::ifstream probe("/sys/devices/system/node/node" + std::to_string(n) + "/cpulist");
       if (!probe) break;
-      node_cpus.push_back(parse_cpu_list(read_line("/sys/devices/system/node/node" + std::to_string(n) + "/cpulist")));
+      node_cpus.push_back(
+          parse_cpu_list(read_line("/sys/devices/system/node/node" + std::to_string(n) + "/cpulist")));
     }
   }
   std::vector<int> allowed = allowed_in;

@@ -19,10 +19,12 @@ TEST(CacheCommandsTest, ShellQuoteLeavesPlainWordsAndQuotesTheRest) {
 TEST(CacheCommandsTest, StageCommandKeepsAChosenLabelAndDropsTheDefaultOne) {
   EXPECT_EQ(stage_command("/s", "/c", {"val/**"}, "imagenet-v2"),
             "feedbench stage --from /s --to /c --include 'val/**' --label imagenet-v2");
-  EXPECT_EQ(stage_command("/s", "/c", {}, "fp-0123456789ab", true), "feedbench stage --from /s --to /c --prune");
+  EXPECT_EQ(stage_command("/s", "/c", {}, "fp-0123456789ab", true),
+            "feedbench stage --from /s --to /c --prune");
 }
 
-const char* kFromCache = R"({"name": "x", "dataset": {"source": "/tmp", "cache": "/tmp", "include": "from-cache"},
+const char* kFromCache =
+    R"({"name": "x", "dataset": {"source": "/tmp", "cache": "/tmp", "include": "from-cache"},
   "families": [{"family": "file_read", "path": "source"}]})";
 
 TEST(CacheCommandsTest, IncludeFromCacheIsAConfigsSelection) {
@@ -35,7 +37,8 @@ TEST(CacheCommandsTest, IncludeFromCacheIsAConfigsSelection) {
     parse_config(no_cache, "x.json");
     FAIL() << "from-cache without dataset.cache was accepted";
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("x.json: /dataset/include: \"from-cache\""), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("x.json: /dataset/include: \"from-cache\""), std::string::npos)
+        << e.what();
   }
   std::string other = R"({"name": "x", "dataset": {"source": "/tmp", "cache": "/tmp", "include": "val/**"},
     "families": [{"family": "file_read", "path": "source"}]})";

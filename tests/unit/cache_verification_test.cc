@@ -85,7 +85,7 @@ TEST(CacheVerificationTest, ListingFindsMissingExtraResizedAndModifiedFiles) {
 // An edit that keeps size and mtime: the listing cannot see it, the re-hash can.
 TEST(CacheVerificationTest, Sha256FindsSameSizeEditsTheListingMisses) {
   StagedCache f;
-  struct stat st{};
+  struct stat st {};
   ASSERT_EQ(::stat((f.cache + "/sub/b.bin").c_str(), &st), 0);
   write_file(f.cache + "/sub/b.bin", "BEE");
   timespec times[2] = {st.st_atim, st.st_mtim};
@@ -93,8 +93,7 @@ TEST(CacheVerificationTest, Sha256FindsSameSizeEditsTheListingMisses) {
   EXPECT_TRUE(check_cache_listing(f.cache, f.cached(), f.source()).ok);
   CacheVerification full = rehash_cache(f.cache, f.cached(), f.source(), false);
   EXPECT_FALSE(full.ok);
-  EXPECT_TRUE(has_problem(full, "content differs from the manifest's SHA-256: sub/b.bin"))
-      << full.summary();
+  EXPECT_TRUE(has_problem(full, "content differs from the manifest's SHA-256: sub/b.bin")) << full.summary();
 }
 
 TEST(CacheVerificationTest, NoManifestIsAProblemNotACrash) {

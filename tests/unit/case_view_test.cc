@@ -23,12 +23,11 @@ namespace {
 using nlohmann::json;
 
 std::string read_name(int workers, const std::string& state) {
-  return "file_read/pattern:sequential/bs:1048576/engine:psync/qd:1/workers:" +
-         std::to_string(workers) + "/state:" + state + "/path:source";
+  return "file_read/pattern:sequential/bs:1048576/engine:psync/qd:1/workers:" + std::to_string(workers) +
+         "/state:" + state + "/path:source";
 }
 
-BenchmarkEntry read_rep(int workers, const std::string& state, int rep, double bps,
-                        bool achieved = true) {
+BenchmarkEntry read_rep(int workers, const std::string& state, int rep, double bps, bool achieved = true) {
   BenchmarkEntry e;
   e.case_name = read_name(workers, state);
   e.name = e.run_name = e.case_name + "/iterations:1/repeats:3/manual_time";
@@ -67,11 +66,13 @@ BenchmarkEntry loader_rep(int accelerators, int rep, double au, bool calibration
   e.run_type = "iteration";
   e.repetitions = 3;
   e.repetition_index = rep;
-  e.counters = {{"samples_per_second", 1000 * au}, {"au", au}, {"stall_fraction", 1 - au},
+  e.counters = {{"samples_per_second", 1000 * au},
+                {"au", au},
+                {"stall_fraction", 1 - au},
                 {"bytes_per_second", 1e6 * au}};
   // A calibration run does no I/O: its page cache is whatever it is, and that is not a flaw.
-  e.cache = {{"requested", "cold"}, {"residency_before", calibration ? 1.0 : 0.0},
-             {"achieved", !calibration}};
+  e.cache = {
+      {"requested", "cold"}, {"residency_before", calibration ? 1.0 : 0.0}, {"achieved", !calibration}};
   e.extra = {{"verdict", au >= 0.9 ? "AU high: storage keeps up" : "AU low: training waits"},
              {"min_au", au},
              {"target_au", 0.9},

@@ -134,7 +134,8 @@ TEST(ClusterAggregate, TotalBytesOverLatestEndMinusEarliestStart) {
 }
 
 TEST(ClusterAggregate, MedianOfAnEvenCountIsTheMeanOfTheMiddleTwo) {
-  const ClusterRound a = aggregate_round({rank(100, 0, 1), rank(300, 0, 1), rank(200, 0, 1), rank(900, 0, 1)});
+  const ClusterRound a =
+      aggregate_round({rank(100, 0, 1), rank(300, 0, 1), rank(200, 0, 1), rank(900, 0, 1)});
   EXPECT_DOUBLE_EQ(a.median_rank_bytes_per_second, 250.0);
 }
 
@@ -176,7 +177,8 @@ TEST(ClusterAffinity, WarnsWhenABindingHoldsFewerCoresThanReadingThreads) {
   const std::vector<std::string> hosts{"node-a", "node-b"};
   // Open MPI's default binding: one core per rank of a 16-core host, 4 workers.
   const std::string w = affinity_warning({{1, 16}, {1, 16}, {1, 16}}, host_of_rank, hosts, 4);
-  EXPECT_NE(w.find("rank 0 (host node-a), rank 1 (host node-a) and rank 2 (host node-b)"), std::string::npos) << w;
+  EXPECT_NE(w.find("rank 0 (host node-a), rank 1 (host node-a) and rank 2 (host node-b)"), std::string::npos)
+      << w;
   EXPECT_NE(w.find("each run on 1 core (of 16 online)"), std::string::npos) << w;
   EXPECT_NE(w.find("up to 4 threads"), std::string::npos) << w;
   EXPECT_NE(w.find("--bind-to none"), std::string::npos) << w;
@@ -189,7 +191,8 @@ TEST(ClusterAffinity, WarnsWhenABindingHoldsFewerCoresThanReadingThreads) {
   EXPECT_EQ(affinity_warning({{4, 16}, {8, 16}, {16, 16}}, host_of_rank, hosts, 4), "");
   EXPECT_EQ(affinity_warning({{2, 2}, {2, 2}, {2, 2}}, host_of_rank, hosts, 4), "");
   // Many ranks: four named, the rest counted.
-  const std::string many = affinity_warning(std::vector<RankCores>(7, {1, 8}), {0, 0, 0, 0, 0, 0, 0}, {"n"}, 2);
+  const std::string many =
+      affinity_warning(std::vector<RankCores>(7, {1, 8}), {0, 0, 0, 0, 0, 0, 0}, {"n"}, 2);
   EXPECT_NE(many.find("rank 3 (host n) and 3 more ranks"), std::string::npos) << many;
 }
 

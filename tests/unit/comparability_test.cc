@@ -17,12 +17,18 @@ ResultDocument document() {
   ResultDocument d;
   d.config = {{"sha256", "aaaa"},
               {"resolved", {{"name", "x"}, {"dataset", {{"source", "/s"}}}, {"defaults", {{"seed", 42}}}}}};
-  d.dataset = {{"source", {{"root", "/s"}, {"files", 100}, {"bytes", 100 * 65536},
-                           {"fingerprint", "1111111111111111aaaa"},
-                           {"file_size", {{"min", 65536}, {"p50", 65536}, {"p90", 65536}, {"max", 65536}}}}},
-               {"cache", {{"root", "/c"}, {"files", 100}, {"bytes", 100 * 65536},
-                          {"fingerprint", "1111111111111111aaaa"},
-                          {"manifest", {{"label", "imagenet-v1"}, {"include", json::array()}}}}}};
+  d.dataset = {{"source",
+                {{"root", "/s"},
+                 {"files", 100},
+                 {"bytes", 100 * 65536},
+                 {"fingerprint", "1111111111111111aaaa"},
+                 {"file_size", {{"min", 65536}, {"p50", 65536}, {"p90", 65536}, {"max", 65536}}}}},
+               {"cache",
+                {{"root", "/c"},
+                 {"files", 100},
+                 {"bytes", 100 * 65536},
+                 {"fingerprint", "1111111111111111aaaa"},
+                 {"manifest", {{"label", "imagenet-v1"}, {"include", json::array()}}}}}};
   d.config["selection"] = {{"include", json::array()}, {"from", "config"}};
   return d;
 }
@@ -66,21 +72,26 @@ TEST(ComparabilityTest, FingerprintLabelSizesAndSelectionAreNamedOneLineEach) {
   next.dataset["source"]["file_size"] = {{"min", 131072}, {"p50", 131072}, {"p90", 131072}, {"max", 131072}};
   next.config["selection"]["include"] = {"val/**"};
   auto w = comparability_warnings(base, next);
-  EXPECT_TRUE(has_line(w, "source data set fingerprint differs: 111111111111 → 222222222222: "
-                          "different files were read (names, sizes or mtimes)"))
+  EXPECT_TRUE(has_line(w,
+                       "source data set fingerprint differs: 111111111111 → 222222222222: "
+                       "different files were read (names, sizes or mtimes)"))
       << all(w);
-  EXPECT_TRUE(has_line(w, "manifest label differs: \"imagenet-v1\" → \"imagenet-v2\": the cache "
-                          "holds another data version"))
+  EXPECT_TRUE(has_line(w,
+                       "manifest label differs: \"imagenet-v1\" → \"imagenet-v2\": the cache "
+                       "holds another data version"))
       << all(w);
   EXPECT_TRUE(has_line(w, "source file count differs: 100 → 120: a different amount of data was read"))
       << all(w);
-  EXPECT_TRUE(has_line(w, "source total bytes differ: 6.25 MiB → 15 MiB: a different amount of data was read"))
+  EXPECT_TRUE(
+      has_line(w, "source total bytes differ: 6.25 MiB → 15 MiB: a different amount of data was read"))
       << all(w);
-  EXPECT_TRUE(has_line(w, "source file sizes differ: p50 64 KiB → 128 KiB, p90 64 KiB → 128 KiB: "
-                          "reads per file changed"))
+  EXPECT_TRUE(has_line(w,
+                       "source file sizes differ: p50 64 KiB → 128 KiB, p90 64 KiB → 128 KiB: "
+                       "reads per file changed"))
       << all(w);
-  EXPECT_TRUE(has_line(w, "selection differs: every file → include 'val/**': another part of the "
-                          "data set was read"))
+  EXPECT_TRUE(has_line(w,
+                       "selection differs: every file → include 'val/**': another part of the "
+                       "data set was read"))
       << all(w);
 }
 
@@ -90,8 +101,9 @@ TEST(ComparabilityTest, SelectionFallsBackToTheConfigsInclude) {
   next.config.erase("selection");
   next.config["resolved"]["dataset"]["include"] = {"train/*.jpg"};
   auto w = comparability_warnings(base, next);
-  EXPECT_TRUE(has_line(w, "selection differs: every file → include 'train/*.jpg': another part of "
-                          "the data set was read"))
+  EXPECT_TRUE(has_line(w,
+                       "selection differs: every file → include 'train/*.jpg': another part of "
+                       "the data set was read"))
       << all(w);
 }
 
@@ -106,8 +118,9 @@ TEST(ComparabilityTest, AThrottleChangeIsNamed) {
   ResultDocument base = document(), next = document();
   next.dataset["source"]["throttle_bytes_per_second"] = 32 << 20;
   auto w = comparability_warnings(base, next);
-  EXPECT_TRUE(has_line(w, "source throttle differs: none → 32 MiB/s: a simulated storage speed "
-                          "changed, not the storage"))
+  EXPECT_TRUE(has_line(w,
+                       "source throttle differs: none → 32 MiB/s: a simulated storage speed "
+                       "changed, not the storage"))
       << all(w);
   base.dataset["source"]["throttle_bytes_per_second"] = 32 << 20;
   EXPECT_TRUE(comparability_warnings(base, next).empty()) << all(comparability_warnings(base, next));

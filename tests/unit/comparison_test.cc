@@ -10,8 +10,10 @@
 namespace feedbench {
 namespace {
 
-constexpr const char* kSeq = "file_read/pattern:sequential/bs:65536/engine:psync/workers:1/state:warm/path:source";
-constexpr const char* kRand = "file_read/pattern:random/bs:4096/engine:psync/workers:1/state:warm/path:source";
+constexpr const char* kSeq =
+    "file_read/pattern:sequential/bs:65536/engine:psync/workers:1/state:warm/path:source";
+constexpr const char* kRand =
+    "file_read/pattern:random/bs:4096/engine:psync/workers:1/state:warm/path:source";
 
 // Repetition i of a value: `center` with a small deterministic wobble of +-`spread` (relative).
 std::vector<double> around(double center, int n, double spread = 0.01) {
@@ -234,8 +236,7 @@ TEST(ComparisonTest, TailsOnAnOversubscribedHostAreNoisy) {
   EXPECT_EQ(c.exit_code(false), 0);
   set_load(&base, 0.4, 0.6, 2);
   set_load(&next, 0.5, 0.5, 2);
-  EXPECT_EQ(metric_of(compare_results(base, next, {}), kColdSeq, "lat_p99_us").verdict,
-            Verdict::kRegression);
+  EXPECT_EQ(metric_of(compare_results(base, next, {}), kColdSeq, "lat_p99_us").verdict, Verdict::kRegression);
 }
 
 // Three tight repetitions by chance: the run's other cases show rounds vary by 20% here, so
@@ -281,12 +282,18 @@ TEST(ComparisonTest, AWideSpreadDoesNotHideAChangeByALargeFactor) {
 // gates on AU and its wait p99, not on bytes_per_second, which follows demand.
 TEST(ComparisonTest, TheLoaderGatesOnAuAndWaitP99NotOnBytesPerSecond) {
   ResultDocument base, next;
-  add_case(&base, kLoader, {{"bytes_per_second", around(100e6, 9)}, {"samples_per_second", around(700, 9)},
-                            {"au", around(0.95, 9, 0.001)}, {"wait_p99_ms", around(3.0, 9)},
-                            {"stall_fraction", around(0.05, 9)}});
-  add_case(&next, kLoader, {{"bytes_per_second", around(60e6, 9)}, {"samples_per_second", around(700, 9)},
-                            {"au", around(0.98, 9, 0.001)}, {"wait_p99_ms", around(2.9, 9)},
-                            {"stall_fraction", around(0.02, 9)}});
+  add_case(&base, kLoader,
+           {{"bytes_per_second", around(100e6, 9)},
+            {"samples_per_second", around(700, 9)},
+            {"au", around(0.95, 9, 0.001)},
+            {"wait_p99_ms", around(3.0, 9)},
+            {"stall_fraction", around(0.05, 9)}});
+  add_case(&next, kLoader,
+           {{"bytes_per_second", around(60e6, 9)},
+            {"samples_per_second", around(700, 9)},
+            {"au", around(0.98, 9, 0.001)},
+            {"wait_p99_ms", around(2.9, 9)},
+            {"stall_fraction", around(0.02, 9)}});
   Comparison c = compare_results(base, next, {});
   const CaseComparison& k = case_of(c, kLoader);
   std::vector<std::string> judged;
@@ -338,10 +345,16 @@ TEST(ComparisonTest, ChangesBelowAMetricsFloorAreNotJudged) {
 // file_read gates on throughput and p99 latency: the count of reads follows the block size.
 TEST(ComparisonTest, FileReadGatesOnThroughputAndP99Latency) {
   ResultDocument base, next;
-  add_case(&base, kRand, {{"bytes_per_second", around(4e8, 9)}, {"items_per_second", around(1e5, 9)},
-                          {"lat_p99_us", around(100, 9)}, {"lat_p50_us", around(50, 9)}});
-  add_case(&next, kRand, {{"bytes_per_second", around(4e8, 9)}, {"items_per_second", around(0.5e5, 9)},
-                          {"lat_p99_us", around(100, 9)}, {"lat_p50_us", around(90, 9)}});
+  add_case(&base, kRand,
+           {{"bytes_per_second", around(4e8, 9)},
+            {"items_per_second", around(1e5, 9)},
+            {"lat_p99_us", around(100, 9)},
+            {"lat_p50_us", around(50, 9)}});
+  add_case(&next, kRand,
+           {{"bytes_per_second", around(4e8, 9)},
+            {"items_per_second", around(0.5e5, 9)},
+            {"lat_p99_us", around(100, 9)},
+            {"lat_p50_us", around(90, 9)}});
   Comparison c = compare_results(base, next, {});
   std::vector<std::string> judged;
   for (const MetricComparison& m : case_of(c, kRand).metrics) judged.push_back(m.metric);
@@ -444,8 +457,7 @@ TEST(ComparisonTest, FallingLatencyIsAnImprovement) {
   ResultDocument base, next;
   add_case(&base, kRand, {{"lat_p99_us", around(100, 9)}});
   add_case(&next, kRand, {{"lat_p99_us", around(70, 9)}});
-  EXPECT_EQ(metric_of(compare_results(base, next, {}), kRand, "lat_p99_us").verdict,
-            Verdict::kImprovement);
+  EXPECT_EQ(metric_of(compare_results(base, next, {}), kRand, "lat_p99_us").verdict, Verdict::kImprovement);
 }
 
 TEST(ComparisonTest, MissingAndAddedCasesAreListed) {

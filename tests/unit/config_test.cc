@@ -98,9 +98,10 @@ TEST(ConfigEnvTest, ExpandsVariablesAndDefaults) {
     expand_env("${FB_CONFIG_TEST_UNSET}/data", "f.json: /dataset/source", &used);
     FAIL() << "no throw";
   } catch (const InputError& e) {
-    EXPECT_EQ(std::string(e.what()),
-              "f.json: /dataset/source: expected environment variable FB_CONFIG_TEST_UNSET to be set (for "
-              "${FB_CONFIG_TEST_UNSET}; write ${FB_CONFIG_TEST_UNSET:-default} to give a default), got it unset");
+    EXPECT_EQ(
+        std::string(e.what()),
+        "f.json: /dataset/source: expected environment variable FB_CONFIG_TEST_UNSET to be set (for "
+        "${FB_CONFIG_TEST_UNSET}; write ${FB_CONFIG_TEST_UNSET:-default} to give a default), got it unset");
   }
 }
 
@@ -108,9 +109,10 @@ TEST_F(ConfigTest, ExpandsEveryStringOfTheConfig) {
   ::setenv("FB_CONFIG_TEST_SRC", source.c_str(), 1);
   ::setenv("FB_CONFIG_TEST_BS", "64KiB", 1);
   ::unsetenv("FB_CONFIG_TEST_UNSET");
-  std::string text = config_text("${FB_CONFIG_TEST_SRC}",
-                                 json::array({{{"family", "file_read"},
-                                               {"block_size", {"${FB_CONFIG_TEST_BS}", "${FB_CONFIG_TEST_UNSET:-4KiB}"}}}}));
+  std::string text =
+      config_text("${FB_CONFIG_TEST_SRC}",
+                  json::array({{{"family", "file_read"},
+                                {"block_size", {"${FB_CONFIG_TEST_BS}", "${FB_CONFIG_TEST_UNSET:-4KiB}"}}}}));
   Config c = parse_config(text, "f.json");
   EXPECT_EQ(c.source_root, source);
   EXPECT_EQ(c.families[0]["block_size"], json({"64KiB", "4KiB"}));
@@ -120,9 +122,12 @@ TEST_F(ConfigTest, ExpandsEveryStringOfTheConfig) {
   EXPECT_EQ(c.expanded_env.count("FB_CONFIG_TEST_UNSET"), 0u);
   EXPECT_EQ(c.defaults_used, (std::map<std::string, std::string>{{"FB_CONFIG_TEST_UNSET", "4KiB"}}));
 
-  std::string bad = config_text(source, json::array({{{"family", "file_read"}, {"engine", "${FB_CONFIG_TEST_UNSET}"}}}));
+  std::string bad =
+      config_text(source, json::array({{{"family", "file_read"}, {"engine", "${FB_CONFIG_TEST_UNSET}"}}}));
   std::string msg = error_of(bad);
-  EXPECT_TRUE(msg.starts_with("f.json: /families/0/engine: expected environment variable FB_CONFIG_TEST_UNSET")) << msg;
+  EXPECT_TRUE(
+      msg.starts_with("f.json: /families/0/engine: expected environment variable FB_CONFIG_TEST_UNSET"))
+      << msg;
 }
 
 TEST_F(ConfigTest, SourceAndCacheOverridesWin) {
@@ -130,8 +135,9 @@ TEST_F(ConfigTest, SourceAndCacheOverridesWin) {
   ConfigOverrides o;
   o.source = other.path();
   o.cache = cache;
-  Config c = parse_config(config_text("/does/not/exist", json::array({{{"family", "file_read"}, {"path", "cache"}}})),
-                          "f.json", o);
+  Config c = parse_config(
+      config_text("/does/not/exist", json::array({{{"family", "file_read"}, {"path", "cache"}}})), "f.json",
+      o);
   EXPECT_EQ(c.source_root, other.path());
   EXPECT_EQ(c.cache_root, cache);
   EXPECT_EQ(c.resolved["dataset"]["source"], other.path());
@@ -159,7 +165,8 @@ TEST_F(ConfigTest, SetOverrideForcesEveryFamilyThatHasTheParameter) {
   EXPECT_EQ(c.families[2]["verify"], false);
 
   o.set = {{"wrokers", 2}};
-  EXPECT_TRUE(error_of(config_text(source, families), o).starts_with("f.json: --set wrokers: expected a parameter name"));
+  EXPECT_TRUE(error_of(config_text(source, families), o)
+                  .starts_with("f.json: --set wrokers: expected a parameter name"));
   o.set = {{"workers", 0}};
   EXPECT_EQ(error_of(config_text(source, families), o),
             "f.json: /families/0/workers: expected an integer from 1 to 1024, or a non-empty list of them (a "
@@ -168,71 +175,92 @@ TEST_F(ConfigTest, SetOverrideForcesEveryFamilyThatHasTheParameter) {
 
 TEST_F(ConfigTest, UnknownKeyNamesPointerAndAllowedKeys) {
   std::string msg = error_of(one({{"family", "file_read"}, {"blok_size", "4KiB"}}));
-  EXPECT_EQ(msg,
-            "f.json: /families/0/blok_size: expected one of the keys allowed in a file_read family (block_size, "
-            "cache_state, engine, family, max_bytes, path, pattern, queue_depth, ramp_time, repetitions, runtime, "
-            "sink, steady_state, workers), got unknown key "
-            "\"blok_size\"");
+  EXPECT_EQ(
+      msg,
+      "f.json: /families/0/blok_size: expected one of the keys allowed in a file_read family (block_size, "
+      "cache_state, engine, family, max_bytes, path, pattern, queue_depth, ramp_time, repetitions, runtime, "
+      "sink, steady_state, workers), got unknown key "
+      "\"blok_size\"");
   msg = error_of(config_text(source, json::array({{{"family", "stage"}}}), {{"nmae", "x"}}));
-  EXPECT_TRUE(msg.starts_with("f.json: /nmae: expected one of the keys allowed at the top level ($schema, dataset, defaults,")) << msg;
+  EXPECT_TRUE(msg.starts_with(
+      "f.json: /nmae: expected one of the keys allowed at the top level ($schema, dataset, defaults,"))
+      << msg;
   // A parameter of another family is unknown here, too.
   msg = error_of(one({{"family", "stage"}, {"block_size", "4KiB"}}));
-  EXPECT_TRUE(msg.starts_with("f.json: /families/0/block_size: expected one of the keys allowed in a stage family"))
+  EXPECT_TRUE(
+      msg.starts_with("f.json: /families/0/block_size: expected one of the keys allowed in a stage family"))
       << msg;
-  msg = error_of(config_text(source, json::array({{{"family", "stage"}}}), {{"defaults", {{"colour", "red"}}}}));
-  EXPECT_TRUE(msg.starts_with("f.json: /defaults/colour: expected one of the keys allowed in /defaults (accelerator, accelerators, batch_size,"))
+  msg = error_of(
+      config_text(source, json::array({{{"family", "stage"}}}), {{"defaults", {{"colour", "red"}}}}));
+  EXPECT_TRUE(
+      msg.starts_with("f.json: /defaults/colour: expected one of the keys allowed in /defaults (accelerator, "
+                      "accelerators, batch_size,"))
       << msg;
 }
 
 TEST_F(ConfigTest, WrongTypesNameWhatWasExpected) {
   EXPECT_EQ(error_of(one({{"family", "file_read"}, {"workers", "four"}})),
-            "f.json: /families/0/workers: expected an integer from 1 to 1024, or a non-empty list of them (a sweep), "
+            "f.json: /families/0/workers: expected an integer from 1 to 1024, or a non-empty list of them (a "
+            "sweep), "
             "got \"four\"");
   EXPECT_EQ(error_of(one({{"family", "file_read"}, {"queue_depth", {1, 8192}}})),
             "f.json: /families/0/queue_depth/1: expected an integer from 1 to 4096, got 8192");
-  EXPECT_EQ(error_of(one({{"family", "file_reed"}})),
-            "f.json: /families/0/family: expected one of \"file_read\", \"loader\", \"stage\", got \"file_reed\"");
+  EXPECT_EQ(
+      error_of(one({{"family", "file_reed"}})),
+      "f.json: /families/0/family: expected one of \"file_read\", \"loader\", \"stage\", got \"file_reed\"");
   EXPECT_EQ(error_of(one({{"family", "stage"}, {"verify", "yes"}})),
-            "f.json: /families/0/verify: expected true or false, or a non-empty list of them (a sweep), got \"yes\"");
-  EXPECT_EQ(error_of(one({{"family", "loader"}, {"cache_state", "direct"}})),
-            "f.json: /families/0/cache_state: expected one of \"cold\", \"warm\", or a non-empty list of them (a "
-            "sweep), got \"direct\"");
-  EXPECT_EQ(error_of(one({{"family", "loader"}, {"target_au", 1.5}})),
-            "f.json: /families/0/target_au: expected a number from 0 to 1, or a non-empty list of them (a sweep), "
-            "got 1.5");
+            "f.json: /families/0/verify: expected true or false, or a non-empty list of them (a sweep), got "
+            "\"yes\"");
+  EXPECT_EQ(
+      error_of(one({{"family", "loader"}, {"cache_state", "direct"}})),
+      "f.json: /families/0/cache_state: expected one of \"cold\", \"warm\", or a non-empty list of them (a "
+      "sweep), got \"direct\"");
+  EXPECT_EQ(
+      error_of(one({{"family", "loader"}, {"target_au", 1.5}})),
+      "f.json: /families/0/target_au: expected a number from 0 to 1, or a non-empty list of them (a sweep), "
+      "got 1.5");
   EXPECT_EQ(error_of(config_text(source, json::object())),
             "f.json: /families: expected a non-empty list, got {}");
-  EXPECT_EQ(error_of(R"({"name": "bad name", "dataset": {"source": ")" + source + R"("}, "families": [{"family": "stage"}]})"),
+  EXPECT_EQ(error_of(R"({"name": "bad name", "dataset": {"source": ")" + source +
+                     R"("}, "families": [{"family": "stage"}]})"),
             "f.json: /name: expected a name of letters, digits, '.', '_' or '-', got \"bad name\"");
 }
 
 TEST_F(ConfigTest, BadUnitsNameTheValue) {
   EXPECT_EQ(error_of(one({{"family", "file_read"}, {"block_size", "4XB"}})),
-            "f.json: /families/0/block_size: expected a size such as 4KiB, 1MiB or 4096 (bytes), or a non-empty list "
+            "f.json: /families/0/block_size: expected a size such as 4KiB, 1MiB or 4096 (bytes), or a "
+            "non-empty list "
             "of them (a sweep), got \"4XB\"");
   EXPECT_EQ(error_of(one({{"family", "file_read"}, {"block_size", {"4KiB", "1 parsec"}}})),
-            "f.json: /families/0/block_size/1: expected a size such as 4KiB, 1MiB or 4096 (bytes), got \"1 parsec\"");
+            "f.json: /families/0/block_size/1: expected a size such as 4KiB, 1MiB or 4096 (bytes), got \"1 "
+            "parsec\"");
   EXPECT_EQ(error_of(one({{"family", "loader"}, {"step_time", "50"}})),
-            "f.json: /families/0/step_time: expected a step time such as 50ms, normal:50ms:5ms or uniform:40ms:60ms, "
+            "f.json: /families/0/step_time: expected a step time such as 50ms, normal:50ms:5ms or "
+            "uniform:40ms:60ms, "
             "or a non-empty list of them (a sweep), got \"50\"");
-  EXPECT_TRUE(error_of(one({{"family", "loader"}, {"transform", "5ms/GiB"}}))
-                  .starts_with("f.json: /families/0/transform: expected none, a CPU cost such as 200us/sample"));
-  EXPECT_TRUE(error_of(one({{"family", "loader"}, {"samples", "records"}}))
-                  .starts_with("f.json: /families/0/samples: expected files, memory, tfrecord or records:SIZE"));
+  EXPECT_TRUE(
+      error_of(one({{"family", "loader"}, {"transform", "5ms/GiB"}}))
+          .starts_with("f.json: /families/0/transform: expected none, a CPU cost such as 200us/sample"));
+  EXPECT_TRUE(
+      error_of(one({{"family", "loader"}, {"samples", "records"}}))
+          .starts_with("f.json: /families/0/samples: expected files, memory, tfrecord or records:SIZE"));
 }
 
 TEST_F(ConfigTest, EmptySweepIsAnError) {
   EXPECT_EQ(error_of(one({{"family", "file_read"}, {"workers", json::array()}})),
-            "f.json: /families/0/workers: expected an integer from 1 to 1024, or a non-empty list of them (a sweep); "
+            "f.json: /families/0/workers: expected an integer from 1 to 1024, or a non-empty list of them (a "
+            "sweep); "
             "an empty sweep runs nothing, got []");
-  EXPECT_EQ(error_of(config_text(source, json::array())), "f.json: /families: expected at least one family, got []");
+  EXPECT_EQ(error_of(config_text(source, json::array())),
+            "f.json: /families: expected at least one family, got []");
 }
 
 TEST_F(ConfigTest, MissingKeysAndPaths) {
   EXPECT_EQ(error_of(R"({"name": "t", "dataset": {}, "families": [{"family": "stage"}]})"),
             "f.json: /dataset/source: expected a non-empty string (required), got nothing");
   EXPECT_EQ(error_of(config_text(source, json::array({json::object()}))),
-            "f.json: /families/0/family: expected one of \"file_read\", \"loader\", \"stage\" (required), got nothing");
+            "f.json: /families/0/family: expected one of \"file_read\", \"loader\", \"stage\" (required), "
+            "got nothing");
   EXPECT_EQ(error_of(config_text("/x/y", json::array({{{"family", "stage"}}}))),
             "f.json: /dataset/source: /x/y does not exist");
   std::string file = dir / "plain-file";
@@ -253,14 +281,17 @@ TEST_F(ConfigTest, DefaultsMustSuitEachFamilyThatTakesThem) {
   std::string text = config_text(source, json::array({{{"family", "file_read"}}, {{"family", "loader"}}}),
                                  {{"defaults", {{"cache_state", "direct"}}}});
   EXPECT_EQ(error_of(text),
-            "f.json: /defaults/cache_state: expected one of \"cold\", \"warm\", or a non-empty list of them (a sweep) "
+            "f.json: /defaults/cache_state: expected one of \"cold\", \"warm\", or a non-empty list of them "
+            "(a sweep) "
             "(the default for the loader family at /families/1), got \"direct\"");
   // A family that sets the key itself does not take the default.
-  text = config_text(source, json::array({{{"family", "file_read"}}, {{"family", "loader"}, {"cache_state", "cold"}}}),
-                     {{"defaults", {{"cache_state", "direct"}}}});
+  text = config_text(
+      source, json::array({{{"family", "file_read"}}, {{"family", "loader"}, {"cache_state", "cold"}}}),
+      {{"defaults", {{"cache_state", "direct"}}}});
   EXPECT_EQ(error_of(text), "");
   // A range every family shares is the default's own range.
-  text = config_text(source, json::array({{{"family", "file_read"}}}), {{"defaults", {{"workers", {1, 2048}}}}});
+  text =
+      config_text(source, json::array({{{"family", "file_read"}}}), {{"defaults", {{"workers", {1, 2048}}}}});
   EXPECT_EQ(error_of(text), "f.json: /defaults/workers/1: expected an integer from 1 to 1024, got 2048");
 }
 
@@ -270,7 +301,8 @@ TEST_F(ConfigTest, ShareSaysHowRanksSplitTheSelection) {
   doc["dataset"]["share"] = "per_node";
   EXPECT_EQ(parse_config(doc.dump(), "f.json").share, "per_node");
   doc["dataset"]["share"] = "per_host";
-  EXPECT_EQ(error_of(doc.dump()), "f.json: /dataset/share: expected one of \"per_rank\", \"per_node\", got \"per_host\"");
+  EXPECT_EQ(error_of(doc.dump()),
+            "f.json: /dataset/share: expected one of \"per_rank\", \"per_node\", got \"per_host\"");
 }
 
 TEST_F(ConfigTest, MalformedJsonNamesLineAndColumn) {
@@ -286,7 +318,8 @@ TEST_F(ConfigTest, LoadConfigNamesAMissingFile) {
     load_config(dir / "nope.json");
     FAIL() << "no throw";
   } catch (const InputError& e) {
-    EXPECT_EQ(std::string(e.what()), dir / "nope.json" + ": cannot read the config: No such file or directory");
+    EXPECT_EQ(std::string(e.what()),
+              dir / "nope.json" + ": cannot read the config: No such file or directory");
   }
   std::string path = dir / "c.json";
   testing::write_file(path, one({{"family", "file_read"}}));
@@ -317,7 +350,6 @@ TEST(ConfigFilesTest, EmbeddedSchemaIsTheFileInTheTree) {
   std::string text = testing::read_file(FEEDBENCH_SOURCE_DIR "/configs/schema/experiment.schema.json");
   EXPECT_EQ(experiment_schema(), json::parse(text)) << "re-run the build so CMake re-embeds the schema";
 }
-
 
 // Text that enters a config from outside its JSON (an environment variable, a --set value,
 // --source/--cache) must be UTF-8, or recording the config (its dump, its SHA-256) fails later
@@ -372,8 +404,9 @@ TEST(ParseSetsTest, BracketedBareWordsAreASweep) {
     parse_sets({"path=[source,,cache]"});
     FAIL() << "no throw";
   } catch (const InputError& e) {
-    EXPECT_EQ(std::string(e.what()),
-              "--set path: expected a list such as [source,cache], got an empty element in '[source,,cache]'");
+    EXPECT_EQ(
+        std::string(e.what()),
+        "--set path: expected a list such as [source,cache], got an empty element in '[source,,cache]'");
   }
 }
 

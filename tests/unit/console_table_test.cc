@@ -83,7 +83,7 @@ void add_file_read(ResultDocument* doc, const Case& c, double bps, int n = 3) {
 TEST(ConsoleTableTest, ColourOnlyOnATerminalWithoutNoColorOrDumbTerm) {
   EXPECT_TRUE(colour_wanted(true, nullptr, "xterm-256color"));
   EXPECT_TRUE(colour_wanted(true, nullptr, nullptr));
-  EXPECT_TRUE(colour_wanted(true, "", "xterm"));  // NO_COLOR="" asks for nothing
+  EXPECT_TRUE(colour_wanted(true, "", "xterm"));         // NO_COLOR="" asks for nothing
   EXPECT_FALSE(colour_wanted(false, nullptr, "xterm"));  // a file or a pipe
   EXPECT_FALSE(colour_wanted(true, "1", "xterm"));
   EXPECT_FALSE(colour_wanted(true, "0", "xterm"));  // any value but ""
@@ -101,20 +101,30 @@ TEST(ConsoleTableTest, WrapBreaksLongLinesAtSpacesWithAHangingIndent) {
   EXPECT_EQ(wrap_text(name, 60), "  best:\n      " + std::string(90, 'n') + "\n      end");
   EXPECT_EQ(wrap_text("fits\n", 60), "fits\n");
   // A case name longer than a line breaks after a '/'.
-  const std::string long_name = "  in " + std::string(30, 'a') + "/" + std::string(30, 'b') + "/" + std::string(30, 'c');
+  const std::string long_name =
+      "  in " + std::string(30, 'a') + "/" + std::string(30, 'b') + "/" + std::string(30, 'c');
   EXPECT_EQ(wrap_text(long_name, 50), "  in " + std::string(30, 'a') + "/\n      " + std::string(30, 'b') +
                                           "/\n      " + std::string(30, 'c'));
 }
 
 TEST(ConsoleTableTest, LabelsShowOnlyWhatVariesWithinTheGroup) {
   TempDir dir;
-  Plan plan = plan_of(
-      {{{"family", "file_read"}, {"pattern", {"sequential", "random"}}, {"block_size", {"64KiB", "1MiB"}},
-        {"engine", "psync"}, {"workers", {1, 2}}, {"cache_state", {"cold", "warm"}},
-        {"path", {"source", "cache"}}},
-       {{"family", "file_read"}, {"pattern", "random"}, {"block_size", "4KiB"}, {"engine", "io_uring"},
-        {"queue_depth", {1, 32}}, {"workers", 1}, {"cache_state", "direct"}, {"path", "source"}}},
-      dir.path());
+  Plan plan = plan_of({{{"family", "file_read"},
+                        {"pattern", {"sequential", "random"}},
+                        {"block_size", {"64KiB", "1MiB"}},
+                        {"engine", "psync"},
+                        {"workers", {1, 2}},
+                        {"cache_state", {"cold", "warm"}},
+                        {"path", {"source", "cache"}}},
+                       {{"family", "file_read"},
+                        {"pattern", "random"},
+                        {"block_size", "4KiB"},
+                        {"engine", "io_uring"},
+                        {"queue_depth", {1, 32}},
+                        {"workers", 1},
+                        {"cache_state", "direct"},
+                        {"path", "source"}}},
+                      dir.path());
   const CaseLabels labels = label_cases(plan.cases);
   ASSERT_EQ(labels.groups.size(), 2u);
   EXPECT_EQ(labels.groups[0].varying,
@@ -125,13 +135,15 @@ TEST(ConsoleTableTest, LabelsShowOnlyWhatVariesWithinTheGroup) {
   for (const Case& c : plan.cases) {
     const CaseLabels::Label* l = labels.find(c.name());
     ASSERT_NE(l, nullptr) << c.name();
-    if (c.name() == "file_read/pattern:sequential/bs:1048576/engine:psync/qd:1/workers:2/state:cold/path:cache") {
+    if (c.name() ==
+        "file_read/pattern:sequential/bs:1048576/engine:psync/qd:1/workers:2/state:cold/path:cache") {
       EXPECT_EQ(l->group, 0u);
       EXPECT_EQ(l->label, "seq 1MiB w2 cold cache");
       // Progress lines name the case within its whole family: what varies across the family.
       EXPECT_EQ(l->brief, "file_read seq 1MiB psync qd1 w2 cold cache");
     }
-    if (c.name() == "file_read/pattern:random/bs:4096/engine:io_uring/qd:32/workers:1/state:direct/path:source") {
+    if (c.name() ==
+        "file_read/pattern:random/bs:4096/engine:io_uring/qd:32/workers:1/state:direct/path:source") {
       EXPECT_EQ(l->group, 1u);
       EXPECT_EQ(l->label, "qd32");
     }
@@ -141,8 +153,12 @@ TEST(ConsoleTableTest, LabelsShowOnlyWhatVariesWithinTheGroup) {
 
 TEST(ConsoleTableTest, OneLinePerCaseUnderItsGroupsHeader) {
   TempDir dir;
-  Plan plan = plan_of({{{"family", "file_read"}, {"pattern", "sequential"}, {"block_size", "1MiB"},
-                        {"engine", "psync"}, {"workers", {1, 2}}, {"cache_state", {"cold", "warm"}},
+  Plan plan = plan_of({{{"family", "file_read"},
+                        {"pattern", "sequential"},
+                        {"block_size", "1MiB"},
+                        {"engine", "psync"},
+                        {"workers", {1, 2}},
+                        {"cache_state", {"cold", "warm"}},
                         {"path", "source"}}},
                       dir.path());
   const CaseLabels labels = label_cases(plan.cases);
@@ -164,8 +180,13 @@ TEST(ConsoleTableTest, OneLinePerCaseUnderItsGroupsHeader) {
 
 TEST(ConsoleTableTest, WhatTheFiguresLeaveOutFollowsOnIndentedLines) {
   TempDir dir;
-  Plan plan = plan_of({{{"family", "file_read"}, {"pattern", "sequential"}, {"block_size", "1MiB"},
-                        {"engine", "psync"}, {"workers", {1, 2, 4}}, {"cache_state", "cold"}, {"path", "source"}}},
+  Plan plan = plan_of({{{"family", "file_read"},
+                        {"pattern", "sequential"},
+                        {"block_size", "1MiB"},
+                        {"engine", "psync"},
+                        {"workers", {1, 2, 4}},
+                        {"cache_state", "cold"},
+                        {"path", "source"}}},
                       dir.path());
   const CaseLabels labels = label_cases(plan.cases);
   std::ostringstream out;
@@ -183,8 +204,8 @@ TEST(ConsoleTableTest, WhatTheFiguresLeaveOutFollowsOnIndentedLines) {
     e.name = e.run_name = e.case_name + "/iterations:1/repeats:3/manual_time";
     e.run_type = "iteration";
     e.error_occurred = true;
-    e.error_message = "preparing the cold state: " + std::string(40, 'x') + " " + std::string(60, 'y') +
-                      " " + std::string(50, 'z');
+    e.error_message = "preparing the cold state: " + std::string(40, 'x') + " " + std::string(60, 'y') + " " +
+                      std::string(50, 'z');
     e.params = json(plan.cases[1].params);
     table.add({e});
   }
@@ -194,22 +215,27 @@ TEST(ConsoleTableTest, WhatTheFiguresLeaveOutFollowsOnIndentedLines) {
     doc.benchmarks[0].label = "direct requested, served from memory (tmpfs)";
     table.add(doc.benchmarks);
   }
-  expect_lines(out.str(),
-               {"^$", R"(^file_read /families/0: .*$)", R"(^ .*verdict$)",
-                R"(^  w1 +28\d MiB/s +\d\.\d% .* 1 excluded$)",
-                R"(^    1 of 3 repetitions excluded \(repetition 1: cold not achieved: 87\.0% resident before the round\)$)",
-                R"(^  w2 +- +- +- +- +- +skipped$)",
-                R"(^    preparing the cold state: x{40}$)", R"(^      y{60} z{50}$)",
-                R"(^  w4 +2\d\d MiB/s +- .* ok$)",
-                R"(^    direct requested, served from memory \(tmpfs\)$)"});
+  expect_lines(
+      out.str(),
+      {"^$", R"(^file_read /families/0: .*$)", R"(^ .*verdict$)",
+       R"(^  w1 +28\d MiB/s +\d\.\d% .* 1 excluded$)",
+       R"(^    1 of 3 repetitions excluded \(repetition 1: cold not achieved: 87\.0% resident before the round\)$)",
+       R"(^  w2 +- +- +- +- +- +skipped$)", R"(^    preparing the cold state: x{40}$)",
+       R"(^      y{60} z{50}$)", R"(^  w4 +2\d\d MiB/s +- .* ok$)",
+       R"(^    direct requested, served from memory \(tmpfs\)$)"});
 }
 
 // A sweep skipped for one reason prints the reason under its first case only; a new group
 // prints it again.
 TEST(ConsoleTableTest, AReasonRepeatedByTheNextCaseIsNotPrintedAgain) {
   TempDir dir;
-  Plan plan = plan_of({{{"family", "file_read"}, {"pattern", "sequential"}, {"block_size", "1MiB"},
-                        {"engine", "psync"}, {"workers", {1, 2, 4}}, {"cache_state", "cold"}, {"path", "source"}}},
+  Plan plan = plan_of({{{"family", "file_read"},
+                        {"pattern", "sequential"},
+                        {"block_size", "1MiB"},
+                        {"engine", "psync"},
+                        {"workers", {1, 2, 4}},
+                        {"cache_state", "cold"},
+                        {"path", "source"}}},
                       dir.path());
   const CaseLabels labels = label_cases(plan.cases);
   std::ostringstream out;
@@ -234,11 +260,17 @@ TEST(ConsoleTableTest, AReasonRepeatedByTheNextCaseIsNotPrintedAgain) {
 // figures beside it gets a line of its own); colour does not count and is only on the verdict.
 TEST(ConsoleTableTest, EveryLineFitsTheConsoleWidthWithOrWithoutColour) {
   TempDir dir;
-  Plan plan = plan_of({{{"family", "file_read"}, {"pattern", {"sequential", "shuffled_files"}},
-                        {"block_size", "4KiB"}, {"engine", "psync"},
-                        {"queue_depth", 1}, {"workers", {1, 16}}, {"cache_state", {"cold", "warm"}},
-                        {"path", {"source", "cache"}}, {"runtime", {"1s", "1500ms"}},
-                        {"max_bytes", {"1GiB", "2GiB"}}, {"ramp_time", {"100ms", "200ms"}}}},
+  Plan plan = plan_of({{{"family", "file_read"},
+                        {"pattern", {"sequential", "shuffled_files"}},
+                        {"block_size", "4KiB"},
+                        {"engine", "psync"},
+                        {"queue_depth", 1},
+                        {"workers", {1, 16}},
+                        {"cache_state", {"cold", "warm"}},
+                        {"path", {"source", "cache"}},
+                        {"runtime", {"1s", "1500ms"}},
+                        {"max_bytes", {"1GiB", "2GiB"}},
+                        {"ramp_time", {"100ms", "200ms"}}}},
                       dir.path());
   const CaseLabels labels = label_cases(plan.cases);
   for (bool colour : {false, true}) {
@@ -257,7 +289,8 @@ TEST(ConsoleTableTest, EveryLineFitsTheConsoleWidthWithOrWithoutColour) {
     }
     // The longest label gets a line of its own, the figures under it.
     EXPECT_NE(out.str().find("\n  shuffled w16 warm cache runtime 1500ms max 2GiB ramp 200ms\n"),
-              std::string::npos) << out.str();
+              std::string::npos)
+        << out.str();
     if (colour) {
       EXPECT_NE(out.str().find("\x1b[32mok\x1b[0m"), std::string::npos);
     }
@@ -266,8 +299,13 @@ TEST(ConsoleTableTest, EveryLineFitsTheConsoleWidthWithOrWithoutColour) {
 
 TEST(ConsoleTableTest, LoaderLinesShowAuStallAndAShortVerdict) {
   TempDir dir;
-  Plan plan = plan_of({{{"family", "loader"}, {"batch_size", 8}, {"workers", {1, 2}}, {"step_time", "20ms"},
-                        {"steps", 20}, {"cache_state", "cold"}, {"path", "source"}}},
+  Plan plan = plan_of({{{"family", "loader"},
+                        {"batch_size", 8},
+                        {"workers", {1, 2}},
+                        {"step_time", "20ms"},
+                        {"steps", 20},
+                        {"cache_state", "cold"},
+                        {"path", "source"}}},
                       dir.path());
   const CaseLabels labels = label_cases(plan.cases);
   std::ostringstream out;
@@ -280,20 +318,24 @@ TEST(ConsoleTableTest, LoaderLinesShowAuStallAndAShortVerdict) {
     e.run_type = "iteration";
     e.params = json(c.params);
     e.params["family"] = "loader";
-    e.counters = {{"au", fed ? 0.97 : 0.61}, {"stall_fraction", fed ? 0.03 : 0.39},
-                  {"samples_per_second", 390}, {"wait_p99_ms", 12.5}};
-    e.extra = {{"verdict", fed ? "AU 97.0% — storage keeps up"
-                               : "AU 61.0% — training waits for data 39.0% of the time"},
-               {"judged", true}, {"target_au", 0.9}};
+    e.counters = {{"au", fed ? 0.97 : 0.61},
+                  {"stall_fraction", fed ? 0.03 : 0.39},
+                  {"samples_per_second", 390},
+                  {"wait_p99_ms", 12.5}};
+    e.extra = {{"verdict",
+                fed ? "AU 97.0% — storage keeps up" : "AU 61.0% — training waits for data 39.0% of the time"},
+               {"judged", true},
+               {"target_au", 0.9}};
     table.add({e});
   }
-  expect_lines(out.str(),
-               {"^$", R"(^loader /families/0: b8 prefetch 2 step 20ms no transform from files 1 epoch 20 steps .*$)",
-                R"(^    .*source; 3 repetitions \(2 cases\)$)",
-                R"(^  {2} +AU +spread +stall +samples/s +wait p99 +verdict$)",
-                R"(^  w1 +61\.0% +- +39\.0% +390 +12\.5 ms +stalls$)",
-                R"(^    training waits for data 39\.0% of the time$)",
-                R"(^  w2 +97\.0% +- +3\.0% +390 +12\.5 ms +fed$)"});
+  expect_lines(
+      out.str(),
+      {"^$", R"(^loader /families/0: b8 prefetch 2 step 20ms no transform from files 1 epoch 20 steps .*$)",
+       R"(^    .*source; 3 repetitions \(2 cases\)$)",
+       R"(^  {2} +AU +spread +stall +samples/s +wait p99 +verdict$)",
+       R"(^  w1 +61\.0% +- +39\.0% +390 +12\.5 ms +stalls$)",
+       R"(^    training waits for data 39\.0% of the time$)",
+       R"(^  w2 +97\.0% +- +3\.0% +390 +12\.5 ms +fed$)"});
 }
 
 }  // namespace

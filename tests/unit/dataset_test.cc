@@ -192,7 +192,10 @@ TEST(DatasetFingerprintTest, StableUnlessSizeMtimeOrNamesChange) {
 TEST(DatasetFingerprintTest, FollowsTheDocumentedFormat) {
   FileSet set("/x");
   set.add("a", 1, 2);
-  EXPECT_EQ(set.fingerprint(), sha256_hex(std::string_view("a\0" "1\0" "2\n", 6)));
+  EXPECT_EQ(set.fingerprint(), sha256_hex(std::string_view("a\0"
+                                                           "1\0"
+                                                           "2\n",
+                                                           6)));
 }
 
 // The metadata fingerprint cannot see an edit that keeps the size and the mtime (a restore
@@ -237,7 +240,7 @@ TEST(DatasetFingerprintTest, ContentFingerprintIgnoresMtimesAndChangesNothing) {
   struct timespec old_atime[2] = {{1000, 0}, {UTIME_OMIT, UTIME_OMIT}};
   old_atime[1].tv_nsec = UTIME_OMIT;
   ASSERT_EQ(::utimensat(AT_FDCWD, (dir / "src/x.bin").c_str(), old_atime, 0), 0);
-  struct stat st_before{};
+  struct stat st_before {};
   ASSERT_EQ(::stat((dir / "src/x.bin").c_str(), &st_before), 0);
   struct timespec other_mtime[2] = {{UTIME_OMIT, UTIME_OMIT}, {12345, 0}};
   other_mtime[0].tv_nsec = UTIME_OMIT;
@@ -248,7 +251,7 @@ TEST(DatasetFingerprintTest, ContentFingerprintIgnoresMtimesAndChangesNothing) {
   EXPECT_NE(src.fingerprint(), copy.fingerprint());
   EXPECT_EQ(content_fingerprint(src), content_fingerprint(copy));
 
-  struct stat st_after{};
+  struct stat st_after {};
   ASSERT_EQ(::stat((dir / "src/x.bin").c_str(), &st_after), 0);
   EXPECT_EQ(st_after.st_atim.tv_sec, st_before.st_atim.tv_sec) << "the access time changed";
   EXPECT_EQ(st_after.st_mtim.tv_sec, st_before.st_mtim.tv_sec);

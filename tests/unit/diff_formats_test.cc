@@ -69,15 +69,16 @@ TEST(DiffFormatsTest, TableHasWarningsVerdictsListsAndSummaryWithoutColour) {
   EXPECT_NE(t.find("REGRESSION (weak)"), std::string::npos) << t;
   EXPECT_NE(t.find("weak verdict: too few repetitions (as few as 2 per side, in 1 comparison) "
                    "for the test to reach alpha 0.05"),
-            std::string::npos) << t;
+            std::string::npos)
+      << t;
   EXPECT_NE(t.find("use 4 or more repetitions per side"), std::string::npos) << t;
   EXPECT_NE(t.find("MISSING in NEW (fails the diff; --allow-missing to accept):\n  " + std::string(kGone) +
                    ": only in BASE"),
             std::string::npos)
       << t;
   EXPECT_NE(t.find("; 1 case of BASE not measured in NEW"), std::string::npos) << t;
-  EXPECT_NE(t.find("geomean NEW/BASE over the compared cases:\n  bytes_per_second 0.8"),
-            std::string::npos) << t;
+  EXPECT_NE(t.find("geomean NEW/BASE over the compared cases:\n  bytes_per_second 0.8"), std::string::npos)
+      << t;
   EXPECT_NE(t.find("2 regressions, 1 improvement, 0 noisy in 3 compared cases"), std::string::npos) << t;
 }
 
@@ -95,7 +96,7 @@ TEST(DiffFormatsTest, TheWeakNoteIsSaidOncePerDocumentAndNoisyIsCountedApart) {
   add_case(&next, kSeq, "bytes_per_second", {1e9, 1.01e9, 1.02e9});
   add_case(&base, kRand, "bytes_per_second", {1e9, 1.01e9, 1.02e9});
   add_case(&next, kRand, "bytes_per_second", {0.5e9, 0.51e9, 0.52e9});  // a weak regression
-  add_case(&base, kGone, "bytes_per_second", {1e9, 0.7e9, 1.3e9});     // CV 30%
+  add_case(&base, kGone, "bytes_per_second", {1e9, 0.7e9, 1.3e9});      // CV 30%
   add_case(&next, kGone, "bytes_per_second", {0.85e9, 0.6e9, 1.1e9});
   Comparison c = compare_results(base, next, {});
   for (DiffFormat f : {DiffFormat::kTable, DiffFormat::kMarkdown}) {
@@ -155,12 +156,16 @@ TEST(DiffFormatsTest, JunitMakesEachRegressedCaseAFailedTest) {
   std::string x = format_diff(sample(), DiffFormat::kJunit, {});
   EXPECT_EQ(x.rfind("<?xml", 0), 0u);
   // 4 cases + the comparability test; 2 regressed, 1 missing in NEW (failed); not strict.
-  EXPECT_NE(x.find("<testsuite name=\"feedbench diff\" tests=\"5\" failures=\"3\" errors=\"0\" skipped=\"0\">"),
-            std::string::npos) << x;
+  EXPECT_NE(
+      x.find("<testsuite name=\"feedbench diff\" tests=\"5\" failures=\"3\" errors=\"0\" skipped=\"0\">"),
+      std::string::npos)
+      << x;
   EXPECT_NE(x.find("name=\"" + std::string(kGone) + "\">\n      <failure type=\"missing\""),
-            std::string::npos) << x;
+            std::string::npos)
+      << x;
   EXPECT_NE(x.find("name=\"" + std::string(kSeq) + "\">\n      <failure type=\"regression\""),
-            std::string::npos) << x;
+            std::string::npos)
+      << x;
   EXPECT_NE(x.find("loader/x:&lt;a&amp;&quot;b&quot;&gt;"), std::string::npos) << "escaped\n" << x;
   EXPECT_EQ(x.find("x:<a"), std::string::npos);
   DiffFormatOptions strict;

@@ -4,12 +4,12 @@
 
 #include <gtest/gtest.h>
 
-#include <cstring>
-#include <random>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <unistd.h>
+#include <cstring>
+#include <random>
 
 #include "feedbench/error.h"
 #include "test_util.h"
@@ -27,12 +27,12 @@ std::string random_bytes(std::size_t n, unsigned seed) {
 }
 
 // Makes an engine; a refusal by the system (io_uring in a sandbox) skips the test.
-#define MAKE_ENGINE_OR_SKIP(var, name, options)                                   \
-  std::unique_ptr<Engine> var;                                                    \
-  try {                                                                           \
-    var = make_engine(name, options);                                             \
-  } catch (const RunError& e) {                                                   \
-    GTEST_SKIP() << name << " refused here: " << e.what();                        \
+#define MAKE_ENGINE_OR_SKIP(var, name, options)            \
+  std::unique_ptr<Engine> var;                             \
+  try {                                                    \
+    var = make_engine(name, options);                      \
+  } catch (const RunError& e) {                            \
+    GTEST_SKIP() << name << " refused here: " << e.what(); \
   }
 
 // Reads the whole file through `engine` in block_size pieces with up to queue_depth reads in
@@ -124,17 +124,18 @@ TEST_P(EngineReadBack, ReadsExactlyTheBytesWritten) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    AllEngines, EngineReadBack,
-    ::testing::Values(EngineCase{"psync", false, 1}, EngineCase{"psync", true, 1},
-                      EngineCase{"mmap", false, 1}, EngineCase{"mmap", false, 4},
-                      EngineCase{"libaio", true, 1}, EngineCase{"libaio", true, 32},
-                      EngineCase{"io_uring", false, 1}, EngineCase{"io_uring", false, 32},
-                      EngineCase{"io_uring", true, 1}, EngineCase{"io_uring", true, 32}),
-    [](const auto& info) {
-      return std::string(info.param.engine) + (info.param.direct ? "_direct" : "_buffered") +
-             "_qd" + std::to_string(info.param.queue_depth);
-    });
+INSTANTIATE_TEST_SUITE_P(AllEngines, EngineReadBack,
+                         ::testing::Values(EngineCase{"psync", false, 1}, EngineCase{"psync", true, 1},
+                                           EngineCase{"mmap", false, 1}, EngineCase{"mmap", false, 4},
+                                           EngineCase{"libaio", true, 1}, EngineCase{"libaio", true, 32},
+                                           EngineCase{"io_uring", false, 1},
+                                           EngineCase{"io_uring", false, 32}, EngineCase{"io_uring", true, 1},
+                                           EngineCase{"io_uring", true, 32}),
+                         [](const auto& info) {
+                           return std::string(info.param.engine) +
+                                  (info.param.direct ? "_direct" : "_buffered") + "_qd" +
+                                  std::to_string(info.param.queue_depth);
+                         });
 
 TEST(EngineTest, NamesListsEveryEngine) {
   EXPECT_EQ(engine_names(), (std::vector<std::string>{"psync", "mmap", "libaio", "io_uring"}));
@@ -301,7 +302,7 @@ TEST(EngineTest, OpensWithNoatimeAndLeavesTheAccessTime) {
     engine->close(fh);
     EXPECT_EQ(engine->open_counts().noatime, 1u) << name;
     EXPECT_EQ(engine->open_counts().plain, 0u) << name;
-    struct stat st{};
+    struct stat st {};
     ASSERT_EQ(::stat(path.c_str(), &st), 0);
     EXPECT_EQ(st.st_atim.tv_sec, 1000000) << name << " changed the access time";
   }
@@ -330,9 +331,8 @@ TEST(EngineTest, FallsBackWithoutNoatimeWhereTheKernelRefusesIt) {
 }
 
 TEST(EngineTest, DirectOnTmpfsIsRunErrorNamingTheFileSystem) {
-  struct statfs s{};
-  if (::statfs("/dev/shm", &s) != 0 || s.f_type != 0x01021994)
-    GTEST_SKIP() << "no tmpfs at /dev/shm";
+  struct statfs s {};
+  if (::statfs("/dev/shm", &s) != 0 || s.f_type != 0x01021994) GTEST_SKIP() << "no tmpfs at /dev/shm";
   char tmpl[] = "/dev/shm/feedbench-engine-XXXXXX";
   int fd = ::mkstemp(tmpl);
   ASSERT_GE(fd, 0);

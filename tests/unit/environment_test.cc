@@ -43,8 +43,8 @@ TEST(EnvironmentTest, DescribesTheRootFileSystem) {
   ASSERT_EQ(::stat("/", &st), 0);
   EXPECT_EQ(p.device_id, std::uint64_t(st.st_dev));
   nlohmann::json j = p.to_json();
-  for (const char* key : {"role", "requested", "resolved", "fs_type", "mount_point",
-                          "mount_source", "mount_options", "device"})
+  for (const char* key :
+       {"role", "requested", "resolved", "fs_type", "mount_point", "mount_source", "mount_options", "device"})
     EXPECT_TRUE(j[key].is_string()) << key;
   EXPECT_TRUE(j["device_info"].is_object());
   if (!p.device.empty()) {
@@ -91,8 +91,7 @@ TEST(EnvironmentTest, HostFieldsArePresentAndTyped) {
   nlohmann::json h = describe_host();
   for (const char* key : {"cpu_model", "kernel", "distribution", "hostname", "instance_type"})
     EXPECT_TRUE(h[key].is_string()) << key;
-  for (const char* key : {"cores", "sockets", "numa_nodes", "memory_total_bytes",
-                          "memory_available_bytes"})
+  for (const char* key : {"cores", "sockets", "numa_nodes", "memory_total_bytes", "memory_available_bytes"})
     EXPECT_TRUE(h[key].is_number_integer()) << key;
   EXPECT_GE(h["cores"].get<int>(), 1);
   EXPECT_GE(h["numa_nodes"].get<int>(), 1);
@@ -112,8 +111,7 @@ TEST(EnvironmentTest, TwoFoldersOnOneFileSystemShareADevice) {
   EXPECT_TRUE(same_device(pa, pb));
   std::map<std::string, PathInfo> paths = {{"cache", pb}, {"source", pa}};
   std::string text = format_paths(paths);
-  EXPECT_NE(text.find("warning: source and cache are on the same device ("), std::string::npos)
-      << text;
+  EXPECT_NE(text.find("warning: source and cache are on the same device ("), std::string::npos) << text;
   EXPECT_NE(text.find("a cache there cannot be faster than the source, except through the page "
                       "cache"),
             std::string::npos);

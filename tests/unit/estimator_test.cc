@@ -18,8 +18,9 @@ Case file_read_case(const std::string& state, int reps = 3) {
   Case c;
   c.family = "file_read";
   c.repetitions = reps;
-  c.params = {{"pattern", "sequential"}, {"block_size", 1 << 20}, {"engine", "psync"}, {"queue_depth", 1},
-              {"workers", 1},           {"cache_state", state},  {"path", "source"}};
+  c.params = {{"pattern", "sequential"}, {"block_size", 1 << 20}, {"engine", "psync"},
+              {"queue_depth", 1},        {"workers", 1},          {"cache_state", state},
+              {"path", "source"}};
   return c;
 }
 

@@ -11,8 +11,8 @@ TEST(FileSystemTest, NamesKnownTypesAndShowsUnknownOnesInHex) {
   EXPECT_EQ(file_system_name(0xEF53), "ext4");
   EXPECT_EQ(file_system_name(0x01021994), "tmpfs");
   EXPECT_EQ(file_system_name(0x0BD00BD0), "lustre");
-  EXPECT_EQ(file_system_name(0x47504653), "gpfs");   // once only in the page cache's table
-  EXPECT_EQ(file_system_name(0x00c36400), "ceph");   // once only in the engines' table
+  EXPECT_EQ(file_system_name(0x47504653), "gpfs");  // once only in the page cache's table
+  EXPECT_EQ(file_system_name(0x00c36400), "ceph");  // once only in the engines' table
   EXPECT_EQ(file_system_name(0x1234), "fs type 0x1234");
 }
 

@@ -17,8 +17,8 @@ class FioJobsTest : public ::testing::Test {
  protected:
   TempDir dir;  // both roots of the config; the FileSets below are made up
   Plan plan_of(const json& families) {
-    const json doc = {{"name", "t"}, {"dataset", {{"source", dir.path()}, {"cache", dir.path()}}},
-                      {"families", families}};
+    const json doc = {
+        {"name", "t"}, {"dataset", {{"source", dir.path()}, {"cache", dir.path()}}}, {"families", families}};
     return expand_plan(parse_config(doc.dump(), "p.json"));
   }
   static FileSet files_at(const std::string& root) {
@@ -31,8 +31,12 @@ class FioJobsTest : public ::testing::Test {
 };
 
 TEST_F(FioJobsTest, JobReadsTheCaseFilesTheWayTheCaseDoes) {
-  const Plan plan = plan_of(json::array({{{"family", "file_read"}, {"pattern", "random"}, {"block_size", 4096},
-                                          {"workers", 2}, {"cache_state", "cold"}, {"path", "source"}}}));
+  const Plan plan = plan_of(json::array({{{"family", "file_read"},
+                                          {"pattern", "random"},
+                                          {"block_size", 4096},
+                                          {"workers", 2},
+                                          {"cache_state", "cold"},
+                                          {"path", "source"}}}));
   ASSERT_EQ(plan.cases.size(), 1u);
   const std::string job = fio_job_for(plan.cases[0], files_at(dir / "source"));
   EXPECT_NE(job.find("rw=randread\n"), std::string::npos) << job;
@@ -45,7 +49,8 @@ TEST_F(FioJobsTest, JobReadsTheCaseFilesTheWayTheCaseDoes) {
 }
 
 TEST_F(FioJobsTest, WritesOneJobPerFileReadCaseOfAPathThatHasFiles) {
-  const Plan plan = plan_of(json::array({{{"family", "file_read"}, {"path", json::array({"source", "cache"})}}}));
+  const Plan plan =
+      plan_of(json::array({{{"family", "file_read"}, {"path", json::array({"source", "cache"})}}}));
   ASSERT_EQ(plan.cases.size(), 2u);
   const FileSet source = files_at(dir / "source");
   const std::string out = dir / "jobs";

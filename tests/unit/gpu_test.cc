@@ -255,14 +255,16 @@ class GpuPlanTest : public ::testing::Test {
 };
 
 TEST_F(GpuPlanTest, GpuParametersAreRefusedWhereWrittenInABuildWithoutCuda) {
-  EXPECT_EQ(refusal(config_of({{{"family", "file_read"}, {"sink", "gpu"}}}), false),
-            "g.json: /families/0/sink: sink gpu needs the GPU component, but this feedbench was built without "
-            "CUDA (rebuild with the CUDA toolkit and -DFEEDBENCH_CUDA=ON)");
+  EXPECT_EQ(
+      refusal(config_of({{{"family", "file_read"}, {"sink", "gpu"}}}), false),
+      "g.json: /families/0/sink: sink gpu needs the GPU component, but this feedbench was built without "
+      "CUDA (rebuild with the CUDA toolkit and -DFEEDBENCH_CUDA=ON)");
   EXPECT_TRUE(refusal(config_of({{{"family", "file_read"}, {"sink", {"host", "gpu"}}}}), false)
                   .starts_with("g.json: /families/0/sink/1: sink gpu needs the GPU component"));
-  EXPECT_TRUE(refusal(config_of({{{"family", "loader"}}}, {{"accelerator", "cuda"}}), false)
-                  .starts_with("g.json: /defaults/accelerator: accelerator cuda needs the GPU component, but this "
-                               "feedbench was built without CUDA"));
+  EXPECT_TRUE(
+      refusal(config_of({{{"family", "loader"}}}, {{"accelerator", "cuda"}}), false)
+          .starts_with("g.json: /defaults/accelerator: accelerator cuda needs the GPU component, but this "
+                       "feedbench was built without CUDA"));
   // Host sinks and CPU accelerators need nothing.
   EXPECT_EQ(refusal(config_of({{{"family", "file_read"}, {"sink", "host"}},
                                {{"family", "loader"}, {"accelerator", "cpu"}}}),
@@ -280,9 +282,10 @@ TEST_F(GpuPlanTest, ABuildWithCudaPlansGpuCasesUnderTheirOwnNames) {
 }
 
 TEST_F(GpuPlanTest, OverlapWithoutACudaAcceleratorIsRefused) {
-  EXPECT_EQ(refusal(config_of({{{"family", "loader"}, {"overlap", true}}}), true),
-            "g.json: /families/0/overlap: expected accelerator \"cuda\" as well (overlap copies batch k+1 to the "
-            "device during step k), got overlap without it");
+  EXPECT_EQ(
+      refusal(config_of({{{"family", "loader"}, {"overlap", true}}}), true),
+      "g.json: /families/0/overlap: expected accelerator \"cuda\" as well (overlap copies batch k+1 to the "
+      "device during step k), got overlap without it");
 }
 
 TEST(GpuCudaTest, NoDeviceIsSaidNotFailed) {
@@ -309,9 +312,10 @@ TEST(GpuNvmlTest, WarnsWhenReadingThreadsMayRunOffTheGpusNode) {
   GpuInfo gpu;
   gpu.numa_node = 1;
   const std::vector<std::vector<int>> nodes = {{0, 1}, {2, 3}};
-  EXPECT_EQ(numa_warning(gpu, nodes, {0, 1, 2, 3}),
-            "reading threads may run on NUMA node(s) 0,1; GPU 0 is on node 1: host-to-device copies from another "
-            "node cross the socket link (bind with numactl --cpunodebind=1 --membind=1)");
+  EXPECT_EQ(
+      numa_warning(gpu, nodes, {0, 1, 2, 3}),
+      "reading threads may run on NUMA node(s) 0,1; GPU 0 is on node 1: host-to-device copies from another "
+      "node cross the socket link (bind with numactl --cpunodebind=1 --membind=1)");
   EXPECT_EQ(numa_warning(gpu, nodes, {2, 3}), "");
   EXPECT_TRUE(numa_warning(gpu, nodes, {0}).starts_with("reading threads may run on NUMA node(s) 0; GPU 0"));
   gpu.numa_node = -1;  // unknown (sysfs says -1 on one-node machines)

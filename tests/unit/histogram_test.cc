@@ -158,7 +158,7 @@ TEST(HistogramTest, CompactJsonRoundTripIsExactAndSmall) {
   Histogram h;
   for (int i = 0; i < 4000; ++i) h.record(std::uint64_t(spread(rng)));
   for (std::uint64_t v : {0u, 1u, 127u, 128u}) h.record(v);  // the exact bins at the bottom
-  h.record(UINT64_MAX);                                       // and the very last bin
+  h.record(UINT64_MAX);                                      // and the very last bin
   const nlohmann::json compact = h.to_compact_json("ns");
   EXPECT_EQ(compact["encoding"], "zlib-varint-runs");
   EXPECT_EQ(compact["count"], 4005);

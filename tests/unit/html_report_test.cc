@@ -17,19 +17,20 @@ namespace {
 
 using nlohmann::json;
 
-BenchmarkEntry read_entry(const std::string& path, const std::string& state, int workers, int rep,
-                          double bps, double residency = 0.0, bool achieved = true) {
+BenchmarkEntry read_entry(const std::string& path, const std::string& state, int workers, int rep, double bps,
+                          double residency = 0.0, bool achieved = true) {
   BenchmarkEntry e;
-  e.params = {{"family", "file_read"}, {"pattern", "random"}, {"block_size", 4096},
-              {"engine", "psync"},     {"queue_depth", 1},    {"workers", workers},
-              {"cache_state", state},  {"path", path}};
+  e.params = {{"family", "file_read"}, {"pattern", "random"}, {"block_size", 4096},   {"engine", "psync"},
+              {"queue_depth", 1},      {"workers", workers},  {"cache_state", state}, {"path", path}};
   e.case_name = "file_read/pattern:random/bs:4096/engine:psync/qd:1/workers:" + std::to_string(workers) +
                 "/state:" + state + "/path:" + path;
   e.name = e.run_name = e.case_name + "/iterations:1/repeats:3/manual_time";
   e.run_type = "iteration";
   e.repetitions = 3;
   e.repetition_index = rep;
-  e.counters = {{"bytes_per_second", bps}, {"items_per_second", bps / 4096}, {"lat_p50_us", 80.0 + rep},
+  e.counters = {{"bytes_per_second", bps},
+                {"items_per_second", bps / 4096},
+                {"lat_p50_us", 80.0 + rep},
                 {"residency_before", residency}};
   e.cache = {{"requested", state}, {"residency_before", residency}, {"achieved", achieved}};
   Histogram h;
@@ -40,10 +41,11 @@ BenchmarkEntry read_entry(const std::string& path, const std::string& state, int
 
 BenchmarkEntry loader_entry(const std::string& path, int workers, int accelerators, double au) {
   BenchmarkEntry e;
-  e.params = {{"family", "loader"}, {"batch_size", 32}, {"workers", workers}, {"accelerators", accelerators},
-              {"target_au", 0.9},   {"cache_state", "cold"}, {"path", path}};
-  e.case_name = "loader/batch:32/workers:" + std::to_string(workers) + "/acc:" + std::to_string(accelerators) +
-                "/state:cold/path:" + path;
+  e.params = {
+      {"family", "loader"}, {"batch_size", 32},      {"workers", workers}, {"accelerators", accelerators},
+      {"target_au", 0.9},   {"cache_state", "cold"}, {"path", path}};
+  e.case_name = "loader/batch:32/workers:" + std::to_string(workers) +
+                "/acc:" + std::to_string(accelerators) + "/state:cold/path:" + path;
   e.name = e.run_name = e.case_name;
   e.run_type = "iteration";
   e.counters = {{"samples_per_second", 1000 * au}, {"au", au}, {"stall_fraction", 1 - au}};
@@ -56,15 +58,24 @@ ResultDocument base_doc() {
   d.context = {{"date", "2024-05-01T10:00:00+00:00"}};
   d.tool = {{"version", "0.1.0"}, {"git_commit", "0123456789abcdef"}};
   d.command_line = {"feedbench", "run", "--config", "configs/demo.json", "--out", "my result.json"};
-  d.config = {{"file", "configs/demo.json"}, {"name", "demo"}, {"sha256", std::string(64, 'a')},
+  d.config = {{"file", "configs/demo.json"},
+              {"name", "demo"},
+              {"sha256", std::string(64, 'a')},
               {"resolved", {{"name", "demo"}, {"families", json::array()}}}};
-  d.dataset = {{"source", {{"root", "/data/src"}, {"files", 320}, {"bytes", 1 << 20}, {"fingerprint", "f00d"}}},
-               {"cache", {{"root", "/data/cache"}, {"files", 160}, {"bytes", 1 << 19}, {"manifest", {{"label", "demo-v1"}}}}}};
-  d.environment = {
-      {"host", {{"cpu_model", "Test CPU"}, {"cores", 2}, {"memory_total_bytes", 8LL << 30}, {"kernel", "6.1"},
-                {"instance_type", "p4d.24xlarge"}, {"gpus", json::array()}}},
-      {"paths", {{"source", {{"resolved", "/data/src"}, {"fs_type", "ext4"}, {"device", "vda"}}},
-                 {"cache", {{"resolved", "/data/cache"}, {"fs_type", "ext4"}, {"device", "vda"}}}}}};
+  d.dataset = {
+      {"source", {{"root", "/data/src"}, {"files", 320}, {"bytes", 1 << 20}, {"fingerprint", "f00d"}}},
+      {"cache",
+       {{"root", "/data/cache"}, {"files", 160}, {"bytes", 1 << 19}, {"manifest", {{"label", "demo-v1"}}}}}};
+  d.environment = {{"host",
+                    {{"cpu_model", "Test CPU"},
+                     {"cores", 2},
+                     {"memory_total_bytes", 8LL << 30},
+                     {"kernel", "6.1"},
+                     {"instance_type", "p4d.24xlarge"},
+                     {"gpus", json::array()}}},
+                   {"paths",
+                    {{"source", {{"resolved", "/data/src"}, {"fs_type", "ext4"}, {"device", "vda"}}},
+                     {"cache", {{"resolved", "/data/cache"}, {"fs_type", "ext4"}, {"device", "vda"}}}}}};
   for (int rep = 0; rep < 3; ++rep) {
     d.benchmarks.push_back(read_entry("source", "cold", 1, rep, 100e6 + rep * 10e6));
     d.benchmarks.push_back(read_entry("source", "cold", 4, rep, 300e6 + rep * 10e6));
@@ -99,15 +110,20 @@ ResultDocument ranks_doc() {
   for (BenchmarkEntry& e : d.benchmarks) {
     if (e.case_name.find("workers:4/state:cold/path:source") == std::string::npos) continue;
     e.extra = {{"cluster", {{"ranks", 3}, {"hosts", 2}, {"straggler_below", 0.8}}},
-               {"ranks", {{{"rank", 0}, {"host", "node-a"}, {"bytes_per_second", 200e6}},
-                          {{"rank", 1}, {"host", "node-a"}, {"bytes_per_second", 190e6}},
-                          {{"rank", 2}, {"host", "node-b"}, {"bytes_per_second", 20e6}}}},
-               {"hosts", {{{"host", "node-a"}, {"bytes_per_second", 390e6}}, {{"host", "node-b"}, {"bytes_per_second", 20e6}}}},
-               {"stragglers", {{{"rank", 2}, {"host", "node-b"}, {"bytes_per_second", 20e6}, {"vs_median", 0.105}}}}};
+               {"ranks",
+                {{{"rank", 0}, {"host", "node-a"}, {"bytes_per_second", 200e6}},
+                 {{"rank", 1}, {"host", "node-a"}, {"bytes_per_second", 190e6}},
+                 {{"rank", 2}, {"host", "node-b"}, {"bytes_per_second", 20e6}}}},
+               {"hosts",
+                {{{"host", "node-a"}, {"bytes_per_second", 390e6}},
+                 {{"host", "node-b"}, {"bytes_per_second", 20e6}}}},
+               {"stragglers",
+                {{{"rank", 2}, {"host", "node-b"}, {"bytes_per_second", 20e6}, {"vs_median", 0.105}}}}};
   }
   BenchmarkEntry l = loader_entry("source", 2, 2, 0.6);
-  l.extra["ranks"] = {{{"rank", 0}, {"host", "node-a"}, {"au", 0.95}, {"min_au", 0.94}, {"au_per_accelerator", {0.94, 0.96}}},
-                      {{"rank", 1}, {"host", "node-b"}, {"au", 0.61}, {"min_au", 0.6}, {"au_per_accelerator", {0.6, 0.62}}}};
+  l.extra["ranks"] = {
+      {{"rank", 0}, {"host", "node-a"}, {"au", 0.95}, {"min_au", 0.94}, {"au_per_accelerator", {0.94, 0.96}}},
+      {{"rank", 1}, {"host", "node-b"}, {"au", 0.61}, {"min_au", 0.6}, {"au_per_accelerator", {0.6, 0.62}}}};
   l.extra["min_au"] = 0.6;
   l.extra["min_au_rank"] = 1;
   l.extra["min_au_host"] = "node-b";
@@ -120,9 +136,11 @@ TEST(HtmlReportTest, CasesAcrossRanksShowHostsAndTheStragglerLine) {
   const auto at = page.find("<section id=\"across-ranks\">");
   ASSERT_NE(at, std::string::npos);
   const std::string section = page.substr(at, page.find("</section>", at) - at);
-  EXPECT_NE(section.find("3 ranks — hosts node-a 372 MiB/s, node-b 19.1 MiB/s"), std::string::npos) << section;
+  EXPECT_NE(section.find("3 ranks — hosts node-a 372 MiB/s, node-b 19.1 MiB/s"), std::string::npos)
+      << section;
   EXPECT_NE(section.find("straggler: rank 2 (host node-b) at 19.1 MiB/s, 0.10 of the median rank&#39;s rate"),
-            std::string::npos) << section;
+            std::string::npos)
+      << section;
   EXPECT_NE(section.find("lowest AU 60.0% on rank 1 (host node-b)"), std::string::npos) << section;
   // Cases of one rank have no line; the chart's data (every rank's figures) is embedded.
   EXPECT_EQ(section.find("workers:1/"), std::string::npos) << section;
@@ -174,7 +192,8 @@ TEST(HtmlReportTest, EmbeddedDataEqualsTheDocument) {
   const json& cdf = c["latency"]["cdf"];
   EXPECT_DOUBLE_EQ(cdf.back()[1].get<double>(), 1.0);
   EXPECT_NEAR(cdf.back()[0].get<double>(), 300.0, 3.0);
-  for (std::size_t i = 1; i < cdf.size(); ++i) EXPECT_GE(cdf[i][1].get<double>(), cdf[i - 1][1].get<double>());
+  for (std::size_t i = 1; i < cdf.size(); ++i)
+    EXPECT_GE(cdf[i][1].get<double>(), cdf[i - 1][1].get<double>());
   EXPECT_EQ(cases[2]["cache"]["achieved"], false);
 }
 
@@ -224,7 +243,8 @@ TEST(HtmlReportTest, VerdictPerPath) {
   for (auto& e : swept.benchmarks)
     if (e.params["path"] == "cache" && e.params["accelerators"] == 8)
       e.extra["au_per_accelerator"] = {0.99, 0.99, 0.99, 0.99, 0.99, 0.99, 0.99, 0.7};
-  EXPECT_EQ(html_report_verdicts(swept)[0], "Cache path keeps 4 simulated accelerators at AU ≥ 90%; source path keeps 2.");
+  EXPECT_EQ(html_report_verdicts(swept)[0],
+            "Cache path keeps 4 simulated accelerators at AU ≥ 90%; source path keeps 2.");
 
   ResultDocument workers;
   workers.benchmarks = {loader_entry("source", 1, 1, 0.5), loader_entry("source", 4, 1, 0.96)};
@@ -247,8 +267,9 @@ TEST(HtmlReportTest, EnvironmentShowsOnlyVariablesThatWereSetAndTheDefaultsApart
   EXPECT_NE(set_block.find("FEEDBENCH_SOURCE=/data/src"), std::string::npos) << set_block;
   EXPECT_EQ(set_block.find("FEEDBENCH_CACHE"), std::string::npos) << set_block;
   const std::string default_block = page.substr(defaults, page.find("</pre>", defaults) - defaults);
-  EXPECT_NE(default_block.find("FEEDBENCH_CACHE unset: the config&#39;s default /var/tmp/feedbench-cache applied"),
-            std::string::npos)
+  EXPECT_NE(
+      default_block.find("FEEDBENCH_CACHE unset: the config&#39;s default /var/tmp/feedbench-cache applied"),
+      std::string::npos)
       << default_block;
   // No variable set, no block claiming one was.
   d.environment_variables.clear();
@@ -287,15 +308,18 @@ std::string visible_text(std::string page) {
   page = std::regex_replace(page, inline_tag, "");
   static const std::regex block_tag(R"(<[^>]*>)");
   page = std::regex_replace(page, block_tag, "\n");
-  for (auto [entity, c] : {std::pair{"&lt;", "<"}, {"&gt;", ">"}, {"&quot;", "\""}, {"&#39;", "'"}, {"&amp;", "&"}})
-    for (std::size_t at; (at = page.find(entity)) != std::string::npos;) page.replace(at, std::string(entity).size(), c);
+  for (auto [entity, c] :
+       {std::pair{"&lt;", "<"}, {"&gt;", ">"}, {"&quot;", "\""}, {"&#39;", "'"}, {"&amp;", "&"}})
+    for (std::size_t at; (at = page.find(entity)) != std::string::npos;)
+      page.replace(at, std::string(entity).size(), c);
   return page;
 }
 
 // RETURNS: the first sign of a value left out of a sentence ("(4 workers, )", "1 ×  40 GiB",
 // " (0123)"), or "" when there is none. Lines are checked one by one.
 std::string missing_value_sign(const std::string& text) {
-  static const std::regex sign(R"(\(\s|\s\)|\(\)|,\s*[,.)]|\s,|\S  +\S|^ +\S.*\S$|undefined|NaN|\bnull\b|— *$|—\s*[,.)])");
+  static const std::regex sign(
+      R"(\(\s|\s\)|\(\)|,\s*[,.)]|\s,|\S  +\S|^ +\S.*\S$|undefined|NaN|\bnull\b|— *$|—\s*[,.)])");
   std::istringstream lines(text);
   for (std::string line; std::getline(lines, line);) {
     std::smatch m;
@@ -317,7 +341,9 @@ TEST(HtmlReportTest, MissingValueSignsAreFound) {  // the checker itself
 TEST(HtmlReportTest, NoSentenceHasAMissingValue) {
   using Strip = std::function<void(ResultDocument&)>;
   auto erase_param = [](const char* key) {
-    return Strip([key](ResultDocument& d) { for (auto& e : d.benchmarks) e.params.erase(key); });
+    return Strip([key](ResultDocument& d) {
+      for (auto& e : d.benchmarks) e.params.erase(key);
+    });
   };
   auto with_loader = [](ResultDocument& d) {
     for (int w : {1, 4}) d.benchmarks.push_back(loader_entry("source", w, 1, w == 4 ? 0.95 : 0.5));
@@ -333,8 +359,15 @@ TEST(HtmlReportTest, NoSentenceHasAMissingValue) {
       {"no workers", erase_param("workers")},
       {"no pattern", erase_param("pattern")},
       {"no path", erase_param("path")},
-      {"no workers, no pattern", [&](ResultDocument& d) { erase_param("workers")(d); erase_param("pattern")(d); }},
-      {"no verdict text", [](ResultDocument& d) { for (auto& e : d.benchmarks) e.extra.erase("verdict"); }},
+      {"no workers, no pattern",
+       [&](ResultDocument& d) {
+         erase_param("workers")(d);
+         erase_param("pattern")(d);
+       }},
+      {"no verdict text",
+       [](ResultDocument& d) {
+         for (auto& e : d.benchmarks) e.extra.erase("verdict");
+       }},
       {"no target", erase_param("target_au")},
       {"no host", [](ResultDocument& d) { d.environment.erase("host"); }},
       {"no paths", [](ResultDocument& d) { d.environment.erase("paths"); }},
@@ -346,17 +379,34 @@ TEST(HtmlReportTest, NoSentenceHasAMissingValue) {
       {"no tool", [](ResultDocument& d) { d.tool = json::object(); }},
       {"no command line", [](ResultDocument& d) { d.command_line.clear(); }},
       {"no cpu model", [](ResultDocument& d) { d.environment["host"].erase("cpu_model"); }},
-      {"gpu without name", [](ResultDocument& d) { d.environment["host"]["gpus"] = json::array({{{"memory", "40960 MiB"}}}); }},
-      {"gpu without memory", [](ResultDocument& d) { d.environment["host"]["gpus"] = json::array({{{"name", "A100"}, {"driver", "535"}}}); }},
-      {"mount without mount point", [](ResultDocument& d) {
-         d.environment["paths"]["source"]["mount_source"] = "fs-1:/export"; }},
-      {"device without name", [](ResultDocument& d) {
+      {"gpu without name",
+       [](ResultDocument& d) {
+         d.environment["host"]["gpus"] = json::array({{{"memory", "40960 MiB"}}});
+       }},
+      {"gpu without memory",
+       [](ResultDocument& d) {
+         d.environment["host"]["gpus"] = json::array({{{"name", "A100"}, {"driver", "535"}}});
+       }},
+      {"mount without mount point",
+       [](ResultDocument& d) { d.environment["paths"]["source"]["mount_source"] = "fs-1:/export"; }},
+      {"device without name",
+       [](ResultDocument& d) {
          d.environment["paths"]["source"]["device"] = "";
-         d.environment["paths"]["source"]["device_info"] = {{"model", "NVMe"}}; }},
-      {"manifest without label", [](ResultDocument& d) { d.dataset["cache"]["manifest"] = {{"version", 2}}; }},
+         d.environment["paths"]["source"]["device_info"] = {{"model", "NVMe"}};
+       }},
+      {"manifest without label",
+       [](ResultDocument& d) {
+         d.dataset["cache"]["manifest"] = {{"version", 2}};
+       }},
       {"no cases", [](ResultDocument& d) { d.benchmarks.clear(); }},
-      {"every case failed", [](ResultDocument& d) {
-         for (auto& e : d.benchmarks) { e.error_occurred = true; e.error_message = "failed"; e.counters.clear(); } }},
+      {"every case failed",
+       [](ResultDocument& d) {
+         for (auto& e : d.benchmarks) {
+           e.error_occurred = true;
+           e.error_message = "failed";
+           e.counters.clear();
+         }
+       }},
   };
   for (bool loader : {false, true})
     for (const auto& [what, strip] : variants) {
@@ -473,7 +523,8 @@ TEST(HtmlReportTest, CaseTableLeadsWithTheLabelAndWhatMatters) {
   std::string page = render_html_report({d}, {"r"});
   auto loader = page.find("<h3>loader");
   ASSERT_NE(loader, std::string::npos);
-  std::string head = page.substr(page.find("<thead>", loader), page.find("</thead>", loader) - page.find("<thead>", loader));
+  std::string head =
+      page.substr(page.find("<thead>", loader), page.find("</thead>", loader) - page.find("<thead>", loader));
   std::vector<std::string> headers;
   std::regex th(R"(<th[^>]*>([^<]*)</th>)");
   for (auto it = std::sregex_iterator(head.begin(), head.end(), th); it != std::sregex_iterator(); ++it)

@@ -99,7 +99,8 @@ TEST(JpegTest, NotAJpegIsARunErrorNamingTheSample) {
     decoder.decode(bytes_of(junk), 0, "/data/class_000/img_000001.bin");
     FAIL() << "decoded junk";
   } catch (const RunError& e) {
-    EXPECT_NE(std::string(e.what()).find("/data/class_000/img_000001.bin: not a JPEG"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("/data/class_000/img_000001.bin: not a JPEG"), std::string::npos)
+        << e.what();
   }
   // A JPEG's first bytes and then nothing: refused too, not decoded to garbage.
   const auto jpeg = encode_noise_jpeg(1, 1, 64, 64);

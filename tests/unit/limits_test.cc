@@ -36,7 +36,9 @@ std::string error_of(F&& f) {
   return "";
 }
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
 
 // `levels` arrays nested inside each other: "[[[...]]]".
 std::string nested(std::size_t levels) { return std::string(levels, '[') + std::string(levels, ']'); }
@@ -64,24 +66,28 @@ class LimitsTest : public ::testing::Test {
 // ---- Integers: a range in the schema and in the code, never cut ---------------------------
 
 TEST_F(LimitsTest, IntegersPastTheirRangeAreRefusedNotCut) {
-  EXPECT_EQ(config_error(text({{{"family", "loader"}, {"batch_size", 4294967297}}})),
-            "c.json: /families/0/batch_size: expected an integer from 1 to 65536, or a non-empty list of them "
-            "(a sweep), got 4294967297");
+  EXPECT_EQ(
+      config_error(text({{{"family", "loader"}, {"batch_size", 4294967297}}})),
+      "c.json: /families/0/batch_size: expected an integer from 1 to 65536, or a non-empty list of them "
+      "(a sweep), got 4294967297");
   EXPECT_EQ(config_error(text({{{"family", "file_read"}}}, {{"defaults", {{"repetitions", 2147483648}}}})),
             "c.json: /defaults/repetitions: expected an integer from 1 to 1000, got 2147483648");
   EXPECT_EQ(config_error(text({{{"family", "loader"}, {"epochs", {1, 4294967297}}}})),
             "c.json: /families/0/epochs/1: expected an integer from 1 to 10000, got 4294967297");
-  EXPECT_EQ(config_error(text({{{"family", "loader"}, {"accelerators", 1025}}})),
-            "c.json: /families/0/accelerators: expected an integer from 1 to 1024, or a non-empty list of them "
-            "(a sweep), got 1025");
+  EXPECT_EQ(
+      config_error(text({{{"family", "loader"}, {"accelerators", 1025}}})),
+      "c.json: /families/0/accelerators: expected an integer from 1 to 1024, or a non-empty list of them "
+      "(a sweep), got 1025");
   EXPECT_EQ(config_error(text({{{"family", "stage"}, {"workers", 18446744073709551615ull}}})),
             "c.json: /families/0/workers: expected an integer from 1 to 1024, or a non-empty list of them "
             "(a sweep), got 18446744073709551615");
   EXPECT_TRUE(contains(config_error(text({{{"family", "file_read"}, {"block_size", 1099511627776}}})),
                        "c.json: /families/0/block_size: expected a size"));
-  EXPECT_EQ(config_error(text({{{"family", "file_read"}}}, {{"defaults", {{"seed", 9223372036854775807ll}}}})), "");
-  EXPECT_EQ(config_error(text({{{"family", "file_read"}}}, {{"defaults", {{"seed", 9223372036854775808ull}}}})),
-            "c.json: /defaults/seed: expected an integer from 0 to 9223372036854775807, got 9223372036854775808");
+  EXPECT_EQ(
+      config_error(text({{{"family", "file_read"}}}, {{"defaults", {{"seed", 9223372036854775807ll}}}})), "");
+  EXPECT_EQ(
+      config_error(text({{{"family", "file_read"}}}, {{"defaults", {{"seed", 9223372036854775808ull}}}})),
+      "c.json: /defaults/seed: expected an integer from 0 to 9223372036854775807, got 9223372036854775808");
   // A size written with a unit meets the same bound, in the code that parses it.
   EXPECT_EQ(plan_error(text({{{"family", "file_read"}, {"block_size", "2GiB"}}})),
             "c.json: /families/0/block_size: expected a size of at most 1 GiB, got \"2GiB\"");
@@ -91,10 +97,12 @@ TEST_F(LimitsTest, IntegersPastTheirRangeThroughSetAreRefused) {
   ConfigOverrides o;
   o.set = {{"repetitions", 2147483648}};
   EXPECT_EQ(config_error(text({{{"family", "file_read"}}}), o),
-            "c.json: /families/0/repetitions: expected an integer from 1 to 1000, got 2147483648 (from --set repetitions)");
+            "c.json: /families/0/repetitions: expected an integer from 1 to 1000, got 2147483648 (from --set "
+            "repetitions)");
   o.set = parse_sets({"batch_size=[8,4294967297]"});
   EXPECT_EQ(config_error(text({{{"family", "loader"}}}), o),
-            "c.json: /families/0/batch_size/1: expected an integer from 1 to 65536, got 4294967297 (from --set batch_size)");
+            "c.json: /families/0/batch_size/1: expected an integer from 1 to 65536, got 4294967297 (from "
+            "--set batch_size)");
 }
 
 // The code's ranges are the schema's: each integer parameter at the schema's maximum plans, one
@@ -108,7 +116,8 @@ TEST(PlanRangeTest, CodeAndSchemaAgreeOnEveryIntegerRange) {
       if (!prop.contains("anyOf") || prop.at("anyOf")[0].value("type", "") != "integer") continue;
       const json& scalar = prop.at("anyOf")[0];
       ASSERT_TRUE(scalar.contains("maximum")) << family << "." << key << " has no maximum";
-      EXPECT_EQ(defs.at("defaults").at("properties").at(key).at("anyOf")[0].at("maximum"), scalar.at("maximum"))
+      EXPECT_EQ(defs.at("defaults").at("properties").at(key).at("anyOf")[0].at("maximum"),
+                scalar.at("maximum"))
           << key << ": defaults and " << family << " disagree";
       for (const auto& [value, ok] : {std::pair{scalar.at("maximum"), true},
                                       std::pair{json(scalar.at("maximum").get<std::int64_t>() + 1), false},
@@ -126,7 +135,8 @@ TEST(PlanRangeTest, CodeAndSchemaAgreeOnEveryIntegerRange) {
           EXPECT_EQ(msg, "") << family << "." << key << "=" << value;
         } else {
           EXPECT_EQ(msg, "c.json: /families/0/" + key + ": expected an integer from " +
-                             scalar.at("minimum").dump() + " to " + scalar.at("maximum").dump() + ", got " + value.dump());
+                             scalar.at("minimum").dump() + " to " + scalar.at("maximum").dump() + ", got " +
+                             value.dump());
         }
         ++checked;
       }
@@ -141,7 +151,8 @@ TEST(PlanRangeTest, CodeAndSchemaAgreeOnEveryIntegerRange) {
 TEST_F(LimitsTest, NumberNoDoubleHoldsNamesFileAndPointer) {
   const std::string config = R"({"name": "t", "dataset": {"source": ")" + source +
                              R"("}, "families": [{"family": "loader", "target_au": [0.5, 1e999]}]})";
-  EXPECT_EQ(config_error(config), "c.json: /families/0/target_au/1: expected a number between -1.7e308 and 1.7e308, got 1e999");
+  EXPECT_EQ(config_error(config),
+            "c.json: /families/0/target_au/1: expected a number between -1.7e308 and 1.7e308, got 1e999");
   EXPECT_EQ(config_error(R"({"defaults": {"seed": -1e400}})"),
             "c.json: /defaults/seed: expected a number between -1.7e308 and 1.7e308, got -1e400");
   EXPECT_EQ(error_of([] { parse_sets({"target_au=1e999"}); }),
@@ -155,58 +166,72 @@ TEST_F(LimitsTest, DeepConfigIsRefusedBeforeExpansionAndSchemaCheck) {
   const std::string deep = R"({"name": "t", "dataset": {"source": "${HOME}"}, "x": )" + nested(30000) + "}";
   std::string pointer = "/x";
   for (int i = 0; i < 63; ++i) pointer += "/0";  // the 64th array is the one refused
-  EXPECT_EQ(config_error(deep), "c.json: " + pointer + ": expected arrays and objects nested at most 64 levels "
-                                "deep (the limit for a config), got deeper");
+  EXPECT_EQ(config_error(deep), "c.json: " + pointer +
+                                    ": expected arrays and objects nested at most 64 levels "
+                                    "deep (the limit for a config), got deeper");
   // 64 levels in all (the top-level object is one) still parse, and reach the schema check.
-  const std::string at_limit = R"({"name": "t", "dataset": {"source": ")" + source + R"("}, "x": )" + nested(63) + "}";
-  EXPECT_TRUE(contains(config_error(at_limit), "c.json: /x: expected one of the keys allowed at the top level"))
+  const std::string at_limit =
+      R"({"name": "t", "dataset": {"source": ")" + source + R"("}, "x": )" + nested(63) + "}";
+  EXPECT_TRUE(
+      contains(config_error(at_limit), "c.json: /x: expected one of the keys allowed at the top level"))
       << config_error(at_limit);
 }
 
 TEST_F(LimitsTest, LongStringInAPatternFieldIsRefusedBeforeTheRegex) {
   // valijson matches "pattern" with std::regex, which recurses once per character.
   const std::string long_name(30 * 1024, 'a');
-  EXPECT_EQ(config_error(text({{{"family", "file_read"}}}, {{"name", long_name}})),
-            "c.json: /name: expected a string of at most 4096 bytes (the limit for a config), got 30720 bytes");
-  EXPECT_EQ(config_error(text({{{"family", "file_read"}, {"block_size", std::string(30 * 1024, '4')}}})),
-            "c.json: /families/0/block_size: expected a string of at most 4096 bytes (the limit for a config), "
-            "got 30720 bytes");
+  EXPECT_EQ(
+      config_error(text({{{"family", "file_read"}}}, {{"name", long_name}})),
+      "c.json: /name: expected a string of at most 4096 bytes (the limit for a config), got 30720 bytes");
+  EXPECT_EQ(
+      config_error(text({{{"family", "file_read"}, {"block_size", std::string(30 * 1024, '4')}}})),
+      "c.json: /families/0/block_size: expected a string of at most 4096 bytes (the limit for a config), "
+      "got 30720 bytes");
   // At the limit the schema check still runs and answers.
   EXPECT_EQ(config_error(text({{{"family", "file_read"}}}, {{"name", std::string(4096, 'a')}})), "");
-  EXPECT_TRUE(contains(config_error(text({{{"family", "file_read"}, {"block_size", std::string(4095, '4') + "X"}}})),
-                       "c.json: /families/0/block_size: expected a size"));
+  EXPECT_TRUE(
+      contains(config_error(text({{{"family", "file_read"}, {"block_size", std::string(4095, '4') + "X"}}})),
+               "c.json: /families/0/block_size: expected a size"));
   // The longest pattern (alternatives, groups) on the longest string it may meet.
-  EXPECT_TRUE(contains(config_error(text({{{"family", "loader"}, {"step_time", "normal:" + std::string(4086, '1') + "x"}}})),
-                       "c.json: /families/0/step_time: expected a step time"));
+  EXPECT_TRUE(contains(
+      config_error(text({{{"family", "loader"}, {"step_time", "normal:" + std::string(4086, '1') + "x"}}})),
+      "c.json: /families/0/step_time: expected a step time"));
 }
 
 TEST_F(LimitsTest, LongOrDeepValuesThroughSetAreRefused) {
   ConfigOverrides o;
   o.set = parse_sets({"block_size=" + std::string(30 * 1024, 'a')});  // not JSON: a string
-  EXPECT_EQ(config_error(text({{{"family", "file_read"}}}), o),
-            "c.json: /defaults/block_size: expected a string of at most 4096 bytes (the limit for a config), got "
-            "30720 bytes (from --set block_size)");
+  EXPECT_EQ(
+      config_error(text({{{"family", "file_read"}}}), o),
+      "c.json: /defaults/block_size: expected a string of at most 4096 bytes (the limit for a config), got "
+      "30720 bytes (from --set block_size)");
   // As deep as a command-line argument allows (128 KiB).
   EXPECT_TRUE(contains(error_of([] { parse_sets({"workers=" + nested(65000)}); }),
                        "--set workers: expected a --set value of at most 65536 bytes, got 130000 bytes"));
   EXPECT_TRUE(contains(error_of([] { parse_sets({"workers=" + nested(1000)}); }),
                        "nested at most 64 levels deep (the limit for a --set value), got deeper"));
   o.set = {{"workers", json::parse(nested(70))}};  // built in memory, past the parser
-  EXPECT_TRUE(contains(config_error(text({{{"family", "file_read"}}}), o),
-                       "nested at most 64 levels deep (the limit for a config), got deeper (from --set workers)"));
+  EXPECT_TRUE(
+      contains(config_error(text({{{"family", "file_read"}}}), o),
+               "nested at most 64 levels deep (the limit for a config), got deeper (from --set workers)"));
 }
 
 TEST_F(LimitsTest, LongStringFromVariableExpansionIsRefused) {
   ::setenv("FEEDBENCH_LIMITS_TEST_LONG", std::string(5000, 'x').c_str(), 1);
   EXPECT_EQ(config_error(text({{{"family", "file_read"}}}, {{"name", "${FEEDBENCH_LIMITS_TEST_LONG}"}})),
-            "c.json: /name: expected a string of at most 4096 bytes (the limit for a config) after ${VAR} expansion, "
+            "c.json: /name: expected a string of at most 4096 bytes (the limit for a config) after ${VAR} "
+            "expansion, "
             "got 5000 bytes");
   ::unsetenv("FEEDBENCH_LIMITS_TEST_LONG");
 }
 
 TEST_F(LimitsTest, OversizedConfigFileIsRefusedBeforeReading) {
   const std::string path = dir / "big.json";
-  { std::FILE* f = std::fopen(path.c_str(), "w"); ASSERT_TRUE(f); std::fclose(f); }
+  {
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    ASSERT_TRUE(f);
+    std::fclose(f);
+  }
   std::filesystem::resize_file(path, (std::uint64_t{1} << 20) + 1);  // sparse: nothing to read
   EXPECT_EQ(error_of([&] { load_config(path); }),
             path + ": expected a config of at most 1048576 bytes, got 1048577 bytes");
@@ -225,23 +250,33 @@ TEST(ResultLimitsTest, DeepResultIsRefusedWhileParsing) {
   const std::string deep = result_text(R"({"x": )" + nested(100000) + "}");
   const std::string msg = error_of([&] { ResultDocument::parse(deep, "r.json"); });
   EXPECT_TRUE(contains(msg, "r.json: /context/x/0/0/0")) << msg;
-  EXPECT_TRUE(contains(msg, ": expected arrays and objects nested at most 128 levels deep (the limit for a result "
-                            "file), got deeper")) << msg;
-  EXPECT_EQ(error_of([&] { ResultDocument::parse(result_text(R"({"x": )" + nested(100) + "}"), "r.json"); }), "");
+  EXPECT_TRUE(contains(msg,
+                       ": expected arrays and objects nested at most 128 levels deep (the limit for a result "
+                       "file), got deeper"))
+      << msg;
+  EXPECT_EQ(error_of([&] { ResultDocument::parse(result_text(R"({"x": )" + nested(100) + "}"), "r.json"); }),
+            "");
 }
 
 TEST(ResultLimitsTest, NumbersNoTypeHoldsNameFileAndPointer) {
   EXPECT_EQ(error_of([] { ResultDocument::parse(result_text("{}", R"(, "cpu_time": 1e999)"), "r.json"); }),
             "r.json: /benchmarks/0/cpu_time: expected a number between -1.7e308 and 1.7e308, got 1e999");
-  EXPECT_EQ(error_of([] { ResultDocument::parse(result_text("{}", R"(, "repetitions": 18446744073709551615)"), "r.json"); }),
-            "r.json: /benchmarks/0/repetitions: expected an integer of at most 9223372036854775807, got number "
-            "18446744073709551615");
+  EXPECT_EQ(
+      error_of([] {
+        ResultDocument::parse(result_text("{}", R"(, "repetitions": 18446744073709551615)"), "r.json");
+      }),
+      "r.json: /benchmarks/0/repetitions: expected an integer of at most 9223372036854775807, got number "
+      "18446744073709551615");
 }
 
 TEST(ResultLimitsTest, OversizedResultFileIsRefusedBeforeReading) {
   TempDir dir;
   const std::string path = dir / "big.json";
-  { std::FILE* f = std::fopen(path.c_str(), "w"); ASSERT_TRUE(f); std::fclose(f); }
+  {
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    ASSERT_TRUE(f);
+    std::fclose(f);
+  }
   std::filesystem::resize_file(path, (std::uint64_t{256} << 20) + 1);  // sparse
   const auto start = std::chrono::steady_clock::now();
   EXPECT_EQ(error_of([&] { ResultDocument::load(path); }),
@@ -251,7 +286,8 @@ TEST(ResultLimitsTest, OversizedResultFileIsRefusedBeforeReading) {
 
 TEST(ManifestLimitsTest, DeepManifestIsNotAManifest) {
   TempDir dir;
-  testing::write_file(dir / "feedbench-manifest.json", R"({"schema": "feedbench-manifest/1", "x": )" + nested(100000) + "}");
+  testing::write_file(dir / "feedbench-manifest.json",
+                      R"({"schema": "feedbench-manifest/1", "x": )" + nested(100000) + "}");
   testing::write_file(dir / "MANIFEST.sha256", "");
   std::string why;
   EXPECT_FALSE(read_manifest(dir.path(), &why).has_value());
@@ -265,12 +301,16 @@ TEST_F(LimitsTest, SweepIsCountedBeforeCasesAreBuilt) {
   // 100 values on each of four axes: 10^8 cases from a config of a few hundred bytes.
   json hundred = json::array();
   for (int i = 1; i <= 100; ++i) hundred.push_back(i);
-  json family = {{"family", "loader"}, {"batch_size", hundred}, {"prefetch", hundred}, {"epochs", hundred},
+  json family = {{"family", "loader"},
+                 {"batch_size", hundred},
+                 {"prefetch", hundred},
+                 {"epochs", hundred},
                  {"steps", hundred}};
   const auto start = std::chrono::steady_clock::now();
-  EXPECT_EQ(plan_error(text(json::array({family, {{"family", "stage"}}}))),
-            "c.json: /families: expected at most 10000 cases (raise the limit with --max-cases N), got 100000001 "
-            "from the sweeps (/families/0 loader: 100000000, /families/1 stage: 1); sweep fewer values");
+  EXPECT_EQ(
+      plan_error(text(json::array({family, {{"family", "stage"}}}))),
+      "c.json: /families: expected at most 10000 cases (raise the limit with --max-cases N), got 100000001 "
+      "from the sweeps (/families/0 loader: 100000000, /families/1 stage: 1); sweep fewer values");
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
   // The limit is the caller's to raise.
   family["steps"] = {0};
@@ -283,17 +323,20 @@ TEST_F(LimitsTest, SweepIsCountedBeforeCasesAreBuilt) {
 TEST_F(LimitsTest, SweepCountSaturatesInsteadOfOverflowing) {
   json big = json::array();
   for (int i = 1; i <= 1024; ++i) big.push_back(i);
-  json family = {{"family", "loader"}, {"batch_size", big}, {"workers", big}, {"prefetch", big},
-                 {"epochs", big}, {"accelerators", big}, {"warmup_steps", big}, {"steps", big}};
-  EXPECT_TRUE(contains(plan_error(text(json::array({family}))), "got more than 18446744073709551615 from the sweeps"))
+  json family = {{"family", "loader"}, {"batch_size", big},   {"workers", big},      {"prefetch", big},
+                 {"epochs", big},      {"accelerators", big}, {"warmup_steps", big}, {"steps", big}};
+  EXPECT_TRUE(
+      contains(plan_error(text(json::array({family}))), "got more than 18446744073709551615 from the sweeps"))
       << plan_error(text(json::array({family})));
 }
 
 TEST_F(LimitsTest, LoaderThreadsPastTheLimitAreDroppedWithTheReason) {
-  Plan plan = expand_plan(parse_config(text({{{"family", "loader"}, {"accelerators", {1, 64}}, {"workers", 128}}}), "c.json"));
+  Plan plan = expand_plan(
+      parse_config(text({{{"family", "loader"}, {"accelerators", {1, 64}}, {"workers", 128}}}), "c.json"));
   ASSERT_EQ(plan.cases.size(), 1u);
   ASSERT_EQ(plan.dropped.size(), 1u);
-  EXPECT_TRUE(contains(plan.dropped[0], "accelerators x workers = 8192 reader threads, more than the limit of 4096"))
+  EXPECT_TRUE(
+      contains(plan.dropped[0], "accelerators x workers = 8192 reader threads, more than the limit of 4096"))
       << plan.dropped[0];
 }
 
@@ -305,8 +348,9 @@ TEST(GenLimitsTest, TooManyFilesAreRefusedBeforeAnyWork) {
   o.min_size = o.max_size = 1;
   o.layout = GenLayout::kFlat;
   const auto start = std::chrono::steady_clock::now();
-  EXPECT_EQ(error_of([&] { generate_dataset(o); }),
-            "--files: expected at most 10000000 files (raise the limit with --max-files N), got 99999999999999");
+  EXPECT_EQ(
+      error_of([&] { generate_dataset(o); }),
+      "--files: expected at most 10000000 files (raise the limit with --max-files N), got 99999999999999");
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
   EXPECT_FALSE(std::filesystem::exists(o.out));
   o.layout = GenLayout::kShards;
@@ -328,7 +372,9 @@ TEST(GenLimitsTest, MoreBytesThanFreeSpaceAreRefusedBeforeAnyWork) {
   o.min_size = o.max_size = free_bytes / 999 + (std::uint64_t{1} << 20);  // 1000 of them exceed what is free
   o.layout = GenLayout::kFlat;
   const std::string msg = error_of([&] { generate_dataset(o); });
-  EXPECT_TRUE(contains(msg, "--files/--file-size: the data set needs " + std::to_string(1000 * o.min_size) + " bytes")) << msg;
+  EXPECT_TRUE(contains(
+      msg, "--files/--file-size: the data set needs " + std::to_string(1000 * o.min_size) + " bytes"))
+      << msg;
   EXPECT_TRUE(contains(msg, "free on the file system at '" + dir.path() + "'")) << msg;
   EXPECT_FALSE(std::filesystem::exists(dir / "missing"));
   // Past 64 bits: said so, not wrapped.

@@ -123,7 +123,7 @@ TEST(LoaderTest, AcceleratorsSplitTheEpochAndReportEachTrainer) {
   LoaderResult r = LoaderSim(o, *source).run();
   ASSERT_EQ(r.au_per_trainer.size(), 2u);
   EXPECT_EQ(r.steps + r.warmup_steps, 10u);  // 20 samples each, 5 steps each
-  EXPECT_EQ(r.warmup_steps, 4u);  // per trainer: prefetch 2 × workers 1
+  EXPECT_EQ(r.warmup_steps, 4u);             // per trainer: prefetch 2 × workers 1
   EXPECT_LE(r.min_au, r.au_per_trainer[0]);
   EXPECT_LE(r.min_au, r.au_per_trainer[1]);
 }
@@ -169,10 +169,9 @@ TEST(LoaderTest, TransformCostDominatesWorkerTime) {
   EXPECT_GE(r.transform_s, 0.9 * 6 * 4 * 0.002);
   EXPECT_LT(r.au, 0.9);
   std::string v = loader_verdict(r.au, r.stall_fraction, 0.9,
-                                 loader_cpu_bound(r.au, 0.9, r.cpu_util, r.read_s, r.transform_s),
-                                 r.read_s, r.transform_s);
-  EXPECT_TRUE(v.find("CPU-bound") != std::string::npos || v.find("transform") != std::string::npos)
-      << v;
+                                 loader_cpu_bound(r.au, 0.9, r.cpu_util, r.read_s, r.transform_s), r.read_s,
+                                 r.transform_s);
+  EXPECT_TRUE(v.find("CPU-bound") != std::string::npos || v.find("transform") != std::string::npos) << v;
 }
 
 TEST(LoaderTest, FileAndRecordSourcesReadTheBytes) {
@@ -449,9 +448,7 @@ class CachingDelaySource : public SampleSource {
  public:
   CachingDelaySource(std::size_t n, std::int64_t delay_ns) : read_(n), delay_ns_(delay_ns) {}
   std::size_t count() const override { return read_.size(); }
-  std::unique_ptr<SampleReader> make_reader() const override {
-    return std::make_unique<Reader>(*this);
-  }
+  std::unique_ptr<SampleReader> make_reader() const override { return std::make_unique<Reader>(*this); }
   double resident() const {
     std::size_t n = 0;
     for (const auto& r : read_) n += r.load() ? 1 : 0;
@@ -501,8 +498,7 @@ TEST(LoaderTest, EpochsAreReportedApartWithResidencyBeforeEach) {
 
 TEST(LoaderTest, VerdictTexts) {
   EXPECT_EQ(loader_verdict(0.961, 0.039, 0.9, false), "AU 96.1% — storage keeps up");
-  EXPECT_EQ(loader_verdict(0.613, 0.387, 0.9, false),
-            "AU 61.3% — training waits for data 38.7% of the time");
+  EXPECT_EQ(loader_verdict(0.613, 0.387, 0.9, false), "AU 61.3% — training waits for data 38.7% of the time");
   std::string cpu = loader_verdict(0.5, 0.5, 0.9, true, 1.0, 9.0);
   EXPECT_EQ(cpu.rfind("AU 50.0% — training waits for data 50.0% of the time — the loader is "
                       "CPU-bound, not storage-bound",
@@ -529,8 +525,8 @@ BenchmarkEntry loader_entry(int workers, int accelerators, const std::string& sa
   BenchmarkEntry e;
   e.run_type = "iteration";
   e.repetition_index = repetition;
-  e.params = {{"family", "loader"}, {"batch_size", 32},          {"workers", workers},
-              {"samples", samples}, {"accelerators", accelerators}, {"target_au", 0.9}};
+  e.params = {{"family", "loader"},           {"batch_size", 32}, {"workers", workers}, {"samples", samples},
+              {"accelerators", accelerators}, {"target_au", 0.9}};
   e.case_name = "loader/batch:32/workers:" + std::to_string(workers) + "/samples:" + samples +
                 "/acc:" + std::to_string(accelerators) + "/target:0.9";
   e.name = e.case_name + "/iterations:1/manual_time";
@@ -585,11 +581,9 @@ TEST(LoaderSummaryTest, NamesMinimumWorkersMaxAcceleratorsAndCalibration) {
   EXPECT_EQ(s["calibration"][0]["ok"], true);
 
   std::string text = format_loader_summary(s);
-  EXPECT_NE(text.find("minimum workers: 4, the smallest count reaching AU 90.0%"), std::string::npos)
-      << text;
+  EXPECT_NE(text.find("minimum workers: 4, the smallest count reaching AU 90.0%"), std::string::npos) << text;
   EXPECT_NE(text.find("accelerators supported: 2"), std::string::npos) << text;
-  EXPECT_NE(text.find("calibration (samples from memory, no I/O): AU 99.5%"), std::string::npos)
-      << text;
+  EXPECT_NE(text.find("calibration (samples from memory, no I/O): AU 99.5%"), std::string::npos) << text;
 }
 
 // "More workers is not always better": a count after which AU falls is named, and a case

@@ -13,8 +13,8 @@
 namespace feedbench {
 namespace {
 
-using testing::TempDir;
 using testing::read_file;
+using testing::TempDir;
 using testing::write_file;
 
 Manifest sample() {
@@ -32,8 +32,8 @@ Manifest sample() {
 
 TEST(ManifestTest, SumsTextIsSha256sumFormat) {
   Manifest m = sample();
-  EXPECT_EQ(m.sums_text(), sha256_hex("abc") + "  validation/a.bin\n" + sha256_hex("def") +
-                               "  validation/b c.bin\n");
+  EXPECT_EQ(m.sums_text(),
+            sha256_hex("abc") + "  validation/a.bin\n" + sha256_hex("def") + "  validation/b c.bin\n");
 }
 
 TEST(ManifestTest, EscapesLikeGnuSha256sum) {
@@ -67,7 +67,10 @@ TEST(ManifestTest, Sha256sumChecksEscapedNames) {
   EXPECT_EQ(std::system(("cd '" + dir.path() + "' && sha256sum --quiet -c MANIFEST.sha256").c_str()), 0);
   // And sha256sum's own output reads back as the same entries.
   const std::string out = dir / "gnu.txt";
-  ASSERT_EQ(std::system(("cd '" + dir.path() + "' && sha256sum -- back* new* carriage* ends* all* > gnu.txt").c_str()), 0);
+  ASSERT_EQ(
+      std::system(
+          ("cd '" + dir.path() + "' && sha256sum -- back* new* carriage* ends* all* > gnu.txt").c_str()),
+      0);
   auto gnu = parse_sums(read_file(out), out);
   ASSERT_EQ(gnu.size(), 5u);
   std::vector<ManifestEntry> ours = m.files;

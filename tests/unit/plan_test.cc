@@ -25,7 +25,9 @@ class PlanTest : public ::testing::Test {
   }
   // RETURNS: the plan of a config with `families` (and `extra` top-level keys).
   Plan plan_of(const json& families, const json& extra = json::object(), const ConfigOverrides& o = {}) {
-    json doc = {{"name", "t"}, {"dataset", {{"source", dir / "source"}, {"cache", dir / "cache"}}}, {"families", families}};
+    json doc = {{"name", "t"},
+                {"dataset", {{"source", dir / "source"}, {"cache", dir / "cache"}}},
+                {"families", families}};
     for (const auto& [k, v] : extra.items()) doc[k] = v;
     return expand_plan(parse_config(doc.dump(), "p.json", o));
   }
@@ -47,11 +49,12 @@ std::vector<std::string> names(const Plan& plan) {
 
 TEST_F(PlanTest, BuiltInDefaultsGiveCanonicalNames) {
   Plan p = plan_of({{{"family", "file_read"}}, {{"family", "loader"}}, {{"family", "stage"}}});
-  EXPECT_EQ(names(p), (std::vector<std::string>{
-                          "file_read/pattern:sequential/bs:1048576/engine:psync/qd:1/workers:1/state:cold/path:source",
-                          "loader/batch:32/workers:1/prefetch:2/step:10ms/transform:none/samples:files/epochs:1/"
-                          "steps:0/warmup:1/acc:1/target:0.9/engine:psync/state:cold/path:source",
-                          "stage/workers:4/state:cold/verify:true"}));
+  EXPECT_EQ(names(p),
+            (std::vector<std::string>{
+                "file_read/pattern:sequential/bs:1048576/engine:psync/qd:1/workers:1/state:cold/path:source",
+                "loader/batch:32/workers:1/prefetch:2/step:10ms/transform:none/samples:files/epochs:1/"
+                "steps:0/warmup:1/acc:1/target:0.9/engine:psync/state:cold/path:source",
+                "stage/workers:4/state:cold/verify:true"}));
   EXPECT_TRUE(p.dropped.empty());
   for (const auto& c : p.cases) {
     EXPECT_EQ(c.repetitions, 3);
@@ -61,11 +64,18 @@ TEST_F(PlanTest, BuiltInDefaultsGiveCanonicalNames) {
 
 TEST_F(PlanTest, ParamsAreInCanonicalOrderWithResolvedValues) {
   // Keys written in a scrambled order come out in the canonical one.
-  Plan p = plan_of({{{"path", "cache"}, {"cache_state", "direct"}, {"workers", 4}, {"queue_depth", 32},
-                     {"engine", "libaio"}, {"block_size", "4KiB"}, {"pattern", "random"}, {"family", "file_read"}}});
+  Plan p = plan_of({{{"path", "cache"},
+                     {"cache_state", "direct"},
+                     {"workers", 4},
+                     {"queue_depth", 32},
+                     {"engine", "libaio"},
+                     {"block_size", "4KiB"},
+                     {"pattern", "random"},
+                     {"family", "file_read"}}});
   ASSERT_EQ(p.cases.size(), 1u);
   const Case& c = p.cases[0];
-  EXPECT_EQ(c.name(), "file_read/pattern:random/bs:4096/engine:libaio/qd:32/workers:4/state:direct/path:cache");
+  EXPECT_EQ(c.name(),
+            "file_read/pattern:random/bs:4096/engine:libaio/qd:32/workers:4/state:direct/path:cache");
   std::vector<std::string> keys;
   for (const auto& [k, _] : c.params.items()) keys.push_back(k);
   // Unset optional parameters (round limits) are absent, the rest in canonical order.
@@ -79,12 +89,18 @@ TEST_F(PlanTest, ParamsAreInCanonicalOrderWithResolvedValues) {
   EXPECT_TRUE(c.has("path"));
   EXPECT_FALSE(c.has("step_time"));
 
-  Plan l = plan_of({{{"family", "loader"}, {"step_time", "normal:0.05s:5000us"}, {"transform", "0.2ms/sample"},
-                     {"samples", "records:64KiB"}, {"target_au", 1}, {"batch_size", 256}, {"workers", 4}}});
+  Plan l = plan_of({{{"family", "loader"},
+                     {"step_time", "normal:0.05s:5000us"},
+                     {"transform", "0.2ms/sample"},
+                     {"samples", "records:64KiB"},
+                     {"target_au", 1},
+                     {"batch_size", 256},
+                     {"workers", 4}}});
   ASSERT_EQ(l.cases.size(), 1u);
   const Case& lc = l.cases[0];
   EXPECT_EQ(lc.name(),
-            "loader/batch:256/workers:4/prefetch:2/step:normal:50ms:5ms/transform:200us/sample/samples:records:65536/"
+            "loader/batch:256/workers:4/prefetch:2/step:normal:50ms:5ms/transform:200us/sample/"
+            "samples:records:65536/"
             "epochs:1/steps:0/warmup:1/acc:1/target:1.0/engine:psync/state:cold/path:source");
   EXPECT_EQ(lc.str("step_time"), "normal:50ms:5ms");
   EXPECT_EQ(lc.str("transform"), "200us/sample");
@@ -115,13 +131,18 @@ TEST_F(PlanTest, ParamsAreInCanonicalOrderWithResolvedValues) {
 }
 
 TEST_F(PlanTest, CartesianProductOfSweeps) {
-  Plan p = plan_of({{{"family", "file_read"}, {"pattern", {"sequential", "random", "shuffled_files"}},
-                     {"workers", {1, 2, 4, 8}}, {"cache_state", {"cold", "warm"}}, {"path", {"source", "cache"}}}});
+  Plan p = plan_of({{{"family", "file_read"},
+                     {"pattern", {"sequential", "random", "shuffled_files"}},
+                     {"workers", {1, 2, 4, 8}},
+                     {"cache_state", {"cold", "warm"}},
+                     {"path", {"source", "cache"}}}});
   EXPECT_EQ(p.cases.size(), 3u * 4 * 2 * 2);
   EXPECT_TRUE(p.dropped.empty());
   // The first parameter varies slowest, the last fastest.
-  EXPECT_EQ(p.cases[0].name(), "file_read/pattern:sequential/bs:1048576/engine:psync/qd:1/workers:1/state:cold/path:source");
-  EXPECT_EQ(p.cases[1].name(), "file_read/pattern:sequential/bs:1048576/engine:psync/qd:1/workers:1/state:cold/path:cache");
+  EXPECT_EQ(p.cases[0].name(),
+            "file_read/pattern:sequential/bs:1048576/engine:psync/qd:1/workers:1/state:cold/path:source");
+  EXPECT_EQ(p.cases[1].name(),
+            "file_read/pattern:sequential/bs:1048576/engine:psync/qd:1/workers:1/state:cold/path:cache");
   EXPECT_EQ(p.cases.back().name(),
             "file_read/pattern:shuffled_files/bs:1048576/engine:psync/qd:1/workers:8/state:warm/path:cache");
   auto n = names(p);
@@ -129,29 +150,37 @@ TEST_F(PlanTest, CartesianProductOfSweeps) {
 }
 
 TEST_F(PlanTest, DropsCombinationsThatCannotRunWithReasons) {
-  Plan p = plan_of({{{"family", "file_read"}, {"engine", {"psync", "mmap", "libaio", "io_uring"}},
-                     {"queue_depth", {1, 16}}, {"cache_state", {"cold", "direct"}}}});
+  Plan p = plan_of({{{"family", "file_read"},
+                     {"engine", {"psync", "mmap", "libaio", "io_uring"}},
+                     {"queue_depth", {1, 16}},
+                     {"cache_state", {"cold", "direct"}}}});
   // Runnable: psync qd1 cold/direct, mmap qd1 cold, libaio qd1/16 direct, io_uring all four.
-  EXPECT_EQ(names(p), (std::vector<std::string>{
-                          "file_read/pattern:sequential/bs:1048576/engine:psync/qd:1/workers:1/state:cold/path:source",
-                          "file_read/pattern:sequential/bs:1048576/engine:psync/qd:1/workers:1/state:direct/path:source",
-                          "file_read/pattern:sequential/bs:1048576/engine:mmap/qd:1/workers:1/state:cold/path:source",
-                          "file_read/pattern:sequential/bs:1048576/engine:libaio/qd:1/workers:1/state:direct/path:source",
-                          "file_read/pattern:sequential/bs:1048576/engine:libaio/qd:16/workers:1/state:direct/path:source",
-                          "file_read/pattern:sequential/bs:1048576/engine:io_uring/qd:1/workers:1/state:cold/path:source",
-                          "file_read/pattern:sequential/bs:1048576/engine:io_uring/qd:1/workers:1/state:direct/path:source",
-                          "file_read/pattern:sequential/bs:1048576/engine:io_uring/qd:16/workers:1/state:cold/path:source",
-                          "file_read/pattern:sequential/bs:1048576/engine:io_uring/qd:16/workers:1/state:direct/path:source"}));
+  EXPECT_EQ(
+      names(p),
+      (std::vector<std::string>{
+          "file_read/pattern:sequential/bs:1048576/engine:psync/qd:1/workers:1/state:cold/path:source",
+          "file_read/pattern:sequential/bs:1048576/engine:psync/qd:1/workers:1/state:direct/path:source",
+          "file_read/pattern:sequential/bs:1048576/engine:mmap/qd:1/workers:1/state:cold/path:source",
+          "file_read/pattern:sequential/bs:1048576/engine:libaio/qd:1/workers:1/state:direct/path:source",
+          "file_read/pattern:sequential/bs:1048576/engine:libaio/qd:16/workers:1/state:direct/path:source",
+          "file_read/pattern:sequential/bs:1048576/engine:io_uring/qd:1/workers:1/state:cold/path:source",
+          "file_read/pattern:sequential/bs:1048576/engine:io_uring/qd:1/workers:1/state:direct/path:source",
+          "file_read/pattern:sequential/bs:1048576/engine:io_uring/qd:16/workers:1/state:cold/path:source",
+          "file_read/pattern:sequential/bs:1048576/engine:io_uring/qd:16/workers:1/state:direct/"
+          "path:source"}));
   ASSERT_EQ(p.dropped.size(), 16u - 9u);
   auto has = [&](const std::string& text) {
     return std::find(p.dropped.begin(), p.dropped.end(), text) != p.dropped.end();
   };
-  EXPECT_TRUE(has("file_read/pattern:sequential/bs:1048576/engine:libaio/qd:1/workers:1/state:cold/path:source: "
-                  "libaio reads only with O_DIRECT: cache_state must be direct"));
-  EXPECT_TRUE(has("file_read/pattern:sequential/bs:1048576/engine:psync/qd:16/workers:1/state:cold/path:source: "
-                  "psync has one read in flight per worker: queue_depth must be 1"));
-  EXPECT_TRUE(has("file_read/pattern:sequential/bs:1048576/engine:mmap/qd:1/workers:1/state:direct/path:source: "
-                  "mmap cannot bypass the page cache: cache_state direct needs psync, libaio or io_uring"));
+  EXPECT_TRUE(
+      has("file_read/pattern:sequential/bs:1048576/engine:libaio/qd:1/workers:1/state:cold/path:source: "
+          "libaio reads only with O_DIRECT: cache_state must be direct"));
+  EXPECT_TRUE(
+      has("file_read/pattern:sequential/bs:1048576/engine:psync/qd:16/workers:1/state:cold/path:source: "
+          "psync has one read in flight per worker: queue_depth must be 1"));
+  EXPECT_TRUE(
+      has("file_read/pattern:sequential/bs:1048576/engine:mmap/qd:1/workers:1/state:direct/path:source: "
+          "mmap cannot bypass the page cache: cache_state direct needs psync, libaio or io_uring"));
 }
 
 TEST_F(PlanTest, IdenticalCasesAreMeasuredOnce) {
@@ -160,23 +189,26 @@ TEST_F(PlanTest, IdenticalCasesAreMeasuredOnce) {
   EXPECT_EQ(p.cases.size(), 1u);
   ASSERT_EQ(p.dropped.size(), 3u);
   EXPECT_EQ(p.dropped[0],
-            "file_read/pattern:sequential/bs:1048576/engine:psync/qd:1/workers:1/state:cold/path:source: same as an "
+            "file_read/pattern:sequential/bs:1048576/engine:psync/qd:1/workers:1/state:cold/path:source: "
+            "same as an "
             "earlier case (/families/0), measured once");
   EXPECT_NE(p.dropped[2].find("(/families/1)"), std::string::npos) << p.dropped[2];
 }
 
 TEST_F(PlanTest, DefaultsPrecedence) {
-  json extra = {{"defaults", {{"repetitions", 5}, {"seed", 7}, {"workers", {2, 4}}, {"block_size", "64KiB"},
-                              {"verify", false}}}};
+  json extra = {
+      {"defaults",
+       {{"repetitions", 5}, {"seed", 7}, {"workers", {2, 4}}, {"block_size", "64KiB"}, {"verify", false}}}};
   Plan p = plan_of({{{"family", "file_read"}, {"workers", 8}, {"repetitions", 2}},  // own value wins
-                    {{"family", "file_read"}, {"pattern", "random"}},                // takes the defaults
-                    {{"family", "stage"}}},                                          // defaults it has, built-ins for the rest
+                    {{"family", "file_read"}, {"pattern", "random"}},               // takes the defaults
+                    {{"family", "stage"}}},  // defaults it has, built-ins for the rest
                    extra);
-  EXPECT_EQ(names(p), (std::vector<std::string>{
-                          "file_read/pattern:sequential/bs:65536/engine:psync/qd:1/workers:8/state:cold/path:source",
-                          "file_read/pattern:random/bs:65536/engine:psync/qd:1/workers:2/state:cold/path:source",
-                          "file_read/pattern:random/bs:65536/engine:psync/qd:1/workers:4/state:cold/path:source",
-                          "stage/workers:2/state:cold/verify:false", "stage/workers:4/state:cold/verify:false"}));
+  EXPECT_EQ(names(p),
+            (std::vector<std::string>{
+                "file_read/pattern:sequential/bs:65536/engine:psync/qd:1/workers:8/state:cold/path:source",
+                "file_read/pattern:random/bs:65536/engine:psync/qd:1/workers:2/state:cold/path:source",
+                "file_read/pattern:random/bs:65536/engine:psync/qd:1/workers:4/state:cold/path:source",
+                "stage/workers:2/state:cold/verify:false", "stage/workers:4/state:cold/verify:false"}));
   EXPECT_EQ(p.cases[0].repetitions, 2);
   EXPECT_EQ(p.cases[1].repetitions, 5);
   EXPECT_EQ(p.cases[4].repetitions, 5);
@@ -189,21 +221,25 @@ TEST_F(PlanTest, SetOverrideBeatsFamilyAndDefaults) {
   Plan p = plan_of({{{"family", "file_read"}, {"workers", {1, 2, 4}}, {"repetitions", 5}},
                     {{"family", "stage"}, {"workers", 8}}},
                    {{"defaults", {{"repetitions", 4}}}}, o);
-  EXPECT_EQ(names(p), (std::vector<std::string>{
-                          "file_read/pattern:sequential/bs:1048576/engine:psync/qd:1/workers:1/state:cold/path:source",
-                          "stage/workers:1/state:cold/verify:true"}));
+  EXPECT_EQ(names(p),
+            (std::vector<std::string>{
+                "file_read/pattern:sequential/bs:1048576/engine:psync/qd:1/workers:1/state:cold/path:source",
+                "stage/workers:1/state:cold/verify:true"}));
   for (const auto& c : p.cases) EXPECT_EQ(c.repetitions, 1);
 }
 
 TEST_F(PlanTest, CachePathNeedsACacheRoot) {
-  json doc = {{"name", "t"}, {"dataset", {{"source", dir / "source"}}},
-              {"families", {{{"family", "file_read"}}, {{"family", "loader"}, {"path", {"source", "cache"}}}}}};
+  json doc = {
+      {"name", "t"},
+      {"dataset", {{"source", dir / "source"}}},
+      {"families", {{{"family", "file_read"}}, {{"family", "loader"}, {"path", {"source", "cache"}}}}}};
   try {
     expand_plan(parse_config(doc.dump(), "p.json"));
     FAIL() << "no throw";
   } catch (const InputError& e) {
     EXPECT_EQ(std::string(e.what()),
-              "p.json: /families/1/path/1: expected dataset.cache (or --cache) for path \"cache\" of the loader family "
+              "p.json: /families/1/path/1: expected dataset.cache (or --cache) for path \"cache\" of the "
+              "loader family "
               "at /families/1, got no cache root");
   }
 }
@@ -211,20 +247,23 @@ TEST_F(PlanTest, CachePathNeedsACacheRoot) {
 TEST_F(PlanTest, BadValuesTheSchemaCannotSeeNameThePointer) {
   EXPECT_EQ(error_of({{{"family", "file_read"}, {"block_size", "0KiB"}}}),
             "p.json: /families/0/block_size: expected a size of at least 1 byte, got \"0KiB\"");
-  EXPECT_EQ(error_of({{{"family", "file_read"}, {"block_size", {"4KiB", "0.3KiB"}}}}),
-            "p.json: /families/0/block_size/1: expected a size such as 4KiB, 1MiB or 4096 (bytes), got \"0.3KiB\" "
-            "(not a whole number of the smallest unit)");
-  EXPECT_TRUE(error_of({{{"family", "loader"}, {"step_time", "uniform:60ms:40ms"}}}, {{"defaults", json::object()}})
-                  .starts_with("p.json: /families/0/step_time: expected a step time"));
+  EXPECT_EQ(
+      error_of({{{"family", "file_read"}, {"block_size", {"4KiB", "0.3KiB"}}}}),
+      "p.json: /families/0/block_size/1: expected a size such as 4KiB, 1MiB or 4096 (bytes), got \"0.3KiB\" "
+      "(not a whole number of the smallest unit)");
+  EXPECT_TRUE(
+      error_of({{{"family", "loader"}, {"step_time", "uniform:60ms:40ms"}}}, {{"defaults", json::object()}})
+          .starts_with("p.json: /families/0/step_time: expected a step time"));
   EXPECT_TRUE(error_of({{{"family", "loader"}}}, {{"defaults", {{"step_time", "uniform:60ms:40ms"}}}})
                   .starts_with("p.json: /defaults/step_time: expected a step time"));
 }
 
 TEST_F(PlanTest, EmptyPlanIsAnError) {
-  EXPECT_EQ(error_of({{{"family", "file_read"}, {"engine", "libaio"}}}),
-            "p.json: /families: expected at least one case that can run, got none "
-            "(file_read/pattern:sequential/bs:1048576/engine:libaio/qd:1/workers:1/state:cold/path:source: libaio "
-            "reads only with O_DIRECT: cache_state must be direct)");
+  EXPECT_EQ(
+      error_of({{{"family", "file_read"}, {"engine", "libaio"}}}),
+      "p.json: /families: expected at least one case that can run, got none "
+      "(file_read/pattern:sequential/bs:1048576/engine:libaio/qd:1/workers:1/state:cold/path:source: libaio "
+      "reads only with O_DIRECT: cache_state must be direct)");
 }
 
 TEST(PlanSchemaTest, SchemaAndPlanAgreeOnEachFamilysParameters) {
@@ -254,10 +293,14 @@ namespace {
 // Unset limits leave a case's name as it always was (baselines keep matching); set ones join
 // the name after path, canonicalised, so a time-based case never matches a whole-selection one.
 TEST_F(PlanTest, RoundLimitsJoinTheNameOnlyWhenSet) {
-  Plan p = plan_of({{{"family", "file_read"}},
-                    {{"family", "file_read"}, {"pattern", "random"}, {"runtime", "1.5s"}, {"max_bytes", "1GiB"},
-                     {"ramp_time", "500ms"},
-                     {"steady_state", {{"metric", "bw"}, {"mode", "slope"}, {"limit", "2%"}, {"window", "1s"}}}}});
+  Plan p =
+      plan_of({{{"family", "file_read"}},
+               {{"family", "file_read"},
+                {"pattern", "random"},
+                {"runtime", "1.5s"},
+                {"max_bytes", "1GiB"},
+                {"ramp_time", "500ms"},
+                {"steady_state", {{"metric", "bw"}, {"mode", "slope"}, {"limit", "2%"}, {"window", "1s"}}}}});
   ASSERT_EQ(p.cases.size(), 2u);
   EXPECT_EQ(p.cases[0].name(),
             "file_read/pattern:sequential/bs:1048576/engine:psync/qd:1/workers:1/state:cold/path:source");
@@ -275,36 +318,49 @@ TEST_F(PlanTest, RoundLimitsJoinTheNameOnlyWhenSet) {
 TEST_F(PlanTest, RoundLimitsSweepAndComeFromDefaults) {
   Plan p = plan_of({{{"family", "file_read"}, {"runtime", json::array({"1s", "2s"})}}},
                    {{"defaults", {{"ramp_time", "100ms"}}}});
-  EXPECT_EQ(names(p), (std::vector<std::string>{
-                          "file_read/pattern:sequential/bs:1048576/engine:psync/qd:1/workers:1/state:cold/path:source/"
-                          "runtime:1s/ramp:100ms",
-                          "file_read/pattern:sequential/bs:1048576/engine:psync/qd:1/workers:1/state:cold/path:source/"
-                          "runtime:2s/ramp:100ms"}));
+  EXPECT_EQ(names(p),
+            (std::vector<std::string>{
+                "file_read/pattern:sequential/bs:1048576/engine:psync/qd:1/workers:1/state:cold/path:source/"
+                "runtime:1s/ramp:100ms",
+                "file_read/pattern:sequential/bs:1048576/engine:psync/qd:1/workers:1/state:cold/path:source/"
+                "runtime:2s/ramp:100ms"}));
 }
 
 TEST_F(PlanTest, BadRoundLimitsNameTheirPointer) {
   EXPECT_EQ(error_of({{{"family", "file_read"}, {"runtime", "0s"}}}),
             "p.json: /families/0/runtime: expected a duration of at least 1ms, got \"0s\"");
-  EXPECT_TRUE(error_of({{{"family", "file_read"}, {"runtime", "10"}}}).starts_with("p.json: /families/0/runtime: expected"))
+  EXPECT_TRUE(error_of({{{"family", "file_read"}, {"runtime", "10"}}})
+                  .starts_with("p.json: /families/0/runtime: expected"))
       << error_of({{{"family", "file_read"}, {"runtime", "10"}}});
   EXPECT_EQ(error_of({{{"family", "file_read"}, {"ramp_time", "1s"}}}),
             "p.json: /families/0/ramp_time: expected runtime as well (ramp_time is excluded from the figures "
             "of a time-based round), got ramp_time alone");
   EXPECT_EQ(error_of({{{"family", "file_read"},
-                       {"steady_state", {{"metric", "bw"}, {"mode", "spread"}, {"limit", "5%"}, {"window", "2s"}}}}}),
+                       {"steady_state",
+                        {{"metric", "bw"}, {"mode", "spread"}, {"limit", "5%"}, {"window", "2s"}}}}}),
             "p.json: /families/0/steady_state: expected runtime as well (steady state is judged within a "
             "time-based round), got steady_state alone");
-  EXPECT_EQ(error_of({{{"family", "file_read"}, {"runtime", "2s"},
-                       {"steady_state", {{"metric", "bw"}, {"mode", "spread"}, {"limit", "0%"}, {"window", "1s"}}}}}),
+  EXPECT_EQ(error_of({{{"family", "file_read"},
+                       {"runtime", "2s"},
+                       {"steady_state",
+                        {{"metric", "bw"}, {"mode", "spread"}, {"limit", "0%"}, {"window", "1s"}}}}}),
             "p.json: /families/0/steady_state/limit: expected a percentage above 0% such as 2%, got \"0%\"");
-  EXPECT_EQ(error_of({{{"family", "file_read"}, {"runtime", "2s"},
-                       {"steady_state", {{"metric", "bw"}, {"mode", "spread"}, {"limit", "5%"}, {"window", "3s"}}}}}),
-            "p.json: /families/0/steady_state/window: expected a window no longer than runtime (2s), got \"3s\"");
-  EXPECT_TRUE(error_of({{{"family", "file_read"}, {"runtime", "2s"},
-                         {"steady_state", {{"metric", "lat"}, {"mode", "spread"}, {"limit", "5%"}, {"window", "1s"}}}}})
-                  .starts_with("p.json: /families/0/steady_state/metric: expected a steady-state criterion such as"))
-      << error_of({{{"family", "file_read"}, {"runtime", "2s"},
-                    {"steady_state", {{"metric", "lat"}, {"mode", "spread"}, {"limit", "5%"}, {"window", "1s"}}}}});
+  EXPECT_EQ(
+      error_of(
+          {{{"family", "file_read"},
+            {"runtime", "2s"},
+            {"steady_state", {{"metric", "bw"}, {"mode", "spread"}, {"limit", "5%"}, {"window", "3s"}}}}}),
+      "p.json: /families/0/steady_state/window: expected a window no longer than runtime (2s), got \"3s\"");
+  EXPECT_TRUE(
+      error_of(
+          {{{"family", "file_read"},
+            {"runtime", "2s"},
+            {"steady_state", {{"metric", "lat"}, {"mode", "spread"}, {"limit", "5%"}, {"window", "1s"}}}}})
+          .starts_with("p.json: /families/0/steady_state/metric: expected a steady-state criterion such as"))
+      << error_of({{{"family", "file_read"},
+                    {"runtime", "2s"},
+                    {"steady_state",
+                     {{"metric", "lat"}, {"mode", "spread"}, {"limit", "5%"}, {"window", "1s"}}}}});
 }
 
 TEST(SteadyStateSpecTest, ParsesTheCanonicalText) {

@@ -68,13 +68,15 @@ TEST(Preflight, RequireNamesTheOptionAndThePath) {
     require_writable_file("--csv", dir / "afile/r.csv");
     FAIL() << "expected InputError";
   } catch (const InputError& e) {
-    EXPECT_EQ(std::string(e.what()), "--csv: cannot write " + dir / "afile/r.csv" + ": " + dir / "afile" + " is not a folder");
+    EXPECT_EQ(std::string(e.what()),
+              "--csv: cannot write " + dir / "afile/r.csv" + ": " + dir / "afile" + " is not a folder");
   }
   try {
     require_writable_folder("--emit-fio", dir / "afile");
     FAIL() << "expected InputError";
   } catch (const InputError& e) {
-    EXPECT_EQ(std::string(e.what()), "--emit-fio: cannot write into " + dir / "afile" + ": it is a file, expected a folder");
+    EXPECT_EQ(std::string(e.what()),
+              "--emit-fio: cannot write into " + dir / "afile" + ": it is a file, expected a folder");
   }
   EXPECT_NO_THROW(require_writable_file("--out", dir / "new/r.json"));
   EXPECT_FALSE(fs::exists(dir / "new"));
@@ -107,8 +109,10 @@ class DirectBlockSizes : public ::testing::Test {
   Plan plan_of(const json& families) {
     fs::create_directories(dir / "source");
     fs::create_directories(dir / "cache");
-    json doc = {{"name", "t"}, {"dataset", {{"source", dir / "source"}, {"cache", dir / "cache"}}},
-                {"defaults", {{"engine", "psync"}}}, {"families", families}};
+    json doc = {{"name", "t"},
+                {"dataset", {{"source", dir / "source"}, {"cache", dir / "cache"}}},
+                {"defaults", {{"engine", "psync"}}},
+                {"families", families}};
     return expand_plan(parse_config(doc.dump(), "p.json"));
   }
   std::string error_of(const Plan& plan, std::uint64_t source_align, std::uint64_t cache_align) {
@@ -128,15 +132,20 @@ class DirectBlockSizes : public ::testing::Test {
 };
 
 TEST_F(DirectBlockSizes, AMisalignedDirectCaseIsRefusedNamingPointerCaseAndAlignment) {
-  Plan plan = plan_of({{{"family", "file_read"}, {"pattern", "sequential"}, {"block_size", "16KiB"}, {"cache_state", "cold"}},
-                       {{"family", "file_read"}, {"pattern", "sequential"}, {"block_size", json::array({4096, 6144})},
-                        {"cache_state", "direct"}, {"path", "cache"}}});
+  Plan plan = plan_of(
+      {{{"family", "file_read"}, {"pattern", "sequential"}, {"block_size", "16KiB"}, {"cache_state", "cold"}},
+       {{"family", "file_read"},
+        {"pattern", "sequential"},
+        {"block_size", json::array({4096, 6144})},
+        {"cache_state", "direct"},
+        {"path", "cache"}}});
   EXPECT_EQ(error_of(plan, 512, 512), "");
-  EXPECT_EQ(error_of(plan, 512, 4096),
-            "p.json: /families/1/block_size/1: block_size 6144 of case "
-            "file_read/pattern:sequential/bs:6144/engine:psync/qd:1/workers:1/state:direct/path:cache is not a "
-            "multiple of 4096 bytes, the O_DIRECT alignment of cache (test alignment of cache); expected a "
-            "multiple of 4096");
+  EXPECT_EQ(
+      error_of(plan, 512, 4096),
+      "p.json: /families/1/block_size/1: block_size 6144 of case "
+      "file_read/pattern:sequential/bs:6144/engine:psync/qd:1/workers:1/state:direct/path:cache is not a "
+      "multiple of 4096 bytes, the O_DIRECT alignment of cache (test alignment of cache); expected a "
+      "multiple of 4096");
   // Only roles that a direct case reads are asked about, each once per check.
   EXPECT_EQ(asked.count("source"), 0u);
 }
@@ -149,7 +158,8 @@ TEST_F(DirectBlockSizes, BufferedCasesAreNotChecked) {
 
 TEST_F(DirectBlockSizes, ADefaultBlockSizeIsNamedWhereItWasSet) {
   fs::create_directories(dir / "source");
-  json doc = {{"name", "t"}, {"dataset", {{"source", dir / "source"}}},
+  json doc = {{"name", "t"},
+              {"dataset", {{"source", dir / "source"}}},
               {"defaults", {{"engine", "io_uring"}, {"block_size", 1536}}},
               {"families", {{{"family", "file_read"}, {"cache_state", "direct"}}}}};
   Plan plan = expand_plan(parse_config(doc.dump(), "p.json"));

@@ -47,7 +47,8 @@ TEST(ProgressTest, RedirectedALinePerCaseAndNoLiveLine) {
   }
   const std::string text = out.text();
   EXPECT_NE(text.find("[1/2] file_read/a: 2 repetitions, 2 MiB read at 2 MiB/s; 0:00 elapsed, ~0:00 left\n"),
-            std::string::npos) << text;
+            std::string::npos)
+      << text;
   EXPECT_NE(text.find("[2/2] file_read/b: 2 repetitions, 0 B read at -; "), std::string::npos) << text;
   EXPECT_EQ(text.find('\r'), std::string::npos) << text;
   EXPECT_EQ(text.find('\033'), std::string::npos) << text;
@@ -68,9 +69,12 @@ TEST(ProgressTest, LiveLineIsRewrittenInPlaceAndClearedAroundOtherOutput) {
     p.resume();
   }
   const std::string text = out.text();
-  EXPECT_NE(text.find("\r[1/3 rep 1/2] 0 B read, 0:00 elapsed, ? left  file_read/a\033[K"), std::string::npos) << text;
+  EXPECT_NE(text.find("\r[1/3 rep 1/2] 0 B read, 0:00 elapsed, ? left  file_read/a\033[K"), std::string::npos)
+      << text;
   EXPECT_NE(text.find("evicting 3/8 files  file_read/a"), std::string::npos) << text;
-  EXPECT_NE(text.find("\r[1/3 rep 1/2] 4 MiB read, 2 MiB/s, 0:00 elapsed, ~0:00 left  file_read/a"), std::string::npos) << text;
+  EXPECT_NE(text.find("\r[1/3 rep 1/2] 4 MiB read, 2 MiB/s, 0:00 elapsed, ~0:00 left  file_read/a"),
+            std::string::npos)
+      << text;
   EXPECT_EQ(text.find('\n'), std::string::npos) << "no line of its own: " << text;
   EXPECT_EQ(text.substr(text.size() - 4), "\r\033[K");  // gone when the run ends
 }

@@ -51,8 +51,8 @@ CaseRecord make_record(const std::string& case_name, double residency, bool achi
   rec.params["workers"] = 2;
   rec.params["cache_state"] = "cold";
   rec.params["path"] = "source";
-  rec.cache = {{"requested", "cold"}, {"residency_before", residency}, {"achieved", achieved},
-               {"method", "mincore"}};
+  rec.cache = {
+      {"requested", "cold"}, {"residency_before", residency}, {"achieved", achieved}, {"method", "mincore"}};
   Histogram h;
   h.record(1000);
   h.record(3000);
@@ -231,15 +231,14 @@ TEST(ReportersTest, TheLibrarysDebugWarningBecomesOneNoteOnTheConsole) {
   std::cerr.rdbuf(saved);
   const std::string text = captured.str();
   EXPECT_EQ(text.find("***WARNING*** Library was built as DEBUG"), std::string::npos) << text;
-  EXPECT_EQ(text, "Run on (2 X 2000 MHz CPUs)\nnote: " + std::string(kLibraryDebugNote) +
-                      "\nLoad Average: 1.00\n");
+  EXPECT_EQ(text,
+            "Run on (2 X 2000 MHz CPUs)\nnote: " + std::string(kLibraryDebugNote) + "\nLoad Average: 1.00\n");
 }
 
 TEST(ReportersTest, DisplayReporterFollowsTheFormatFlag) {
   EXPECT_NE(dynamic_cast<benchmark::ConsoleReporter*>(make_display_reporter("console", false).get()),
             nullptr);
-  EXPECT_NE(dynamic_cast<benchmark::JSONReporter*>(make_display_reporter("json", false).get()),
-            nullptr);
+  EXPECT_NE(dynamic_cast<benchmark::JSONReporter*>(make_display_reporter("json", false).get()), nullptr);
   EXPECT_NE(make_display_reporter("csv", true), nullptr);
   EXPECT_THROW(make_display_reporter("xml", false), InputError);
 }
@@ -248,18 +247,31 @@ TEST(ReportersTest, DisplayReporterFollowsTheFormatFlag) {
 ResultDocument sample_document() {
   ResultDocument doc;
   doc.config = {{"name", "demo"}, {"file", "configs/demo.json"}, {"sha256", "abcdef0123456789"}};
-  doc.environment = {
-      {"host", {{"hostname", "vm"}, {"cpu_model", "EPYC"}, {"cores", 2}, {"sockets", 1},
-                {"numa_nodes", 1}, {"memory_total_bytes", 1 << 30}, {"kernel", "6.1"},
-                {"distribution", "Debian"}, {"instance_type", ""}, {"gpus", json::array()}}},
-      {"paths", {{"source", {{"resolved", "/data"}, {"fs_type", "ext4"}, {"mount_source", "/dev/vda"},
-                             {"mount_point", "/"}, {"device", "vda"},
-                             {"device_info", {{"rotational", false}}},
-                             {"same_device_as", {"cache"}}}}}}};
-  auto add = [&](const std::string& path, const std::string& state, int workers, double bps,
-                 int rep, bool achieved = true) {
-    std::string name = "file_read/pattern:sequential/bs:1048576/engine:psync/workers:" +
-                       std::to_string(workers) + "/state:" + state + "/path:" + path;
+  doc.environment = {{"host",
+                      {{"hostname", "vm"},
+                       {"cpu_model", "EPYC"},
+                       {"cores", 2},
+                       {"sockets", 1},
+                       {"numa_nodes", 1},
+                       {"memory_total_bytes", 1 << 30},
+                       {"kernel", "6.1"},
+                       {"distribution", "Debian"},
+                       {"instance_type", ""},
+                       {"gpus", json::array()}}},
+                     {"paths",
+                      {{"source",
+                        {{"resolved", "/data"},
+                         {"fs_type", "ext4"},
+                         {"mount_source", "/dev/vda"},
+                         {"mount_point", "/"},
+                         {"device", "vda"},
+                         {"device_info", {{"rotational", false}}},
+                         {"same_device_as", {"cache"}}}}}}};
+  auto add = [&](const std::string& path, const std::string& state, int workers, double bps, int rep,
+                 bool achieved = true) {
+    std::string name =
+        "file_read/pattern:sequential/bs:1048576/engine:psync/workers:" + std::to_string(workers) +
+        "/state:" + state + "/path:" + path;
     BenchmarkEntry e;
     e.case_name = name;
     e.name = e.run_name = name + "/iterations:1/repeats:3/manual_time";
@@ -273,19 +285,19 @@ ResultDocument sample_document() {
     e.params["workers"] = workers;
     e.params["cache_state"] = state;
     e.params["path"] = path;
-    e.cache = {{"requested", state}, {"residency_before", achieved ? 0.0 : 0.42},
-               {"achieved", achieved}};
+    e.cache = {{"requested", state}, {"residency_before", achieved ? 0.0 : 0.42}, {"achieved", achieved}};
     doc.benchmarks.push_back(e);
   };
   for (int rep = 0; rep < 3; ++rep) {
     add("source", "cold", 1, 100e6 + rep * 1e6, rep);
     add("source", "cold", 4, 200e6 + rep * 1e6, rep);  // best source cold: median 201e6
     add("source", "warm", 4, 2000e6, rep);
-    add("cache", "cold", 4, 603e6, rep);               // 3.0x source, cold
-    add("cache", "warm", 4, 2010e6, rep, rep != 1);    // one round not achieved
+    add("cache", "cold", 4, 603e6, rep);             // 3.0x source, cold
+    add("cache", "warm", 4, 2010e6, rep, rep != 1);  // one round not achieved
   }
   BenchmarkEntry skipped;
-  skipped.case_name = "file_read/pattern:random/bs:4096/engine:libaio/qd:32/workers:1/state:direct/path:cache";
+  skipped.case_name =
+      "file_read/pattern:random/bs:4096/engine:libaio/qd:32/workers:1/state:direct/path:cache";
   skipped.name = skipped.run_name = skipped.case_name + "/iterations:1/repeats:3/manual_time";
   skipped.run_type = "iteration";
   skipped.error_occurred = true;
@@ -357,8 +369,7 @@ TEST(ReportersTest, CsvHasAStableHeaderAndOneRowPerRun) {
   std::string last;
   while (std::getline(lines, line)) ++rows, last = line;
   EXPECT_EQ(rows, doc.benchmarks.size() + 6) << "each repetition, and one row per case\n" << text;
-  EXPECT_NE(text.find(",\"warm not achieved: 42.0% resident before the round\","), std::string::npos)
-      << text;
+  EXPECT_NE(text.find(",\"warm not achieved: 42.0% resident before the round\","), std::string::npos) << text;
   // Numbers unformatted, strings quoted, a comma inside a string kept inside its quotes.
   EXPECT_NE(text.find(",200000000.0,"), std::string::npos);
   EXPECT_NE(last.find(",\"O_DIRECT refused, by tmpfs\""), std::string::npos) << last;
@@ -368,14 +379,14 @@ TEST(ReportersTest, CsvHasAStableHeaderAndOneRowPerRun) {
 TEST(ReportersTest, MarkdownHasEnvironmentPathsTablesAndSummary) {
   ResultDocument doc = sample_document();
   std::string md = format_markdown(doc);
-  for (const char* text : {"# feedbench: demo", "- **Host**: `vm`", "## Paths",
-                           "| role | path | file system |", "| source | `/data` | ext4 |",
-                           "## file_read (median of achieved repetitions)", "| case | reps |",
-                           "bytes_per_second", "| 2 of 3 |",
-                           "**1 of 3 repetitions excluded (repetition 1: warm not achieved: 42.0% "
-                           "resident before the round)**",
-                           "## Skipped", "O_DIRECT refused, by tmpfs", "## Summary",
-                           "source vs cache, sequential 4 workers cold: cache path was 3.0× faster than source"})
+  for (const char* text :
+       {"# feedbench: demo", "- **Host**: `vm`", "## Paths", "| role | path | file system |",
+        "| source | `/data` | ext4 |", "## file_read (median of achieved repetitions)", "| case | reps |",
+        "bytes_per_second", "| 2 of 3 |",
+        "**1 of 3 repetitions excluded (repetition 1: warm not achieved: 42.0% "
+        "resident before the round)**",
+        "## Skipped", "O_DIRECT refused, by tmpfs", "## Summary",
+        "source vs cache, sequential 4 workers cold: cache path was 3.0× faster than source"})
     EXPECT_NE(md.find(text), std::string::npos) << text << "\n" << md;
   testing::TempDir dir;
   write_markdown(doc, dir / "r.md");

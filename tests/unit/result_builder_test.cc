@@ -66,15 +66,18 @@ class ResultBuilderTest : public ::testing::Test {
     std::filesystem::create_directories(dir / "source");
     std::filesystem::create_directories(dir / "cache");
     const json doc = {{"name", "builder"},
-                      {"dataset", {{"source", dir / "source"}, {"cache", dir / "cache"},
-                                   {"include", json::array({"*.bin"})},
-                                   {"throttle", {{"source", "40MiB/s"}}}}},
+                      {"dataset",
+                       {{"source", dir / "source"},
+                        {"cache", dir / "cache"},
+                        {"include", json::array({"*.bin"})},
+                        {"throttle", {{"source", "40MiB/s"}}}}},
                       {"defaults", {{"seed", 7}}},
                       {"families", json::array({{{"family", "file_read"}}})}};
     config = parse_config(doc.dump(), "b.json");
     plan.dropped = {"libaio reads only with O_DIRECT"};
     source = FileSet(dir / "source");
-    for (int i = 0; i < 5; ++i) source.add("f" + std::to_string(i) + ".bin", std::uint64_t(1000 * (i + 1)), 1);
+    for (int i = 0; i < 5; ++i)
+      source.add("f" + std::to_string(i) + ".bin", std::uint64_t(1000 * (i + 1)), 1);
     source.sort();
     cache = FileSet(dir / "cache");
     cache.add("f0.bin", 1000, 1);
@@ -140,7 +143,8 @@ TEST_F(ResultBuilderTest, DatasetDescribesEachSelectionAndTheCacheChecks) {
   EXPECT_EQ(s["files"], 5);
   EXPECT_EQ(s["bytes"], 15000);
   EXPECT_EQ(s["fingerprint"], source.fingerprint());
-  EXPECT_EQ(s["file_size"], json({{"min", 1000}, {"p50", 3000}, {"p90", 5000}, {"p99", 5000}, {"max", 5000}}));
+  EXPECT_EQ(s["file_size"],
+            json({{"min", 1000}, {"p50", 3000}, {"p90", 5000}, {"p99", 5000}, {"max", 5000}}));
   EXPECT_EQ(s["content_fingerprint"], "abc123");
   EXPECT_EQ(s["throttle_bytes_per_second"], 40u << 20);
   const json& c = doc.dataset["cache"];
@@ -174,7 +178,8 @@ TEST_F(ResultBuilderTest, EnvironmentKeepsWhatWasDescribedAndAddsLoadRanksAndCor
   f.cpu_affinity = {{"reading_threads", 4}};
   const ResultDocument doc = build_result(std::move(f));
   EXPECT_EQ(doc.environment["cluster"],
-            json({{"implementation", "fake MPI"}, {"ranks", 3},
+            json({{"implementation", "fake MPI"},
+                  {"ranks", 3},
                   {"hosts", {{{"name", "a"}, {"ranks", {0, 2}}}, {{"name", "b"}, {"ranks", {1}}}}},
                   {"share", "per_rank"}}));
   EXPECT_EQ(doc.environment["cpu_affinity"]["reading_threads"], 4);
@@ -229,7 +234,8 @@ TEST(ResultNothingMeasuredTest, EverySkippedCaseCountedOnceAndEachReasonOnce) {
 
 TEST(ResultNothingMeasuredTest, NamesThreeReasonsAndCountsTheRest) {
   ResultDocument doc;
-  for (const char* path : {"a", "b", "c", "d", "e"}) doc.benchmarks.push_back(entry(path, std::string("r") + path));
+  for (const char* path : {"a", "b", "c", "d", "e"})
+    doc.benchmarks.push_back(entry(path, std::string("r") + path));
   EXPECT_EQ(nothing_measured(doc),
             "every case was skipped (5 cases; the result file records why): ra; rb; rc; and 2 more");
 }

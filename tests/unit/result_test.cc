@@ -46,8 +46,7 @@ BenchmarkEntry iteration(int rep) {
   e.params["workers"] = 2;
   e.params["cache_state"] = "cold";
   e.params["path"] = "source";
-  e.cache = {{"requested", "cold"}, {"residency_before", 0.003}, {"achieved", true},
-             {"method", "cachestat"}};
+  e.cache = {{"requested", "cold"}, {"residency_before", 0.003}, {"achieved", true}, {"method", "cachestat"}};
   Histogram h;
   for (std::uint64_t v : {1000u, 2000u, 40000u, 41000u, 900000u}) h.record(v + rep);
   e.latency = h;
@@ -57,18 +56,22 @@ BenchmarkEntry iteration(int rep) {
 
 ResultDocument full_document() {
   ResultDocument doc;
-  doc.context = {{"date", "2024-05-01T12:00:00+00:00"}, {"host_name", "vm"}, {"num_cpus", 2},
-                 {"mhz_per_cpu", 2400}, {"caches", json::array()}, {"load_avg", {0.5, 0.4, 0.3}},
-                 {"library_build_type", "release"}, {"library_version", "1.7.1"}};
-  doc.tool = {{"name", "feedbench"}, {"version", "0.1.0"}, {"git_commit", "abc"},
-              {"git_dirty", false}, {"compiler", "GNU 12.2.0"}, {"build_type", "Debug"},
+  doc.context = {{"date", "2024-05-01T12:00:00+00:00"},
+                 {"host_name", "vm"},
+                 {"num_cpus", 2},
+                 {"mhz_per_cpu", 2400},
+                 {"caches", json::array()},
+                 {"load_avg", {0.5, 0.4, 0.3}},
+                 {"library_build_type", "release"},
+                 {"library_version", "1.7.1"}};
+  doc.tool = {{"name", "feedbench"},         {"version", "0.1.0"},       {"git_commit", "abc"},
+              {"git_dirty", false},          {"compiler", "GNU 12.2.0"}, {"build_type", "Debug"},
               {"benchmark_version", "1.7.1"}};
   doc.command_line = {"feedbench", "run", "--config", "configs/demo.json"};
   doc.environment_variables = {{"BENCHMARK_FILTER", "file_read"}, {"DATA", "/var/tmp/d"}};
-  doc.config = {{"file", "configs/demo.json"}, {"name", "demo"}, {"sha256", "00ff"},
-                {"resolved", {{"name", "demo"}}}};
-  doc.dataset = {{"source", {{"root", "/var/tmp/d"}, {"files", 10}, {"bytes", 1000},
-                             {"fingerprint", "aa"}}}};
+  doc.config = {
+      {"file", "configs/demo.json"}, {"name", "demo"}, {"sha256", "00ff"}, {"resolved", {{"name", "demo"}}}};
+  doc.dataset = {{"source", {{"root", "/var/tmp/d"}, {"files", 10}, {"bytes", 1000}, {"fingerprint", "aa"}}}};
   doc.environment = {{"host", {{"hostname", "vm"}}}, {"paths", {{"source", {{"fs_type", "ext4"}}}}}};
   doc.summary = {{"skipped", json::array()}};
   for (int rep = 0; rep < 3; ++rep) doc.benchmarks.push_back(iteration(rep));
@@ -126,8 +129,8 @@ TEST(ResultTest, KeepsGoogleBenchmarksLayout) {
   const json& e = j["benchmarks"][0];
   for (const char* key : {"name", "run_name", "run_type", "time_unit"})
     EXPECT_TRUE(e[key].is_string()) << key;
-  for (const char* key : {"family_index", "per_family_instance_index", "repetitions",
-                          "repetition_index", "threads", "iterations"})
+  for (const char* key : {"family_index", "per_family_instance_index", "repetitions", "repetition_index",
+                          "threads", "iterations"})
     EXPECT_TRUE(e[key].is_number_integer()) << key;
   EXPECT_TRUE(e["real_time"].is_number_float());
   EXPECT_DOUBLE_EQ(e["bytes_per_second"].get<double>(), 8.25e8);  // counters flattened
@@ -152,9 +155,15 @@ TEST(ResultTest, KeepsGoogleBenchmarksLayout) {
 TEST(ResultTest, ReadsAPlainGoogleBenchmarkFileWithSchemaAdded) {
   json j = {{"schema", kResultSchema},
             {"context", {{"date", "x"}}},
-            {"benchmarks", {{{"name", "BM_x/iterations:1"}, {"run_name", "BM_x/iterations:1"},
-                             {"run_type", "iteration"}, {"iterations", 1}, {"real_time", 3},
-                             {"cpu_time", 2.5}, {"time_unit", "ns"}, {"items_per_second", 7.0}}}}};
+            {"benchmarks",
+             {{{"name", "BM_x/iterations:1"},
+               {"run_name", "BM_x/iterations:1"},
+               {"run_type", "iteration"},
+               {"iterations", 1},
+               {"real_time", 3},
+               {"cpu_time", 2.5},
+               {"time_unit", "ns"},
+               {"items_per_second", 7.0}}}}};
   ResultDocument doc = ResultDocument::from_json(j, "gb.json");
   ASSERT_EQ(doc.benchmarks.size(), 1u);
   EXPECT_EQ(doc.benchmarks[0].case_name, "BM_x/iterations:1");
@@ -182,8 +191,9 @@ TEST(ResultTest, ReadsRevisionOneFiles) {
   for (std::size_t i = 0; i < doc.benchmarks.size(); ++i) {
     nlohmann::ordered_json& e = j["benchmarks"][i];
     e.erase("latency_hist");
-    e["latency"] = doc.benchmarks[i].latency ? nlohmann::ordered_json(revision_one_latency(*doc.benchmarks[i].latency))
-                                             : nlohmann::ordered_json(nullptr);
+    e["latency"] = doc.benchmarks[i].latency
+                       ? nlohmann::ordered_json(revision_one_latency(*doc.benchmarks[i].latency))
+                       : nlohmann::ordered_json(nullptr);
   }
   ResultDocument back = ResultDocument::from_json(j, "r1.json");
   EXPECT_TRUE(back == doc);
@@ -227,11 +237,14 @@ TEST(ResultTest, MalformedJsonNamesLineAndColumn) {
 }
 
 TEST(ResultTest, ABadRevisionIsRefused) {
-  EXPECT_EQ(error_of(R"({"schema": "feedbench-result/1", "schema_revision": "2", "context": {}, "benchmarks": []})"),
-            "x.json: /schema_revision: expected an integer of at least 1, got string \"2\"");
+  EXPECT_EQ(
+      error_of(
+          R"({"schema": "feedbench-result/1", "schema_revision": "2", "context": {}, "benchmarks": []})"),
+      "x.json: /schema_revision: expected an integer of at least 1, got string \"2\"");
   // A later revision only adds keys this reader ignores.
-  EXPECT_EQ(error_of(R"({"schema": "feedbench-result/1", "schema_revision": 3, "context": {}, "benchmarks": []})"),
-            "(no error)");
+  EXPECT_EQ(
+      error_of(R"({"schema": "feedbench-result/1", "schema_revision": 3, "context": {}, "benchmarks": []})"),
+      "(no error)");
 }
 
 TEST(ResultTest, WrongOrMissingSchemaIsRefused) {
@@ -331,12 +344,11 @@ ResultDocument qualify_sized_document() {
   // A few distinct histograms, used in turn: recording them all would make the test slow.
   std::vector<Histogram> spreads(7);
   for (Histogram& h : spreads)
-    for (int i = 0; i < 4000; ++i)
-      h.record(std::uint64_t(unit(rng) < 0.01 ? tail(rng) : typical(rng)));
+    for (int i = 0; i < 4000; ++i) h.record(std::uint64_t(unit(rng) < 0.01 ? tail(rng) : typical(rng)));
   auto counters = [&](benchmark::BenchmarkReporter::Run& r) {
-    for (const char* k : {"bytes_per_second", "items_per_second", "files_per_second",
-                          "lat_p50_us", "lat_p90_us", "lat_p99_us", "lat_p999_us", "lat_max_us",
-                          "residency_before", "cpu_util"})
+    for (const char* k :
+         {"bytes_per_second", "items_per_second", "files_per_second", "lat_p50_us", "lat_p90_us",
+          "lat_p99_us", "lat_p999_us", "lat_max_us", "residency_before", "cpu_util"})
       r.counters[k] = benchmark::Counter(1e6 * unit(rng));
   };
 
@@ -362,13 +374,20 @@ ResultDocument qualify_sized_document() {
       CaseRecord record;
       record.case_name = name;
       record.params = c.params;
-      record.cache = {{"requested", "cold"}, {"residency_before", unit(rng) / 100},
-                      {"achieved", true}, {"method", "cachestat"}};
+      record.cache = {{"requested", "cold"},
+                      {"residency_before", unit(rng) / 100},
+                      {"achieved", true},
+                      {"method", "cachestat"}};
       record.latency = spreads[(i * reps + std::size_t(rep)) % spreads.size()];
-      record.extra = {{"bytes", 123456789012}, {"reads", 4000}, {"files", 4096},
-                      {"cpu_seconds", unit(rng)}, {"latency_recorded", true},
-                      {"round_complete", true}, {"bytes_planned", 123456789012},
-                      {"bytes_read", 123456789012}, {"noatime", true}};
+      record.extra = {{"bytes", 123456789012},
+                      {"reads", 4000},
+                      {"files", 4096},
+                      {"cpu_seconds", unit(rng)},
+                      {"latency_recorded", true},
+                      {"round_complete", true},
+                      {"bytes_planned", 123456789012},
+                      {"bytes_read", 123456789012},
+                      {"noatime", true}};
       log.add(std::move(record));
       benchmark::BenchmarkReporter::Run r = run;
       r.run_type = benchmark::BenchmarkReporter::Run::RT_Iteration;
@@ -393,8 +412,11 @@ ResultDocument qualify_sized_document() {
     reporter.ReportRuns(aggregates);
   }
   ResultDocument doc = full_document();
-  doc.config = {{"file", "configs/qualify-instance.json"}, {"name", config.name},
-                {"sha256", config.sha256}, {"resolved", config.resolved}, {"dropped", plan.dropped}};
+  doc.config = {{"file", "configs/qualify-instance.json"},
+                {"name", config.name},
+                {"sha256", config.sha256},
+                {"resolved", config.resolved},
+                {"dropped", plan.dropped}};
   doc.benchmarks = reporter.take_entries();
   return doc;
 }

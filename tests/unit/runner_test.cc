@@ -18,8 +18,9 @@
 #if defined(__SANITIZE_ADDRESS__)
 // From <sanitizer/allocator_interface.h> (not always installed): ASan calls the hooks on every
 // allocation, from any thread.
-extern "C" int __sanitizer_install_malloc_and_free_hooks(
-    void (*malloc_hook)(const volatile void*, std::size_t), void (*free_hook)(const volatile void*));
+extern "C" int __sanitizer_install_malloc_and_free_hooks(void (*malloc_hook)(const volatile void*,
+                                                                             std::size_t),
+                                                         void (*free_hook)(const volatile void*));
 #define FEEDBENCH_COUNT_ALLOCATIONS 1
 #endif
 
@@ -57,8 +58,8 @@ struct EngineSetup {
 
 // RETURNS: the round's stats, or nullopt when the system refuses the engine (io_uring in a
 // sandbox, O_DIRECT here), after printing why.
-std::optional<RoundStats> run(const FileSet& files, Pattern pattern, const EngineSetup& e,
-                              unsigned workers, bool record_latency = true, unsigned max_open = 256) {
+std::optional<RoundStats> run(const FileSet& files, Pattern pattern, const EngineSetup& e, unsigned workers,
+                              bool record_latency = true, unsigned max_open = 256) {
   WorkloadSpec spec;
   spec.pattern = pattern;
   spec.block_size = kBlock;
@@ -261,7 +262,7 @@ TEST(RunnerTest, AllocationsDoNotGrowWithReadsOrFiles) {
   DataSet two({20000, 20000});
   for (const char* engine : {"psync", "mmap", "io_uring"}) {
     if (!run(one.files, Pattern::random, {engine, false, 1}, 1)) continue;  // refused here
-    allocations_of_round(one.files, Pattern::random, 4096, engine);  // warm-up: lazy one-time set-up
+    allocations_of_round(one.files, Pattern::random, 4096, engine);         // warm-up: lazy one-time set-up
     const auto few_reads = allocations_of_round(one.files, Pattern::random, 4096, engine);
     const auto more_reads = allocations_of_round(one.files, Pattern::random, 512, engine);
     EXPECT_GT(few_reads, 0u) << "the hooks see the set-up allocations";
@@ -404,7 +405,8 @@ TEST(SteadyStateDetectorTest, SpreadAndSlopeAgainstReferenceValues) {
   EXPECT_TRUE(d.add(104));  // mean 100, farthest 4%
   EXPECT_NEAR(d.last_value(), 4.0, 1e-9);
 
-  SteadyStateDetector tight({SteadyStateSpec::Metric::bw, SteadyStateSpec::Mode::spread, 3, 1000 * kMs}, 100 * kMs);
+  SteadyStateDetector tight({SteadyStateSpec::Metric::bw, SteadyStateSpec::Mode::spread, 3, 1000 * kMs},
+                            100 * kMs);
   for (int i = 0; i < 10; ++i) EXPECT_FALSE(tight.add(i % 2 ? 104 : 96));
   for (int i = 0; i < 10; ++i) tight.add(100);  // the window slides past the spread
   EXPECT_TRUE(tight.reached());

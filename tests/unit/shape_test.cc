@@ -47,7 +47,8 @@ TEST(ShapeTest, SeededPermutationIsABijection) {
     EXPECT_EQ(seen.size(), n) << n;
   }
   int moved = 0;  // another seed, another order
-  for (std::uint64_t i = 0; i < 100; ++i) moved += seeded_permutation(100, 5, i) != seeded_permutation(100, 6, i);
+  for (std::uint64_t i = 0; i < 100; ++i)
+    moved += seeded_permutation(100, 5, i) != seeded_permutation(100, 6, i);
   EXPECT_GT(moved, 80);
 }
 
@@ -77,7 +78,8 @@ TEST(ShapeTest, DrawnSizesAreWithinTheStatedKolmogorovSmirnovBound) {
   for (double scale : {1.0, 0.5, 0.1}) {
     const DataShape shape = data_shape(real, scale, "/real", "folder");
     std::vector<std::uint64_t> drawn;
-    for (std::uint64_t i = 0; i < shape.files; ++i) drawn.push_back(shape_file_size(shape.sizes, shape.files, 7, i));
+    for (std::uint64_t i = 0; i < shape.files; ++i)
+      drawn.push_back(shape_file_size(shape.sizes, shape.files, 7, i));
     const double bound = 1.0 / double(shape.files) + 3.0 / double(real.size());
     EXPECT_LE(ks_statistic(real_sizes(real), drawn), bound) << scale;
     // Deterministic per seed; another seed assigns sizes to other files.
@@ -86,7 +88,8 @@ TEST(ShapeTest, DrawnSizesAreWithinTheStatedKolmogorovSmirnovBound) {
   const DataShape shape = data_shape(real, 1, "/real", "folder");
   int differ = 0;
   for (std::uint64_t i = 0; i < shape.files; ++i)
-    differ += shape_file_size(shape.sizes, shape.files, 7, i) != shape_file_size(shape.sizes, shape.files, 8, i);
+    differ +=
+        shape_file_size(shape.sizes, shape.files, 7, i) != shape_file_size(shape.sizes, shape.files, 8, i);
   EXPECT_GT(differ, int(shape.files) / 2);
 }
 
@@ -148,8 +151,10 @@ TEST(ShapeTest, GeneratorWritesTheShapeAndItsRecord) {
   const FileSet written = scan_dataset(o.out);
   ASSERT_EQ(written.size(), 30u);
   std::map<std::string, std::uint64_t> sizes;
-  for (std::size_t k = 0; k < written.size(); ++k) sizes[std::string(written.relative_path(k))] = written.file_size(k);
-  for (std::uint64_t i = 0; i < o.files; ++i) EXPECT_EQ(sizes.at(gen_file_name(o, i)), gen_file_size(o, i)) << i;
+  for (std::size_t k = 0; k < written.size(); ++k)
+    sizes[std::string(written.relative_path(k))] = written.file_size(k);
+  for (std::uint64_t i = 0; i < o.files; ++i)
+    EXPECT_EQ(sizes.at(gen_file_name(o, i)), gen_file_size(o, i)) << i;
   // The record is gen's, not data: left out of the scan, and read back as the origin.
   ASSERT_EQ(written.left_out().size(), 1u);
   EXPECT_EQ(written.left_out()[0].path, kGenRecordName);

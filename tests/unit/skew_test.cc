@@ -46,9 +46,9 @@ TEST(SkewTest, ParsesAndFormatsPatterns) {
   EXPECT_DOUBLE_EQ(h.hot_reads, 0.90);
   EXPECT_EQ(format_skew(h), "hot_set:10%:90%");
   EXPECT_EQ(parse_pattern("zipf:0.8"), Pattern::skewed);
-  for (const char* bad : {"zipf:", "zipf:0", "zipf:-1", "zipf:11", "zipf:1e1", "zipf:x", "hot_set:10%",
-                          "hot_set:10:90", "hot_set:0%:90%", "hot_set:100%:90%", "hot_set:10%:0%",
-                          "hot_set:10%:101%", "hot_set:%:%"})
+  for (const char* bad :
+       {"zipf:", "zipf:0", "zipf:-1", "zipf:11", "zipf:1e1", "zipf:x", "hot_set:10%", "hot_set:10:90",
+        "hot_set:0%:90%", "hot_set:100%:90%", "hot_set:10%:0%", "hot_set:10%:101%", "hot_set:%:%"})
     EXPECT_THROW(parse_skew(bad), InputError) << bad;
 }
 
@@ -197,7 +197,8 @@ TEST(SkewTest, TieredFilesReadHeldFilesFromTheCache) {
   ASSERT_EQ(tiered.size(), source.size());
   for (std::size_t i = 0; i < source.size(); ++i) {
     EXPECT_EQ(held[i], i == 2 || i == 7);
-    EXPECT_EQ(tiered.absolute_path(i), (held[i] ? "/cache/" : "/src/") + std::string(source.relative_path(i)));
+    EXPECT_EQ(tiered.absolute_path(i),
+              (held[i] ? "/cache/" : "/src/") + std::string(source.relative_path(i)));
   }
 }
 

@@ -10,16 +10,16 @@
 
 #include "feedbench/manifest.h"
 #include "feedbench/sha256.h"
-#include "stage_io.h"
 #include "stage_fixture.h"
+#include "stage_io.h"
 #include "test_util.h"
 
 namespace feedbench {
 namespace {
 
 namespace fs = std::filesystem;
-using testing::StageFixture;
 using testing::read_file;
+using testing::StageFixture;
 using testing::write_file;
 
 // RETURNS: the names in `root` ending in .fbtmp but the journal's.
@@ -48,7 +48,8 @@ TEST(StageCopyTest, CopiesThePlannedFilesWithTheirHashesAndJournalsEach) {
     const std::string content = read_file(f.src + "/" + rel);
     EXPECT_EQ(read_file(f.cache + "/" + rel), content) << rel;
     EXPECT_EQ(hashes[i], sha256_hex(content)) << rel;
-    struct stat a {}, b {};
+    struct stat a {
+    }, b{};
     ASSERT_EQ(::stat((f.src + "/" + rel).c_str(), &a), 0);
     ASSERT_EQ(::stat((f.cache + "/" + rel).c_str(), &b), 0);
     EXPECT_EQ(a.st_mtim.tv_nsec, b.st_mtim.tv_nsec) << rel;

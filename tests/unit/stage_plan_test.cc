@@ -82,7 +82,8 @@ TEST(StagePlanTest, AnEmptySelectionIsRefusedBeforeTheCacheIsMade) {
     FAIL() << "an empty selection was planned";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("--include 'test/**', '*.txt': no file of the source"),
-              std::string::npos) << e.what();
+              std::string::npos)
+        << e.what();
   }
   EXPECT_FALSE(fs::exists(f.cache));
 }
@@ -100,9 +101,11 @@ TEST(StagePlanTest, ASpaceRefusalNamesTheBytesNeededAndFree) {
                      format_size(double(alloc)) + " plus a margin of " + format_size(double(margin)) +
                      ", the file system has " + format_size(100000.0) + " free: short by " +
                      format_size(double(alloc + margin - 100000))),
-            std::string::npos) << why;
+            std::string::npos)
+      << why;
   EXPECT_EQ(space_refusal(plan, CacheSpace{.free = alloc + margin, .size = 1ull << 30, .block = 4096}), "");
-  EXPECT_NE(space_refusal(plan, CacheSpace{.free = alloc + margin - 1, .size = 1ull << 30, .block = 4096}), "");
+  EXPECT_NE(space_refusal(plan, CacheSpace{.free = alloc + margin - 1, .size = 1ull << 30, .block = 4096}),
+            "");
   EXPECT_EQ(space_refusal(plan, CacheSpace{}), "") << "unknown room is not a refusal";
 }
 
@@ -114,7 +117,8 @@ TEST(StagePlanTest, ThePlanHoldsTheCacheLock) {
       plan_stage(f.options());
       FAIL() << "a second plan of a locked cache";
     } catch (const InputError& e) {
-      EXPECT_NE(std::string(e.what()).find("another feedbench stage is writing"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("another feedbench stage is writing"), std::string::npos)
+          << e.what();
     }
   }
   EXPECT_NO_THROW(plan_stage(f.options()));
@@ -136,7 +140,7 @@ TEST(StagePlanTest, NamesOnlyOurTemporariesAndRemovesNone) {
 TEST(StagePlanTest, AFileInTheWayWithTheSourcesBytesIsAdopted) {
   StageFixture f;
   StageOptions o = f.options();
-  o.force = true;  // a folder that is not a cache yet
+  o.force = true;                                 // a folder that is not a cache yet
   write_file(f.cache + "/val/sub/b.bin", "bee");  // the very bytes and mtime: adopted and kept
   fs::last_write_time(f.cache + "/val/sub/b.bin", fs::last_write_time(f.src + "/val/sub/b.bin"));
   write_file(f.cache + "/notes.txt", "the user's");  // not selected, not ours: left alone

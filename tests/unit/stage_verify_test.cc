@@ -79,7 +79,8 @@ TEST(StageRecordTest, AnUnchangedCacheKeepsItsManifestFile) {
   write_file(dir / "src/a", "ay");
   const StageOptions o = options_for(dir);
   ASSERT_EQ(stage(o).exit_code(), 0);
-  struct stat before {}, after {};
+  struct stat before {
+  }, after{};
   ASSERT_EQ(::stat((dir / "cache/" + kManifestSumsName).c_str(), &before), 0);
   {
     const StagePlan plan = plan_stage(o);

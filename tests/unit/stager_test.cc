@@ -19,8 +19,8 @@ namespace feedbench {
 namespace {
 
 namespace fs = std::filesystem;
-using testing::TempDir;
 using testing::read_file;
+using testing::TempDir;
 using testing::write_file;
 
 using Fixture = testing::StageFixture;
@@ -42,7 +42,8 @@ TEST(StagerTest, StagesSelectionWithManifestLast) {
   EXPECT_EQ(m->files[1].sha256, sha256_hex("bee"));
   EXPECT_EQ(m->source_fingerprint, scan_dataset(f.src, {"val/**"}).fingerprint());
   EXPECT_EQ(m->label.rfind("fp-", 0), 0u);
-  struct stat a {}, b {};
+  struct stat a {
+  }, b{};
   ASSERT_EQ(::stat((f.src + "/val/a.bin").c_str(), &a), 0);
   ASSERT_EQ(::stat((f.cache + "/val/a.bin").c_str(), &b), 0);
   EXPECT_EQ(a.st_mtim.tv_sec, b.st_mtim.tv_sec);
@@ -180,7 +181,6 @@ TEST(StagerTest, DefaultWorkersIsOneOrFour) {
   int w = default_workers(dir.path());
   EXPECT_TRUE(w == 1 || w == 4) << w;
 }
-
 
 // --- Data safety: what feedbench may remove, and when it refuses.
 

@@ -48,8 +48,8 @@ TEST(StatisticsTest, CompleteSeparationGivesTheMinimumP) {
 
 TEST(StatisticsTest, IdenticalSamplesAreNotSignificant) {
   EXPECT_NEAR(mann_whitney_u({1, 2, 3}, {1.5, 2.5, 3.5}).p, 0.7, 1e-12);  // interleaved
-  EXPECT_DOUBLE_EQ(mann_whitney_u({1, 4}, {2, 3}).p, 1);                 // U at its mean
-  EXPECT_DOUBLE_EQ(mann_whitney_u({5, 5, 5}, {5, 5, 5}).p, 1);       // all tied
+  EXPECT_DOUBLE_EQ(mann_whitney_u({1, 4}, {2, 3}).p, 1);                  // U at its mean
+  EXPECT_DOUBLE_EQ(mann_whitney_u({5, 5, 5}, {5, 5, 5}).p, 1);            // all tied
 }
 
 TEST(StatisticsTest, TiesUseTheNormalApproximationWithTieCorrection) {
@@ -84,8 +84,8 @@ TEST(StatisticsTest, KolmogorovSmirnovKnownValues) {
   EXPECT_NEAR(ks_statistic({1, 2, 2, 3, 7, 9, 11}, {2, 4, 4, 5, 6, 8, 10, 12, 15}), 29.0 / 63.0, 1e-12);
   // Ties across samples: at x = 1, F_a = 1/3 and F_b = 2/4; at x = 3, 1 against 1/2.
   EXPECT_NEAR(ks_statistic({1, 2, 3}, {1, 1, 4, 5}), 0.5, 1e-12);
-  EXPECT_DOUBLE_EQ(ks_statistic({5, 5, 7}, {7, 5, 5}), 0);          // same multiset
-  EXPECT_DOUBLE_EQ(ks_statistic({1, 2}, {3, 4}), 1);                // disjoint
+  EXPECT_DOUBLE_EQ(ks_statistic({5, 5, 7}, {7, 5, 5}), 0);            // same multiset
+  EXPECT_DOUBLE_EQ(ks_statistic({1, 2}, {3, 4}), 1);                  // disjoint
   EXPECT_NEAR(ks_statistic({1, 2, 3, 4}, {3, 4, 5, 6}), 0.5, 1e-12);  // symmetric in its arguments
   EXPECT_NEAR(ks_statistic({3, 4, 5, 6}, {1, 2, 3, 4}), 0.5, 1e-12);
 }

@@ -23,9 +23,9 @@ struct Shape {
 };
 
 std::string name_of(const Shape& s) {
-  return "file_read/pattern:" + s.pattern + "/bs:" + std::to_string(s.block_size) + "/engine:" +
-         s.engine + "/qd:" + std::to_string(s.queue_depth) + "/workers:" +
-         std::to_string(s.workers) + "/state:" + s.state + "/path:" + s.path;
+  return "file_read/pattern:" + s.pattern + "/bs:" + std::to_string(s.block_size) + "/engine:" + s.engine +
+         "/qd:" + std::to_string(s.queue_depth) + "/workers:" + std::to_string(s.workers) +
+         "/state:" + s.state + "/path:" + s.path;
 }
 
 // Three achieved repetitions of one case, all at `bps`.
@@ -47,8 +47,8 @@ void add_case(ResultDocument* doc, const Shape& s, double bps) {
     e.params["workers"] = s.workers;
     e.params["cache_state"] = s.state;
     e.params["path"] = s.path;
-    e.cache = {{"requested", s.state}, {"residency_before", s.state == "warm" ? 1.0 : 0.0},
-               {"achieved", true}};
+    e.cache = {
+        {"requested", s.state}, {"residency_before", s.state == "warm" ? 1.0 : 0.0}, {"achieved", true}};
     doc->benchmarks.push_back(e);
   }
 }
@@ -206,8 +206,9 @@ TEST(SummaryTest, ColdVsWarmComparesMatchedCasesAndAggregatesMany) {
   EXPECT_EQ(ms["file_read"]["cold_vs_warm_overall"][0]["pairs"], 7);
   EXPECT_NEAR(ms["file_read"]["cold_vs_warm_overall"][0]["geomean_ratio"].get<double>(), 4.0, 1e-9);
   std::string text = format_summary(ms);
-  EXPECT_NE(text.find("cold vs warm, source: warm was 4.0× faster than cold (geometric mean of 7 matched pairs"),
-            std::string::npos)
+  EXPECT_NE(
+      text.find("cold vs warm, source: warm was 4.0× faster than cold (geometric mean of 7 matched pairs"),
+      std::string::npos)
       << text;
 }
 
@@ -225,8 +226,9 @@ TEST(SummaryTest, NearEqualPairsSayTheSameNotOnePointZeroSlower) {
   const std::string text = format_summary(summary);
   EXPECT_EQ(text.find("1.0×"), std::string::npos) << text;
   EXPECT_NE(text.find("cache path was within 5% of source"), std::string::npos) << text;
-  EXPECT_NE(format_answers(summary["answers"]).find("no difference beyond 10% (the cache path reads 0.97× the "
-                                                    "source's rate)"),
+  EXPECT_NE(format_answers(summary["answers"])
+                .find("no difference beyond 10% (the cache path reads 0.97× the "
+                      "source's rate)"),
             std::string::npos)
       << format_answers(summary["answers"]);
 
@@ -254,9 +256,10 @@ TEST(SummaryTest, CasesSkippedForOneReasonAreOneLine) {
       {"case": "loader/batch:4/workers:2/path:source", "reason": "a.bin: not a JPEG"},
       {"case": "loader/batch:8/workers:2/path:source", "reason": "a.bin: not a JPEG"}]})");
   const std::string text = format_summary(summary);
-  EXPECT_NE(text.find("skipped: 3 loader cases (batch:4/workers:1, batch:4/workers:2, batch:8/workers:2): a.bin: "
-                      "not a JPEG\n"),
-            std::string::npos)
+  EXPECT_NE(
+      text.find("skipped: 3 loader cases (batch:4/workers:1, batch:4/workers:2, batch:8/workers:2): a.bin: "
+                "not a JPEG\n"),
+      std::string::npos)
       << text;
   EXPECT_EQ(text.find("not a JPEG"), text.rfind("not a JPEG")) << text;
   EXPECT_NE(text.find("skipped: file_read/pattern:seq/path:cache: no cache\n"), std::string::npos) << text;
@@ -266,11 +269,11 @@ TEST(SummaryStragglers, NamesEachSlowRankWithHowOftenAndItsSlowestRepetition) {
   ResultDocument doc;
   add_case(&doc, Shape{}, 100e6);
   // Rank 2 named in two of the three repetitions; its slowest at 0.25 of the median rank.
-  doc.benchmarks[0].extra["stragglers"] = json::array({{{"rank", 2}, {"host", "b"}, {"bytes_per_second", 30e6},
-                                                        {"vs_median", 0.3}}});
+  doc.benchmarks[0].extra["stragglers"] =
+      json::array({{{"rank", 2}, {"host", "b"}, {"bytes_per_second", 30e6}, {"vs_median", 0.3}}});
   doc.benchmarks[1].extra["stragglers"] = json::array();
-  doc.benchmarks[2].extra["stragglers"] = json::array({{{"rank", 2}, {"host", "b"}, {"bytes_per_second", 25e6},
-                                                        {"vs_median", 0.25}}});
+  doc.benchmarks[2].extra["stragglers"] =
+      json::array({{{"rank", 2}, {"host", "b"}, {"bytes_per_second", 25e6}, {"vs_median", 0.25}}});
   const json summary = summarize(doc);
   ASSERT_TRUE(summary.contains("stragglers")) << summary.dump();
   ASSERT_EQ(summary["stragglers"].size(), 1u);
@@ -280,7 +283,8 @@ TEST(SummaryStragglers, NamesEachSlowRankWithHowOftenAndItsSlowestRepetition) {
   EXPECT_EQ(st["of_repetitions"], 3);
   EXPECT_DOUBLE_EQ(st["vs_median"].get<double>(), 0.25);
   const std::string text = format_summary(summary);
-  EXPECT_NE(text.find("straggler: rank 2 (host b) in 2 of 3 repetitions of " + name_of(Shape{})), std::string::npos)
+  EXPECT_NE(text.find("straggler: rank 2 (host b) in 2 of 3 repetitions of " + name_of(Shape{})),
+            std::string::npos)
       << text;
   EXPECT_NE(text.find("0.25 of the median rank's rate"), std::string::npos) << text;
 }
@@ -309,8 +313,8 @@ void expect_whole_sentences(const std::string& text) {
     std::size_t end = text.find('\n', start);
     if (end == std::string::npos) end = text.size();
     const std::string line = text.substr(start, end - start);
-    EXPECT_FALSE(!line.empty() && (line.back() == ' ' || line.back() == ',' || line.back() == ';' ||
-                                   line.back() == ':'))
+    EXPECT_FALSE(!line.empty() &&
+                 (line.back() == ' ' || line.back() == ',' || line.back() == ';' || line.back() == ':'))
         << "'" << line << "'";
     EXPECT_EQ(line.find("   ", 2), std::string::npos) << "'" << line << "'";
     start = end + 1;
@@ -332,27 +336,40 @@ json full_answers() {
 }
 
 TEST(SummaryAnswersTest, SayFirstPerPathWhetherStorageFeedsTheTrainersAndWhetherTheCacheHelps) {
-  EXPECT_EQ(format_answers(full_answers()),
-            "  source: can storage feed the simulated trainers? cold: no (AU 61.0% at best, target 90.0%, "
-            "2 workers); warm: yes (AU 99.0%, target 90.0%, 1 worker); reads at best 100 MiB/s cold (4 workers), "
-            "1 GiB/s warm (1 worker)\n"
-            "  cache: can storage feed the simulated trainers? cold: yes (AU 97.0%, target 90.0%, 1 worker)\n"
-            "  does the cache help? cold: yes, the cache path reads 3.0× faster than the source (12 matched "
-            "pairs); warm: no difference beyond 10% (the cache path reads 1.02× the source's rate) (1 matched "
-            "pair); like with like: each pair differs "
-            "only in its path\n");
+  EXPECT_EQ(
+      format_answers(full_answers()),
+      "  source: can storage feed the simulated trainers? cold: no (AU 61.0% at best, target 90.0%, "
+      "2 workers); warm: yes (AU 99.0%, target 90.0%, 1 worker); reads at best 100 MiB/s cold (4 workers), "
+      "1 GiB/s warm (1 worker)\n"
+      "  cache: can storage feed the simulated trainers? cold: yes (AU 97.0%, target 90.0%, 1 worker)\n"
+      "  does the cache help? cold: yes, the cache path reads 3.0× faster than the source (12 matched "
+      "pairs); warm: no difference beyond 10% (the cache path reads 1.02× the source's rate) (1 matched "
+      "pair); like with like: each pair differs "
+      "only in its path\n");
 }
 
 // Every optional part of every sentence, left out one at a time and all together.
 TEST(SummaryAnswersTest, EveryOptionalPartCanBeAbsent) {
   const json full = full_answers();
   std::vector<std::vector<std::string>> removals = {
-      {"/paths/0/feeds/cold/workers"}, {"/paths/0/feeds/cold/au"}, {"/paths/0/feeds/cold/target_au"},
+      {"/paths/0/feeds/cold/workers"},
+      {"/paths/0/feeds/cold/au"},
+      {"/paths/0/feeds/cold/target_au"},
       {"/paths/0/feeds/cold/workers", "/paths/0/feeds/cold/au", "/paths/0/feeds/cold/target_au"},
-      {"/paths/0/feeds/warm"}, {"/paths/0/feeds/cold"}, {"/paths/0/feeds"},
-      {"/paths/0/reads/cold/workers"}, {"/paths/0/reads/warm/workers"}, {"/paths/0/reads/cold"},
-      {"/paths/0/reads/warm/bytes_per_second"}, {"/paths/0/reads"}, {"/paths/0/feeds", "/paths/0/reads"},
-      {"/paths/1/feeds/cold"}, {"/paths/1"}, {"/cache_helps/0/pairs"}, {"/cache_helps/1"}, {"/cache_helps"},
+      {"/paths/0/feeds/warm"},
+      {"/paths/0/feeds/cold"},
+      {"/paths/0/feeds"},
+      {"/paths/0/reads/cold/workers"},
+      {"/paths/0/reads/warm/workers"},
+      {"/paths/0/reads/cold"},
+      {"/paths/0/reads/warm/bytes_per_second"},
+      {"/paths/0/reads"},
+      {"/paths/0/feeds", "/paths/0/reads"},
+      {"/paths/1/feeds/cold"},
+      {"/paths/1"},
+      {"/cache_helps/0/pairs"},
+      {"/cache_helps/1"},
+      {"/cache_helps"},
       {"/paths/0/feeds", "/paths/1/feeds", "/cache_helps/0/pairs", "/cache_helps/1/pairs"}};
   for (const auto& gone : removals) {
     json a = full;
@@ -369,12 +386,14 @@ TEST(SummaryAnswersTest, EveryOptionalPartCanBeAbsent) {
   // Without the source's loader, its line says what it reads and that nothing judged it.
   json a = full;
   a["paths"][0].erase("feeds");
-  EXPECT_NE(format_answers(a).find("  source: reads at best 100 MiB/s cold (4 workers), 1 GiB/s warm (1 worker); "
-                                   "no training loop in this run to judge that against\n"),
-            std::string::npos)
+  EXPECT_NE(
+      format_answers(a).find("  source: reads at best 100 MiB/s cold (4 workers), 1 GiB/s warm (1 worker); "
+                             "no training loop in this run to judge that against\n"),
+      std::string::npos)
       << format_answers(a);
   a["paths"][0]["reads"]["cold"].erase("workers");
-  EXPECT_NE(format_answers(a).find("reads at best 100 MiB/s cold, 1 GiB/s warm (1 worker);"), std::string::npos)
+  EXPECT_NE(format_answers(a).find("reads at best 100 MiB/s cold, 1 GiB/s warm (1 worker);"),
+            std::string::npos)
       << format_answers(a);
   a["cache_helps"][0].erase("pairs");
   EXPECT_NE(format_answers(a).find("cold: yes, the cache path reads 3.0× faster than the source; warm"),
@@ -397,12 +416,15 @@ TEST(SummaryAnswersTest, ARunsSummaryOpensWithTheAnswers) {
   const json summary = summarize(doc);
   ASSERT_TRUE(summary.contains("answers")) << summary.dump(2);
   const std::string text = wrap_text(format_summary(summary));
-  EXPECT_EQ(text.rfind("Summary\n  source: reads at best 95.4 MiB/s cold (1 worker), 95.4 MiB/s warm (1 worker); no "
-                       "training loop in this run to judge\n      that against\n  cache: reads at best 286 MiB/s cold (1 worker)",
-                       0),
+  EXPECT_EQ(text.rfind(
+                "Summary\n  source: reads at best 95.4 MiB/s cold (1 worker), 95.4 MiB/s warm (1 worker); no "
+                "training loop in this run to judge\n      that against\n  cache: reads at best 286 MiB/s "
+                "cold (1 worker)",
+                0),
             0u)
       << text;
-  EXPECT_NE(format_answers(summary["answers"]).find("  does the cache help? cold: yes, the cache path reads 3.0× "
+  EXPECT_NE(format_answers(summary["answers"])
+                .find("  does the cache help? cold: yes, the cache path reads 3.0× "
                       "faster than the source (1 matched pair); warm: no difference beyond 10% (the cache "
                       "path reads 1.00× the source's rate) (1 matched pair)"),
             std::string::npos)

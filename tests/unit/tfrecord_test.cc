@@ -57,9 +57,11 @@ TEST(Crc32cTest, InstructionAndTableAgreeAndExtend) {
     const std::uint32_t whole = crc32c(data.data(), n);
     EXPECT_EQ(crc32c_portable_extend(0, data.data(), n), whole) << n;
     for (std::size_t cut : {std::size_t(0), n / 3, n}) {
-      EXPECT_EQ(crc32c_extend(crc32c(data.data(), cut), data.data() + cut, n - cut), whole) << n << " " << cut;
-      EXPECT_EQ(crc32c_portable_extend(crc32c_portable_extend(0, data.data(), cut), data.data() + cut, n - cut),
-                whole)
+      EXPECT_EQ(crc32c_extend(crc32c(data.data(), cut), data.data() + cut, n - cut), whole)
+          << n << " " << cut;
+      EXPECT_EQ(
+          crc32c_portable_extend(crc32c_portable_extend(0, data.data(), cut), data.data() + cut, n - cut),
+          whole)
           << n << " " << cut;
     }
   }
@@ -370,7 +372,8 @@ TEST(TfRecordSourceTest, LoaderRunReadsWholeShardsPerWorker) {
   EXPECT_EQ(r.bytes_planned, r.bytes);
 
   o.steps = 17;
-  EXPECT_NE(LoaderSim(o, *source).schedule().refused.find("refused rather than run fewer steps"), std::string::npos);
+  EXPECT_NE(LoaderSim(o, *source).schedule().refused.find("refused rather than run fewer steps"),
+            std::string::npos);
   o.steps = 0;
   o.batch_size = 33;  // each worker's 32 records make no whole batch
   EXPECT_NE(LoaderSim(o, *source).schedule().refused.find("no whole batch of 33 records"), std::string::npos);
@@ -402,7 +405,8 @@ TEST(TfRecordSourceTest, CorruptDataNamesShardAndOffsetWhenCrcsAreChecked) {
   write_file(shard, bytes);
   const std::string why = run_error(set.files, true);
   EXPECT_NE(why.find(shard), std::string::npos) << why;
-  EXPECT_NE(why.find("data CRC of the record at byte offset " + std::to_string(victim.offset)), std::string::npos)
+  EXPECT_NE(why.find("data CRC of the record at byte offset " + std::to_string(victim.offset)),
+            std::string::npos)
       << why;
   EXPECT_EQ(run_error(set.files, false), "") << "verify_crc false reads the data without checking it";
 }

@@ -143,8 +143,8 @@ TEST(UnitsTest, ParsesDecodeTransforms) {
   EXPECT_EQ(t.per, TransformCost::Per::decode);
   EXPECT_EQ(t.size, 224);
   EXPECT_EQ(format_transform(t), "decode:224");
-  for (const char* bad : {"decode:", "decode:0", "decode:-1", "decode:9000", "decode:2x", "decode:99999999999",
-                          "decoder", "decode/MiB"}) {
+  for (const char* bad : {"decode:", "decode:0", "decode:-1", "decode:9000", "decode:2x",
+                          "decode:99999999999", "decoder", "decode/MiB"}) {
     EXPECT_THROW(parse_transform(bad), InputError) << bad;
   }
 }

@@ -94,8 +94,7 @@ TEST(WorkloadTest, SequentialHandsWholeFilesToWhicheverWorkerAsks) {
   Workload workload(files, spec);
   std::vector<std::vector<WorkItem>> per_worker(4);
   std::vector<std::thread> threads;
-  for (unsigned w = 0; w < 4; ++w)
-    threads.emplace_back([&, w] { per_worker[w] = drain(workload, w); });
+  for (unsigned w = 0; w < 4; ++w) threads.emplace_back([&, w] { per_worker[w] = drain(workload, w); });
   for (auto& t : threads) t.join();
   // Each worker's stream is whole files; together they cover every file exactly once.
   std::vector<WorkItem> all;
@@ -171,8 +170,7 @@ TEST(WorkloadTest, RandomReadsAlignedBlocksInsideFilesOnePassWorth) {
     }
   }
   EXPECT_EQ(total, expected);
-  EXPECT_LE(*std::max_element(shares.begin(), shares.end()) -
-                *std::min_element(shares.begin(), shares.end()),
+  EXPECT_LE(*std::max_element(shares.begin(), shares.end()) - *std::min_element(shares.begin(), shares.end()),
             1u);
   EXPECT_EQ(per_file.count(0), 0u) << "empty file chosen";
   EXPECT_GT(per_file[1], expected / 2) << "reads not weighted by size";
@@ -229,7 +227,8 @@ TEST(WorkloadTest, MaxBytesReadsAPrefixOfTheOrderRoundedUpToABlock) {
     EXPECT_EQ(w.full_pass_bytes(), 40000u);
     auto items = drain(w, 0);
     std::map<std::uint32_t, std::uint64_t> per_file;
-    for (const WorkItem& it : items) per_file[it.file] += std::min<std::uint64_t>(it.length, 10000 - it.offset);
+    for (const WorkItem& it : items)
+      per_file[it.file] += std::min<std::uint64_t>(it.length, 10000 - it.offset);
     ASSERT_EQ(per_file.size(), 2u) << pattern_name(pattern);
     std::uint64_t total = 0;
     for (auto& [f, b] : per_file) total += b;

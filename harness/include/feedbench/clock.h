@@ -12,7 +12,8 @@ namespace feedbench {
 
 // RETURNS: the monotonic clock (steady_clock) in nanoseconds; only differences mean anything.
 inline std::int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
 

@@ -144,7 +144,7 @@ struct RankRound {
   std::uint64_t reads = 0;
   std::uint64_t files = 0;
   std::uint64_t share_bytes = 0;  // bytes of its share of the selection
-  double start_s = 0;  // measured start and end, from when this rank left the start barrier
+  double start_s = 0;             // measured start and end, from when this rank left the start barrier
   double end_s = 0;
   double cpu_seconds = 0;
   std::int32_t host = 0;

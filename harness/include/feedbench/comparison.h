@@ -19,9 +19,9 @@ std::vector<const CounterInfo*> judged_metrics();
 const CounterInfo* find_metric(const std::string& name);
 
 struct CompareOptions {
-  std::vector<std::string> metrics;  // judged metrics; empty = per family, the table's gates
-  double threshold = 0.05;           // relative change of the median that counts
-  double alpha = 0.05;               // significance level of the two-sided test
+  std::vector<std::string> metrics;       // judged metrics; empty = per family, the table's gates
+  double threshold = 0.05;                // relative change of the median that counts
+  double alpha = 0.05;                    // significance level of the two-sided test
   std::vector<std::string> match_ignore;  // case-name keys left out of the identity ("bs")
   // A case of BASE that NEW did not measure (absent, or every repetition excluded, errored or
   // skipped) fails the diff unless this is set: nothing measured is not a success.
@@ -59,9 +59,9 @@ struct MetricComparison {
   Direction direction = Direction::kHigherIsBetter;
   std::vector<double> base_values, new_values;  // per repetition
   double base_median = 0, new_median = 0;
-  double change = 0;   // (new - base) / base; +-infinity when base is 0 and new is not
-  double p = 1;        // two-sided Mann-Whitney U p-value
-  bool exact = true;   // exact test or normal approximation
+  double change = 0;  // (new - base) / base; +-infinity when base is 0 and new is not
+  double p = 1;       // two-sided Mann-Whitney U p-value
+  bool exact = true;  // exact test or normal approximation
   // Too few repetitions for the test to reach alpha at all: the threshold alone decided.
   bool weak = false;
   std::size_t repetitions_needed = 0;  // per side, to let the test reach alpha (when weak)
@@ -80,13 +80,13 @@ struct MetricComparison {
 };
 
 enum class CaseStatus {
-  kCompared,         // judged on its metrics
-  kRemoved,          // only in BASE
-  kAdded,            // only in NEW
-  kCacheNotAchieved, // no repetition of BASE counts (cache state not achieved, short round)
-  kErrored,          // every repetition of BASE errored or was skipped: not judged
-  kNoMetrics,        // none of the judged metrics is in both files for this case
-  kNotMeasured,      // in NEW, but none of its repetitions counts (excluded, errored, skipped)
+  kCompared,          // judged on its metrics
+  kRemoved,           // only in BASE
+  kAdded,             // only in NEW
+  kCacheNotAchieved,  // no repetition of BASE counts (cache state not achieved, short round)
+  kErrored,           // every repetition of BASE errored or was skipped: not judged
+  kNoMetrics,         // none of the judged metrics is in both files for this case
+  kNotMeasured,       // in NEW, but none of its repetitions counts (excluded, errored, skipped)
 };
 
 struct CaseComparison {
@@ -94,7 +94,7 @@ struct CaseComparison {
   std::string base_name;  // case name in BASE ("" when added)
   std::string new_name;   // case name in NEW ("" when removed)
   CaseStatus status = CaseStatus::kCompared;
-  std::string note;       // why not judged, or "from aggregates" when only aggregates existed
+  std::string note;  // why not judged, or "from aggregates" when only aggregates existed
   std::vector<MetricComparison> metrics;
 
   bool regressed() const;
@@ -118,7 +118,7 @@ struct Comparison {
   std::vector<std::string> warnings;  // comparability ("config sha256 differs: ...")
   std::vector<CaseComparison> cases;  // compared first, then not judged, removed, added
   std::vector<GeomeanSummary> geomeans;
-  HostLoad base_load, new_load;  // as the files recorded them
+  HostLoad base_load, new_load;    // as the files recorded them
   std::size_t excluded_cases = 0;  // left out by --include / --exclude
   // A confirmation re-run judged instead of NEW's own repetitions (replace_cases), if any.
   std::string rerun_file;
@@ -129,8 +129,8 @@ struct Comparison {
   std::size_t noisy() const;         // cases with a noisy metric and no regression
   // RETURNS: whether some judged metric was weak (too few repetitions for the test).
   bool any_weak() const;
-  std::size_t missing() const;       // cases BASE measured and NEW did not
-  std::size_t compared() const;      // cases judged on their metrics (status kCompared)
+  std::size_t missing() const;   // cases BASE measured and NEW did not
+  std::size_t compared() const;  // cases judged on their metrics (status kCompared)
   // RETURNS: 1 when a case regressed, when a case is missing (unless options.allow_missing),
   // when no case was compared at all, or when `strict` and there are warnings; else 0.
   int exit_code(bool strict) const;
@@ -147,15 +147,13 @@ std::string case_identity(const BenchmarkEntry& entry, const std::vector<std::st
 // seed ("shuffle seed differs: 42 → 43: access order changed"), the selection (config.selection,
 // else the config's dataset.include), the manifest label, and per role the data set
 // fingerprint, file count, total bytes and file-size percentiles (dataset.<role>.file_size).
-std::vector<std::string> comparability_warnings(const ResultDocument& base,
-                                                const ResultDocument& next);
+std::vector<std::string> comparability_warnings(const ResultDocument& base, const ResultDocument& next);
 
 // A confirmation re-run: `rerun` measured some cases again. RETURNS: `next` with the entries of
 // every case `rerun` has (matched by case_identity with `ignore`) replaced by rerun's; their
 // identities in `replaced`. Throws InputError when rerun has no case of `next`.
 ResultDocument replace_cases(const ResultDocument& next, const ResultDocument& rerun,
-                             const std::vector<std::string>& ignore,
-                             std::vector<std::string>* replaced);
+                             const std::vector<std::string>& ignore, std::vector<std::string>* replaced);
 
 // Compares NEW against BASE. `base_file`/`new_file` only name them in messages. Each side is
 // judged on its counted repetitions only: those not errored and not excluded by

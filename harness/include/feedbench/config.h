@@ -13,18 +13,19 @@
 namespace feedbench {
 
 struct ConfigOverrides {
-  std::optional<std::string> source;  // --source
-  std::optional<std::string> cache;   // --cache
-  std::map<std::string, std::string> throttle;  // --throttle ROLE=RATE: dataset.throttle.ROLE
-  nlohmann::json set = nlohmann::json::object();  // --set key=value: forces that parameter in every family that has it, and in `defaults`
+  std::optional<std::string> source;              // --source
+  std::optional<std::string> cache;               // --cache
+  std::map<std::string, std::string> throttle;    // --throttle ROLE=RATE: dataset.throttle.ROLE
+  nlohmann::json set = nlohmann::json::object();  // --set key=value: forces that parameter in every family
+                                                  // that has it, and in `defaults`
 };
 
 struct Config {
-  std::string file;         // path it was read from
-  std::string name;         // "name"
-  std::string description;  // "description", may be empty
-  std::string source_root;  // dataset.source after ${VAR} expansion and overrides ("" if absent)
-  std::string cache_root;   // dataset.cache likewise ("" if absent)
+  std::string file;                  // path it was read from
+  std::string name;                  // "name"
+  std::string description;           // "description", may be empty
+  std::string source_root;           // dataset.source after ${VAR} expansion and overrides ("" if absent)
+  std::string cache_root;            // dataset.cache likewise ("" if absent)
   std::vector<std::string> include;  // dataset.include globs ("**" spans folders); empty = all
   std::map<std::string, std::uint64_t> throttle;  // dataset.throttle: path role -> bytes/s
   // dataset.include was "from-cache": `include` is empty until the caller reads the cache's
@@ -41,7 +42,7 @@ struct Config {
   nlohmann::json families;  // "families" array, verbatim after expansion
   nlohmann::json resolved;  // the whole config as run (expanded, overrides applied)
   std::string sha256;       // SHA-256 of resolved.dump() (canonical), hex
-  std::map<std::string, std::string> expanded_env;  // VAR -> value of a ${VAR} that was set
+  std::map<std::string, std::string> expanded_env;   // VAR -> value of a ${VAR} that was set
   std::map<std::string, std::string> defaults_used;  // VAR -> the ${VAR:-default} that applied
                                                      // because VAR was unset or empty
 };
@@ -66,8 +67,7 @@ std::map<std::string, std::string> parse_throttles(const std::vector<std::string
 Config load_config(const std::string& path, const ConfigOverrides& overrides = {});
 
 // Same, from text already in memory (`file` is only used in messages).
-Config parse_config(const std::string& text, const std::string& file,
-                    const ConfigOverrides& overrides = {});
+Config parse_config(const std::string& text, const std::string& file, const ConfigOverrides& overrides = {});
 
 // Expands ${VAR} and ${VAR:-default} in `text`. Records each variable that was set (and its
 // value) in `used`, and each default that applied because its variable was unset or empty in

@@ -20,7 +20,7 @@ enum class CounterUnit {
   kMicroseconds,
   kMilliseconds,
   kSeconds,
-  kNanoseconds,     // Google Benchmark's real_time
+  kNanoseconds,  // Google Benchmark's real_time
   kCount,
 };
 

@@ -10,8 +10,8 @@
 namespace feedbench {
 
 struct DataFileOptions {
-  bool direct = false;   // O_DIRECT
-  bool noatime = true;   // try O_NOATIME first (the kernel allows it to the owner only)
+  bool direct = false;  // O_DIRECT
+  bool noatime = true;  // try O_NOATIME first (the kernel allows it to the owner only)
 };
 
 struct DataFile {

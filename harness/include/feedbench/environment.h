@@ -14,18 +14,18 @@
 namespace feedbench {
 
 struct PathInfo {
-  std::string role;            // "source", "cache", or what the user named
-  std::string requested;       // as given
-  std::string resolved;        // realpath
-  std::string fs_type;         // "ext4", "xfs", "tmpfs", "nfs4", ...
+  std::string role;       // "source", "cache", or what the user named
+  std::string requested;  // as given
+  std::string resolved;   // realpath
+  std::string fs_type;    // "ext4", "xfs", "tmpfs", "nfs4", ...
   std::string mount_point;
-  std::string mount_source;    // "/dev/nvme0n1p1", "server:/export"
+  std::string mount_source;  // "/dev/nvme0n1p1", "server:/export"
   std::string mount_options;
-  std::string device;          // block device name, "nvme0n1" (whole disk), "" when none
-  std::uint64_t device_id = 0; // st_dev of the resolved path
+  std::string device;           // block device name, "nvme0n1" (whole disk), "" when none
+  std::uint64_t device_id = 0;  // st_dev of the resolved path
   nlohmann::json device_info = nlohmann::json::object();  // model, rotational, read_ahead_kb,
                                                           // scheduler, nr_requests (where exposed)
-  std::vector<std::string> backing_disks;  // whole disks under it (device-mapper: its slaves)
+  std::vector<std::string> backing_disks;                 // whole disks under it (device-mapper: its slaves)
   nlohmann::json to_json() const;
 };
 
@@ -43,7 +43,7 @@ nlohmann::json describe_host();
 struct LoadSample {
   double loadavg_1m = 0;  // /proc/loadavg's first field
   double online_cores = 0;
-  bool ok = false;        // /proc/loadavg was read
+  bool ok = false;  // /proc/loadavg was read
 };
 
 // RETURNS: the load now (ok false where /proc/loadavg cannot be read).

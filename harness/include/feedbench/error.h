@@ -31,7 +31,7 @@ std::string errno_message(const std::string& prefix, int errnum);
 }  // namespace feedbench
 
 // A bug in feedbench: abort with the failed condition and a message.
-#define FB_CHECK(cond, msg)                                                    \
-  do {                                                                         \
-    if (!(cond)) ::feedbench::check_failed(#cond, __FILE__, __LINE__, (msg));  \
+#define FB_CHECK(cond, msg)                                                   \
+  do {                                                                        \
+    if (!(cond)) ::feedbench::check_failed(#cond, __FILE__, __LINE__, (msg)); \
   } while (0)

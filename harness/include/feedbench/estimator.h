@@ -20,7 +20,7 @@ struct PathRate {
   std::uint64_t probe_bytes = 0;       // read by the cold pass
   double cold_seconds = 0;
   double cached_seconds = 0;
-  std::string how;  // one line: what was read, how, and the rates
+  std::string how;    // one line: what was read, how, and the rates
   std::string error;  // non-empty: the probe could not read (rates are then 0)
 };
 
@@ -73,8 +73,8 @@ struct BudgetChoice {
 
 struct BudgetFit {
   bool fits = false;
-  double estimated_s = 0;  // with the choices below (fits) or at the minimum (does not)
-  double minimum_s = 0;    // at the fewest repetitions and shortest rounds allowed
+  double estimated_s = 0;             // with the choices below (fits) or at the minimum (does not)
+  double minimum_s = 0;               // at the fewest repetitions and shortest rounds allowed
   std::vector<BudgetChoice> choices;  // per cost, in order (fits only)
 };
 

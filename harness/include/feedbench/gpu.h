@@ -66,9 +66,9 @@ std::unique_ptr<CopyEngine> make_cuda_copy_engine(std::size_t slots, std::size_t
 
 // What a ring moved, and what it cost the producer.
 struct SinkStats {
-  std::uint64_t bytes = 0;   // copied to the device
+  std::uint64_t bytes = 0;  // copied to the device
   std::uint64_t copies = 0;
-  Histogram copy_ns;         // per copy, on the copy engine's clock
+  Histogram copy_ns;            // per copy, on the copy engine's clock
   std::int64_t blocked_ns = 0;  // producer time waiting for a free slot: the copy engine was the limit
   void merge(const SinkStats& other);
   // RETURNS: the copies' total time on the copy engine's clock, in seconds.
@@ -136,19 +136,19 @@ std::unique_ptr<DeviceStep> make_cuda_device_step(std::uint64_t max_batch_bytes,
 struct GpuInfo {
   int index = 0;
   std::string name;
-  std::string bus_id;          // "00000000:17:00.0"
+  std::string bus_id;  // "00000000:17:00.0"
   std::uint64_t memory_total = 0;
-  int pcie_generation = 0;     // current link
+  int pcie_generation = 0;  // current link
   int pcie_width = 0;
   int pcie_max_generation = 0;
   int pcie_max_width = 0;
-  int numa_node = -1;          // from sysfs; -1 unknown
+  int numa_node = -1;  // from sysfs; -1 unknown
   nlohmann::json to_json() const;
 };
 
 struct GpuInventory {
-  bool driver = false;         // NVML loaded and initialised
-  std::string why;             // when not: "no NVIDIA driver (libnvidia-ml.so.1 not found)"
+  bool driver = false;  // NVML loaded and initialised
+  std::string why;      // when not: "no NVIDIA driver (libnvidia-ml.so.1 not found)"
   std::vector<GpuInfo> gpus;
 };
 

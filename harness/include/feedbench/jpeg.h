@@ -15,8 +15,7 @@ namespace feedbench {
 // pure function of (seed, index): a gradient under per-pixel noise, so that its size per pixel
 // is that of a detailed photograph (about 2.3 bytes a pixel) and deterministic for a seed.
 // REQUIRES: 8 <= width, height <= 16384. Throws RunError when the encoder fails.
-std::vector<std::uint8_t> encode_noise_jpeg(std::uint64_t seed, std::uint64_t index, int width,
-                                            int height);
+std::vector<std::uint8_t> encode_noise_jpeg(std::uint64_t seed, std::uint64_t index, int width, int height);
 
 // RETURNS: a JPEG of about `target_bytes` (within a few percent above 8 KiB) with a seeded
 // aspect ratio among those of photographs (4:3, 3:2, 1:1, 3:4, 2:3, 16:9): the dimensions are
@@ -26,7 +25,7 @@ std::vector<std::uint8_t> make_sized_jpeg(std::uint64_t seed, std::uint64_t inde
 
 // What a decode produced.
 struct DecodedImage {
-  int width = 0;   // of the output (after resize and crop)
+  int width = 0;  // of the output (after resize and crop)
   int height = 0;
   int source_width = 0;  // of the JPEG
   int source_height = 0;

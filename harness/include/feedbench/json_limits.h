@@ -14,10 +14,10 @@
 namespace feedbench {
 
 struct JsonLimits {
-  const char* kind;               // "config", "result file", ...: named in messages
-  std::uint64_t max_bytes;        // the whole text
-  std::size_t max_depth;          // arrays and objects nested inside each other
-  std::size_t max_string_bytes;   // one string value or key
+  const char* kind;              // "config", "result file", ...: named in messages
+  std::uint64_t max_bytes;       // the whole text
+  std::size_t max_depth;         // arrays and objects nested inside each other
+  std::size_t max_string_bytes;  // one string value or key
 };
 
 // A config embeds in a result (config.resolved) and so does a manifest, two levels down: the

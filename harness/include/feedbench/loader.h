@@ -97,8 +97,7 @@ std::unique_ptr<SampleSource> make_file_source(const FileSet& files, const std::
 // Fixed-size records out of shard files: shard j holds file_size(j) / record_size records,
 // record r of it at offset r × record_size. Throws InputError when no file holds a record.
 std::unique_ptr<SampleSource> make_record_source(const FileSet& files, std::uint64_t record_size,
-                                                 const std::string& engine,
-                                                 std::size_t block_size = 1 << 20,
+                                                 const std::string& engine, std::size_t block_size = 1 << 20,
                                                  std::shared_ptr<Throttle> throttle = nullptr);
 
 // TFRecord shards (tfrecord.h), read in streams as TensorFlow's readers read them: every file of
@@ -151,9 +150,9 @@ std::unique_ptr<SampleSource> make_delay_source(std::size_t count, std::uint64_t
 
 struct LoaderOptions {
   int batch_size = 1;
-  int workers = 1;   // 0: the trainer loads each batch itself (PyTorch's num_workers=0)
-  int prefetch = 2;  // batches in flight per worker (prefetch_factor)
-  Distribution step_time;  // simulated accelerator step
+  int workers = 1;          // 0: the trainer loads each batch itself (PyTorch's num_workers=0)
+  int prefetch = 2;         // batches in flight per worker (prefetch_factor)
+  Distribution step_time;   // simulated accelerator step
   TransformCost transform;  // CPU work per sample / per MiB
   int epochs = 1;
   // Steps per epoch per trainer; 0: the trainer's whole share of the epoch. More than the share
@@ -162,7 +161,7 @@ struct LoaderOptions {
   // First steps of the run excluded from the metrics; the warm-up in effect is at least
   // prefetch × workers (loader_schedule).
   int warmup_steps = 1;
-  int accelerators = 1;    // trainers, each with its own workers and share of every epoch
+  int accelerators = 1;  // trainers, each with its own workers and share of every epoch
   // Across nodes (the ranks of a distributed run), as DLIO's loader: the source is the whole
   // data set on every node, each epoch's order is cut between all nodes × accelerators
   // trainers, and this process runs those of node `node`. As the order is drawn anew each epoch
@@ -198,9 +197,9 @@ struct LoaderSchedule {
   std::int64_t warmup_steps = 0;          // in effect, per trainer, at the start of the run
   std::int64_t measured_first_epoch = 0;  // per trainer (later epochs measure every step)
   std::int64_t min_measured_steps = 0;    // per trainer, per epoch, for a verdict
-  std::string refused;  // why the run cannot take the configured steps ("" when it can)
-  bool whole_epoch = false;  // steps 0: each trainer's whole share
-  int prefetch = 0, workers = 0;         // as configured, for the reasons' texts
+  std::string refused;                    // why the run cannot take the configured steps ("" when it can)
+  bool whole_epoch = false;               // steps 0: each trainer's whole share
+  int prefetch = 0, workers = 0;          // as configured, for the reasons' texts
   std::int64_t batch_size = 0, accelerators = 0;
 
   // RETURNS: whether the figures can carry a verdict (not refused, enough measured steps).
@@ -253,28 +252,28 @@ struct EpochFigures {
 };
 
 struct LoaderResult {
-  std::uint64_t samples = 0;  // in measured steps, all trainers
-  std::uint64_t bytes = 0;    // read for measured steps
+  std::uint64_t samples = 0;        // in measured steps, all trainers
+  std::uint64_t bytes = 0;          // read for measured steps
   std::uint64_t bytes_planned = 0;  // what those samples hold at the scan: more than `bytes`
                                     // when files shrank or vanished during the run
-  Engine::OpenCounts opens;  // every open of the run (warm-up included), with/without O_NOATIME
-  std::uint64_t steps = 0;    // measured steps, all trainers
-  std::uint64_t warmup_steps = 0;  // excluded
-  double measured_s = 0;  // wall of the measured steps: the sum over epochs of EpochFigures
-  double epoch_s = 0;     // mean wall of an epoch (warm-up included), over trainers and epochs
-  Histogram wait_ns;      // data wait per measured step
-  double wait_s = 0;      // totals over measured steps, all trainers
+  Engine::OpenCounts opens;         // every open of the run (warm-up included), with/without O_NOATIME
+  std::uint64_t steps = 0;          // measured steps, all trainers
+  std::uint64_t warmup_steps = 0;   // excluded
+  double measured_s = 0;            // wall of the measured steps: the sum over epochs of EpochFigures
+  double epoch_s = 0;               // mean wall of an epoch (warm-up included), over trainers and epochs
+  Histogram wait_ns;                // data wait per measured step
+  double wait_s = 0;                // totals over measured steps, all trainers
   double compute_s = 0;
-  double step_s = 0;      // wait + compute + loop overhead
+  double step_s = 0;          // wait + compute + loop overhead
   double stall_fraction = 0;  // wait_s / step_s
   double au = 0;              // compute_s / step_s
   std::vector<double> au_per_trainer;
   double min_au = 0;
-  double read_s = 0;       // worker time spent reading samples (all batches)
-  double transform_s = 0;  // worker time spent in the transform
+  double read_s = 0;                  // worker time spent reading samples (all batches)
+  double transform_s = 0;             // worker time spent in the transform
   std::uint64_t transform_bytes = 0;  // bytes the transform worked on (all batches)
   std::uint64_t decoded_pixels = 0;   // pixels a decode transform produced (all batches)
-  double cpu_util = 0;     // process CPU over the run / (wall × cores)
+  double cpu_util = 0;                // process CPU over the run / (wall × cores)
   double samples_per_second = 0;
   double bytes_per_second = 0;
   std::vector<EpochFigures> epochs;
@@ -296,8 +295,8 @@ std::vector<std::size_t> loader_trainer_share(const std::vector<std::size_t>& al
                                               const LoaderOptions& options, const LoaderSchedule& schedule);
 
 // RETURNS: how often each of `count` samples is read by this node (options.node) over a run of
-// `options` (every epoch, every trainer of the node, warm-up included): what the trainers' batches take from their shares.
-// REQUIRES: schedule is loader_schedule(options, count, ...) and not refused.
+// `options` (every epoch, every trainer of the node, warm-up included): what the trainers' batches take from
+// their shares. REQUIRES: schedule is loader_schedule(options, count, ...) and not refused.
 std::vector<std::uint64_t> loader_sample_reads(const LoaderOptions& options, const LoaderSchedule& schedule,
                                                std::size_t count);
 
@@ -324,8 +323,7 @@ class LoaderSim {
 
 // True when the loader, not storage, limits training: AU below target, the CPU near saturation
 // (cpu_util >= 0.85) and workers spending more time transforming than reading.
-bool loader_cpu_bound(double au, double target_au, double cpu_util, double read_s,
-                      double transform_s);
+bool loader_cpu_bound(double au, double target_au, double cpu_util, double read_s, double transform_s);
 
 // RETURNS: "AU 96.1% — storage keeps up", "AU 61.3% — training waits for data 38.7% of the
 // time", with " — the loader is CPU-bound, not storage-bound: ..." when `cpu_bound`, or a note

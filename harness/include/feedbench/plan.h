@@ -26,7 +26,7 @@ struct NamePart {
 // canonical order; `name()` is the identity the diff tool matches on, e.g.
 // file_read/pattern:random/bs:4096/engine:libaio/qd:32/workers:4/state:cold/path:cache
 struct Case {
-  std::string family;          // "file_read", "loader", "stage"
+  std::string family;             // "file_read", "loader", "stage"
   nlohmann::ordered_json params;  // canonical order; full parameter names as keys
   int repetitions = 3;
   std::uint64_t seed = 42;

@@ -25,9 +25,9 @@ inline constexpr int kResultRevision = 2;
 // One entry of `benchmarks`: a repetition (run_type "iteration") or an aggregate.
 struct BenchmarkEntry {
   // Google Benchmark's per-run fields, as its JSON reporter writes them.
-  std::string name;      // "file_read/.../iterations:1/repeats:3/manual_time[_mean]"
-  std::string run_name;  // name without the aggregate suffix
-  std::string run_type;  // "iteration" or "aggregate"
+  std::string name;            // "file_read/.../iterations:1/repeats:3/manual_time[_mean]"
+  std::string run_name;        // name without the aggregate suffix
+  std::string run_type;        // "iteration" or "aggregate"
   std::string aggregate_name;  // "mean", "median", "stddev", "cv"; empty for iterations
   std::int64_t family_index = 0;
   std::int64_t per_family_instance_index = 0;
@@ -44,10 +44,10 @@ struct BenchmarkEntry {
   std::string label;                       // State::SetLabel's text; written when non-empty
 
   // feedbench's additions.
-  std::string case_name;  // canonical identity: family/key:value/... (what diff matches on)
-  nlohmann::ordered_json params;  // {"family": ..., every resolved parameter as typed values}
-  nlohmann::json cache;  // {"requested": "cold", "residency_before": 0.003, "achieved": true,
-                         //  "method": "cachestat"}; null for aggregates
+  std::string case_name;             // canonical identity: family/key:value/... (what diff matches on)
+  nlohmann::ordered_json params;     // {"family": ..., every resolved parameter as typed values}
+  nlohmann::json cache;              // {"requested": "cold", "residency_before": 0.003, "achieved": true,
+                                     //  "method": "cachestat"}; null for aggregates
   std::optional<Histogram> latency;  // per-read latency (loader: per-step data wait), ns
   nlohmann::json extra = nlohmann::json::object();  // family-specific (verdicts, AU, ...)
 
@@ -66,11 +66,11 @@ struct ResultDocument {
                                                       // compiler, build_type, benchmark_version
   std::vector<std::string> command_line;
   std::map<std::string, std::string> environment_variables;  // BENCHMARK_*, expanded ${VAR}s
-  nlohmann::json config = nlohmann::json::object();   // {"file", "name", "sha256", "resolved"}
-  nlohmann::json dataset = nlohmann::json::object();  // {"source": {root, files, bytes,
-                                                      //  fingerprint}, "cache": {..., "manifest"}}
-  nlohmann::json environment = nlohmann::json::object();  // {"host": {...}, "paths": {...}}
-  nlohmann::json summary = nlohmann::json::object();  // the run's closing summary/verdicts
+  nlohmann::json config = nlohmann::json::object();          // {"file", "name", "sha256", "resolved"}
+  nlohmann::json dataset = nlohmann::json::object();         // {"source": {root, files, bytes,
+                                                             //  fingerprint}, "cache": {..., "manifest"}}
+  nlohmann::json environment = nlohmann::json::object();     // {"host": {...}, "paths": {...}}
+  nlohmann::json summary = nlohmann::json::object();         // the run's closing summary/verdicts
   std::vector<BenchmarkEntry> benchmarks;
 
   nlohmann::json to_json() const;

@@ -53,7 +53,7 @@ class SteadyStateDetector {
  private:
   SteadyStateSpec spec_;
   double interval_s_;
-  std::size_t window_;  // samples per window
+  std::size_t window_;           // samples per window
   std::vector<double> samples_;  // ring of the last window_ samples
   std::size_t next_ = 0, count_ = 0;
   bool reached_ = false;
@@ -69,7 +69,7 @@ struct RoundOptions {
   std::string engine = "psync";
   EngineOptions engine_options;  // direct, queue_depth, block_size
   unsigned workers = 1;
-  bool record_latency = true;  // per-read latency into the histogram (off: overhead check)
+  bool record_latency = true;     // per-read latency into the histogram (off: overhead check)
   unsigned max_open_files = 256;  // per worker, for patterns that revisit files (random)
   // Time-based rounds. The round stops at the current block: once runtime has passed (after
   // ramp), no worker submits another read; reads in flight complete and count. Figures cover
@@ -78,8 +78,9 @@ struct RoundOptions {
   std::int64_t ramp_ns = 0;  // read, then excluded from every figure (bytes, reads, latency, CPU)
   std::optional<SteadyStateSpec> steady_state;  // REQUIRES: runtime_ns > 0; ends the round once reached
   // Sink gpu: each worker's completed reads go on through a StagingRing over the copy engine
-  // this makes (called once by each worker thread, concurrently, before the clock; nullptr with *why: the round fails
-  // with why). The round's time then runs to the last copy's end. Unset: reads end in host memory.
+  // this makes (called once by each worker thread, concurrently, before the clock; nullptr with *why: the
+  // round fails with why). The round's time then runs to the last copy's end. Unset: reads end in host
+  // memory.
   std::function<std::unique_ptr<CopyEngine>(unsigned worker, std::string* why)> copy_engine;
 };
 
@@ -105,10 +106,10 @@ struct RoundStats {
   std::uint64_t noatime_opens = 0;   // of `files_opened`, opened with O_NOATIME
   std::int64_t elapsed_ns = 0;
   std::int64_t start_ns = 0;  // steady_clock time of the measured start (end: start_ns + elapsed_ns)
-  double cpu_seconds = 0;  // user+system CPU of the workers, start signal to last completion
-  double cpu_util = 0;     // cpu_seconds / (elapsed × online cores), 0..1
-  Histogram latency;       // per read, ns, merged across workers
-  std::string error;       // first error; non-empty means the round failed
+  double cpu_seconds = 0;     // user+system CPU of the workers, start signal to last completion
+  double cpu_util = 0;        // cpu_seconds / (elapsed × online cores), 0..1
+  Histogram latency;          // per read, ns, merged across workers
+  std::string error;          // first error; non-empty means the round failed
   // Time-based rounds: kStoppedByRuntime or kStoppedBySteadyState when the round was cut, ""
   // when the workload ran out first. The figures above exclude the ramp.
   std::string stopped_by;

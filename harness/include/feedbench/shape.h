@@ -49,7 +49,7 @@ struct DataShape {
   std::vector<ShapeFolder> folders;  // the folders holding files, in write order
   std::uint64_t files = 0;           // the sum over `folders`
   SizeDistribution sizes;
-  nlohmann::ordered_json origin;     // where it came from: like_origin's object
+  nlohmann::ordered_json origin;  // where it came from: like_origin's object
 };
 
 // RETURNS: the shape of `real` at `scale`: max(1, round(scale × files)) files in

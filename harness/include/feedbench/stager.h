@@ -6,8 +6,8 @@
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
-#include <optional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,16 +30,16 @@ inline constexpr double kPruneShare = 0.10;
 
 struct StageOptions {
   std::string source_root;
-  std::string cache_root;             // created when missing
-  std::vector<std::string> include;   // globs; empty = every file
-  int workers = 0;                    // 0: default_workers(cache)
-  std::string label;                  // empty: "fp-" + first 12 hex of the source fingerprint
-  bool verify = true;                 // read each copy back from the device and compare
-  bool write_manifest = true;         // false only for the benchmark's scratch stagings
-  bool progress = false;              // a progress line on stderr (a terminal)
-  bool quiet = false;                 // no warnings/notes on stderr (benchmarks)
-  bool force = false;   // stage into a non-empty folder that is not a cache (beside its files)
-  bool prune = false;   // allow removing more than kPruneShare of the cache's files
+  std::string cache_root;            // created when missing
+  std::vector<std::string> include;  // globs; empty = every file
+  int workers = 0;                   // 0: default_workers(cache)
+  std::string label;                 // empty: "fp-" + first 12 hex of the source fingerprint
+  bool verify = true;                // read each copy back from the device and compare
+  bool write_manifest = true;        // false only for the benchmark's scratch stagings
+  bool progress = false;             // a progress line on stderr (a terminal)
+  bool quiet = false;                // no warnings/notes on stderr (benchmarks)
+  bool force = false;                // stage into a non-empty folder that is not a cache (beside its files)
+  bool prune = false;                // allow removing more than kPruneShare of the cache's files
   const std::atomic<int>* stop = nullptr;  // non-zero (a signal number): stop cleanly
   // Paces the copies' reads of the source (the benchmark's simulated slower source); the
   // read-back check of each copy is not paced. Null: the source's own pace.
@@ -49,12 +49,12 @@ struct StageOptions {
 struct StageResult {
   std::size_t files_selected = 0;
   std::size_t files_copied = 0;
-  std::size_t files_skipped = 0;   // already in place (resume)
-  std::size_t files_removed = 0;   // in the cache but no longer in the selection
+  std::size_t files_skipped = 0;  // already in place (resume)
+  std::size_t files_removed = 0;  // in the cache but no longer in the selection
   std::uint64_t bytes_selected = 0;
   std::uint64_t bytes_copied = 0;
-  double seconds = 0;        // wall time of the whole stage
-  double cpu_seconds = 0;    // this process's user + system time during it
+  double seconds = 0;                 // wall time of the whole stage
+  double cpu_seconds = 0;             // this process's user + system time during it
   std::vector<std::string> removed;   // relative paths removed from the cache
   std::vector<std::string> warnings;  // e.g. same device
   std::vector<std::string> notes;     // what was left out of the selection or left alone
@@ -96,10 +96,10 @@ struct VerifyOptions {
 struct VerifyResult {
   std::size_t files_checked = 0;
   std::uint64_t bytes_checked = 0;
-  std::vector<std::string> missing;   // in the manifest, not in the cache
-  std::vector<std::string> changed;   // content differs from the manifest's hash
-  std::vector<std::string> extra;     // in the cache, not in the manifest
-  std::vector<std::string> errors;    // unreadable files and the like
+  std::vector<std::string> missing;             // in the manifest, not in the cache
+  std::vector<std::string> changed;             // content differs from the manifest's hash
+  std::vector<std::string> extra;               // in the cache, not in the manifest
+  std::vector<std::string> errors;              // unreadable files and the like
   std::vector<std::string> source_differences;  // "added: x", "removed: y", "changed: z"
   bool source_checked = false;
   bool source_matches = true;

@@ -26,9 +26,7 @@ inline std::uint32_t crc32c(const void* data, std::size_t size) { return crc32c_
 std::uint32_t crc32c_portable_extend(std::uint32_t crc, const void* data, std::size_t size);
 
 // RETURNS: TensorFlow's masked form of a CRC (a CRC stored beside the data it covers).
-constexpr std::uint32_t mask_crc(std::uint32_t crc) {
-  return ((crc >> 15) | (crc << 17)) + 0xa282ead8u;
-}
+constexpr std::uint32_t mask_crc(std::uint32_t crc) { return ((crc >> 15) | (crc << 17)) + 0xa282ead8u; }
 
 // Writes the 12 header bytes of a record of `length` data bytes into `out`.
 void tfrecord_header(std::uint64_t length, unsigned char out[kTfRecordHeaderBytes]);

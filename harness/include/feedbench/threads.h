@@ -25,8 +25,8 @@ std::string thread_refusal_message(const char* what, std::size_t index, std::siz
 // Starts `fn` on a new thread appended to `threads`.
 // RETURNS: "" when it started; otherwise the refusal (thread_refusal_message), nothing appended.
 template <class F>
-std::string start_thread(std::vector<std::thread>& threads, F&& fn, const char* what,
-                         std::size_t index, std::size_t count) {
+std::string start_thread(std::vector<std::thread>& threads, F&& fn, const char* what, std::size_t index,
+                         std::size_t count) {
   if (thread_start_refused_for_test()) return thread_refusal_message(what, index, count, EAGAIN);
   try {
     threads.emplace_back(std::forward<F>(fn));

@@ -64,7 +64,7 @@ class Workload {
   // RETURNS: false when this worker has nothing more to read this round.
   bool next(unsigned worker, WorkItem& item);
 
-  std::uint64_t planned_bytes() const;  // bytes a complete round asks for (max_bytes applied)
+  std::uint64_t planned_bytes() const;    // bytes a complete round asks for (max_bytes applied)
   std::uint64_t full_pass_bytes() const;  // ...and without max_bytes
   const WorkloadSpec& spec() const { return spec_; }
   // RETURNS: the files a whole-file round reads, in order, repeats included (empty for
