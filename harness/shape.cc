@@ -11,6 +11,7 @@
 
 #include "feedbench/error.h"
 #include "feedbench/splitmix.h"
+#include "feedbench/statistics.h"
 
 namespace feedbench {
 namespace {
@@ -91,7 +92,7 @@ nlohmann::ordered_json like_origin(const FileSet& real, double scale, const std:
     if (folders.emplace(dir, 0).second) max_depth = std::max(max_depth, depth_of(std::string(dir)));
   }
   std::sort(sizes.begin(), sizes.end());
-  auto at = [&](double q) { return sizes[std::size_t(std::llround(q * double(sizes.size() - 1)))]; };
+  auto at = [&](double q) { return quantile_of_sorted(sizes, q); };
   nlohmann::ordered_json q;
   q["min"] = sizes.front();
   for (auto [name, p] : {std::pair{"p01", 0.01},

@@ -15,6 +15,11 @@ double median(std::vector<double> values) {
   return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
 
+std::uint64_t quantile_of_sorted(std::span<const std::uint64_t> sorted, double q) {
+  FB_CHECK(!sorted.empty() && q >= 0 && q <= 1, "quantile_of_sorted needs values and 0 <= q <= 1");
+  return sorted[std::size_t(std::llround(q * double(sorted.size() - 1)))];
+}
+
 double geometric_mean(const std::vector<double>& values) {
   FB_CHECK(!values.empty(), "geometric mean of no values");
   double sum = 0;

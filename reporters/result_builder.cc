@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "feedbench/shape.h"
+#include "feedbench/statistics.h"
 #include "feedbench/units.h"
 #include "summary.h"
 
@@ -23,7 +24,7 @@ nlohmann::json describe_selection(const FileSet& files, const std::string& conte
     std::vector<std::uint64_t> sizes(files.size());
     for (std::size_t i = 0; i < files.size(); ++i) sizes[i] = files.file_size(i);
     std::sort(sizes.begin(), sizes.end());
-    auto at = [&](double q) { return sizes[std::size_t(std::llround(q * double(sizes.size() - 1)))]; };
+    auto at = [&](double q) { return quantile_of_sorted(sizes, q); };
     j["file_size"] = {
         {"min", sizes.front()}, {"p50", at(0.5)}, {"p90", at(0.9)}, {"p99", at(0.99)}, {"max", sizes.back()}};
   }

@@ -13,6 +13,24 @@ TEST(StatisticsTest, MedianOfOddAndEvenCounts) {
   EXPECT_DOUBLE_EQ(median({7}), 7);
 }
 
+TEST(StatisticsTest, QuantileOfSortedIsTheNearestOrderStatistic) {
+  const std::vector<std::uint64_t> one{7};
+  EXPECT_EQ(quantile_of_sorted(one, 0.0), 7u);
+  EXPECT_EQ(quantile_of_sorted(one, 1.0), 7u);
+  // 11 values: q * 10 is the index; 0.99 * 10 = 9.9 rounds to the last, 0.04 * 10 to the first.
+  std::vector<std::uint64_t> v;
+  for (std::uint64_t i = 0; i <= 10; ++i) v.push_back(100 + i * i);
+  EXPECT_EQ(quantile_of_sorted(v, 0.0), 100u);
+  EXPECT_EQ(quantile_of_sorted(v, 0.04), 100u);
+  EXPECT_EQ(quantile_of_sorted(v, 0.5), 125u);
+  EXPECT_EQ(quantile_of_sorted(v, 0.9), 181u);
+  EXPECT_EQ(quantile_of_sorted(v, 0.99), 200u);
+  EXPECT_EQ(quantile_of_sorted(v, 1.0), 200u);
+  // Sizes above 2^32 come back whole.
+  const std::vector<std::uint64_t> big{1ull << 40, 3ull << 40};
+  EXPECT_EQ(quantile_of_sorted(big, 1.0), 3ull << 40);
+}
+
 TEST(StatisticsTest, GeometricMean) {
   EXPECT_NEAR(geometric_mean({2, 8}), 4, 1e-12);
   EXPECT_NEAR(geometric_mean({0.5, 2, 1}), 1, 1e-12);

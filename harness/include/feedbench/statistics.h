@@ -5,12 +5,18 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 namespace feedbench {
 
 // REQUIRES: `values` non-empty. RETURNS: the median (mean of the middle two for an even count).
 double median(std::vector<double> values);
+
+// The quantile q of sorted values as the order statistic nearest to q * (n - 1): no
+// interpolation, so the answer is one of the values (a file size that exists).
+// REQUIRES: `sorted` non-empty and ascending, 0 <= q <= 1. RETURNS: sorted[round(q * (n - 1))].
+std::uint64_t quantile_of_sorted(std::span<const std::uint64_t> sorted, double q);
 
 // REQUIRES: `values` non-empty, every value > 0. RETURNS: exp(mean(log(values))).
 double geometric_mean(const std::vector<double>& values);
