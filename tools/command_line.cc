@@ -114,6 +114,18 @@ void check_benchmark_flags(int argc, char** argv) {
   }
 }
 
+VerbFailure verb_failure(const std::exception_ptr& error, std::string_view verb) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const InputError& e) {
+    return {2, e.what()};
+  } catch (const po::error& e) {
+    return {2, std::string(e.what()) + " (see feedbench " + std::string(verb) + " --help)"};
+  } catch (const std::exception& e) {
+    return {1, e.what()};
+  }
+}
+
 StopOnSignals::StopOnSignals() {
   g_stop_signal.store(0);
   struct sigaction sa {};

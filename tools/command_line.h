@@ -5,7 +5,9 @@
 #include <atomic>
 #include <csignal>
 #include <cstdint>
+#include <exception>
 #include <string>
+#include <string_view>
 
 #include <boost/program_options.hpp>
 
@@ -33,6 +35,20 @@ std::uint64_t parse_whole_number(const std::string& text, const std::string& opt
 // BENCHMARK_NAME environment variables the library also reads.
 // Throws InputError naming the flag (or variable) and what was expected.
 void check_benchmark_flags(int argc, char** argv);
+
+// What stopped a verb, as the user is told: bad input (InputError) and bad options exit 2, the
+// options' error pointing at the verb's --help; anything else is a run error and exits 1.
+struct VerbFailure {
+  int exit_code = 1;
+  std::string reason;  // the error's text (an option error: "... (see feedbench VERB --help)")
+  // RETURNS: the line after "feedbench VERB: ": `reason`, a run error's led by "error: ".
+  std::string message() const { return exit_code == 1 ? "error: " + reason : reason; }
+};
+
+// REQUIRES: `error` holds a std::exception (anything else is thrown on, unclassified).
+// RETURNS: how verb `verb` reports it. main, and each rank of a distributed run before it
+// agrees with the others to start, classify by this one rule.
+VerbFailure verb_failure(const std::exception_ptr& error, std::string_view verb);
 
 // While alive, SIGINT and SIGTERM do not kill the process: they set flag(), which long-running
 // work polls to stop cleanly (no half-written file under a real name). The previous handlers

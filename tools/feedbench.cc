@@ -6,8 +6,7 @@
 #include <exception>
 #include <string>
 
-#include <boost/program_options/errors.hpp>
-
+#include "command_line.h"
 #include "feedbench/error.h"
 #include "verbs.h"
 
@@ -61,15 +60,10 @@ int main(int argc, char** argv) {
     argv[1] = program.data();
     try {
       return v.main(argc - 1, argv + 1);
-    } catch (const feedbench::InputError& e) {
-      std::fprintf(stderr, "feedbench %s: %s\n", v.name, e.what());
-      return 2;
-    } catch (const boost::program_options::error& e) {
-      std::fprintf(stderr, "feedbench %s: %s (see feedbench %s --help)\n", v.name, e.what(), v.name);
-      return 2;
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "feedbench %s: error: %s\n", v.name, e.what());
-      return 1;
+    } catch (const std::exception&) {
+      const feedbench::VerbFailure f = feedbench::verb_failure(std::current_exception(), v.name);
+      std::fprintf(stderr, "feedbench %s: %s\n", v.name, f.message().c_str());
+      return f.exit_code;
     }
   }
   std::fprintf(stderr, "feedbench: unknown verb '%s'\n", verb.c_str());

@@ -339,17 +339,9 @@ void agree_to_start(Cluster& cluster, RankProgress& progress, const std::excepti
   mine.plan.set(plan);
   if (error) {
     mine.failed = 1;
-    try {
-      std::rethrow_exception(error);
-    } catch (const InputError& e) {
-      mine.input = 1;
-      mine.why.set(e.what());
-    } catch (const po::error& e) {
-      mine.input = 1;
-      mine.why.set(std::string(e.what()) + " (see feedbench run --help)");
-    } catch (const std::exception& e) {
-      mine.why.set(e.what());
-    }
+    const VerbFailure f = verb_failure(error, "run");
+    mine.input = f.exit_code == 2;
+    mine.why.set(f.reason);
   }
   const std::vector<Status> all = all_gather(cluster, mine);
   for (std::size_t r = 0; r < all.size(); ++r) {

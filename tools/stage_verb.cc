@@ -101,15 +101,10 @@ int stage_across_ranks(int argc, char** argv, Cluster& cluster) {
   } else {
     try {
       mine.exit_code = stage_here(argc, argv, &mine);
-    } catch (const InputError& e) {
-      mine.exit_code = 2;
-      mine.error.set(e.what());
-    } catch (const po::error& e) {
-      mine.exit_code = 2;
-      mine.error.set(std::string(e.what()) + " (see feedbench stage --help)");
-    } catch (const std::exception& e) {
-      mine.exit_code = 1;
-      mine.error.set(std::string("error: ") + e.what());
+    } catch (const std::exception&) {
+      const VerbFailure f = verb_failure(std::current_exception(), "stage");
+      mine.exit_code = f.exit_code;
+      mine.error.set(f.message());
     }
   }
   const std::vector<HostStage> all = all_gather(cluster, mine);
