@@ -51,9 +51,14 @@ std::string figure(const std::string& counter, double v) {
 void environment_lines(const ResultDocument& doc, std::string& out) {
   const json host = doc.environment.value("host", json::object());
   if (!host.empty()) {
+    // "1 socket", "2 sockets": a count read from the document, with its noun.
+    auto counted = [&](const char* key, const std::string& noun) {
+      const std::string n = str(host, key);
+      return n + " " + noun + (n == "1" ? "" : "s");
+    };
     std::string line = "- **Host**: `" + str(host, "hostname") + "`, " + str(host, "cpu_model") + ", " +
-                       str(host, "cores") + " cores (" + str(host, "sockets") + " sockets, " +
-                       str(host, "numa_nodes") + " NUMA nodes), " +
+                       counted("cores", "core") + " (" + counted("sockets", "socket") + ", " +
+                       counted("numa_nodes", "NUMA node") + "), " +
                        format_size(host.value("memory_total_bytes", 0.0)) + " memory, " +
                        str(host, "distribution") + ", kernel " + str(host, "kernel");
     if (!str(host, "instance_type").empty()) line += ", instance type " + str(host, "instance_type");

@@ -11,21 +11,16 @@
 
 #include "feedbench/config.h"
 #include "feedbench/plan.h"
+#include "output_lines.h"
 #include "test_util.h"
 
 namespace feedbench {
 namespace {
 
 using nlohmann::json;
+using testing::expect_lines;
+using testing::lines_of;
 using testing::TempDir;
-
-// RETURNS: the lines of `text`, without their '\n'.
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) out.push_back(line);
-  return out;
-}
 
 // RETURNS: `s` without ANSI colour sequences.
 std::string plain(const std::string& s) { return std::regex_replace(s, std::regex("\x1b\\[[0-9;]*m"), ""); }
@@ -35,15 +30,6 @@ std::size_t columns(const std::string& line) {
   std::size_t n = 0;
   for (unsigned char c : plain(line)) n += (c & 0xC0) != 0x80;
   return n;
-}
-
-// Each pattern must match the next line, whole (Google Benchmark's output tests, MR_Next).
-void expect_lines(const std::string& text, const std::vector<std::string>& patterns) {
-  const std::vector<std::string> lines = lines_of(text);
-  ASSERT_EQ(lines.size(), patterns.size()) << text;
-  for (std::size_t i = 0; i < patterns.size(); ++i)
-    EXPECT_TRUE(std::regex_match(lines[i], std::regex(patterns[i])))
-        << "line " << i << ":\n  " << lines[i] << "\ndoes not match\n  " << patterns[i];
 }
 
 Plan plan_of(const json& families, const std::string& root) {

@@ -7,9 +7,12 @@
 
 #include "diff_formats.h"
 #include "feedbench/error.h"
+#include "output_lines.h"
 
 namespace feedbench {
 namespace {
+
+using testing::expect_lines;
 
 constexpr const char* kSeq = "file_read/pattern:sequential/bs:65536/state:warm";
 constexpr const char* kRand = "file_read/pattern:random/bs:4096/state:warm";
@@ -60,26 +63,37 @@ TEST(DiffFormatsTest, ParsesFormatNames) {
   EXPECT_THROW(parse_diff_format("html"), InputError);
 }
 
-TEST(DiffFormatsTest, TableHasWarningsVerdictsListsAndSummaryWithoutColour) {
-  std::string t = format_diff(sample(), DiffFormat::kTable, {});
+// The table, line by line in order: warnings on top, a header, each case with its metrics,
+// the missing cases, the note said once, the geometric means, the one-line summary; no colour.
+TEST(DiffFormatsTest, TableLinesInOrder) {
+  const std::string t = format_diff(sample(), DiffFormat::kTable, {});
   EXPECT_EQ(t.find('\033'), std::string::npos) << "no colour unless asked";
-  EXPECT_LT(t.find("warning: config sha256 differs"), t.find(kSeq)) << "warnings at the top\n" << t;
-  EXPECT_NE(t.find("REGRESSION"), std::string::npos) << t;
-  EXPECT_NE(t.find("improvement"), std::string::npos) << t;
-  EXPECT_NE(t.find("REGRESSION (weak)"), std::string::npos) << t;
-  EXPECT_NE(t.find("weak verdict: too few repetitions (as few as 2 per side, in 1 comparison) "
-                   "for the test to reach alpha 0.05"),
-            std::string::npos)
-      << t;
-  EXPECT_NE(t.find("use 4 or more repetitions per side"), std::string::npos) << t;
-  EXPECT_NE(t.find("MISSING in NEW (fails the diff; --allow-missing to accept):\n  " + std::string(kGone) +
-                   ": only in BASE"),
-            std::string::npos)
-      << t;
-  EXPECT_NE(t.find("; 1 case of BASE not measured in NEW"), std::string::npos) << t;
-  EXPECT_NE(t.find("geomean NEW/BASE over the compared cases:\n  bytes_per_second 0.8"), std::string::npos)
-      << t;
-  EXPECT_NE(t.find("2 regressions, 1 improvement, 0 noisy in 3 compared cases"), std::string::npos) << t;
+  expect_lines(
+      t, {
+             R"(BASE base\.json)",
+             R"(NEW  new\.json)",
+             R"(warning: config sha256 differs: BASE "aaaa", NEW "bbbb")",
+             "",
+             R"(  metric +base +new +change +p +verdict)",
+             kSeq,
+             R"(  bytes_per_second +957 MiB/s +767 MiB/s +-19\.9% +<0\.001 +REGRESSION)",
+             kRand,
+             R"(  lat_p99_us +99\.6 us +49\.8 us +-50\.0% +<0\.001 +improvement)",
+             R"(loader/x:<a&"b">)",
+             R"(  au +0\.9505 +0\.8005 +-15\.8% +0\.333 +REGRESSION \(weak\))",
+             "",
+             R"(MISSING in NEW \(fails the diff; --allow-missing to accept\):)",
+             "  " + std::string(kGone) + ": only in BASE",
+             "",
+             R"(weak verdict: too few repetitions \(as few as 2 per side, in 1 comparison\) for the test to )"
+             R"(reach alpha 0\.05: .*; use 4 or more repetitions per side)",
+             "geomean NEW/BASE over the compared cases:",
+             R"(  bytes_per_second 0\.801 \(-19\.9%, higher is better, 1 case\))",
+             R"(  lat_p99_us 0\.500 \(-50\.0%, lower is better, 1 case\))",
+             R"(  au 0\.842 \(-15\.8%, higher is better, 1 case\))",
+             R"(2 regressions, 1 improvement, 0 noisy in 3 compared cases \(threshold 5%, alpha 0\.05\); )"
+             R"(1 case of BASE not measured in NEW)",
+         });
 }
 
 std::size_t count(const std::string& text, const std::string& what) {
@@ -119,16 +133,37 @@ TEST(DiffFormatsTest, TableColourOnlyWhenAsked) {
   EXPECT_NE(format_diff(sample(), DiffFormat::kTable, o).find("\033[1;31m"), std::string::npos);
 }
 
-TEST(DiffFormatsTest, MarkdownIsATableForAPullRequest) {
-  std::string m = format_diff(sample(), DiffFormat::kMarkdown, {});
-  EXPECT_EQ(m.rfind("### feedbench diff: ", 0), 0u) << m;
-  EXPECT_NE(m.find("| case | metric | base | new | change | p | verdict |"), std::string::npos) << m;
-  EXPECT_NE(m.find("| `" + std::string(kSeq) + "` | bytes_per_second |"), std::string::npos) << m;
-  EXPECT_NE(m.find("**REGRESSION**"), std::string::npos) << m;
-  EXPECT_NE(m.find("config sha256 differs"), std::string::npos) << m;
-  EXPECT_NE(m.find("**Missing in NEW (fails the diff)**\n\n- `" + std::string(kGone) + "`: only in BASE"),
-            std::string::npos)
-      << m;
+// The Markdown for a pull request, line by line: the verdict in the heading, the warnings and
+// the note as quotes, one table row per metric, the missing list, the geometric means.
+TEST(DiffFormatsTest, MarkdownLinesInOrder) {
+  expect_lines(
+      format_diff(sample(), DiffFormat::kMarkdown, {}),
+      {
+          R"(### feedbench diff: ❌ 2 regressions, 1 improvement, 0 noisy in 3 compared cases )"
+          R"(\(threshold 5%, alpha 0\.05\); 1 case of BASE not measured in NEW)",
+          "",
+          R"(BASE `base\.json` · NEW `new\.json`)",
+          "",
+          R"(> \*\*Not comparable:\*\*)",
+          R"(> - config sha256 differs: BASE "aaaa", NEW "bbbb")",
+          "",
+          R"(> weak verdict: too few repetitions \(as few as 2 per side, in 1 comparison\) .*)",
+          "",
+          R"(\| case \| metric \| base \| new \| change \| p \| verdict \|)",
+          R"(\| --- \| --- \| ---: \| ---: \| ---: \| ---: \| --- \|)",
+          R"(\| `)" + std::string(kSeq) +
+              R"(` \| bytes_per_second \| 957 MiB/s \| 767 MiB/s \| %pct \| <0\.001 \| \*\*REGRESSION\*\* \|)",
+          R"(\| `)" + std::string(kRand) +
+              R"(` \| lat_p99_us \| 99\.6 us \| 49\.8 us \| %pct \| <0\.001 \| improvement \|)",
+          R"(\| `loader/x:<a&"b">` \| au \| 0\.9505 \| 0\.8005 \| %pct \| 0\.333 \| \*\*REGRESSION \(weak\)\*\* \|)",
+          "",
+          R"(\*\*Missing in NEW \(fails the diff\)\*\*)",
+          "",
+          "- `" + std::string(kGone) + "`: only in BASE",
+          "",
+          R"(\*\*Geometric mean NEW/BASE:\*\* bytes_per_second 0\.801 \(-19\.9%, higher is better, 1 case\); )"
+          R"(lat_p99_us 0\.500 \(-50\.0%, lower is better, 1 case\); au 0\.842 \(-15\.8%, higher is better, 1 case\))",
+      });
 }
 
 TEST(DiffFormatsTest, JsonCarriesVerdictsAndExitCode) {

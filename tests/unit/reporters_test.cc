@@ -9,6 +9,7 @@
 #include "csv_writer.h"
 #include "feedbench/error.h"
 #include "markdown_writer.h"
+#include "output_lines.h"
 #include "summary.h"
 #include "test_util.h"
 
@@ -376,18 +377,68 @@ TEST(ReportersTest, CsvHasAStableHeaderAndOneRowPerRun) {
   EXPECT_EQ(last.rfind("\"file_read/pattern:random", 0), 0u);
 }
 
-TEST(ReportersTest, MarkdownHasEnvironmentPathsTablesAndSummary) {
+// The Markdown of a run, line by line in order: environment, paths, one table per family with
+// a row per case (excluded and skipped repetitions said in the row), the skipped list, the summary.
+TEST(ReportersTest, MarkdownLinesInOrder) {
   ResultDocument doc = sample_document();
-  std::string md = format_markdown(doc);
-  for (const char* text :
-       {"# feedbench: demo", "- **Host**: `vm`", "## Paths", "| role | path | file system |",
-        "| source | `/data` | ext4 |", "## file_read (median of achieved repetitions)", "| case | reps |",
-        "bytes_per_second", "| 2 of 3 |",
-        "**1 of 3 repetitions excluded (repetition 1: warm not achieved: 42.0% "
-        "resident before the round)**",
-        "## Skipped", "O_DIRECT refused, by tmpfs", "## Summary",
-        "source vs cache, sequential 4 workers cold: cache path was 3.0× faster than source"})
-    EXPECT_NE(md.find(text), std::string::npos) << text << "\n" << md;
+  const std::string md = format_markdown(doc);
+  const std::string seq = R"(\| `file_read/pattern:sequential/bs:1048576/engine:psync/workers:)";
+  testing::expect_lines(
+      md,
+      {
+          "# feedbench: demo",
+          "",
+          R"(- \*\*Host\*\*: `vm`, EPYC, 2 cores \(1 socket, 1 NUMA node\), 1 GiB memory, Debian, kernel 6\.1, )"
+          R"(no GPU seen)",
+          R"(- \*\*Config\*\*: `demo` \(configs/demo\.json, sha256 `abcdef0123456789`\))",
+          "",
+          "## Paths",
+          "",
+          R"(\| role \| path \| file system \| mount \| device \| model \| rotational \| shares device with \|)",
+          R"(\|---\|---\|---\|---\|---\|---\|---\|---\|)",
+          R"(\| source \| `/data` \| ext4 \| /dev/vda on / \| vda \|  \| no \| cache \|)",
+          "",
+          R"(## file_read \(median of achieved repetitions\))",
+          "",
+          R"(\| case \| reps \| bytes_per_second \| lat_p50_us \| residency_before \| notes \|)",
+          R"(\|---\|---\|---\|---\|---\|---\|)",
+          seq + R"(1/state:cold/path:source` \| 3 \| 96\.3 MiB/s \| 40 \| 0\.0% \|  \|)",
+          seq + R"(4/state:cold/path:source` \| 3 \| 192 MiB/s \| 40 \| 0\.0% \|  \|)",
+          seq + R"(4/state:warm/path:source` \| 3 \| 1\.86 GiB/s \| 40 \| 0\.0% \|  \|)",
+          seq + R"(4/state:cold/path:cache` \| 3 \| 575 MiB/s \| 40 \| 0\.0% \|  \|)",
+          seq +
+              R"(4/state:warm/path:cache` \| 2 of 3 \| 1\.87 GiB/s \| 40 \| 0\.0% \| \*\*1 of 3 repetitions )"
+              R"(excluded \(repetition 1: warm not achieved: 42\.0% resident before the round\)\*\* \|)",
+          R"(\| `file_read/pattern:random/[^`]*/path:cache` \| 0 of 1 \| – \| – \| – \| )"
+          R"(skipped: O_DIRECT refused, by tmpfs \|)",
+          "",
+          "## Skipped",
+          "",
+          R"(- `file_read/pattern:random/bs:4096/engine:libaio/qd:32/workers:1/state:direct/path:cache`: )"
+          R"(O_DIRECT refused, by tmpfs)",
+          "",
+          "## Summary",
+          "",
+          "```text",
+          "Summary",
+          R"(  source: reads at best 192 MiB/s cold \(4 workers\), 1\.86 GiB/s warm \(4 workers\); .*)",
+          R"(  cache: reads at best 575 MiB/s cold \(4 workers\), 1\.87 GiB/s warm \(4 workers\); .*)",
+          R"(  does the cache help\? cold: yes, the cache path reads 3\.0× faster than the source .*)",
+          R"(  best throughput \(median of achieved repetitions\), per path and cache state:)",
+          R"(    source +cold +192 MiB/s +workers 4 +file_read/.*/state:cold/path:source)",
+          R"(    source +warm +1\.86 GiB/s +workers 4 +file_read/.*/state:warm/path:source)",
+          R"(    cache +cold +575 MiB/s +workers 4 +file_read/.*/state:cold/path:cache)",
+          R"(    cache +warm +1\.87 GiB/s +workers 4 +file_read/.*/state:warm/path:cache)",
+          R"(  more workers, deeper queues \(knee: the smallest count within 5% of the best\):)",
+          R"(    sequential cold source: best at 4 workers \(192 MiB/s\); still rising .*)",
+          R"(  cold vs warm, sequential 4 workers source: warm was %ratio faster than cold .*)",
+          R"(  cold vs warm, sequential 4 workers cache: warm was %ratio faster than cold .*)",
+          R"(  source vs cache, sequential 4 workers cold: cache path was 3\.0× faster than source .*)",
+          R"(  source vs cache, sequential 4 workers warm: cache path was within 5% of source .*)",
+          R"(  excluded: file_read/.*/state:warm/path:cache repetition 1: warm not achieved: .*)",
+          R"(  skipped: file_read/pattern:random/.*: O_DIRECT refused, by tmpfs)",
+          "```",
+      });
   testing::TempDir dir;
   write_markdown(doc, dir / "r.md");
   EXPECT_EQ(testing::read_file(dir / "r.md"), md);
