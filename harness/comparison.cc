@@ -7,6 +7,7 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <optional>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -231,6 +232,27 @@ std::vector<double> values_of(const std::vector<const BenchmarkEntry*>& entries,
   for (const BenchmarkEntry* e : entries)
     if (auto v = metric_value(*e, metric)) out.push_back(*v);
   return out;
+}
+
+// RETURNS: "BASE measured 3 steps per trainer, 10 needed to judge its figures (raise steps)"
+// when a counted repetition of `c` is a loader run that says it measured too few steps to be
+// judged (extra.judged false), else "".
+std::string too_few_steps_note(const CaseEntries& c, const char* side) {
+  for (const BenchmarkEntry* e : c.counted) {
+    const nlohmann::json& x = e->extra;
+    if (!x.is_object() || !x.contains("judged") || !x["judged"].is_boolean() || x["judged"].get<bool>())
+      continue;
+    auto count = [&](const char* key) -> std::optional<std::int64_t> {
+      if (x.contains(key) && x[key].is_number_integer()) return x[key].get<std::int64_t>();
+      return std::nullopt;
+    };
+    const auto measured = count("measured_steps_first_epoch"), needed = count("min_measured_steps");
+    if (!measured || !needed)
+      return std::string(side) + " measured too few steps to judge its figures (raise steps)";
+    return std::string(side) + " measured " + std::to_string(*measured) + " steps per trainer, " +
+           std::to_string(*needed) + " needed to judge its figures (raise steps)";
+  }
+  return "";
 }
 
 // RETURNS: why nothing of the case counts in this file ("" when something does).
@@ -684,6 +706,15 @@ Comparison compare_results(const ResultDocument& base, const ResultDocument& nex
     if (std::string note = nothing_counted_note(nc, "NEW"); !note.empty()) {
       c.status = CaseStatus::kNotMeasured;
       c.note = note;
+      out.cases.push_back(std::move(c));
+      continue;
+    }
+    // A loader run too short to judge (its console said so): its AU is no figure to gate on.
+    std::string short_run = too_few_steps_note(bc, "BASE");
+    if (short_run.empty()) short_run = too_few_steps_note(nc, "NEW");
+    if (!short_run.empty()) {
+      c.status = CaseStatus::kTooFewSteps;
+      c.note = short_run;
       out.cases.push_back(std::move(c));
       continue;
     }

@@ -60,12 +60,14 @@ const char* status_word(CaseStatus s) {
     case CaseStatus::kErrored: return "errored";
     case CaseStatus::kNoMetrics: return "no_metrics";
     case CaseStatus::kNotMeasured: return "not_measured";
+    case CaseStatus::kTooFewSteps: return "too_few_steps";
   }
   return "?";
 }
 
 bool not_judged(CaseStatus s) {
-  return s == CaseStatus::kCacheNotAchieved || s == CaseStatus::kErrored || s == CaseStatus::kNoMetrics;
+  return s == CaseStatus::kCacheNotAchieved || s == CaseStatus::kErrored || s == CaseStatus::kNoMetrics ||
+         s == CaseStatus::kTooFewSteps;
 }
 
 // The one note of a document whose verdicts were weak: said once, not on every row.

@@ -229,11 +229,13 @@ std::string capitalised(std::string s) {
 
 std::vector<std::string> verdicts_of(const std::vector<CaseView>& cases) {
   std::vector<const CaseView*> loader, reads, stage;
+  bool loader_too_short = false;  // a loader case measured too few steps to be judged
   for (const auto& c : cases) {
     // Only achieved repetitions count, and a calibration case measures no storage.
     if (!c.measured() || c.calibration) continue;
     if (c.family == "loader") {
-      if (c.counter("au")) loader.push_back(&c);
+      if (!c.extra.value("judged", true)) loader_too_short = true;
+      else if (c.counter("au")) loader.push_back(&c);
     } else if (c.family == "stage") {
       if (c.counter("bytes_per_second")) stage.push_back(&c);  // a copy, not a read: said apart
     } else if (c.counter("bytes_per_second")) {
@@ -241,6 +243,8 @@ std::vector<std::string> verdicts_of(const std::vector<CaseView>& cases) {
     }
   }
   std::vector<std::string> out;
+  if (loader.empty() && loader_too_short)
+    out.push_back("Loader cases: too few steps measured to judge them (raise steps).");
   if (!loader.empty()) {
     std::set<double> accelerators;
     for (const auto* c : loader)

@@ -314,6 +314,33 @@ TEST(ComparisonTest, AnAuDropOfTenPointsIsALoaderRegression) {
   EXPECT_EQ(c.exit_code(false), 1);
 }
 
+// A loader run with fewer measured steps than it needs to judge records its figures, but its
+// AU says nothing yet: diff must not call a change of it a regression (or an improvement) and
+// fail a CI gate on it, whichever side was short; the case is listed as not judged, with why.
+TEST(ComparisonTest, ALoaderCaseWithTooFewStepsIsNotJudged) {
+  for (const bool base_short : {true, false}) {
+    ResultDocument base, next;
+    add_case(&base, kLoader, {{"au", around(0.95, 9, 0.002)}, {"wait_p99_ms", around(3.0, 9)}});
+    add_case(&next, kLoader, {{"au", around(0.75, 9, 0.002)}, {"wait_p99_ms", around(9.0, 9)}});
+    add_case(&base, kSeq, {{"bytes_per_second", around(1e9, 9)}});
+    add_case(&next, kSeq, {{"bytes_per_second", around(1e9, 9)}});
+    for (BenchmarkEntry& e : (base_short ? base : next).benchmarks)
+      if (e.case_name == kLoader && e.run_type == "iteration")
+        e.extra = {{"judged", false}, {"measured_steps_first_epoch", 3}, {"min_measured_steps", 10}};
+    Comparison c = compare_results(base, next, {});
+    const CaseComparison& k = c.cases.front();
+    ASSERT_EQ(k.identity, kLoader);
+    EXPECT_EQ(k.status, CaseStatus::kTooFewSteps);
+    EXPECT_TRUE(k.metrics.empty());
+    EXPECT_EQ(k.note, std::string(base_short ? "BASE" : "NEW") +
+                          " measured 3 steps per trainer, 10 needed to judge its figures (raise steps)");
+    EXPECT_EQ(c.regressions(), 0u);
+    EXPECT_EQ(c.compared(), 1u) << "only the file_read case";
+    EXPECT_EQ(c.exit_code(false), 0);
+    for (const GeomeanSummary& g : c.geomeans) EXPECT_NE(g.metric, "au") << "a short run's AU is no ratio";
+  }
+}
+
 // 0.001 -> 0.013 is "+1200%" and 1.2 points: below the stall fraction's floor of 2 points.
 // Wait times below 1 ms and p99 latencies within 5 us are not judged either.
 TEST(ComparisonTest, ChangesBelowAMetricsFloorAreNotJudged) {

@@ -423,6 +423,28 @@ TEST(HtmlReportTest, NoSentenceHasAMissingValue) {
     }
 }
 
+// A loader case that measured too few steps says so and nothing more: it neither "keeps"
+// accelerators at the target nor gives the best case's verdict.
+TEST(HtmlReportTest, ALoaderCaseTooShortToJudgeGivesNoVerdict) {
+  auto too_short = [](BenchmarkEntry e) {
+    e.extra["judged"] = false;
+    e.extra["verdict"] = "not enough steps to judge: 3 measured, 10 needed per trainer: raise steps to 12";
+    return e;
+  };
+  ResultDocument swept;
+  for (int acc : {1, 2}) swept.benchmarks.push_back(too_short(loader_entry("cache", 4, acc, 0.95)));
+  EXPECT_EQ(html_report_verdicts(swept),
+            std::vector<std::string>{"Loader cases: too few steps measured to judge them (raise steps)."});
+
+  // A judged case beside a short one with a higher AU: the judged one speaks.
+  ResultDocument mixed;
+  mixed.benchmarks = {loader_entry("source", 1, 1, 0.5), too_short(loader_entry("source", 4, 1, 0.99))};
+  const auto v = html_report_verdicts(mixed);
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_NE(v[0].find("with 1 worker"), std::string::npos) << v[0];
+  EXPECT_EQ(v[0].find("not enough steps"), std::string::npos) << v[0];
+}
+
 TEST(HtmlReportTest, ReadVerdictNamesOnlyTheParametersItHas) {
   ResultDocument d = base_doc();
   EXPECT_EQ(html_report_verdicts(d)[0], "Source path reads at best 296 MiB/s cold (4 workers, random).");

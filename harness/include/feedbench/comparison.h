@@ -87,6 +87,8 @@ enum class CaseStatus {
   kErrored,           // every repetition of BASE errored or was skipped: not judged
   kNoMetrics,         // none of the judged metrics is in both files for this case
   kNotMeasured,       // in NEW, but none of its repetitions counts (excluded, errored, skipped)
+  kTooFewSteps,       // a loader run measured fewer steps than it needs to judge (extra.judged
+                      // false) in BASE or NEW: its figures are recorded, but no change is judged
 };
 
 struct CaseComparison {
