@@ -41,6 +41,13 @@ const FileSet* CaseRun::find_selection(const std::string& path_role, std::string
   return files;
 }
 
+CaseRun::FilesToRead CaseRun::files_to_read(const std::string& path_role, std::string* why) const {
+  FilesToRead out;
+  out.selected = find_selection(path_role, why);
+  out.tiered = partial_cache_files(path_role, out.selected, why);
+  return out;
+}
+
 std::optional<FileSet> CaseRun::partial_cache_files(const std::string& path_role, const FileSet* selected,
                                                     std::string* why) const {
   if (!selected || path_role != "cache" || !context_.partial_cache || !context_.source) return std::nullopt;

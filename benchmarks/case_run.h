@@ -47,6 +47,17 @@ class CaseRun {
   std::optional<FileSet> partial_cache_files(const std::string& path_role, const FileSet* selected,
                                              std::string* why) const;
 
+  // The files a case on `path_role` reads: its selection, or with a partial cache the tiered
+  // set partial_cache_files makes (owned here, so get() stays valid while this lives).
+  struct FilesToRead {
+    const FileSet* selected = nullptr;
+    std::optional<FileSet> tiered;
+    // RETURNS: the files to read; nullptr when there are none (the reason is in `why`).
+    const FileSet* get() const { return tiered ? &*tiered : selected; }
+  };
+  // RETURNS: find_selection then partial_cache_files for `path_role`; `why` as they set it.
+  FilesToRead files_to_read(const std::string& path_role, std::string* why) const;
+
   // Records in `extra` the hit share of a skewed round when the run has a cache: "hit_share"
   // and "hit_share_bytes", the fractions of reads (and bytes) on files the cache holds, and
   // "served_by". `reads[i]` is how often file i of `files` was read; `files` is the source's

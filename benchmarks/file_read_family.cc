@@ -25,10 +25,9 @@ void run_file_read_case(const Case& c, RunContext& context, benchmark::State& st
   const bool many = cluster.size() > 1;
   // Every reason to stop before the round is agreed by all ranks, so none waits for one that left.
   std::string why;
-  const FileSet* selected = run.find_selection(c.str("path"), &why);
   // A partial cache (a hot set): path cache reads what it holds from it, the rest from the source.
-  std::optional<FileSet> tiered = run.partial_cache_files(c.str("path"), selected, &why);
-  if (tiered) selected = &*tiered;
+  const CaseRun::FilesToRead to_read = run.files_to_read(c.str("path"), &why);
+  const FileSet* selected = to_read.get();
 
   const std::string cache_state = c.str("cache_state");
   const std::string engine = c.str("engine");
@@ -61,7 +60,7 @@ void run_file_read_case(const Case& c, RunContext& context, benchmark::State& st
   spec.pattern = parse_pattern(c.str("pattern"));
   if (spec.pattern == Pattern::skewed) {
     spec.skew = parse_skew(c.str("pattern"));
-    if (tiered) spec.rank_by = &*context.source;
+    if (to_read.tiered) spec.rank_by = &*context.source;
   }
   spec.block_size = std::uint64_t(c.integer("block_size"));
   spec.workers = unsigned(c.integer("workers"));
@@ -171,7 +170,8 @@ void run_file_read_case(const Case& c, RunContext& context, benchmark::State& st
     // The hit share, counted over the round's draws.
     std::vector<std::uint64_t> reads(files->size(), 0);
     for (std::uint32_t f : workload.order()) ++reads[f];
-    run.record_hit_share(tiered ? *context.source : *files, reads, tiered.has_value(), c.str("path"));
+    run.record_hit_share(to_read.tiered ? *context.source : *files, reads, to_read.tiered.has_value(),
+                         c.str("path"));
   }
   if (options.ramp_ns > 0) {
     extra["ramp_time_s"] = double(options.ramp_ns) / 1e9;

@@ -134,10 +134,9 @@ void run_loader_case(const Case& c, RunContext& context, benchmark::State& state
   // its share of the selection; every reason to stop is agreed by all ranks.
   const bool many = cluster.size() > 1;
   std::string why;
-  const FileSet* selected = run.find_selection(c.str("path"), &why);
   // A partial cache (a hot set): path cache reads what it holds from it, the rest from the source.
-  std::optional<FileSet> tiered = run.partial_cache_files(c.str("path"), selected, &why);
-  if (tiered) selected = &*tiered;
+  const CaseRun::FilesToRead to_read = run.files_to_read(c.str("path"), &why);
+  const FileSet* selected = to_read.get();
 
   const std::string cache_state = c.str("cache_state");
   if (why.empty() && cache_state != "cold" && cache_state != "warm")
@@ -179,7 +178,7 @@ void run_loader_case(const Case& c, RunContext& context, benchmark::State& state
       // Skewed sampling ranks files as file_read does (records by their index); a partial
       // cache's files by their source paths, so the same files are hot on both paths.
       if (options.skew.kind != Skew::Kind::none && c.str("samples") == "files")
-        options.ranking = hot_ranking(tiered ? *context.source : *files, c.seed);
+        options.ranking = hot_ranking(to_read.tiered ? *context.source : *files, c.seed);
       if (cuda) {
         // A batch holds at most batch_size of the largest samples.
         std::uint64_t largest = 0;
@@ -303,10 +302,10 @@ void run_loader_case(const Case& c, RunContext& context, benchmark::State& state
   if (options_of(c).skew.kind != Skew::Kind::none && c.str("samples") == "files" && !many && context.source) {
     // The hit share, counted over the samples the run's batches took (warm-up included).
     LoaderOptions options = options_of(c);
-    options.ranking = hot_ranking(tiered ? *context.source : *files, c.seed);
-    run.record_hit_share(tiered ? *context.source : *files,
-                         loader_sample_reads(options, result.schedule, files->size()), tiered.has_value(),
-                         c.str("path"));
+    options.ranking = hot_ranking(to_read.tiered ? *context.source : *files, c.seed);
+    run.record_hit_share(to_read.tiered ? *context.source : *files,
+                         loader_sample_reads(options, result.schedule, files->size()),
+                         to_read.tiered.has_value(), c.str("path"));
   }
   if (options_of(c).transform.per == TransformCost::Per::decode && result.transform_bytes > 0) {
     // The real cost of decoding on this CPU, for comparison with djpeg or another host.
