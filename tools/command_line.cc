@@ -4,10 +4,14 @@
 #include <cctype>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <regex>
 #include <vector>
+
+#include <fcntl.h>
+#include <unistd.h>
 
 #include "feedbench/error.h"
 #include "feedbench/plan.h"
@@ -124,6 +128,16 @@ VerbFailure verb_failure(const std::exception_ptr& error, std::string_view verb)
   } catch (const std::exception& e) {
     return {1, e.what()};
   }
+}
+
+void silence_output() {
+  std::fflush(stdout);
+  std::fflush(stderr);
+  const int null = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+  if (null < 0) return;
+  ::dup2(null, STDOUT_FILENO);
+  ::dup2(null, STDERR_FILENO);
+  ::close(null);
 }
 
 StopOnSignals::StopOnSignals() {

@@ -50,6 +50,10 @@ struct VerbFailure {
 // agrees with the others to start, classify by this one rule.
 VerbFailure verb_failure(const std::exception_ptr& error, std::string_view verb);
 
+// Sends this process's standard output and error to /dev/null, flushed first: for a rank other
+// than 0 of a distributed run, whose figures and reasons reach rank 0 through the cluster.
+void silence_output();
+
 // While alive, SIGINT and SIGTERM do not kill the process: they set flag(), which long-running
 // work polls to stop cleanly (no half-written file under a real name). The previous handlers
 // come back on destruction, also when the work throws.

@@ -371,14 +371,7 @@ int run_main(int argc, char** argv) {
   std::unique_ptr<Cluster> cluster = start_cluster(&argc, &argv);
   // Rank 0 alone prints; the others' reasons reach it through the agreements below.
   if (!cluster->is_root() && !std::getenv("FEEDBENCH_RANK_OUTPUT")) {
-    std::fflush(stdout);
-    std::fflush(stderr);
-    const int null = ::open("/dev/null", O_WRONLY);
-    if (null >= 0) {
-      ::dup2(null, STDOUT_FILENO);
-      ::dup2(null, STDERR_FILENO);
-      ::close(null);
-    }
+    silence_output();
   }
   RankProgress together;
   try {

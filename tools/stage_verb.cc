@@ -179,14 +179,7 @@ int stage_main(int argc, char** argv) {
   if (cluster->size() == 1) return stage_here(argc, argv, nullptr);
   // Rank 0 alone prints: the others' figures and reasons reach it in the gather.
   if (!cluster->is_root()) {
-    std::fflush(stdout);
-    std::fflush(stderr);
-    const int null = ::open("/dev/null", O_WRONLY);
-    if (null >= 0) {
-      ::dup2(null, STDOUT_FILENO);
-      ::dup2(null, STDERR_FILENO);
-      ::close(null);
-    }
+    silence_output();
   }
   return stage_across_ranks(argc, argv, *cluster);
 }
