@@ -254,7 +254,7 @@ std::string resolve_roots(const StageOptions& options, std::string* cache) {
   char buf[PATH_MAX];
   if (!::realpath(options.source_root.c_str(), buf))
     throw InputError(errno_message("--from " + options.source_root, errno));
-  const std::string source = buf;
+  std::string source = buf;  // not const: returned by move
   if (!fs::is_directory(source)) throw InputError("--from " + options.source_root + ": not a folder");
   *cache = resolve_maybe_missing(options.cache_root);
   bool source_exists = false, cache_exists = false;
