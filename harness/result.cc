@@ -228,7 +228,31 @@ BenchmarkEntry entry_from_json(const ojson& j, const std::string& where, const s
     e.latency = Histogram::from_compact_json(nlohmann::json(lat), where + ": " + r.path("latency_hist"));
   else if (ojson lat1 = r.object_or_null("latency"); !lat1.is_null())
     e.latency = latency_from_json(lat1, where, r.path("latency"));
-  e.extra = nlohmann::json(r.object("extra", false));
+  const ojson extra = r.object("extra", false);
+  // The extra keys a reader relies on (reporters, diff): checked here, once, so a hostile type
+  // is refused naming its place instead of failing inside whichever reader reaches it first.
+  static const std::pair<const char*, ojson::value_t> kExtraTypes[] = {
+      {"judged", ojson::value_t::boolean},
+      {"cpu_bound", ojson::value_t::boolean},
+      {"calibration", ojson::value_t::boolean},
+      {"round_complete", ojson::value_t::boolean},
+      {"direct_reaches_device", ojson::value_t::boolean},
+      {"verdict", ojson::value_t::string},
+      {"bytes", ojson::value_t::number_float},
+      {"bytes_read", ojson::value_t::number_float},
+      {"bytes_planned", ojson::value_t::number_float},
+      {"epochs", ojson::value_t::array},
+      {"ranks", ojson::value_t::array}};
+  const Reader x(where, extra, r.path("extra"));
+  for (const auto& [key, type] : kExtraTypes) {
+    const ojson* v = x.find(key);
+    if (!v) continue;
+    if (type == ojson::value_t::boolean && !v->is_boolean()) x.fail(x.path(key), "true or false", *v);
+    if (type == ojson::value_t::string && !v->is_string()) x.fail(x.path(key), "a string", *v);
+    if (type == ojson::value_t::number_float && !v->is_number()) x.fail(x.path(key), "a number", *v);
+    if (type == ojson::value_t::array && !v->is_array()) x.fail(x.path(key), "an array", *v);
+  }
+  e.extra = nlohmann::json(extra);
   return e;
 }
 

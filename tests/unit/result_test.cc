@@ -288,6 +288,35 @@ TEST(ResultTest, WrongTypesNameTheirPointer) {
   EXPECT_NE(msg(g).find("/environment_variables/X: expected a string"), std::string::npos);
 }
 
+// The family-specific `extra` keys the reporters and diff read ("judged", "verdict", ...) are
+// checked on load like the entry's own keys: a hostile type is bad input naming its pointer,
+// not a json type_error from deep inside a reporter (exit 1, no place named).
+TEST(ResultTest, ExtraKeysTheReadersUseHaveTheirTypesChecked) {
+  json j = full_document().to_json();
+  auto msg = [&](const char* key, const json& value) {
+    json doc = j;
+    doc["benchmarks"][0]["extra"][key] = value;
+    try {
+      ResultDocument::from_json(doc, "r.json");
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  EXPECT_EQ(msg("judged", "no"),
+            "r.json: /benchmarks/0/extra/judged: expected true or false, got string \"no\"");
+  EXPECT_EQ(msg("cpu_bound", 1),
+            "r.json: /benchmarks/0/extra/cpu_bound: expected true or false, got number 1");
+  EXPECT_NE(msg("verdict", 3).find("/benchmarks/0/extra/verdict: expected a string"), std::string::npos);
+  EXPECT_NE(msg("bytes_read", "x").find("/benchmarks/0/extra/bytes_read: expected a number"),
+            std::string::npos);
+  EXPECT_NE(msg("epochs", json::object()).find("/benchmarks/0/extra/epochs: expected an array"),
+            std::string::npos);
+  // Right types, and keys no reader uses, load as before.
+  EXPECT_EQ(msg("judged", false), "(no error)");
+  EXPECT_EQ(msg("some_future_key", "anything"), "(no error)");
+}
+
 TEST(ResultTest, LoadOfAnUnreadableFileNamesIt) {
   TempDir dir;
   try {
