@@ -115,6 +115,16 @@ std::optional<Mount> find_mount(const std::string& path) {
   return best;
 }
 
+// RETURNS: the active choice of a sysfs list such as "none [mq-deadline] kyber" (the bracketed
+// one), or the text itself when nothing is bracketed.
+std::string active_choice(std::string list) {
+  if (auto open = list.find('['); open != std::string::npos) {
+    auto close = list.find(']', open);
+    if (close != std::string::npos) return list.substr(open + 1, close - open - 1);
+  }
+  return list;
+}
+
 // RETURNS: the /sys folder of the whole disk behind a block device folder (a partition's
 // parent), e.g. /sys/devices/.../block/vda for vda1.
 fs::path whole_disk(const fs::path& dev_dir) {
@@ -131,13 +141,13 @@ void add_queue_info(const fs::path& disk, nlohmann::json& info) {
   if (!vendor.empty() && vendor.rfind("0x", 0) != 0) info["vendor"] = vendor;  // not PCI ids
   if (auto rot = read_int((disk / "queue/rotational").string())) info["rotational"] = *rot != 0;
   if (auto ra = read_int((disk / "queue/read_ahead_kb").string())) info["read_ahead_kb"] = *ra;
-  std::string sched = read_line((disk / "queue/scheduler").string());
-  if (auto open = sched.find('['); open != std::string::npos) {
-    auto close = sched.find(']', open);
-    if (close != std::string::npos) sched = sched.substr(open + 1, close - open - 1);
-  }
+  std::string sched = active_choice(read_line((disk / "queue/scheduler").string()));
   if (!sched.empty()) info["scheduler"] = sched;
   if (auto nr = read_int((disk / "queue/nr_requests").string())) info["nr_requests"] = *nr;
+  // What splits a large O_DIRECT read into several requests: its size above max_sectors_kb,
+  // or a buffer in more physically separate pieces than max_segments (aligned_buffer.h).
+  if (auto kb = read_int((disk / "queue/max_sectors_kb").string())) info["max_sectors_kb"] = *kb;
+  if (auto segs = read_int((disk / "queue/max_segments").string())) info["max_segments"] = *segs;
   if (auto sectors = read_int((disk / "size").string())) info["size_bytes"] = *sectors * 512;
   std::string dm_name = read_line((disk / "dm/name").string());
   if (!dm_name.empty()) info["dm_name"] = dm_name;
@@ -339,6 +349,9 @@ nlohmann::json describe_host() {
   // "Google Compute Engine" + machine type elsewhere).
   host["instance_type"] = read_line("/sys/class/dmi/id/product_name");
   host["system_vendor"] = read_line("/sys/class/dmi/id/sys_vendor");
+  // Read buffers of 1 MiB and more ask for huge pages (aligned_buffer.h); with THP "never" a
+  // large O_DIRECT read may reach the device in two requests, which changes its figure.
+  host["transparent_hugepages"] = active_choice(read_line("/sys/kernel/mm/transparent_hugepage/enabled"));
   host["gpus"] = describe_gpus();
   return host;
 }

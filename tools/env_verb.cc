@@ -43,7 +43,11 @@ std::string host_text(const nlohmann::json& h) {
   out += "cpu       " + s("cpu_model") + ", " + s("cores") + " cores (" + s("physical_cores") +
          " physical), " + s("sockets") + " socket(s), " + s("numa_nodes") + " NUMA node(s)\n";
   out += "memory    " + format_size(h.value("memory_total_bytes", 0.0)) + " total, " +
-         format_size(h.value("memory_available_bytes", 0.0)) + " available\n";
+         format_size(h.value("memory_available_bytes", 0.0)) + " available";
+  // Large read buffers ask for huge pages; "never" can split large O_DIRECT reads at the device.
+  if (!h.value("transparent_hugepages", "").empty())
+    out += ", transparent huge pages " + h.value("transparent_hugepages", "");
+  out += "\n";
   out += "system    " + s("distribution") + ", kernel " + s("kernel") + "\n";
   std::string instance = s("instance_type");
   std::string vendor = s("system_vendor");

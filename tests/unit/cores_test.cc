@@ -5,6 +5,11 @@
 #include <gtest/gtest.h>
 #include <pthread.h>
 
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
 #include <thread>
 
 #include "feedbench/aligned_buffer.h"
@@ -52,6 +57,39 @@ TEST(AlignedBufferTest, IsAlignedForDirectIoAndMoves) {
   AlignedBuffer b = std::move(a);
   EXPECT_FALSE(a);
   EXPECT_EQ(b.size(), 10000u);
+}
+
+// RETURNS: the VmFlags line of the mapping in /proc/self/smaps holding `addr`, "" if none.
+std::string vm_flags_of(const void* addr) {
+  std::ifstream in("/proc/self/smaps");
+  const auto a = reinterpret_cast<std::uintptr_t>(addr);
+  bool inside = false;
+  std::string line;
+  while (std::getline(in, line)) {
+    unsigned long lo = 0, hi = 0;
+    if (std::sscanf(line.c_str(), "%lx-%lx ", &lo, &hi) == 2 && line.find('-') < line.find(' ')) {
+      inside = a >= lo && a < hi;
+    } else if (inside && line.rfind("VmFlags:", 0) == 0) {
+      return line;
+    }
+  }
+  return "";
+}
+
+TEST(AlignedBufferTest, LargeBuffersAreHugePageAlignedAndAdvised) {
+  // A 1 MiB O_DIRECT read into scattered 4 KiB pages can exceed a queue's max_segments and be
+  // split in two at the device; a huge page keeps a slot in one physical piece.
+  AlignedBuffer big(std::size_t(1) << 20);
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(big.get()) % kHugePageSize, 0u);
+  EXPECT_EQ(big.size(), std::size_t(1) << 20);  // the size asked for, whatever was rounded
+  std::memset(big.get(), 1, big.size());        // usable to its end
+  if (std::filesystem::exists("/sys/kernel/mm/transparent_hugepage/enabled")) {
+    const std::string flags = vm_flags_of(big.get());
+    EXPECT_NE(flags.find(" hg"), std::string::npos) << "MADV_HUGEPAGE not applied: " << flags;
+  }
+  // Small buffers stay small: 4 KiB alignment, no rounding to 2 MiB.
+  AlignedBuffer small(64 * 1024);
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(small.get()) % kDirectAlignment, 0u);
 }
 
 }  // namespace

@@ -56,6 +56,11 @@ TEST(EnvironmentTest, DescribesTheRootFileSystem) {
     if (j["device_info"].contains("read_ahead_kb")) {
       EXPECT_TRUE(j["device_info"]["read_ahead_kb"].is_number_integer());
     }
+    for (const char* key : {"max_sectors_kb", "max_segments"}) {
+      if (j["device_info"].contains(key)) {
+        EXPECT_GT(j["device_info"][key].get<std::int64_t>(), 0) << key;
+      }
+    }
     if (j["device_info"].contains("scheduler")) {
       std::string s = j["device_info"]["scheduler"];
       EXPECT_EQ(s.find('['), std::string::npos) << s;  // the active one, not the list
@@ -89,8 +94,11 @@ TEST(EnvironmentTest, AMissingPathIsBadInput) {
 
 TEST(EnvironmentTest, HostFieldsArePresentAndTyped) {
   nlohmann::json h = describe_host();
-  for (const char* key : {"cpu_model", "kernel", "distribution", "hostname", "instance_type"})
+  for (const char* key :
+       {"cpu_model", "kernel", "distribution", "hostname", "instance_type", "transparent_hugepages"})
     EXPECT_TRUE(h[key].is_string()) << key;
+  // The active THP mode alone ("madvise"), not the sysfs list around it.
+  EXPECT_EQ(h["transparent_hugepages"].get<std::string>().find('['), std::string::npos);
   for (const char* key : {"cores", "sockets", "numa_nodes", "memory_total_bytes", "memory_available_bytes"})
     EXPECT_TRUE(h[key].is_number_integer()) << key;
   EXPECT_GE(h["cores"].get<int>(), 1);
