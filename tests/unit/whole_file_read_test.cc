@@ -13,8 +13,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <optional>
 #include <future>
+#include <optional>
 #include <stdexcept>
 #include <thread>
 
@@ -35,13 +35,13 @@ std::string pattern(std::size_t n, char seed) {
 }
 
 // An io_uring engine that reads whole files, or a skip saying why there is none here.
-#define CHAIN_ENGINE_OR_SKIP(var, options)                                                  \
-  std::unique_ptr<Engine> var;                                                              \
-  try {                                                                                     \
-    var = make_engine("io_uring", options);                                                 \
-  } catch (const RunError& e) {                                                             \
-    GTEST_SKIP() << "io_uring refused here: " << e.what();                                  \
-  }                                                                                         \
+#define CHAIN_ENGINE_OR_SKIP(var, options)                 \
+  std::unique_ptr<Engine> var;                             \
+  try {                                                    \
+    var = make_engine("io_uring", options);                \
+  } catch (const RunError& e) {                            \
+    GTEST_SKIP() << "io_uring refused here: " << e.what(); \
+  }                                                        \
   if (!var->reads_whole_files()) GTEST_SKIP() << "no direct open/close in this kernel"
 
 EngineOptions options(unsigned qd, bool direct = false) {
@@ -196,7 +196,8 @@ TEST(WholeFileReadTest, ManyMoreFilesThanSlotsReuseTheSlots) {
   CHAIN_ENGINE_OR_SKIP(engine, options(kQd));
   TempDir dir;
   constexpr int kFiles = 200;
-  for (int i = 0; i < kFiles; ++i) testing::write_file(dir / std::to_string(i), pattern(100 + i, char('a' + i % 20)));
+  for (int i = 0; i < kFiles; ++i)
+    testing::write_file(dir / std::to_string(i), pattern(100 + i, char('a' + i % 20)));
   const int fds = open_fds();
   std::vector<int> slot_file(kQd, -1);
   std::vector<std::uint32_t> free_slots;
@@ -311,7 +312,8 @@ TEST(WholeFileReadTest, DirectChainsReadWholeBlocks) {
   if (c.failed_step == ChainStep::open && c.result == -EINVAL) GTEST_SKIP() << "no O_DIRECT here";
   EXPECT_EQ(c.failed_step, ChainStep::none);
   EXPECT_EQ(c.result, std::int64_t(kBlock));
-  const Completion d = read_whole(*engine, dir / "g", 1000, 1);  // a short tail reads short under O_DIRECT too
+  const Completion d =
+      read_whole(*engine, dir / "g", 1000, 1);  // a short tail reads short under O_DIRECT too
   EXPECT_EQ(d.failed_step, ChainStep::none);
   EXPECT_EQ(d.result, 1000);
 }
