@@ -24,6 +24,7 @@
 #include "feedbench/clock.h"
 #include "feedbench/cores.h"
 
+#include <fcntl.h>
 #include <sys/resource.h>
 #include <unistd.h>
 #include <algorithm>
@@ -264,10 +265,18 @@ void run_worker(Shared& shared, Worker& me, unsigned w) {
   std::vector<WorkItem> retry(chain ? qd : 0);
   std::vector<std::uint32_t> chain_slots(chain ? qd : 0);  // submitted in this batch
   unsigned retry_n = 0;
+  // Chains open files relative to the data set's root, opened once here: the kernel then walks
+  // one path component per file instead of the whole absolute path (perf: the walk under
+  // io_openat2 was 7% of a run over 32,768 files of 4 KiB). Absolute paths where it cannot be
+  // opened.
+  const int root_fd = chain ? ::open(files.root().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
 
   shared.ready.count_down();
   shared.go.wait();
-  if (shared.abort.load() || !engine) return;
+  if (shared.abort.load() || !engine) {
+    if (root_fd >= 0) ::close(root_fd);
+    return;
+  }
   std::int64_t cpu_start = thread_cpu_ns();
   // Ramp: everything up to the moment this worker sees ramp_over is moved out of the figures.
   bool in_ramp = options.ramp_ns > 0;
@@ -356,8 +365,11 @@ void run_worker(Shared& shared, Worker& me, unsigned w) {
         const std::uint64_t planned = planned_of(item);
         // An empty file stays with open(): a FIFO in its place would read 0 bytes too.
         if (planned > 0 && planned <= engine_block) {
-          path.assign(files.root());
-          path += '/';
+          path.clear();
+          if (root_fd < 0) {
+            path.assign(files.root());
+            path += '/';
+          }
           path += files.relative_path(item.file);
           const std::uint32_t slot = free_slots[qd - 1 - in_flight - n];
           slot_entry[slot] = -1;
@@ -365,7 +377,7 @@ void run_worker(Shared& shared, Worker& me, unsigned w) {
           slot_offset[slot] = 0;
           slot_planned[slot] = planned;
           me.planned += planned;
-          const WholeFileRead r{path, slot, std::uint32_t(planned)};
+          const WholeFileRead r{path, slot, std::uint32_t(planned), root_fd < 0 ? AT_FDCWD : root_fd};
           engine->submit_whole_files(std::span<const WholeFileRead>(&r, 1));  // copies the path
           ++in_flight;
           chain_slots[chains++] = slot;
@@ -496,6 +508,8 @@ void run_worker(Shared& shared, Worker& me, unsigned w) {
     engine->close(open_files.at(e).handle);
     open_files.remove(e);
   }
+  engine.reset();  // chains in flight after an error end with the ring, before their directory
+  if (root_fd >= 0) ::close(root_fd);
 }
 
 // The clock of a time-based round, on run_round's own thread while the workers read: it ends

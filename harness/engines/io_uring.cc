@@ -44,6 +44,7 @@ constexpr long long kChainReadTimeoutNs = 2'000'000'000;
 constexpr unsigned kChainEntries = 4;  // open, read, its link timeout, close
 constexpr unsigned kTimeoutStep = 4;   // user_data step of the link timeout (not a ChainStep)
 constexpr unsigned kAllSteps = (1u << kChainEntries) - 1;  // Chain::seen when every entry is in
+static_assert(WholeFileRead{}.dir_fd == AT_FDCWD);
 
 // user_data: a plain read is its slot; a chain step sets the top bit and its step above the slot.
 constexpr std::uint64_t kChainBit = std::uint64_t(1) << 63;
@@ -117,7 +118,7 @@ class IoUringEngine final : public Engine {
       io_uring_sqe* timeout = io_uring_get_sqe(&ring_);
       io_uring_sqe* close = io_uring_get_sqe(&ring_);
       FB_CHECK(open && read && timeout && close, "io_uring submission queue full");
-      io_uring_prep_openat_direct(open, AT_FDCWD, path, flags, 0, index);
+      io_uring_prep_openat_direct(open, f.dir_fd, path, flags, 0, index);
       open->flags |= IOSQE_IO_LINK;
       io_uring_sqe_set_data64(open, chain_tag(f.slot, ChainStep::open));
       const auto length = unsigned(options_.block_size);

@@ -116,6 +116,29 @@ TEST(WholeFileReadTest, ASmallFileIsReadWholeInOneCompletion) {
   EXPECT_EQ(engine->open_counts().plain, before.plain);
 }
 
+TEST(WholeFileReadTest, APathRelativeToAnOpenDirectory) {
+  CHAIN_ENGINE_OR_SKIP(engine, options(2));
+  TempDir dir;
+  const std::string content = pattern(700, 'r');
+  testing::write_file(dir / "sub/f", content);
+  const int root = ::open(dir.path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  ASSERT_GE(root, 0);
+  const WholeFileRead r{"sub/f", 1, 700, root};
+  engine->submit_whole_files(std::span<const WholeFileRead>(&r, 1));
+  Completion c;
+  ASSERT_EQ(engine->reap(std::span<Completion>(&c, 1), 1), 1u);
+  EXPECT_EQ(c.failed_step, ChainStep::none);
+  EXPECT_EQ(c.result, 700);
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(engine->buffer(1)), 700), content);
+  // Relative to the directory, not to the working directory.
+  const WholeFileRead missing{"sub/g", 1, 700, root};
+  engine->submit_whole_files(std::span<const WholeFileRead>(&missing, 1));
+  ASSERT_EQ(engine->reap(std::span<Completion>(&c, 1), 1), 1u);
+  EXPECT_EQ(c.failed_step, ChainStep::open);
+  EXPECT_EQ(c.result, -ENOENT);
+  ::close(root);
+}
+
 TEST(WholeFileReadTest, AFileOfExactlyTheBlockSizeIsWhole) {
   CHAIN_ENGINE_OR_SKIP(engine, options(1));
   TempDir dir;

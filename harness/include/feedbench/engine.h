@@ -40,9 +40,12 @@ struct Completion {
 
 // A file read whole by one chained request (open, read, close): see submit_whole_files.
 struct WholeFileRead {
-  std::string_view path;     // absolute, or relative to the working directory
+  std::string_view path;     // absolute, or relative to dir_fd
   std::uint32_t slot = 0;    // buffer slot, as ReadOp's
   std::uint32_t expect = 0;  // bytes a whole read returns (the size at the scan), <= block_size
+  // An open directory the path is relative to (AT_FDCWD: the working directory); open until
+  // the completion. A data set's root opened once spares the kernel the walk of its path.
+  int dir_fd = -100;  // AT_FDCWD
 };
 
 class Throttle;
