@@ -94,6 +94,8 @@ class Engine {
   // slot's buffer, close; no file handle is left behind, whatever fails. Each hands back ONE
   // Completion (its slot) through reap(), with failed_step saying what kept it from being whole.
   // The caller falls back to open() + submit() for a file whose read was not whole.
+  // LIMIT: the chain cannot fstat what it opened, so a device in the file's place that reads
+  // exactly `expect` bytes passes as whole (a FIFO, a directory or any other size does not).
   // REQUIRES: reads_whole_files(); each slot free, as for submit(); path shorter than PATH_MAX
   // (a longer one fails at the open step). Throws std::logic_error where unsupported.
   virtual void submit_whole_files(std::span<const WholeFileRead> files);
