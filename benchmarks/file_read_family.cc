@@ -140,6 +140,7 @@ void run_file_read_case(const Case& c, RunContext& context, benchmark::State& st
   base.update({{"bytes", stats.bytes},
                {"reads", stats.reads},
                {"files", stats.files},
+               {"whole_file_reads", stats.whole_file_reads},
                {"cpu_seconds", stats.cpu_seconds},
                {"latency_recorded", context.record_latency}});
   // What ended the round. A round cut by runtime or steady state is a complete time-based

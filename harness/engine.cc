@@ -6,6 +6,7 @@
 #include <unistd.h>
 #include <cerrno>
 #include <cstdlib>
+#include <stdexcept>
 
 #include "engines/engines.h"
 #include "feedbench/data_file.h"
@@ -44,6 +45,10 @@ std::size_t Engine::reap(std::span<Completion> out, std::size_t min_complete) {
     if (bytes > 0) options_.throttle->acquire(bytes);
   }
   return n;
+}
+
+void Engine::submit_whole_files(std::span<const WholeFileRead>) {
+  throw std::logic_error(std::string(name()) + " does not read whole files in one request");
 }
 
 namespace {

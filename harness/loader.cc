@@ -143,6 +143,20 @@ class FileReader : public SampleReader {
   std::uint64_t read(std::size_t i) override {
     std::string path = files_.absolute_path(i);
     data_.clear();
+    // A file no larger than a block, read whole in one request where the engine can; anything
+    // short of that (gone, changed, not a regular file) is read again below and reported so.
+    const std::uint64_t size = files_.file_size(i);
+    if (engine_->reads_whole_files() && size > 0 && size <= engine_->options().block_size) {
+      const WholeFileRead r{path, 0, std::uint32_t(size)};
+      engine_->submit_whole_files(std::span<const WholeFileRead>(&r, 1));
+      Completion c;
+      if (engine_->reap(std::span<Completion>(&c, 1), 1) != 1)
+        throw RunError("read of " + path + ": the engine returned no completion");
+      if (c.failed_step == ChainStep::none) {
+        if (keep_) data_.assign(engine_->buffer(0), engine_->buffer(0) + c.result);
+        return std::uint64_t(c.result);
+      }
+    }
     FileHandle fh;
     if (!open_unless_vanished(*engine_, path, &fh)) return 0;
     std::uint64_t n = 0;

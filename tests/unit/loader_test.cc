@@ -11,6 +11,7 @@
 #include <mutex>
 #include <thread>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "feedbench/error.h"
@@ -248,6 +249,64 @@ TEST(LoaderTest, ShrunkOrVanishedFilesReadLessThanPlanned) {
     EXPECT_EQ(r.bytes_planned, 40000u) << engine;
     EXPECT_EQ(r.bytes, 21000u) << engine;
   }
+}
+
+// io_uring reads a sample file of one block or less whole, in one open -> read -> close chain;
+// one changed since the scan reads as it does through psync (open, then read).
+TEST(LoaderTest, SmallFilesReadTheSameThroughIoUringChainsAsThroughPsync) {
+  testing::TempDir dir;
+  FileSet files(dir.path());
+  const std::uint64_t sizes[] = {4096, 1000, 3000, 1, 2000};
+  for (int i = 0; i < 5; ++i) {
+    std::string rel = "s" + std::to_string(i);
+    testing::write_file(dir / rel, std::string(sizes[i], char('a' + i)));
+    files.add(rel, sizes[i], 0);
+  }
+  files.sort();
+  ASSERT_EQ(::truncate((dir / "s2").c_str(), 100), 0);   // shrunk
+  ASSERT_EQ(::unlink((dir / "s3").c_str()), 0);          // vanished
+  ASSERT_EQ(::truncate((dir / "s4").c_str(), 2500), 0);  // grew within its block
+  std::vector<std::uint64_t> read_by[2];
+  std::string data_by[2];
+  Engine::OpenCounts opens_by[2];
+  const char* engines[] = {"io_uring", "psync"};
+  for (int e = 0; e < 2; ++e) {
+    std::unique_ptr<SampleSource> source;
+    try {
+      source = make_file_source(files, engines[e], 4096);
+      auto reader = source->make_reader();
+      reader->keep_data(true);
+      for (std::size_t i = 0; i < files.size(); ++i) {
+        read_by[e].push_back(reader->read(i));
+        data_by[e] +=
+            std::string(reinterpret_cast<const char*>(reader->data().data()), reader->data().size());
+      }
+      opens_by[e] = reader->open_counts();
+    } catch (const RunError& ex) {
+      if (std::string(ex.what()).find("io_uring refused") != std::string::npos) GTEST_SKIP() << ex.what();
+      throw;
+    }
+  }
+  EXPECT_EQ(read_by[0], (std::vector<std::uint64_t>{4096, 1000, 100, 0, 2000}));
+  EXPECT_EQ(read_by[0], read_by[1]);
+  EXPECT_EQ(data_by[0], data_by[1]);
+  EXPECT_EQ(opens_by[0].noatime, opens_by[1].noatime);
+  EXPECT_EQ(opens_by[0].plain, opens_by[1].plain);
+
+  // A FIFO where a sample was: the same error, at once.
+  ASSERT_EQ(::mkfifo((dir / "s3").c_str(), 0600), 0);
+  std::string error_by[2];
+  for (int e = 0; e < 2; ++e) {
+    auto source = make_file_source(files, engines[e], 4096);
+    auto reader = source->make_reader();
+    try {
+      reader->read(3);
+    } catch (const RunError& ex) {
+      error_by[e] = ex.what();
+    }
+  }
+  EXPECT_NE(error_by[0].find("is a FIFO, not a regular file"), std::string::npos) << error_by[0];
+  EXPECT_EQ(error_by[0], error_by[1]);
 }
 
 TEST(LoaderTest, BadOptionsAreInputErrors) {

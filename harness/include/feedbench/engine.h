@@ -25,9 +25,27 @@ struct ReadOp {
   std::uint64_t offset = 0;  // with O_DIRECT aligned
 };
 
+// The step of a whole-file read (Engine::submit_whole_files) that kept it from being whole.
+enum class ChainStep : std::uint8_t { none, open, read, close };
+
 struct Completion {
   std::uint32_t slot = 0;
   std::int64_t result = 0;  // bytes read (short at end of file), or -errno
+  // Whole-file reads only: none when the file was opened, read for exactly `expect` bytes and
+  // closed. open: result is the open's -errno (ENOENT: the file is gone). read: result is the
+  // read's -errno, or the bytes it returned when they were not `expect` (the file shrank,
+  // grew, or is not a regular file). close: result is the close's -errno.
+  ChainStep failed_step = ChainStep::none;
+};
+
+// A file read whole by one chained request (open, read, close): see submit_whole_files.
+struct WholeFileRead {
+  std::string_view path;     // absolute, or relative to dir_fd
+  std::uint32_t slot = 0;    // buffer slot, as ReadOp's
+  std::uint32_t expect = 0;  // bytes a whole read returns (the size at the scan), <= block_size
+  // An open directory the path is relative to (AT_FDCWD: the working directory); open until
+  // the completion. A data set's root opened once spares the kernel the walk of its path.
+  int dir_fd = -100;  // AT_FDCWD
 };
 
 class Throttle;
@@ -39,6 +57,10 @@ struct EngineOptions {
   // Shared by every engine of a round: reap() waits for it before handing completions back
   // (see throttle.h). Null: reads go at the storage's own pace.
   std::shared_ptr<Throttle> throttle;
+  // io_uring: a file no larger than a block may be read whole as one linked open -> read ->
+  // close chain (reads_whole_files()). FEEDBENCH_IO_URING_CHAIN=0 in the environment turns it
+  // off, for A/B measurement against open-then-read.
+  bool whole_file_chain = true;
 };
 
 class Engine {
@@ -64,6 +86,20 @@ class Engine {
   // rate: charged by what was read, not asked for (a read past a file's end is short).
   std::size_t reap(std::span<Completion> out, std::size_t min_complete);
 
+  // RETURNS: true when submit_whole_files works here (io_uring with direct descriptors, kernel
+  // 5.15 or later, and options().whole_file_chain unless FEEDBENCH_IO_URING_CHAIN=0).
+  virtual bool reads_whole_files() const { return false; }
+  // Starts one whole-file read per entry: open (read-only, non-blocking so a FIFO cannot hold
+  // it, O_DIRECT with options().direct), one read of block_size bytes at offset 0 into the
+  // slot's buffer, close; no file handle is left behind, whatever fails. Each hands back ONE
+  // Completion (its slot) through reap(), with failed_step saying what kept it from being whole.
+  // The caller falls back to open() + submit() for a file whose read was not whole.
+  // LIMIT: the chain cannot fstat what it opened, so a device in the file's place that reads
+  // exactly `expect` bytes passes as whole (a FIFO, a directory or any other size does not).
+  // REQUIRES: reads_whole_files(); each slot free, as for submit(); path shorter than PATH_MAX
+  // (a longer one fails at the open step). Throws std::logic_error where unsupported.
+  virtual void submit_whole_files(std::span<const WholeFileRead> files);
+
   // The buffer of a slot: block_size bytes, 4096-aligned, owned by the engine.
   std::byte* buffer(std::uint32_t slot) { return buffers_.get() + std::size_t(slot) * stride_; }
 
@@ -87,6 +123,11 @@ class Engine {
   // RunError naming the path; O_DIRECT refused (EINVAL) reads "O_DIRECT not supported by
   // <fs> at <path>".
   int open_for_read(const std::string& path, bool direct);
+  // For engines that open files themselves (whole-file reads): whether to ask for O_NOATIME,
+  // and the count of an open made so, as open_for_read counts its own. A refusal (EPERM) is
+  // handled by the caller's fallback to open(), which stops asking.
+  bool try_noatime() const { return try_noatime_; }
+  void count_open(bool noatime) { ++(noatime ? open_counts_.noatime : open_counts_.plain); }
 
   EngineOptions options_;
 

@@ -99,11 +99,12 @@ struct RoundStats {
   // What the reads asked for within each file's size at the scan (a read past a file's end is
   // planned short); a round that read less is not a measurement of the selection.
   std::uint64_t bytes_planned = 0;
-  std::uint64_t short_reads = 0;     // reads that returned less than planned (a file shrank)
-  std::uint64_t files_vanished = 0;  // opens that found the file gone (ENOENT) since the scan
-  std::string incomplete;            // the first shortfall, naming the file; "" when none
-  std::uint64_t files_opened = 0;    // opens in the whole round (ramp included; `files` is not)
-  std::uint64_t noatime_opens = 0;   // of `files_opened`, opened with O_NOATIME
+  std::uint64_t short_reads = 0;       // reads that returned less than planned (a file shrank)
+  std::uint64_t files_vanished = 0;    // opens that found the file gone (ENOENT) since the scan
+  std::string incomplete;              // the first shortfall, naming the file; "" when none
+  std::uint64_t files_opened = 0;      // opens in the whole round (ramp included; `files` is not)
+  std::uint64_t noatime_opens = 0;     // of `files_opened`, opened with O_NOATIME
+  std::uint64_t whole_file_reads = 0;  // of `files`, read whole by one open -> read -> close request
   std::int64_t elapsed_ns = 0;
   std::int64_t start_ns = 0;  // steady_clock time of the measured start (end: start_ns + elapsed_ns)
   double cpu_seconds = 0;     // user+system CPU of the workers, start signal to last completion
