@@ -94,6 +94,33 @@ TEST(DatasetFileSetTest, ArenaPathsSortAndTotals) {
   EXPECT_EQ(at_root.absolute_path(0), "/a.bin");
 }
 
+TEST(DatasetPodArrayTest, GrowsCopiesMovesAndShrinks) {
+  PodArray<std::uint64_t> a;
+  EXPECT_TRUE(a.empty());
+  for (std::uint64_t i = 0; i < 1000; ++i) a.push_back(i * 3);
+  const std::uint64_t more[3] = {7, 8, 9};
+  a.append(more, 3);
+  ASSERT_EQ(a.size(), 1003u);
+  EXPECT_EQ(a[999], 2997u);
+  EXPECT_EQ(a[1002], 9u);
+  PodArray<std::uint64_t> copy = a;
+  copy[0] = 42;
+  EXPECT_EQ(a[0], 0u) << "a copy owns its own block";
+  a.truncate(10);
+  a.shrink_to_fit();
+  EXPECT_EQ(a.size(), 10u);
+  EXPECT_EQ(a[9], 27u);
+  PodArray<std::uint64_t> moved = std::move(copy);
+  EXPECT_EQ(moved.size(), 1003u);
+  EXPECT_EQ(moved[0], 42u);
+  EXPECT_TRUE(copy.empty());  // NOLINT(bugprone-use-after-move): moved-from is empty by contract
+  moved = a;
+  EXPECT_EQ(moved.size(), 10u);
+  moved.clear();
+  moved.shrink_to_fit();
+  EXPECT_EQ(moved.data(), nullptr);
+}
+
 TEST(DatasetFileSetTest, PrefixAndNameMakeOnePathAndCopiesAreIndependent) {
   FileSet set("/data");
   set.add("class_1/", "img_2.bin", 7, 70);
