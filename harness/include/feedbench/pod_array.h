@@ -30,8 +30,7 @@ class PodArray {
     return *this;
   }
   PodArray(PodArray&& o) noexcept
-      : data_(std::exchange(o.data_, nullptr)),
-        size_(std::exchange(o.size_, 0)),
+      : data_(std::exchange(o.data_, nullptr)), size_(std::exchange(o.size_, 0)),
         capacity_(std::exchange(o.capacity_, 0)) {}
   PodArray& operator=(PodArray&& o) noexcept {
     if (this != &o) {
