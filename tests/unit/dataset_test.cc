@@ -4,9 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "feedbench/error.h"
@@ -88,6 +92,223 @@ TEST(DatasetFileSetTest, ArenaPathsSortAndTotals) {
   FileSet at_root("/");
   at_root.add("a.bin", 1, 1);
   EXPECT_EQ(at_root.absolute_path(0), "/a.bin");
+}
+
+TEST(DatasetPodArrayTest, GrowsCopiesMovesAndShrinks) {
+  PodArray<std::uint64_t> a;
+  EXPECT_TRUE(a.empty());
+  for (std::uint64_t i = 0; i < 1000; ++i) a.push_back(i * 3);
+  const std::uint64_t more[3] = {7, 8, 9};
+  a.append(more, 3);
+  ASSERT_EQ(a.size(), 1003u);
+  EXPECT_EQ(a[999], 2997u);
+  EXPECT_EQ(a[1002], 9u);
+  PodArray<std::uint64_t> copy = a;
+  copy[0] = 42;
+  EXPECT_EQ(a[0], 0u) << "a copy owns its own block";
+  a.truncate(10);
+  a.shrink_to_fit();
+  EXPECT_EQ(a.size(), 10u);
+  EXPECT_EQ(a[9], 27u);
+  PodArray<std::uint64_t> moved = std::move(copy);
+  EXPECT_EQ(moved.size(), 1003u);
+  EXPECT_EQ(moved[0], 42u);
+  EXPECT_TRUE(copy.empty());  // NOLINT(bugprone-use-after-move): moved-from is empty by contract
+  moved = a;
+  EXPECT_EQ(moved.size(), 10u);
+  moved.clear();
+  moved.shrink_to_fit();
+  EXPECT_EQ(moved.data(), nullptr);
+}
+
+TEST(DatasetFileSetTest, PrefixAndNameMakeOnePathAndCopiesAreIndependent) {
+  FileSet set("/data");
+  set.add("class_1/", "img_2.bin", 7, 70);
+  set.add("", "top.bin", 1, 10);
+  set.add("class_1/", "img_1.bin", 5, 50);
+  set.sort();
+  EXPECT_EQ(paths(set), (std::vector<std::string>{"class_1/img_1.bin", "class_1/img_2.bin", "top.bin"}));
+  EXPECT_EQ(set.file_size(0), 5u);
+  EXPECT_EQ(set.mtime_ns(0), 50);
+  EXPECT_EQ(set.file_size(2), 1u);
+  FileSet copy = set;
+  copy.add("z.bin", 100, 1);
+  EXPECT_EQ(set.size(), 3u);
+  EXPECT_EQ(copy.size(), 4u);
+  EXPECT_EQ(copy.relative_path(1), "class_1/img_2.bin");
+  EXPECT_EQ(set.total_bytes(), 13u);
+  EXPECT_EQ(copy.total_bytes(), 113u);
+  FileSet moved = std::move(copy);
+  EXPECT_EQ(moved.relative_path(3), "z.bin");
+}
+
+// RETURNS: the InputError's message from `fn`, or "" when it threw none.
+template <class Fn>
+std::string input_error_of(Fn fn) {
+  try {
+    fn();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(DatasetFileSetTest, LimitsAreInputErrorsNamingTheRootAndWhatToDo) {
+  FileSet few("/data", FileSetLimits{2, 1000});
+  few.add("a", 1, 1);
+  few.add("b", 1, 1);
+  EXPECT_EQ(input_error_of([&] { few.add("c", 1, 1); }),
+            "dataset '/data': more than 2 files selected, the most one run indexes; select a part of it with "
+            "include globs (/dataset/include)");
+  EXPECT_EQ(few.size(), 2u) << "a refused file is not half-added";
+
+  FileSet short_paths("/data", FileSetLimits{100, 10});
+  short_paths.add("abcde", 1, 1);
+  short_paths.add("fghij", 1, 1);  // exactly 10 bytes of paths: allowed
+  EXPECT_EQ(
+      input_error_of([&] { short_paths.add("k", 1, 1); }),
+      "dataset '/data': the selected files' relative paths take more than 10 bytes together, the most one "
+      "file set holds; select a part of it with include globs (/dataset/include)");
+  EXPECT_EQ(paths(short_paths), (std::vector<std::string>{"abcde", "fghij"}));
+
+  const std::string huge(FileSet::kMaxPathLength + 1, 'x');
+  FileSet one("/data");
+  EXPECT_NE(input_error_of([&] { one.add("", huge, 1, 1); }).find("a relative path of 16777216 bytes"),
+            std::string::npos);
+  EXPECT_TRUE(one.empty());
+
+  // The defaults are what a run can index: 32-bit file numbers, 40-bit path offsets.
+  EXPECT_EQ(FileSetLimits{}.max_files, 4294967295u);
+  EXPECT_EQ(FileSetLimits{}.max_path_bytes, (std::uint64_t{1} << 40) - 1);
+}
+
+TEST(DatasetScanTest, ScanLimitsAreTheSameErrorWithAnyNumberOfThreads) {
+  TempDir dir;
+  for (int c = 0; c < 6; ++c)
+    for (int f = 0; f < 4; ++f) write_file(dir / ("c" + std::to_string(c) + "/f" + std::to_string(f)), "x");
+  const std::string root = std::filesystem::canonical(dir.path()).string();
+  for (unsigned threads : {1u, 2u, 4u}) {
+    ScanOptions options;
+    options.threads = threads;
+    options.limits.max_files = 10;
+    EXPECT_EQ(
+        input_error_of([&] { scan_dataset(dir.path(), {}, options); }),
+        "dataset '" + root +
+            "': more than 10 files selected, the most one run indexes; select a part of it with include "
+            "globs (/dataset/include)")
+        << threads << " threads";
+    options.limits = {};
+    options.limits.max_path_bytes = 20;
+    EXPECT_NE(input_error_of([&] {
+                scan_dataset(dir.path(), {}, options);
+              }).find("relative paths take more than 20 bytes together"),
+              std::string::npos)
+        << threads << " threads";
+    options.limits.max_files = 24;
+    options.limits.max_path_bytes = 24 * 5;
+    EXPECT_EQ(scan_dataset(dir.path(), {}, options).size(), 24u) << "at the limits exactly";
+  }
+}
+
+// A tree whose byte order is not the folders' walk order ("a.b" sorts before "a/", "a0" after
+// it), with hidden files, empty folders, links and a FIFO: every thread count gives the same
+// sorted set, sizes, mtimes and left-out entries, equal to a plain sort of every path.
+TEST(DatasetScanTest, ParallelScanGivesTheSerialSortedResult) {
+  TempDir dir;
+  std::vector<std::string> expected;
+  auto file = [&](const std::string& rel, std::size_t size) {
+    write_file(dir / rel, std::string(size, 'q'));
+    expected.push_back(rel);
+  };
+  for (const char* folder :
+       {"a", "a.b", "a0", "a-", "b", "B", ".hidden_dir", "a/a", "a/a.b", "a/deep/er/est"})
+    for (int i = 0; i < 7; ++i)
+      file(std::string(folder) + "/f" + std::to_string(i * 13 % 7) + ".bin", std::size_t(i));
+  for (int i = 0; i < 300; ++i) file("wide/img_" + std::to_string(i) + ".bin", std::size_t(i % 5));
+  file("a.txt", 3);
+  file("a0.txt", 4);
+  file(".hidden", 1);
+  file("a/x", 2);
+  std::filesystem::create_directories(dir / "empty/inner");
+  ASSERT_EQ(::symlink("a", (dir / "link_to_a").c_str()), 0);
+  ASSERT_EQ(::symlink("a.txt", (dir / "a/link.txt").c_str()), 0);
+  ASSERT_EQ(::mkfifo((dir / "b/pipe").c_str(), 0600), 0);
+  std::sort(expected.begin(), expected.end());
+
+  auto left_out = [](const FileSet& set) {
+    std::vector<std::string> out;
+    for (const FileSet::LeftOut& l : set.left_out()) out.push_back(l.path + " " + l.kind);
+    return out;
+  };
+  ScanOptions serial;
+  serial.threads = 1;
+  const FileSet one = scan_dataset(dir.path(), {}, serial);
+  EXPECT_EQ(paths(one), expected);
+  EXPECT_EQ(left_out(one),
+            (std::vector<std::string>{"a/link.txt symlink", "b/pipe FIFO", "link_to_a symlink"}));
+  for (unsigned threads : {2u, 3u, 8u})
+    for (int round = 0; round < 5; ++round) {
+      ScanOptions options;
+      options.threads = threads;
+      const FileSet many = scan_dataset(dir.path(), {}, options);
+      ASSERT_EQ(paths(many), expected) << threads << " threads";
+      EXPECT_EQ(many.fingerprint(), one.fingerprint()) << "sizes and mtimes too";
+      EXPECT_EQ(left_out(many), left_out(one));
+      EXPECT_EQ(many.total_bytes(), one.total_bytes());
+    }
+  // With include globs the same.
+  ScanOptions options;
+  options.threads = 4;
+  EXPECT_EQ(paths(scan_dataset(dir.path(), {"a*/**"}, options)),
+            paths(scan_dataset(dir.path(), {"a*/**"}, serial)));
+}
+
+// RETURNS: the InputError's message when `scan` runs without the capabilities that let root
+// read any folder (in a child process: the test process keeps its own), "" when none.
+std::string scan_error_without_capabilities(const std::string& root, unsigned threads) {
+  int fds[2];
+  if (::pipe(fds) != 0) return "pipe failed";
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::close(fds[0]);
+    __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+    __user_cap_data_struct data[2] = {};
+    if (::syscall(SYS_capset, &header, data) != 0) ::_exit(3);
+    ScanOptions options;
+    options.threads = threads;
+    std::string message = input_error_of([&] { scan_dataset(root, {}, options); });
+    if (::write(fds[1], message.data(), message.size()) < 0) ::_exit(4);
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  std::string message;
+  char buffer[4096];
+  for (ssize_t n; (n = ::read(fds[0], buffer, sizeof buffer)) > 0;) message.append(buffer, std::size_t(n));
+  ::close(fds[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return "child failed: " + std::to_string(status);
+  return message;
+}
+
+// An unreadable folder is the same InputError, naming it, with any number of threads; of two,
+// the one first in path order.
+TEST(DatasetScanTest, UnreadableFolderIsTheSameErrorWithAnyNumberOfThreads) {
+  TempDir dir;
+  for (const char* rel : {"a/1.bin", "b/locked/2.bin", "c/3.bin", "d/locked/4.bin", "e/5.bin"})
+    write_file(dir / rel, "x");
+  ASSERT_EQ(::chmod((dir / "b/locked").c_str(), 0), 0);
+  ASSERT_EQ(::chmod((dir / "d/locked").c_str(), 0), 0);
+  const std::string root = std::filesystem::canonical(dir.path()).string();
+  const std::string expected = "dataset: cannot open folder '" + root + "/b/locked': Permission denied";
+  for (unsigned threads : {1u, 2u, 4u})
+    for (int round = 0; round < (threads == 1 ? 1 : 5); ++round)
+      EXPECT_EQ(scan_error_without_capabilities(dir.path(), threads), expected) << threads << " threads";
+  ASSERT_EQ(::chmod((dir / "b/locked").c_str(), 0755), 0);
+  const std::string second = scan_error_without_capabilities(dir.path(), 4);
+  EXPECT_EQ(second, "dataset: cannot open folder '" + root + "/d/locked': Permission denied");
+  ASSERT_EQ(::chmod((dir / "d/locked").c_str(), 0755), 0);
+  EXPECT_EQ(scan_error_without_capabilities(dir.path(), 4), "");
 }
 
 TEST(DatasetScanTest, SortedRegularFilesWithSizes) {

@@ -1,6 +1,6 @@
 // A data set root scanned once into a FileSet: the selected regular files, in a fixed
-// (sorted) order, with sizes and mtimes. Compact: one string arena for all paths, so a
-// million files cost well under 200 bytes each.
+// (sorted) order, with sizes and mtimes. Compact: 24 bytes per file plus one arena holding
+// every relative path, so ten million files cost about 50 bytes each.
 #pragma once
 
 #include <cstdint>
@@ -8,24 +8,32 @@
 #include <string_view>
 #include <vector>
 
+#include "feedbench/pod_array.h"
+
 namespace feedbench {
+
+// What one FileSet may hold. The defaults are what its packed entries and the workloads'
+// 32-bit file indexes can address; tests pass smaller ones to reach the refusals.
+struct FileSetLimits {
+  std::uint64_t max_files = UINT32_MAX;
+  std::uint64_t max_path_bytes = (std::uint64_t{1} << 40) - 1;  // all relative paths together
+};
 
 class FileSet {
  public:
-  struct Entry {
-    std::uint64_t path_offset;  // into the arena
-    std::uint32_t path_length;
-    std::uint64_t size;
-    std::int64_t mtime_ns;
-  };
+  // The largest relative path an entry can hold (its length has 24 bits).
+  static constexpr std::uint64_t kMaxPathLength = (std::uint64_t{1} << 24) - 1;
 
   const std::string& root() const { return root_; }  // absolute, symlinks resolved
   std::size_t size() const { return entries_.size(); }
   bool empty() const { return entries_.empty(); }
   std::uint64_t total_bytes() const { return total_bytes_; }
 
-  std::string_view relative_path(std::size_t i) const;  // "class_001/img_000001.bin"
-  std::string absolute_path(std::size_t i) const;       // root + "/" + relative path
+  std::string_view relative_path(std::size_t i) const {  // "class_001/img_000001.bin"
+    const Entry& e = entries_[i];
+    return std::string_view(arena_.data() + (e.path >> 24), std::size_t(e.path & kMaxPathLength));
+  }
+  std::string absolute_path(std::size_t i) const;  // root + "/" + relative path
   std::uint64_t file_size(std::size_t i) const { return entries_[i].size; }
   std::int64_t mtime_ns(std::size_t i) const { return entries_[i].mtime_ns; }
 
@@ -44,15 +52,31 @@ class FileSet {
   const std::vector<LeftOut>& left_out() const { return left_out_; }
 
   // Builders (used by scan_dataset and tests).
-  explicit FileSet(std::string root = {}) : root_(std::move(root)) {}
-  void add(std::string_view relative_path, std::uint64_t size, std::int64_t mtime_ns);
+  explicit FileSet(std::string root = {}, FileSetLimits limits = {})
+      : root_(std::move(root)), limits_(limits) {}
+  // Adds the file `prefix` + `name` (prefix "" or ending in '/'). Throws InputError naming the
+  // root when the set would pass its limits (max_files, max_path_bytes, kMaxPathLength).
+  void add(std::string_view prefix, std::string_view name, std::uint64_t size, std::int64_t mtime_ns);
+  void add(std::string_view relative_path, std::uint64_t size, std::int64_t mtime_ns) {
+    add({}, relative_path, size, mtime_ns);
+  }
   void add_left_out(std::string_view relative_path, std::string kind);
-  void sort();  // by relative path, byte order (left_out() too)
+  void sort();           // by relative path, byte order (left_out() too)
+  void shrink_to_fit();  // gives back the arrays' unused capacity once the set is complete
 
  private:
+  // 24 bytes: the path packed as offset (40 bits) << 24 | length (24 bits).
+  struct Entry {
+    std::uint64_t size;
+    std::int64_t mtime_ns;
+    std::uint64_t path;
+  };
+  static_assert(sizeof(Entry) == 24);
+
   std::string root_;
-  std::string arena_;
-  std::vector<Entry> entries_;
+  FileSetLimits limits_;
+  PodArray<char> arena_;
+  PodArray<Entry> entries_;
   std::uint64_t total_bytes_ = 0;
   std::vector<LeftOut> left_out_;
 };
@@ -91,7 +115,21 @@ bool glob_match(std::string_view glob, std::string_view relative_path);
 // anywhere) and folders named
 // *.fbtmp (another run's scratch staging) are skipped; every selected entry skipped is listed
 // in left_out(). A folder or file that vanishes while it is scanned is not an error.
-// RETURNS: sorted FileSet. Throws InputError when root is missing or not a directory.
-FileSet scan_dataset(const std::string& root, const std::vector<std::string>& include = {});
+//
+// Folders are read by several threads at once (each lists a folder, stats its files relative
+// to the folder's descriptor in inode order, and sorts its entries); the result is the same
+// sorted set whatever the threads' timing. When folders fail to read, the error is the one of
+// the folder first in path order.
+// RETURNS: sorted FileSet. Throws InputError when root is missing or not a directory, when a
+// folder cannot be read, or when the selection passes `options.limits`.
+struct ScanOptions {
+  // Threads reading folders; 0: FEEDBENCH_SCAN_THREADS from the environment, else
+  // kDefaultScanThreads. More threads than cores help when the metadata is not cached.
+  unsigned threads = 0;
+  FileSetLimits limits;
+};
+inline constexpr unsigned kDefaultScanThreads = 4;
+FileSet scan_dataset(const std::string& root, const std::vector<std::string>& include = {},
+                     const ScanOptions& options = {});
 
 }  // namespace feedbench
