@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "feedbench/data_file.h"
+#include "feedbench/env_settings.h"
 #include "feedbench/error.h"
 #include "feedbench/sha256.h"
 #include "feedbench/threads.h"
@@ -655,11 +656,7 @@ class Scanner {
 
 unsigned scan_threads(unsigned asked) {
   if (asked > 0) return asked;
-  if (const char* v = std::getenv("FEEDBENCH_SCAN_THREADS"); v && *v) {
-    const long n = std::atol(v);
-    if (n >= 1 && n <= 64) return unsigned(n);
-  }
-  return kDefaultScanThreads;
+  return scan_threads_setting(kDefaultScanThreads);
 }
 
 }  // namespace

@@ -30,6 +30,7 @@
 #include "feedbench/aligned_buffer.h"
 #include "feedbench/cores.h"
 #include "feedbench/data_file.h"
+#include "feedbench/env_settings.h"
 #include "feedbench/error.h"
 #include "feedbench/file_system.h"
 #include "feedbench/threads.h"
@@ -65,10 +66,7 @@ std::atomic<int> g_cachestat_works{-1};
 // and to test the fallback on kernels that have cachestat.
 std::atomic<bool> g_force_mincore{false};
 
-void read_method_override() {
-  const char* v = std::getenv("FEEDBENCH_RESIDENCY_METHOD");
-  g_force_mincore.store(v && std::string_view(v) == "mincore");
-}
+void read_method_override() { g_force_mincore.store(residency_mincore_setting()); }
 
 bool use_cachestat() {
   return !g_force_mincore.load(std::memory_order_relaxed) &&

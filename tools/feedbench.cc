@@ -7,6 +7,7 @@
 #include <string>
 
 #include "command_line.h"
+#include "feedbench/env_settings.h"
 #include "feedbench/error.h"
 #include "verbs.h"
 
@@ -59,6 +60,8 @@ int main(int argc, char** argv) {
     std::string program = std::string("feedbench ") + v.name;
     argv[1] = program.data();
     try {
+      // A/B switches in the environment are checked before the verb reads or writes anything.
+      feedbench::check_env_settings();
       return v.main(argc - 1, argv + 1);
     } catch (const std::exception&) {
       const feedbench::VerbFailure f = feedbench::verb_failure(std::current_exception(), v.name);

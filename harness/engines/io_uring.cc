@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "engines.h"
+#include "feedbench/env_settings.h"
 #include "feedbench/error.h"
 
 namespace feedbench::engines {
@@ -54,10 +55,7 @@ std::uint64_t chain_tag(std::uint32_t slot, unsigned step) {
 std::uint64_t chain_tag(std::uint32_t slot, ChainStep step) { return chain_tag(slot, unsigned(step)); }
 
 // RETURNS: true unless FEEDBENCH_IO_URING_CHAIN is "0" (A/B against open-then-read).
-bool chain_allowed_by_environment() {
-  const char* v = std::getenv("FEEDBENCH_IO_URING_CHAIN");
-  return !(v && std::strcmp(v, "0") == 0);
-}
+bool chain_allowed_by_environment() { return io_uring_chain_setting(); }
 
 class IoUringEngine final : public Engine {
  public:

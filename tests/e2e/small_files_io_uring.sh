@@ -57,5 +57,17 @@ rc=0; check "$WORK/on.json" on || rc=$?
 E2E_SOURCE=$WORK/src FEEDBENCH_IO_URING_CHAIN=0 expect_exit 0 "$FEEDBENCH" run --config "$WORK/c.json" --out "$WORK/off.json"
 check "$WORK/off.json" off || fail "chains off: result file check failed"
 
+# A value the switch does not know is bad input, not silently "on": the result would record
+# FEEDBENCH_IO_URING_CHAIN=false for a run measured with chains. Exit 2, nothing written.
+for bad in "FEEDBENCH_IO_URING_CHAIN=false" "FEEDBENCH_SCAN_THREADS=four" "FEEDBENCH_RESIDENCY_METHOD=mincor"; do
+  env E2E_SOURCE="$WORK/src" "$bad" "$FEEDBENCH" run --config "$WORK/c.json" --out "$WORK/bad.json" \
+    >"$WORK/out" 2>"$WORK/err" && fail "$bad: exit 0"
+  rc=$?
+  [ "$rc" = 2 ] || fail "$bad: exit $rc, want 2: $(cat "$WORK/err")"
+  expect_in "$WORK/err" "environment variable ${bad%%=*}: expected"
+  [ "$(wc -l <"$WORK/err")" = 1 ] || fail "$bad: more than one line: $(cat "$WORK/err")"
+  [ ! -e "$WORK/bad.json" ] || fail "$bad: a result file was written"
+done
+
 [ "$(tree_digest "$WORK/src")" = "$before" ] || fail "the source data set changed"
 echo "small files io_uring: ok"

@@ -1,0 +1,25 @@
+// The FEEDBENCH_* environment variables that change how a run measures (A/B switches for the
+// engineers measuring feedbench itself). Each is parsed here and only here, and a value that
+// is not one of its own is bad input: a typo ("FEEDBENCH_IO_URING_CHAIN=false") must not
+// silently measure the other side while the result file records the variable as set.
+#pragma once
+
+namespace feedbench {
+
+// RETURNS: FEEDBENCH_IO_URING_CHAIN: unset or "1": true (io_uring reads one-block files whole
+// in one linked request), "0": false (open, then read). Throws InputError otherwise.
+bool io_uring_chain_setting();
+
+// RETURNS: FEEDBENCH_SCAN_THREADS: 1 to 64 threads reading folders during a scan; unset:
+// `fallback`. Throws InputError otherwise.
+unsigned scan_threads_setting(unsigned fallback);
+
+// RETURNS: FEEDBENCH_RESIDENCY_METHOD: unset, "auto" or "cachestat": false (cachestat where the
+// kernel has it, else mincore); "mincore": true (mincore always). Throws InputError otherwise.
+bool residency_mincore_setting();
+
+// Checks every setting above. Throws InputError naming the first bad one. feedbench's main
+// calls it before any verb, so a bad value stops the verb before anything is read or written.
+void check_env_settings();
+
+}  // namespace feedbench
