@@ -17,8 +17,8 @@ const char* value_of(const char* name) {
 }
 
 [[noreturn]] void bad(const char* name, const char* expected, const char* got) {
-  throw InputError(std::string("environment variable ") + name + ": expected " + expected + ", got '" +
-                   got + "'");
+  throw InputError(std::string("environment variable ") + name + ": expected " + expected + ", got '" + got +
+                   "'");
 }
 
 }  // namespace

@@ -72,8 +72,9 @@ TEST(EnvSettingsTest, IoUringChainTakesZeroOrOne) {
   }
   for (const char* bad : {"false", "off", "00", " 0", "2"}) {
     ScopedVariable v("FEEDBENCH_IO_URING_CHAIN", bad);
-    EXPECT_EQ(input_error_of([] { io_uring_chain_setting(); }),
-              std::string("environment variable FEEDBENCH_IO_URING_CHAIN: expected 0 or 1, got '") + bad + "'");
+    EXPECT_EQ(
+        input_error_of([] { io_uring_chain_setting(); }),
+        std::string("environment variable FEEDBENCH_IO_URING_CHAIN: expected 0 or 1, got '") + bad + "'");
     EXPECT_NE(input_error_of([] { check_env_settings(); }), "") << bad;
   }
 }
@@ -93,10 +94,11 @@ TEST(EnvSettingsTest, ScanThreadsIsAWholeNumberFromOneTo64) {
   }
   for (const char* bad : {"0", "65", "four", "2x", "-1"}) {
     ScopedVariable v("FEEDBENCH_SCAN_THREADS", bad);
-    EXPECT_EQ(input_error_of([] { scan_threads_setting(4); }),
-              std::string("environment variable FEEDBENCH_SCAN_THREADS: expected a whole number from 1 to 64, "
-                          "got '") +
-                  bad + "'");
+    EXPECT_EQ(
+        input_error_of([] { scan_threads_setting(4); }),
+        std::string("environment variable FEEDBENCH_SCAN_THREADS: expected a whole number from 1 to 64, "
+                    "got '") +
+            bad + "'");
   }
 }
 
@@ -114,10 +116,12 @@ TEST(EnvSettingsTest, ResidencyMethodIsAutoCachestatOrMincore) {
     EXPECT_TRUE(residency_mincore_setting());
   }
   ScopedVariable v("FEEDBENCH_RESIDENCY_METHOD", "mincor");
-  EXPECT_EQ(input_error_of([] { residency_mincore_setting(); }),
-            "environment variable FEEDBENCH_RESIDENCY_METHOD: expected auto, cachestat or mincore, got 'mincor'");
-  EXPECT_EQ(input_error_of([] { check_env_settings(); }),
-            "environment variable FEEDBENCH_RESIDENCY_METHOD: expected auto, cachestat or mincore, got 'mincor'");
+  EXPECT_EQ(
+      input_error_of([] { residency_mincore_setting(); }),
+      "environment variable FEEDBENCH_RESIDENCY_METHOD: expected auto, cachestat or mincore, got 'mincor'");
+  EXPECT_EQ(
+      input_error_of([] { check_env_settings(); }),
+      "environment variable FEEDBENCH_RESIDENCY_METHOD: expected auto, cachestat or mincore, got 'mincor'");
 }
 
 }  // namespace
