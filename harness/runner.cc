@@ -361,7 +361,8 @@ void run_worker(Shared& shared, Worker& me, unsigned w) {
         have_item = false;
         continue;
       }
-      if (chain && !retrying && item.first_of_file && item.last_of_file) {
+      // Asked per file: the engine turns its chains off when a file system cannot take them.
+      if (chain && !retrying && item.first_of_file && item.last_of_file && engine->reads_whole_files()) {
         const std::uint64_t planned = planned_of(item);
         // An empty file stays with open(): a FIFO in its place would read 0 bytes too.
         if (planned > 0 && planned <= engine_block) {

@@ -73,7 +73,12 @@ class IoUringEngine final : public Engine {
     if (rc < 0)
       throw RunError(errno_message("io_uring refused by the kernel or a sandbox (io_uring_setup)", -rc));
     register_buffers();
-    register_file_table(want_chain);
+    // Before 5.18 a linked request's fixed file was looked up at submission, so the chain's
+    // READ found its slot still empty (the OPENAT before it had not run) and every chain failed
+    // with EBADF: each file opened twice, silently. IORING_FEAT_LINKED_FILE says the lookup
+    // waits for the link; without it no direct-descriptor request is sent at all (a kernel
+    // that ignores the slot would close descriptor 0 in the probe).
+    register_file_table(want_chain && (params.features & IORING_FEAT_LINKED_FILE) != 0);
     if (chain_) {
       paths_ = std::make_unique<char[]>(kPathMax * options.queue_depth);
       chains_ = std::make_unique<Chain[]>(options.queue_depth);
@@ -100,8 +105,8 @@ class IoUringEngine final : public Engine {
       c = Chain{};
       c.expect = f.expect;
       c.noatime = (flags & O_NOATIME) != 0;
-      ++in_flight_;
       if (f.path.size() >= kPathMax) {  // the kernel would refuse it: no need to ask
+        ++in_flight_;
         ready_[ready_count_++] = Completion{f.slot, -ENAMETOOLONG, ChainStep::open};
         continue;
       }
@@ -133,6 +138,7 @@ class IoUringEngine final : public Engine {
       io_uring_prep_close_direct(close, index);
       io_uring_sqe_set_data64(close, chain_tag(f.slot, ChainStep::close));
       pending_ += kChainEntries;
+      ++in_flight_;  // only now: a throw above leaves no chain counted that will never complete
     }
   }
 
@@ -256,8 +262,13 @@ class IoUringEngine final : public Engine {
     if (c.seen != kAllSteps) return false;
     const int open = c.result[0], read = c.result[1], close = c.result[2];
     if (open < 0) out = Completion{slot, open, ChainStep::open};
-    else if (read < 0 || std::uint32_t(read) != c.expect) out = Completion{slot, read, ChainStep::read};
-    else if (close < 0) out = Completion{slot, close, ChainStep::close};
+    else if (read < 0 || std::uint32_t(read) != c.expect) {
+      // A file system that cannot read without blocking (no FMODE_NOWAIT: NFS, FUSE, some
+      // overlays) answers the O_NONBLOCK chain's read with EAGAIN every time: chains off for
+      // this engine, so each later file is opened and read once rather than twice.
+      if (read == -EAGAIN) chain_ = false;
+      out = Completion{slot, read, ChainStep::read};
+    } else if (close < 0) out = Completion{slot, close, ChainStep::close};
     else {
       out = Completion{slot, read, ChainStep::none};
       count_open(c.noatime);  // counted as open() counts, only for a file read whole

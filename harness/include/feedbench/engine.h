@@ -86,8 +86,11 @@ class Engine {
   // rate: charged by what was read, not asked for (a read past a file's end is short).
   std::size_t reap(std::span<Completion> out, std::size_t min_complete);
 
-  // RETURNS: true when submit_whole_files works here (io_uring with direct descriptors, kernel
-  // 5.15 or later, and options().whole_file_chain unless FEEDBENCH_IO_URING_CHAIN=0).
+  // RETURNS: true when submit_whole_files works here (io_uring with direct descriptors and
+  // linked fixed-file lookup, IORING_FEAT_LINKED_FILE: kernel 5.18 or later; and
+  // options().whole_file_chain unless FEEDBENCH_IO_URING_CHAIN=0). It turns false for the
+  // rest of the engine's life once a chain's read comes back EAGAIN (a file system that cannot
+  // read without blocking), so callers ask before each file.
   virtual bool reads_whole_files() const { return false; }
   // Starts one whole-file read per entry: open (read-only, non-blocking so a FIFO cannot hold
   // it, O_DIRECT with options().direct), one read of block_size bytes at offset 0 into the
@@ -95,7 +98,10 @@ class Engine {
   // Completion (its slot) through reap(), with failed_step saying what kept it from being whole.
   // The caller falls back to open() + submit() for a file whose read was not whole.
   // LIMIT: the chain cannot fstat what it opened, so a device in the file's place that reads
-  // exactly `expect` bytes passes as whole (a FIFO, a directory or any other size does not).
+  // exactly `expect` bytes passes as whole (a directory or any other size does not; nor does a
+  // FIFO, unless a writer sends exactly `expect` bytes within the chain's 2 s read timeout).
+  // NOTE: a whole-file read's latency is its open, read and close together; open-then-read
+  // records the read alone, so latency figures differ with FEEDBENCH_IO_URING_CHAIN=0.
   // REQUIRES: reads_whole_files(); each slot free, as for submit(); path shorter than PATH_MAX
   // (a longer one fails at the open step). Throws std::logic_error where unsupported.
   virtual void submit_whole_files(std::span<const WholeFileRead> files);
