@@ -20,8 +20,14 @@ cat >"$WORK/c.json" <<JSON
 }
 JSON
 
+# 0. The scan's helper threads are optional: with every thread refused it reads the folders on
+# the calling thread and finds every file.
+expect_exit 0 env FEEDBENCH_TEST_THREAD_LIMIT=0 "$FEEDBENCH" run --config "$WORK/c.json" --dry-run
+expect_in "$WORK/out" "source: 12 files"
+
 # 1. The hook: the 4th thread is refused. The 1-worker case runs; the others are skipped.
-expect_exit 0 env FEEDBENCH_TEST_THREAD_LIMIT=3 "$FEEDBENCH" run --config "$WORK/c.json" --out "$WORK/r1.json"
+# One scan thread, so the hook's count is the workers' (the scan would take the first three).
+expect_exit 0 env FEEDBENCH_TEST_THREAD_LIMIT=3 FEEDBENCH_SCAN_THREADS=1 "$FEEDBENCH" run --config "$WORK/c.json" --out "$WORK/r1.json"
 python3 - "$WORK/r1.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
