@@ -20,6 +20,7 @@
 namespace feedbench {
 namespace {
 
+using testing::input_error_of;
 using testing::TempDir;
 using testing::write_file;
 
@@ -140,17 +141,6 @@ TEST(DatasetFileSetTest, PrefixAndNameMakeOnePathAndCopiesAreIndependent) {
   EXPECT_EQ(copy.total_bytes(), 113u);
   FileSet moved = std::move(copy);
   EXPECT_EQ(moved.relative_path(3), "z.bin");
-}
-
-// RETURNS: the InputError's message from `fn`, or "" when it threw none.
-template <class Fn>
-std::string input_error_of(Fn fn) {
-  try {
-    fn();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
 }
 
 TEST(DatasetFileSetTest, LimitsAreInputErrorsNamingTheRootAndWhatToDo) {

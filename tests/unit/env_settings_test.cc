@@ -8,9 +8,12 @@
 #include <string>
 
 #include "feedbench/error.h"
+#include "test_util.h"
 
 namespace feedbench {
 namespace {
+
+using testing::input_error_of;
 
 // Sets (or, with nullptr, unsets) one variable for the scope of a test, then restores it.
 class ScopedVariable {
@@ -41,17 +44,6 @@ class ScopedVariable {
   std::string old_;
   bool had_ = false;
 };
-
-// RETURNS: the InputError's message, or "" when `fn` did not throw one.
-template <class Fn>
-std::string input_error_of(Fn fn) {
-  try {
-    fn();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
 
 TEST(EnvSettingsTest, IoUringChainTakesZeroOrOne) {
   {

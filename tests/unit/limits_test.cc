@@ -23,18 +23,8 @@ namespace feedbench {
 namespace {
 
 using json = nlohmann::json;
+using testing::input_error_of;
 using testing::TempDir;
-
-// RETURNS: the InputError message `f` throws, or "" when it throws none.
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
 
 bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
@@ -56,10 +46,10 @@ class LimitsTest : public ::testing::Test {
     return doc.dump();
   }
   std::string config_error(const std::string& config_text, const ConfigOverrides& o = {}) {
-    return error_of([&] { parse_config(config_text, "c.json", o); });
+    return input_error_of([&] { parse_config(config_text, "c.json", o); });
   }
   std::string plan_error(const std::string& config_text, const ConfigOverrides& o = {}) {
-    return error_of([&] { expand_plan(parse_config(config_text, "c.json", o)); });
+    return input_error_of([&] { expand_plan(parse_config(config_text, "c.json", o)); });
   }
 };
 
@@ -130,7 +120,7 @@ TEST(PlanRangeTest, CodeAndSchemaAgreeOnEveryIntegerRange) {
         if (key == "queue_depth") c.families[0]["engine"] = "io_uring";
         // shuffle_buffer applies to TFRecord samples only.
         if (key == "shuffle_buffer") c.families[0]["samples"] = "tfrecord";
-        const std::string msg = error_of([&] { expand_plan(c); });
+        const std::string msg = input_error_of([&] { expand_plan(c); });
         if (ok) {
           EXPECT_EQ(msg, "") << family << "." << key << "=" << value;
         } else {
@@ -155,7 +145,7 @@ TEST_F(LimitsTest, NumberNoDoubleHoldsNamesFileAndPointer) {
             "c.json: /families/0/target_au/1: expected a number between -1.7e308 and 1.7e308, got 1e999");
   EXPECT_EQ(config_error(R"({"defaults": {"seed": -1e400}})"),
             "c.json: /defaults/seed: expected a number between -1.7e308 and 1.7e308, got -1e400");
-  EXPECT_EQ(error_of([] { parse_sets({"target_au=1e999"}); }),
+  EXPECT_EQ(input_error_of([] { parse_sets({"target_au=1e999"}); }),
             "--set target_au: expected a number between -1.7e308 and 1.7e308, got 1e999");
 }
 
@@ -206,9 +196,9 @@ TEST_F(LimitsTest, LongOrDeepValuesThroughSetAreRefused) {
       "c.json: /defaults/block_size: expected a string of at most 4096 bytes (the limit for a config), got "
       "30720 bytes (from --set block_size)");
   // As deep as a command-line argument allows (128 KiB).
-  EXPECT_TRUE(contains(error_of([] { parse_sets({"workers=" + nested(65000)}); }),
+  EXPECT_TRUE(contains(input_error_of([] { parse_sets({"workers=" + nested(65000)}); }),
                        "--set workers: expected a --set value of at most 65536 bytes, got 130000 bytes"));
-  EXPECT_TRUE(contains(error_of([] { parse_sets({"workers=" + nested(1000)}); }),
+  EXPECT_TRUE(contains(input_error_of([] { parse_sets({"workers=" + nested(1000)}); }),
                        "nested at most 64 levels deep (the limit for a --set value), got deeper"));
   o.set = {{"workers", json::parse(nested(70))}};  // built in memory, past the parser
   EXPECT_TRUE(
@@ -233,7 +223,7 @@ TEST_F(LimitsTest, OversizedConfigFileIsRefusedBeforeReading) {
     std::fclose(f);
   }
   std::filesystem::resize_file(path, (std::uint64_t{1} << 20) + 1);  // sparse: nothing to read
-  EXPECT_EQ(error_of([&] { load_config(path); }),
+  EXPECT_EQ(input_error_of([&] { load_config(path); }),
             path + ": expected a config of at most 1048576 bytes, got 1048577 bytes");
 }
 
@@ -248,21 +238,23 @@ std::string result_text(const std::string& context, const std::string& entry_fie
 TEST(ResultLimitsTest, DeepResultIsRefusedWhileParsing) {
   // diff and report copy the document recursively: 100,000 levels overflowed the stack.
   const std::string deep = result_text(R"({"x": )" + nested(100000) + "}");
-  const std::string msg = error_of([&] { ResultDocument::parse(deep, "r.json"); });
+  const std::string msg = input_error_of([&] { ResultDocument::parse(deep, "r.json"); });
   EXPECT_TRUE(contains(msg, "r.json: /context/x/0/0/0")) << msg;
   EXPECT_TRUE(contains(msg,
                        ": expected arrays and objects nested at most 128 levels deep (the limit for a result "
                        "file), got deeper"))
       << msg;
-  EXPECT_EQ(error_of([&] { ResultDocument::parse(result_text(R"({"x": )" + nested(100) + "}"), "r.json"); }),
-            "");
+  EXPECT_EQ(
+      input_error_of([&] { ResultDocument::parse(result_text(R"({"x": )" + nested(100) + "}"), "r.json"); }),
+      "");
 }
 
 TEST(ResultLimitsTest, NumbersNoTypeHoldsNameFileAndPointer) {
-  EXPECT_EQ(error_of([] { ResultDocument::parse(result_text("{}", R"(, "cpu_time": 1e999)"), "r.json"); }),
-            "r.json: /benchmarks/0/cpu_time: expected a number between -1.7e308 and 1.7e308, got 1e999");
   EXPECT_EQ(
-      error_of([] {
+      input_error_of([] { ResultDocument::parse(result_text("{}", R"(, "cpu_time": 1e999)"), "r.json"); }),
+      "r.json: /benchmarks/0/cpu_time: expected a number between -1.7e308 and 1.7e308, got 1e999");
+  EXPECT_EQ(
+      input_error_of([] {
         ResultDocument::parse(result_text("{}", R"(, "repetitions": 18446744073709551615)"), "r.json");
       }),
       "r.json: /benchmarks/0/repetitions: expected an integer of at most 9223372036854775807, got number "
@@ -279,7 +271,7 @@ TEST(ResultLimitsTest, OversizedResultFileIsRefusedBeforeReading) {
   }
   std::filesystem::resize_file(path, (std::uint64_t{256} << 20) + 1);  // sparse
   const auto start = std::chrono::steady_clock::now();
-  EXPECT_EQ(error_of([&] { ResultDocument::load(path); }),
+  EXPECT_EQ(input_error_of([&] { ResultDocument::load(path); }),
             path + ": expected a result file of at most 268435456 bytes, got 268435457 bytes");
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2)) << "read before refusing";
 }
@@ -317,7 +309,7 @@ TEST_F(LimitsTest, SweepIsCountedBeforeCasesAreBuilt) {
   family["epochs"] = {1};
   Config c = parse_config(text(json::array({family})), "c.json");
   EXPECT_EQ(expand_plan(c).cases.size(), 10000u);
-  EXPECT_TRUE(contains(error_of([&] { expand_plan(c, 9999); }), "expected at most 9999 cases"));
+  EXPECT_TRUE(contains(input_error_of([&] { expand_plan(c, 9999); }), "expected at most 9999 cases"));
 }
 
 TEST_F(LimitsTest, SweepCountSaturatesInsteadOfOverflowing) {
@@ -349,7 +341,7 @@ TEST(GenLimitsTest, TooManyFilesAreRefusedBeforeAnyWork) {
   o.layout = GenLayout::kFlat;
   const auto start = std::chrono::steady_clock::now();
   EXPECT_EQ(
-      error_of([&] { generate_dataset(o); }),
+      input_error_of([&] { generate_dataset(o); }),
       "--files: expected at most 10000000 files (raise the limit with --max-files N), got 99999999999999");
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
   EXPECT_FALSE(std::filesystem::exists(o.out));
@@ -357,7 +349,7 @@ TEST(GenLimitsTest, TooManyFilesAreRefusedBeforeAnyWork) {
   o.files = 100;
   o.shards = 20;
   o.max_files = 10;
-  EXPECT_EQ(error_of([&] { generate_dataset(o); }),
+  EXPECT_EQ(input_error_of([&] { generate_dataset(o); }),
             "--shards: expected at most 10 files (raise the limit with --max-files N), got 20");
 }
 
@@ -371,7 +363,7 @@ TEST(GenLimitsTest, MoreBytesThanFreeSpaceAreRefusedBeforeAnyWork) {
   o.files = 1000;
   o.min_size = o.max_size = free_bytes / 999 + (std::uint64_t{1} << 20);  // 1000 of them exceed what is free
   o.layout = GenLayout::kFlat;
-  const std::string msg = error_of([&] { generate_dataset(o); });
+  const std::string msg = input_error_of([&] { generate_dataset(o); });
   EXPECT_TRUE(contains(
       msg, "--files/--file-size: the data set needs " + std::to_string(1000 * o.min_size) + " bytes"))
       << msg;
@@ -379,7 +371,8 @@ TEST(GenLimitsTest, MoreBytesThanFreeSpaceAreRefusedBeforeAnyWork) {
   EXPECT_FALSE(std::filesystem::exists(dir / "missing"));
   // Past 64 bits: said so, not wrapped.
   o.min_size = o.max_size = std::uint64_t{1} << 62;
-  EXPECT_TRUE(contains(error_of([&] { generate_dataset(o); }), "needs more than 18446744073709551615 bytes"));
+  EXPECT_TRUE(
+      contains(input_error_of([&] { generate_dataset(o); }), "needs more than 18446744073709551615 bytes"));
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
-// Helpers shared by the unit tests: a temporary folder removed at the end, small files.
+// Helpers shared by the unit tests: a temporary folder removed at the end, small files, the
+// message of an expected InputError.
 #pragma once
 
 #include <cstdlib>
@@ -7,6 +8,8 @@
 #include <string>
 
 #include <unistd.h>
+
+#include "feedbench/error.h"
 
 namespace feedbench::testing {
 
@@ -45,6 +48,17 @@ inline void write_file(const std::string& path, const std::string& content) {
 inline std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// RETURNS: the InputError message `fn` throws, or "" when it throws none.
+template <class Fn>
+std::string input_error_of(Fn&& fn) {
+  try {
+    fn();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
 }
 
 }  // namespace feedbench::testing
