@@ -1,8 +1,8 @@
 #include "case_run.h"
 
-#include <chrono>
 #include <cstdio>
 
+#include "feedbench/clock.h"
 #include "feedbench/error.h"
 #include "feedbench/page_cache.h"
 #include "feedbench/skew.h"
@@ -109,7 +109,7 @@ std::optional<double> CaseRun::prepare_cache_state_per_host(const std::string& c
   };
   Residency r;
   std::string why;
-  const auto start = std::chrono::steady_clock::now();
+  const std::int64_t start = now_ns();
   if (cluster.host_leader()) {
     try {
       if (cache_state == "cold") r = evict(host_files, phase("evicting"));
@@ -143,13 +143,12 @@ std::optional<double> CaseRun::prepare_cache_state_per_host(const std::string& c
                      {"achieved", ok},
                      {"bytes", host.total_bytes}});
   }
-  record_.cache = {
-      {"requested", cache_state},
-      {"residency_before", worst},
-      {"achieved", achieved},
-      {"method", method},
-      {"prepare_s", std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()},
-      {"hosts", hosts}};
+  record_.cache = {{"requested", cache_state},
+                   {"residency_before", worst},
+                   {"achieved", achieved},
+                   {"method", method},
+                   {"prepare_s", double(now_ns() - start) * 1e-9},
+                   {"hosts", hosts}};
   return worst;
 }
 
@@ -159,7 +158,7 @@ std::optional<double> CaseRun::prepare_cache_state(const std::string& cache_stat
     return context_.progress ? context_.progress->phase(what) : Progress{};
   };
   Residency r;
-  const auto start = std::chrono::steady_clock::now();
+  const std::int64_t start = now_ns();
   try {
     if (cache_state == "cold") r = evict(files, phase("evicting"));
     else if (cache_state == "warm") r = warm(files, phase("warming"));
@@ -173,7 +172,7 @@ std::optional<double> CaseRun::prepare_cache_state(const std::string& cache_stat
                         : cache_state == "warm" ? f >= kWarmMinResident
                                                 : true;
   // Untimed, but it is most of a cold case's wall time on millions of files: recorded.
-  const double prepare_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double prepare_s = double(now_ns() - start) * 1e-9;
   record_.cache = {{"requested", cache_state},
                    {"residency_before", f},
                    {"achieved", achieved},

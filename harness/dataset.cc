@@ -383,7 +383,7 @@ class Scanner {
       std::uint64_t size;
       std::int64_t mtime_ns;
     };
-    std::unique_ptr<char[]> dirents{new char[kBufferSize]};
+    std::unique_ptr<char[]> dirents = std::make_unique_for_overwrite<char[]>(kBufferSize);
     std::vector<Item> items;
     std::vector<std::uint32_t> order;
     std::string rel;

@@ -44,6 +44,7 @@
 
 #include "feedbench/error.h"
 #include "feedbench/threads.h"
+#include "feedbench/unique_fd.h"
 #include "feedbench/units.h"
 
 namespace feedbench {
@@ -269,14 +270,12 @@ void run_worker(Shared& shared, Worker& me, unsigned w) {
   // one path component per file instead of the whole absolute path (perf: the walk under
   // io_openat2 was 7% of a run over 32,768 files of 4 KiB). Absolute paths where it cannot be
   // opened.
-  const int root_fd = chain ? ::open(files.root().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+  const UniqueFd root_dir(chain ? ::open(files.root().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1);
+  const int root_fd = root_dir.get();
 
   shared.ready.count_down();
   shared.go.wait();
-  if (shared.abort.load() || !engine) {
-    if (root_fd >= 0) ::close(root_fd);
-    return;
-  }
+  if (shared.abort.load() || !engine) return;
   std::int64_t cpu_start = thread_cpu_ns();
   // Ramp: everything up to the moment this worker sees ramp_over is moved out of the figures.
   bool in_ramp = options.ramp_ns > 0;
@@ -510,7 +509,6 @@ void run_worker(Shared& shared, Worker& me, unsigned w) {
     open_files.remove(e);
   }
   engine.reset();  // chains in flight after an error end with the ring, before their directory
-  if (root_fd >= 0) ::close(root_fd);
 }
 
 // The clock of a time-based round, on run_round's own thread while the workers read: it ends

@@ -54,13 +54,10 @@ std::uint64_t chain_tag(std::uint32_t slot, unsigned step) {
 }
 std::uint64_t chain_tag(std::uint32_t slot, ChainStep step) { return chain_tag(slot, unsigned(step)); }
 
-// RETURNS: true unless FEEDBENCH_IO_URING_CHAIN is "0" (A/B against open-then-read).
-bool chain_allowed_by_environment() { return io_uring_chain_setting(); }
-
 class IoUringEngine final : public Engine {
  public:
   explicit IoUringEngine(const EngineOptions& options) : Engine(options) {
-    const bool want_chain = options.whole_file_chain && chain_allowed_by_environment();
+    const bool want_chain = options.whole_file_chain && io_uring_chain_setting();
     // A chain takes four submission entries (and completions): room for queue_depth chains.
     const unsigned entries = want_chain ? options.queue_depth * kChainEntries : options.queue_depth;
     io_uring_params params{};
@@ -80,7 +77,7 @@ class IoUringEngine final : public Engine {
     // that ignores the slot would close descriptor 0 in the probe).
     register_file_table(want_chain && (params.features & IORING_FEAT_LINKED_FILE) != 0);
     if (chain_) {
-      paths_ = std::make_unique<char[]>(kPathMax * options.queue_depth);
+      paths_ = std::make_unique_for_overwrite<char[]>(kPathMax * options.queue_depth);
       chains_ = std::make_unique<Chain[]>(options.queue_depth);
       ready_ = std::make_unique<Completion[]>(options.queue_depth);
     }
