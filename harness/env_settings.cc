@@ -50,10 +50,20 @@ bool residency_mincore_setting() {
   bad("FEEDBENCH_RESIDENCY_METHOD", "auto, cachestat or mincore", v);
 }
 
+bool latency_steady_clock_setting() {
+  const char* v = value_of("FEEDBENCH_LATENCY_CLOCK");
+  if (!v) return false;
+  const std::string_view s(v);
+  if (s == "auto") return false;
+  if (s == "steady_clock") return true;
+  bad("FEEDBENCH_LATENCY_CLOCK", "auto or steady_clock", v);
+}
+
 void check_env_settings() {
   (void)io_uring_chain_setting();
   (void)scan_threads_setting(1);
   (void)residency_mincore_setting();
+  (void)latency_steady_clock_setting();
 }
 
 }  // namespace feedbench

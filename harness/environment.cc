@@ -1,6 +1,7 @@
 // What was measured on: read from /proc, /sys, uname and (when present) nvidia-smi. Every
 // probe is best effort: a missing /sys entry leaves a field empty, never an error.
 #include "feedbench/environment.h"
+#include "feedbench/latency_clock.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -352,6 +353,8 @@ nlohmann::json describe_host() {
   // Read buffers of 1 MiB and more ask for huge pages (aligned_buffer.h); with THP "never" a
   // large O_DIRECT read may reach the device in two requests, which changes its figure.
   host["transparent_hugepages"] = active_choice(read_line("/sys/kernel/mm/transparent_hugepage/enabled"));
+  // Per-read latency is timed with the time-stamp counter or steady_clock (latency_clock.h).
+  host["latency_clock"] = LatencyClock::get().name();
   host["gpus"] = describe_gpus();
   return host;
 }

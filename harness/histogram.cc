@@ -16,16 +16,6 @@ namespace feedbench {
 
 Histogram::Histogram() : counts_(kCounts, 0) {}
 
-int Histogram::index_of(std::uint64_t value) {
-  constexpr std::uint64_t kSub = 1u << kSubBucketBits;
-  if (value < kSub) return int(value);  // bucket 0: [0, 128), width 1
-  // Bucket b >= 1 covers [2^(b+6), 2^(b+7)) in 128 sub-buckets of width 2^(b-1).
-  const int msb = 63 - std::countl_zero(value);
-  const int bucket = msb - kSubBucketBits + 1;
-  const int sub = int(value >> (bucket - 1)) - int(kSub);
-  return (bucket << kSubBucketBits) + sub;
-}
-
 std::uint64_t Histogram::lower_bound_of(int index) {
   const int bucket = index >> kSubBucketBits;
   const std::uint64_t sub = std::uint64_t(index & ((1 << kSubBucketBits) - 1));

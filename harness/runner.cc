@@ -12,8 +12,9 @@
 //   - workers share nothing they write: each writes only its own cache-line-aligned Worker and
 //     takes work from the Workload, whose per-worker state is cache-line-aligned too and whose
 //     only shared write is one relaxed atomic add per file (sequential/shuffled);
-//   - timestamps come from steady_clock (CLOCK_MONOTONIC through the vDSO: no syscall), two
-//     per batch, and none at all when latency recording is off;
+//   - timestamps come from the latency clock (latency_clock.h: the CPU's time-stamp counter
+//     where the kernel keeps time with it, else steady_clock through the vDSO), two per batch,
+//     and none at all when latency recording is off;
 //   - the only mutex is on the error path, after the worker has stopped measuring.
 // Opening and closing files are system calls by nature; they happen as a data loader does them
 // (per file, or on a miss of the open-file cache for random reads), never per read. Where the
@@ -23,6 +24,7 @@
 #include "feedbench/runner.h"
 #include "feedbench/clock.h"
 #include "feedbench/cores.h"
+#include "feedbench/latency_clock.h"
 
 #include <fcntl.h>
 #include <sys/resource.h>
@@ -258,6 +260,8 @@ void run_worker(Shared& shared, Worker& me, unsigned w) {
   std::string path;
   path.reserve(4096);
   const bool record = options.record_latency;
+  // Before the clock: the first call measures the counter's rate.
+  const LatencyClock* clock = record ? &LatencyClock::get() : nullptr;
   // Whole-file reads: a slot whose slot_entry is -1 holds a chain for slot_item; a chain that
   // did not read its file whole puts the item on `retry`, read next by open() and submit().
   const bool chain = engine && !random && engine->reads_whole_files();
@@ -319,7 +323,7 @@ void run_worker(Shared& shared, Worker& me, unsigned w) {
                         std::to_string(slot_planned[c.slot]) + " bytes at offset " +
                         std::to_string(slot_offset[c.slot]) + " (it shrank since the scan)";
     }
-    if (record) me.latency.record(std::uint64_t(std::max<std::int64_t>(0, t - started[c.slot])));
+    if (record) me.latency.record(clock->elapsed_ns(started[c.slot], t));
     // On to the device before the slot is reused; the ring waits when every staging slot
     // is busy, so a copy engine slower than storage slows the round.
     if (ring && !stopped) {
@@ -429,7 +433,7 @@ void run_worker(Shared& shared, Worker& me, unsigned w) {
       have_item = false;
     }
     if (record && n + chains > 0) {
-      const std::int64_t t = now_ns();
+      const std::int64_t t = clock->stamp();
       for (std::size_t i = 0; i < n; ++i) started[ops[i].slot] = t;
       for (std::size_t i = 0; i < chains; ++i) started[chain_slots[i]] = t;
     }
@@ -447,7 +451,7 @@ void run_worker(Shared& shared, Worker& me, unsigned w) {
       shared.fail(ex.what());
       break;  // the engine is unusable; its destructor cancels what is left
     }
-    const std::int64_t t = record ? now_ns() : 0;
+    const std::int64_t t = record ? clock->stamp() : 0;
     // A completion seen after the end of ramp is measured.
     if (in_ramp && shared.ramp_over.load(std::memory_order_relaxed)) end_ramp();
     for (std::size_t i = 0; i < got; ++i) {

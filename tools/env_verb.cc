@@ -48,7 +48,9 @@ std::string host_text(const nlohmann::json& h) {
   if (!h.value("transparent_hugepages", "").empty())
     out += ", transparent huge pages " + h.value("transparent_hugepages", "");
   out += "\n";
-  out += "system    " + s("distribution") + ", kernel " + s("kernel") + "\n";
+  out += "system    " + s("distribution") + ", kernel " + s("kernel");
+  if (!h.value("latency_clock", "").empty()) out += ", latency clock " + h.value("latency_clock", "");
+  out += "\n";
   std::string instance = s("instance_type");
   std::string vendor = s("system_vendor");
   out += "instance  " +

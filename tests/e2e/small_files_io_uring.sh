@@ -59,7 +59,8 @@ check "$WORK/off.json" off || fail "chains off: result file check failed"
 
 # A value the switch does not know is bad input, not silently "on": the result would record
 # FEEDBENCH_IO_URING_CHAIN=false for a run measured with chains. Exit 2, nothing written.
-for bad in "FEEDBENCH_IO_URING_CHAIN=false" "FEEDBENCH_SCAN_THREADS=four" "FEEDBENCH_RESIDENCY_METHOD=mincor"; do
+for bad in "FEEDBENCH_IO_URING_CHAIN=false" "FEEDBENCH_SCAN_THREADS=four" "FEEDBENCH_RESIDENCY_METHOD=mincor" \
+  "FEEDBENCH_LATENCY_CLOCK=tsc"; do
   env E2E_SOURCE="$WORK/src" "$bad" "$FEEDBENCH" run --config "$WORK/c.json" --out "$WORK/bad.json" \
     >"$WORK/out" 2>"$WORK/err" && fail "$bad: exit 0"
   rc=$?

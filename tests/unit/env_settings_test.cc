@@ -116,5 +116,23 @@ TEST(EnvSettingsTest, ResidencyMethodIsAutoCachestatOrMincore) {
       "environment variable FEEDBENCH_RESIDENCY_METHOD: expected auto, cachestat or mincore, got 'mincor'");
 }
 
+TEST(EnvSettingsTest, LatencyClockIsAutoOrSteadyClock) {
+  for (const char* automatic : {static_cast<const char*>(nullptr), "", "auto"}) {
+    ScopedVariable v("FEEDBENCH_LATENCY_CLOCK", automatic);
+    EXPECT_FALSE(latency_steady_clock_setting());
+  }
+  {
+    ScopedVariable v("FEEDBENCH_LATENCY_CLOCK", "steady_clock");
+    EXPECT_TRUE(latency_steady_clock_setting());
+  }
+  for (const char* bad : {"tsc", "steady", "0"}) {
+    ScopedVariable v("FEEDBENCH_LATENCY_CLOCK", bad);
+    EXPECT_EQ(
+        input_error_of([] { check_env_settings(); }),
+        std::string("environment variable FEEDBENCH_LATENCY_CLOCK: expected auto or steady_clock, got '") +
+            bad + "'");
+  }
+}
+
 }  // namespace
 }  // namespace feedbench

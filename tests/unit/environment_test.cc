@@ -94,9 +94,10 @@ TEST(EnvironmentTest, AMissingPathIsBadInput) {
 
 TEST(EnvironmentTest, HostFieldsArePresentAndTyped) {
   nlohmann::json h = describe_host();
-  for (const char* key :
-       {"cpu_model", "kernel", "distribution", "hostname", "instance_type", "transparent_hugepages"})
+  for (const char* key : {"cpu_model", "kernel", "distribution", "hostname", "instance_type",
+                          "transparent_hugepages", "latency_clock"})
     EXPECT_TRUE(h[key].is_string()) << key;
+  EXPECT_TRUE(h["latency_clock"] == "tsc" || h["latency_clock"] == "steady_clock") << h["latency_clock"];
   // The active THP mode alone ("madvise"), not the sysfs list around it.
   EXPECT_EQ(h["transparent_hugepages"].get<std::string>().find('['), std::string::npos);
   for (const char* key : {"cores", "sockets", "numa_nodes", "memory_total_bytes", "memory_available_bytes"})

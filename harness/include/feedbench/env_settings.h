@@ -18,6 +18,11 @@ unsigned scan_threads_setting(unsigned fallback);
 // kernel has it, else mincore); "mincore": true (mincore always). Throws InputError otherwise.
 bool residency_mincore_setting();
 
+// RETURNS: FEEDBENCH_LATENCY_CLOCK: unset or "auto": false (the time-stamp counter where the
+// kernel keeps time with it, latency_clock.h); "steady_clock": true (steady_clock always).
+// Throws InputError otherwise.
+bool latency_steady_clock_setting();
+
 // Checks every setting above. Throws InputError naming the first bad one. feedbench's main
 // calls it before any verb, so a bad value stops the verb before anything is read or written.
 void check_env_settings();

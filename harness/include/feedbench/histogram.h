@@ -6,6 +6,7 @@
 #pragma once
 
 #include <array>
+#include <bit>
 #include <cstdint>
 #include <vector>
 
@@ -56,7 +57,16 @@ class Histogram {
   // not add up to `count`.
   static Histogram from_compact_json(const nlohmann::json& j, const std::string& where);
 
-  static int index_of(std::uint64_t value);
+  // Inline: record() runs once per read in the runner's hot path.
+  static int index_of(std::uint64_t value) {
+    constexpr std::uint64_t kSub = 1u << kSubBucketBits;
+    if (value < kSub) return int(value);  // bucket 0: [0, 128), width 1
+    // Bucket b >= 1 covers [2^(b+6), 2^(b+7)) in 128 sub-buckets of width 2^(b-1).
+    const int msb = 63 - std::countl_zero(value);
+    const int bucket = msb - kSubBucketBits + 1;
+    const int sub = int(value >> (bucket - 1)) - int(kSub);
+    return (bucket << kSubBucketBits) + sub;
+  }
   static std::uint64_t lower_bound_of(int index);
   static std::uint64_t upper_bound_of(int index);  // exclusive
 
