@@ -1,5 +1,6 @@
 #include "feedbench/loader.h"
 
+#include <fcntl.h>
 #include <sched.h>
 #include <sys/resource.h>
 #include <time.h>
@@ -24,6 +25,7 @@
 #include "feedbench/jpeg.h"
 #include "feedbench/tfrecord.h"
 #include "feedbench/threads.h"
+#include "feedbench/unique_fd.h"
 #include "feedbench/units.h"
 
 namespace feedbench {
@@ -139,7 +141,12 @@ EngineOptions reader_options(std::size_t block_size, std::shared_ptr<Throttle> t
 class FileReader : public SampleReader {
  public:
   FileReader(const FileSet& files, const std::string& engine, const EngineOptions& options)
-      : files_(files), engine_(make_engine(engine, options)) {}
+      : files_(files), engine_(make_engine(engine, options)),
+        // Chains open files relative to the data set's root, as the runner's do: the kernel
+        // walks one path component per file, not the whole absolute path. Absolute paths
+        // where the root cannot be opened.
+        root_(engine_->reads_whole_files() ? ::open(files.root().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+                                           : -1) {}
   std::uint64_t read(std::size_t i) override {
     std::string path = files_.absolute_path(i);
     data_.clear();
@@ -147,7 +154,9 @@ class FileReader : public SampleReader {
     // short of that (gone, changed, not a regular file) is read again below and reported so.
     const std::uint64_t size = files_.file_size(i);
     if (engine_->reads_whole_files() && size > 0 && size <= engine_->options().block_size) {
-      const WholeFileRead r{path, 0, std::uint32_t(size)};
+      const bool relative = root_.get() >= 0;
+      const WholeFileRead r{relative ? files_.relative_path(i) : std::string_view(path), 0,
+                            std::uint32_t(size), relative ? root_.get() : AT_FDCWD};
       engine_->submit_whole_files(std::span<const WholeFileRead>(&r, 1));
       Completion c;
       if (engine_->reap(std::span<Completion>(&c, 1), 1) != 1)
@@ -176,6 +185,7 @@ class FileReader : public SampleReader {
  private:
   const FileSet& files_;
   std::unique_ptr<Engine> engine_;
+  UniqueFd root_;  // the data set's root, for chains; -1 without
 };
 
 class FileSource : public SampleSource {
