@@ -1,6 +1,7 @@
 #include "feedbench/env_settings.h"
 
 #include <cstdlib>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 
@@ -21,15 +22,25 @@ const char* value_of(const char* name) {
                    "'");
 }
 
+struct Choice {
+  std::string_view value;
+  bool means;
+};
+
+// RETURNS: what the variable's value means among `choices`; `unset` when it is unset or empty.
+// Throws InputError (naming the variable, `expected` and the value) for any other value.
+bool choice_of(const char* name, std::initializer_list<Choice> choices, bool unset, const char* expected) {
+  const char* v = value_of(name);
+  if (!v) return unset;
+  for (const Choice& c : choices)
+    if (c.value == v) return c.means;
+  bad(name, expected, v);
+}
+
 }  // namespace
 
 bool io_uring_chain_setting() {
-  const char* v = value_of("FEEDBENCH_IO_URING_CHAIN");
-  if (!v) return true;
-  const std::string_view s(v);
-  if (s == "1") return true;
-  if (s == "0") return false;
-  bad("FEEDBENCH_IO_URING_CHAIN", "0 or 1", v);
+  return choice_of("FEEDBENCH_IO_URING_CHAIN", {{"1", true}, {"0", false}}, true, "0 or 1");
 }
 
 unsigned scan_threads_setting(unsigned fallback) {
@@ -42,21 +53,13 @@ unsigned scan_threads_setting(unsigned fallback) {
 }
 
 bool residency_mincore_setting() {
-  const char* v = value_of("FEEDBENCH_RESIDENCY_METHOD");
-  if (!v) return false;
-  const std::string_view s(v);
-  if (s == "auto" || s == "cachestat") return false;
-  if (s == "mincore") return true;
-  bad("FEEDBENCH_RESIDENCY_METHOD", "auto, cachestat or mincore", v);
+  return choice_of("FEEDBENCH_RESIDENCY_METHOD", {{"auto", false}, {"cachestat", false}, {"mincore", true}},
+                   false, "auto, cachestat or mincore");
 }
 
 bool latency_steady_clock_setting() {
-  const char* v = value_of("FEEDBENCH_LATENCY_CLOCK");
-  if (!v) return false;
-  const std::string_view s(v);
-  if (s == "auto") return false;
-  if (s == "steady_clock") return true;
-  bad("FEEDBENCH_LATENCY_CLOCK", "auto or steady_clock", v);
+  return choice_of("FEEDBENCH_LATENCY_CLOCK", {{"auto", false}, {"steady_clock", true}}, false,
+                   "auto or steady_clock");
 }
 
 void check_env_settings() {
