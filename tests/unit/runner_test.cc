@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "feedbench/error.h"
+#include "feedbench/throttle.h"
 #include "test_util.h"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -169,6 +170,33 @@ TEST(RunnerTest, LatencyOffGivesAnEmptyHistogram) {
   ASSERT_TRUE(stats);
   EXPECT_EQ(stats->bytes, data.files.total_bytes());
   EXPECT_EQ(stats->latency.count(), 0u);
+}
+
+// Latency is recorded in nanoseconds of the round's own clock, whichever latency clock stamps
+// the reads (latency_clock.h): at queue depth 1 with one worker the reads' spans are disjoint
+// parts of the round, so their sum cannot exceed its elapsed time. Raw counter ticks (2-4 per
+// ns) or a rate measured wrong would break that bound; a throttle makes the reads most of it.
+TEST(RunnerTest, LatenciesAddUpToNoMoreThanTheRound) {
+  DataSet data(std::vector<std::uint64_t>(12, kBlock));
+  WorkloadSpec spec;
+  spec.pattern = Pattern::sequential;
+  spec.block_size = kBlock;
+  spec.workers = 1;
+  Workload workload(data.files, spec);
+  RoundOptions options;
+  options.engine = "psync";
+  options.engine_options.queue_depth = 1;
+  options.engine_options.block_size = kBlock;
+  options.engine_options.throttle = std::make_shared<Throttle>(kBlock * 200);  // 5 ms a read
+  options.workers = 1;
+  RoundStats stats = run_round(data.files, workload, options);
+  ASSERT_EQ(stats.error, "");
+  ASSERT_EQ(stats.latency.count(), 12u);
+  const double sum_ns = stats.latency.mean() * double(stats.latency.count());
+  const double elapsed = double(stats.elapsed_ns);
+  EXPECT_LE(sum_ns, elapsed * 1.02) << "histogram bins are within 1%";
+  EXPECT_GE(sum_ns, elapsed * 0.5) << "the throttled reads are most of the round";
+  EXPECT_GE(stats.latency.max(), 1'000'000u) << "each read waited for the throttle (5 ms)";
 }
 
 TEST(RunnerTest, MissingFileMakesTheRoundIncompleteNamingIt) {
