@@ -18,6 +18,7 @@ struct Pair {
   std::uint64_t ticks;
   std::int64_t ns;
 };
+// RETURNS: ticks 0 when no try saw the counter advance (then it is not used).
 Pair read_pair() {
   Pair best{0, 0};
   std::uint64_t best_gap = UINT64_MAX;
@@ -51,7 +52,8 @@ LatencyClock::LatencyClock(bool use_tsc) {
   const Pair a = read_pair();
   std::this_thread::sleep_for(std::chrono::milliseconds(5));
   const Pair b = read_pair();
-  if (b.ticks <= a.ticks || b.ns <= a.ns) return;  // a counter that does not advance: not used
+  if (a.ticks == 0 || b.ticks <= a.ticks || b.ns <= a.ns)
+    return;  // a counter that does not advance: not used
   ns_per_tick_q32_ =
       std::uint64_t((static_cast<unsigned __int128>(std::uint64_t(b.ns - a.ns)) << 32) / (b.ticks - a.ticks));
   tsc_ = ns_per_tick_q32_ > 0;
@@ -60,6 +62,8 @@ LatencyClock::LatencyClock(bool use_tsc) {
 #endif
 }
 
+// The clocksource is read once: should the kernel later mark the counter unstable (it then
+// switches to another clocksource), this process keeps the counter for its remaining rounds.
 const LatencyClock& LatencyClock::get() {
   static const LatencyClock clock(!latency_steady_clock_setting() && kernel_clocksource_is_tsc());
   return clock;

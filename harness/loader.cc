@@ -178,6 +178,10 @@ class FileReader : public SampleReader {
     engine_->close(fh);
     return n;
   }
+  // The engine goes first: a chain still in flight (a reap that threw) opens relative to root_.
+  ~FileReader() override { engine_.reset(); }
+  FileReader(const FileReader&) = delete;
+  FileReader& operator=(const FileReader&) = delete;
   std::uint64_t planned_bytes(std::size_t i) const override { return files_.file_size(i); }
   Engine::OpenCounts open_counts() const override { return engine_->open_counts(); }
   std::string sample_name(std::size_t i) const override { return files_.absolute_path(i); }

@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <string>
@@ -13,14 +15,29 @@
 namespace feedbench {
 namespace {
 
-// RETURNS: the nanoseconds `clock` and steady_clock each measure over one sleep of `ms`.
-std::pair<std::uint64_t, std::uint64_t> measure_sleep(const LatencyClock& clock, int ms) {
-  const std::int64_t s0 = clock.stamp();
-  const std::int64_t n0 = now_ns();
-  std::this_thread::sleep_for(std::chrono::milliseconds(ms));
-  const std::int64_t s1 = clock.stamp();
-  const std::int64_t n1 = now_ns();
-  return {clock.elapsed_ns(s0, s1), std::uint64_t(n1 - n0)};
+// RETURNS: |what `clock` measures - what steady_clock measures| over a sleep of `ms`, as a share
+// of the latter: the best of three sleeps, so a preemption between two paired reads (a loaded
+// CI machine) is not taken for a wrong rate.
+double sleep_disagreement(const LatencyClock& clock, int ms) {
+  double best = 1.0;
+  for (int i = 0; i < 3; ++i) {
+    const std::int64_t s0 = clock.stamp();
+    const std::int64_t n0 = now_ns();
+    std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+    const std::int64_t s1 = clock.stamp();
+    const std::int64_t n1 = now_ns();
+    const double steady = double(n1 - n0);
+    best = std::min(best, std::abs(double(clock.elapsed_ns(s0, s1)) - steady) / steady);
+  }
+  return best;
+}
+
+// RETURNS: the kernel's clocksource ("tsc", "kvm-clock", ...), or "" where it cannot be read.
+std::string kernel_clocksource() {
+  std::ifstream in("/sys/devices/system/clocksource/clocksource0/current_clocksource");
+  std::string source;
+  in >> source;
+  return source;
 }
 
 TEST(LatencyClockTest, SteadyClockCountsNanoseconds) {
@@ -29,30 +46,29 @@ TEST(LatencyClockTest, SteadyClockCountsNanoseconds) {
   EXPECT_EQ(clock.ticks_per_second(), 1e9);
   EXPECT_EQ(clock.elapsed_ns(1000, 3500), 2500u);
   EXPECT_EQ(clock.elapsed_ns(3500, 1000), 0u);  // never a wrapped-around huge latency
-  const auto [measured, steady] = measure_sleep(clock, 20);
-  EXPECT_NEAR(double(measured), double(steady), 50'000.0);
+  EXPECT_LT(sleep_disagreement(clock, 20), 0.001);
 }
 
 TEST(LatencyClockTest, TimeStampCounterAgreesWithSteadyClock) {
 #if !defined(__x86_64__)
   GTEST_SKIP() << "the time-stamp counter is read on x86-64 only";
 #else
+  // Where the kernel does not trust the counter, feedbench does not use it either.
+  if (kernel_clocksource() != "tsc") GTEST_SKIP() << "clocksource " << kernel_clocksource();
   const LatencyClock clock(true);
   ASSERT_STREQ(clock.name(), "tsc");
   // Any x86-64 of the last fifteen years counts at 0.5-6 GHz.
   EXPECT_GT(clock.ticks_per_second(), 5e8);
   EXPECT_LT(clock.ticks_per_second(), 6e9);
-  EXPECT_EQ(clock.elapsed_ns(clock.stamp() + 1'000'000, clock.stamp()), 0u);
-  // 1% is the histogram's own precision; the slack covers a preemption between the two reads.
-  const auto [measured, steady] = measure_sleep(clock, 50);
-  EXPECT_NEAR(double(measured), double(steady), 0.01 * double(steady) + 100'000.0);
+  const std::int64_t now = clock.stamp();
+  EXPECT_EQ(clock.elapsed_ns(now + 1'000'000'000'000, now), 0u);  // never a wrapped-around latency
+  // 1% is the histogram's own precision; the rate is measured to about 1e-5.
+  EXPECT_LT(sleep_disagreement(clock, 50), 0.01);
 #endif
 }
 
 TEST(LatencyClockTest, TheProcessClockFollowsTheKernelsClocksource) {
-  std::ifstream in("/sys/devices/system/clocksource/clocksource0/current_clocksource");
-  std::string source;
-  in >> source;
+  const std::string source = kernel_clocksource();
   const char* setting = std::getenv("FEEDBENCH_LATENCY_CLOCK");
   const bool tsc = source == "tsc" && !(setting && std::string(setting) == "steady_clock");
 #if !defined(__x86_64__)
