@@ -1,0 +1,20 @@
+# End to end: the Python tools (tools/compare-fio, measure-overhead, mpi-overhead, tidy) answer a
+# bad command line as the verbs do: one line naming the tool and the option, exit 2, and
+# nothing run. argparse's own answer (the usage block, then the error) was four lines.
+source "$(dirname "$0")/lib.bash"
+
+T=$FEEDBENCH_SOURCE_DIR/tools
+check() {  # check WANT-IN-ERROR TOOL ARGS...
+  local want=$1; shift
+  expect_exit 2 "$@"
+  [ "$(wc -l <"$WORK/err")" = 1 ] || fail "$*: more than one line: $(cat "$WORK/err")"
+  expect_in "$WORK/err" "$want"
+  [ ! -s "$WORK/out" ] || fail "$*: wrote to stdout: $(cat "$WORK/out")"
+}
+for tool in compare-fio measure-overhead mpi-overhead tidy; do
+  check "$tool: unrecognized arguments: --no-such-option" "$T/$tool" --no-such-option
+done
+for tool in compare-fio measure-overhead mpi-overhead; do
+  check "$tool: argument --rounds: invalid int value: 'x'" "$T/$tool" --rounds x
+done
+echo "tool arguments: ok"
