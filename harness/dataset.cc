@@ -38,6 +38,10 @@ namespace feedbench {
 // ---------------------------------------------------------------------------------------------
 // FileSet
 
+UniqueFd FileSet::open_root() const {
+  return UniqueFd(::open(root_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+}
+
 std::string FileSet::absolute_path(std::size_t i) const {
   std::string_view rel = relative_path(i);
   std::string out;
@@ -76,11 +80,7 @@ void FileSet::add_left_out(std::string_view relative_path, std::string kind) {
 void FileSet::sort() {
   std::sort(left_out_.begin(), left_out_.end(),
             [](const LeftOut& a, const LeftOut& b) { return a.path < b.path; });
-  const char* base = arena_.data();
-  auto less = [base](const Entry& a, const Entry& b) {
-    return std::string_view(base + (a.path >> 24), a.path & kMaxPathLength) <
-           std::string_view(base + (b.path >> 24), b.path & kMaxPathLength);
-  };
+  auto less = [this](const Entry& a, const Entry& b) { return path_of(a) < path_of(b); };
   // scan_dataset adds files in order already: checking first saves an O(n log n) pass over
   // paths spread across the arena.
   if (!std::is_sorted(entries_.begin(), entries_.end(), less))
@@ -339,15 +339,14 @@ bool stat_regular(int dir_fd, const char* name, std::uint64_t& size, std::int64_
 
 class Scanner {
  public:
-  Scanner(FileSet& out, const std::string& root, const std::vector<std::string>& include) : out_(out) {
-    root_.name = root;
+  Scanner(FileSet& out, const std::vector<std::string>& include) : out_(out) {
     for (const std::string& g : include) globs_.push_back(split_components(g));
   }
 
-  // Scans the root (`fd`, owned: closed here) with `threads` threads. Throws the error of the
-  // first folder in path order that could not be read, or the FileSet's refusal.
-  void run(int fd, unsigned threads) {
-    root_.parent = std::make_shared<UniqueFd>(fd);  // the root's own: read_folder takes it
+  // Scans the root (`fd`, the FileSet's root opened) with `threads` threads. Throws the error of
+  // the first folder in path order that could not be read, or the FileSet's refusal.
+  void run(UniqueFd fd, unsigned threads) {
+    root_.parent = std::make_shared<UniqueFd>(std::move(fd));  // the root's own: read_folder takes it
     queue_.push_back(&root_);
     stack_.push_back(Frame{&root_, 0, 0});
     std::vector<std::thread> pool;
@@ -432,8 +431,9 @@ class Scanner {
   }
 
   std::string where(const std::string& rel) const {
-    if (rel.empty()) return root_.name;
-    return root_.name + "/" + rel.substr(0, rel.size() - 1);
+    const std::string& root = out_.root();  // fixed at construction: no lock needed
+    if (rel.empty()) return root;
+    return root + (root.back() == '/' ? "" : "/") + rel.substr(0, rel.size() - 1);
   }
 
   void read_folder(Folder& folder, Buffers& b) {
@@ -448,7 +448,7 @@ class Scanner {
       if (!fd && (err == ENOENT || err == ENOTDIR || err == ELOOP)) return;
       if (!fd)
         throw InputError(errno_message("dataset: cannot open folder '" + where(folder.rel) + "'", err));
-      self = std::make_shared<UniqueFd>(fd.release());
+      self = std::make_shared<UniqueFd>(std::move(fd));
     }
     const int dir_fd = self->get();
     b.items.clear();
@@ -476,7 +476,6 @@ class Scanner {
     }
 
     // What each entry is, and which the selection keeps.
-    std::size_t to_stat = 0;
     for (Buffers::Item& item : b.items) {
       const char* name = names.data() + item.name_offset;
       const std::string_view file_name(name, item.name_length);
@@ -503,22 +502,18 @@ class Scanner {
         continue;
       }
       item.keep = selected(folder.rel, file_name, b);
-      if (item.keep && !item.have_stat) ++to_stat;
     }
 
     // Stat the kept files in inode order: on a cold cache the inode tables are read in order.
     b.order.clear();
-    if (to_stat > 0) {
-      for (std::uint32_t i = 0; i < b.items.size(); ++i)
-        if (b.items[i].keep && b.items[i].type == DT_REG && !b.items[i].have_stat) b.order.push_back(i);
-      std::sort(b.order.begin(), b.order.end(),
-                [&](std::uint32_t x, std::uint32_t y) { return b.items[x].ino < b.items[y].ino; });
-      for (std::uint32_t i : b.order) {
-        Buffers::Item& item = b.items[i];
-        // Vanished, or replaced between getdents and stat: not kept.
-        item.keep = stat_regular(dir_fd, names.data() + item.name_offset, item.size, item.mtime_ns);
-        item.have_stat = item.keep;
-      }
+    for (std::uint32_t i = 0; i < b.items.size(); ++i)
+      if (b.items[i].keep && b.items[i].type == DT_REG && !b.items[i].have_stat) b.order.push_back(i);
+    std::sort(b.order.begin(), b.order.end(),
+              [&](std::uint32_t x, std::uint32_t y) { return b.items[x].ino < b.items[y].ino; });
+    for (std::uint32_t i : b.order) {
+      Buffers::Item& item = b.items[i];
+      // Vanished, or replaced between getdents and stat: not kept.
+      item.keep = stat_regular(dir_fd, names.data() + item.name_offset, item.size, item.mtime_ns);
     }
 
     // The kept entries in path order.
@@ -671,12 +666,11 @@ FileSet scan_dataset(const std::string& root, const std::vector<std::string>& in
   struct stat st;
   if (::stat(real.c_str(), &st) != 0) throw InputError(errno_message("dataset root '" + root + "'", errno));
   if (!S_ISDIR(st.st_mode)) throw InputError("dataset root '" + root + "': not a folder");
-  int fd = ::open(real.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) throw InputError(errno_message("dataset root '" + root + "'", errno));
-
   FileSet files(real, options.limits);
-  Scanner scanner(files, real, include);
-  scanner.run(fd, scan_threads(options.threads));
+  UniqueFd fd = files.open_root();
+  if (!fd) throw InputError(errno_message("dataset root '" + root + "'", errno));
+  Scanner scanner(files, include);
+  scanner.run(std::move(fd), scan_threads(options.threads));
   files.sort();
   files.shrink_to_fit();
   return files;

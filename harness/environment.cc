@@ -1,6 +1,7 @@
 // What was measured on: read from /proc, /sys, uname and (when present) nvidia-smi. Every
 // probe is best effort: a missing /sys entry leaves a field empty, never an error.
 #include "feedbench/environment.h"
+#include "feedbench/file_system.h"
 #include "feedbench/latency_clock.h"
 
 #include <algorithm>
@@ -42,16 +43,8 @@ std::string trim(std::string s) {
   return s;
 }
 
-// RETURNS: the file's first line, trimmed; "" when it cannot be read.
-std::string read_line(const std::string& path) {
-  std::ifstream in(path);
-  std::string line;
-  if (!in || !std::getline(in, line)) return {};
-  return trim(line);
-}
-
 std::optional<std::int64_t> read_int(const std::string& path) {
-  std::string s = read_line(path);
+  std::string s = read_first_line(path);
   if (s.empty()) return std::nullopt;
   char* end = nullptr;
   long long v = std::strtoll(s.c_str(), &end, 10);
@@ -135,14 +128,14 @@ fs::path whole_disk(const fs::path& dev_dir) {
 }
 
 void add_queue_info(const fs::path& disk, nlohmann::json& info) {
-  std::string model = read_line((disk / "device/model").string());
-  if (model.empty()) model = read_line((disk / "device/name").string());  // mmc, some nvme
+  std::string model = read_first_line((disk / "device/model").string());
+  if (model.empty()) model = read_first_line((disk / "device/name").string());  // mmc, some nvme
   if (!model.empty()) info["model"] = model;
-  std::string vendor = read_line((disk / "device/vendor").string());
+  std::string vendor = read_first_line((disk / "device/vendor").string());
   if (!vendor.empty() && vendor.rfind("0x", 0) != 0) info["vendor"] = vendor;  // not PCI ids
   if (auto rot = read_int((disk / "queue/rotational").string())) info["rotational"] = *rot != 0;
   if (auto ra = read_int((disk / "queue/read_ahead_kb").string())) info["read_ahead_kb"] = *ra;
-  std::string sched = active_choice(read_line((disk / "queue/scheduler").string()));
+  std::string sched = active_choice(read_first_line((disk / "queue/scheduler").string()));
   if (!sched.empty()) info["scheduler"] = sched;
   if (auto nr = read_int((disk / "queue/nr_requests").string())) info["nr_requests"] = *nr;
   // What splits a large O_DIRECT read into several requests: its size above max_sectors_kb,
@@ -150,7 +143,7 @@ void add_queue_info(const fs::path& disk, nlohmann::json& info) {
   if (auto kb = read_int((disk / "queue/max_sectors_kb").string())) info["max_sectors_kb"] = *kb;
   if (auto segs = read_int((disk / "queue/max_segments").string())) info["max_segments"] = *segs;
   if (auto sectors = read_int((disk / "size").string())) info["size_bytes"] = *sectors * 512;
-  std::string dm_name = read_line((disk / "dm/name").string());
+  std::string dm_name = read_first_line((disk / "dm/name").string());
   if (!dm_name.empty()) info["dm_name"] = dm_name;
 }
 
@@ -348,13 +341,14 @@ nlohmann::json describe_host() {
   host["hostname"] = ::gethostname(name, sizeof name - 1) == 0 ? std::string(name) : "";
   // Cloud providers put the instance type in DMI (e.g. "p4d.24xlarge" on AWS,
   // "Google Compute Engine" + machine type elsewhere).
-  host["instance_type"] = read_line("/sys/class/dmi/id/product_name");
-  host["system_vendor"] = read_line("/sys/class/dmi/id/sys_vendor");
+  host["instance_type"] = read_first_line("/sys/class/dmi/id/product_name");
+  host["system_vendor"] = read_first_line("/sys/class/dmi/id/sys_vendor");
   // Read buffers of 1 MiB and more ask for huge pages (aligned_buffer.h); with THP "never" a
   // large O_DIRECT read may reach the device in two requests, which changes its figure.
-  host["transparent_hugepages"] = active_choice(read_line("/sys/kernel/mm/transparent_hugepage/enabled"));
-  // Per-read latency is timed with the time-stamp counter or steady_clock (latency_clock.h).
-  host["latency_clock"] = LatencyClock::get().name();
+  host["transparent_hugepages"] =
+      active_choice(read_first_line("/sys/kernel/mm/transparent_hugepage/enabled"));
+  // What times per-read latency here, the time-stamp counter or steady_clock (latency_clock.h).
+  host["latency_clock"] = LatencyClock::host_clock_name();
   host["gpus"] = describe_gpus();
   return host;
 }

@@ -1,6 +1,9 @@
 #include "feedbench/file_system.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
+#include <fstream>
 
 #include <sys/vfs.h>
 
@@ -39,6 +42,16 @@ std::string file_system_at(const std::string& path) {
   struct statfs s {};
   if (::statfs(path.c_str(), &s) != 0) return "an unknown file system";
   return file_system_name(s.f_type);
+}
+
+std::string read_first_line(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  if (!in || !std::getline(in, line)) return {};
+  auto not_space = [](unsigned char c) { return !std::isspace(c); };
+  line.erase(line.begin(), std::find_if(line.begin(), line.end(), not_space));
+  line.erase(std::find_if(line.rbegin(), line.rend(), not_space).base(), line.end());
+  return line;
 }
 
 }  // namespace feedbench

@@ -1,11 +1,10 @@
 #include "feedbench/latency_clock.h"
 
 #include <algorithm>
-#include <fstream>
-#include <string>
 #include <thread>
 
 #include "feedbench/env_settings.h"
+#include "feedbench/file_system.h"
 
 namespace feedbench {
 namespace {
@@ -35,11 +34,15 @@ Pair read_pair() {
 }
 #endif
 
-// RETURNS: true when the kernel keeps time with the time-stamp counter.
-bool kernel_clocksource_is_tsc() {
-  std::ifstream in("/sys/devices/system/clocksource/clocksource0/current_clocksource");
-  std::string name;
-  return static_cast<bool>(in >> name) && name == "tsc";
+// RETURNS: true when this process should time reads with the counter: x86-64, the kernel
+// keeps time with it, and FEEDBENCH_LATENCY_CLOCK does not ask for steady_clock.
+bool want_tsc() {
+#if defined(__x86_64__)
+  return !latency_steady_clock_setting() &&
+         read_first_line("/sys/devices/system/clocksource/clocksource0/current_clocksource") == "tsc";
+#else
+  return false;
+#endif
 }
 
 }  // namespace
@@ -65,9 +68,11 @@ LatencyClock::LatencyClock(bool use_tsc) {
 // The clocksource is read once: should the kernel later mark the counter unstable (it then
 // switches to another clocksource), this process keeps the counter for its remaining rounds.
 const LatencyClock& LatencyClock::get() {
-  static const LatencyClock clock(!latency_steady_clock_setting() && kernel_clocksource_is_tsc());
+  static const LatencyClock clock(want_tsc());
   return clock;
 }
+
+const char* LatencyClock::host_clock_name() { return want_tsc() ? "tsc" : "steady_clock"; }
 
 double LatencyClock::ticks_per_second() const {
   return tsc_ ? 1e9 * double(std::uint64_t(1) << 32) / double(ns_per_tick_q32_) : 1e9;

@@ -141,19 +141,19 @@ EngineOptions reader_options(std::size_t block_size, std::shared_ptr<Throttle> t
 class FileReader : public SampleReader {
  public:
   FileReader(const FileSet& files, const std::string& engine, const EngineOptions& options)
-      : files_(files), engine_(make_engine(engine, options)),
-        // Chains open files relative to the data set's root, as the runner's do: the kernel
-        // walks one path component per file, not the whole absolute path. Absolute paths
-        // where the root cannot be opened.
-        root_(engine_->reads_whole_files() ? ::open(files.root().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-                                           : -1) {}
+      : files_(files), engine_(make_engine(engine, options)) {
+    // Chains open files relative to the data set's root, as the runner's do: the kernel walks
+    // one path component per file, not the whole absolute path. Absolute paths where the root
+    // cannot be opened.
+    if (engine_->reads_whole_files()) root_ = files.open_root();
+  }
   std::uint64_t read(std::size_t i) override {
     std::string path = files_.absolute_path(i);
     data_.clear();
     // A file no larger than a block, read whole in one request where the engine can; anything
     // short of that (gone, changed, not a regular file) is read again below and reported so.
     const std::uint64_t size = files_.file_size(i);
-    if (engine_->reads_whole_files() && size > 0 && size <= engine_->options().block_size) {
+    if (engine_->reads_whole(size)) {
       const bool relative = root_.get() >= 0;
       const WholeFileRead r{relative ? files_.relative_path(i) : std::string_view(path), 0,
                             std::uint32_t(size), relative ? root_.get() : AT_FDCWD};
@@ -178,18 +178,16 @@ class FileReader : public SampleReader {
     engine_->close(fh);
     return n;
   }
-  // The engine goes first: a chain still in flight (a reap that threw) opens relative to root_.
-  ~FileReader() override { engine_.reset(); }
-  FileReader(const FileReader&) = delete;
-  FileReader& operator=(const FileReader&) = delete;
   std::uint64_t planned_bytes(std::size_t i) const override { return files_.file_size(i); }
   Engine::OpenCounts open_counts() const override { return engine_->open_counts(); }
   std::string sample_name(std::size_t i) const override { return files_.absolute_path(i); }
 
  private:
   const FileSet& files_;
-  std::unique_ptr<Engine> engine_;
+  // Before the engine, so destroyed after it: a chain still in flight (a reap that threw)
+  // opens relative to it.
   UniqueFd root_;  // the data set's root, for chains; -1 without
+  std::unique_ptr<Engine> engine_;
 };
 
 class FileSource : public SampleSource {

@@ -135,8 +135,9 @@ void for_each_file(const FileSet& files, const Progress& progress, Fn fn) {
     if (progress) progress(0, 0);
     return;
   }
-  int root_fd = ::open(files.root().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (root_fd < 0) throw RunError(errno_message("open data set root '" + files.root() + "'", errno));
+  const UniqueFd root = files.open_root();
+  if (root.get() < 0) throw RunError(errno_message("open data set root '" + files.root() + "'", errno));
+  const int root_fd = root.get();
 
   std::atomic<std::size_t> next{0};
   std::atomic<std::size_t> done{0};
@@ -201,7 +202,6 @@ void for_each_file(const FileSet& files, const Progress& progress, Fn fn) {
     }
   }
   for (std::thread& t : pool) t.join();
-  ::close(root_fd);
   if (!error.empty()) throw RunError(error);
   if (progress) progress(total, total);
 }

@@ -264,7 +264,6 @@ void run_worker(Shared& shared, Worker& me, unsigned w) {
   // Whole-file reads: a slot whose slot_entry is -1 holds a chain for slot_item; a chain that
   // did not read its file whole puts the item on `retry`, read next by open() and submit().
   const bool chain = engine && !random && engine->reads_whole_files();
-  const std::uint64_t engine_block = engine ? engine->options().block_size : 0;
   std::vector<WorkItem> slot_item(chain ? qd : 0);
   std::vector<WorkItem> retry(chain ? qd : 0);
   std::vector<std::uint32_t> chain_slots(chain ? qd : 0);  // submitted in this batch
@@ -273,7 +272,7 @@ void run_worker(Shared& shared, Worker& me, unsigned w) {
   // one path component per file instead of the whole absolute path (perf: the walk under
   // io_openat2 was 7% of a run over 32,768 files of 4 KiB). Absolute paths where it cannot be
   // opened.
-  const UniqueFd root_dir(chain ? ::open(files.root().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1);
+  const UniqueFd root_dir = chain ? files.open_root() : UniqueFd();
   const int root_fd = root_dir.get();
 
   shared.ready.count_down();
@@ -364,23 +363,23 @@ void run_worker(Shared& shared, Worker& me, unsigned w) {
         continue;
       }
       // Asked per file: the engine turns its chains off when a file system cannot take them.
-      if (chain && !retrying && item.first_of_file && item.last_of_file && engine->reads_whole_files()) {
+      if (chain && !retrying && item.first_of_file && item.last_of_file) {
         const std::uint64_t planned = planned_of(item);
-        // An empty file stays with open(): a FIFO in its place would read 0 bytes too.
-        if (planned > 0 && planned <= engine_block) {
-          path.clear();
+        if (engine->reads_whole(planned)) {
+          std::string_view chain_path = files.relative_path(item.file);
           if (root_fd < 0) {
             path.assign(files.root());
             path += '/';
+            path += chain_path;
+            chain_path = path;
           }
-          path += files.relative_path(item.file);
           const std::uint32_t slot = free_slots[qd - 1 - in_flight - n];
           slot_entry[slot] = -1;
           slot_item[slot] = item;
           slot_offset[slot] = 0;
           slot_planned[slot] = planned;
           me.planned += planned;
-          const WholeFileRead r{path, slot, std::uint32_t(planned), root_fd < 0 ? AT_FDCWD : root_fd};
+          const WholeFileRead r{chain_path, slot, std::uint32_t(planned), root_fd < 0 ? AT_FDCWD : root_fd};
           engine->submit_whole_files(std::span<const WholeFileRead>(&r, 1));  // copies the path
           ++in_flight;
           chain_slots[chains++] = slot;

@@ -112,7 +112,7 @@ class IoUringEngine final : public Engine {
       path[f.path.size()] = '\0';
       // A chain is never split over two submits.
       if (io_uring_sq_space_left(&ring_) < kChainEntries) flush(0);
-      const unsigned index = chain_base_ + f.slot;
+      const unsigned index = f.slot;  // slot s owns direct descriptor s
       io_uring_sqe* open = io_uring_get_sqe(&ring_);
       io_uring_sqe* read = io_uring_get_sqe(&ring_);
       io_uring_sqe* timeout = io_uring_get_sqe(&ring_);
@@ -122,9 +122,7 @@ class IoUringEngine final : public Engine {
       open->flags |= IOSQE_IO_LINK;
       io_uring_sqe_set_data64(open, chain_tag(f.slot, ChainStep::open));
       const auto length = unsigned(options_.block_size);
-      if (buffers_registered_)
-        io_uring_prep_read_fixed(read, int(index), buffer(f.slot), length, 0, int(f.slot));
-      else io_uring_prep_read(read, int(index), buffer(f.slot), length, 0);
+      prep_read(read, int(index), f.slot, length, 0);
       // A hard link: the close runs even when the read fails, is short or times out (a soft
       // link would cancel it, leaving the file in its descriptor slot).
       read->flags |= IOSQE_FIXED_FILE | IOSQE_IO_HARDLINK;
@@ -172,9 +170,7 @@ class IoUringEngine final : public Engine {
       }
       const int fixed = std::size_t(op.file) < fixed_index_.size() ? fixed_index_[std::size_t(op.file)] : -1;
       const int target = fixed >= 0 ? fixed : op.file;
-      if (buffers_registered_)
-        io_uring_prep_read_fixed(sqe, target, buffer(op.slot), op.length, op.offset, int(op.slot));
-      else io_uring_prep_read(sqe, target, buffer(op.slot), op.length, op.offset);
+      prep_read(sqe, target, op.slot, op.length, op.offset);
       if (fixed >= 0) sqe->flags |= IOSQE_FIXED_FILE;
       io_uring_sqe_set_data64(sqe, op.slot);
     }
@@ -209,6 +205,13 @@ class IoUringEngine final : public Engine {
   }
 
  private:
+  // A read of `length` bytes at `offset` of `file` into buffer slot `slot`: from the registered
+  // buffer where the kernel took the buffers.
+  void prep_read(io_uring_sqe* sqe, int file, std::uint32_t slot, unsigned length, std::uint64_t offset) {
+    if (buffers_registered_) io_uring_prep_read_fixed(sqe, file, buffer(slot), length, offset, int(slot));
+    else io_uring_prep_read(sqe, file, buffer(slot), length, offset);
+  }
+
   // Hands the prepared entries to the kernel and waits for `wait` completions, in one call.
   void flush(unsigned wait) {
     while (pending_ > 0) {
@@ -282,7 +285,6 @@ class IoUringEngine final : public Engine {
     unsigned base = want_chain ? options_.queue_depth : 0;
     if (base > 0 && io_uring_register_files_sparse(&ring_, base + n) != 0) base = 0;
     if (base == 0 && (n == 0 || io_uring_register_files_sparse(&ring_, n) != 0)) return;
-    chain_base_ = 0;
     chain_ = base > 0 && direct_open_works();
     free_file_slots_.reserve(n);
     for (unsigned i = base + n; i-- > base;) free_file_slots_.push_back(int(i));
@@ -302,10 +304,10 @@ class IoUringEngine final : public Engine {
     io_uring_sqe* open = io_uring_get_sqe(&ring_);
     io_uring_sqe* close = io_uring_get_sqe(&ring_);
     if (!open || !close) return false;
-    io_uring_prep_openat_direct(open, AT_FDCWD, "/", O_RDONLY | O_DIRECTORY, 0, chain_base_);
+    io_uring_prep_openat_direct(open, AT_FDCWD, "/", O_RDONLY | O_DIRECTORY, 0, 0);
     open->flags |= IOSQE_IO_LINK;
     io_uring_sqe_set_data64(open, 0);
-    io_uring_prep_close_direct(close, chain_base_);
+    io_uring_prep_close_direct(close, 0);
     io_uring_sqe_set_data64(close, 1);
     int rc;
     do {
@@ -334,8 +336,7 @@ class IoUringEngine final : public Engine {
 
   io_uring ring_{};
   bool buffers_registered_ = false;
-  bool chain_ = false;       // whole-file reads on
-  unsigned chain_base_ = 0;  // direct descriptor of slot 0
+  bool chain_ = false;  // whole-file reads on
   __kernel_timespec read_timeout_{kChainReadTimeoutNs / 1'000'000'000, kChainReadTimeoutNs % 1'000'000'000};
   std::unique_ptr<char[]> paths_;        // per slot, the path of its chain (the kernel reads it at submit)
   std::unique_ptr<Chain[]> chains_;      // per slot

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "feedbench/clock.h"
+#include "feedbench/file_system.h"
 #include "feedbench/gpu.h"
 
 namespace feedbench {
@@ -119,19 +120,12 @@ std::vector<int> parse_cpu_list(const std::string& text) {
   return cpus;
 }
 
-std::string read_line(const std::string& path) {
-  std::ifstream in(path);
-  std::string line;
-  std::getline(in, line);
-  return line;
-}
-
 int numa_node_of(const std::string& bus_id) {
   // NVML writes "00000000:17:00.0"; sysfs names the device "0000:17:00.0", in lower case.
   std::string id = bus_id;
   if (id.size() > 12 && id.find(':') == 8) id = id.substr(4);
   for (char& c : id) c = char(std::tolower(static_cast<unsigned char>(c)));
-  const std::string text = read_line("/sys/bus/pci/devices/" + id + "/numa_node");
+  const std::string text = read_first_line("/sys/bus/pci/devices/" + id + "/numa_node");
   if (text.empty()) return -1;
   try {
     return std::stoi(text);
@@ -195,7 +189,7 @@ std::string numa_warning(const GpuInfo& gpu, const std::vector<std::vector<int>>
       std::ifstream probe("/sys/devices/system/node/node" + std::to_string(n) + "/cpulist");
       if (!probe) break;
       node_cpus.push_back(
-          parse_cpu_list(read_line("/sys/devices/system/node/node" + std::to_string(n) + "/cpulist")));
+          parse_cpu_list(read_first_line("/sys/devices/system/node/node" + std::to_string(n) + "/cpulist")));
     }
   }
   std::vector<int> allowed = allowed_in;

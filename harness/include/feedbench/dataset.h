@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "feedbench/pod_array.h"
+#include "feedbench/unique_fd.h"
 
 namespace feedbench {
 
@@ -25,13 +26,15 @@ class FileSet {
   static constexpr std::uint64_t kMaxPathLength = (std::uint64_t{1} << 24) - 1;
 
   const std::string& root() const { return root_; }  // absolute, symlinks resolved
+  // RETURNS: the root folder opened (O_DIRECTORY), for opening its files relative to it: the
+  // kernel then walks only their relative paths. -1 (errno set) when it cannot be opened.
+  UniqueFd open_root() const;
   std::size_t size() const { return entries_.size(); }
   bool empty() const { return entries_.empty(); }
   std::uint64_t total_bytes() const { return total_bytes_; }
 
   std::string_view relative_path(std::size_t i) const {  // "class_001/img_000001.bin"
-    const Entry& e = entries_[i];
-    return std::string_view(arena_.data() + (e.path >> 24), std::size_t(e.path & kMaxPathLength));
+    return path_of(entries_[i]);
   }
   std::string absolute_path(std::size_t i) const;  // root + "/" + relative path
   std::uint64_t file_size(std::size_t i) const { return entries_[i].size; }
@@ -72,6 +75,10 @@ class FileSet {
     std::uint64_t path;
   };
   static_assert(sizeof(Entry) == 24);
+  // An entry's path: `path` is its offset in the arena << 24 | its length.
+  std::string_view path_of(const Entry& e) const {
+    return std::string_view(arena_.data() + (e.path >> 24), std::size_t(e.path & kMaxPathLength));
+  }
 
   std::string root_;
   FileSetLimits limits_;

@@ -92,6 +92,12 @@ class Engine {
   // rest of the engine's life once a chain's read comes back EAGAIN (a file system that cannot
   // read without blocking), so callers ask before each file.
   virtual bool reads_whole_files() const { return false; }
+  // RETURNS: true when a file of `size` bytes (as scanned) goes to submit_whole_files():
+  // reads_whole_files() and 0 < size <= block_size. An empty file stays with open(): a FIFO in
+  // its place would read 0 bytes too.
+  bool reads_whole(std::uint64_t size) const {
+    return size > 0 && size <= options().block_size && reads_whole_files();
+  }
   // Starts one whole-file read per entry: open (read-only, non-blocking so a FIFO cannot hold
   // it, O_DIRECT with options().direct), one read of block_size bytes at offset 0 into the
   // slot's buffer, close; no file handle is left behind, whatever fails. Each hands back ONE

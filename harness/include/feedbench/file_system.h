@@ -1,5 +1,6 @@
 // The name of the file system a path lies on, for messages and for the cases that depend on it
 // (O_DIRECT served from memory on tmpfs). One table, so every message names a file system alike.
+// And the one reader of a one-line kernel file (/sys, /proc).
 #pragma once
 
 #include <string>
@@ -13,5 +14,9 @@ std::string file_system_name(long f_type);
 // RETURNS: the name of the file system at `path` (a file or a folder), or "an unknown file
 // system" when statfs(2) fails.
 std::string file_system_at(const std::string& path);
+
+// RETURNS: the first line of the file at `path` without surrounding white space ("" when it
+// cannot be read): a /sys or /proc value such as "tsc" or "[madvise] never".
+std::string read_first_line(const std::string& path);
 
 }  // namespace feedbench

@@ -28,6 +28,9 @@ class LatencyClock {
   // the kernel's clocksource is "tsc", else steady_clock. FEEDBENCH_LATENCY_CLOCK
   // (env_settings.h) can ask for steady_clock.
   static const LatencyClock& get();
+  // RETURNS: the name get()'s clock has ("tsc" or "steady_clock"), without making it (no
+  // calibration): what environment.host records, also for a run that records no latency.
+  static const char* host_clock_name();
 
   // RETURNS: a time stamp; only differences of stamps from one clock mean anything.
   std::int64_t stamp() const {
