@@ -61,10 +61,7 @@ check "$WORK/off.json" off || fail "chains off: result file check failed"
 # FEEDBENCH_IO_URING_CHAIN=false for a run measured with chains. Exit 2, nothing written.
 for bad in "FEEDBENCH_IO_URING_CHAIN=false" "FEEDBENCH_SCAN_THREADS=four" "FEEDBENCH_RESIDENCY_METHOD=mincor" \
   "FEEDBENCH_LATENCY_CLOCK=tsc"; do
-  env E2E_SOURCE="$WORK/src" "$bad" "$FEEDBENCH" run --config "$WORK/c.json" --out "$WORK/bad.json" \
-    >"$WORK/out" 2>"$WORK/err" && fail "$bad: exit 0"
-  rc=$?
-  [ "$rc" = 2 ] || fail "$bad: exit $rc, want 2: $(cat "$WORK/err")"
+  expect_exit 2 env E2E_SOURCE="$WORK/src" "$bad" "$FEEDBENCH" run --config "$WORK/c.json" --out "$WORK/bad.json"
   expect_in "$WORK/err" "environment variable ${bad%%=*}: expected"
   [ "$(wc -l <"$WORK/err")" = 1 ] || fail "$bad: more than one line: $(cat "$WORK/err")"
   [ ! -e "$WORK/bad.json" ] || fail "$bad: a result file was written"

@@ -8,9 +8,10 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
 #include <string>
 #include <thread>
+
+#include "feedbench/file_system.h"
 
 namespace feedbench {
 namespace {
@@ -34,10 +35,7 @@ double sleep_disagreement(const LatencyClock& clock, int ms) {
 
 // RETURNS: the kernel's clocksource ("tsc", "kvm-clock", ...), or "" where it cannot be read.
 std::string kernel_clocksource() {
-  std::ifstream in("/sys/devices/system/clocksource/clocksource0/current_clocksource");
-  std::string source;
-  in >> source;
-  return source;
+  return read_first_line("/sys/devices/system/clocksource/clocksource0/current_clocksource");
 }
 
 TEST(LatencyClockTest, SteadyClockCountsNanoseconds) {
@@ -77,6 +75,7 @@ TEST(LatencyClockTest, TheProcessClockFollowsTheKernelsClocksource) {
   const bool expect_tsc = tsc;
 #endif
   EXPECT_STREQ(LatencyClock::get().name(), expect_tsc ? "tsc" : "steady_clock") << "clocksource " << source;
+  EXPECT_STREQ(LatencyClock::host_clock_name(), LatencyClock::get().name());
 }
 
 }  // namespace

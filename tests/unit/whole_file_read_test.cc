@@ -321,13 +321,7 @@ TEST(WholeFileReadTest, PlainReadsAndChainsShareOneRing) {
 }
 
 TEST(WholeFileReadTest, DirectChainsReadWholeBlocks) {
-  std::unique_ptr<Engine> engine;
-  try {
-    engine = make_engine("io_uring", options(2, true));
-  } catch (const RunError& e) {
-    GTEST_SKIP() << "io_uring refused here: " << e.what();
-  }
-  if (!engine->reads_whole_files()) GTEST_SKIP() << "no direct open/close in this kernel";
+  CHAIN_ENGINE_OR_SKIP(engine, options(2, true));
   TempDir dir;
   testing::write_file(dir / "f", pattern(kBlock, 'd'));
   testing::write_file(dir / "g", pattern(1000, 'e'));
@@ -347,9 +341,11 @@ TEST(WholeFileReadTest, OffByOptionOrEnvironmentAndRefusedByOtherEngines) {
   CHAIN_ENGINE_OR_SKIP(on, options(2));
   std::unique_ptr<Engine> off = make_engine("io_uring", o);
   EXPECT_FALSE(off->reads_whole_files());
-  ::setenv("FEEDBENCH_IO_URING_CHAIN", "0", 1);
-  std::unique_ptr<Engine> env_off = make_engine("io_uring", options(2));
-  ::unsetenv("FEEDBENCH_IO_URING_CHAIN");
+  std::unique_ptr<Engine> env_off;
+  {
+    testing::ScopedVariable chain_off("FEEDBENCH_IO_URING_CHAIN", "0");
+    env_off = make_engine("io_uring", options(2));
+  }
   EXPECT_FALSE(env_off->reads_whole_files());
   std::unique_ptr<Engine> psync = make_engine("psync", options(1));
   EXPECT_FALSE(psync->reads_whole_files());
