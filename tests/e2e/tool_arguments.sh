@@ -1,6 +1,6 @@
-# End to end: the Python tools (tools/compare-fio, measure-overhead, mpi-overhead, tidy) answer a
-# bad command line as the verbs do: one line naming the tool and the option, exit 2, and
-# nothing run. argparse's own answer (the usage block, then the error) was four lines.
+# End to end: the tools' scripts answer a bad command line as the verbs do: one line naming the
+# tool and what was wrong, exit 2, and nothing run. argparse's own answer (the usage block, then
+# the error) was four lines; aa-check and check-regression printed their usage after the error.
 source "$(dirname "$0")/lib.bash"
 
 T=$FEEDBENCH_SOURCE_DIR/tools
@@ -17,4 +17,6 @@ done
 for tool in compare-fio measure-overhead mpi-overhead; do
   check "$tool: argument --rounds: invalid int value: 'x'" "$T/$tool" --rounds x
 done
+check "aa-check: expected CONFIG and N (see --help)" "$T/aa-check"
+check "check-regression: expected BASELINE and CONFIG (see --help)" "$T/check-regression" only-one
 echo "tool arguments: ok"
