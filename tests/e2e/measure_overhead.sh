@@ -1,0 +1,46 @@
+# tools/measure-overhead and its helper: the in-process pairs run end to end on a small data set
+# and print the cost with its confidence interval and a verdict; the confidence interval is the
+# order-statistics one; the helper answers bad arguments with one line and exit 2.
+source "$(dirname "$0")/lib.bash"
+HELPER=$(dirname "$FEEDBENCH")/feedbench-latency-overhead
+[ -x "$HELPER" ] || fail "no $HELPER next to $FEEDBENCH"
+T=$FEEDBENCH_SOURCE_DIR/tools
+
+expect_exit 0 "$T/measure-overhead" --feedbench "$FEEDBENCH" --dir "$WORK/o" --size-mib 4 --pairs 8 --round-mib 1
+expect_in "$WORK/out" "8 pairs of rounds of 1 MiB (256 reads)"
+expect_in "$WORK/out" "latency clock: "
+grep -qE '^overhead of latency recording: -?[0-9.]+% \(95% confidence interval -?[0-9.]+% to -?[0-9.]+%\); (target met|target missed|cannot tell)' \
+  "$WORK/out" || fail "no cost line with an interval and a verdict: $(cat "$WORK/out")"
+# The same data set through whole feedbench runs.
+expect_exit 0 "$T/measure-overhead" --feedbench "$FEEDBENCH" --dir "$WORK/o" --size-mib 4 --method runs \
+  --rounds 6 --repetitions 1
+expect_in "$WORK/out" "method: runs"
+expect_in "$WORK/out" "overhead of latency recording: "
+
+python3 - "$T" <<'PY' || fail "median_ci or verdict"
+import importlib.machinery, importlib.util, os, sys
+sys.path.insert(0, sys.argv[1])
+loader = importlib.machinery.SourceFileLoader("measure_overhead", os.path.join(sys.argv[1], "measure-overhead"))
+mo = importlib.util.module_from_spec(importlib.util.spec_from_loader("measure_overhead", loader))
+loader.exec_module(mo)
+# n = 10: P(X <= 1) = 11/1024 is within 2.5%, P(X <= 2) = 56/1024 is not: the 2nd and 9th values.
+assert mo.median_ci(list(range(10, 0, -1))) == (5.5, 2, 9), mo.median_ci(list(range(1, 11)))
+assert mo.median_ci([1.0, 2.0, 3.0])[1:] == (None, None)  # too few for 95%
+assert mo.verdict(2.0, 2.9).startswith("target met")
+assert mo.verdict(3.0, 4.0).startswith("target missed")
+assert mo.verdict(2.5, 3.5).startswith("cannot tell")
+PY
+
+for args in "$WORK/o/data 0 4096" "$WORK/o/data 2 4095" "$WORK/o/data x 4096"; do
+  # shellcheck disable=SC2086
+  expect_exit 2 "$HELPER" $args
+  [ "$(wc -l <"$WORK/err")" = 1 ] || fail "helper $args: not one line: $(cat "$WORK/err")"
+  [ ! -s "$WORK/out" ] || fail "helper $args: wrote to stdout"
+done
+expect_exit 2 "$HELPER" "$WORK/no-such-folder" 2 4096
+expect_in "$WORK/err" "no-such-folder"
+expect_exit 2 "$HELPER" "$WORK/o/data" 2
+expect_in "$WORK/err" "expected DIR PAIRS ROUND_BYTES"
+expect_exit 2 "$T/measure-overhead" --feedbench "$FEEDBENCH" --pairs 0
+expect_in "$WORK/err" "measure-overhead: --pairs: expected a whole number of at least 1, got 0"
+echo "measure-overhead: ok"
