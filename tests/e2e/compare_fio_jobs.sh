@@ -9,7 +9,7 @@ command -v fincore >/dev/null || skip "no fincore (util-linux)"
 
 "$FEEDBENCH" gen --out "$WORK/data" --files 1 --file-size 1MiB --layout flat --seed 3 >/dev/null
 python3 - "$FEEDBENCH_SOURCE_DIR/tools" "$WORK" <<'PY' || fail "compare-fio's job files"
-import importlib.machinery, importlib.util, os, subprocess, sys
+import importlib.machinery, importlib.util, json, os, subprocess, sys
 tools, work = sys.argv[1], sys.argv[2]
 sys.path.insert(0, tools)
 loader = importlib.machinery.SourceFileLoader("compare_fio", os.path.join(tools, "compare-fio"))
@@ -27,37 +27,40 @@ for row in cf.WORKLOADS:
     r = subprocess.run(["fio", "--parse-only", job], capture_output=True, text=True)
     assert r.returncode == 0, (w.name, r.stdout + r.stderr)
 
-peer = cf.Workload(next(r for r in cf.WORKLOADS if r[0] == "small-4k-cold-io_uring-qd32-page-cache-peer"))
-w = peer.fio_side()
-assert peer.state == "cold" and w.state == "cold" and not w.direct, "a cold, buffered peer"
-text = cf.fio_job(w, files)
-opts = set(text.splitlines())
-for want in ("direct=0", "invalidate=1", "fadvise_hint=random", "rw=randread", "bs=4096", "iodepth=32"):
-    assert want in opts, (want, text)
-assert "norandommap=1" not in opts and "fadvise_hint=0" not in opts, text
-# Run it on the 1 MiB file (256 blocks of 4 KiB), evicted first: io_size is the data set's, so
-# shrink it to this file, and psync stands in where io_uring is refused.
 size = os.path.getsize(files[0])
-text = text.replace("io_size=%d" % (cf.DATASETS[w.dataset][0] * cf.DATASETS[w.dataset][1]), "io_size=%d" % size)
-for engine in ("io_uring", "psync"):
-    job = os.path.join(work, "peer-%s.fio" % engine)
-    body = text.replace("ioengine=io_uring", "ioengine=" + engine)
-    if engine == "psync":
-        body = "\n".join(l for l in body.splitlines() if l not in ("fixedbufs=1", "registerfiles=1")) + "\n"
-    with open(job, "w") as f:
-        f.write(body)
-    cf.evict(files)
-    r = subprocess.run(["fio", "--output-format=json", job], capture_output=True, text=True)
-    if r.returncode == 0:
-        break
-assert r.returncode == 0, r.stdout + r.stderr
-import json
-doc = json.loads(r.stdout[r.stdout.index("{"):])
-assert doc["jobs"][0]["read"]["total_ios"] == size // 4096, doc["jobs"][0]["read"]["total_ios"]
-out = subprocess.run(["fincore", "--bytes", "--noheadings", "--output", "RES", files[0]],
-                     capture_output=True, text=True, check=True).stdout.split()
-assert int(out[0]) == size, "every block read once: %s of %d bytes cached" % (out[0], size)
-print("compare-fio jobs: %d parse; the page-cache peer read %d blocks, each once (%s)"
+for name, jobs in (("small-4k-cold-io_uring-qd32-page-cache-peer", 1),
+                   ("small-4k-cold-io_uring-2x16-page-cache-peer", 2)):
+    peer = cf.Workload(next(r for r in cf.WORKLOADS if r[0] == name))
+    w = peer.fio_side()
+    assert peer.state == "cold" and w.state == "cold" and not w.direct and w.workers == jobs, name
+    text = cf.fio_job(w, files)
+    opts = set(text.splitlines())
+    for want in ("direct=0", "invalidate=1", "fadvise_hint=random", "rw=randread", "bs=4096",
+                 "numjobs=%d" % jobs):
+        assert want in opts, (name, want, text)
+    assert "norandommap=1" not in opts and "fadvise_hint=0" not in opts, text
+    # Run it on the 1 MiB file (256 blocks of 4 KiB), evicted first: the data set's sizes shrink
+    # to this file's, and psync stands in where io_uring is refused.
+    total = cf.DATASETS[w.dataset][0] * cf.DATASETS[w.dataset][1]
+    text = text.replace("=%d\n" % (total // jobs), "=%d\n" % (size // jobs))
+    for engine in ("io_uring", "psync"):
+        job = os.path.join(work, "peer-%s.fio" % engine)
+        body = text.replace("ioengine=io_uring", "ioengine=" + engine)
+        if engine == "psync":
+            body = "\n".join(l for l in body.splitlines() if l not in ("fixedbufs=1", "registerfiles=1")) + "\n"
+        with open(job, "w") as f:
+            f.write(body)
+        cf.evict(files)
+        r = subprocess.run(["fio", "--output-format=json", job], capture_output=True, text=True)
+        if r.returncode == 0:
+            break
+    assert r.returncode == 0, r.stdout + r.stderr
+    doc = json.loads(r.stdout[r.stdout.index("{"):])
+    assert doc["jobs"][0]["read"]["total_ios"] == size // 4096, (name, doc["jobs"][0]["read"]["total_ios"])
+    out = subprocess.run(["fincore", "--bytes", "--noheadings", "--output", "RES", files[0]],
+                         capture_output=True, text=True, check=True).stdout.split()
+    assert int(out[0]) == size, "%s: every block read once: %s of %d bytes cached" % (name, out[0], size)
+print("compare-fio jobs: %d parse; the page-cache peers read %d blocks, each once (%s)"
       % (len(cf.WORKLOADS), size // 4096, engine))
 PY
 echo "compare-fio jobs: ok"
