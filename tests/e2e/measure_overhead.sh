@@ -24,23 +24,34 @@ loader = importlib.machinery.SourceFileLoader("measure_overhead", os.path.join(s
 mo = importlib.util.module_from_spec(importlib.util.spec_from_loader("measure_overhead", loader))
 loader.exec_module(mo)
 # n = 10: P(X <= 1) = 11/1024 is within 2.5%, P(X <= 2) = 56/1024 is not: the 2nd and 9th values.
-assert mo.median_ci(list(range(10, 0, -1))) == (5.5, 2, 9), mo.median_ci(list(range(1, 11)))
+assert mo.median_ci(list(range(10, 0, -1))) == (5.5, 2, 9), mo.median_ci(list(range(10, 0, -1)))
+# Past 1,023 values 2^n overflows a float: checked against exact integers at 2,000.
+from fractions import Fraction
+import math
+med, low, high = mo.median_ci(list(range(2000)))
+below = sum(math.comb(2000, i) for i in range(low + 1))
+assert Fraction(below, 2 ** 2000) <= Fraction(1, 40) < Fraction(below + math.comb(2000, low + 1), 2 ** 2000), low
+assert high == 1999 - low, (low, high)
 assert mo.median_ci([1.0, 2.0, 3.0])[1:] == (None, None)  # too few for 95%
 assert mo.verdict(2.0, 2.9).startswith("target met")
 assert mo.verdict(3.0, 4.0).startswith("target missed")
 assert mo.verdict(2.5, 3.5).startswith("cannot tell")
 PY
 
-for args in "$WORK/o/data 0 4096" "$WORK/o/data 2 4095" "$WORK/o/data x 4096"; do
-  # shellcheck disable=SC2086
-  expect_exit 2 "$HELPER" $args
-  [ "$(wc -l <"$WORK/err")" = 1 ] || fail "helper $args: not one line: $(cat "$WORK/err")"
-  [ ! -s "$WORK/out" ] || fail "helper $args: wrote to stdout"
+for bad in "0 4096" "2 4095" "x 4096"; do
+  read -r pairs bytes <<<"$bad"
+  expect_exit 2 "$HELPER" "$WORK/o/data" "$pairs" "$bytes"
+  [ "$(wc -l <"$WORK/err")" = 1 ] || fail "helper $bad: not one line: $(cat "$WORK/err")"
+  [ ! -s "$WORK/out" ] || fail "helper $bad: wrote to stdout"
 done
 expect_exit 2 "$HELPER" "$WORK/no-such-folder" 2 4096
 expect_in "$WORK/err" "no-such-folder"
 expect_exit 2 "$HELPER" "$WORK/o/data" 2
 expect_in "$WORK/err" "expected DIR PAIRS ROUND_BYTES"
 expect_exit 2 "$T/measure-overhead" --feedbench "$FEEDBENCH" --pairs 0
-expect_in "$WORK/err" "measure-overhead: --pairs: expected a whole number of at least 1, got 0"
+expect_in "$WORK/err" "measure-overhead: --pairs: expected a whole number from 1 to 100000, got 0"
+# Refused before any data set is made.
+expect_exit 2 "$T/measure-overhead" --feedbench "$FEEDBENCH" --dir "$WORK/none" --size-mib 4 --round-mib 8
+expect_in "$WORK/err" "measure-overhead: --round-mib: expected a whole number from 1 to 4"
+[ ! -e "$WORK/none" ] || fail "a refused command line made $WORK/none"
 echo "measure-overhead: ok"
