@@ -138,8 +138,8 @@ AcrossRanks run_round_across_ranks(Cluster& cluster, const FileSet& mine, Worklo
 
   // Totals, so the family's counters and checks read as for one process.
   RoundStats& t = out.stats;
-  t.elapsed_ns =
-      std::llround(out.round.seconds * 1e9);  // rounded: truncating overstated a rate by up to 1 ns
+  t.elapsed_ns = std::llround(
+      out.round.seconds * 1e9);  // rounded: truncating shortened the time by up to 1 ns, overstating the rate
   std::map<int, std::uint64_t> selection_per_host;
   for (const RankFigures& x : all) {
     t.bytes += x.round.bytes;
