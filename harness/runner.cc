@@ -308,8 +308,11 @@ void run_worker(Shared& shared, Worker& me, unsigned w) {
   bool retrying = false;  // `item` came from `retry`: its planned bytes are counted already
   bool stopped = false;   // an error here or in another worker: no new reads
   WorkItem item;
-  // A read that completed: its bytes, latency and next hop.
-  auto count_read = [&](const Completion& c, std::uint32_t file, std::int64_t t) {
+  // A read that completed: its bytes, latency and next hop. Inlined: called out of line (GCC
+  // did), every capture is a load through the closure, and latency recording cost 0.3 points
+  // more (tools/measure-overhead, 3 alternating runs of 1,000 pairs each).
+  auto count_read = [&](const Completion& c, std::uint32_t file, std::int64_t t)
+      __attribute__((always_inline)) {
     me.bytes += std::uint64_t(c.result);  // short at end of file: planned so
     ++me.reads;
     me.progress_bytes.store(me.progress_bytes.load(std::memory_order_relaxed) + std::uint64_t(c.result),
