@@ -36,13 +36,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string trim(std::string s) {
-  auto not_space = [](unsigned char c) { return !std::isspace(c); };
-  s.erase(s.begin(), std::find_if(s.begin(), s.end(), not_space));
-  s.erase(std::find_if(s.rbegin(), s.rend(), not_space).base(), s.end());
-  return s;
-}
-
 std::optional<std::int64_t> read_int(const std::string& path) {
   std::string s = read_first_line(path);
   if (s.empty()) return std::nullopt;
@@ -210,7 +203,7 @@ nlohmann::json describe_gpus() {
     std::vector<std::string> cols;
     std::istringstream parts(line);
     std::string col;
-    while (std::getline(parts, col, ',')) cols.push_back(trim(col));
+    while (std::getline(parts, col, ',')) cols.push_back(trim_space(col));
     if (cols.size() < 3 || cols[0].empty()) continue;
     nlohmann::json gpu = {{"name", cols[0]}, {"memory", cols[1]}, {"driver", cols[2]}};
     // "143771 MiB" -> bytes, for readers that compare.
@@ -296,9 +289,9 @@ nlohmann::json describe_host() {
     while (std::getline(in, line)) {
       auto colon = line.find(':');
       if (colon == std::string::npos) continue;
-      std::string key = trim(line.substr(0, colon));
+      std::string key = trim_space(line.substr(0, colon));
       if (key == "model name" || (cpu_model.empty() && key == "Hardware")) {
-        cpu_model = trim(line.substr(colon + 1));
+        cpu_model = trim_space(line.substr(colon + 1));
         if (key == "model name") break;
       }
     }

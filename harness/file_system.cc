@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cstdio>
 #include <fstream>
+#include <utility>
 
 #include <sys/vfs.h>
 
@@ -48,10 +49,14 @@ std::string read_first_line(const std::string& path) {
   std::ifstream in(path);
   std::string line;
   if (!in || !std::getline(in, line)) return {};
+  return trim_space(std::move(line));
+}
+
+std::string trim_space(std::string s) {
   auto not_space = [](unsigned char c) { return !std::isspace(c); };
-  line.erase(line.begin(), std::find_if(line.begin(), line.end(), not_space));
-  line.erase(std::find_if(line.rbegin(), line.rend(), not_space).base(), line.end());
-  return line;
+  s.erase(s.begin(), std::find_if(s.begin(), s.end(), not_space));
+  s.erase(std::find_if(s.rbegin(), s.rend(), not_space).base(), s.end());
+  return s;
 }
 
 }  // namespace feedbench

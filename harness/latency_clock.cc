@@ -35,11 +35,14 @@ Pair read_pair() {
 #endif
 
 // RETURNS: true when this process should time reads with the counter: x86-64, the kernel
-// keeps time with it, and FEEDBENCH_LATENCY_CLOCK does not ask for steady_clock.
+// keeps time with it, and FEEDBENCH_LATENCY_CLOCK does not ask for steady_clock. Decided once
+// per process (get() and host_clock_name() ask it, and must agree).
 bool want_tsc() {
 #if defined(__x86_64__)
-  return !latency_steady_clock_setting() &&
-         read_first_line("/sys/devices/system/clocksource/clocksource0/current_clocksource") == "tsc";
+  static const bool want =
+      !latency_steady_clock_setting() &&
+      read_first_line("/sys/devices/system/clocksource/clocksource0/current_clocksource") == "tsc";
+  return want;
 #else
   return false;
 #endif

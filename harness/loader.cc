@@ -148,24 +148,26 @@ class FileReader : public SampleReader {
     if (engine_->reads_whole_files()) root_ = files.open_root();
   }
   std::uint64_t read(std::size_t i) override {
-    std::string path = files_.absolute_path(i);
     data_.clear();
     // A file no larger than a block, read whole in one request where the engine can; anything
     // short of that (gone, changed, not a regular file) is read again below and reported so.
     const std::uint64_t size = files_.file_size(i);
     if (engine_->reads_whole(size)) {
+      // Relative to the root: no absolute path is built for a file the chain reads.
       const bool relative = root_.get() >= 0;
-      const WholeFileRead r{relative ? files_.relative_path(i) : std::string_view(path), 0,
+      const std::string absolute = relative ? std::string() : files_.absolute_path(i);
+      const WholeFileRead r{relative ? files_.relative_path(i) : std::string_view(absolute), 0,
                             std::uint32_t(size), relative ? root_.get() : AT_FDCWD};
       engine_->submit_whole_files(std::span<const WholeFileRead>(&r, 1));
       Completion c;
       if (engine_->reap(std::span<Completion>(&c, 1), 1) != 1)
-        throw RunError("read of " + path + ": the engine returned no completion");
+        throw RunError("read of " + files_.absolute_path(i) + ": the engine returned no completion");
       if (c.failed_step == ChainStep::none) {
         if (keep_) data_.assign(engine_->buffer(0), engine_->buffer(0) + c.result);
         return std::uint64_t(c.result);
       }
     }
+    const std::string path = files_.absolute_path(i);
     FileHandle fh;
     if (!open_unless_vanished(*engine_, path, &fh)) return 0;
     std::uint64_t n = 0;

@@ -19,4 +19,7 @@ std::string file_system_at(const std::string& path);
 // cannot be read): a /sys or /proc value such as "tsc" or "[madvise] never".
 std::string read_first_line(const std::string& path);
 
+// RETURNS: `s` without leading and trailing white space (std::isspace).
+std::string trim_space(std::string s);
+
 }  // namespace feedbench
