@@ -12,14 +12,11 @@ command -v fincore >/dev/null || skip "no fincore (util-linux)"
 
 "$FEEDBENCH" gen --out "$WORK/data" --files 1 --file-size 1MiB --layout flat --seed 3 >/dev/null
 rc=0
-python3 - "$FEEDBENCH_SOURCE_DIR/tools" "$WORK" <<'PY' || rc=$?
-import importlib.machinery, importlib.util, json, os, subprocess, sys
+PYTHONPATH="$(dirname "$0")" python3 - "$FEEDBENCH_SOURCE_DIR/tools" "$WORK" <<'PY' || rc=$?
+import json, os, subprocess, sys
+import tool_module
 tools, work = sys.argv[1], sys.argv[2]
-sys.path.insert(0, tools)
-loader = importlib.machinery.SourceFileLoader("compare_fio", os.path.join(tools, "compare-fio"))
-spec = importlib.util.spec_from_loader("compare_fio", loader)
-cf = importlib.util.module_from_spec(spec)
-loader.exec_module(cf)
+cf = tool_module.load(tools, "compare-fio")
 
 data = os.path.join(work, "data")
 files = [os.path.join(data, f) for f in sorted(os.listdir(data))]

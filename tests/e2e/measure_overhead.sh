@@ -17,12 +17,10 @@ expect_exit 0 "$T/measure-overhead" --feedbench "$FEEDBENCH" --dir "$WORK/o" --s
 expect_in "$WORK/out" "method: runs"
 expect_in "$WORK/out" "overhead of latency recording: "
 
-python3 - "$T" <<'PY' || fail "median_ci or verdict"
-import importlib.machinery, importlib.util, os, sys
-sys.path.insert(0, sys.argv[1])
-loader = importlib.machinery.SourceFileLoader("measure_overhead", os.path.join(sys.argv[1], "measure-overhead"))
-mo = importlib.util.module_from_spec(importlib.util.spec_from_loader("measure_overhead", loader))
-loader.exec_module(mo)
+PYTHONPATH="$(dirname "$0")" python3 - "$T" <<'PY' || fail "median_ci or verdict"
+import sys
+import tool_module
+mo = tool_module.load(sys.argv[1], "measure-overhead")
 # n = 10: P(X <= 1) = 11/1024 is within 2.5%, P(X <= 2) = 56/1024 is not: the 2nd and 9th values.
 assert mo.median_ci(list(range(10, 0, -1))) == (5.5, 2, 9), mo.median_ci(list(range(10, 0, -1)))
 # Past 1,023 values 2^n overflows a float: checked against exact integers at 2,000.

@@ -25,6 +25,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "command_line.h"
+
 #include "feedbench/dataset.h"
 #include "feedbench/error.h"
 #include "feedbench/latency_clock.h"
@@ -37,18 +39,6 @@ namespace {
 using feedbench::InputError;
 
 constexpr std::uint64_t kBlock = 4096;
-
-std::uint64_t whole_number(const char* text, const char* what, std::uint64_t min, std::uint64_t max) {
-  const std::string s = text;
-  std::uint64_t v = 0;
-  bool ok = !s.empty() && s.size() <= 19;
-  for (char c : s) ok = ok && c >= '0' && c <= '9';
-  if (ok) v = std::stoull(s);
-  if (!ok || v < min || v > max)
-    throw InputError(std::string(what) + ": expected a whole number from " + std::to_string(min) + " to " +
-                     std::to_string(max) + ", got '" + s + "'");
-  return v;
-}
 
 // RETURNS: reads per second of one round over `files`, latency recorded or not.
 double round_rate(const feedbench::FileSet& files, std::uint64_t round, std::uint64_t bytes, bool latency) {
@@ -81,8 +71,9 @@ int main(int argc, char** argv) {
       throw InputError(
           "expected DIR PAIRS ROUND_BYTES: a data set folder, pairs of rounds, and bytes a round reads "
           "(tools/measure-overhead runs it)");
-    const std::uint64_t pairs = whole_number(argv[2], "PAIRS", 1, 1'000'000);
-    const std::uint64_t bytes = whole_number(argv[3], "ROUND_BYTES", kBlock, std::uint64_t(1) << 40);
+    const std::uint64_t pairs = feedbench::parse_whole_number(argv[2], "PAIRS", 1, 1'000'000);
+    const std::uint64_t bytes =
+        feedbench::parse_whole_number(argv[3], "ROUND_BYTES", kBlock, std::uint64_t(1) << 40);
     const feedbench::FileSet files = feedbench::scan_dataset(argv[1]);
     if (files.total_bytes() < kBlock)
       throw InputError(std::string(argv[1]) + ": less than 4 KiB of files to read");
