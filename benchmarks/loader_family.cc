@@ -13,6 +13,7 @@
 #include "cluster_round.h"
 #include "families.h"
 #include "feedbench/error.h"
+#include "feedbench/file_system.h"
 #include "feedbench/gpu.h"
 #include "feedbench/loader.h"
 #include "feedbench/page_cache.h"

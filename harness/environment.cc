@@ -24,7 +24,7 @@
 #include "feedbench/cores.h"
 #include "feedbench/error.h"
 #include "feedbench/git_info.h"
-#include "feedbench/page_cache.h"
+#include "feedbench/text.h"
 
 #ifndef FEEDBENCH_BENCHMARK_VERSION
 #define FEEDBENCH_BENCHMARK_VERSION "unknown"

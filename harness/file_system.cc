@@ -1,4 +1,5 @@
 #include "feedbench/file_system.h"
+#include "feedbench/text.h"
 
 #include <algorithm>
 #include <cctype>
@@ -7,6 +8,7 @@
 #include <utility>
 
 #include <sys/vfs.h>
+#include <unistd.h>
 
 namespace feedbench {
 
@@ -52,11 +54,24 @@ std::string read_first_line(const std::string& path) {
   return trim_space(std::move(line));
 }
 
-std::string trim_space(std::string s) {
-  auto not_space = [](unsigned char c) { return !std::isspace(c); };
-  s.erase(s.begin(), std::find_if(s.begin(), s.end(), not_space));
-  s.erase(std::find_if(s.rbegin(), s.rend(), not_space).base(), s.end());
-  return s;
+std::uint64_t meminfo_bytes(const std::string& field) {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  std::uint64_t value = 0;
+  std::string unit;
+  while (in >> key >> value) {
+    std::getline(in, unit);
+    if (key == field + ":") return value * 1024;  // the kernel writes kB meaning KiB
+  }
+  return 0;
 }
+
+std::uint64_t available_memory_bytes() {
+  if (std::uint64_t bytes = meminfo_bytes("MemAvailable")) return bytes;
+  long pages = ::sysconf(_SC_AVPHYS_PAGES);
+  return pages > 0 ? static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE)) : 0;
+}
+
+std::uint64_t total_memory_bytes() { return meminfo_bytes("MemTotal"); }
 
 }  // namespace feedbench

@@ -230,13 +230,4 @@ std::optional<Manifest> parse_manifest(const std::string& json_text, const std::
   }
 }
 
-std::string utc_timestamp() {
-  std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  ::gmtime_r(&now, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
 }  // namespace feedbench

@@ -349,24 +349,4 @@ bool direct_reaches_device(const std::string& path, std::string* fs) {
   return name != "tmpfs" && name != "ramfs";
 }
 
-std::uint64_t meminfo_bytes(const std::string& field) {
-  std::ifstream in("/proc/meminfo");
-  std::string key;
-  std::uint64_t value = 0;
-  std::string unit;
-  while (in >> key >> value) {
-    std::getline(in, unit);
-    if (key == field + ":") return value * 1024;  // the kernel writes kB meaning KiB
-  }
-  return 0;
-}
-
-std::uint64_t available_memory_bytes() {
-  if (std::uint64_t bytes = meminfo_bytes("MemAvailable")) return bytes;
-  long pages = ::sysconf(_SC_AVPHYS_PAGES);
-  return pages > 0 ? static_cast<std::uint64_t>(pages) * page_size() : 0;
-}
-
-std::uint64_t total_memory_bytes() { return meminfo_bytes("MemTotal"); }
-
 }  // namespace feedbench

@@ -37,10 +37,6 @@ std::string resolve_maybe_missing(const std::string& path) {
   return s;
 }
 
-std::string plural(std::size_t n, const char* one, const char* many) {
-  return std::to_string(n) + " " + (n == 1 ? one : many);
-}
-
 int open_source(const std::string& path, std::string* why, bool direct) {
   const DataFile f = open_data_file(AT_FDCWD, path, {.direct = direct});
   if (!f.ok()) {

@@ -29,9 +29,6 @@ bool is_within(const std::string& inner, const std::string& outer);
 // correctly). Throws InputError when the path cannot be resolved.
 std::string resolve_maybe_missing(const std::string& path);
 
-// RETURNS: "1 file", "2 files": `n` and the noun for it.
-std::string plural(std::size_t n, const char* one, const char* many);
-
 // Opens a file read-only without updating its access time where the kernel lets us
 // (O_NOATIME needs ownership): staging must not change the source, not even its atime.
 // A file that is not regular (a FIFO swapped in after the scan) is refused with errno ENXIO;

@@ -23,6 +23,7 @@
 #include "feedbench/aligned_buffer.h"
 #include "feedbench/environment.h"
 #include "feedbench/error.h"
+#include "feedbench/text.h"
 #include "feedbench/units.h"
 #include "stage_io.h"
 #include "stage_verify.h"

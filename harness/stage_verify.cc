@@ -19,6 +19,7 @@
 #include "feedbench/error.h"
 #include "feedbench/manifest.h"
 #include "feedbench/stager.h"
+#include "feedbench/text.h"
 #include "feedbench/threads.h"
 #include "feedbench/unique_fd.h"
 #include "feedbench/units.h"

@@ -13,6 +13,7 @@
 #include "feedbench/environment.h"
 #include "feedbench/manifest.h"
 #include "feedbench/sha256.h"
+#include "feedbench/text.h"
 
 #include "stage_copy.h"
 #include "stage_io.h"
@@ -124,15 +125,6 @@ std::string check_cache(const std::string& cache_root, const FileSet& source_sel
            source_selection.fingerprint().substr(0, 12) + "): the source changed since staging; run `" +
            stage_command(source_selection.root(), cache_root, m->include, m->label) + "`";
   return "";
-}
-
-std::string shell_quote(const std::string& word) {
-  if (!word.empty() && word.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-                                              "0123456789_/.,:=+-@%") == std::string::npos)
-    return word;
-  std::string out = "'";
-  for (char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
 }
 
 std::string include_text(const std::vector<std::string>& include) {

@@ -21,6 +21,8 @@
 #include "feedbench/error.h"
 #include "feedbench/report_css.h"
 #include "feedbench/report_js.h"
+#include "feedbench/text.h"
+#include "feedbench/units.h"
 
 namespace feedbench {
 namespace {
@@ -94,18 +96,6 @@ std::string sig3(double v) {
   return fmt("%.3g", v);
 }
 
-std::string human_bytes(double bytes) {
-  static const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-  int u = 0;
-  while (std::fabs(bytes) >= 1024 && u < 5) {
-    bytes /= 1024;
-    ++u;
-  }
-  return u == 0 ? fmt("%.0f B", bytes) : sig3(bytes) + " " + units[u];
-}
-
-std::string human_rate(double bytes_per_second) { return human_bytes(bytes_per_second) + "/s"; }
-
 // One counter as a person reads it; the unit is in the column header.
 std::string format_counter(const std::string& key, double v) {
   const CounterInfo* info = find_counter(key);
@@ -126,18 +116,6 @@ std::string counter_header(const std::string& key) {
   if (ends("_us")) return k.substr(0, k.size() - 3) + " µs";
   if (ends("_ms")) return k.substr(0, k.size() - 3) + " ms";
   return key;
-}
-
-std::string shell_quote(const std::string& arg) {
-  if (!arg.empty() && arg.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                            "0123456789-_./=:,+@%") == std::string::npos)
-    return arg;
-  std::string out = "'";
-  for (char c : arg) {
-    if (c == '\'') out += "'\\''";
-    else out += c;
-  }
-  return out + "'";
 }
 
 std::string command_text(const std::vector<std::string>& argv) {
@@ -301,7 +279,7 @@ std::vector<std::string> verdicts_of(const std::vector<CaseView>& cases) {
               (!best || *c->counter("bytes_per_second") > *best->counter("bytes_per_second")))
             best = c;
         if (!best) continue;
-        std::string part = human_rate(*best->counter("bytes_per_second")) + " " + state;
+        std::string part = format_rate(*best->counter("bytes_per_second")) + " " + state;
         // Only the parameters the case has: no "(4 workers, )".
         std::vector<std::string> where;
         std::string w = best->param("workers");
@@ -322,7 +300,7 @@ std::vector<std::string> verdicts_of(const std::vector<CaseView>& cases) {
     for (const auto* c : stage)
       if (!best || *c->counter("bytes_per_second") > *best->counter("bytes_per_second")) best = c;
     std::string w = best->param("workers");
-    out.push_back("Staging to the cache copies at best " + human_rate(*best->counter("bytes_per_second")) +
+    out.push_back("Staging to the cache copies at best " + format_rate(*best->counter("bytes_per_second")) +
                   (w.empty() ? "" : " (" + w + (w == "1" ? " worker)" : " workers)")) + ".");
   }
   if (out.empty()) out.push_back("No case completed, so there is nothing to judge: see the errors below.");
@@ -378,7 +356,7 @@ void render_environment(Page& p, const std::vector<ResultDocument>& docs,
   });
   host_row("Memory", [](const ResultDocument& d) {
     const json* m = at(d.environment, {"host", "memory_total_bytes"});
-    return m && m->is_number() ? human_bytes(m->get<double>()) : text_of(m);
+    return m && m->is_number() ? format_size(m->get<double>()) : text_of(m);
   });
   host_row("GPU", [](const ResultDocument& d) {
     const json* g = at(d.environment, {"host", "gpus"});
@@ -513,7 +491,7 @@ void render_paths_and_data(Page& p, const std::vector<ResultDocument>& docs,
     role_row("Files", [](const json&, const json& data) { return text_at(data, {"files"}); });
     role_row("Bytes", [](const json&, const json& data) {
       const json* b = at(data, {"bytes"});
-      return b && b->is_number() ? human_bytes(b->get<double>()) + " (" + b->dump() + " B)" : text_of(b);
+      return b && b->is_number() ? format_size(b->get<double>()) + " (" + b->dump() + " B)" : text_of(b);
     });
     role_row(
         "Fingerprint", [](const json&, const json& data) { return text_at(data, {"fingerprint"}); }, true);
@@ -586,7 +564,7 @@ std::string size_text(double bytes) {
     v /= 1024;
     ++u;
   }
-  return u > 0 || bytes < 1024 ? fmt("%.0f ", v) + units[u] : human_bytes(bytes);
+  return u > 0 || bytes < 1024 ? fmt("%.0f ", v) + units[u] : format_size(bytes);
 }
 
 // One parameter as it reads in a case label: "w 4", "qd 32", "4 KiB", "cold", "source".
@@ -746,7 +724,7 @@ void render_across_ranks(Page& p, const std::vector<std::vector<CaseView>>& all,
         for (const json& h : *hs)
           if (h.contains("bytes_per_second") && h["bytes_per_second"].is_number())
             hosts.push_back(h.value("host", std::string("?")) + " " +
-                            human_rate(h["bytes_per_second"].get<double>()));
+                            format_rate(h["bytes_per_second"].get<double>()));
       std::string line;
       if (loader) {
         const json* min_rank = at(c.extra, {"min_au_rank"});
@@ -761,7 +739,7 @@ void render_across_ranks(Page& p, const std::vector<std::vector<CaseView>>& all,
           for (const json& s : *st)
             named.push_back("rank " + std::to_string(s.value("rank", 0)) + " (host " +
                             s.value("host", std::string("?")) + ") at " +
-                            human_rate(s.value("bytes_per_second", 0.0)) + ", " +
+                            format_rate(s.value("bytes_per_second", 0.0)) + ", " +
                             fmt("%.2f", s.value("vs_median", 0.0)) + " of the median rank's rate");
         const double below =
             c.extra.contains("cluster") ? c.extra["cluster"].value("straggler_below", 0.8) : 0.8;

@@ -41,6 +41,7 @@
 #include "feedbench/environment.h"
 #include "feedbench/error.h"
 #include "feedbench/estimator.h"
+#include "feedbench/file_system.h"
 #include "feedbench/fio_jobs.h"
 #include "feedbench/manifest.h"
 #include "feedbench/page_cache.h"
@@ -50,6 +51,7 @@
 #include "feedbench/sha256.h"
 #include "feedbench/shape.h"
 #include "feedbench/stager.h"
+#include "feedbench/text.h"
 #include "feedbench/units.h"
 #include "markdown_writer.h"
 #include "progress.h"
@@ -91,15 +93,6 @@ std::string peek_benchmark_flag(int argc, char** argv, const std::string& name) 
 
 // Prints feedbench's own lines within the console's width (console_table.h).
 void say(std::FILE* out, const std::string& text) { std::fputs(wrap_text(text).c_str(), out); }
-
-std::string utc_stamp() {
-  std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y%m%dT%H%M%SZ", &tm);
-  return buf;
-}
 
 std::string host_name() {
   char buf[256] = {};
@@ -522,7 +515,7 @@ int run_ranks(int argc, char** argv, Cluster& cluster, RankProgress& together) {
   // path is fixed here, so the one checked is the one written).
   std::string out_option = "--out";
   if (out_path.empty()) {
-    out_path = "results/" + config.name + "/" + host_name() + "-" + utc_stamp() + ".json";
+    out_path = "results/" + config.name + "/" + host_name() + "-" + utc_timestamp(true) + ".json";
     out_option = "--out (default " + out_path + ")";
   }
   // Rank 0 alone writes files (Google Benchmark's --benchmark_out too: every rank's library

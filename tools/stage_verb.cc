@@ -22,6 +22,7 @@
 #include "feedbench/page_cache.h"
 #include "feedbench/skew.h"
 #include "feedbench/stager.h"
+#include "feedbench/text.h"
 #include "feedbench/units.h"
 #include "verbs.h"
 
@@ -329,9 +330,9 @@ int stage_here(int argc, char** argv, HostStage* gathered) {
                 r.label.c_str(), r.source_fingerprint.substr(0, 12).c_str(), options.cache_root.c_str());
   } else {
     std::printf(
-        "staging failed: no manifest written (%zu error%s above); fix and run the same "
+        "staging failed: no manifest written (%s above); fix and run the same "
         "command again to resume\n",
-        r.errors.size(), r.errors.size() == 1 ? "" : "s");
+        plural(r.errors.size(), "error", "errors").c_str());
   }
   if (evict_after && r.manifest_written) evict_cache(options.include);
   std::fflush(stdout);

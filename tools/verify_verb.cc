@@ -23,6 +23,7 @@
 #include "feedbench/manifest.h"
 #include "feedbench/page_cache.h"
 #include "feedbench/stager.h"
+#include "feedbench/text.h"
 #include "feedbench/units.h"
 #include "verbs.h"
 

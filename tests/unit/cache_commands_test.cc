@@ -5,6 +5,7 @@
 #include "feedbench/config.h"
 #include "feedbench/error.h"
 #include "feedbench/stager.h"
+#include "feedbench/text.h"
 
 namespace feedbench {
 namespace {

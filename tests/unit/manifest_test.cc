@@ -8,6 +8,7 @@
 
 #include "feedbench/error.h"
 #include "feedbench/sha256.h"
+#include "feedbench/text.h"
 #include "test_util.h"
 
 namespace feedbench {

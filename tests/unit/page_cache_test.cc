@@ -1,5 +1,6 @@
 // Residency, eviction and warming on real files under /var/tmp (disk-backed: eviction and
 // O_DIRECT mean nothing on tmpfs).
+#include "feedbench/file_system.h"
 #include "feedbench/page_cache.h"
 
 #include <gtest/gtest.h>

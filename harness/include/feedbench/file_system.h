@@ -3,6 +3,7 @@
 // And the one reader of a one-line kernel file (/sys, /proc).
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 namespace feedbench {
@@ -19,7 +20,11 @@ std::string file_system_at(const std::string& path);
 // cannot be read): a /sys or /proc value such as "tsc" or "[madvise] never".
 std::string read_first_line(const std::string& path);
 
-// RETURNS: `s` without leading and trailing white space (std::isspace).
-std::string trim_space(std::string s);
+// RETURNS: the page cache that could hold this data: MemAvailable from /proc/meminfo, bytes.
+std::uint64_t available_memory_bytes();
+// RETURNS: /proc/meminfo's `field` ("MemTotal", "MemAvailable") in bytes, 0 when absent.
+std::uint64_t meminfo_bytes(const std::string& field);
+// RETURNS: MemTotal in bytes, 0 when unknown.
+std::uint64_t total_memory_bytes();
 
 }  // namespace feedbench

@@ -64,7 +64,4 @@ std::optional<Manifest> parse_manifest(const std::string& json_text, const std::
                                        const std::string& json_path, const std::string& sums_path,
                                        std::string* why = nullptr);
 
-// RETURNS: current UTC time as "YYYY-MM-DDTHH:MM:SSZ".
-std::string utc_timestamp();
-
 }  // namespace feedbench

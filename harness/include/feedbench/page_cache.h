@@ -40,11 +40,5 @@ std::string probe_direct_io(const std::string& path);
 // true. Sets *fs (when given) to the file system's name.
 bool direct_reaches_device(const std::string& path, std::string* fs = nullptr);
 
-// RETURNS: the page cache that could hold this data: MemAvailable from /proc/meminfo, bytes.
-std::uint64_t available_memory_bytes();
-// RETURNS: /proc/meminfo's `field` ("MemTotal", "MemAvailable") in bytes, 0 when absent.
-std::uint64_t meminfo_bytes(const std::string& field);
-// RETURNS: MemTotal in bytes, 0 when unknown.
-std::uint64_t total_memory_bytes();
 
 }  // namespace feedbench

@@ -132,8 +132,6 @@ std::string check_cache(const std::string& cache_root, const FileSet& source_sel
 std::string stage_command(const std::string& source_root, const std::string& cache_root,
                           const std::vector<std::string>& include, const std::string& label,
                           bool prune = false);
-// RETURNS: `word` as a POSIX shell reads it back: unchanged when plain, else single-quoted.
-std::string shell_quote(const std::string& word);
 // RETURNS: "every file" or "include 'a/**', 'b/*.jpg'".
 std::string include_text(const std::vector<std::string>& include);
 

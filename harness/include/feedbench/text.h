@@ -1,0 +1,23 @@
+// Small text helpers every layer prints with: one home each, so a message, a printed command
+// and a result file spell a thing alike.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace feedbench {
+
+// RETURNS: `word` as a POSIX shell reads it back: unchanged when plain, else single-quoted.
+std::string shell_quote(const std::string& word);
+
+// RETURNS: "1 file", "2 files": `n` and the noun for it.
+std::string plural(std::size_t n, const char* one, const char* many);
+
+// RETURNS: `s` without leading and trailing white space (std::isspace).
+std::string trim_space(std::string s);
+
+// RETURNS: the current UTC time as "YYYY-MM-DDTHH:MM:SSZ" (ISO 8601, for documents), or with
+// `compact` as "YYYYMMDDTHHMMSSZ" (for file names).
+std::string utc_timestamp(bool compact = false);
+
+}  // namespace feedbench
