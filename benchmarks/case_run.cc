@@ -2,11 +2,11 @@
 
 #include <cstdio>
 
-#include "feedbench/clock.h"
-#include "feedbench/error.h"
-#include "feedbench/page_cache.h"
-#include "feedbench/skew.h"
-#include "feedbench/units.h"
+#include "feedbench/base/clock.h"
+#include "feedbench/base/error.h"
+#include "feedbench/base/units.h"
+#include "feedbench/io/page_cache.h"
+#include "feedbench/io/skew.h"
 #include "progress.h"
 
 namespace feedbench {

@@ -10,9 +10,9 @@
 
 #include <benchmark/benchmark.h>
 
-#include "feedbench/gpu.h"
-#include "feedbench/plan.h"
-#include "feedbench/throttle.h"
+#include "feedbench/gpu/gpu.h"
+#include "feedbench/io/throttle.h"
+#include "feedbench/plan/plan.h"
 #include "run_context.h"
 
 namespace feedbench {

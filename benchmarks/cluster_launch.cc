@@ -3,7 +3,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "feedbench/error.h"
+#include "feedbench/base/error.h"
 
 namespace feedbench {
 

@@ -4,7 +4,7 @@
 
 #include <memory>
 
-#include "feedbench/cluster.h"
+#include "feedbench/cluster/cluster.h"
 
 namespace feedbench {
 

@@ -6,8 +6,8 @@
 #include <exception>
 #include <map>
 
-#include "feedbench/clock.h"
-#include "feedbench/histogram.h"
+#include "feedbench/base/clock.h"
+#include "feedbench/base/histogram.h"
 
 namespace feedbench {
 namespace {

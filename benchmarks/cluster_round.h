@@ -8,11 +8,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "feedbench/cluster.h"
-#include "feedbench/dataset.h"
-#include "feedbench/loader.h"
-#include "feedbench/runner.h"
-#include "feedbench/workload.h"
+#include "feedbench/cluster/cluster.h"
+#include "feedbench/dataset/dataset.h"
+#include "feedbench/io/runner.h"
+#include "feedbench/io/workload.h"
+#include "feedbench/loader/loader.h"
 
 namespace feedbench {
 

@@ -6,7 +6,7 @@
 #include <regex>
 #include <sstream>
 
-#include "feedbench/error.h"
+#include "feedbench/base/error.h"
 
 #ifndef FEEDBENCH_BENCHMARK_VERSION
 #define FEEDBENCH_BENCHMARK_VERSION "unknown"

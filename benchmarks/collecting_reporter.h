@@ -14,7 +14,7 @@
 #include <benchmark/benchmark.h>
 #include <nlohmann/json.hpp>
 
-#include "feedbench/result.h"
+#include "feedbench/results/result.h"
 #include "progress.h"
 #include "run_context.h"
 

@@ -1,6 +1,6 @@
 #include "families.h"
 
-#include "feedbench/error.h"
+#include "feedbench/base/error.h"
 
 namespace feedbench {
 

@@ -5,7 +5,7 @@
 
 #include <benchmark/benchmark.h>
 
-#include "feedbench/plan.h"
+#include "feedbench/plan/plan.h"
 #include "run_context.h"
 
 namespace feedbench {

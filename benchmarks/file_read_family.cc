@@ -10,12 +10,12 @@
 #include "case_run.h"
 #include "cluster_round.h"
 #include "families.h"
-#include "feedbench/gpu.h"
-#include "feedbench/page_cache.h"
-#include "feedbench/runner.h"
-#include "feedbench/skew.h"
-#include "feedbench/units.h"
-#include "feedbench/workload.h"
+#include "feedbench/base/units.h"
+#include "feedbench/gpu/gpu.h"
+#include "feedbench/io/page_cache.h"
+#include "feedbench/io/runner.h"
+#include "feedbench/io/skew.h"
+#include "feedbench/io/workload.h"
 
 namespace feedbench {
 

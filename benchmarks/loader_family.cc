@@ -1,4 +1,4 @@
-// The loader family: one simulated training run (harness/loader.cc) per repetition, from a
+// The loader family: one simulated training run (harness/loader/loader.cc) per repetition, from a
 // cold or warm page cache, against the source or cache path. The timed part is the measured
 // steps (warm-up excluded); the counters say how much of each step the accelerator waited.
 // A run the data set cannot hold is skipped with the size it needs; one with too few measured
@@ -12,13 +12,13 @@
 #include "case_run.h"
 #include "cluster_round.h"
 #include "families.h"
-#include "feedbench/error.h"
-#include "feedbench/file_system.h"
-#include "feedbench/gpu.h"
-#include "feedbench/loader.h"
-#include "feedbench/page_cache.h"
-#include "feedbench/skew.h"
-#include "feedbench/units.h"
+#include "feedbench/base/error.h"
+#include "feedbench/base/file_system.h"
+#include "feedbench/base/units.h"
+#include "feedbench/gpu/gpu.h"
+#include "feedbench/io/page_cache.h"
+#include "feedbench/io/skew.h"
+#include "feedbench/loader/loader.h"
 
 namespace feedbench {
 namespace {

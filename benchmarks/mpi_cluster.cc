@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "feedbench/cluster.h"
-#include "feedbench/error.h"
+#include "feedbench/base/error.h"
+#include "feedbench/cluster/cluster.h"
 
 namespace feedbench {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <cmath>
 
-#include "feedbench/units.h"
+#include "feedbench/base/units.h"
 
 namespace feedbench {
 

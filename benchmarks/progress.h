@@ -16,7 +16,7 @@
 #include <string>
 #include <thread>
 
-#include "feedbench/page_cache.h"
+#include "feedbench/io/page_cache.h"
 
 namespace feedbench {
 

@@ -1,7 +1,7 @@
 // Registers a Plan with Google Benchmark. The only file that may touch benchmark::internal.
 #pragma once
 
-#include "feedbench/plan.h"
+#include "feedbench/plan/plan.h"
 #include "run_context.h"
 
 namespace feedbench {

@@ -13,8 +13,8 @@
 
 #include "case_run.h"
 #include "families.h"
-#include "feedbench/cores.h"
-#include "feedbench/stager.h"
+#include "feedbench/base/cores.h"
+#include "feedbench/cache/stager.h"
 
 namespace feedbench {
 namespace {

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "feedbench/counters.h"
-#include "feedbench/statistics.h"
+#include "feedbench/base/statistics.h"
+#include "feedbench/results/counters.h"
 
 namespace feedbench {
 

@@ -2,7 +2,7 @@
 // console summary, Markdown, CSV, the loader summary and the HTML page), so that they agree:
 // a case's figure is the median over its achieved repetitions only; repetitions whose cache
 // state was not achieved or that read less than planned are excluded and counted with their
-// reasons (feedbench/result.h: exclusion_reason); calibration cases are marked so that no
+// reasons (feedbench/results/result.h: exclusion_reason); calibration cases are marked so that no
 // storage headline counts them.
 #pragma once
 
@@ -15,8 +15,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "feedbench/histogram.h"
-#include "feedbench/result.h"
+#include "feedbench/base/histogram.h"
+#include "feedbench/results/result.h"
 
 namespace feedbench {
 

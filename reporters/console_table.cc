@@ -7,7 +7,7 @@
 #include <optional>
 #include <set>
 
-#include "feedbench/units.h"
+#include "feedbench/base/units.h"
 
 namespace feedbench {
 

@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "case_view.h"
-#include "feedbench/plan.h"
-#include "feedbench/result.h"
+#include "feedbench/plan/plan.h"
+#include "feedbench/results/result.h"
 
 namespace feedbench {
 

@@ -6,7 +6,7 @@
 #include <set>
 
 #include "case_view.h"
-#include "feedbench/counters.h"
+#include "feedbench/results/counters.h"
 
 namespace feedbench {
 
@@ -19,7 +19,7 @@ const std::vector<std::string> kParamOrder = {
     "epochs",  "steps",          "warmup_steps", "accelerators", "target_au", "verify",
     "sink",    "shuffle_buffer", "verify_crc",   "accelerator",  "overlap"};
 
-// The counters' columns in the counter table's order (feedbench/counters.h); real_time has a
+// The counters' columns in the counter table's order (feedbench/results/counters.h); real_time has a
 // column of its own.
 const std::vector<std::string>& counter_order() {
   static const std::vector<std::string> order = [] {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "feedbench/result.h"
+#include "feedbench/results/result.h"
 
 namespace feedbench {
 

@@ -7,8 +7,8 @@
 #include <cstdio>
 #include <sstream>
 
-#include "feedbench/counters.h"
-#include "feedbench/error.h"
+#include "feedbench/base/error.h"
+#include "feedbench/results/counters.h"
 
 namespace feedbench {
 

@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "feedbench/comparison.h"
+#include "feedbench/results/comparison.h"
 
 namespace feedbench {
 

@@ -15,14 +15,14 @@
 #include <set>
 #include <sstream>
 
+#include "feedbench/base/error.h"
+#include "feedbench/base/text.h"
+#include "feedbench/base/units.h"
 #include "feedbench/chartjs.h"
-#include "feedbench/comparison.h"
-#include "feedbench/counters.h"
-#include "feedbench/error.h"
 #include "feedbench/report_css.h"
 #include "feedbench/report_js.h"
-#include "feedbench/text.h"
-#include "feedbench/units.h"
+#include "feedbench/results/comparison.h"
+#include "feedbench/results/counters.h"
 
 namespace feedbench {
 namespace {

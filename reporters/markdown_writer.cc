@@ -8,8 +8,8 @@
 
 #include "case_view.h"
 #include "csv_writer.h"
-#include "feedbench/counters.h"
-#include "feedbench/units.h"
+#include "feedbench/base/units.h"
+#include "feedbench/results/counters.h"
 #include "summary.h"
 
 namespace feedbench {

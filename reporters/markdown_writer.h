@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "feedbench/result.h"
+#include "feedbench/results/result.h"
 
 namespace feedbench {
 

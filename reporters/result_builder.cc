@@ -6,9 +6,9 @@
 #include <set>
 #include <utility>
 
-#include "feedbench/shape.h"
-#include "feedbench/statistics.h"
-#include "feedbench/units.h"
+#include "feedbench/base/statistics.h"
+#include "feedbench/base/units.h"
+#include "feedbench/dataset/shape.h"
 #include "summary.h"
 
 namespace feedbench {

@@ -11,11 +11,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "feedbench/cluster.h"
-#include "feedbench/config.h"
-#include "feedbench/dataset.h"
-#include "feedbench/plan.h"
-#include "feedbench/result.h"
+#include "feedbench/cluster/cluster.h"
+#include "feedbench/dataset/dataset.h"
+#include "feedbench/plan/config.h"
+#include "feedbench/plan/plan.h"
+#include "feedbench/results/result.h"
 
 namespace feedbench {
 

@@ -7,7 +7,7 @@
 #include <set>
 
 #include "case_view.h"
-#include "feedbench/units.h"
+#include "feedbench/base/units.h"
 #include "loader_summary.h"
 
 namespace feedbench {

@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "feedbench/result.h"
+#include "feedbench/results/result.h"
 
 namespace feedbench {
 

@@ -13,8 +13,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "feedbench/error.h"
-#include "feedbench/plan.h"
+#include "feedbench/base/error.h"
+#include "feedbench/plan/plan.h"
 
 namespace po = boost::program_options;
 

@@ -1,5 +1,5 @@
 // `feedbench diff BASE NEW`: compares two result files and says, with its exit code, whether
-// NEW regressed (harness/comparison.cc judges, reporters/diff_formats.cc shows).
+// NEW regressed (harness/results/comparison.cc judges, reporters/diff_formats.cc shows).
 #include <unistd.h>
 
 #include <cmath>
@@ -13,10 +13,10 @@
 
 #include "command_line.h"
 #include "diff_formats.h"
-#include "feedbench/comparison.h"
-#include "feedbench/error.h"
-#include "feedbench/preflight.h"
-#include "feedbench/result.h"
+#include "feedbench/base/error.h"
+#include "feedbench/plan/preflight.h"
+#include "feedbench/results/comparison.h"
+#include "feedbench/results/result.h"
 #include "verbs.h"
 
 namespace po = boost::program_options;

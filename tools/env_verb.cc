@@ -9,10 +9,10 @@
 #include <boost/program_options.hpp>
 
 #include "command_line.h"
-#include "feedbench/environment.h"
-#include "feedbench/error.h"
-#include "feedbench/gpu.h"
-#include "feedbench/units.h"
+#include "feedbench/base/error.h"
+#include "feedbench/base/units.h"
+#include "feedbench/gpu/gpu.h"
+#include "feedbench/results/environment.h"
 #include "verbs.h"
 
 namespace po = boost::program_options;

@@ -7,8 +7,8 @@
 #include <string>
 
 #include "command_line.h"
-#include "feedbench/env_settings.h"
-#include "feedbench/error.h"
+#include "feedbench/base/env_settings.h"
+#include "feedbench/base/error.h"
 #include "verbs.h"
 
 namespace {

@@ -1,4 +1,4 @@
-// `feedbench gen`: writes a deterministic synthetic data set (harness/generator.cc).
+// `feedbench gen`: writes a deterministic synthetic data set (harness/dataset/generator.cc).
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -17,13 +17,13 @@
 #include <boost/program_options.hpp>
 
 #include "command_line.h"
-#include "feedbench/dataset.h"
-#include "feedbench/error.h"
-#include "feedbench/generator.h"
-#include "feedbench/manifest.h"
-#include "feedbench/shape.h"
-#include "feedbench/statistics.h"
-#include "feedbench/units.h"
+#include "feedbench/base/error.h"
+#include "feedbench/base/statistics.h"
+#include "feedbench/base/units.h"
+#include "feedbench/cache/manifest.h"
+#include "feedbench/dataset/dataset.h"
+#include "feedbench/dataset/generator.h"
+#include "feedbench/dataset/shape.h"
 #include "verbs.h"
 
 namespace po = boost::program_options;

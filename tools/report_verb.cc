@@ -8,9 +8,9 @@
 #include <boost/program_options.hpp>
 
 #include "command_line.h"
-#include "feedbench/error.h"
-#include "feedbench/preflight.h"
-#include "feedbench/result.h"
+#include "feedbench/base/error.h"
+#include "feedbench/plan/preflight.h"
+#include "feedbench/results/result.h"
 #include "html_report.h"
 #include "verbs.h"
 

@@ -16,14 +16,14 @@
 
 #include "cluster_launch.h"
 #include "command_line.h"
-#include "feedbench/cluster.h"
-#include "feedbench/error.h"
-#include "feedbench/manifest.h"
-#include "feedbench/page_cache.h"
-#include "feedbench/skew.h"
-#include "feedbench/stager.h"
-#include "feedbench/text.h"
-#include "feedbench/units.h"
+#include "feedbench/base/error.h"
+#include "feedbench/base/text.h"
+#include "feedbench/base/units.h"
+#include "feedbench/cache/manifest.h"
+#include "feedbench/cache/stager.h"
+#include "feedbench/cluster/cluster.h"
+#include "feedbench/io/page_cache.h"
+#include "feedbench/io/skew.h"
 #include "verbs.h"
 
 namespace po = boost::program_options;

@@ -18,13 +18,13 @@
 #include <boost/program_options.hpp>
 
 #include "command_line.h"
-#include "feedbench/dataset.h"
-#include "feedbench/error.h"
-#include "feedbench/manifest.h"
-#include "feedbench/page_cache.h"
-#include "feedbench/stager.h"
-#include "feedbench/text.h"
-#include "feedbench/units.h"
+#include "feedbench/base/error.h"
+#include "feedbench/base/text.h"
+#include "feedbench/base/units.h"
+#include "feedbench/cache/manifest.h"
+#include "feedbench/cache/stager.h"
+#include "feedbench/dataset/dataset.h"
+#include "feedbench/io/page_cache.h"
 #include "verbs.h"
 
 namespace po = boost::program_options;

@@ -1,6 +1,6 @@
 // A build without the CUDA toolkit: the GPU parameters are refused before anything runs
 // (expand_plan), and these answers keep every other caller honest.
-#include "feedbench/gpu.h"
+#include "feedbench/gpu/gpu.h"
 
 namespace feedbench {
 

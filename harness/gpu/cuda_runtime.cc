@@ -8,8 +8,8 @@
 
 #include <cuda_runtime.h>
 
-#include "feedbench/error.h"
-#include "feedbench/gpu.h"
+#include "feedbench/base/error.h"
+#include "feedbench/gpu/gpu.h"
 #include "spin_kernel.h"
 
 namespace feedbench {

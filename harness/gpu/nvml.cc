@@ -12,9 +12,9 @@
 #include <sstream>
 #include <thread>
 
-#include "feedbench/clock.h"
-#include "feedbench/file_system.h"
-#include "feedbench/gpu.h"
+#include "feedbench/base/clock.h"
+#include "feedbench/base/file_system.h"
+#include "feedbench/gpu/gpu.h"
 
 namespace feedbench {
 namespace {

@@ -4,7 +4,7 @@
 // the config text.
 #include <cstdlib>
 
-#include "feedbench/config.h"
+#include "feedbench/plan/config.h"
 #include "fuzz_util.h"
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <utility>
 
-#include "feedbench/error.h"
+#include "feedbench/base/error.h"
 
 namespace feedbench::fuzz {
 

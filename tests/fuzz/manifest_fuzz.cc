@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "feedbench/manifest.h"
+#include "feedbench/cache/manifest.h"
 #include "fuzz_util.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

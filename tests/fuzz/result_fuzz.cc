@@ -7,9 +7,9 @@
 
 #include "case_view.h"
 #include "diff_formats.h"
-#include "feedbench/comparison.h"
-#include "feedbench/error.h"
-#include "feedbench/result.h"
+#include "feedbench/base/error.h"
+#include "feedbench/results/comparison.h"
+#include "feedbench/results/result.h"
 #include "fuzz_util.h"
 
 namespace {

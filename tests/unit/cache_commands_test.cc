@@ -2,10 +2,10 @@
 // the label of a data version kept, and "from-cache" as a config's selection.
 #include <gtest/gtest.h>
 
-#include "feedbench/config.h"
-#include "feedbench/error.h"
-#include "feedbench/stager.h"
-#include "feedbench/text.h"
+#include "feedbench/base/error.h"
+#include "feedbench/base/text.h"
+#include "feedbench/cache/stager.h"
+#include "feedbench/plan/config.h"
 
 namespace feedbench {
 namespace {

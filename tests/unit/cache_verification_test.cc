@@ -1,6 +1,6 @@
 // The checks `run` makes on a staged cache before measuring it: the cheap listing check
 // (manifest listing, count, sizes, mtimes) and the full SHA-256 re-hash.
-#include "feedbench/cache_verification.h"
+#include "feedbench/cache/cache_verification.h"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
-#include "feedbench/stager.h"
+#include "feedbench/cache/stager.h"
 #include "test_util.h"
 
 namespace feedbench {

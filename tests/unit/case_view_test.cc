@@ -11,7 +11,7 @@
 #include <cmath>
 
 #include "csv_writer.h"
-#include "feedbench/units.h"
+#include "feedbench/base/units.h"
 #include "html_report.h"
 #include "loader_summary.h"
 #include "markdown_writer.h"

@@ -1,6 +1,6 @@
 // The Cluster seen from one process, and the maths of a round across ranks: shares of the
 // selection, IOR's aggregate, stragglers, agreement on a failure.
-#include "feedbench/cluster.h"
+#include "feedbench/cluster/cluster.h"
 
 #include <gtest/gtest.h>
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "feedbench/comparison.h"
+#include "feedbench/results/comparison.h"
 
 namespace feedbench {
 namespace {

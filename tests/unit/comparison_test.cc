@@ -4,8 +4,8 @@
 #include <cmath>
 #include <map>
 
-#include "feedbench/comparison.h"
-#include "feedbench/error.h"
+#include "feedbench/base/error.h"
+#include "feedbench/results/comparison.h"
 
 namespace feedbench {
 namespace {

@@ -1,4 +1,4 @@
-#include "feedbench/config.h"
+#include "feedbench/plan/config.h"
 
 #include <cstdlib>
 #include <filesystem>
@@ -6,8 +6,8 @@
 
 #include <gtest/gtest.h>
 
-#include "feedbench/error.h"
-#include "feedbench/plan.h"
+#include "feedbench/base/error.h"
+#include "feedbench/plan/plan.h"
 #include "test_util.h"
 
 namespace feedbench {

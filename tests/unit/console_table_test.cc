@@ -9,8 +9,8 @@
 #include <regex>
 #include <sstream>
 
-#include "feedbench/config.h"
-#include "feedbench/plan.h"
+#include "feedbench/plan/config.h"
+#include "feedbench/plan/plan.h"
 #include "output_lines.h"
 #include "test_util.h"
 

@@ -1,6 +1,6 @@
 // usable_cores is the affinity mask, not the machine: under a cpuset (or an MPI binding) every
 // family's cpu_util is relative to the CPUs the process may use.
-#include "feedbench/cores.h"
+#include "feedbench/base/cores.h"
 
 #include <gtest/gtest.h>
 #include <pthread.h>
@@ -12,8 +12,8 @@
 #include <string>
 #include <thread>
 
-#include "feedbench/aligned_buffer.h"
-#include "feedbench/unique_fd.h"
+#include "feedbench/base/aligned_buffer.h"
+#include "feedbench/base/unique_fd.h"
 
 #include <fcntl.h>
 

@@ -1,4 +1,4 @@
-#include "feedbench/data_file.h"
+#include "feedbench/dataset/data_file.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

@@ -1,5 +1,5 @@
 // FileSet, glob_match and scan_dataset on real folders.
-#include "feedbench/dataset.h"
+#include "feedbench/dataset/dataset.h"
 
 #include <gtest/gtest.h>
 
@@ -13,8 +13,8 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "feedbench/error.h"
-#include "feedbench/sha256.h"
+#include "feedbench/base/error.h"
+#include "feedbench/base/sha256.h"
 #include "test_util.h"
 
 namespace feedbench {

@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "diff_formats.h"
-#include "feedbench/error.h"
+#include "feedbench/base/error.h"
 #include "output_lines.h"
 
 namespace feedbench {

@@ -1,6 +1,6 @@
 // Every engine reads back exactly the bytes written, buffered and direct, at queue depth 1 and
 // 32, including files whose size is not a multiple of the block size.
-#include "feedbench/engine.h"
+#include "feedbench/io/engine.h"
 
 #include <gtest/gtest.h>
 
@@ -11,7 +11,7 @@
 #include <cstring>
 #include <random>
 
-#include "feedbench/error.h"
+#include "feedbench/base/error.h"
 #include "test_util.h"
 
 namespace feedbench {

@@ -1,13 +1,13 @@
 // The A/B switches in the environment: each known value, unset and empty as the default, and
 // anything else bad input naming the variable (a typo must not measure the other side).
-#include "feedbench/env_settings.h"
+#include "feedbench/base/env_settings.h"
 
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <string>
 
-#include "feedbench/error.h"
+#include "feedbench/base/error.h"
 #include "test_util.h"
 
 namespace feedbench {

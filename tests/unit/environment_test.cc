@@ -1,6 +1,6 @@
 // Environment capture: paths (mount, file system, device), the host block, same-device
 // detection and the warning people read.
-#include "feedbench/environment.h"
+#include "feedbench/results/environment.h"
 
 #include <fstream>
 #include <sstream>
@@ -8,7 +8,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
-#include "feedbench/error.h"
+#include "feedbench/base/error.h"
 #include "test_util.h"
 
 namespace feedbench {

@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "feedbench/error.h"
+#include "feedbench/base/error.h"
 
 TEST(ErrorTest, ErrnoMessageNamesPrefixAndReason) {
   EXPECT_EQ(feedbench::errno_message("open x", 2), "open x: No such file or directory");

@@ -1,12 +1,12 @@
 // The estimator: costs from sizes and rates, the budget fit against hand-worked totals, and a
 // probe on real files.
-#include "feedbench/estimator.h"
+#include "feedbench/plan/estimator.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-#include "feedbench/units.h"
+#include "feedbench/base/units.h"
 #include "test_util.h"
 
 namespace feedbench {

@@ -1,6 +1,6 @@
 // One file-system table for every message: the engines' O_DIRECT refusal and the page cache's
 // O_DIRECT probe name a file system alike.
-#include "feedbench/file_system.h"
+#include "feedbench/base/file_system.h"
 
 #include <gtest/gtest.h>
 

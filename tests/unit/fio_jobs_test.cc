@@ -1,10 +1,10 @@
-#include "feedbench/fio_jobs.h"
+#include "feedbench/plan/fio_jobs.h"
 
 #include <filesystem>
 
 #include <gtest/gtest.h>
 
-#include "feedbench/config.h"
+#include "feedbench/plan/config.h"
 #include "test_util.h"
 
 namespace feedbench {

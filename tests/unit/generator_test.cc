@@ -1,5 +1,5 @@
 // The synthetic data set writer: determinism, sizes, layouts, refusal of non-empty folders.
-#include "feedbench/generator.h"
+#include "feedbench/dataset/generator.h"
 
 #include <gtest/gtest.h>
 
@@ -8,8 +8,8 @@
 #include <map>
 #include <set>
 
-#include "feedbench/dataset.h"
-#include "feedbench/error.h"
+#include "feedbench/base/error.h"
+#include "feedbench/dataset/dataset.h"
 #include "test_util.h"
 
 namespace feedbench {

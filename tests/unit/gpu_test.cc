@@ -1,7 +1,7 @@
 // The GPU component without a GPU: the staging ring over the host stand-in (slot reuse, order,
 // back-pressure, accounting), the runner and the loader driving the stand-ins, the refusal of
 // GPU parameters in a build without CUDA, NVML's absence and the NUMA warning.
-#include "feedbench/gpu.h"
+#include "feedbench/gpu/gpu.h"
 
 #include <gtest/gtest.h>
 
@@ -10,12 +10,12 @@
 #include <filesystem>
 #include <thread>
 
-#include "feedbench/clock.h"
-#include "feedbench/error.h"
-#include "feedbench/loader.h"
-#include "feedbench/plan.h"
-#include "feedbench/runner.h"
-#include "feedbench/units.h"
+#include "feedbench/base/clock.h"
+#include "feedbench/base/error.h"
+#include "feedbench/base/units.h"
+#include "feedbench/io/runner.h"
+#include "feedbench/loader/loader.h"
+#include "feedbench/plan/plan.h"
 #include "test_util.h"
 
 namespace feedbench {

@@ -1,5 +1,5 @@
 // Histogram: layout, accuracy within 1% against exact quantiles, merge, JSON round trip.
-#include "feedbench/histogram.h"
+#include "feedbench/base/histogram.h"
 
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 #include <cmath>
 #include <random>
 
-#include "feedbench/error.h"
+#include "feedbench/base/error.h"
 
 namespace feedbench {
 namespace {

@@ -8,8 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include "feedbench/base/error.h"
 #include "feedbench/chartjs.h"
-#include "feedbench/error.h"
 #include "test_util.h"
 
 namespace feedbench {

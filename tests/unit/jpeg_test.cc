@@ -1,16 +1,16 @@
 // Real JPEGs: gen --format jpeg writes decodable images of about the drawn size, the same bytes
 // for the same seed; the decoder yields the image's pixels (or the crop's), and names a file
 // that is not a JPEG.
-#include "feedbench/jpeg.h"
+#include "feedbench/dataset/jpeg.h"
 
 #include <gtest/gtest.h>
 
 #include <map>
 
-#include "feedbench/dataset.h"
-#include "feedbench/error.h"
-#include "feedbench/generator.h"
-#include "feedbench/loader.h"
+#include "feedbench/base/error.h"
+#include "feedbench/dataset/dataset.h"
+#include "feedbench/dataset/generator.h"
+#include "feedbench/loader/loader.h"
 #include "test_util.h"
 
 namespace feedbench {

@@ -1,6 +1,6 @@
 // The latency clock: the time-stamp counter, where used, must agree with steady_clock, and
 // steady_clock is plain nanoseconds.
-#include "feedbench/latency_clock.h"
+#include "feedbench/base/latency_clock.h"
 
 #include <gtest/gtest.h>
 
@@ -11,7 +11,7 @@
 #include <string>
 #include <thread>
 
-#include "feedbench/file_system.h"
+#include "feedbench/base/file_system.h"
 
 namespace feedbench {
 namespace {

@@ -10,13 +10,13 @@
 
 #include <gtest/gtest.h>
 
-#include "feedbench/config.h"
-#include "feedbench/error.h"
-#include "feedbench/generator.h"
-#include "feedbench/json_limits.h"
-#include "feedbench/manifest.h"
-#include "feedbench/plan.h"
-#include "feedbench/result.h"
+#include "feedbench/base/error.h"
+#include "feedbench/base/json_limits.h"
+#include "feedbench/cache/manifest.h"
+#include "feedbench/dataset/generator.h"
+#include "feedbench/plan/config.h"
+#include "feedbench/plan/plan.h"
+#include "feedbench/results/result.h"
 #include "test_util.h"
 
 namespace feedbench {

@@ -1,6 +1,6 @@
 // The loader model: measured AU against the value computed from known per-sample delays, the
 // warm-up and steps rules, the sources reading real bytes, and the verdict texts.
-#include "feedbench/loader.h"
+#include "feedbench/loader/loader.h"
 
 #include <gtest/gtest.h>
 
@@ -14,8 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "feedbench/error.h"
-#include "feedbench/result.h"
+#include "feedbench/base/error.h"
+#include "feedbench/results/result.h"
 #include "loader_summary.h"
 #include "test_util.h"
 

@@ -1,4 +1,4 @@
-#include "feedbench/manifest.h"
+#include "feedbench/cache/manifest.h"
 
 #include <gtest/gtest.h>
 
@@ -6,9 +6,9 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "feedbench/error.h"
-#include "feedbench/sha256.h"
-#include "feedbench/text.h"
+#include "feedbench/base/error.h"
+#include "feedbench/base/sha256.h"
+#include "feedbench/base/text.h"
 #include "test_util.h"
 
 namespace feedbench {

@@ -1,7 +1,7 @@
 // Residency, eviction and warming on real files under /var/tmp (disk-backed: eviction and
 // O_DIRECT mean nothing on tmpfs).
-#include "feedbench/file_system.h"
-#include "feedbench/page_cache.h"
+#include "feedbench/io/page_cache.h"
+#include "feedbench/base/file_system.h"
 
 #include <gtest/gtest.h>
 
@@ -13,8 +13,8 @@
 #include <cstdio>
 #include <mutex>
 
-#include "feedbench/error.h"
-#include "feedbench/generator.h"
+#include "feedbench/base/error.h"
+#include "feedbench/dataset/generator.h"
 #include "test_util.h"
 
 namespace feedbench {

@@ -1,4 +1,4 @@
-#include "feedbench/plan.h"
+#include "feedbench/plan/plan.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -6,8 +6,8 @@
 
 #include <gtest/gtest.h>
 
-#include "feedbench/error.h"
-#include "feedbench/runner.h"
+#include "feedbench/base/error.h"
+#include "feedbench/io/runner.h"
 #include "test_util.h"
 
 namespace feedbench {

@@ -1,12 +1,12 @@
-#include "feedbench/preflight.h"
+#include "feedbench/plan/preflight.h"
 
 #include <filesystem>
 #include <map>
 
 #include <gtest/gtest.h>
 
-#include "feedbench/config.h"
-#include "feedbench/error.h"
+#include "feedbench/base/error.h"
+#include "feedbench/plan/config.h"
 #include "test_util.h"
 
 namespace feedbench {

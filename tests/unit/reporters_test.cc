@@ -7,7 +7,7 @@
 
 #include "collecting_reporter.h"
 #include "csv_writer.h"
-#include "feedbench/error.h"
+#include "feedbench/base/error.h"
 #include "markdown_writer.h"
 #include "output_lines.h"
 #include "summary.h"

@@ -1,6 +1,6 @@
 // The result document: round trip of every field, errors naming file and JSON pointer, and
 // atomic saving.
-#include "feedbench/result.h"
+#include "feedbench/results/result.h"
 
 #include <cmath>
 #include <filesystem>
@@ -11,9 +11,9 @@
 #include <gtest/gtest.h>
 
 #include "collecting_reporter.h"
-#include "feedbench/config.h"
-#include "feedbench/error.h"
-#include "feedbench/plan.h"
+#include "feedbench/base/error.h"
+#include "feedbench/plan/config.h"
+#include "feedbench/plan/plan.h"
 #include "test_util.h"
 
 namespace feedbench {

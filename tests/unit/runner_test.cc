@@ -1,6 +1,6 @@
 // run_round end to end on real files: every engine, pattern and worker count reads the whole
 // data set once; counters, latency and errors are as documented.
-#include "feedbench/runner.h"
+#include "feedbench/io/runner.h"
 
 #include <gtest/gtest.h>
 
@@ -13,8 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "feedbench/error.h"
-#include "feedbench/throttle.h"
+#include "feedbench/base/error.h"
+#include "feedbench/io/throttle.h"
 #include "test_util.h"
 
 #if defined(__SANITIZE_ADDRESS__)

@@ -1,4 +1,4 @@
-#include "feedbench/sha256.h"
+#include "feedbench/base/sha256.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // gen --like's shape of a real data set: the size sampler, the permutation behind its strata,
 // the folder shape at a scale, and the generator writing it with its record.
-#include "feedbench/shape.h"
+#include "feedbench/dataset/shape.h"
 
 #include <gtest/gtest.h>
 
@@ -8,8 +8,8 @@
 #include <map>
 #include <set>
 
-#include "feedbench/generator.h"
-#include "feedbench/statistics.h"
+#include "feedbench/base/statistics.h"
+#include "feedbench/dataset/generator.h"
 #include "test_util.h"
 
 namespace feedbench {

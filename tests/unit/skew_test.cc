@@ -1,15 +1,15 @@
 // Skewed access: the pattern texts, the path-hash ranking (stable across sets that share paths),
 // and the measured histogram of a zipf or hot_set round against the distribution asked for.
-#include "feedbench/skew.h"
+#include "feedbench/io/skew.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <map>
 
-#include "feedbench/error.h"
-#include "feedbench/loader.h"
-#include "feedbench/workload.h"
+#include "feedbench/base/error.h"
+#include "feedbench/io/workload.h"
+#include "feedbench/loader/loader.h"
 
 namespace feedbench {
 namespace {

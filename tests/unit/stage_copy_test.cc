@@ -8,8 +8,8 @@
 
 #include <sys/stat.h>
 
-#include "feedbench/manifest.h"
-#include "feedbench/sha256.h"
+#include "feedbench/base/sha256.h"
+#include "feedbench/cache/manifest.h"
 #include "stage_fixture.h"
 #include "stage_io.h"
 #include "test_util.h"

@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "feedbench/stager.h"
+#include "feedbench/cache/stager.h"
 #include "test_util.h"
 
 namespace feedbench::testing {

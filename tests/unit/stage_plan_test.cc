@@ -7,9 +7,9 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "feedbench/error.h"
-#include "feedbench/sha256.h"
-#include "feedbench/units.h"
+#include "feedbench/base/error.h"
+#include "feedbench/base/sha256.h"
+#include "feedbench/base/units.h"
 #include "stage_fixture.h"
 #include "test_util.h"
 

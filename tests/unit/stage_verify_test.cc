@@ -8,8 +8,8 @@
 
 #include <sys/stat.h>
 
-#include "feedbench/manifest.h"
-#include "feedbench/sha256.h"
+#include "feedbench/base/sha256.h"
+#include "feedbench/cache/manifest.h"
 #include "stage_copy.h"
 #include "stage_plan.h"
 #include "test_util.h"

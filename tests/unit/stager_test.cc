@@ -1,4 +1,4 @@
-#include "feedbench/stager.h"
+#include "feedbench/cache/stager.h"
 
 #include <gtest/gtest.h>
 
@@ -9,9 +9,9 @@
 
 #include <sys/stat.h>
 
-#include "feedbench/error.h"
-#include "feedbench/manifest.h"
-#include "feedbench/sha256.h"
+#include "feedbench/base/error.h"
+#include "feedbench/base/sha256.h"
+#include "feedbench/cache/manifest.h"
 #include "stage_fixture.h"
 #include "test_util.h"
 

@@ -2,7 +2,7 @@
 // the textbook normal approximation with tie and continuity correction.
 #include <gtest/gtest.h>
 
-#include "feedbench/statistics.h"
+#include "feedbench/base/statistics.h"
 
 namespace feedbench {
 namespace {

@@ -9,7 +9,7 @@
 
 #include <unistd.h>
 
-#include "feedbench/error.h"
+#include "feedbench/base/error.h"
 
 namespace feedbench::testing {
 

@@ -1,6 +1,6 @@
 // TFRecord shards: CRC-32C against published vectors, TensorFlow's framing, gen --layout tfrecord
 // parsed back record by record, and refusals that name the shard and the byte offset.
-#include "feedbench/tfrecord.h"
+#include "feedbench/dataset/tfrecord.h"
 
 #include <gtest/gtest.h>
 
@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "feedbench/dataset.h"
-#include "feedbench/error.h"
-#include "feedbench/generator.h"
-#include "feedbench/loader.h"
+#include "feedbench/base/error.h"
+#include "feedbench/dataset/dataset.h"
+#include "feedbench/dataset/generator.h"
+#include "feedbench/loader/loader.h"
 #include "test_util.h"
 
 namespace feedbench {

@@ -1,4 +1,4 @@
-#include "feedbench/throttle.h"
+#include "feedbench/io/throttle.h"
 
 #include <algorithm>
 #include <chrono>
@@ -7,9 +7,9 @@
 
 #include <gtest/gtest.h>
 
-#include "feedbench/config.h"
-#include "feedbench/error.h"
-#include "feedbench/units.h"
+#include "feedbench/base/error.h"
+#include "feedbench/base/units.h"
+#include "feedbench/plan/config.h"
 
 namespace feedbench {
 namespace {

@@ -1,8 +1,8 @@
-#include "feedbench/units.h"
+#include "feedbench/base/units.h"
 
 #include <gtest/gtest.h>
 
-#include "feedbench/error.h"
+#include "feedbench/base/error.h"
 
 namespace feedbench {
 namespace {

@@ -1,7 +1,7 @@
 // Whole-file reads (Engine::submit_whole_files): io_uring's open -> read -> close chain hands
 // back one completion per file, says which step kept a file from being read whole, never
 // hangs on a FIFO and never leaves a file behind in a descriptor slot.
-#include "feedbench/engine.h"
+#include "feedbench/io/engine.h"
 
 #include <gtest/gtest.h>
 
@@ -18,7 +18,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "feedbench/error.h"
+#include "feedbench/base/error.h"
 #include "test_util.h"
 
 namespace feedbench {

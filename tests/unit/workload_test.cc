@@ -1,5 +1,5 @@
 // Workload streams: coverage, order, determinism and shares, without any I/O.
-#include "feedbench/workload.h"
+#include "feedbench/io/workload.h"
 
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 #include <set>
 #include <thread>
 
-#include "feedbench/error.h"
+#include "feedbench/base/error.h"
 
 namespace feedbench {
 namespace {

@@ -27,12 +27,12 @@
 
 #include "command_line.h"
 
-#include "feedbench/dataset.h"
-#include "feedbench/error.h"
-#include "feedbench/latency_clock.h"
-#include "feedbench/page_cache.h"
-#include "feedbench/runner.h"
-#include "feedbench/workload.h"
+#include "feedbench/base/error.h"
+#include "feedbench/base/latency_clock.h"
+#include "feedbench/dataset/dataset.h"
+#include "feedbench/io/page_cache.h"
+#include "feedbench/io/runner.h"
+#include "feedbench/io/workload.h"
 
 namespace {
 

@@ -1,0 +1,78 @@
+#include "feedbench/base/file_system.h"
+#include "feedbench/base/text.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <fstream>
+#include <utility>
+
+#include <sys/vfs.h>
+#include <unistd.h>
+
+namespace feedbench {
+
+std::string file_system_name(long f_type) {
+  // Magic numbers from <linux/magic.h> and the file systems' own headers.
+  switch (static_cast<unsigned long>(f_type)) {
+    case 0xEF53: return "ext4";
+    case 0x58465342: return "xfs";
+    case 0x9123683E: return "btrfs";
+    case 0xF2F52010: return "f2fs";
+    case 0x2fc12fc1: return "zfs";
+    case 0x01021994: return "tmpfs";
+    case 0x858458f6: return "ramfs";
+    case 0x6969: return "nfs";
+    case 0xFF534D42: return "cifs";
+    case 0xfe534d42: return "smb2";
+    case 0x65735546: return "fuse";
+    case 0x794c7630: return "overlayfs";
+    case 0x01021997: return "9p";
+    case 0x00c36400: return "ceph";
+    case 0x0BD00BD0: return "lustre";
+    case 0x47504653: return "gpfs";
+    case 0x01161970: return "gfs2";
+    case 0x73717368: return "squashfs";
+    default: {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "fs type 0x%lx", static_cast<unsigned long>(f_type));
+      return buf;
+    }
+  }
+}
+
+std::string file_system_at(const std::string& path) {
+  struct statfs s {};
+  if (::statfs(path.c_str(), &s) != 0) return "an unknown file system";
+  return file_system_name(s.f_type);
+}
+
+std::string read_first_line(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  if (!in || !std::getline(in, line)) return {};
+  return trim_space(std::move(line));
+}
+
+std::uint64_t meminfo_bytes(const std::string& field) {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  std::uint64_t value = 0;
+  std::string unit;
+  while (in >> key >> value) {
+    std::getline(in, unit);
+    if (key == field + ":") return value * 1024;  // the kernel writes kB meaning KiB
+  }
+  return 0;
+}
+
+std::uint64_t available_memory_bytes() {
+  if (std::uint64_t bytes = meminfo_bytes("MemAvailable")) return bytes;
+  long pages = ::sysconf(_SC_AVPHYS_PAGES);
+  return pages > 0 ? static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE))
+                   : 0;
+}
+
+std::uint64_t total_memory_bytes() { return meminfo_bytes("MemTotal"); }
+
+}  // namespace feedbench

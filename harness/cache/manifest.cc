@@ -1,0 +1,233 @@
+#include "feedbench/cache/manifest.h"
+
+#include <cctype>
+#include <cerrno>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <sstream>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "feedbench/base/error.h"
+#include "feedbench/base/json_limits.h"
+#include "feedbench/base/sha256.h"
+
+namespace feedbench {
+namespace {
+
+bool is_hex64(std::string_view s) {
+  if (s.size() != 64) return false;
+  for (char c : s)
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'))) return false;
+  return true;
+}
+
+// Writes `text` to "<path>.fbtmp", fsyncs it, renames it over `path` and fsyncs the folder:
+// a manifest must survive a power loss once stage says it is done.
+void write_durably(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".fbtmp";
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw RunError(errno_message("cannot create " + tmp, errno));
+  std::size_t done = 0;
+  while (done < text.size()) {
+    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int e = errno;
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      throw RunError(errno_message("cannot write " + tmp, e));
+    }
+    done += std::size_t(n);
+  }
+  if (::fsync(fd) != 0) {
+    int e = errno;
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    throw RunError(errno_message("cannot flush " + tmp, e));
+  }
+  ::close(fd);
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    int e = errno;
+    ::unlink(tmp.c_str());
+    throw RunError(errno_message("cannot rename " + tmp + " to " + path, e));
+  }
+  const std::string dir =
+      path.substr(0, path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/'));
+  int dfd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    ::fsync(dfd);  // best effort: some file systems refuse fsync on folders
+    ::close(dfd);
+  }
+}
+
+bool read_whole(const std::string& path, std::string* out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  *out = buffer.str();
+  return true;
+}
+
+void remove_if_present(const std::string& path) {
+  if (::unlink(path.c_str()) != 0 && errno != ENOENT)
+    throw RunError(errno_message("cannot remove " + path, errno));
+}
+
+}  // namespace
+
+std::string Manifest::sums_text() const {
+  std::string out;
+  out.reserve(files.size() * 100);
+  for (const ManifestEntry& e : files) {
+    // GNU sha256sum (coreutils 9): a name holding '\\', '\n' or '\r' is written escaped, the
+    // line starting with '\\', so `sha256sum -c` reads every name back exactly.
+    if (e.path.find_first_of("\\\n\r") != std::string::npos) {
+      out += '\\';
+      out += e.sha256;
+      out += "  ";
+      for (char c : e.path) {
+        if (c == '\\') out += "\\\\";
+        else if (c == '\n') out += "\\n";
+        else if (c == '\r') out += "\\r";
+        else out += c;
+      }
+    } else {
+      out += e.sha256;
+      out += "  ";
+      out += e.path;
+    }
+    out += '\n';
+  }
+  return out;
+}
+
+nlohmann::ordered_json Manifest::to_json() const {
+  nlohmann::ordered_json j;
+  j["schema"] = kManifestSchema;
+  j["label"] = label;
+  j["source_root"] = source_root;
+  j["source_fingerprint"] = source_fingerprint;
+  j["include"] = include;
+  j["files"] = files.size();
+  j["total_bytes"] = total_bytes;
+  j["created_utc"] = created_utc;
+  j["feedbench_version"] = feedbench_version;
+  j["sums_sha256"] = sha256_hex(sums_text());
+  return j;
+}
+
+std::vector<ManifestEntry> parse_sums(std::string_view text, const std::string& where) {
+  std::vector<ManifestEntry> out;
+  std::size_t line_no = 0;
+  while (!text.empty()) {
+    ++line_no;
+    std::size_t end = text.find('\n');
+    std::string_view line = text.substr(0, end);
+    text = end == std::string_view::npos ? std::string_view() : text.substr(end + 1);
+    if (line.empty()) continue;
+    auto bad = [&](const char* what) {
+      return InputError(where + ": line " + std::to_string(line_no) + ": " + what +
+                        " (expected \"<sha256 hex>  <path>\")");
+    };
+    bool escaped = line.front() == '\\';
+    if (escaped) line.remove_prefix(1);
+    if (line.size() < 66 || !is_hex64(line.substr(0, 64)) || line[64] != ' ' ||
+        (line[65] != ' ' && line[65] != '*'))
+      throw bad("malformed line");
+    ManifestEntry e;
+    e.sha256 = std::string(line.substr(0, 64));
+    for (char& c : e.sha256) c = char(std::tolower(static_cast<unsigned char>(c)));
+    std::string_view name = line.substr(66);
+    if (name.empty()) throw bad("empty path");
+    if (escaped) {
+      for (std::size_t i = 0; i < name.size(); ++i) {
+        if (name[i] != '\\') {
+          e.path += name[i];
+          continue;
+        }
+        if (i + 1 == name.size()) throw bad("dangling escape");
+        char next = name[++i];
+        if (next == '\\') e.path += '\\';
+        else if (next == 'n') e.path += '\n';
+        else if (next == 'r') e.path += '\r';
+        else throw bad("unknown escape");
+      }
+    } else {
+      e.path = std::string(name);
+    }
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+void write_manifest(const std::string& cache_root, const Manifest& manifest) {
+  write_durably(cache_root + "/" + kManifestSumsName, manifest.sums_text());
+  write_durably(cache_root + "/" + kManifestJsonName, manifest.to_json().dump(2) + "\n");
+}
+
+void remove_manifest(const std::string& cache_root) {
+  remove_if_present(cache_root + "/" + kManifestJsonName);
+  remove_if_present(cache_root + "/" + kManifestSumsName);
+}
+
+std::optional<Manifest> read_manifest(const std::string& cache_root, std::string* why) {
+  auto fail = [&](const std::string& reason) -> std::optional<Manifest> {
+    if (why) *why = reason;
+    return std::nullopt;
+  };
+  const std::string json_path = cache_root + "/" + kManifestJsonName;
+  const std::string sums_path = cache_root + "/" + kManifestSumsName;
+  std::string json_text, sums_text;
+  if (!read_whole(json_path, &json_text)) return fail(json_path + " is missing");
+  if (!read_whole(sums_path, &sums_text)) return fail(sums_path + " is missing");
+  return parse_manifest(json_text, sums_text, json_path, sums_path, why);
+}
+
+std::optional<Manifest> parse_manifest(const std::string& json_text, const std::string& sums_text,
+                                       const std::string& json_path, const std::string& sums_path,
+                                       std::string* why) {
+  auto fail = [&](const std::string& reason) -> std::optional<Manifest> {
+    if (why) *why = reason;
+    return std::nullopt;
+  };
+  nlohmann::json j;
+  try {
+    j = parse_json_within(json_text, json_path, kManifestLimits);
+  } catch (const nlohmann::json::parse_error&) {
+    return fail(json_path + " is not valid JSON");
+  } catch (const InputError& e) {
+    return fail(e.what());  // past a limit: too large, too deep, a string too long
+  }
+  if (!j.is_object()) return fail(json_path + " is not valid JSON");
+  try {
+    if (j.value("schema", "") != kManifestSchema)
+      return fail(json_path + ": /schema: expected \"" + kManifestSchema + "\"");
+    Manifest m;
+    m.label = j.at("label").get<std::string>();
+    m.source_root = j.at("source_root").get<std::string>();
+    m.source_fingerprint = j.at("source_fingerprint").get<std::string>();
+    m.include = j.at("include").get<std::vector<std::string>>();
+    m.total_bytes = j.at("total_bytes").get<std::uint64_t>();
+    m.created_utc = j.at("created_utc").get<std::string>();
+    m.feedbench_version = j.at("feedbench_version").get<std::string>();
+    const std::string sums_sha = j.at("sums_sha256").get<std::string>();
+    const std::size_t count = j.at("files").get<std::size_t>();
+    if (sha256_hex(sums_text) != sums_sha)
+      return fail(sums_path + " does not match " + json_path + " (an interrupted stage?)");
+    m.files = parse_sums(sums_text, sums_path);
+    if (m.files.size() != count)
+      return fail(sums_path + " lists " + std::to_string(m.files.size()) + " files, " + json_path + " says " +
+                  std::to_string(count));
+    return m;
+  } catch (const nlohmann::json::exception& e) {
+    return fail(json_path + ": " + e.what());
+  } catch (const InputError& e) {
+    return fail(e.what());
+  }
+}
+
+}  // namespace feedbench

@@ -1,0 +1,214 @@
+// Verification of staged files by SHA-256 read back from the device; the manifest that records a
+// verified stage; and `feedbench verify`: every file of a cache's manifest re-hashed in
+// parallel, the source compared by fingerprint.
+#include "stage_verify.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include "feedbench/base/error.h"
+#include "feedbench/base/text.h"
+#include "feedbench/base/threads.h"
+#include "feedbench/base/unique_fd.h"
+#include "feedbench/base/units.h"
+#include "feedbench/build_info.h"
+#include "feedbench/cache/manifest.h"
+#include "feedbench/cache/stager.h"
+
+namespace feedbench {
+
+namespace fs = std::filesystem;
+
+std::string hash_from_device(const std::string& path, AlignedBuffer& buf, std::atomic<bool>& direct_ok,
+                             std::uint64_t* bytes, int* err, const std::atomic<int>* stop) {
+  *err = 0;
+  *bytes = 0;
+  auto stopped = [stop] { return stop && stop->load(); };
+  std::string digest;
+  if (direct_ok.load(std::memory_order_relaxed)) {
+    UniqueFd fd(open_source(path, nullptr, /*direct=*/true));
+    if (!fd && errno != EINVAL) {
+      *err = errno;
+      return "";
+    }
+    if (fd) {
+      int rc = hash_whole_file(fd.get(), buf, stopped, &digest, bytes);
+      if (rc == 0) return digest;
+      if (!(rc == EINVAL && *bytes == 0)) {
+        *err = rc;
+        return "";
+      }
+    }
+    direct_ok = false;  // e.g. tmpfs on older kernels: fall back to evict + read
+  }
+  UniqueFd fd(open_source(path));
+  if (!fd) {
+    *err = errno;
+    return "";
+  }
+  // Clean pages are dropped; the read below then comes from the device (on tmpfs the pages
+  // are the device).
+  ::posix_fadvise(fd.get(), 0, 0, POSIX_FADV_DONTNEED);
+  int rc = hash_whole_file(fd.get(), buf, stopped, &digest, bytes);
+  if (rc != 0) {
+    *err = rc;
+    return "";
+  }
+  return digest;
+}
+
+std::string hash_of_file(const std::string& path, AlignedBuffer& buf) {
+  UniqueFd fd(open_source(path));
+  if (!fd) return "";
+  std::string digest;
+  std::uint64_t bytes = 0;
+  return hash_whole_file(
+             fd.get(), buf, [] { return false; }, &digest, &bytes) == 0
+             ? digest
+             : "";
+}
+
+bool VerifyResult::ok() const {
+  return !stopped_by_signal && missing.empty() && changed.empty() && extra.empty() && errors.empty() &&
+         source_matches;
+}
+
+VerifyResult verify_cache(const VerifyOptions& options) {
+  const auto start = StageClock::now();
+  VerifyResult result;
+  if (options.cache_root.empty()) throw InputError("--cache: the cache folder is required");
+  if (!fs::is_directory(options.cache_root))
+    throw InputError("--cache " + options.cache_root + ": not a folder");
+  std::string why;
+  std::optional<Manifest> m = read_manifest(options.cache_root, &why);
+  if (!m)
+    throw InputError(options.cache_root + " has no complete manifest (" + why + "): run feedbench stage");
+  const std::string cache = resolve_maybe_missing(options.cache_root);
+  FileSet present = scan_dataset(cache);
+  std::set<std::string> listed;
+  for (const ManifestEntry& e : m->files) listed.insert(e.path);
+  for (std::size_t i = 0; i < present.size(); ++i)
+    if (!listed.count(std::string(present.relative_path(i))))
+      result.extra.emplace_back(present.relative_path(i));
+
+  // Hash every listed file from the device, in parallel.
+  const int workers = std::max(1, options.workers > 0 ? options.workers : default_workers(cache));
+  std::atomic<std::size_t> next{0};
+  std::atomic<bool> direct_ok{true};
+  std::atomic<std::uint64_t> bytes{0};
+  std::atomic<std::size_t> done{0};
+  std::mutex mutex;
+  auto work = [&] {
+    AlignedBuffer buf(kStageChunk);
+    while (!(options.stop && options.stop->load())) {
+      std::size_t k = next.fetch_add(1);
+      if (k >= m->files.size()) break;
+      const ManifestEntry& e = m->files[k];
+      const std::string path = cache + "/" + e.path;
+      std::uint64_t got = 0;
+      int err = 0;
+      struct stat st {};
+      std::string hex;
+      if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) err = errno ? errno : ENOENT;
+      else hex = hash_from_device(path, buf, direct_ok, &got, &err, options.stop);
+      std::lock_guard lock(mutex);
+      if (err == ENOENT) result.missing.push_back(e.path);
+      else if (err == EINTR) break;
+      else if (err) result.errors.push_back(errno_message("cannot read " + path, err));
+      else if (hex != e.sha256) result.changed.push_back(e.path);
+      bytes += got;
+      ++done;
+    }
+  };
+  std::vector<std::thread> threads;
+  const int n = std::min<int>(workers, int(std::max<std::size_t>(1, m->files.size())));
+  for (int w = 0; w < n; ++w) {
+    const std::string refused = start_thread(threads, work, "verify worker", w, n);
+    if (!refused.empty()) {
+      if (threads.empty()) throw RunError(refused);  // nothing could check the cache
+      break;                                         // the started ones check every file between them
+    }
+  }
+  {
+    ProgressTicker ticker(options.progress, [&] {
+      std::fprintf(stderr, "\r\033[Kverifying  %zu/%zu files  %s", done.load(), m->files.size(),
+                   format_size(double(bytes.load())).c_str());
+      std::fflush(stderr);
+    });
+    for (auto& t : threads) t.join();
+  }
+  if (options.stop && options.stop->load()) result.stopped_by_signal = options.stop->load();
+  result.files_checked = done.load();
+  result.bytes_checked = bytes.load();
+  std::sort(result.missing.begin(), result.missing.end());
+  std::sort(result.changed.begin(), result.changed.end());
+
+  if (!options.source_root.empty()) {
+    FileSet source = scan_dataset(options.source_root, m->include);
+    result.source_checked = true;
+    result.source_matches = source.fingerprint() == m->source_fingerprint;
+    if (!result.source_matches) {
+      // The cached copies carry the source's sizes and mtimes: name what moved.
+      std::map<std::string, std::pair<std::uint64_t, std::int64_t>> cached;
+      for (std::size_t i = 0; i < present.size(); ++i)
+        cached[std::string(present.relative_path(i))] = {present.file_size(i), present.mtime_ns(i)};
+      std::set<std::string> seen;
+      for (std::size_t i = 0; i < source.size(); ++i) {
+        std::string rel(source.relative_path(i));
+        seen.insert(rel);
+        auto c = cached.find(rel);
+        if (!listed.count(rel)) result.source_differences.push_back("added to the source: " + rel);
+        else if (c != cached.end() &&
+                 (c->second.first != source.file_size(i) || c->second.second != source.mtime_ns(i)))
+          result.source_differences.push_back("changed in the source: " + rel);
+      }
+      for (const std::string& rel : listed)
+        if (!seen.count(rel)) result.source_differences.push_back("removed from the source: " + rel);
+      if (result.source_differences.empty())
+        result.source_differences.push_back("the source selection's fingerprint differs from the manifest's");
+    }
+  }
+  result.seconds = seconds_since(start);
+  return result;
+}
+
+void record_stage(const StageOptions& options, const StagePlan& plan, const std::vector<std::string>& hashes,
+                  StageResult& result) {
+  Manifest m;
+  m.label = plan.label;
+  m.source_root = plan.source;
+  m.source_fingerprint = plan.source_fingerprint;
+  m.include = options.include;
+  m.total_bytes = plan.selection.total_bytes();
+  m.created_utc = utc_timestamp();
+  m.feedbench_version = build::kVersion;
+  for (std::size_t i = 0; i < plan.selection.size(); ++i) {
+    FB_CHECK(!hashes[i].empty(), "a staged file without a hash");
+    m.files.push_back({std::string(plan.selection.relative_path(i)), hashes[i]});
+  }
+  const std::optional<Manifest>& old = plan.old_manifest;
+  bool unchanged = !plan.changes() && old && old->source_fingerprint == m.source_fingerprint &&
+                   old->label == m.label && old->include == m.include && old->sums_text() == m.sums_text();
+  if (options.write_manifest && !unchanged) {
+    try {
+      write_manifest(plan.cache, m);
+    } catch (const RunError& e) {
+      result.errors.push_back(std::string(e.what()) + " (the cache has no manifest; free space and re-run)");
+    }
+  }
+  if (result.errors.empty()) {
+    result.manifest_written = true;
+    ::unlink((plan.cache + "/" + kStageJournalName).c_str());
+  }
+}
+
+}  // namespace feedbench

@@ -1,0 +1,536 @@
+// The synthetic data set writer behind `feedbench gen`.
+//
+// Every byte is a pure function of (seed, file index, offset): a counter-based splitmix64
+// stream, so files can be written by several threads in any order and still come out the
+// same, and any file can be regenerated or checked on its own.
+#include "feedbench/dataset/generator.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "feedbench/base/cores.h"
+#include "feedbench/base/error.h"
+#include "feedbench/base/splitmix.h"
+#include "feedbench/base/text.h"
+#include "feedbench/base/threads.h"
+#include "feedbench/base/units.h"
+#include "feedbench/build_info.h"
+#include "feedbench/dataset/jpeg.h"
+#include "feedbench/dataset/tfrecord.h"
+
+namespace feedbench {
+namespace {
+
+// A per-file key; the "stream" constant keeps sizes independent of contents.
+constexpr std::uint64_t file_key(std::uint64_t seed, std::uint64_t index, std::uint64_t stream) {
+  return mix64(mix64(seed ^ (stream * 0xD6E8FEB86659FD93ull)) + (index + 1) * kSplitmixGolden);
+}
+
+std::uint64_t ceil_div_mul(std::uint64_t a, std::uint64_t n, std::uint64_t k) {
+  // ceil(a * n / k) without overflow
+  unsigned __int128 p = static_cast<unsigned __int128>(a) * n;
+  return static_cast<std::uint64_t>((p + k - 1) / k);
+}
+
+int digits(std::uint64_t v) {
+  int d = 1;
+  while (v >= 10) {
+    v /= 10;
+    ++d;
+  }
+  return d;
+}
+
+bool sharded(const GenOptions& o) {
+  return o.layout == GenLayout::kShards || o.layout == GenLayout::kTfrecord;
+}
+
+std::uint64_t files_written(const GenOptions& o) { return sharded(o) ? o.shards : o.files; }
+
+// RETURNS: the size drawn for file (record) `index`: uniform in [min, max] by multiply-shift
+// (no modulo bias worth the name).
+std::uint64_t drawn_size(const GenOptions& o, std::uint64_t index) {
+  if (o.min_size == o.max_size) return o.min_size;
+  std::uint64_t span = o.max_size - o.min_size + 1;
+  std::uint64_t r = file_key(o.seed, index, 1);
+  if (span == 0) return r;  // the full 64-bit range
+  return o.min_size + static_cast<std::uint64_t>((static_cast<unsigned __int128>(r) * span) >> 64);
+}
+
+std::uint64_t class_of(const GenOptions& o, std::uint64_t index) {
+  // Classes hold contiguous, evenly sized runs of files (sizes differ by at most one).
+  return static_cast<std::uint64_t>(static_cast<unsigned __int128>(index) * o.classes / o.files);
+}
+
+std::string class_folder(const GenOptions& o, std::uint64_t c) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "class_%0*llu", std::min(20, std::max(3, digits(o.classes - 1))),
+                static_cast<unsigned long long>(c));
+  return buf;
+}
+
+bool folder_is_empty(const std::string& path) {
+  DIR* dir = ::opendir(path.c_str());
+  if (!dir) throw InputError(errno_message("--out '" + path + "'", errno));
+  bool empty = true;
+  while (struct dirent* d = ::readdir(dir)) {
+    if (std::strcmp(d->d_name, ".") != 0 && std::strcmp(d->d_name, "..") != 0) {
+      empty = false;
+      break;
+    }
+  }
+  ::closedir(dir);
+  return empty;
+}
+
+// Refuses a data set larger than the free space where `out` is (or would be created), before
+// anything is written: a full disk half-way through helps nobody.
+void check_free_space(const GenOptions& o, std::uint64_t bytes) {
+  std::string at = o.out;
+  struct statvfs fs {};
+  // `out` may not exist yet: ask its nearest existing parent.
+  while (::statvfs(at.c_str(), &fs) != 0) {
+    if ((errno != ENOENT && errno != ENOTDIR) || at == "/" || at == ".") return;  // the create names it
+    const auto slash = at.find_last_of('/');
+    at = slash == std::string::npos ? "." : slash == 0 ? "/" : at.substr(0, slash);
+  }
+  const unsigned __int128 free_bytes = static_cast<unsigned __int128>(fs.f_bavail) * fs.f_frsize;
+  if (bytes <= free_bytes) return;
+  const std::string need =
+      bytes == UINT64_MAX ? "more than " + std::to_string(UINT64_MAX) : std::to_string(bytes);
+  throw InputError("--files/--file-size: the data set needs " + need + " bytes (" +
+                   format_size(double(bytes)) + "), more than the " +
+                   std::to_string(static_cast<std::uint64_t>(free_bytes)) + " bytes (" +
+                   format_size(double(free_bytes)) + ") free on the file system at '" + at + "'");
+}
+
+// Writes shard `index` of a kTfrecord data set to `fd`: each record framed as TensorFlow frames
+// it, through `buffer`. RETURNS: bytes written.
+std::uint64_t write_tfrecord_shard(const GenOptions& o, int fd, std::uint64_t index, char* buffer,
+                                   std::size_t buffer_size, const std::string& where) {
+  std::size_t used = 0;
+  std::uint64_t written = 0;
+  auto flush = [&] {
+    for (std::size_t done = 0; done < used;) {
+      ssize_t n = ::write(fd, buffer + done, used - done);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        throw RunError(errno_message("gen: write '" + where + "'", errno));
+      }
+      done += static_cast<std::size_t>(n);
+    }
+    written += used;
+    used = 0;
+  };
+  auto put = [&](const void* bytes, std::size_t n) {
+    if (buffer_size - used < n) flush();
+    std::memcpy(buffer + used, bytes, n);
+    used += n;
+  };
+  for (std::uint64_t r = gen_first_record(o, index); r < gen_first_record(o, index + 1); ++r) {
+    const std::uint64_t length = gen_record_size(o, r);
+    unsigned char header[kTfRecordHeaderBytes];
+    tfrecord_header(length, header);
+    put(header, sizeof header);
+    std::uint32_t crc = 0;
+    // The data straight into the buffer, a chunk (a multiple of 8 bytes) at a time.
+    for (std::uint64_t offset = 0; offset < length;) {
+      if (buffer_size - used < 8) flush();
+      std::size_t len = static_cast<std::size_t>(
+          std::min<std::uint64_t>((buffer_size - used) & ~std::size_t(7), length - offset));
+      if (len == 0) {
+        flush();
+        continue;
+      }
+      gen_fill(o.seed, r, offset, buffer + used, len);
+      crc = crc32c_extend(crc, buffer + used, len);
+      used += len;
+      offset += len;
+    }
+    unsigned char footer[4];
+    const std::uint32_t masked = mask_crc(crc);
+    for (int i = 0; i < 4; ++i) footer[i] = static_cast<unsigned char>(masked >> (8 * i));
+    put(footer, sizeof footer);
+  }
+  flush();
+  return written;
+}
+
+// Writes file `index` under `out_fd`: "<name>.fbtmp", then renamed. RETURNS bytes written.
+std::uint64_t write_one(const GenOptions& o, int out_fd, std::uint64_t index, char* buffer,
+                        std::size_t buffer_size) {
+  const std::string name = gen_file_name(o, index);
+  const std::string tmp = name + ".fbtmp";
+  std::uint64_t size = gen_file_size(o, index);
+  std::vector<std::uint8_t> image;
+  if (o.format == GenFormat::kJpeg) {
+    image = make_sized_jpeg(o.seed, index, size);
+    size = image.size();
+  }
+  int fd = ::openat(out_fd, tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw RunError(errno_message("gen: create '" + o.out + "/" + tmp + "'", errno));
+  std::uint64_t offset = 0;
+  try {
+    if (o.layout == GenLayout::kTfrecord)
+      offset = size = write_tfrecord_shard(o, fd, index, buffer, buffer_size, o.out + "/" + tmp);
+    while (offset < size) {
+      std::size_t len = static_cast<std::size_t>(std::min<std::uint64_t>(buffer_size, size - offset));
+      if (o.format == GenFormat::kJpeg) std::memcpy(buffer, image.data() + offset, len);
+      else gen_fill(o.seed, index, offset, buffer, len);
+      if (o.format == GenFormat::kBin && offset == 0 && size < 16 &&
+          std::all_of(buffer, buffer + len, [](char c) { return c == 0; }))
+        buffer[0] = 0x5A;  // never an all-zero file, even of a few bytes
+      for (std::size_t done = 0; done < len;) {
+        ssize_t n = ::write(fd, buffer + done, len - done);
+        if (n < 0) {
+          if (errno == EINTR) continue;
+          throw RunError(errno_message("gen: write '" + o.out + "/" + tmp + "'", errno));
+        }
+        done += static_cast<std::size_t>(n);
+      }
+      offset += len;
+    }
+    if (::close(fd) != 0) {
+      fd = -1;
+      throw RunError(errno_message("gen: close '" + o.out + "/" + tmp + "'", errno));
+    }
+    fd = -1;
+    if (::renameat(out_fd, tmp.c_str(), out_fd, name.c_str()) != 0)
+      throw RunError(errno_message("gen: rename to '" + o.out + "/" + name + "'", errno));
+  } catch (...) {
+    if (fd >= 0) ::close(fd);
+    ::unlinkat(out_fd, tmp.c_str(), 0);
+    throw;
+  }
+  return size;
+}
+
+// Writes <out>/feedbench-gen.json (temporary name, then renamed): the data set's origin.
+void write_gen_record(const GenOptions& o, int out_fd, const GenSummary& summary) {
+  nlohmann::ordered_json j;
+  j["schema"] = kGenRecordSchema;
+  j["created_utc"] = utc_timestamp();
+  j["feedbench_version"] = build::kVersion;
+  j["seed"] = o.seed;
+  j["like"] = o.like->origin;
+  j["generated"] = {{"files", summary.files}, {"bytes", summary.bytes}, {"folders", summary.folders}};
+  const std::string text = j.dump(2) + "\n";
+  const std::string tmp = std::string(kGenRecordName) + ".fbtmp";
+  int fd = ::openat(out_fd, tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw RunError(errno_message("gen: create '" + o.out + "/" + tmp + "'", errno));
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int err = errno;
+      ::close(fd);
+      ::unlinkat(out_fd, tmp.c_str(), 0);
+      throw RunError(errno_message("gen: write '" + o.out + "/" + tmp + "'", err));
+    }
+    done += std::size_t(n);
+  }
+  if (::close(fd) != 0 || ::renameat(out_fd, tmp.c_str(), out_fd, kGenRecordName) != 0) {
+    const int err = errno;
+    ::unlinkat(out_fd, tmp.c_str(), 0);
+    throw RunError(errno_message("gen: write '" + o.out + "/" + kGenRecordName + "'", err));
+  }
+}
+
+}  // namespace
+
+void validate_gen_options(const GenOptions& o) {
+  if (o.out.empty()) throw InputError("--out: expected a folder to write into");
+  if (o.layout == GenLayout::kLike) {
+    FB_CHECK(o.like && o.like->files == o.files && !o.like->folders.empty(), "--like needs its shape");
+    if (o.format != GenFormat::kBin)
+      throw InputError("--format: --like writes pseudo-random bytes of the real sizes; expected bin");
+    if (o.files > o.max_files)
+      throw InputError("--scale: the data set would hold " + std::to_string(o.files) + " files, more than " +
+                       std::to_string(o.max_files) +
+                       " (lower --scale, or raise the limit with --max-files N)");
+    return;
+  }
+  if (o.files == 0) throw InputError("--files: expected at least 1 file");
+  if (o.min_size == 0) throw InputError("--file-size: expected at least 1 byte");
+  if (o.min_size > o.max_size) throw InputError("--file-size: the range MIN..MAX must have MIN <= MAX");
+  if (!sharded(o) && o.files > o.max_files)
+    throw InputError("--files: expected at most " + std::to_string(o.max_files) +
+                     " files (raise the limit with --max-files N), got " + std::to_string(o.files));
+  // Each record of a TFRecord set is drawn and framed on its own, as a file is.
+  if (o.layout == GenLayout::kTfrecord && o.files > o.max_files)
+    throw InputError("--files: expected at most " + std::to_string(o.max_files) +
+                     " records (raise the limit with --max-files N), got " + std::to_string(o.files));
+  if (o.format == GenFormat::kJpeg) {
+    if (sharded(o))
+      throw InputError(
+          "--format jpeg: writes one image per file; expected --layout classes or flat, not shards or "
+          "tfrecord");
+    if (o.min_size < kMinJpegSize)
+      throw InputError("--file-size: --format jpeg needs at least " + std::to_string(kMinJpegSize) +
+                       " bytes per image, got " + std::to_string(o.min_size));
+    if (o.max_size > (std::uint64_t(256) << 20))
+      throw InputError("--file-size: --format jpeg writes images of at most 256MiB, got " +
+                       std::to_string(o.max_size) + " bytes");
+  }
+  switch (o.layout) {
+    case GenLayout::kClasses:
+      if (o.classes == 0) throw InputError("--classes: expected at least 1 class");
+      if (o.classes > o.files)
+        throw InputError("--classes: " + std::to_string(o.classes) + " classes for " +
+                         std::to_string(o.files) + " files would leave classes empty");
+      break;
+    case GenLayout::kShards:
+    case GenLayout::kTfrecord:
+      if (o.shards == 0) throw InputError("--shards: expected at least 1 shard");
+      if (o.shards > o.files)
+        throw InputError("--shards: " + std::to_string(o.shards) + " shards for " + std::to_string(o.files) +
+                         " records would leave shards empty");
+      if (o.layout == GenLayout::kShards && o.min_size != o.max_size)
+        throw InputError(
+            "--file-size: --layout shards holds fixed-size records; expected one size, not a range");
+      if (o.shards > o.max_files)
+        throw InputError("--shards: expected at most " + std::to_string(o.max_files) +
+                         " files (raise the limit with --max-files N), got " + std::to_string(o.shards));
+      break;
+    case GenLayout::kFlat:
+    case GenLayout::kLike:  // checked above
+      break;
+  }
+}
+
+std::uint64_t gen_total_bytes(const GenOptions& o) {
+  if (o.layout == GenLayout::kTfrecord) {
+    // Every record's data and framing.
+    std::uint64_t total = 0;
+    for (std::uint64_t r = 0; r < o.files; ++r) {
+      const std::uint64_t size = gen_record_size(o, r);
+      if (size > UINT64_MAX - kTfRecordFramingBytes || total > UINT64_MAX - kTfRecordFramingBytes - size)
+        return UINT64_MAX;
+      total += size + kTfRecordFramingBytes;
+    }
+    return total;
+  }
+  if (o.layout == GenLayout::kShards || (o.layout != GenLayout::kLike && o.min_size == o.max_size)) {
+    // Records (or files) of one size: a product, saturated.
+    const std::uint64_t count = o.files;
+    return o.min_size != 0 && count > UINT64_MAX / o.min_size ? UINT64_MAX : count * o.min_size;
+  }
+  std::uint64_t total = 0;
+  for (std::uint64_t i = 0; i < o.files; ++i) {
+    const std::uint64_t size = gen_file_size(o, i);
+    if (total > UINT64_MAX - size) return UINT64_MAX;
+    total += size;
+  }
+  return total;
+}
+
+std::string gen_file_name(const GenOptions& o, std::uint64_t index) {
+  char buf[96];
+  const auto i = static_cast<unsigned long long>(index);
+  const char* ext = o.format == GenFormat::kJpeg ? "jpg" : "bin";
+  switch (o.layout) {
+    case GenLayout::kClasses:
+      std::snprintf(buf, sizeof buf, "%s/img_%0*llu.%s", class_folder(o, class_of(o, index)).c_str(),
+                    std::max(6, digits(o.files - 1)), i, ext);
+      break;
+    case GenLayout::kFlat:
+      std::snprintf(buf, sizeof buf, "file_%0*llu.%s", std::max(6, digits(o.files - 1)), i, ext);
+      break;
+    case GenLayout::kShards:
+      std::snprintf(buf, sizeof buf, "shard_%0*llu.bin", std::max(5, digits(o.shards - 1)), i);
+      break;
+    case GenLayout::kLike: {
+      // The folder whose run of consecutive indices holds `index`.
+      const auto& folders = o.like->folders;
+      const auto it = std::upper_bound(folders.begin(), folders.end(), index,
+                                       [](std::uint64_t v, const ShapeFolder& f) { return v < f.first; });
+      const std::string& folder = std::prev(it)->path;
+      std::snprintf(buf, sizeof buf, "file_%0*llu.bin", std::max(6, digits(o.files - 1)), i);
+      return folder.empty() ? std::string(buf) : folder + "/" + buf;
+    }
+    case GenLayout::kTfrecord:
+      std::snprintf(buf, sizeof buf, "shard_%0*llu.tfrecord", std::max(5, digits(o.shards - 1)), i);
+      break;
+  }
+  return buf;
+}
+
+std::uint64_t gen_file_size(const GenOptions& o, std::uint64_t index) {
+  if (o.layout == GenLayout::kShards) {
+    std::uint64_t first = ceil_div_mul(index, o.files, o.shards);
+    std::uint64_t last = ceil_div_mul(index + 1, o.files, o.shards);
+    return (last - first) * o.min_size;
+  }
+  if (o.layout == GenLayout::kTfrecord) {
+    std::uint64_t total = 0;
+    for (std::uint64_t r = gen_first_record(o, index); r < gen_first_record(o, index + 1); ++r)
+      total += gen_record_size(o, r) + kTfRecordFramingBytes;
+    return total;
+  }
+  if (o.layout == GenLayout::kLike) return shape_file_size(o.like->sizes, o.files, o.seed, index);
+  return drawn_size(o, index);
+}
+
+std::uint64_t gen_record_size(const GenOptions& o, std::uint64_t record) { return drawn_size(o, record); }
+
+std::uint64_t gen_first_record(const GenOptions& o, std::uint64_t shard) {
+  return ceil_div_mul(shard, o.files, o.shards);
+}
+
+void gen_fill(std::uint64_t seed, std::uint64_t index, std::uint64_t offset, char* buffer, std::size_t size) {
+  FB_CHECK(offset % 8 == 0, "gen_fill: offset must be a multiple of 8");
+  const std::uint64_t key = file_key(seed, index, 0);
+  std::uint64_t counter = key + (offset / 8) * kSplitmixGolden;
+  std::size_t i = 0;
+  for (; i + 8 <= size; i += 8) {
+    counter += kSplitmixGolden;
+    std::uint64_t w = mix64(counter);
+    std::memcpy(buffer + i, &w, 8);
+  }
+  if (i < size) {
+    counter += kSplitmixGolden;
+    std::uint64_t w = mix64(counter);
+    std::memcpy(buffer + i, &w, size - i);
+  }
+}
+
+GenSummary generate_dataset(const GenOptions& o, const std::function<void(const GenProgress&)>& progress) {
+  validate_gen_options(o);
+  const std::uint64_t total_bytes = gen_total_bytes(o);
+  // Images come out within a few percent of their drawn size: leave room for that.
+  check_free_space(o, o.format == GenFormat::kJpeg && total_bytes < UINT64_MAX / 2
+                          ? total_bytes + total_bytes / 16
+                          : total_bytes);
+  struct stat st;
+  if (::stat(o.out.c_str(), &st) == 0) {
+    if (!S_ISDIR(st.st_mode)) throw InputError("--out '" + o.out + "': exists and is not a folder");
+    if (!o.force && !folder_is_empty(o.out))
+      throw InputError("--out '" + o.out +
+                       "': folder is not empty; choose an empty one, or pass --force to write into it");
+  } else {
+    // Create missing parents too; mkdir -p semantics.
+    std::string partial;
+    for (std::size_t pos = 0; pos != std::string::npos;) {
+      pos = o.out.find('/', pos + 1);
+      partial = o.out.substr(0, pos);
+      if (!partial.empty() && ::mkdir(partial.c_str(), 0755) != 0 && errno != EEXIST)
+        throw InputError(errno_message("--out '" + o.out + "': cannot create '" + partial + "'", errno));
+    }
+  }
+  int out_fd = ::open(o.out.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (out_fd < 0) throw InputError(errno_message("--out '" + o.out + "'", errno));
+
+  GenSummary summary;
+  summary.files = files_written(o);
+  summary.folders = 1;
+  if (o.layout == GenLayout::kLike) {
+    summary.folders = o.like->folders.size();
+    for (const std::string& folder : o.like->dirs) {  // parents first
+      if (::mkdirat(out_fd, folder.c_str(), 0755) != 0 && errno != EEXIST) {
+        int err = errno;
+        ::close(out_fd);
+        throw RunError(errno_message("gen: create folder '" + o.out + "/" + folder + "'", err));
+      }
+    }
+  }
+  if (o.layout == GenLayout::kClasses) {
+    summary.folders = o.classes;
+    for (std::uint64_t c = 0; c < o.classes; ++c) {
+      std::string folder = class_folder(o, c);
+      if (::mkdirat(out_fd, folder.c_str(), 0755) != 0 && errno != EEXIST) {
+        int err = errno;
+        ::close(out_fd);
+        throw RunError(errno_message("gen: create folder '" + o.out + "/" + folder + "'", err));
+      }
+    }
+  }
+
+  GenProgress total_progress;
+  total_progress.files_total = summary.files;
+  total_progress.bytes_total = total_bytes;
+
+  std::atomic<std::uint64_t> next{0}, files_done{0}, bytes_done{0};
+  std::atomic<bool> failed{false};
+  std::mutex error_mutex;
+  std::string error;
+
+  auto worker = [&] {
+    constexpr std::size_t kBuffer = 1 << 20;
+    std::unique_ptr<char[]> buffer(new char[kBuffer]);
+    while (!failed.load(std::memory_order_relaxed)) {
+      std::uint64_t i = next.fetch_add(1, std::memory_order_relaxed);
+      if (i >= summary.files) break;
+      try {
+        std::uint64_t n = write_one(o, out_fd, i, buffer.get(), kBuffer);
+        bytes_done.fetch_add(n, std::memory_order_relaxed);
+        files_done.fetch_add(1, std::memory_order_relaxed);
+      } catch (const std::exception& e) {
+        std::lock_guard<std::mutex> lock(error_mutex);
+        if (error.empty()) error = e.what();
+        failed.store(true);
+      }
+    }
+  };
+
+  unsigned threads = o.threads;
+  if (threads == 0) {
+    // Two writers overlap one file's syscalls with another's generation; more rarely helps.
+    threads = summary.files >= 64 || sharded(o) ? std::min(2u, usable_cores()) : 1u;
+  }
+  threads = static_cast<unsigned>(std::min<std::uint64_t>(threads, summary.files));
+  std::vector<std::thread> pool;
+  // Writers the system refuses (a pids limit) are done without: this thread writes too.
+  for (unsigned t = progress ? 0 : 1; t < threads; ++t)
+    if (!start_thread(pool, worker, "writer", t, threads).empty()) break;
+  if (!progress || pool.empty()) {
+    worker();  // without progress, or when no writer thread could start
+  } else {
+    auto last = std::chrono::steady_clock::now();
+    progress(total_progress);
+    while (files_done.load() < summary.files && !failed.load()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      auto now = std::chrono::steady_clock::now();
+      if (now - last >= std::chrono::milliseconds(100)) {
+        last = now;
+        total_progress.files_done = files_done.load();
+        total_progress.bytes_done = bytes_done.load();
+        progress(total_progress);
+      }
+    }
+  }
+  for (std::thread& t : pool) t.join();
+  summary.bytes = bytes_done.load();
+  // Written last: a folder with the record holds every file it describes.
+  if (error.empty() && o.layout == GenLayout::kLike) {
+    try {
+      write_gen_record(o, out_fd, summary);
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+  }
+  ::close(out_fd);
+  if (!error.empty()) throw RunError(error);
+  if (progress) {
+    total_progress.files_done = summary.files;
+    total_progress.bytes_done = summary.bytes;
+    progress(total_progress);
+  }
+  return summary;
+}
+
+}  // namespace feedbench

@@ -1,0 +1,105 @@
+// A deterministic synthetic data set (`feedbench gen`): same seed, same names, sizes and bytes.
+// Contents are incompressible pseudo-random bytes: compressible or sparse data would flatter
+// file systems that compress or deduplicate.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "feedbench/dataset/shape.h"
+
+namespace feedbench {
+
+enum class GenLayout {
+  kClasses,   // class_000/img_000000.bin … (ImageNet-like), files spread evenly over the classes
+  kFlat,      // file_000000.bin …
+  kShards,    // shard_00000.bin …: few large files of fixed-size records back to back
+  kLike,      // dir_000/…/file_000000.bin: a real data set's folders, count and sizes (shape.h)
+  kTfrecord,  // shard_00000.tfrecord …: TFRecord shards (tfrecord.h) of records of drawn sizes
+};
+
+enum class GenFormat {
+  kBin,   // *.bin: incompressible pseudo-random bytes of exactly the drawn size
+  kJpeg,  // *.jpg: real JPEG images (jpeg.h) of about the drawn size, dimensions from the size
+};
+
+// The size range of --format jpeg when --file-size is not given: an image folder's photographs.
+inline constexpr std::uint64_t kDefaultJpegMinSize = 64 << 10;
+inline constexpr std::uint64_t kDefaultJpegMaxSize = 512 << 10;
+// Below it a noisy JPEG cannot be made to size (headers alone are over 600 bytes).
+inline constexpr std::uint64_t kMinJpegSize = 4 << 10;
+
+// Files one `gen` writes unless --max-files raises it: every file is named, sized and written
+// up front, so a typo in --files should not mean hours of work.
+inline constexpr std::uint64_t kDefaultMaxGenFiles = 10'000'000;
+
+struct GenOptions {
+  std::string out;             // folder to write into (created when missing)
+  std::uint64_t files = 0;     // files (records for kShards and kTfrecord), at least 1
+  std::uint64_t min_size = 0;  // bytes per file (record data); equal to max_size for a fixed size
+  std::uint64_t max_size = 0;  // a range picks each file's (record's) size with the seeded generator
+  GenLayout layout = GenLayout::kClasses;
+  GenFormat format = GenFormat::kBin;
+  std::uint64_t classes = 10;  // kClasses
+  std::uint64_t shards = 4;    // kShards, kTfrecord
+  std::uint64_t seed = 0;
+  bool force = false;    // write into a non-empty folder
+  unsigned threads = 0;  // 0: up to 2, when there are many files
+  std::uint64_t max_files =
+      kDefaultMaxGenFiles;  // files written (shards for kShards, kTfrecord), --max-files
+  // kLike: the shape to write (files must equal like->files; min_size and max_size are unused).
+  // Its origin is written to <out>/feedbench-gen.json once every file is in place.
+  std::shared_ptr<const DataShape> like;
+};
+
+struct GenProgress {
+  std::uint64_t files_done = 0;
+  std::uint64_t files_total = 0;  // files written in the end (shards for kShards)
+  std::uint64_t bytes_done = 0;
+  std::uint64_t bytes_total = 0;
+};
+
+struct GenSummary {
+  std::uint64_t files = 0;  // files written
+  std::uint64_t bytes = 0;
+  std::uint64_t folders = 0;  // folders holding files
+};
+
+// Checks options without writing. Throws InputError naming the option (--files, --file-size,
+// --classes, --shards, --out; --scale for kLike) and what was expected, also for more files
+// than max_files.
+void validate_gen_options(const GenOptions& options);
+
+// RETURNS: the bytes the data set holds (the sum of every file's size), UINT64_MAX when that
+// does not fit; for kJpeg the sum of the drawn sizes, which the images match within a few percent. REQUIRES:
+// valid options. Linear in the files written (bounded by max_files).
+std::uint64_t gen_total_bytes(const GenOptions& options);
+
+// RETURNS: the name of file `index` (relative to out) and its size, without writing; what
+// generate_dataset writes (for kJpeg the size drawn, which the image matches within a few percent). REQUIRES:
+// valid options; index < number of files written.
+std::string gen_file_name(const GenOptions& options, std::uint64_t index);
+std::uint64_t gen_file_size(const GenOptions& options, std::uint64_t index);
+
+// RETURNS: the data bytes of record `record` (0-based over the whole data set) of a kTfrecord
+// data set, and the first record of shard `shard` (shard == shards: the record count). The
+// record's data is gen_fill(seed, record, …); shards hold consecutive records, as evenly
+// spread as the counts allow. REQUIRES: valid options of kTfrecord.
+std::uint64_t gen_record_size(const GenOptions& options, std::uint64_t record);
+std::uint64_t gen_first_record(const GenOptions& options, std::uint64_t shard);
+
+// Fills `buffer` with the bytes at `offset` of file `index` (deterministic in seed, index and
+// offset). REQUIRES: offset is a multiple of 8.
+void gen_fill(std::uint64_t seed, std::uint64_t index, std::uint64_t offset, char* buffer, std::size_t size);
+
+// Writes the data set. Each file goes to "<name>.fbtmp" and is renamed into place when
+// complete, so an interrupted run never leaves a short file under a real name.
+// Throws InputError for bad options, a non-empty `out` without `force`, or a data set larger than
+// the free space of the file system at `out` (checked before anything is written); RunError on I/O.
+// `progress` is called from the calling thread, about every 100 ms.
+GenSummary generate_dataset(const GenOptions& options,
+                            const std::function<void(const GenProgress&)>& progress = {});
+
+}  // namespace feedbench

@@ -1,0 +1,334 @@
+// A simulated training loop (PyTorch's DataLoader in shape, DLIO's accelerator utilisation in
+// purpose): per accelerator a trainer thread and `workers` loader threads. Each worker builds
+// whole batches (read every sample, apply the transform's CPU cost) into a bounded, in-order
+// queue of workers × prefetch batches; the trainer times how long it waits for each batch
+// (the data stall), then "computes" for the step time. Everything is measured, never assumed.
+// Independent of Google Benchmark: benchmarks/loader_family.cc runs it inside a case.
+//
+// The rules that make its figures a verdict (loader_schedule says, before a run, how they apply):
+// - Weak scaling, as MLPerf Storage: every accelerator runs the configured steps per epoch on its
+//   own disjoint share of the epoch's shuffled order (DistributedSampler's split), so a data set
+//   too small for accelerators × steps × batch_size is refused, never run with fewer steps.
+//   Shares are disjoint so that no trainer reads a file another just pulled into the page cache.
+// - Steps are never silently changed: steps beyond one epoch's share are refused, not cut.
+// - Warm-up covers the prefetch queue: at least prefetch × workers steps at the start of the
+//   run, because the workers fill a wave of batches while the trainer waits for the first one and
+//   those batches are served without waiting. Later epochs start new workers (PyTorch without
+//   persistent_workers) and are measured whole, their ramp-up included.
+// - A verdict needs at least max(10, 2 × workers) measured steps per trainer in every epoch
+//   (batches arrive in waves of `workers`); below it the run is "not enough steps to judge".
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "feedbench/base/histogram.h"
+#include "feedbench/base/splitmix.h"
+#include "feedbench/base/units.h"
+#include "feedbench/dataset/dataset.h"
+#include "feedbench/gpu/gpu.h"
+#include "feedbench/io/engine.h"
+#include "feedbench/io/skew.h"
+#include "feedbench/io/throttle.h"
+
+namespace feedbench {
+
+// Reads samples for one worker thread; not shared between threads.
+class SampleReader {
+ public:
+  virtual ~SampleReader() = default;
+  // Reads sample i in full. RETURNS: bytes read (fewer than planned_bytes(i) when its file
+  // shrank or vanished since the scan). Throws RunError on an I/O failure.
+  virtual std::uint64_t read(std::size_t i) = 0;
+  // RETURNS: the bytes a complete read of sample i returns.
+  virtual std::uint64_t planned_bytes(std::size_t i) const = 0;
+  // RETURNS: the opens this reader made with and without O_NOATIME (none without files).
+  virtual Engine::OpenCounts open_counts() const { return {}; }
+  // RETURNS: how a message names sample i (its file's path for file and record sources).
+  virtual std::string sample_name(std::size_t i) const { return "sample " + std::to_string(i); }
+
+  // Streaming sources (SampleSource::shard_records): starts a stream that reads `shards` (indices
+  // of the source's shards) whole, in that order, and hands out their records through a shuffle
+  // buffer of `buffer` records seeded with `seed` (0 or 1: in file order).
+  virtual void start_stream(const std::vector<std::size_t>& shards, std::size_t buffer, std::uint64_t seed);
+  // RETURNS: the sample index of the stream's next record, read and parsed as it entered the
+  // buffer (its bytes: planned_bytes). Throws RunError naming the shard and byte offset of a
+  // corrupt or cut record. REQUIRES: the stream holds another record.
+  virtual std::size_t read_next();
+
+  // With keep_data(true), each read keeps the sample's bytes for data() (a transform that
+  // decodes needs them; otherwise reads go through the engine's buffer and are dropped).
+  void keep_data(bool keep) { keep_ = keep; }
+  // RETURNS: the bytes of the last sample read (empty unless keep_data(true)).
+  std::span<const std::byte> data() const { return data_; }
+
+ protected:
+  bool keep_ = false;
+  std::vector<std::byte> data_;
+};
+
+// Where samples come from. Shared by every worker; each worker reads through its own reader.
+class SampleSource {
+ public:
+  virtual ~SampleSource() = default;
+  virtual std::size_t count() const = 0;
+  // RETURNS: the bytes of all samples at the scan (0 when unknown).
+  virtual std::uint64_t total_bytes() const { return 0; }
+  // RETURNS: a reader for one worker thread (opens its engine). Throws RunError/InputError.
+  virtual std::unique_ptr<SampleReader> make_reader() const = 0;
+  // RETURNS: for a source read in streams, shard by shard (TFRecord), the records of each
+  // shard, whose samples are numbered shard after shard; null for a source read by index.
+  virtual const std::vector<std::uint64_t>* shard_records() const { return nullptr; }
+};
+
+// One sample per file of `files`, read whole through engine `engine` (psync, mmap, io_uring)
+// in chunks of `block_size` bytes, every reader's chunks paced by `throttle` when given.
+// REQUIRES: `files` outlives the source.
+std::unique_ptr<SampleSource> make_file_source(const FileSet& files, const std::string& engine,
+                                               std::size_t block_size = 1 << 20,
+                                               std::shared_ptr<Throttle> throttle = nullptr);
+
+// Fixed-size records out of shard files: shard j holds file_size(j) / record_size records,
+// record r of it at offset r × record_size. Throws InputError when no file holds a record.
+std::unique_ptr<SampleSource> make_record_source(const FileSet& files, std::uint64_t record_size,
+                                                 const std::string& engine, std::size_t block_size = 1 << 20,
+                                                 std::shared_ptr<Throttle> throttle = nullptr);
+
+// TFRecord shards (tfrecord.h), read in streams as TensorFlow's readers read them: every file of
+// `files` is a shard, indexed at construction (each header read, each length CRC checked); a
+// sample is one whole record, its framing included in its bytes. A worker reads its shards
+// sequentially in chunks of `block_size` bytes and parses each record as it goes; with
+// `verify_crc` it also checks each record's data CRC (as TensorFlow's reader does by default).
+// Throws RunError naming the shard and the byte offset of a record that is corrupt, cut short
+// or not TFRecord at all; InputError when the shards hold no record.
+std::unique_ptr<SampleSource> make_tfrecord_source(const FileSet& files, const std::string& engine,
+                                                   bool verify_crc = true, std::size_t block_size = 1 << 20,
+                                                   std::shared_ptr<Throttle> throttle = nullptr);
+
+// tf.data's shuffle(buffer_size): items enter in input order; each one out is drawn uniformly
+// (seeded) from those buffered, so the output is a permutation of the input that moves an item
+// at most about `capacity` places ahead of where it came in.
+template <class T>
+class ShuffleBuffer {
+ public:
+  explicit ShuffleBuffer(std::size_t capacity = 1, std::uint64_t seed = 0)
+      : capacity_(capacity < 1 ? 1 : capacity), state_(seed) {}
+  bool full() const { return items_.size() >= capacity_; }
+  bool empty() const { return items_.empty(); }
+  std::size_t size() const { return items_.size(); }
+  void push(T item) { items_.push_back(std::move(item)); }
+  // RETURNS: an item drawn from the buffer, removed from it. REQUIRES: !empty().
+  T pop() {
+    const auto n = items_.size();
+    const auto i = std::size_t((static_cast<unsigned __int128>(splitmix64(state_)) * n) >> 64);
+    std::swap(items_[i], items_.back());
+    T item = std::move(items_.back());
+    items_.pop_back();
+    return item;
+  }
+
+ private:
+  std::size_t capacity_;
+  std::uint64_t state_;
+  std::vector<T> items_;
+};
+
+// Calibration: no I/O. Sample i copies file_size(i) bytes (of `files`, never read) out of a
+// preloaded buffer, so batches are as large as the real ones.
+std::unique_ptr<SampleSource> make_memory_source(const FileSet& files);
+
+// Tests: `count` samples of `sample_bytes`, each taking `delay_ns` of sleep. Consecutive reads
+// of one reader chain their deadlines, so sleep overshoot does not accumulate over a batch.
+std::unique_ptr<SampleSource> make_delay_source(std::size_t count, std::uint64_t sample_bytes,
+                                                std::int64_t delay_ns);
+
+struct LoaderOptions {
+  int batch_size = 1;
+  int workers = 1;          // 0: the trainer loads each batch itself (PyTorch's num_workers=0)
+  int prefetch = 2;         // batches in flight per worker (prefetch_factor)
+  Distribution step_time;   // simulated accelerator step
+  TransformCost transform;  // CPU work per sample / per MiB
+  int epochs = 1;
+  // Steps per epoch per trainer; 0: the trainer's whole share of the epoch. More than the share
+  // holds is refused (loader_schedule), never cut.
+  std::int64_t steps = 0;
+  // First steps of the run excluded from the metrics; the warm-up in effect is at least
+  // prefetch × workers (loader_schedule).
+  int warmup_steps = 1;
+  int accelerators = 1;  // trainers, each with its own workers and share of every epoch
+  // Across nodes (the ranks of a distributed run), as DLIO's loader: the source is the whole
+  // data set on every node, each epoch's order is cut between all nodes × accelerators
+  // trainers, and this process runs those of node `node`. As the order is drawn anew each epoch
+  // (seed, epoch), a node reads another share each epoch. REQUIRES: 0 <= node < nodes.
+  int node = 0;
+  int nodes = 1;
+  std::uint64_t seed = 42;
+  // Streaming sources: each worker's shuffle buffer, in records (0 or 1: file order).
+  std::size_t shuffle_buffer = 0;
+  // Sampling: none, each epoch a seeded shuffle of every sample; a skew (skew.h), each epoch as
+  // many draws with replacement, samples ranked by `ranking` (sample indices, hottest first;
+  // empty: by index).
+  Skew skew;
+  std::vector<std::uint32_t> ranking;
+  // Called before each epoch, untimed, when set. RETURNS: the fraction of the data set in the
+  // page cache now (recorded per epoch: a later epoch may be served from memory).
+  std::function<double()> residency;
+  // Accelerator cuda: each trainer's step runs on a device (its batch copied over, then a kernel
+  // of the drawn step time; DeviceStep says how overlap works), made once per trainer before its
+  // first epoch; throws RunError when it cannot. Unset: the step is a wait on the CPU.
+  std::function<std::unique_ptr<DeviceStep>(int trainer)> device_step;
+};
+
+// Measured steps per trainer, per epoch, below which a run is not judged.
+inline constexpr std::int64_t kMinMeasuredSteps = 10;
+
+// How a run's steps fall, known before it starts.
+struct LoaderSchedule {
+  std::size_t samples = 0;                // in the data set
+  std::uint64_t dataset_bytes = 0;        // of the data set at the scan (0: unknown)
+  std::size_t share = 0;                  // samples of one trainer's share of an epoch
+  std::int64_t steps_per_epoch = 0;       // per trainer
+  std::int64_t warmup_steps = 0;          // in effect, per trainer, at the start of the run
+  std::int64_t measured_first_epoch = 0;  // per trainer (later epochs measure every step)
+  std::int64_t min_measured_steps = 0;    // per trainer, per epoch, for a verdict
+  std::string refused;                    // why the run cannot take the configured steps ("" when it can)
+  bool whole_epoch = false;               // steps 0: each trainer's whole share
+  int prefetch = 0, workers = 0;          // as configured, for the reasons' texts
+  std::int64_t batch_size = 0, accelerators = 0;
+
+  // RETURNS: whether the figures can carry a verdict (not refused, enough measured steps).
+  bool judged() const { return refused.empty() && measured_first_epoch >= min_measured_steps; }
+  // RETURNS: "not enough steps to judge: 6 measured per trainer in epoch 1 (10 steps − warm-up
+  // 4), 16 needed: ...", or "" when judged.
+  std::string not_judged_reason() const;
+};
+
+// How one trainer reads a streaming source in one epoch, as PyTorch's DataLoader reads an
+// IterableDataset of shards: the epoch's seeded shuffle of the shards is dealt to the trainers
+// (trainer k takes every K-th), each trainer's to its workers (every W-th); every worker reads
+// its shards whole, in order, through its own shuffle buffer, and makes batches of batch_size
+// records of its own (a last short batch is dropped: drop_last); the trainer takes batches from
+// its workers in turn, skipping a worker that has no more.
+struct StreamPlan {
+  std::vector<std::vector<std::size_t>> shards;  // per worker (one when workers is 0)
+  std::vector<std::uint64_t> records;            // per worker
+  std::vector<std::size_t> batch_worker;         // per batch of the epoch: the worker that makes it
+};
+
+// RETURNS: the plan of this node's (options.node) trainer `trainer` in epoch `epoch` (0-based)
+// over shards holding `shard_records` records each: every (accelerators × nodes)-th shard of the
+// epoch's order, from node × accelerators + trainer.
+StreamPlan loader_stream_plan(const LoaderOptions& options, const std::vector<std::uint64_t>& shard_records,
+                              int epoch, int trainer);
+
+// RETURNS: the schedule of `options` over a data set of `samples` samples holding
+// `dataset_bytes` bytes; for a streaming source, `shard_records` (the records of each shard):
+// each epoch then has as many steps as the trainer with the fewest batches in its plan has in
+// the epoch where it has fewest (so every trainer takes the same steps), and the share is
+// those steps' samples. Never throws; a refusal is in `refused`.
+LoaderSchedule loader_schedule(const LoaderOptions& options, std::size_t samples,
+                               std::uint64_t dataset_bytes = 0,
+                               const std::vector<std::uint64_t>* shard_records = nullptr);
+
+// One epoch's figures over every trainer.
+struct EpochFigures {
+  int epoch = 0;                   // 1-based
+  std::uint64_t steps = 0;         // measured, all trainers
+  std::uint64_t warmup_steps = 0;  // excluded, all trainers
+  std::uint64_t samples = 0;       // in measured steps
+  std::uint64_t bytes = 0;
+  double measured_s = 0;  // wall: the epoch's first measured step start to its last step end
+  double wait_s = 0, compute_s = 0, step_s = 0;
+  double au = 0, stall_fraction = 0;
+  Histogram wait_ns;
+  double samples_per_second = 0, bytes_per_second = 0;
+  std::optional<double> residency_before;  // page-cache fraction as the epoch began
+};
+
+struct LoaderResult {
+  std::uint64_t samples = 0;        // in measured steps, all trainers
+  std::uint64_t bytes = 0;          // read for measured steps
+  std::uint64_t bytes_planned = 0;  // what those samples hold at the scan: more than `bytes`
+                                    // when files shrank or vanished during the run
+  Engine::OpenCounts opens;         // every open of the run (warm-up included), with/without O_NOATIME
+  std::uint64_t steps = 0;          // measured steps, all trainers
+  std::uint64_t warmup_steps = 0;   // excluded
+  double measured_s = 0;            // wall of the measured steps: the sum over epochs of EpochFigures
+  double epoch_s = 0;               // mean wall of an epoch (warm-up included), over trainers and epochs
+  Histogram wait_ns;                // data wait per measured step
+  double wait_s = 0;                // totals over measured steps, all trainers
+  double compute_s = 0;
+  double step_s = 0;          // wait + compute + loop overhead
+  double stall_fraction = 0;  // wait_s / step_s
+  double au = 0;              // compute_s / step_s
+  std::vector<double> au_per_trainer;
+  double min_au = 0;
+  double read_s = 0;                  // worker time spent reading samples (all batches)
+  double transform_s = 0;             // worker time spent in the transform
+  std::uint64_t transform_bytes = 0;  // bytes the transform worked on (all batches)
+  std::uint64_t decoded_pixels = 0;   // pixels a decode transform produced (all batches)
+  double cpu_util = 0;                // process CPU over the run / (wall × cores)
+  double samples_per_second = 0;
+  double bytes_per_second = 0;
+  std::vector<EpochFigures> epochs;
+  LoaderSchedule schedule;
+  // With a device step: every step's batch copy (warm-up included), all trainers, and the
+  // device time its kernels ran.
+  std::optional<SinkStats> device_copy;
+  double device_busy_s = 0;
+};
+
+// RETURNS: the order of epoch `epoch` (0-based) over `count` samples, before it is split between
+// trainers: a seeded shuffle, or skewed draws when options.skew is set.
+std::vector<std::size_t> loader_epoch_order(const LoaderOptions& options, std::size_t count, int epoch);
+
+// RETURNS: this node's trainer `trainer`'s share of an epoch's order `all` (DistributedSampler's
+// split across options.nodes nodes of options.accelerators trainers each: every
+// (accelerators × nodes)-th sample from node × accelerators + trainer, at most schedule.share).
+std::vector<std::size_t> loader_trainer_share(const std::vector<std::size_t>& all, int trainer,
+                                              const LoaderOptions& options, const LoaderSchedule& schedule);
+
+// RETURNS: how often each of `count` samples is read by this node (options.node) over a run of
+// `options` (every epoch, every trainer of the node, warm-up included): what the trainers' batches take from
+// their shares. REQUIRES: schedule is loader_schedule(options, count, ...) and not refused.
+std::vector<std::uint64_t> loader_sample_reads(const LoaderOptions& options, const LoaderSchedule& schedule,
+                                               std::size_t count);
+
+class LoaderSim {
+ public:
+  // REQUIRES: batch_size >= 1, workers >= 0, prefetch >= 1, epochs >= 1, accelerators >= 1.
+  // Throws InputError otherwise.
+  LoaderSim(const LoaderOptions& options, const SampleSource& source);
+
+  // RETURNS: loader_schedule of the options over the source.
+  LoaderSchedule schedule() const;
+
+  // Runs every trainer through each epoch (all trainers finish an epoch before the next starts)
+  // and joins every thread. RETURNS: the measurements; schedule().judged() says whether they
+  // carry a verdict. Throws RunError with schedule().refused before starting anything when the
+  // data set cannot hold the configured steps, and RunError (first failure of any worker) after a
+  // clean stop.
+  LoaderResult run();
+
+ private:
+  LoaderOptions options_;
+  const SampleSource& source_;
+};
+
+// True when the loader, not storage, limits training: AU below target, the CPU near saturation
+// (cpu_util >= 0.85) and workers spending more time transforming than reading.
+bool loader_cpu_bound(double au, double target_au, double cpu_util, double read_s, double transform_s);
+
+// RETURNS: "AU 96.1% — storage keeps up", "AU 61.3% — training waits for data 38.7% of the
+// time", with " — the loader is CPU-bound, not storage-bound: ..." when `cpu_bound`, or a note
+// that workers spend most time in the transform when that dominates but the CPU has room.
+std::string loader_verdict(double au, double stall_fraction, double target_au, bool cpu_bound,
+                           double read_s = 0, double transform_s = 0);
+
+}  // namespace feedbench

@@ -1,0 +1,234 @@
+// The estimator: the probe reads through the runner itself (a time- and byte-capped round), so
+// what it measures is what a round measures; the costs and the budget fit are plain arithmetic.
+#include "feedbench/plan/estimator.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "feedbench/base/error.h"
+#include "feedbench/base/text.h"
+#include "feedbench/base/units.h"
+#include "feedbench/io/page_cache.h"
+#include "feedbench/io/runner.h"
+#include "feedbench/io/workload.h"
+
+namespace feedbench {
+namespace {
+
+constexpr std::uint64_t kProbeBlock = std::uint64_t(1) << 20;
+constexpr std::size_t kProbeFiles = 64;
+
+// Per-file cost of eviction plus the residency check, measured on this project's test machines
+// at well under this; a data set of a million files pays it a million times.
+constexpr double kEvictPerFileS = 50e-6;
+
+RoundStats probe_round(const FileSet& files, std::uint64_t max_bytes, Pattern pattern = Pattern::sequential,
+                       std::uint64_t block = kProbeBlock, std::int64_t runtime_ns = kProbeMaxNs) {
+  WorkloadSpec spec;
+  spec.pattern = pattern;
+  spec.block_size = block;
+  spec.max_bytes = max_bytes;
+  Workload workload(files, spec);
+  RoundOptions options;
+  options.engine_options.block_size = block;
+  options.record_latency = false;
+  options.runtime_ns = runtime_ns;
+  return run_round(files, workload, options);
+}
+
+double mean_step_s(const Case& c) {
+  const Distribution d = parse_distribution(c.str("step_time"));
+  const double a = double(d.a_ns) * 1e-9, b = double(d.b_ns) * 1e-9;
+  return d.kind == Distribution::Kind::uniform ? (a + b) / 2 : a;
+}
+
+}  // namespace
+
+PathRate probe_read_rate(const FileSet& files) {
+  FB_CHECK(!files.empty(), "probing an empty selection");
+  PathRate rate;
+  // Up to kProbeFiles files spread evenly over the selection's order, so one folder of small
+  // files does not stand for the whole data set.
+  FileSet sample(files.root());
+  const std::size_t step = std::max<std::size_t>(1, files.size() / kProbeFiles);
+  for (std::size_t i = 0; i < files.size() && sample.size() < kProbeFiles; i += step)
+    sample.add(files.relative_path(i), files.file_size(i), files.mtime_ns(i));
+  sample.sort();
+  try {
+    evict(sample);
+    const RoundStats random = probe_round(sample, kProbeMaxBytes, Pattern::random, 4096, kProbeRandomNs);
+    if (random.error.empty() && random.reads > 0)
+      rate.random_read_s = random.seconds() / double(random.reads);
+    evict(sample);
+  } catch (const RunError& e) {
+    rate.error = std::string("evicting the probe's files: ") + e.what();
+    return rate;
+  }
+  const RoundStats cold = probe_round(sample, kProbeMaxBytes);
+  if (!cold.error.empty() || cold.bytes == 0) {
+    rate.error = cold.error.empty() ? "the probe read nothing (empty files)" : cold.error;
+    return rate;
+  }
+  const RoundStats cached = probe_round(sample, cold.bytes);
+  rate.probe_bytes = cold.bytes;
+  rate.cold_seconds = std::max(cold.seconds(), 1e-6);
+  rate.cached_seconds = std::max(cached.seconds(), 1e-6);
+  rate.cold_bytes_per_second = double(cold.bytes) / rate.cold_seconds;
+  rate.cached_bytes_per_second = cached.error.empty() && cached.bytes > 0
+                                     ? double(cached.bytes) / rate.cached_seconds
+                                     : rate.cold_bytes_per_second;
+  char how[320];
+  std::snprintf(
+      how, sizeof how,
+      "random 4 KiB reads took %s each; read %s of %s in %s after evicting %s (%s), again in %s (%s)",
+      format_duration_ns(rate.random_read_s * 1e9).c_str(), format_size(double(cold.bytes)).c_str(),
+      plural(sample.size(), "file", "files").c_str(), format_duration_ns(double(cold.elapsed_ns)).c_str(),
+      sample.size() == 1 ? "it" : "them", format_rate(rate.cold_bytes_per_second).c_str(),
+      format_duration_ns(double(cached.elapsed_ns)).c_str(),
+      format_rate(rate.cached_bytes_per_second).c_str());
+  rate.how = how;
+  return rate;
+}
+
+CaseCost estimate_case(const Case& c, const FileSet& files, const PathRate& rate) {
+  CaseCost cost;
+  cost.name = c.name();
+  cost.family = c.family;
+  cost.repetitions = c.repetitions;
+  const double cold = std::max(rate.cold_bytes_per_second, 1.0);
+  const double cached = std::max(rate.cached_bytes_per_second, cold);
+  const double selection = double(files.total_bytes());
+  const double evict_s = double(files.size()) * kEvictPerFileS;
+  const std::string state = c.has("cache_state") ? c.str("cache_state") : "cold";
+  const double round_rate = state == "warm" ? cached : cold;
+  // Preparation: cold evicts every file; warm reads the selection (from storage the first time).
+  if (state == "cold") cost.prepare_s = evict_s;
+  if (state == "warm") {
+    cost.prepare_once_s = selection / cold;
+    cost.prepare_s = selection / cached + evict_s;
+  }
+
+  if (c.family == "file_read") {
+    cost.time_cappable = true;
+    double bytes = selection;
+    if (c.has("max_bytes")) bytes = std::min(bytes, double(c.integer("max_bytes")));
+    double round = bytes / round_rate;
+    if (c.str("pattern") == "random") {
+      // Small random reads cost a seek (or a page-cache lookup) each, whatever their size.
+      const double bs = double(c.integer("block_size"));
+      const double per_read = state == "warm" ? bs / cached : std::max(rate.random_read_s, bs / cold);
+      round = std::ceil(bytes / bs) * per_read;
+    }
+    if (c.has("ramp_time")) cost.ramp_s = double(parse_duration_ns(c.str("ramp_time"))) * 1e-9;
+    cost.min_runtime_s = double(kBudgetMinRuntimeNs) * 1e-9;
+    if (c.has("steady_state"))
+      cost.min_runtime_s =
+          std::max(cost.min_runtime_s, double(parse_steady_state(c.str("steady_state")).window_ns) * 1e-9);
+    if (c.has("runtime"))
+      round = std::min(round, cost.ramp_s + double(parse_duration_ns(c.str("runtime"))) * 1e-9);
+    cost.round_s = round;
+  } else if (c.family == "loader") {
+    const std::string samples = c.str("samples");
+    const double epochs = double(c.integer("epochs"));
+    const double per_step = double(c.integer("batch_size")) * double(c.integer("accelerators"));
+    double per_epoch_samples = double(files.size());
+    double sample_bytes = files.empty() ? 0 : selection / double(files.size());
+    if (samples.starts_with("records:")) {
+      sample_bytes = double(parse_size(samples.substr(8)));
+      per_epoch_samples = std::floor(selection / std::max(sample_bytes, 1.0));
+    }
+    double steps = std::ceil(per_epoch_samples / per_step);
+    if (c.integer("steps") > 0) steps = std::min(steps, double(c.integer("steps")));
+    const double read_s = samples == "memory" ? 0 : steps * per_step * sample_bytes / round_rate;
+    cost.round_s = epochs * std::max(read_s, steps * mean_step_s(c));
+  } else if (c.family == "stage") {
+    cost.round_s = 3 * selection / cold;  // read, write, verify
+  }
+  return cost;
+}
+
+double total_seconds(const std::vector<CaseCost>& costs) {
+  double total = 0;
+  for (const CaseCost& c : costs)
+    total += c.prepare_once_s + c.repetitions * (c.prepare_s + c.round_s + kRepetitionOverheadS);
+  return total;
+}
+
+namespace {
+
+// RETURNS: the seconds the plan takes with at most `max_reps` repetitions a case and
+// file_read runtimes capped at `cap_s` (<= 0: no cap).
+double total_with(const std::vector<CaseCost>& costs, int max_reps, double cap_s,
+                  std::vector<BudgetChoice>* out) {
+  double total = 0;
+  if (out) out->clear();
+  for (const CaseCost& c : costs) {
+    const int reps = std::min(c.repetitions, max_reps);
+    double round = c.round_s;
+    BudgetChoice choice{reps, 0};
+    const double cap = std::max(cap_s, c.min_runtime_s);
+    if (c.time_cappable && cap_s > 0 && round > c.ramp_s + cap) {
+      round = c.ramp_s + cap;
+      choice.runtime_ns = std::int64_t(std::llround(cap * 1e9));
+    }
+    total += c.prepare_once_s + reps * (c.prepare_s + round + kRepetitionOverheadS);
+    if (out) out->push_back(choice);
+  }
+  return total;
+}
+
+}  // namespace
+
+BudgetFit fit_budget(const std::vector<CaseCost>& costs, double budget_s) {
+  BudgetFit fit;
+  int most = 1;
+  for (const CaseCost& c : costs) most = std::max(most, c.repetitions);
+  const double min_cap = double(kBudgetMinRuntimeNs) * 1e-9;
+  fit.minimum_s = total_with(costs, kBudgetMinRepetitions, min_cap, nullptr);
+  // As planned, then fewer repetitions, then shorter file_read rounds.
+  for (int reps = most; reps >= kBudgetMinRepetitions || reps == most; --reps) {
+    const double t = total_with(costs, reps, 0, &fit.choices);
+    if (t <= budget_s) {
+      fit.fits = true;
+      fit.estimated_s = t;
+      return fit;
+    }
+    if (reps <= kBudgetMinRepetitions) break;
+  }
+  const int reps = std::min(most, kBudgetMinRepetitions);
+  double longest = 0;
+  for (const CaseCost& c : costs)
+    if (c.time_cappable) longest = std::max(longest, c.round_s - c.ramp_s);
+  // The longest whole-second cap that fits: the total grows with the cap.
+  std::int64_t lo = std::int64_t(min_cap), hi = std::max<std::int64_t>(lo, std::int64_t(std::ceil(longest)));
+  if (total_with(costs, reps, double(lo), nullptr) > budget_s) {
+    fit.estimated_s = fit.minimum_s;
+    fit.choices.clear();
+    return fit;
+  }
+  while (lo < hi) {
+    const std::int64_t mid = lo + (hi - lo + 1) / 2;
+    if (total_with(costs, reps, double(mid), nullptr) <= budget_s) lo = mid;
+    else hi = mid - 1;
+  }
+  fit.fits = true;
+  fit.estimated_s = total_with(costs, reps, double(lo), &fit.choices);
+  return fit;
+}
+
+std::string format_estimate(double seconds) {
+  char buf[32];
+  if (seconds < 60) {
+    std::snprintf(buf, sizeof buf, "%.1fs", seconds);
+  } else if (seconds < 3600) {
+    const long s = std::lround(seconds);
+    std::snprintf(buf, sizeof buf, "%ldm%02lds", s / 60, s % 60);
+  } else {
+    const long m = std::lround(seconds / 60);
+    std::snprintf(buf, sizeof buf, "%ldh%02ldm", m / 60, m % 60);
+  }
+  return buf;
+}
+
+}  // namespace feedbench

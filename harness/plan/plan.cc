@@ -1,0 +1,487 @@
+// Plan: each family of a config expanded into Cases (cartesian product of its sweeps), values
+// canonicalised, combinations that cannot run dropped with their reason.
+#include "feedbench/plan/plan.h"
+
+#include <set>
+
+#include "feedbench/base/error.h"
+#include "feedbench/base/units.h"
+#include "feedbench/io/runner.h"
+#include "feedbench/io/skew.h"
+
+namespace feedbench {
+namespace {
+
+using json = nlohmann::json;
+
+enum class Kind {
+  choice,
+  pattern,
+  sampling,
+  integer,
+  number,
+  boolean,
+  size,
+  distribution,
+  transform,
+  samples,
+  duration,
+  steady_state
+};
+
+struct Param {
+  const char* key;        // as written in configs
+  const char* short_key;  // as written in case names
+  Kind kind;
+  // Kind::integer: the range the code that reads it can hold (the schema's minimum and
+  // maximum say the same; a unit test checks). Kind::size: max is the largest size.
+  std::int64_t min = 0;
+  std::int64_t max = 0;
+  // Unset by default (the schema's default is null): absent from Case::params and from the
+  // name, so adding such a parameter leaves every existing case name, and baseline, as it was.
+  bool optional = false;
+};
+
+constexpr std::int64_t kMaxBlockBytes = std::int64_t{1} << 30;
+constexpr std::int64_t kMaxRoundBytes = std::int64_t{1} << 60;
+constexpr std::int64_t kMinRoundLimitNs = 1'000'000;  // 1ms: below it a round measures set-up
+
+struct FamilySpec {
+  const char* name;
+  std::vector<Param> params;  // canonical order: the order of case names and Case::params
+};
+
+// The identity of every case: changing a key or its order changes every case name, and with
+// it what the diff tool can match. The schema holds the same keys (a unit test checks).
+const std::vector<FamilySpec>& family_specs() {
+  static const std::vector<FamilySpec> specs = {
+      {"file_read",
+       {{"pattern", "pattern", Kind::pattern},
+        {"block_size", "bs", Kind::size, 1, kMaxBlockBytes},
+        {"engine", "engine", Kind::choice},
+        {"queue_depth", "qd", Kind::integer, 1, 4096},
+        {"workers", "workers", Kind::integer, 1, 1024},
+        {"cache_state", "state", Kind::choice},
+        {"path", "path", Kind::choice},
+        {"runtime", "runtime", Kind::duration, kMinRoundLimitNs, 0, true},
+        {"max_bytes", "max_bytes", Kind::size, 1, kMaxRoundBytes, true},
+        {"ramp_time", "ramp", Kind::duration, kMinRoundLimitNs, 0, true},
+        {"steady_state", "ss", Kind::steady_state, 0, 0, true},
+        {"sink", "sink", Kind::choice, 0, 0, true}}},
+      {"loader",
+       {{"batch_size", "batch", Kind::integer, 1, 65536},
+        {"workers", "workers", Kind::integer, 1, 1024},
+        {"prefetch", "prefetch", Kind::integer, 1, 1024},
+        {"step_time", "step", Kind::distribution},
+        {"transform", "transform", Kind::transform},
+        {"samples", "samples", Kind::samples, 1, kMaxBlockBytes},
+        {"epochs", "epochs", Kind::integer, 1, 10000},
+        {"steps", "steps", Kind::integer, 0, 1000000000},
+        {"warmup_steps", "warmup", Kind::integer, 0, 1000000000},
+        {"accelerators", "acc", Kind::integer, 1, 1024},
+        {"target_au", "target", Kind::number},
+        {"engine", "engine", Kind::choice},
+        {"cache_state", "state", Kind::choice},
+        {"path", "path", Kind::choice},
+        {"pattern", "pattern", Kind::sampling, 0, 0, true},
+        {"shuffle_buffer", "shuffle", Kind::integer, 0, 1 << 24, true},
+        {"verify_crc", "crc", Kind::boolean, 0, 0, true},
+        {"accelerator", "accel", Kind::choice, 0, 0, true},
+        {"overlap", "overlap", Kind::boolean, 0, 0, true}}},
+      {"stage",
+       {{"workers", "workers", Kind::integer, 1, 1024},
+        {"cache_state", "state", Kind::choice},
+        {"verify", "verify", Kind::boolean}}},
+  };
+  return specs;
+}
+
+const FamilySpec& spec_of(const std::string& family) {
+  for (const auto& s : family_specs())
+    if (family == s.name) return s;
+  check_failed("known family", __FILE__, __LINE__, "no spec for family " + family);
+}
+
+// A value to sweep over, and where it was written (for messages).
+struct Choice {
+  json value;
+  std::string where;
+};
+
+// RETURNS: true when `v` is an integer from `min` to `max` (a float or a uint64 past int64 is not).
+bool in_range(const json& v, std::int64_t min, std::int64_t max) {
+  if (!v.is_number_integer()) return false;
+  if (v.is_number_unsigned() && v.get<std::uint64_t>() > std::uint64_t(INT64_MAX)) return false;
+  const std::int64_t i = v.get<std::int64_t>();
+  return i >= min && i <= max;
+}
+
+// RETURNS: the steady-state criterion written as {"metric", "mode", "limit", "window"}.
+// Throws InputError at `where` (the schema checks the shape; this checks the values).
+SteadyStateSpec steady_state_of(const json& v, const std::string& where) {
+  FB_CHECK(v.is_object(), "the schema admits only objects for steady_state");
+  auto text = [&](const char* key) -> std::string {
+    if (!v.contains(key) || !v.at(key).is_string())
+      throw InputError(where + "/" + key + ": expected a string, got " +
+                       (v.contains(key) ? v.at(key).dump() : "nothing"));
+    return v.at(key).get<std::string>();
+  };
+  SteadyStateSpec s;
+  const std::string metric = text("metric"), mode = text("mode"), limit = text("limit");
+  if (metric == "bw") s.metric = SteadyStateSpec::Metric::bw;
+  else if (metric == "iops") s.metric = SteadyStateSpec::Metric::iops;
+  else throw InputError(where + "/metric: expected one of bw, iops, got \"" + metric + "\"");
+  if (mode == "slope") s.mode = SteadyStateSpec::Mode::slope;
+  else if (mode == "spread") s.mode = SteadyStateSpec::Mode::spread;
+  else throw InputError(where + "/mode: expected one of slope, spread, got \"" + mode + "\"");
+  char* end = nullptr;
+  const double pct = std::strtod(limit.c_str(), &end);
+  if (end == limit.c_str() || std::string(end) != "%" || !(pct > 0) || pct > 1000)
+    throw InputError(where + "/limit: expected a percentage above 0% such as 2%, got \"" + limit + "\"");
+  s.limit_percent = pct;
+  s.window_ns = parse_duration_ns(text("window"), where + "/window");
+  if (s.window_ns < 10'000'000)
+    throw InputError(where + "/window: expected a window of at least 10ms, got \"" + text("window") + "\"");
+  return s;
+}
+
+// RETURNS: the canonical form of `v` as Case::params holds it. Throws InputError at `where`.
+json canonical(const Param& p, const json& v, const std::string& where) {
+  switch (p.kind) {
+    case Kind::size: {
+      if (v.is_number_integer() && !in_range(v, 1, p.max))
+        throw InputError(where + ": expected a size from 1 to " + std::to_string(p.max) + " bytes, got " +
+                         v.dump());
+      std::uint64_t bytes =
+          v.is_number_integer() ? v.get<std::uint64_t>() : parse_size(v.get<std::string>(), where);
+      if (bytes == 0) throw InputError(where + ": expected a size of at least 1 byte, got " + v.dump());
+      if (bytes > std::uint64_t(p.max))
+        throw InputError(where + ": expected a size of at most " + format_size(double(p.max)) + ", got " +
+                         v.dump());
+      return bytes;
+    }
+    case Kind::distribution: return format_distribution(parse_distribution(v.get<std::string>(), where));
+    case Kind::transform: return format_transform(parse_transform(v.get<std::string>(), where));
+    case Kind::samples: {
+      std::string s = v.get<std::string>();
+      std::string trimmed = s;
+      while (!trimmed.empty() && trimmed.front() == ' ') trimmed.erase(0, 1);
+      while (!trimmed.empty() && trimmed.back() == ' ') trimmed.pop_back();
+      if (trimmed.starts_with("records:")) {
+        std::uint64_t bytes = parse_size(trimmed.substr(8), where);
+        if (bytes == 0)
+          throw InputError(where + ": expected a record size of at least 1 byte, got " + v.dump());
+        if (bytes > std::uint64_t(p.max))
+          throw InputError(where + ": expected a record size of at most " + format_size(double(p.max)) +
+                           ", got " + v.dump());
+        return "records:" + std::to_string(bytes);
+      }
+      return trimmed;
+    }
+    case Kind::duration: {
+      const std::int64_t ns = parse_duration_ns(v.get<std::string>(), where);
+      if (ns < p.min)
+        throw InputError(where + ": expected a duration of at least " + format_duration_exact(p.min) +
+                         ", got " + v.dump());
+      return format_duration_exact(ns);
+    }
+    case Kind::steady_state: return format_steady_state(steady_state_of(v, where));
+    case Kind::number: return v.get<double>();
+    case Kind::integer:
+      // The schema says the same; this keeps a value that bypassed it from being cut short.
+      if (!in_range(v, p.min, p.max))
+        throw InputError(where + ": expected an integer from " + std::to_string(p.min) + " to " +
+                         std::to_string(p.max) + ", got " + v.dump());
+      return v.get<std::int64_t>();
+    case Kind::sampling:
+      // The loader reads whole samples: only a shuffle or a skew over them.
+      if (!is_skew_pattern(v.get<std::string>()))
+        throw InputError(where +
+                         ": expected a skew, zipf:THETA or hot_set:F%:R%, for the loader's sampling (unset: "
+                         "a seeded shuffle of every sample), got " +
+                         v.dump());
+      [[fallthrough]];
+    case Kind::pattern: {
+      const std::string text = v.get<std::string>();
+      return is_skew_pattern(text) ? json(format_skew(parse_skew(text, where))) : v;
+    }
+    case Kind::boolean:
+    case Kind::choice: return v;
+  }
+  return v;
+}
+
+std::string value_text(const json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  return v.dump();  // integers, 0.9, true
+}
+
+// RETURNS: why the case cannot run, or "" when it can.
+std::string infeasible(const Case& c) {
+  if (c.family == "loader") {
+    if (c.str("samples") == "memory" && c.str("transform").starts_with("decode"))
+      return "samples \"memory\" copies no image bytes: transform decode needs samples read from files";
+    const bool tfrecord = c.str("samples") == "tfrecord";
+    if (!tfrecord && (c.has("shuffle_buffer") || c.has("verify_crc")))
+      return "shuffle_buffer and verify_crc apply to samples \"tfrecord\" only, not \"" + c.str("samples") +
+             "\"";
+    if (tfrecord && c.has("pattern"))
+      return "samples \"tfrecord\" are read in streams, shard by shard: a skewed pattern needs samples read "
+             "by index "
+             "(files or records:SIZE)";
+    const std::int64_t threads = c.integer("accelerators") * c.integer("workers");
+    if (threads > kMaxLoaderThreads)
+      return "accelerators x workers = " + std::to_string(threads) +
+             " reader threads, more than the limit of " + std::to_string(kMaxLoaderThreads);
+  }
+  if (c.family != "file_read") return "";
+  const std::string engine = c.str("engine");
+  const std::string state = c.str("cache_state");
+  if (engine == "mmap" && state == "direct")
+    return "mmap cannot bypass the page cache: cache_state direct needs psync, libaio or io_uring";
+  if ((engine == "psync" || engine == "mmap") && c.integer("queue_depth") > 1)
+    return engine + " has one read in flight per worker: queue_depth must be 1";
+  if (engine == "libaio" && state != "direct")
+    return "libaio reads only with O_DIRECT: cache_state must be direct";
+  return "";
+}
+
+// Limits that only mean something together: refused where the user wrote them.
+void check_round_limits(const Case& c, const std::string& file) {
+  if (c.family != "file_read") return;
+  if (c.has("ramp_time") && !c.has("runtime"))
+    throw InputError(
+        file + ": " + c.origin.at("ramp_time") +
+        ": expected runtime as well (ramp_time is excluded from the figures of a time-based round), "
+        "got ramp_time alone");
+  if (c.has("steady_state") && !c.has("runtime"))
+    throw InputError(file + ": " + c.origin.at("steady_state") +
+                     ": expected runtime as well (steady state is judged within a time-based round), got "
+                     "steady_state alone");
+  if (c.has("steady_state")) {
+    const SteadyStateSpec s = parse_steady_state(c.str("steady_state"));
+    const std::int64_t runtime = parse_duration_ns(c.str("runtime"));
+    if (s.window_ns > runtime)
+      throw InputError(file + ": " + c.origin.at("steady_state") +
+                       "/window: expected a window no longer than runtime (" + c.str("runtime") +
+                       "), got \"" + format_duration_exact(s.window_ns) + "\"");
+  }
+}
+
+// The GPU parameters need the GPU component: a build without CUDA refuses them where they are
+// written, before anything runs.
+void check_gpu_parameter(const Param& p, const Choice& choice, bool cuda_built, const std::string& file) {
+  const std::string key = p.key;
+  const bool wants_gpu =
+      (key == "sink" && choice.value == "gpu") || (key == "accelerator" && choice.value == "cuda");
+  if (wants_gpu && !cuda_built)
+    throw InputError(
+        file + ": " + choice.where + ": " + key + " " + choice.value.get<std::string>() +
+        " needs the GPU component, but this feedbench was built without CUDA (rebuild with the CUDA "
+        "toolkit and -DFEEDBENCH_CUDA=ON)");
+}
+
+// Overlap is the device's copy beside its step: it means nothing for a step waited out on the CPU.
+void check_overlap(const Case& c, const std::string& file) {
+  if (c.family != "loader" || !c.has("overlap") || !c.params.at("overlap").get<bool>()) return;
+  if (!c.has("accelerator") || c.str("accelerator") != "cuda")
+    throw InputError(
+        file + ": " + c.origin.at("overlap") +
+        ": expected accelerator \"cuda\" as well (overlap copies batch k+1 to the device during step "
+        "k), got overlap without it");
+}
+
+std::string builtin_default_pointer(const std::string& family, const std::string& key) {
+  return "/definitions/" + family + "/properties/" + key + "/default";
+}
+
+// RETURNS: the repetitions at `value` (written at `where`), checked against the range the
+// library and the schema take.
+int repetitions_at(const json& value, const std::string& where, const std::string& file) {
+  if (!in_range(value, 1, kMaxRepetitions))
+    throw InputError(file + ": " + where + ": expected an integer from 1 to " +
+                     std::to_string(kMaxRepetitions) + ", got " + value.dump());
+  return int(value.get<std::int64_t>());
+}
+
+// One family's sweep before its product is taken.
+struct FamilyAxes {
+  std::string family;
+  std::string at;  // "/families/<i>"
+  int repetitions = 3;
+  std::vector<std::vector<Choice>> axes;  // per parameter in canonical order
+  std::uint64_t count = 1;                // product of the axes' sizes, saturated
+};
+
+}  // namespace
+
+std::vector<NamePart> Case::name_parts() const {
+  std::vector<NamePart> parts;
+  for (const auto& p : spec_of(family).params) {
+    if (p.optional && !params.contains(p.key)) continue;
+    FB_CHECK(params.contains(p.key), std::string("case without ") + p.key);
+    parts.push_back({p.key, p.short_key, value_text(params.at(p.key))});
+  }
+  return parts;
+}
+
+std::string Case::name() const {
+  std::string out = family;
+  for (const NamePart& p : name_parts()) out += "/" + p.short_key + ":" + p.value;
+  return out;
+}
+
+std::string Case::str(const char* key) const {
+  FB_CHECK(params.contains(key) && params.at(key).is_string(), std::string("no string parameter ") + key);
+  return params.at(key).get<std::string>();
+}
+
+std::int64_t Case::integer(const char* key) const {
+  FB_CHECK(params.contains(key) && params.at(key).is_number_integer(),
+           std::string("no integer parameter ") + key);
+  return params.at(key).get<std::int64_t>();
+}
+
+double Case::number(const char* key) const {
+  FB_CHECK(params.contains(key) && params.at(key).is_number(), std::string("no number parameter ") + key);
+  return params.at(key).get<double>();
+}
+
+bool Case::has(const char* key) const { return params.contains(key); }
+
+Plan expand_plan(const Config& config, std::uint64_t max_cases, bool cuda_built) {
+  const std::string& file = config.file;
+  const json& defaults = config.defaults.is_object() ? config.defaults : json::object();
+  const json& schema = experiment_schema();
+  Plan plan;
+  std::set<std::string> seen;
+
+  const int default_repetitions =
+      defaults.contains("repetitions")
+          ? repetitions_at(defaults.at("repetitions"), "/defaults/repetitions", file)
+          : 3;
+  const std::uint64_t seed = defaults.value("seed", std::uint64_t{42});
+
+  // First every family's axes and the number of cases they make, then the cases themselves:
+  // a small config can sweep to more cases than memory holds, so they are counted first.
+  std::vector<FamilyAxes> families;
+  std::uint64_t total = 0;
+  for (std::size_t i = 0; i < config.families.size(); ++i) {
+    const json& entry = config.families[i];
+    FamilyAxes f;
+    f.family = entry.at("family").get<std::string>();
+    f.at = "/families/" + std::to_string(i);
+    const std::string& family = f.family;
+    const std::string& at = f.at;
+    const FamilySpec& spec = spec_of(family);
+
+    // Per parameter, the values to sweep: the family's own, else defaults', else built-in.
+    std::vector<std::vector<Choice>>& axes = f.axes;
+    for (const Param& p : spec.params) {
+      json value;
+      std::string where;
+      if (entry.contains(p.key)) {
+        value = entry.at(p.key);
+        where = at + "/" + p.key;
+      } else if (defaults.contains(p.key) && p.kind != Kind::sampling) {
+        // (The loader's sampling is its own: defaults.pattern is file_read's read order.)
+        value = defaults.at(p.key);
+        where = std::string("/defaults/") + p.key;
+      } else {
+        value = schema.at(json::json_pointer(builtin_default_pointer(family, p.key)));
+        where = "built-in default of " + family + "." + p.key;
+      }
+      if (p.optional && value.is_null()) {
+        axes.emplace_back();  // unset: no axis
+        continue;
+      }
+      std::vector<Choice> axis;
+      if (value.is_array()) {
+        for (std::size_t k = 0; k < value.size(); ++k)
+          axis.push_back({value[k], where + "/" + std::to_string(k)});
+      } else {
+        axis.push_back({value, where});
+      }
+      FB_CHECK(!axis.empty(), "the schema refuses empty sweeps");
+      for (auto& choice : axis) {
+        try {
+          choice.value = canonical(p, choice.value, choice.where);
+        } catch (const InputError& e) {
+          throw InputError(file + ": " + e.what());
+        }
+        check_gpu_parameter(p, choice, cuda_built, file);
+        if (std::string(p.key) == "path" && choice.value == "cache" && config.cache_root.empty())
+          throw InputError(file + ": " + choice.where +
+                           ": expected dataset.cache (or --cache) for path \"cache\" of the " + family +
+                           " family at " + at + ", got no cache root");
+      }
+      axes.push_back(std::move(axis));
+    }
+
+    f.repetitions = entry.contains("repetitions")
+                        ? repetitions_at(entry.at("repetitions"), at + "/repetitions", file)
+                        : default_repetitions;
+    for (const auto& axis : axes)
+      if (!axis.empty()) f.count = f.count > UINT64_MAX / axis.size() ? UINT64_MAX : f.count * axis.size();
+    total = total > UINT64_MAX - f.count ? UINT64_MAX : total + f.count;
+    families.push_back(std::move(f));
+  }
+
+  if (total > max_cases) {
+    std::string each;
+    for (const FamilyAxes& f : families)
+      each += (each.empty() ? "" : ", ") + f.at + " " + f.family + ": " +
+              (f.count == UINT64_MAX ? "more than " : "") + std::to_string(f.count);
+    throw InputError(file + ": /families: expected at most " + std::to_string(max_cases) +
+                     " cases (raise the limit with --max-cases N), got " +
+                     (total == UINT64_MAX ? "more than " : "") + std::to_string(total) +
+                     " from the sweeps (" + each + "); sweep fewer values");
+  }
+
+  for (const FamilyAxes& f : families) {
+    const FamilySpec& spec = spec_of(f.family);
+    const auto& axes = f.axes;
+    // Cartesian product, the first parameter varying slowest.
+    std::vector<std::size_t> index(axes.size(), 0);
+    while (true) {
+      Case c;
+      c.family = f.family;
+      c.group = f.at;
+      c.repetitions = f.repetitions;
+      c.seed = seed;
+      for (std::size_t k = 0; k < axes.size(); ++k) {
+        if (axes[k].empty()) continue;  // an optional parameter left unset
+        c.params[spec.params[k].key] = axes[k][index[k]].value;
+        c.origin[spec.params[k].key] = axes[k][index[k]].where;
+      }
+      check_round_limits(c, config.file);
+      check_overlap(c, config.file);
+      const std::string name = c.name();
+      if (std::string why = infeasible(c); !why.empty()) {
+        plan.dropped.push_back(name + ": " + why);
+      } else if (!seen.insert(name).second) {
+        plan.dropped.push_back(name + ": same as an earlier case (" + f.at + "), measured once");
+      } else {
+        plan.cases.push_back(std::move(c));
+      }
+      std::size_t k = axes.size();
+      while (k > 0 && ++index[k - 1] >= std::max<std::size_t>(1, axes[k - 1].size())) index[--k] = 0;
+      if (k == 0) break;
+    }
+  }
+
+  if (plan.cases.empty()) {
+    std::string msg = file + ": /families: expected at least one case that can run, got none";
+    if (!plan.dropped.empty()) msg += " (" + plan.dropped.front() + ")";
+    throw InputError(msg);
+  }
+  return plan;
+}
+
+std::vector<std::string> family_parameters(const std::string& family) {
+  std::vector<std::string> keys;
+  for (const auto& p : spec_of(family).params) keys.push_back(p.key);
+  return keys;
+}
+
+}  // namespace feedbench

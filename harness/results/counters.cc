@@ -1,0 +1,59 @@
+#include "feedbench/results/counters.h"
+
+namespace feedbench {
+
+const std::vector<CounterInfo>& known_counters() {
+  using D = Direction;
+  using U = CounterUnit;
+  // Floors are in the counter's own unit: AU and stall fraction are fractions (0.02 = 2 points),
+  // waits in ms, latencies in us. A read's rate gates file_read and stage; a loader's
+  // bytes_per_second and samples_per_second follow what the training step asks for, so the
+  // loader gates on AU and its wait p99.
+  static const std::vector<CounterInfo> counters = {
+      {"bytes_per_second", U::kBytesPerSecond, "MiB/s", true, D::kHigherIsBetter, {"file_read", "stage"}},
+      {"items_per_second", U::kPerSecond, "reads/s", true, D::kHigherIsBetter, {}},
+      {"files_per_second", U::kPerSecond, "files/s", true, D::kHigherIsBetter, {}},
+      {"lat_p50_us", U::kMicroseconds, "p50 µs", true, D::kLowerIsBetter, {}, 5, "5 us"},
+      {"lat_p90_us", U::kMicroseconds, "p90 µs", true, D::kLowerIsBetter, {}, 5, "5 us"},
+      {"lat_p99_us", U::kMicroseconds, "p99 µs", true, D::kLowerIsBetter, {"file_read"}, 5, "5 us", true},
+      {"lat_p999_us", U::kMicroseconds, "p999 µs", true, D::kLowerIsBetter, {}, 5, "5 us", true},
+      {"lat_max_us", U::kMicroseconds, "max µs", true, D::kLowerIsBetter, {}, 5, "5 us", true},
+      {"residency_before", U::kFraction, "resident before %", false, D::kHigherIsBetter, {}},
+      {"cpu_util", U::kFraction, "CPU %", false, D::kLowerIsBetter, {}},
+      {"samples_per_second", U::kPerSecond, "samples/s", true, D::kHigherIsBetter, {}},
+      {"steps", U::kCount, "steps", false, D::kHigherIsBetter, {}},
+      {"epoch_s", U::kSeconds, "epoch s", true, D::kLowerIsBetter, {}},
+      {"wait_p50_ms", U::kMilliseconds, "wait p50 ms", true, D::kLowerIsBetter, {}, 1, "1 ms"},
+      {"wait_p90_ms", U::kMilliseconds, "wait p90 ms", true, D::kLowerIsBetter, {}, 1, "1 ms"},
+      {"wait_p99_ms", U::kMilliseconds, "wait p99 ms", true, D::kLowerIsBetter, {"loader"}, 1, "1 ms", true},
+      {"wait_max_ms", U::kMilliseconds, "wait max ms", true, D::kLowerIsBetter, {}, 1, "1 ms", true},
+      {"stall_fraction", U::kFraction, "stall %", true, D::kLowerIsBetter, {}, 0.02, "2 points"},
+      {"au", U::kFraction, "AU %", true, D::kHigherIsBetter, {"loader"}, 0.02, "2 points"},
+      // A GPU sink's or a CUDA loader's host-to-device copies (a pinned buffer to device memory).
+      {"h2d_bytes_per_second", U::kBytesPerSecond, "H2D MiB/s", true, D::kHigherIsBetter, {}},
+      {"copy_p50_us", U::kMicroseconds, "copy p50 µs", true, D::kLowerIsBetter, {}, 5, "5 us"},
+      {"copy_p99_us", U::kMicroseconds, "copy p99 µs", true, D::kLowerIsBetter, {}, 5, "5 us", true},
+      {"copy_bound_share", U::kFraction, "copy-bound %", true, D::kLowerIsBetter, {}, 0.02, "2 points"},
+      {"real_time", U::kNanoseconds, "time", true, D::kLowerIsBetter, {}},
+  };
+  return counters;
+}
+
+const CounterInfo* find_counter(std::string_view name) {
+  for (const CounterInfo& c : known_counters())
+    if (name == c.name) return &c;
+  return nullptr;
+}
+
+const char* primary_counter(std::string_view family) {
+  return family == "loader" ? "au" : "bytes_per_second";
+}
+
+std::size_t counter_rank(std::string_view name) {
+  const auto& all = known_counters();
+  for (std::size_t i = 0; i < all.size(); ++i)
+    if (name == all[i].name) return i;
+  return all.size();
+}
+
+}  // namespace feedbench
