@@ -1,5 +1,5 @@
-// The one file that registers cases with Google Benchmark (DESIGN.md: keep benchmark::internal
-// out of every other file).
+// The one file that registers cases with Google Benchmark: benchmark::internal stays out of every
+// other file (docs/ARCHITECTURE.md, "The other folders").
 #include "registration.h"
 
 #include <benchmark/benchmark.h>

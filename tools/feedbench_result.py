@@ -1,6 +1,6 @@
 """Reading a feedbench result file in the Python tools of tools/: the measured rounds, and only
 rounds that measured what they claim - the same rounds `feedbench run` folds into a case's
-figures (README, "What a round records about itself")."""
+figures (docs/run.md, "What a round records about itself")."""
 
 
 def measured_rounds(doc):

@@ -87,7 +87,7 @@ assert a["config"]["sha256"] == b["config"]["sha256"] == c["config"]["sha256"]
 assert a["dataset"]["source"]["fingerprint"] == b["dataset"]["source"]["fingerprint"]
 assert a["dataset"]["source"]["fingerprint"] != c["dataset"]["source"]["fingerprint"], "touch not seen"
 
-# A reader that knows only Google Benchmark's JSON (like its tools/compare.py).
+# A reader that knows only Google Benchmark's JSON (like its compare.py).
 def gbench_read(doc):
     assert "context" in doc and "benchmarks" in doc
     out = {}

@@ -1,4 +1,4 @@
-// Error channels (DESIGN.md "Error channels"):
+// Error channels (docs/ARCHITECTURE.md, "The harness, a folder per subsystem": base):
 //   1. a bug            -> FB_CHECK aborts with a message;
 //   2. bad input        -> throw InputError; the command prints it and exits 2, having run nothing;
 //   3. failure in a run -> the case is skipped with its reason (SkipWithError), the run goes on.

@@ -1,7 +1,7 @@
 // Limits on the JSON feedbench reads (configs, --set values, result files, manifests), checked
 // while the text is parsed: before anything recursive (schema check, ${VAR} expansion, copies,
 // dumps) sees a document deep enough to overflow the stack, or a string long enough to make
-// std::regex recurse past it. README.md "Limits" lists every number.
+// std::regex recurse past it. docs/limits.md "Limits" lists every number.
 #pragma once
 
 #include <cstddef>

@@ -61,7 +61,7 @@ std::map<std::string, std::string> parse_throttles(const std::vector<std::string
 // Reads, expands ${VAR} / ${VAR:-default} in every string from the environment, applies
 // overrides and validates against the schema.
 // RETURNS: the config. Throws InputError naming the file, JSON pointer and what was expected
-// (e.g. "configs/x.json: /families/0/block_size: expected a size such as 4KiB, got \"4XB\""),
+// (e.g. "configs/demo.json: /families/0/block_size: expected a size such as 4KiB, got \"4XB\""),
 // also for a config past kConfigLimits (size, nesting, string length), checked before any
 // recursive work, and for a string that ${VAR} expansion makes longer than the limit.
 Config load_config(const std::string& path, const ConfigOverrides& overrides = {});
