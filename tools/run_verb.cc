@@ -43,6 +43,72 @@ std::map<std::string, std::string> run_environment(const Config& config) {
   return vars;
 }
 
+int run_ranks(int argc, char** argv, Cluster& cluster, RankProgress& together);
+int write_results(const RunSetup& run, MeasuredCases measured);
+
+}  // namespace
+}  // namespace run_steps
+
+int run_main(int argc, char** argv) {
+  using run_steps::agree_to_start;
+  std::unique_ptr<Cluster> cluster = start_cluster(&argc, &argv);
+  // Rank 0 alone prints; the others' reasons reach it through the agreements below.
+  if (!cluster->is_root() && !std::getenv("FEEDBENCH_RANK_OUTPUT")) {
+    silence_output();
+  }
+  run_steps::RankProgress together;
+  try {
+    const int rc = run_steps::run_ranks(argc, argv, *cluster, together);
+    if (!together.started) agree_to_start(*cluster, together, nullptr);  // --help, --dry-run
+    return rc;
+  } catch (...) {
+    if (!together.started) agree_to_start(*cluster, together, std::current_exception());
+    if (together.started && !together.finished && cluster->size() > 1) {
+      // Failed alone while the others run cases: end them all rather than leave them waiting.
+      try {
+        throw;
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "feedbench run: rank %d: error: %s\n", cluster->rank(), e.what());
+      }
+      cluster->abort(1);
+    }
+    throw;
+  }
+}
+
+namespace run_steps {
+namespace {
+
+// One rank's run, step by step (run/run_steps.h): every refusal before the first case.
+int run_ranks(int argc, char** argv, Cluster& cluster, RankProgress& together) {
+  RunSetup run(cluster, together);
+  if (!parse_run_options(argc, argv, cluster, run.options)) return 0;  // --help
+  load_plan(run);
+  check_output_files(run);
+  scan_roots(run);
+  print_plan(run);
+  check_measured_cache(run);
+
+  // --budget and --dry-run price the plan from each path's probed rate; a budget the plan
+  // cannot fit is refused like bad input, before anything is measured.
+  std::optional<RunEstimate> estimate;
+  if (run.options.budget_ns > 0 || run.options.dry_run) estimate = estimate_run(run.plan, run.context);
+  if (run.options.budget_ns > 0) fit_to_budget(run, *estimate);
+  // --dry-run stops here: every refusal above is the run's own, so a dry run that passes is
+  // a run that starts (the cache was checked by listing, not re-hashed).
+  if (run.options.dry_run) {
+    print_dry_run(run, *estimate);
+    return 0;
+  }
+
+  fingerprint_contents(run);
+  announce_run(run);
+  start_together(run);
+  MeasuredCases measured = run_cases(run);
+  if (!cluster.is_root()) return 0;
+  return write_results(run, std::move(measured));
+}
+
 // Rank 0 builds the result from what the steps gathered, writes its files and prints the
 // summary. RETURNS: the run's exit code: 1 when nothing was measured.
 int write_results(const RunSetup& run, MeasuredCases measured) {
@@ -101,64 +167,7 @@ int write_results(const RunSetup& run, MeasuredCases measured) {
   return 1;
 }
 
-// One rank's run, step by step (run/run_steps.h): every refusal before the first case.
-int run_ranks(int argc, char** argv, Cluster& cluster, RankProgress& together) {
-  RunSetup run(cluster, together);
-  if (!parse_run_options(argc, argv, cluster, run.options)) return 0;  // --help
-  load_plan(run);
-  check_output_files(run);
-  scan_roots(run);
-  print_plan(run);
-  check_measured_cache(run);
-
-  // --budget and --dry-run price the plan from each path's probed rate; a budget the plan
-  // cannot fit is refused like bad input, before anything is measured.
-  std::optional<RunEstimate> estimate;
-  if (run.options.budget_ns > 0 || run.options.dry_run) estimate = estimate_run(run.plan, run.context);
-  if (run.options.budget_ns > 0) fit_to_budget(run, *estimate);
-  // --dry-run stops here: every refusal above is the run's own, so a dry run that passes is
-  // a run that starts (the cache was checked by listing, not re-hashed).
-  if (run.options.dry_run) {
-    print_dry_run(run, *estimate);
-    return 0;
-  }
-
-  fingerprint_contents(run);
-  announce_run(run);
-  start_together(run);
-  MeasuredCases measured = run_cases(run);
-  if (!cluster.is_root()) return 0;
-  return write_results(run, std::move(measured));
-}
-
 }  // namespace
 }  // namespace run_steps
-
-int run_main(int argc, char** argv) {
-  using run_steps::agree_to_start;
-  std::unique_ptr<Cluster> cluster = start_cluster(&argc, &argv);
-  // Rank 0 alone prints; the others' reasons reach it through the agreements below.
-  if (!cluster->is_root() && !std::getenv("FEEDBENCH_RANK_OUTPUT")) {
-    silence_output();
-  }
-  run_steps::RankProgress together;
-  try {
-    const int rc = run_steps::run_ranks(argc, argv, *cluster, together);
-    if (!together.started) agree_to_start(*cluster, together, nullptr);  // --help, --dry-run
-    return rc;
-  } catch (...) {
-    if (!together.started) agree_to_start(*cluster, together, std::current_exception());
-    if (together.started && !together.finished && cluster->size() > 1) {
-      // Failed alone while the others run cases: end them all rather than leave them waiting.
-      try {
-        throw;
-      } catch (const std::exception& e) {
-        std::fprintf(stderr, "feedbench run: rank %d: error: %s\n", cluster->rank(), e.what());
-      }
-      cluster->abort(1);
-    }
-    throw;
-  }
-}
 
 }  // namespace feedbench
