@@ -102,6 +102,20 @@ double parse_alpha(const std::string& text) {
   return v;
 }
 
+// The data version each side measured: the same label on both is part of "same experiment".
+// RETURNS: "cache label: BASE \"v1\", NEW \"v2\"\n", or "" when neither side read a cache.
+std::string cache_label_line(const ResultDocument& base, const ResultDocument& next) {
+  auto label = [](const ResultDocument& d) {
+    const auto& m = d.dataset.contains("cache") ? d.dataset["cache"].value("manifest", nlohmann::json())
+                                                : nlohmann::json();
+    return m.is_object() && m.contains("label") ? "\"" + m.value("label", "") + "\""
+                                                : std::string("(no cache)");
+  };
+  const std::string a = label(base), b = label(next);
+  if (a == "(no cache)" && b == "(no cache)") return "";
+  return "cache label: BASE " + a + ", NEW " + b + "\n";
+}
+
 }  // namespace
 
 int diff_main(int argc, char** argv) {
@@ -183,17 +197,7 @@ int diff_main(int argc, char** argv) {
   const char* no_color = std::getenv("NO_COLOR");
   show.colour = out.empty() && ::isatty(STDOUT_FILENO) && !(no_color && *no_color);
   std::string text = format_diff(comparison, fmt, show);
-  // The data version each side measured: the same label on both is part of "same experiment".
-  if (fmt == DiffFormat::kTable) {
-    auto label = [](const ResultDocument& d) {
-      const auto& m = d.dataset.contains("cache") ? d.dataset["cache"].value("manifest", nlohmann::json())
-                                                  : nlohmann::json();
-      return m.is_object() && m.contains("label") ? "\"" + m.value("label", "") + "\""
-                                                  : std::string("(no cache)");
-    };
-    const std::string a = label(base), b = label(next);
-    if (a != "(no cache)" || b != "(no cache)") text = "cache label: BASE " + a + ", NEW " + b + "\n" + text;
-  }
+  if (fmt == DiffFormat::kTable) text = cache_label_line(base, next) + text;
   if (out.empty()) {
     std::fwrite(text.data(), 1, text.size(), stdout);
     std::fflush(stdout);

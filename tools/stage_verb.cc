@@ -80,46 +80,42 @@ struct HostStage {
 
 int stage_here(int argc, char** argv, HostStage* gathered);
 
-// RETURNS: the exit code of a stage across ranks, one per node, every host's stage gathered
-// into one summary printed by rank 0: the first failing host's code (0 when all staged).
-int stage_across_ranks(int argc, char** argv, Cluster& cluster) {
-  HostStage mine;
-  // Two ranks of one host would stage the same cache folder at once.
-  std::string crowded;
-  for (int r = 1; r < cluster.size() && crowded.empty(); ++r)
+// RETURNS: why the ranks cannot stage, "" when each is on a host of its own: two ranks of one
+// host would stage the same cache folder at once.
+std::string ranks_sharing_a_host(const Cluster& cluster) {
+  for (int r = 1; r < cluster.size(); ++r)
     for (int q = 0; q < r; ++q)
-      if (cluster.host_of_rank()[std::size_t(r)] == cluster.host_of_rank()[std::size_t(q)]) {
-        crowded =
-            "ranks " + std::to_string(q) + " and " + std::to_string(r) + " are both on host " +
-            cluster.host_names()[std::size_t(cluster.host_of_rank()[std::size_t(r)])] +
-            ": stage across ranks takes one rank per node (mpirun -npernode 1), as each node stages its "
-            "own cache";
-        break;
-      }
-  if (!crowded.empty()) {
-    mine.exit_code = 2;
-    mine.error.set(crowded);
-  } else {
-    try {
-      mine.exit_code = stage_here(argc, argv, &mine);
-    } catch (const std::exception&) {
-      const VerbFailure f = verb_failure(std::current_exception(), "stage");
-      mine.exit_code = f.exit_code;
-      mine.error.set(f.message());
-    }
-  }
-  const std::vector<HostStage> all = all_gather(cluster, mine);
-  // Every rank ends with the same code, so mpirun's is the run's.
-  int first_failed = 0;
-  bool any_staged = false;
-  for (const HostStage& h : all) {
-    if (first_failed == 0) first_failed = h.exit_code;
-    any_staged |= h.staged != 0;
-  }
-  if (!cluster.is_root()) return first_failed;
-  if (!crowded.empty()) throw InputError(crowded);
-  if (!any_staged && first_failed == 0) return 0;  // --help, or --evict alone
+      if (cluster.host_of_rank()[std::size_t(r)] == cluster.host_of_rank()[std::size_t(q)])
+        return "ranks " + std::to_string(q) + " and " + std::to_string(r) + " are both on host " +
+               cluster.host_names()[std::size_t(cluster.host_of_rank()[std::size_t(r)])] +
+               ": stage across ranks takes one rank per node (mpirun -npernode 1), as each node stages its "
+               "own cache";
+  return "";
+}
 
+// RETURNS: one host's line of the summary after its padded name: its figures, or why it failed.
+std::string host_stage_text(const HostStage& h) {
+  if (!h.staged) return "FAILED: " + h.error.str();
+  const double rate = h.seconds > 0 ? double(h.bytes_copied) / h.seconds : 0;
+  char text[512];
+  std::snprintf(
+      text, sizeof text, "%llu files (%s): copied %llu, skipped %llu, removed %llu; %s in %s, %s; ",
+      static_cast<unsigned long long>(h.files_selected), format_size(double(h.bytes_selected)).c_str(),
+      static_cast<unsigned long long>(h.files_copied), static_cast<unsigned long long>(h.files_skipped),
+      static_cast<unsigned long long>(h.files_removed), format_size(double(h.bytes_copied)).c_str(),
+      format_duration_ns(h.seconds * 1e9).c_str(), format_rate(rate).c_str());
+  std::string line = text;
+  line += h.manifest_written ? "verified, label " + h.label.str() + ", " + h.cache_root.str()
+                             : "FAILED, no manifest";
+  if (h.errors > 0)
+    line += " (" + std::to_string(h.errors) + (h.errors == 1 ? " error: " : " errors, the first: ") +
+            h.error.str() + ")";
+  return line;
+}
+
+// Rank 0 prints every host's stage, a line each, and the hosts that failed.
+// RETURNS: the first failing host's exit code, 0 when every host staged.
+int print_host_stages(const Cluster& cluster, const std::vector<HostStage>& all) {
   std::printf("stage across %d hosts (%s):\n", cluster.size(), cluster.implementation().c_str());
   std::size_t width = 4;
   for (int r = 0; r < cluster.size(); ++r)
@@ -130,26 +126,10 @@ int stage_across_ranks(int argc, char** argv, Cluster& cluster) {
   for (std::size_t r = 0; r < all.size(); ++r) {
     const HostStage& h = all[r];
     const std::string host = cluster.host_names()[std::size_t(cluster.host_of_rank()[r])];
-    std::string line = "  " + host + std::string(width - host.size(), ' ') + "  ";
+    const std::string line = "  " + host + std::string(width - host.size(), ' ') + "  " + host_stage_text(h);
     if (h.staged) {
-      const double rate = h.seconds > 0 ? double(h.bytes_copied) / h.seconds : 0;
-      char text[512];
-      std::snprintf(
-          text, sizeof text, "%llu files (%s): copied %llu, skipped %llu, removed %llu; %s in %s, %s; ",
-          static_cast<unsigned long long>(h.files_selected), format_size(double(h.bytes_selected)).c_str(),
-          static_cast<unsigned long long>(h.files_copied), static_cast<unsigned long long>(h.files_skipped),
-          static_cast<unsigned long long>(h.files_removed), format_size(double(h.bytes_copied)).c_str(),
-          format_duration_ns(h.seconds * 1e9).c_str(), format_rate(rate).c_str());
-      line += text;
-      line += h.manifest_written ? "verified, label " + h.label.str() + ", " + h.cache_root.str()
-                                 : "FAILED, no manifest";
-      if (h.errors > 0)
-        line += " (" + std::to_string(h.errors) + (h.errors == 1 ? " error: " : " errors, the first: ") +
-                h.error.str() + ")";
       files += h.files_selected;
       bytes += h.bytes_selected;
-    } else {
-      line += "FAILED: " + h.error.str();
     }
     std::printf("%s\n", line.c_str());
     if (!h.warning.str().empty())
@@ -173,6 +153,37 @@ int stage_across_ranks(int argc, char** argv, Cluster& cluster) {
   return rc;
 }
 
+// RETURNS: the exit code of a stage across ranks, one per node, every host's stage gathered
+// into one summary printed by rank 0: the first failing host's code (0 when all staged).
+int stage_across_ranks(int argc, char** argv, Cluster& cluster) {
+  HostStage mine;
+  const std::string crowded = ranks_sharing_a_host(cluster);
+  if (!crowded.empty()) {
+    mine.exit_code = 2;
+    mine.error.set(crowded);
+  } else {
+    try {
+      mine.exit_code = stage_here(argc, argv, &mine);
+    } catch (const std::exception&) {
+      const VerbFailure f = verb_failure(std::current_exception(), "stage");
+      mine.exit_code = f.exit_code;
+      mine.error.set(f.message());
+    }
+  }
+  const std::vector<HostStage> all = all_gather(cluster, mine);
+  // Every rank ends with the same code, so mpirun's is the run's.
+  int first_failed = 0;
+  bool any_staged = false;
+  for (const HostStage& h : all) {
+    if (first_failed == 0) first_failed = h.exit_code;
+    any_staged |= h.staged != 0;
+  }
+  if (!cluster.is_root()) return first_failed;
+  if (!crowded.empty()) throw InputError(crowded);
+  if (!any_staged && first_failed == 0) return 0;  // --help, or --evict alone
+  return print_host_stages(cluster, all);
+}
+
 }  // namespace
 
 int stage_main(int argc, char** argv) {
@@ -187,10 +198,9 @@ int stage_main(int argc, char** argv) {
 
 namespace {
 
-// Stages on this host. `gathered`: across ranks, where this host's figures go instead of the
-// closing lines (nullptr: one process, printing them).
-int stage_here(int argc, char** argv, HostStage* gathered) {
-  StageOptions options;
+// RETURNS: stage's options, each parsed into its field of `options` (--hot-set, --seed and
+// --evict into the variables map only).
+po::options_description describe_options(StageOptions& options) {
   po::options_description opts("options");
   opts.add_options()("help,h", "print this help")("from", po::value(&options.source_root)->value_name("SRC"),
                                                   "the source folder (read only)")(
@@ -210,103 +220,84 @@ int stage_here(int argc, char** argv, HostStage* gathered) {
       "evict", "then evict the cache's files from the page cache, per file; without --from, only that")(
       "force", po::bool_switch(&options.force),
       "stage into a non-empty folder that is not a cache, beside its files (never removing them)");
-  po::variables_map vm;
-  if (parse_command_line(argc, argv, opts, vm)) {
-    std::cout << kUsage << "\noptions:\n" << options_help(opts);
-    return 0;
-  }
-  const bool evict_after = vm.count("evict") > 0;
-  // The staged cache's files leave the page cache: the next cold round reads the device.
-  auto evict_cache = [&](const std::vector<std::string>& include) {
-    const FileSet files = scan_dataset(options.cache_root, include);
-    const Residency before = measure_residency(files);
-    const Residency after = evict(files);
-    std::printf("evicted: %s of the cache was resident in the page cache, %s now (%.1f%%, %s)\n",
-                format_size(double(before.resident_bytes)).c_str(),
-                format_size(double(after.resident_bytes)).c_str(), after.fraction() * 100,
-                after.method.c_str());
-  };
-  if (!vm.count("from") && evict_after && vm.count("to")) {
-    std::string why;
-    const std::optional<Manifest> m = read_manifest(options.cache_root, &why);
-    if (!m)
-      throw InputError("--evict without --from: " + options.cache_root + " has no complete manifest (" + why +
-                       ")");
-    evict_cache(m->include);
-    return 0;
-  }
-  if (!vm.count("from")) throw InputError("--from SRC is required (see --help)");
-  if (!vm.count("to")) throw InputError("--to CACHE is required (see --help)");
-  if (vm.count("workers") && options.workers < 1)
-    throw InputError("--workers: expected a whole number of at least 1, got " +
-                     std::to_string(options.workers));
-  if (vm.count("seed") && !vm.count("hot-set")) throw InputError("--seed: only with --hot-set");
-  if (vm.count("hot-set")) {
-    const std::string text = vm["hot-set"].as<std::string>();
-    Skew skew;
-    try {
-      skew = parse_skew("hot_set:" + text + ":100%", "--hot-set");
-    } catch (const InputError&) {
-      throw InputError(
-          "--hot-set: expected a percentage of the files above 0% and below 100%, such as 10%, got '" + text +
-          "'");
-    }
-    std::uint64_t seed = 42;
-    if (vm.count("seed")) {
-      const std::string st = vm["seed"].as<std::string>();
-      std::size_t used = 0;
-      try {
-        if (!st.empty() && st[0] != '-') seed = std::stoull(st, &used, 10);
-      } catch (const std::exception&) {
-        used = 0;
-      }
-      if (used == 0 || used != st.size())
-        throw InputError("--seed: expected a whole number, got '" + st + "'");
-    }
-    // The hot files become the selection's globs, each an exact path: the manifest, verify and
-    // run's cache checks then treat the hot set as any other staged selection.
-    const FileSet selection = scan_dataset(options.source_root, options.include);
-    if (selection.empty())
-      throw InputError("--hot-set: the selection of " + options.source_root + " holds no files");
-    options.include = hot_set_paths(selection, skew.hot_files, seed);
-    for (const std::string& path : options.include)
-      if (path.find_first_of("*?[\\") != std::string::npos)
-        throw InputError("--hot-set: the hot file '" + path +
-                         "' has a glob character in its name; it cannot be "
-                         "listed as an exact --include path");
-    std::fprintf(stderr, "stage: hot set: %zu of %zu files (%s, seed %llu)\n", options.include.size(),
-                 selection.size(), text.c_str(), static_cast<unsigned long long>(seed));
-  }
-  options.progress = !gathered && ::isatty(STDERR_FILENO);
-  options.quiet = gathered != nullptr;  // its warnings go into the host's line of the summary
-  StageResult r;
-  {
-    StopOnSignals stop;
-    options.stop = stop.flag();
-    r = stage(options);
-  }
-  if (gathered) {
-    HostStage& h = *gathered;
-    h.staged = 1;
-    h.files_selected = r.files_selected;
-    h.files_copied = r.files_copied;
-    h.files_skipped = r.files_skipped;
-    h.files_removed = r.files_removed;
-    h.bytes_selected = r.bytes_selected;
-    h.bytes_copied = r.bytes_copied;
-    h.seconds = r.seconds;
-    h.manifest_written = r.manifest_written ? 1 : 0;
-    h.errors = r.errors.size();
-    if (!r.errors.empty()) h.error.set(r.errors.front());
-    if (!r.warnings.empty()) h.warning.set(r.warnings.front());
-    if (r.stopped_by_signal)
-      h.error.set(r.stopped_by_signal == SIGINT ? "interrupted by SIGINT" : "interrupted by SIGTERM");
-    h.cache_root.set(options.cache_root);
-    h.label.set(r.label);
-    if (evict_after && r.manifest_written) evict_cache(options.include);
-    return r.exit_code();
-  }
+  return opts;
+}
 
+// The staged cache's files leave the page cache: the next cold round reads the device.
+void evict_cache(const std::string& cache_root, const std::vector<std::string>& include) {
+  const FileSet files = scan_dataset(cache_root, include);
+  const Residency before = measure_residency(files);
+  const Residency after = evict(files);
+  std::printf("evicted: %s of the cache was resident in the page cache, %s now (%.1f%%, %s)\n",
+              format_size(double(before.resident_bytes)).c_str(),
+              format_size(double(after.resident_bytes)).c_str(), after.fraction() * 100,
+              after.method.c_str());
+}
+
+// RETURNS: --seed, the hot set's ranking seed (42 without it). Throws InputError naming --seed.
+std::uint64_t parse_seed(const po::variables_map& vm) {
+  std::uint64_t seed = 42;
+  if (vm.count("seed")) {
+    const std::string st = vm["seed"].as<std::string>();
+    std::size_t used = 0;
+    try {
+      if (!st.empty() && st[0] != '-') seed = std::stoull(st, &used, 10);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != st.size()) throw InputError("--seed: expected a whole number, got '" + st + "'");
+  }
+  return seed;
+}
+
+// --hot-set F%: the hottest files become the selection's globs, each an exact path: the
+// manifest, verify and run's cache checks then treat the hot set as any other staged selection.
+void choose_hot_set(const po::variables_map& vm, StageOptions& options) {
+  const std::string text = vm["hot-set"].as<std::string>();
+  Skew skew;
+  try {
+    skew = parse_skew("hot_set:" + text + ":100%", "--hot-set");
+  } catch (const InputError&) {
+    throw InputError(
+        "--hot-set: expected a percentage of the files above 0% and below 100%, such as 10%, got '" + text +
+        "'");
+  }
+  const std::uint64_t seed = parse_seed(vm);
+  const FileSet selection = scan_dataset(options.source_root, options.include);
+  if (selection.empty())
+    throw InputError("--hot-set: the selection of " + options.source_root + " holds no files");
+  options.include = hot_set_paths(selection, skew.hot_files, seed);
+  for (const std::string& path : options.include)
+    if (path.find_first_of("*?[\\") != std::string::npos)
+      throw InputError("--hot-set: the hot file '" + path +
+                       "' has a glob character in its name; it cannot be "
+                       "listed as an exact --include path");
+  std::fprintf(stderr, "stage: hot set: %zu of %zu files (%s, seed %llu)\n", options.include.size(),
+               selection.size(), text.c_str(), static_cast<unsigned long long>(seed));
+}
+
+// Across ranks: this host's figures, as rank 0 prints them in its line of the summary.
+void gather_host_stage(const StageResult& r, const StageOptions& options, HostStage& h) {
+  h.staged = 1;
+  h.files_selected = r.files_selected;
+  h.files_copied = r.files_copied;
+  h.files_skipped = r.files_skipped;
+  h.files_removed = r.files_removed;
+  h.bytes_selected = r.bytes_selected;
+  h.bytes_copied = r.bytes_copied;
+  h.seconds = r.seconds;
+  h.manifest_written = r.manifest_written ? 1 : 0;
+  h.errors = r.errors.size();
+  if (!r.errors.empty()) h.error.set(r.errors.front());
+  if (!r.warnings.empty()) h.warning.set(r.warnings.front());
+  if (r.stopped_by_signal)
+    h.error.set(r.stopped_by_signal == SIGINT ? "interrupted by SIGINT" : "interrupted by SIGTERM");
+  h.cache_root.set(options.cache_root);
+  h.label.set(r.label);
+}
+
+// One process: what the stage removed and its errors on stderr, its figures and outcome on stdout.
+void print_stage_result(const StageResult& r, const StageOptions& options) {
   for (const std::string& rel : r.removed)
     std::fprintf(stderr, "feedbench stage: removed %s (no longer in the selection)\n", rel.c_str());
   constexpr std::size_t kShown = 20;
@@ -334,7 +325,50 @@ int stage_here(int argc, char** argv, HostStage* gathered) {
         "command again to resume\n",
         plural(r.errors.size(), "error", "errors").c_str());
   }
-  if (evict_after && r.manifest_written) evict_cache(options.include);
+}
+
+// Stages on this host. `gathered`: across ranks, where this host's figures go instead of the
+// closing lines (nullptr: one process, printing them).
+int stage_here(int argc, char** argv, HostStage* gathered) {
+  StageOptions options;
+  const po::options_description opts = describe_options(options);
+  po::variables_map vm;
+  if (parse_command_line(argc, argv, opts, vm)) {
+    std::cout << kUsage << "\noptions:\n" << options_help(opts);
+    return 0;
+  }
+  const bool evict_after = vm.count("evict") > 0;
+  if (!vm.count("from") && evict_after && vm.count("to")) {
+    std::string why;
+    const std::optional<Manifest> m = read_manifest(options.cache_root, &why);
+    if (!m)
+      throw InputError("--evict without --from: " + options.cache_root + " has no complete manifest (" + why +
+                       ")");
+    evict_cache(options.cache_root, m->include);
+    return 0;
+  }
+  if (!vm.count("from")) throw InputError("--from SRC is required (see --help)");
+  if (!vm.count("to")) throw InputError("--to CACHE is required (see --help)");
+  if (vm.count("workers") && options.workers < 1)
+    throw InputError("--workers: expected a whole number of at least 1, got " +
+                     std::to_string(options.workers));
+  if (vm.count("seed") && !vm.count("hot-set")) throw InputError("--seed: only with --hot-set");
+  if (vm.count("hot-set")) choose_hot_set(vm, options);
+  options.progress = !gathered && ::isatty(STDERR_FILENO);
+  options.quiet = gathered != nullptr;  // its warnings go into the host's line of the summary
+  StageResult r;
+  {
+    StopOnSignals stop;
+    options.stop = stop.flag();
+    r = stage(options);
+  }
+  if (gathered) {
+    gather_host_stage(r, options, *gathered);
+    if (evict_after && r.manifest_written) evict_cache(options.cache_root, options.include);
+    return r.exit_code();
+  }
+  print_stage_result(r, options);
+  if (evict_after && r.manifest_written) evict_cache(options.cache_root, options.include);
   std::fflush(stdout);
   return r.exit_code();
 }

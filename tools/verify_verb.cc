@@ -103,11 +103,9 @@ std::string residency_line(const Residency& r) {
          ", " + r.method + ")";
 }
 
-}  // namespace
-
-int verify_main(int argc, char** argv) {
-  VerifyOptions options;
-  std::string fingerprint_kind = "metadata";
+// RETURNS: verify's options, each parsed into its field of `options` or `fingerprint_kind`
+// (--label into the variables map only).
+po::options_description describe_options(VerifyOptions& options, std::string& fingerprint_kind) {
   po::options_description opts("options");
   opts.add_options()("help,h", "print this help")(
       "cache", po::value(&options.cache_root)->value_name("CACHE"), "the cache folder to check")(
@@ -119,6 +117,103 @@ int verify_main(int argc, char** argv) {
       "also check that the cache holds this data version (the manifest's label)")(
       "workers", po::value(&options.workers)->value_name("N"),
       "parallel readers (default: 4 on SSD, NVMe and virtual disks, 1 on a spinning disk)");
+  return opts;
+}
+
+// The files that differ, a line each.
+void print_differences(const VerifyResult& r) {
+  list("missing", r.missing);
+  list("changed", r.changed);
+  list("extra  ", r.extra);
+  for (const std::string& e : r.errors) std::printf("error   %s\n", e.c_str());
+  if (r.source_checked && !r.source_matches) list("source ", r.source_differences);
+}
+
+// The verdict line: what was re-hashed, what differs, and what the source check found.
+void print_verdict(const VerifyResult& r, bool content) {
+  std::printf(
+      "%s: %zu files (%s) re-hashed from the device in %s: %zu missing, %zu changed, "
+      "%zu extra%s\n",
+      r.ok() ? "verified" : "MISMATCH", r.files_checked, format_size(double(r.bytes_checked)).c_str(),
+      format_duration_ns(r.seconds * 1e9).c_str(), r.missing.size(), r.changed.size(), r.extra.size(),
+      !r.source_checked ? "; source not checked (give --source)"
+      : r.source_matches
+          ? (content ? "; source matches the manifest's metadata fingerprint (names, sizes, mtimes) "
+                       "and the cache's sampled content (first, middle, last 4 KiB of each file)"
+                     : "; source matches the manifest's metadata fingerprint (names, sizes, "
+                       "mtimes; --fingerprint content also compares contents)")
+          : "; the SOURCE NO LONGER MATCHES the manifest: stage again (the command below)");
+}
+
+// What is stale, each a line after "stale: ".
+struct Staleness {
+  std::vector<std::string> lines;
+  bool removed_from_source = false;  // stage must be let remove their copies (--prune)
+};
+
+// RETURNS: what is stale: another label than `want_label`, source files changed since staging
+// or modified after the manifest was written (with --source), cache copies missing or changed.
+Staleness find_stale(const VerifyOptions& options, const VerifyResult& r, const Manifest& m,
+                     const std::string& want_label) {
+  Staleness stale;
+  if (want_label != m.label)
+    stale.lines.push_back("label mismatch: the cache holds \"" + m.label + "\", expected \"" + want_label +
+                          "\"");
+  if (r.source_checked) {
+    const FileSet source = scan_dataset(options.source_root, m.include);
+    const std::int64_t staged = parse_utc(m.created_utc);
+    std::size_t newer = 0;
+    for (std::size_t i = 0; i < source.size(); ++i)
+      if (staged >= 0 && source.mtime_ns(i) / 1000000000 > staged) ++newer;
+    if (newer)
+      stale.lines.push_back("manifest older than the source: " + std::to_string(newer) + " source file" +
+                            (newer == 1 ? " was" : "s were") + " modified after the manifest was written (" +
+                            m.created_utc + ")");
+    std::size_t changed = 0, added = 0, removed = 0;
+    for (const std::string& d : r.source_differences) {
+      if (d.rfind("changed in the source", 0) == 0 || d.rfind("content differs", 0) == 0) ++changed;
+      if (d.rfind("added to the source", 0) == 0) ++added;
+      if (d.rfind("removed from the source", 0) == 0) ++removed;
+    }
+    stale.removed_from_source = removed > 0;
+    if (changed || added || removed)
+      stale.lines.push_back("source files changed since staging: " + std::to_string(changed) + " changed, " +
+                            std::to_string(added) + " added, " + std::to_string(removed) + " removed");
+  }
+  if (!r.missing.empty() || !r.changed.empty())
+    stale.lines.push_back("cache copies: " + std::to_string(r.missing.size()) + " missing, " +
+                          std::to_string(r.changed.size()) + " whose content no longer matches the manifest");
+  return stale;
+}
+
+// The one command that fixes what is stale, and what stage leaves alone.
+void print_fix(const VerifyOptions& options, const VerifyResult& r, const Manifest& m,
+               const std::string& want_label, bool removed_from_source) {
+  // A changed copy keeps its size and mtime, so stage would take it as in place: remove it first.
+  std::string fix;
+  if (!r.changed.empty()) {
+    fix = "rm -f --";
+    for (const std::string& p : r.changed) fix += " " + shell_quote(options.cache_root + "/" + p);
+    fix += " && ";
+  }
+  const std::string source = r.source_checked ? options.source_root : m.source_root;
+  fix += stage_command(source, options.cache_root, m.include, want_label, removed_from_source);
+  if (!r.missing.empty() || !r.changed.empty() || !r.source_matches || want_label != m.label)
+    std::printf("to fix: `%s`%s\n", fix.c_str(),
+                r.source_checked ? "" : " (stages again from the manifest's source root)");
+  if (!r.extra.empty())
+    std::printf(
+        "extra files are not feedbench's: stage never removes them; move them out of %s if "
+        "they do not belong to the cache\n",
+        options.cache_root.c_str());
+}
+
+}  // namespace
+
+int verify_main(int argc, char** argv) {
+  VerifyOptions options;
+  std::string fingerprint_kind = "metadata";
+  const po::options_description opts = describe_options(options, fingerprint_kind);
   po::variables_map vm;
   if (parse_command_line(argc, argv, opts, vm)) {
     std::cout << kUsage << "\noptions:\n" << options_help(opts);
@@ -148,83 +243,21 @@ int verify_main(int argc, char** argv) {
     if (!differ.empty()) r.source_matches = false;
     r.source_differences.insert(r.source_differences.end(), differ.begin(), differ.end());
   }
-  list("missing", r.missing);
-  list("changed", r.changed);
-  list("extra  ", r.extra);
-  for (const std::string& e : r.errors) std::printf("error   %s\n", e.c_str());
-  if (r.source_checked && !r.source_matches) list("source ", r.source_differences);
+  print_differences(r);
   if (r.stopped_by_signal) {
     std::printf("interrupted: %zu files checked\n", r.files_checked);
     return 128 + r.stopped_by_signal;
   }
-  std::printf(
-      "%s: %zu files (%s) re-hashed from the device in %s: %zu missing, %zu changed, "
-      "%zu extra%s\n",
-      r.ok() ? "verified" : "MISMATCH", r.files_checked, format_size(double(r.bytes_checked)).c_str(),
-      format_duration_ns(r.seconds * 1e9).c_str(), r.missing.size(), r.changed.size(), r.extra.size(),
-      !r.source_checked ? "; source not checked (give --source)"
-      : r.source_matches
-          ? (content ? "; source matches the manifest's metadata fingerprint (names, sizes, mtimes) "
-                       "and the cache's sampled content (first, middle, last 4 KiB of each file)"
-                     : "; source matches the manifest's metadata fingerprint (names, sizes, "
-                       "mtimes; --fingerprint content also compares contents)")
-          : "; the SOURCE NO LONGER MATCHES the manifest: stage again (the command below)");
+  print_verdict(r, content);
   if (!manifest) return r.ok() ? 0 : 1;
   const Manifest& m = *manifest;
 
   // What is stale, named, and the one command that fixes it.
-  std::vector<std::string> stale;
-  bool ok = r.ok();
   const std::string want_label = vm.count("label") ? vm["label"].as<std::string>() : m.label;
-  if (want_label != m.label) {
-    ok = false;
-    stale.push_back("label mismatch: the cache holds \"" + m.label + "\", expected \"" + want_label + "\"");
-  }
-  bool removed_from_source = false;
-  if (r.source_checked) {
-    const FileSet source = scan_dataset(options.source_root, m.include);
-    const std::int64_t staged = parse_utc(m.created_utc);
-    std::size_t newer = 0;
-    for (std::size_t i = 0; i < source.size(); ++i)
-      if (staged >= 0 && source.mtime_ns(i) / 1000000000 > staged) ++newer;
-    if (newer)
-      stale.push_back("manifest older than the source: " + std::to_string(newer) + " source file" +
-                      (newer == 1 ? " was" : "s were") + " modified after the manifest was written (" +
-                      m.created_utc + ")");
-    std::size_t changed = 0, added = 0, removed = 0;
-    for (const std::string& d : r.source_differences) {
-      if (d.rfind("changed in the source", 0) == 0 || d.rfind("content differs", 0) == 0) ++changed;
-      if (d.rfind("added to the source", 0) == 0) ++added;
-      if (d.rfind("removed from the source", 0) == 0) ++removed;
-    }
-    removed_from_source = removed > 0;
-    if (changed || added || removed)
-      stale.push_back("source files changed since staging: " + std::to_string(changed) + " changed, " +
-                      std::to_string(added) + " added, " + std::to_string(removed) + " removed");
-  }
-  if (!r.missing.empty() || !r.changed.empty())
-    stale.push_back("cache copies: " + std::to_string(r.missing.size()) + " missing, " +
-                    std::to_string(r.changed.size()) + " whose content no longer matches the manifest");
-  for (const std::string& line : stale) std::printf("stale: %s\n", line.c_str());
-  if (!ok && !r.stopped_by_signal) {
-    // A changed copy keeps its size and mtime, so stage would take it as in place: remove it first.
-    std::string fix;
-    if (!r.changed.empty()) {
-      fix = "rm -f --";
-      for (const std::string& p : r.changed) fix += " " + shell_quote(options.cache_root + "/" + p);
-      fix += " && ";
-    }
-    const std::string source = r.source_checked ? options.source_root : m.source_root;
-    fix += stage_command(source, options.cache_root, m.include, want_label, removed_from_source);
-    if (!r.missing.empty() || !r.changed.empty() || !r.source_matches || want_label != m.label)
-      std::printf("to fix: `%s`%s\n", fix.c_str(),
-                  r.source_checked ? "" : " (stages again from the manifest's source root)");
-    if (!r.extra.empty())
-      std::printf(
-          "extra files are not feedbench's: stage never removes them; move them out of %s if "
-          "they do not belong to the cache\n",
-          options.cache_root.c_str());
-  }
+  const bool ok = r.ok() && want_label == m.label;
+  const Staleness stale = find_stale(options, r, m, want_label);
+  for (const std::string& line : stale.lines) std::printf("stale: %s\n", line.c_str());
+  if (!ok && !r.stopped_by_signal) print_fix(options, r, m, want_label, stale.removed_from_source);
   std::printf("cache: label %s, %s, staged %s\n", m.label.c_str(), include_text(m.include).c_str(),
               m.created_utc.c_str());
   if (resident) std::printf("resident in the page cache now: %s\n", residency_line(*resident).c_str());

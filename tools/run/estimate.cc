@@ -1,0 +1,92 @@
+// What a run will cost, from each path's probed read rate: the estimate --budget fits and
+// --dry-run prints.
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <utility>
+
+#include "feedbench/base/units.h"
+#include "run/run_steps.h"
+
+namespace feedbench::run_steps {
+namespace {
+
+long max_rss_kib() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return ru.ru_maxrss;
+}
+
+const char* role_of(const Case& c) {
+  if (c.has("path")) return c.str("path") == "cache" ? "cache" : "source";
+  return "source";  // stage reads the source
+}
+
+}  // namespace
+
+RunEstimate estimate_run(const Plan& plan, const RunContext& context) {
+  RunEstimate e;
+  for (const Case& c : plan.cases) {
+    const std::string role = role_of(c);
+    if (e.rates.count(role)) continue;
+    const FileSet* files = context.files_for(role);
+    if (!files || files->empty()) continue;
+    PathRate r = probe_read_rate(*files);
+    if (!r.error.empty()) {
+      e.unavailable = "probing the " + role + " path: " + r.error;
+      return e;
+    }
+    // A throttled path reads no faster than its throttle, from the page cache too.
+    if (context.config)
+      if (auto t = context.config->throttle.find(role); t != context.config->throttle.end()) {
+        const double rate = double(t->second);
+        r.cold_bytes_per_second = std::min(r.cold_bytes_per_second, rate);
+        r.cached_bytes_per_second = std::min(r.cached_bytes_per_second, rate);
+        r.random_read_s = std::max(r.random_read_s, 4096.0 / rate);
+        r.how += ", capped by its throttle at " + format_rate(rate);
+      }
+    e.rates.emplace(role, std::move(r));
+  }
+  for (const Case& c : plan.cases) {
+    const std::string role = role_of(c);
+    const FileSet* files = context.files_for(role);
+    auto it = e.rates.find(role);
+    e.costs.push_back(it == e.rates.end() || !files ? CaseCost{c.name(), c.family, c.repetitions}
+                                                    : estimate_case(c, *files, it->second));
+  }
+  for (const auto& [role, r] : e.rates) e.how += (e.how.empty() ? "" : "; ") + role + ": " + r.how;
+  return e;
+}
+
+void print_dry_run(const RunSetup& run, const RunEstimate& estimate) {
+  std::FILE* human = run.options.human;
+  const Plan& plan = run.plan;
+  const RunContext& context = run.context;
+  if (!estimate.unavailable.empty())
+    say(human, "estimated duration: unknown (" + estimate.unavailable + ")\n");
+  else
+    say(human, "estimated duration: " + format_estimate(total_seconds(estimate.costs)) +
+                   " (probe: " + estimate.how +
+                   "; rounds priced at those rates with one worker, preparation included; "
+                   "more workers or a deeper queue finish sooner)\n");
+  for (std::size_t i = 0; i < plan.cases.size(); ++i) {
+    if (!estimate.unavailable.empty()) {
+      std::fprintf(human, "  %s\n", plan.cases[i].name().c_str());
+      continue;
+    }
+    const CaseCost& cost = estimate.costs[i];
+    std::fprintf(human, "  %s  (%d x %s)\n", plan.cases[i].name().c_str(), cost.repetitions,
+                 format_estimate(cost.prepare_s + cost.round_s + kRepetitionOverheadS).c_str());
+  }
+  std::fprintf(human, "source: %zu files, %s\n", context.source->size(),
+               format_size(double(context.source->total_bytes())).c_str());
+  if (context.cache)
+    std::fprintf(human, "cache: %zu files, %s\n", context.cache->size(),
+                 format_size(double(context.cache->total_bytes())).c_str());
+  std::fprintf(human, "scan and plan: %.3f s, max resident memory %ld KiB\n", run.plan_seconds,
+               max_rss_kib());
+}
+
+}  // namespace feedbench::run_steps

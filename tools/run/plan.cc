@@ -1,0 +1,106 @@
+// What a run will do and write: the config read, the plan expanded and refused where it cannot
+// run, every file it will write checked, all before a root is scanned.
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "command_line.h"
+#include "feedbench/base/error.h"
+#include "feedbench/base/file_system.h"
+#include "feedbench/base/text.h"
+#include "feedbench/cache/manifest.h"
+#include "feedbench/plan/preflight.h"
+#include "run/run_steps.h"
+
+namespace feedbench::run_steps {
+namespace {
+
+std::string host_name() {
+  char buf[256] = {};
+  gethostname(buf, sizeof buf - 1);
+  return buf[0] ? buf : "host";
+}
+
+// dataset.include "from-cache": the globs the cache was staged with, from its manifest.
+std::vector<std::string> include_from_cache(const Config& config) {
+  std::string why;
+  const std::optional<Manifest> m = read_manifest(config.cache_root, &why);
+  if (!m)
+    throw InputError(config.file + ": /dataset/include: \"from-cache\": the cache " + config.cache_root +
+                     " has no complete manifest (" + why +
+                     ") to read the selection from: stage a selection "
+                     "into it first (feedbench stage --from SRC --to CACHE --include GLOB)");
+  return m->include;
+}
+
+}  // namespace
+
+bool uses_path(const Plan& plan, const std::string& role) {
+  for (const Case& c : plan.cases)
+    if (c.has("path") && c.str("path") == role) return true;
+  return false;
+}
+
+void load_plan(RunSetup& run) {
+  const RunOptions& o = run.options;
+  run.started = std::chrono::steady_clock::now();
+  ConfigOverrides overrides;
+  overrides.source = o.source;
+  overrides.cache = o.cache;
+  overrides.set = parse_sets(o.sets);
+  overrides.throttle = parse_throttles(o.throttles);
+  Config& config = run.config;
+  config = load_config(o.config_path, overrides);
+  if (o.include_from_cache) {
+    if (config.cache_root.empty())
+      throw InputError("--include-from-cache: reads the cache's manifest: set dataset.cache (or --cache)");
+    config.include_from_cache = true;
+  }
+  if (config.include_from_cache) config.include = include_from_cache(config);
+  run.plan = expand_plan(config, parse_whole_number(o.max_cases_text, "--max-cases", 1, UINT64_MAX));
+  // A partial cache's hit share and ranking count files by their place in the source, which a
+  // rank's share of the selection does not keep: refused before anything runs, not per case.
+  if (o.many && config.partial_cache && uses_path(run.plan, "cache"))
+    throw InputError(config.file +
+                     ": /dataset/partial_cache: a partial cache is read by one process only, not "
+                     "across ranks (its hit share counts files by their place in the source, which a rank's "
+                     "share does not keep): run it without mpirun, or measure path cache of a full cache");
+}
+
+void check_output_files(RunSetup& run) {
+  RunOptions& o = run.options;
+  // Every file the run will write is checked now, not after the cases ran (the default result
+  // path is fixed here, so the one checked is the one written).
+  std::string out_option = "--out";
+  if (o.out_path.empty()) {
+    o.out_path = "results/" + run.config.name + "/" + host_name() + "-" + utc_timestamp(true) + ".json";
+    out_option = "--out (default " + o.out_path + ")";
+  }
+  // Rank 0 alone writes files (Google Benchmark's --benchmark_out too: every rank's library
+  // writes it, so across ranks it is refused).
+  if (o.many && !o.benchmark_out.empty())
+    throw InputError("--benchmark_out: not across ranks (each rank would write it); use --out");
+  if (run.cluster.is_root()) {
+    require_writable_file(out_option, o.out_path);
+    if (!o.csv_path.empty()) require_writable_file("--csv", o.csv_path);
+    if (!o.markdown_path.empty()) require_writable_file("--markdown", o.markdown_path);
+    if (!o.benchmark_out.empty()) require_writable_file("--benchmark_out", o.benchmark_out);
+    if (!o.emit_fio_dir.empty()) require_writable_folder("--emit-fio", o.emit_fio_dir);
+  }
+}
+
+void print_plan(const RunSetup& run) {
+  const Plan& plan = run.plan;
+  std::FILE* human = run.options.human;
+  std::fprintf(human, "feedbench run: %s — %zu %s", run.config.name.c_str(), plan.cases.size(),
+               plan.cases.size() == 1 ? "case" : "cases");
+  if (!plan.dropped.empty()) std::fprintf(human, ", %zu combinations dropped", plan.dropped.size());
+  std::fprintf(human, "\n");
+  for (const std::string& why : plan.dropped) say(human, "  dropped: " + why + "\n");
+}
+
+}  // namespace feedbench::run_steps

@@ -1,0 +1,166 @@
+// The steps of `feedbench run`, private to the verb: what they share (RunSetup: each step reads
+// what the steps before it set) and the steps, in the order run_verb.cc's run_ranks takes them.
+// A step that refuses throws, InputError for bad input (exit 2), RunError otherwise (exit 1);
+// every refusal comes before the first case runs, and those of the command line before anything
+// is read or written.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <exception>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "console_table.h"
+#include "feedbench/cluster/cluster.h"
+#include "feedbench/plan/config.h"
+#include "feedbench/plan/estimator.h"
+#include "feedbench/plan/plan.h"
+#include "feedbench/results/environment.h"
+#include "feedbench/results/result.h"
+#include "run_context.h"
+
+namespace feedbench::run_steps {
+
+// The command line as parsed and checked on its own (before the config is read).
+struct RunOptions {
+  std::vector<std::string> command_line;  // "feedbench run ...", as the result records it
+  std::string config_path, out_path, csv_path, markdown_path, emit_fio_dir;
+  std::string max_cases_text = std::to_string(kDefaultMaxCases);
+  std::string fingerprint_kind = "metadata";
+  std::string budget_text;
+  std::string display_kind = "compact";
+  std::vector<std::string> sets, throttles;
+  std::optional<std::string> source, cache;  // --source, --cache
+  bool include_from_cache = false;           // --include-from-cache
+  bool allow_unverified_cache = false;
+  bool verify_cache = false;
+  bool record_latency = true;  // no --no-latency
+  bool dry_run = false;
+  bool quiet = false;  // --quiet, or a rank other than 0
+  // Google Benchmark's flags, read before benchmark::Initialize removes them.
+  std::string format, repetitions_flag, filter, benchmark_out;
+  bool repetitions_from_flag = false;
+  int flag_repetitions = 1;
+  std::int64_t budget_ns = 0;  // --budget, 0 without
+  bool many = false;           // more than one rank
+  bool compact = true;         // the compact display rather than Google Benchmark's
+  bool colour = false;
+  // With --benchmark_format=json or csv, stdout carries that format alone: feedbench's own
+  // lines (paths, summary, result path) go to stderr so `> out.json` stays parseable.
+  std::FILE* human = stdout;
+};
+
+// How far the ranks of a run went together: past the start (every rank ready to run its cases)
+// and past the end (every rank ran every case).
+struct RankProgress {
+  bool started = false;
+  bool finished = false;  // or failed together, every rank with the same reason
+};
+
+// What the steps of one run share; each step reads what the steps before it set.
+struct RunSetup {
+  RunSetup(Cluster& ranks, RankProgress& progress) : cluster(ranks), together(progress) {}
+  RunSetup(const RunSetup&) = delete;
+  RunSetup& operator=(const RunSetup&) = delete;
+
+  Cluster& cluster;
+  RankProgress& together;
+  RunOptions options;
+  std::chrono::steady_clock::time_point started;  // before the config is read: --budget counts from here
+  Config config;
+  Plan plan;
+  RunContext context;       // points at `config` and `cluster`
+  double plan_seconds = 0;  // the scans and the plan
+  // The cache's checks (path:cache cases only).
+  nlohmann::json manifest = nullptr;
+  nlohmann::json verification = nullptr;
+  bool cache_verified = false;
+  nlohmann::json budget_record = nullptr;     // --budget's choice
+  std::string source_content, cache_content;  // --fingerprint content
+  std::map<std::string, PathInfo> paths;      // the measured paths, as printed
+  nlohmann::json size_check;                  // sizing()
+  nlohmann::json affinity_record = nullptr;   // launched by MPI: the ranks' cores
+};
+
+// The estimate of a run: each path's probed rate and each case's cost (estimator.h).
+struct RunEstimate {
+  std::map<std::string, PathRate> rates;  // by path role
+  std::vector<CaseCost> costs;            // per case, in plan order
+  std::string how;
+  std::string unavailable;  // why a probe could not read (then there is no estimate)
+};
+
+// What Google Benchmark ran, for the result file.
+struct MeasuredCases {
+  std::size_t cases_run = 0;
+  nlohmann::json context;  // Google Benchmark's
+  std::vector<BenchmarkEntry> entries;
+  LoadSample load_before, load_after;
+};
+
+// Prints feedbench's own lines within the console's width (console_table.h).
+inline void say(std::FILE* out, const std::string& text) { std::fputs(wrap_text(text).c_str(), out); }
+
+// RETURNS: true when a case of `plan` reads path `role` ("source" or "cache").
+bool uses_path(const Plan& plan, const std::string& role);
+
+// RETURNS: the --budget in nanoseconds: a duration such as 20m, 90s or 1.5h ("m" is minutes
+// here, as people write a budget). Throws InputError naming --budget.
+std::int64_t parse_budget(const std::string& text);
+
+// RETURNS: how many cases, and how many repetitions in all, Google Benchmark will run:
+// those whose name matches --benchmark_filter as the library matches it (an extended regex
+// searched in "<case>/iterations:1[/repeats:N]/manual_time"; a leading '-' negates it).
+// `matched`, when given, receives those cases.
+std::pair<std::size_t, std::size_t> cases_to_run(const Plan& plan, const std::string& filter,
+                                                 bool repetitions_from_flag, int flag_repetitions,
+                                                 std::vector<Case>* matched = nullptr);
+
+// Every rank says whether it is ready to run the cases (`error` null when it is). A failure on
+// any rank fails all of them with that rank's reason, exit code and all, before any case: no
+// rank waits for one that left. One process: its own error, unchanged.
+// `plan`: a digest of what this rank will run (cases, repetitions, filter): ranks that would run
+// different cases would wait for each other in different places, so they are refused.
+void agree_to_start(Cluster& cluster, RankProgress& progress, const std::exception_ptr& error,
+                    const std::string& plan = "");
+
+// The steps, in order (run_verb.cc's run_ranks).
+
+// options.cc: parses and checks the command line into `options`; `argv` loses Google
+// Benchmark's flags. RETURNS: false when --help was printed (the run ends there, exit 0).
+bool parse_run_options(int argc, char** argv, const Cluster& cluster, RunOptions& options);
+// plan.cc: reads the config and expands the plan (REQUIRES: options parsed).
+void load_plan(RunSetup& run);
+// plan.cc: fixes the result file's default path; checks every file the run will write.
+void check_output_files(RunSetup& run);
+// scan.cc: sets up the run's context and scans each root once (REQUIRES: the plan).
+void scan_roots(RunSetup& run);
+// plan.cc: prints the plan's first line and its dropped combinations.
+void print_plan(const RunSetup& run);
+// cache_check.cc: refuses a cache that fails its checks, unless allowed (REQUIRES: the scans).
+void check_measured_cache(RunSetup& run);
+// estimate.cc: probes each path the plan reads (a few MiB, evicted first) and prices every
+// case. A probe that cannot read leaves `unavailable` set (a run error for --budget).
+RunEstimate estimate_run(const Plan& plan, const RunContext& context);
+// budget.cc: chooses repetitions and runtimes that fit --budget, or refuses the plan.
+void fit_to_budget(RunSetup& run, RunEstimate& estimate);
+// estimate.cc: what --dry-run prints: the estimate, the cases, the selections.
+void print_dry_run(const RunSetup& run, const RunEstimate& estimate);
+// scan.cc: --fingerprint content: hashes samples of every file (rank 0).
+void fingerprint_contents(RunSetup& run);
+// announce.cc: says which paths are measured, and what to expect of them, before anything runs.
+void announce_run(RunSetup& run);
+// start.cc: every rank agrees to start the same plan; their cores are checked and recorded.
+void start_together(RunSetup& run);
+// measure.cc: registers the plan and runs it through Google Benchmark, every rank to its end.
+MeasuredCases run_cases(RunSetup& run);
+
+}  // namespace feedbench::run_steps
