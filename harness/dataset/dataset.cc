@@ -436,21 +436,36 @@ class Scanner {
     return root + (root.back() == '/' ? "" : "/") + rel.substr(0, rel.size() - 1);
   }
 
+  // Reads one folder: its entries, which of them the selection keeps, their sizes and times,
+  // and its subfolders queued for the threads.
   void read_folder(Folder& folder, Buffers& b) {
-    std::shared_ptr<UniqueFd> self = std::move(folder.parent);
     const bool at_root = &folder == &root_;
-    if (!at_root) {
-      UniqueFd fd(
-          ::openat(self->get(), folder.name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-      const int err = errno;
-      self.reset();  // the parent closes once its last subfolder is open
-      // Removed, or replaced by a file or a link, while scanning: not ours to fail on.
-      if (!fd && (err == ENOENT || err == ENOTDIR || err == ELOOP)) return;
-      if (!fd)
-        throw InputError(errno_message("dataset: cannot open folder '" + where(folder.rel) + "'", err));
-      self = std::make_shared<UniqueFd>(std::move(fd));
-    }
+    std::shared_ptr<UniqueFd> self = open_folder(folder, at_root);
+    if (!self) return;  // removed, or replaced by a file or a link, while scanning
     const int dir_fd = self->get();
+    read_entries(folder, dir_fd, at_root, b);
+    classify_entries(folder, dir_fd, at_root, b);
+    stat_kept_files(folder, dir_fd, b);
+    add_children(folder, self, b);
+    queue_subfolders(folder);
+  }
+
+  // Takes the folder's parent from it. RETURNS: the folder opened (the root: its own, already
+  // open), or nullptr when it is gone or is no folder now.
+  std::shared_ptr<UniqueFd> open_folder(Folder& folder, bool at_root) const {
+    std::shared_ptr<UniqueFd> self = std::move(folder.parent);
+    if (at_root) return self;
+    UniqueFd fd(::openat(self->get(), folder.name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    const int err = errno;
+    self.reset();  // the parent closes once its last subfolder is open
+    // Removed, or replaced by a file or a link, while scanning: not ours to fail on.
+    if (!fd && (err == ENOENT || err == ENOTDIR || err == ELOOP)) return nullptr;
+    if (!fd) throw InputError(errno_message("dataset: cannot open folder '" + where(folder.rel) + "'", err));
+    return std::make_shared<UniqueFd>(std::move(fd));
+  }
+
+  // Reads the folder's entries into b.items, their names into folder.names.
+  void read_entries(Folder& folder, int dir_fd, bool at_root, Buffers& b) const {
     b.items.clear();
     PodArray<char>& names = folder.names;
     while (true) {
@@ -474,8 +489,12 @@ class Scanner {
         names.append(name, length + 1);
       }
     }
+  }
 
-    // What each entry is, and which the selection keeps.
+  // What each entry is, and which the selection keeps; those it would have reached but does
+  // not keep noted as left out.
+  void classify_entries(Folder& folder, int dir_fd, bool at_root, Buffers& b) {
+    const PodArray<char>& names = folder.names;
     for (Buffers::Item& item : b.items) {
       const char* name = names.data() + item.name_offset;
       const std::string_view file_name(name, item.name_length);
@@ -503,8 +522,10 @@ class Scanner {
       }
       item.keep = selected(folder.rel, file_name, b);
     }
+  }
 
-    // Stat the kept files in inode order: on a cold cache the inode tables are read in order.
+  // Stats the kept files in inode order: on a cold cache the inode tables are read in order.
+  static void stat_kept_files(const Folder& folder, int dir_fd, Buffers& b) {
     b.order.clear();
     for (std::uint32_t i = 0; i < b.items.size(); ++i)
       if (b.items[i].keep && b.items[i].type == DT_REG && !b.items[i].have_stat) b.order.push_back(i);
@@ -513,10 +534,13 @@ class Scanner {
     for (std::uint32_t i : b.order) {
       Buffers::Item& item = b.items[i];
       // Vanished, or replaced between getdents and stat: not kept.
-      item.keep = stat_regular(dir_fd, names.data() + item.name_offset, item.size, item.mtime_ns);
+      item.keep = stat_regular(dir_fd, folder.names.data() + item.name_offset, item.size, item.mtime_ns);
     }
+  }
 
-    // The kept entries in path order.
+  // The kept entries in path order as the folder's children; each subfolder's parent `self`.
+  static void add_children(Folder& folder, const std::shared_ptr<UniqueFd>& self, Buffers& b) {
+    const PodArray<char>& names = folder.names;
     b.order.clear();
     for (std::uint32_t i = 0; i < b.items.size(); ++i)
       if (b.items[i].keep) b.order.push_back(i);
@@ -541,14 +565,16 @@ class Scanner {
       sub->parent = self;
       folder.subfolders.push_back(std::move(sub));
     }
-    if (!folder.subfolders.empty()) {
-      std::lock_guard<std::mutex> lock(queue_mutex_);
-      // Last in, first out, the first subfolder on top: the threads walk about depth first, so
-      // the folders read but not yet added stay few.
-      for (auto it = folder.subfolders.rbegin(); it != folder.subfolders.rend(); ++it)
-        queue_.push_back(it->get());
-      queue_ready_.notify_all();
-    }
+  }
+
+  void queue_subfolders(const Folder& folder) {
+    if (folder.subfolders.empty()) return;
+    std::lock_guard<std::mutex> lock(queue_mutex_);
+    // Last in, first out, the first subfolder on top: the threads walk about depth first, so
+    // the folders read but not yet added stay few.
+    for (auto it = folder.subfolders.rbegin(); it != folder.subfolders.rend(); ++it)
+      queue_.push_back(it->get());
+    queue_ready_.notify_all();
   }
 
   // Appends to the FileSet every finished folder next in path order. Under emit_mutex_.

@@ -251,6 +251,118 @@ void write_gen_record(const GenOptions& o, int out_fd, const GenSummary& summary
   }
 }
 
+// Makes --out ready to write into: a folder, empty unless --force, created with its missing
+// parents (mkdir -p) when absent. RETURNS: the folder opened.
+int open_out_folder(const GenOptions& o) {
+  struct stat st;
+  if (::stat(o.out.c_str(), &st) == 0) {
+    if (!S_ISDIR(st.st_mode)) throw InputError("--out '" + o.out + "': exists and is not a folder");
+    if (!o.force && !folder_is_empty(o.out))
+      throw InputError("--out '" + o.out +
+                       "': folder is not empty; choose an empty one, or pass --force to write into it");
+  } else {
+    std::string partial;
+    for (std::size_t pos = 0; pos != std::string::npos;) {
+      pos = o.out.find('/', pos + 1);
+      partial = o.out.substr(0, pos);
+      if (!partial.empty() && ::mkdir(partial.c_str(), 0755) != 0 && errno != EEXIST)
+        throw InputError(errno_message("--out '" + o.out + "': cannot create '" + partial + "'", errno));
+    }
+  }
+  int out_fd = ::open(o.out.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (out_fd < 0) throw InputError(errno_message("--out '" + o.out + "'", errno));
+  return out_fd;
+}
+
+// Creates under `out_fd` the folders the files go in: kLike's (parents first), kClasses' one
+// per class. RETURNS: how many folders hold files. Closes out_fd when it throws.
+std::uint64_t create_folders(const GenOptions& o, int out_fd) {
+  auto create = [&](const std::string& folder) {
+    if (::mkdirat(out_fd, folder.c_str(), 0755) != 0 && errno != EEXIST) {
+      int err = errno;
+      ::close(out_fd);
+      throw RunError(errno_message("gen: create folder '" + o.out + "/" + folder + "'", err));
+    }
+  };
+  if (o.layout == GenLayout::kLike) {
+    for (const std::string& folder : o.like->dirs) create(folder);
+    return o.like->folders.size();
+  }
+  if (o.layout == GenLayout::kClasses) {
+    for (std::uint64_t c = 0; c < o.classes; ++c) create(class_folder(o, c));
+    return o.classes;
+  }
+  return 1;
+}
+
+// What the writer threads share: the next file to take, what is written, the first failure.
+struct WriteState {
+  std::atomic<std::uint64_t> next{0}, files_done{0}, bytes_done{0};
+  std::atomic<bool> failed{false};
+  std::mutex error_mutex;
+  std::string error;  // the first failure; read once every writer is done
+};
+
+// One writer: takes the next of `files` files from `state` and writes it, until none is left
+// or a writer failed.
+void write_files(const GenOptions& o, int out_fd, std::uint64_t files, WriteState& state) {
+  constexpr std::size_t kBuffer = 1 << 20;
+  std::unique_ptr<char[]> buffer(new char[kBuffer]);
+  while (!state.failed.load(std::memory_order_relaxed)) {
+    std::uint64_t i = state.next.fetch_add(1, std::memory_order_relaxed);
+    if (i >= files) break;
+    try {
+      std::uint64_t n = write_one(o, out_fd, i, buffer.get(), kBuffer);
+      state.bytes_done.fetch_add(n, std::memory_order_relaxed);
+      state.files_done.fetch_add(1, std::memory_order_relaxed);
+    } catch (const std::exception& e) {
+      std::lock_guard<std::mutex> lock(state.error_mutex);
+      if (state.error.empty()) state.error = e.what();
+      state.failed.store(true);
+    }
+  }
+}
+
+// RETURNS: how many writers to run for `files` files: --threads, else two for many files or
+// shards (two overlap one file's syscalls with another's generation; more rarely helps), else
+// one; never more than the files.
+unsigned writer_count(const GenOptions& o, std::uint64_t files) {
+  unsigned threads = o.threads;
+  if (threads == 0) threads = files >= 64 || sharded(o) ? std::min(2u, usable_cores()) : 1u;
+  return static_cast<unsigned>(std::min<std::uint64_t>(threads, files));
+}
+
+// Writes the `files` files with writer threads, `progress` (when set) told from this thread
+// every 100ms through `shown`; without progress, or when no writer thread starts, this thread
+// writes too.
+void run_writers(const GenOptions& o, int out_fd, std::uint64_t files,
+                 const std::function<void(const GenProgress&)>& progress, GenProgress& shown,
+                 WriteState& state) {
+  auto worker = [&] { write_files(o, out_fd, files, state); };
+  const unsigned threads = writer_count(o, files);
+  std::vector<std::thread> pool;
+  // Writers the system refuses (a pids limit) are done without: this thread writes too.
+  for (unsigned t = progress ? 0 : 1; t < threads; ++t)
+    if (!start_thread(pool, worker, "writer", t, threads).empty()) break;
+  if (!progress || pool.empty()) {
+    worker();  // without progress, or when no writer thread could start
+  } else {
+    auto last = std::chrono::steady_clock::now();
+    progress(shown);
+    while (state.files_done.load() < files && !state.failed.load()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      auto now = std::chrono::steady_clock::now();
+      if (now - last >= std::chrono::milliseconds(100)) {
+        last = now;
+        shown.files_done = state.files_done.load();
+        shown.bytes_done = state.bytes_done.load();
+        progress(shown);
+      }
+    }
+  }
+  for (std::thread& t : pool) t.join();
+}
+
 }  // namespace
 
 void validate_gen_options(const GenOptions& o) {
@@ -416,105 +528,19 @@ GenSummary generate_dataset(const GenOptions& o, const std::function<void(const 
   check_free_space(o, o.format == GenFormat::kJpeg && total_bytes < UINT64_MAX / 2
                           ? total_bytes + total_bytes / 16
                           : total_bytes);
-  struct stat st;
-  if (::stat(o.out.c_str(), &st) == 0) {
-    if (!S_ISDIR(st.st_mode)) throw InputError("--out '" + o.out + "': exists and is not a folder");
-    if (!o.force && !folder_is_empty(o.out))
-      throw InputError("--out '" + o.out +
-                       "': folder is not empty; choose an empty one, or pass --force to write into it");
-  } else {
-    // Create missing parents too; mkdir -p semantics.
-    std::string partial;
-    for (std::size_t pos = 0; pos != std::string::npos;) {
-      pos = o.out.find('/', pos + 1);
-      partial = o.out.substr(0, pos);
-      if (!partial.empty() && ::mkdir(partial.c_str(), 0755) != 0 && errno != EEXIST)
-        throw InputError(errno_message("--out '" + o.out + "': cannot create '" + partial + "'", errno));
-    }
-  }
-  int out_fd = ::open(o.out.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (out_fd < 0) throw InputError(errno_message("--out '" + o.out + "'", errno));
+  const int out_fd = open_out_folder(o);
 
   GenSummary summary;
   summary.files = files_written(o);
-  summary.folders = 1;
-  if (o.layout == GenLayout::kLike) {
-    summary.folders = o.like->folders.size();
-    for (const std::string& folder : o.like->dirs) {  // parents first
-      if (::mkdirat(out_fd, folder.c_str(), 0755) != 0 && errno != EEXIST) {
-        int err = errno;
-        ::close(out_fd);
-        throw RunError(errno_message("gen: create folder '" + o.out + "/" + folder + "'", err));
-      }
-    }
-  }
-  if (o.layout == GenLayout::kClasses) {
-    summary.folders = o.classes;
-    for (std::uint64_t c = 0; c < o.classes; ++c) {
-      std::string folder = class_folder(o, c);
-      if (::mkdirat(out_fd, folder.c_str(), 0755) != 0 && errno != EEXIST) {
-        int err = errno;
-        ::close(out_fd);
-        throw RunError(errno_message("gen: create folder '" + o.out + "/" + folder + "'", err));
-      }
-    }
-  }
+  summary.folders = create_folders(o, out_fd);
 
   GenProgress total_progress;
   total_progress.files_total = summary.files;
   total_progress.bytes_total = total_bytes;
-
-  std::atomic<std::uint64_t> next{0}, files_done{0}, bytes_done{0};
-  std::atomic<bool> failed{false};
-  std::mutex error_mutex;
-  std::string error;
-
-  auto worker = [&] {
-    constexpr std::size_t kBuffer = 1 << 20;
-    std::unique_ptr<char[]> buffer(new char[kBuffer]);
-    while (!failed.load(std::memory_order_relaxed)) {
-      std::uint64_t i = next.fetch_add(1, std::memory_order_relaxed);
-      if (i >= summary.files) break;
-      try {
-        std::uint64_t n = write_one(o, out_fd, i, buffer.get(), kBuffer);
-        bytes_done.fetch_add(n, std::memory_order_relaxed);
-        files_done.fetch_add(1, std::memory_order_relaxed);
-      } catch (const std::exception& e) {
-        std::lock_guard<std::mutex> lock(error_mutex);
-        if (error.empty()) error = e.what();
-        failed.store(true);
-      }
-    }
-  };
-
-  unsigned threads = o.threads;
-  if (threads == 0) {
-    // Two writers overlap one file's syscalls with another's generation; more rarely helps.
-    threads = summary.files >= 64 || sharded(o) ? std::min(2u, usable_cores()) : 1u;
-  }
-  threads = static_cast<unsigned>(std::min<std::uint64_t>(threads, summary.files));
-  std::vector<std::thread> pool;
-  // Writers the system refuses (a pids limit) are done without: this thread writes too.
-  for (unsigned t = progress ? 0 : 1; t < threads; ++t)
-    if (!start_thread(pool, worker, "writer", t, threads).empty()) break;
-  if (!progress || pool.empty()) {
-    worker();  // without progress, or when no writer thread could start
-  } else {
-    auto last = std::chrono::steady_clock::now();
-    progress(total_progress);
-    while (files_done.load() < summary.files && !failed.load()) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-      auto now = std::chrono::steady_clock::now();
-      if (now - last >= std::chrono::milliseconds(100)) {
-        last = now;
-        total_progress.files_done = files_done.load();
-        total_progress.bytes_done = bytes_done.load();
-        progress(total_progress);
-      }
-    }
-  }
-  for (std::thread& t : pool) t.join();
-  summary.bytes = bytes_done.load();
+  WriteState state;
+  run_writers(o, out_fd, summary.files, progress, total_progress, state);
+  summary.bytes = state.bytes_done.load();
+  std::string& error = state.error;
   // Written last: a folder with the record holds every file it describes.
   if (error.empty() && o.layout == GenLayout::kLike) {
     try {

@@ -211,6 +211,7 @@ struct Shared {
   }
 };
 
+// NOLINTNEXTLINE(readability-function-size): the hot loop: steps out of line measured slower (fio-parity.md)
 void run_worker(Shared& shared, Worker& me, unsigned w) {
   const RoundOptions& options = shared.options;
   const FileSet& files = shared.files;

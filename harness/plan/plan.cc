@@ -313,6 +313,119 @@ struct FamilyAxes {
   std::uint64_t count = 1;                // product of the axes' sizes, saturated
 };
 
+// RETURNS: parameter `p`'s value for the family entry at `at` and where it was written: the
+// family's own, else defaults', else the built-in default (from `schema`).
+Choice written_value(const Param& p, const json& entry, const std::string& family, const std::string& at,
+                     const json& defaults, const json& schema) {
+  if (entry.contains(p.key)) return {entry.at(p.key), at + "/" + p.key};
+  // (The loader's sampling is its own: defaults.pattern is file_read's read order.)
+  if (defaults.contains(p.key) && p.kind != Kind::sampling)
+    return {defaults.at(p.key), std::string("/defaults/") + p.key};
+  return {schema.at(json::json_pointer(builtin_default_pointer(family, p.key))),
+          "built-in default of " + family + "." + p.key};
+}
+
+// RETURNS: the values parameter `p` sweeps, `written` being one value or an array of them,
+// each canonical and checked; empty when an optional parameter is unset. Throws InputError
+// naming config.file.
+std::vector<Choice> parameter_axis(const Param& p, const Choice& written, const std::string& family,
+                                   const std::string& at, const Config& config, bool cuda_built) {
+  const std::string& file = config.file;
+  const json& value = written.value;
+  const std::string& where = written.where;
+  if (p.optional && value.is_null()) return {};  // unset: no axis
+  std::vector<Choice> axis;
+  if (value.is_array()) {
+    for (std::size_t k = 0; k < value.size(); ++k)
+      axis.push_back({value[k], where + "/" + std::to_string(k)});
+  } else {
+    axis.push_back({value, where});
+  }
+  FB_CHECK(!axis.empty(), "the schema refuses empty sweeps");
+  for (auto& choice : axis) {
+    try {
+      choice.value = canonical(p, choice.value, choice.where);
+    } catch (const InputError& e) {
+      throw InputError(file + ": " + e.what());
+    }
+    check_gpu_parameter(p, choice, cuda_built, file);
+    if (std::string(p.key) == "path" && choice.value == "cache" && config.cache_root.empty())
+      throw InputError(file + ": " + choice.where +
+                       ": expected dataset.cache (or --cache) for path \"cache\" of the " + family +
+                       " family at " + at + ", got no cache root");
+  }
+  return axis;
+}
+
+// RETURNS: family entry `i` of the config as its axes (per parameter, the values to sweep),
+// repetitions and number of cases.
+FamilyAxes family_axes(const Config& config, std::size_t i, const json& defaults, const json& schema,
+                       int default_repetitions, bool cuda_built) {
+  const json& entry = config.families[i];
+  FamilyAxes f;
+  f.family = entry.at("family").get<std::string>();
+  f.at = "/families/" + std::to_string(i);
+  for (const Param& p : spec_of(f.family).params)
+    f.axes.push_back(parameter_axis(p, written_value(p, entry, f.family, f.at, defaults, schema), f.family,
+                                    f.at, config, cuda_built));
+  f.repetitions = entry.contains("repetitions")
+                      ? repetitions_at(entry.at("repetitions"), f.at + "/repetitions", config.file)
+                      : default_repetitions;
+  for (const auto& axis : f.axes)
+    if (!axis.empty()) f.count = f.count > UINT64_MAX / axis.size() ? UINT64_MAX : f.count * axis.size();
+  return f;
+}
+
+// Refuses sweeps that make more than `max_cases` cases (`total`, saturated), naming each
+// family's count.
+void check_case_count(const std::vector<FamilyAxes>& families, std::uint64_t total, std::uint64_t max_cases,
+                      const std::string& file) {
+  if (total <= max_cases) return;
+  std::string each;
+  for (const FamilyAxes& f : families)
+    each += (each.empty() ? "" : ", ") + f.at + " " + f.family + ": " +
+            (f.count == UINT64_MAX ? "more than " : "") + std::to_string(f.count);
+  throw InputError(file + ": /families: expected at most " + std::to_string(max_cases) +
+                   " cases (raise the limit with --max-cases N), got " +
+                   (total == UINT64_MAX ? "more than " : "") + std::to_string(total) + " from the sweeps (" +
+                   each + "); sweep fewer values");
+}
+
+// Adds family `f`'s cases, the cartesian product of its axes (the first parameter varying
+// slowest), to plan->cases; to plan->dropped, with why, those that cannot run and those
+// `seen` (the names so far) already holds.
+void add_cases(const FamilyAxes& f, std::uint64_t seed, const std::string& file, Plan* plan,
+               std::set<std::string>* seen) {
+  const FamilySpec& spec = spec_of(f.family);
+  const auto& axes = f.axes;
+  std::vector<std::size_t> index(axes.size(), 0);
+  while (true) {
+    Case c;
+    c.family = f.family;
+    c.group = f.at;
+    c.repetitions = f.repetitions;
+    c.seed = seed;
+    for (std::size_t k = 0; k < axes.size(); ++k) {
+      if (axes[k].empty()) continue;  // an optional parameter left unset
+      c.params[spec.params[k].key] = axes[k][index[k]].value;
+      c.origin[spec.params[k].key] = axes[k][index[k]].where;
+    }
+    check_round_limits(c, file);
+    check_overlap(c, file);
+    const std::string name = c.name();
+    if (std::string why = infeasible(c); !why.empty()) {
+      plan->dropped.push_back(name + ": " + why);
+    } else if (!seen->insert(name).second) {
+      plan->dropped.push_back(name + ": same as an earlier case (" + f.at + "), measured once");
+    } else {
+      plan->cases.push_back(std::move(c));
+    }
+    std::size_t k = axes.size();
+    while (k > 0 && ++index[k - 1] >= std::max<std::size_t>(1, axes[k - 1].size())) index[--k] = 0;
+    if (k == 0) break;
+  }
+}
+
 }  // namespace
 
 std::vector<NamePart> Case::name_parts() const {
@@ -367,108 +480,12 @@ Plan expand_plan(const Config& config, std::uint64_t max_cases, bool cuda_built)
   std::vector<FamilyAxes> families;
   std::uint64_t total = 0;
   for (std::size_t i = 0; i < config.families.size(); ++i) {
-    const json& entry = config.families[i];
-    FamilyAxes f;
-    f.family = entry.at("family").get<std::string>();
-    f.at = "/families/" + std::to_string(i);
-    const std::string& family = f.family;
-    const std::string& at = f.at;
-    const FamilySpec& spec = spec_of(family);
-
-    // Per parameter, the values to sweep: the family's own, else defaults', else built-in.
-    std::vector<std::vector<Choice>>& axes = f.axes;
-    for (const Param& p : spec.params) {
-      json value;
-      std::string where;
-      if (entry.contains(p.key)) {
-        value = entry.at(p.key);
-        where = at + "/" + p.key;
-      } else if (defaults.contains(p.key) && p.kind != Kind::sampling) {
-        // (The loader's sampling is its own: defaults.pattern is file_read's read order.)
-        value = defaults.at(p.key);
-        where = std::string("/defaults/") + p.key;
-      } else {
-        value = schema.at(json::json_pointer(builtin_default_pointer(family, p.key)));
-        where = "built-in default of " + family + "." + p.key;
-      }
-      if (p.optional && value.is_null()) {
-        axes.emplace_back();  // unset: no axis
-        continue;
-      }
-      std::vector<Choice> axis;
-      if (value.is_array()) {
-        for (std::size_t k = 0; k < value.size(); ++k)
-          axis.push_back({value[k], where + "/" + std::to_string(k)});
-      } else {
-        axis.push_back({value, where});
-      }
-      FB_CHECK(!axis.empty(), "the schema refuses empty sweeps");
-      for (auto& choice : axis) {
-        try {
-          choice.value = canonical(p, choice.value, choice.where);
-        } catch (const InputError& e) {
-          throw InputError(file + ": " + e.what());
-        }
-        check_gpu_parameter(p, choice, cuda_built, file);
-        if (std::string(p.key) == "path" && choice.value == "cache" && config.cache_root.empty())
-          throw InputError(file + ": " + choice.where +
-                           ": expected dataset.cache (or --cache) for path \"cache\" of the " + family +
-                           " family at " + at + ", got no cache root");
-      }
-      axes.push_back(std::move(axis));
-    }
-
-    f.repetitions = entry.contains("repetitions")
-                        ? repetitions_at(entry.at("repetitions"), at + "/repetitions", file)
-                        : default_repetitions;
-    for (const auto& axis : axes)
-      if (!axis.empty()) f.count = f.count > UINT64_MAX / axis.size() ? UINT64_MAX : f.count * axis.size();
+    FamilyAxes f = family_axes(config, i, defaults, schema, default_repetitions, cuda_built);
     total = total > UINT64_MAX - f.count ? UINT64_MAX : total + f.count;
     families.push_back(std::move(f));
   }
-
-  if (total > max_cases) {
-    std::string each;
-    for (const FamilyAxes& f : families)
-      each += (each.empty() ? "" : ", ") + f.at + " " + f.family + ": " +
-              (f.count == UINT64_MAX ? "more than " : "") + std::to_string(f.count);
-    throw InputError(file + ": /families: expected at most " + std::to_string(max_cases) +
-                     " cases (raise the limit with --max-cases N), got " +
-                     (total == UINT64_MAX ? "more than " : "") + std::to_string(total) +
-                     " from the sweeps (" + each + "); sweep fewer values");
-  }
-
-  for (const FamilyAxes& f : families) {
-    const FamilySpec& spec = spec_of(f.family);
-    const auto& axes = f.axes;
-    // Cartesian product, the first parameter varying slowest.
-    std::vector<std::size_t> index(axes.size(), 0);
-    while (true) {
-      Case c;
-      c.family = f.family;
-      c.group = f.at;
-      c.repetitions = f.repetitions;
-      c.seed = seed;
-      for (std::size_t k = 0; k < axes.size(); ++k) {
-        if (axes[k].empty()) continue;  // an optional parameter left unset
-        c.params[spec.params[k].key] = axes[k][index[k]].value;
-        c.origin[spec.params[k].key] = axes[k][index[k]].where;
-      }
-      check_round_limits(c, config.file);
-      check_overlap(c, config.file);
-      const std::string name = c.name();
-      if (std::string why = infeasible(c); !why.empty()) {
-        plan.dropped.push_back(name + ": " + why);
-      } else if (!seen.insert(name).second) {
-        plan.dropped.push_back(name + ": same as an earlier case (" + f.at + "), measured once");
-      } else {
-        plan.cases.push_back(std::move(c));
-      }
-      std::size_t k = axes.size();
-      while (k > 0 && ++index[k - 1] >= std::max<std::size_t>(1, axes[k - 1].size())) index[--k] = 0;
-      if (k == 0) break;
-    }
-  }
+  check_case_count(families, total, max_cases, file);
+  for (const FamilyAxes& f : families) add_cases(f, seed, file, &plan, &seen);
 
   if (plan.cases.empty()) {
     std::string msg = file + ": /families: expected at least one case that can run, got none";

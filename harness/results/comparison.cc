@@ -627,6 +627,187 @@ ResultDocument replace_cases(const ResultDocument& next, const ResultDocument& r
   return out;
 }
 
+namespace {
+
+// Per metric, the NEW/BASE ratio of medians of every compared case: the geometric means' input.
+using MedianRatios = std::map<std::string, std::vector<double>>;
+
+// RETURNS: `metrics` with repeats dropped, in the order given.
+std::vector<std::string> without_repeats(const std::vector<std::string>& metrics) {
+  std::vector<std::string> unique;
+  for (const std::string& m : metrics)
+    if (std::find(unique.begin(), unique.end(), m) == unique.end()) unique.push_back(m);
+  return unique;
+}
+
+// RETURNS: what the noise rule knows of the two runs' host load: nothing unless both files
+// recorded it.
+NoiseContext load_noise_of(const HostLoad& base, const HostLoad& next) {
+  NoiseContext load_noise;
+  if (base.known && next.known) {
+    load_noise.load_delta = std::fabs(base.per_core() - next.per_core());
+    char text[96];
+    std::snprintf(text, sizeof text, "load per core %.2f BASE, %.2f NEW", base.per_core(), next.per_core());
+    load_noise.load_text = text;
+    load_noise.max_per_core = std::max(base.per_core(), next.per_core());
+    load_noise.oversubscribed = load_noise.max_per_core >= 1;
+  }
+  return load_noise;
+}
+
+// A diff with no case in common has nothing to judge: refused, with an example of each side.
+void check_common_case(const Grouped& b, const Grouped& n, const std::string& base_file,
+                       const std::string& new_file) {
+  std::size_t common = 0;
+  for (const std::string& id : b.order) common += n.cases.count(id);
+  if (common == 0)
+    throw InputError(base_file + " and " + new_file + " have no case in common (BASE: " +
+                     std::to_string(b.order.size()) + " cases, e.g. " + b.order.front() +
+                     "; NEW: " + std::to_string(n.order.size()) + " cases, e.g. " + n.order.front() + ")");
+}
+
+// BASE's case `bc` is not in NEW: removed, or, when BASE measured nothing of it either, errored
+// or cache not achieved, not in NEW.
+void mark_removed(const CaseEntries& bc, CaseComparison* c) {
+  c->status = CaseStatus::kRemoved;
+  if (std::string note = nothing_counted_note(bc, "BASE"); !note.empty()) {
+    c->status = bc.excluded.empty() ? CaseStatus::kErrored : CaseStatus::kCacheNotAchieved;
+    c->note = note + "; not in NEW";
+  }
+}
+
+// RETURNS: whether a case both files hold cannot be judged (nothing counted on a side, or a
+// loader run too short); c's status and note then say why.
+bool mark_unjudgeable(const CaseEntries& bc, const CaseEntries& nc, CaseComparison* c) {
+  // BASE measured nothing: there is no baseline to judge against, nor to miss.
+  if (std::string note = nothing_counted_note(bc, "BASE"); !note.empty()) {
+    c->status = bc.excluded.empty() ? CaseStatus::kErrored : CaseStatus::kCacheNotAchieved;
+    c->note = note;
+    return true;
+  }
+  // NEW measured nothing where BASE has a figure: as missing as an absent case.
+  if (std::string note = nothing_counted_note(nc, "NEW"); !note.empty()) {
+    c->status = CaseStatus::kNotMeasured;
+    c->note = note;
+    return true;
+  }
+  // A loader run too short to judge (its console said so): its AU is no figure to gate on.
+  std::string short_run = too_few_steps_note(bc, "BASE");
+  if (short_run.empty()) short_run = too_few_steps_note(nc, "NEW");
+  if (!short_run.empty()) {
+    c->status = CaseStatus::kTooFewSteps;
+    c->note = short_run;
+    return true;
+  }
+  return false;
+}
+
+// Judges a case both files measured on each of `all_metrics` that gates its family (or that
+// options.metrics names), into c->metrics; notes repetitions that did not count and a side
+// judged on its aggregate; adds each metric's ratio of medians to `ratios`.
+void judge_case(const CaseEntries& bc, const CaseEntries& nc, const std::vector<std::string>& all_metrics,
+                const CompareOptions& options, const NoiseContext& load_noise, CaseComparison* c,
+                MedianRatios* ratios) {
+  for (const std::string& note : {partial_note(bc, "BASE"), partial_note(nc, "NEW")})
+    if (!note.empty()) c->note += (c->note.empty() ? "" : "; ") + note;
+  bool base_agg = false, new_agg = false;
+  auto be = judged_entries(bc, &base_agg);
+  auto ne = judged_entries(nc, &new_agg);
+  if (base_agg || new_agg)
+    c->note += std::string(c->note.empty() ? "" : "; ") + "judged on the " + (base_agg ? "BASE" : "") +
+               (base_agg && new_agg ? " and " : "") + (new_agg ? "NEW" : "") +
+               " aggregate: no per-repetition values";
+  const std::string family = bc.name.substr(0, bc.name.find('/'));
+  NoiseContext noise = load_noise;
+  noise.from_memory = served_from_memory(bc.name);
+  // The family's primary counter (the loader's AU) leads its case's lines.
+  std::vector<std::string> metrics = all_metrics;
+  std::stable_partition(metrics.begin(), metrics.end(),
+                        [&](const std::string& m) { return m == primary_counter(family); });
+  for (const std::string& metric : metrics) {
+    const CounterInfo& info = *find_metric(metric);
+    if (options.metrics.empty() &&
+        std::find(info.gates.begin(), info.gates.end(), family) == info.gates.end())
+      continue;
+    std::vector<double> bv = values_of(be, metric), nv = values_of(ne, metric);
+    if (bv.empty() || nv.empty()) continue;
+    MetricComparison m = judge(info, std::move(bv), std::move(nv), options, noise);
+    if (m.base_median > 0 && m.new_median > 0) (*ratios)[metric].push_back(m.new_median / m.base_median);
+    c->metrics.push_back(std::move(m));
+  }
+  if (c->metrics.empty()) {
+    c->status = CaseStatus::kNoMetrics;
+    c->note += std::string(c->note.empty() ? "" : "; ") + "none of the judged metrics is in both files";
+  }
+}
+
+// RETURNS: the comparison of BASE's case `id` (entries `bc`) with NEW's of the same identity.
+CaseComparison compare_case(const std::string& id, const CaseEntries& bc, const Grouped& n,
+                            const std::vector<std::string>& all_metrics, const CompareOptions& options,
+                            const NoiseContext& load_noise, MedianRatios* ratios) {
+  CaseComparison c;
+  c.identity = id;
+  c.base_name = bc.name;
+  auto found = n.cases.find(id);
+  if (found == n.cases.end()) {
+    mark_removed(bc, &c);
+    return c;
+  }
+  const CaseEntries& nc = found->second;
+  c.new_name = nc.name;
+  if (!mark_unjudgeable(bc, nc, &c)) judge_case(bc, nc, all_metrics, options, load_noise, &c, ratios);
+  return c;
+}
+
+// Second look, with each metric's typical spread over all compared cases: three repetitions
+// can look tight by chance; the run's other cases say how much rounds vary here.
+void judge_with_typical_spread(const NoiseContext& load_noise, Comparison* out) {
+  std::map<std::string, std::vector<double>> cvs;
+  for (const CaseComparison& c : out->cases)
+    for (const MetricComparison& m : c.metrics)
+      if (m.base_values.size() > 1 && m.new_values.size() > 1) {
+        cvs[m.metric].push_back(m.base_cv);
+        cvs[m.metric].push_back(m.new_cv);
+      }
+  for (CaseComparison& c : out->cases) {
+    NoiseContext noise = load_noise;
+    noise.from_memory = served_from_memory(c.base_name);
+    for (MetricComparison& m : c.metrics) {
+      auto it = cvs.find(m.metric);
+      noise.typical_cv = it == cvs.end() ? 0 : median(it->second);
+      m = judge(*find_metric(m.metric), m.base_values, m.new_values, out->options, noise);
+    }
+  }
+}
+
+// RETURNS: NEW's cases that BASE lacks, as added, in NEW's order.
+std::vector<CaseComparison> added_cases(const Grouped& b, const Grouped& n) {
+  std::vector<CaseComparison> out;
+  for (const std::string& id : n.order) {
+    if (b.cases.count(id)) continue;
+    CaseComparison c;
+    c.identity = id;
+    c.new_name = n.cases.at(id).name;
+    c.status = CaseStatus::kAdded;
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+// RETURNS: per metric with a ratio, in `all_metrics` order, the geometric mean of its ratios.
+std::vector<GeomeanSummary> geomeans_of(const std::vector<std::string>& all_metrics,
+                                        const MedianRatios& ratios) {
+  std::vector<GeomeanSummary> out;
+  for (const std::string& metric : all_metrics) {
+    auto it = ratios.find(metric);
+    if (it == ratios.end()) continue;
+    out.push_back({metric, find_metric(metric)->direction, geometric_mean(it->second), it->second.size()});
+  }
+  return out;
+}
+
+}  // namespace
+
 Comparison compare_results(const ResultDocument& base, const ResultDocument& next,
                            const CompareOptions& options, const std::string& base_file,
                            const std::string& new_file) {
@@ -639,12 +820,7 @@ Comparison compare_results(const ResultDocument& base, const ResultDocument& nex
   out.base_file = base_file;
   out.new_file = new_file;
   out.options = options;
-  {  // drop duplicates, keep the order given
-    std::vector<std::string> unique;
-    for (const std::string& m : out.options.metrics)
-      if (std::find(unique.begin(), unique.end(), m) == unique.end()) unique.push_back(m);
-    out.options.metrics = unique;
-  }
+  out.options.metrics = without_repeats(out.options.metrics);
   out.warnings = comparability_warnings(base, next);
 
   Grouped b = group(base, options.match_ignore);
@@ -655,134 +831,19 @@ Comparison compare_results(const ResultDocument& base, const ResultDocument& nex
                      " left out)");
   out.base_load = host_load(base);
   out.new_load = host_load(next);
-  NoiseContext load_noise;
-  if (out.base_load.known && out.new_load.known) {
-    load_noise.load_delta = std::fabs(out.base_load.per_core() - out.new_load.per_core());
-    char text[96];
-    std::snprintf(text, sizeof text, "load per core %.2f BASE, %.2f NEW", out.base_load.per_core(),
-                  out.new_load.per_core());
-    load_noise.load_text = text;
-    load_noise.max_per_core = std::max(out.base_load.per_core(), out.new_load.per_core());
-    load_noise.oversubscribed = load_noise.max_per_core >= 1;
-  }
+  const NoiseContext load_noise = load_noise_of(out.base_load, out.new_load);
   // Without --metric: per family, the metrics the table says gate it, in table order.
   std::vector<std::string> all_metrics = out.options.metrics;
   if (all_metrics.empty())
     for (const CounterInfo* m : judged_metrics()) all_metrics.push_back(m->name);
-  std::size_t common = 0;
-  for (const std::string& id : b.order) common += n.cases.count(id);
-  if (common == 0)
-    throw InputError(base_file + " and " + new_file + " have no case in common (BASE: " +
-                     std::to_string(b.order.size()) + " cases, e.g. " + b.order.front() +
-                     "; NEW: " + std::to_string(n.order.size()) + " cases, e.g. " + n.order.front() + ")");
+  check_common_case(b, n, base_file, new_file);
 
-  std::map<std::string, std::vector<double>> ratios;
-  for (const std::string& id : b.order) {
-    const CaseEntries& bc = b.cases.at(id);
-    CaseComparison c;
-    c.identity = id;
-    c.base_name = bc.name;
-    auto found = n.cases.find(id);
-    if (found == n.cases.end()) {
-      c.status = CaseStatus::kRemoved;
-      if (std::string note = nothing_counted_note(bc, "BASE"); !note.empty()) {
-        c.status = bc.excluded.empty() ? CaseStatus::kErrored : CaseStatus::kCacheNotAchieved;
-        c.note = note + "; not in NEW";
-      }
-      out.cases.push_back(std::move(c));
-      continue;
-    }
-    const CaseEntries& nc = found->second;
-    c.new_name = nc.name;
-    // BASE measured nothing: there is no baseline to judge against, nor to miss.
-    if (std::string note = nothing_counted_note(bc, "BASE"); !note.empty()) {
-      c.status = bc.excluded.empty() ? CaseStatus::kErrored : CaseStatus::kCacheNotAchieved;
-      c.note = note;
-      out.cases.push_back(std::move(c));
-      continue;
-    }
-    // NEW measured nothing where BASE has a figure: as missing as an absent case.
-    if (std::string note = nothing_counted_note(nc, "NEW"); !note.empty()) {
-      c.status = CaseStatus::kNotMeasured;
-      c.note = note;
-      out.cases.push_back(std::move(c));
-      continue;
-    }
-    // A loader run too short to judge (its console said so): its AU is no figure to gate on.
-    std::string short_run = too_few_steps_note(bc, "BASE");
-    if (short_run.empty()) short_run = too_few_steps_note(nc, "NEW");
-    if (!short_run.empty()) {
-      c.status = CaseStatus::kTooFewSteps;
-      c.note = short_run;
-      out.cases.push_back(std::move(c));
-      continue;
-    }
-    for (const std::string& note : {partial_note(bc, "BASE"), partial_note(nc, "NEW")})
-      if (!note.empty()) c.note += (c.note.empty() ? "" : "; ") + note;
-    bool base_agg = false, new_agg = false;
-    auto be = judged_entries(bc, &base_agg);
-    auto ne = judged_entries(nc, &new_agg);
-    if (base_agg || new_agg)
-      c.note += std::string(c.note.empty() ? "" : "; ") + "judged on the " + (base_agg ? "BASE" : "") +
-                (base_agg && new_agg ? " and " : "") + (new_agg ? "NEW" : "") +
-                " aggregate: no per-repetition values";
-    const std::string family = bc.name.substr(0, bc.name.find('/'));
-    NoiseContext noise = load_noise;
-    noise.from_memory = served_from_memory(bc.name);
-    // The family's primary counter (the loader's AU) leads its case's lines.
-    std::vector<std::string> metrics = all_metrics;
-    std::stable_partition(metrics.begin(), metrics.end(),
-                          [&](const std::string& m) { return m == primary_counter(family); });
-    for (const std::string& metric : metrics) {
-      const CounterInfo& info = *find_metric(metric);
-      if (out.options.metrics.empty() &&
-          std::find(info.gates.begin(), info.gates.end(), family) == info.gates.end())
-        continue;
-      std::vector<double> bv = values_of(be, metric), nv = values_of(ne, metric);
-      if (bv.empty() || nv.empty()) continue;
-      MetricComparison m = judge(info, std::move(bv), std::move(nv), out.options, noise);
-      if (m.base_median > 0 && m.new_median > 0) ratios[metric].push_back(m.new_median / m.base_median);
-      c.metrics.push_back(std::move(m));
-    }
-    if (c.metrics.empty()) {
-      c.status = CaseStatus::kNoMetrics;
-      c.note += std::string(c.note.empty() ? "" : "; ") + "none of the judged metrics is in both files";
-    }
-    out.cases.push_back(std::move(c));
-  }
-  // Second look, with each metric's typical spread over all compared cases: three
-  // repetitions can look tight by chance; the run's other cases say how much rounds vary here.
-  std::map<std::string, std::vector<double>> cvs;
-  for (const CaseComparison& c : out.cases)
-    for (const MetricComparison& m : c.metrics)
-      if (m.base_values.size() > 1 && m.new_values.size() > 1) {
-        cvs[m.metric].push_back(m.base_cv);
-        cvs[m.metric].push_back(m.new_cv);
-      }
-  if (out.options.noise_rule)
-    for (CaseComparison& c : out.cases) {
-      NoiseContext noise = load_noise;
-      noise.from_memory = served_from_memory(c.base_name);
-      for (MetricComparison& m : c.metrics) {
-        auto it = cvs.find(m.metric);
-        noise.typical_cv = it == cvs.end() ? 0 : median(it->second);
-        m = judge(*find_metric(m.metric), m.base_values, m.new_values, out.options, noise);
-      }
-    }
-  for (const std::string& id : n.order) {
-    if (b.cases.count(id)) continue;
-    CaseComparison c;
-    c.identity = id;
-    c.new_name = n.cases.at(id).name;
-    c.status = CaseStatus::kAdded;
-    out.cases.push_back(std::move(c));
-  }
-  for (const std::string& metric : all_metrics) {
-    auto it = ratios.find(metric);
-    if (it == ratios.end()) continue;
-    out.geomeans.push_back(
-        {metric, find_metric(metric)->direction, geometric_mean(it->second), it->second.size()});
-  }
+  MedianRatios ratios;
+  for (const std::string& id : b.order)
+    out.cases.push_back(compare_case(id, b.cases.at(id), n, all_metrics, out.options, load_noise, &ratios));
+  if (out.options.noise_rule) judge_with_typical_spread(load_noise, &out);
+  for (CaseComparison& c : added_cases(b, n)) out.cases.push_back(std::move(c));
+  out.geomeans = geomeans_of(all_metrics, ratios);
   return out;
 }
 
