@@ -1,0 +1,86 @@
+// One simulated accelerator of a LoaderSim run, and what it measures: the consumer loop that
+// waits for each batch (the data stall), then computes for the step time, with its workers
+// building batches ahead of it.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "batch.h"
+#include "feedbench/base/histogram.h"
+#include "feedbench/dataset/jpeg.h"
+#include "feedbench/gpu/gpu.h"
+#include "feedbench/io/engine.h"
+#include "feedbench/loader/loader.h"
+
+namespace feedbench {
+
+// Shared by every thread of a run: the first failure stops everything.
+struct RunState {
+  std::atomic<bool> failed{false};
+  std::mutex mutex;
+  std::string error;
+  void fail(const std::string& what) {
+    std::lock_guard lock(mutex);
+    if (error.empty()) error = what;
+    failed = true;
+  }
+};
+
+// One trainer's part of one epoch.
+struct EpochOutcome {
+  std::uint64_t samples = 0, bytes = 0, planned = 0, steps = 0, warmup = 0;
+  std::int64_t wait_ns = 0, compute_ns = 0, step_ns = 0;
+  std::int64_t first_t0 = 0, last_t2 = 0;
+  bool measured = false;
+  std::int64_t epoch_ns = 0;
+  Histogram wait;
+};
+
+struct TrainerOutcome {
+  std::optional<SinkStats> device_copy;
+  std::int64_t device_busy_ns = 0;
+  std::vector<EpochOutcome> epochs;
+  Engine::OpenCounts opens;
+  WorkerTotals work;
+};
+
+// One simulated accelerator: its readers and step-time stream live across epochs; each epoch
+// runs on a thread of its own with fresh workers (PyTorch without persistent_workers).
+class Trainer {
+ public:
+  Trainer(const LoaderOptions& o, const LoaderSchedule& schedule, const SampleSource& source, int index,
+          RunState& run);
+
+  // The body of the epoch's trainer thread: failures go to the run state.
+  void run_epoch(int epoch);
+
+  // After the last epoch: counts the readers' opens and closes them.
+  void finish();
+
+  TrainerOutcome outcome;
+
+ private:
+  void run_epoch(int epoch, EpochOutcome& out);
+
+  static void record_step(EpochOutcome& out, std::int64_t t0, std::int64_t t1, std::int64_t t2,
+                          const Batch& b);
+
+  const LoaderOptions& o_;
+  const LoaderSchedule& schedule_;
+  const SampleSource& source_;
+  int index_;
+  RunState& run_;
+  std::mt19937_64 rng_;
+  std::vector<std::unique_ptr<SampleReader>> readers_;
+  std::vector<std::unique_ptr<JpegDecoder>> decoders_;  // per reader, for a decode transform
+  std::unique_ptr<DeviceStep> device_;                  // accelerator cuda (or a stand-in): the step's device
+};
+
+}  // namespace feedbench
