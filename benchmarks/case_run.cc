@@ -185,24 +185,21 @@ bool CaseRun::cache_state_achieved() const {
   return !record_.cache.is_object() || record_.cache.value("achieved", true);
 }
 
-void CaseRun::record_round(std::uint64_t bytes_planned, std::uint64_t bytes_read, bool complete,
-                           const std::string& why) {
+void CaseRun::record_reads(const ReadTally& read) {
   nlohmann::json& extra = record_.extra;
-  extra["round_complete"] = complete;
-  extra["bytes_planned"] = bytes_planned;
-  extra["bytes_read"] = bytes_read;
-  if (!complete) extra["incomplete"] = why;
+  extra["round_complete"] = read.complete();
+  extra["bytes_planned"] = read.bytes_planned;
+  extra["bytes_read"] = read.bytes;
+  if (!read.complete()) extra["incomplete"] = read.incomplete;
+  if (!read.reads_files) return;
+  nlohmann::json& noatime = extra["noatime"];
+  if (read.files_opened == 0) noatime = nullptr;  // nothing opened
+  else if (read.noatime_opens == read.files_opened) noatime = true;
+  else if (read.noatime_opens == 0) noatime = false;
+  else noatime = "partial";
 }
 
 bool CaseRun::round_complete() const { return record_.extra.value("round_complete", true); }
-
-void CaseRun::record_opens(std::uint64_t noatime_opens, std::uint64_t plain_opens) {
-  nlohmann::json& noatime = record_.extra["noatime"];
-  if (noatime_opens + plain_opens == 0) noatime = nullptr;  // nothing opened
-  else if (plain_opens == 0) noatime = true;
-  else if (noatime_opens == 0) noatime = false;
-  else noatime = "partial";
-}
 
 void CaseRun::counter(const char* name, double value, bool binary) {
   state_.counters[name] =

@@ -11,6 +11,7 @@
 #include <benchmark/benchmark.h>
 
 #include "feedbench/gpu/gpu.h"
+#include "feedbench/io/read_tally.h"
 #include "feedbench/io/throttle.h"
 #include "feedbench/plan/plan.h"
 #include "run_context.h"
@@ -88,17 +89,14 @@ class CaseRun {
   std::optional<double> prepare_cache_state(const std::string& cache_state, const FileSet& files);
   bool cache_state_achieved() const;
 
-  // Records whether the round read everything it planned, in the record's `extra`:
-  // "round_complete", "bytes_planned", "bytes_read", and on a shortfall "incomplete" (`why`,
-  // the first one, naming the file). A round that read less (files shrank or vanished) is not
-  // a figure: finish() labels it, and the fold excludes it like a cold round that was not cold.
-  void record_round(std::uint64_t bytes_planned, std::uint64_t bytes_read, bool complete,
-                    const std::string& why);
+  // Records the round's read tally in the record's `extra`: whether it read everything it
+  // planned, "round_complete", "bytes_planned", "bytes_read", and on a shortfall "incomplete"
+  // (the first one, naming the file); and whether its opens left access times alone, "noatime":
+  // true (every open used O_NOATIME), false (none could), "partial", null when nothing was
+  // opened, left out for reads of no file. A round that read less (files shrank or vanished) is
+  // not a figure: finish() labels it, and the fold excludes it like a cold round that was not cold.
+  void record_reads(const ReadTally& read);
   bool round_complete() const;
-
-  // Records in `extra` whether the round's opens left access times alone: "noatime" is true
-  // (every open used O_NOATIME), false (none could) or "partial".
-  void record_opens(std::uint64_t noatime_opens, std::uint64_t plain_opens);
 
   // A plain counter (Google Benchmark's rate flags divide by CPU time; feedbench's rates are
   // its own, over the measured time). `binary`: shown with 1024-based suffixes.

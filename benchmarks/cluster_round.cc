@@ -17,18 +17,39 @@ struct SelectionSeen {
   std::uint64_t bytes;
 };
 
+// A rank's ReadTally as all_gather carries it: a plain struct, the shortfall's text cut short.
+struct GatheredTally {
+  std::uint64_t bytes = 0, bytes_planned = 0, short_reads = 0, files_vanished = 0;
+  std::uint64_t files_opened = 0, noatime_opens = 0;
+  FixedText<300> incomplete;
+};
+
+GatheredTally gathered(const ReadTally& t) {
+  GatheredTally g{t.bytes, t.bytes_planned, t.short_reads, t.files_vanished, t.files_opened, t.noatime_opens,
+                  {}};
+  g.incomplete.set(t.incomplete);
+  return g;
+}
+
+ReadTally tally_of(const GatheredTally& g) {
+  ReadTally t;
+  t.bytes = g.bytes;
+  t.bytes_planned = g.bytes_planned;
+  t.short_reads = g.short_reads;
+  t.files_vanished = g.files_vanished;
+  t.incomplete = g.incomplete.str();
+  t.files_opened = g.files_opened;
+  t.noatime_opens = g.noatime_opens;
+  return t;
+}
+
 // What a rank hands to all after its round, beyond RankRound.
 struct RankFigures {
   RankRound round;
+  GatheredTally read;
   std::uint64_t share_files = 0;
-  std::uint64_t planned = 0;
-  std::uint64_t short_reads = 0;
-  std::uint64_t vanished = 0;
-  std::uint64_t opened = 0;
-  std::uint64_t noatime = 0;
   std::uint64_t selection_bytes = 0;  // the whole selection this rank's host sees
   std::uint64_t share_checksum = 0;
-  FixedText<300> incomplete;
   FixedText<32> stopped_by;
 };
 
@@ -113,15 +134,10 @@ AcrossRanks run_round_across_ranks(Cluster& cluster, const FileSet& mine, Worklo
   f.round.host = cluster.host_index();
   f.round.failed = stats.error.empty() ? 0 : 1;
   f.round.error.set(stats.error);
+  f.read = gathered(stats);
   f.share_files = mine.size();
-  f.planned = stats.bytes_planned;
-  f.short_reads = stats.short_reads;
-  f.vanished = stats.files_vanished;
-  f.opened = stats.files_opened;
-  f.noatime = stats.noatime_opens;
   f.selection_bytes = selection.total_bytes();
   f.share_checksum = share_checksum(mine);
-  f.incomplete.set(stats.incomplete);
   f.stopped_by.set(stats.stopped_by);
   const std::vector<RankFigures> all = all_gather(cluster, f);
 
@@ -142,16 +158,10 @@ AcrossRanks run_round_across_ranks(Cluster& cluster, const FileSet& mine, Worklo
       out.round.seconds * 1e9);  // rounded: truncating shortened the time by up to 1 ns, overstating the rate
   std::map<int, std::uint64_t> selection_per_host;
   for (const RankFigures& x : all) {
-    t.bytes += x.round.bytes;
+    t.merge(tally_of(x.read));
     t.reads += x.round.reads;
     t.files += x.round.files;
-    t.bytes_planned += x.planned;
-    t.short_reads += x.short_reads;
-    t.files_vanished += x.vanished;
-    t.files_opened += x.opened;
-    t.noatime_opens += x.noatime;
     t.cpu_seconds += x.round.cpu_seconds;
-    if (t.incomplete.empty()) t.incomplete = x.incomplete.str();
     selection_per_host[x.round.host] = x.selection_bytes;
   }
   t.stopped_by = all[0].stopped_by.str();
@@ -232,6 +242,7 @@ struct LoaderRank {
   std::int32_t host;
   std::uint8_t failed;
   FixedText<400> error;
+  FixedText<300> incomplete;  // its shortfall, when it read less than it planned
 };
 
 }  // namespace
@@ -251,8 +262,10 @@ LoaderAcrossRanks gather_loader_ranks(Cluster& cluster, LoaderResult& result, co
                   result.transform_s,
                   cluster.host_index(),
                   std::uint8_t(failed.empty() ? 0 : 1),
+                  {},
                   {}};
   mine.error.set(failed);
+  mine.incomplete.set(result.incomplete);
   const std::vector<LoaderRank> all = all_gather(cluster, mine);
   nlohmann::json au_list = result.au_per_trainer;
   const std::vector<std::string> aus = all_gather_text(cluster, failed.empty() ? au_list.dump() : "[]");
@@ -266,7 +279,9 @@ LoaderAcrossRanks gather_loader_ranks(Cluster& cluster, LoaderResult& result, co
     }
   // Every rank's figures folded, as if one process had run every accelerator.
   LoaderResult& t = result;
+  // The read tally's bytes and shortfall over every rank; its opens stay this rank's.
   t.samples = t.bytes = t.bytes_planned = t.steps = 0;
+  t.incomplete.clear();
   t.wait_s = t.compute_s = t.step_s = t.read_s = t.transform_s = t.measured_s = 0;
   t.au_per_trainer.clear();
   t.wait_ns = Histogram();
@@ -281,6 +296,7 @@ LoaderAcrossRanks gather_loader_ranks(Cluster& cluster, LoaderResult& result, co
     t.samples += x.samples;
     t.bytes += x.bytes;
     t.bytes_planned += x.bytes_planned;
+    if (t.incomplete.empty()) t.incomplete = x.incomplete.str();
     t.steps += x.steps;
     t.wait_s += x.wait_s;
     t.compute_s += x.compute_s;

@@ -188,8 +188,7 @@ void run_file_read_case(const Case& c, RunContext& context, benchmark::State& st
     if (std::isfinite(ss.value_percent)) extra["steady_state"]["value_percent"] = ss.value_percent;
     if (!ss.reached) label_note = "steady state not reached";
   }
-  run.record_round(stats.bytes_planned, stats.bytes, stats.complete(), stats.incomplete);
-  run.record_opens(stats.noatime_opens, stats.files_opened - stats.noatime_opens);
+  run.record_reads(stats);
   if (context.record_latency) run.record().latency = stats.latency;
   if (direct) run.record().extra["direct_reaches_device"] = memory_fs.empty();
   std::string label = memory_fs.empty() ? "" : "direct requested, served from memory (" + memory_fs + ")";

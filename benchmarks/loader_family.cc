@@ -319,10 +319,7 @@ void run_loader_case(const Case& c, RunContext& context, benchmark::State& state
         memory_note(result, files->total_bytes(), available, run.throttle(c.str("path")).get());
     if (!note.empty()) run.record().extra["memory_note"] = note;
   }
-  run.record_round(
-      result.bytes_planned, result.bytes, result.bytes >= result.bytes_planned,
-      result.bytes >= result.bytes_planned ? "" : "files of the selection shrank or vanished since the scan");
-  if (!calibration) run.record_opens(result.opens.noatime, result.opens.plain);
+  run.record_reads(result);
   run.record().latency = result.wait_ns;
   // A calibration run does no I/O: its cache state is moot, so its label does not flag it.
   run.finish(verdict, /*flag_cache_state=*/!calibration);

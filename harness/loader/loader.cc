@@ -84,6 +84,7 @@ LoaderResult LoaderSim::run() {
 
   LoaderResult r;
   r.schedule = sched;
+  r.reads_files = source_.reads_files();
   std::int64_t wait = 0, compute = 0, step = 0, epoch_total = 0, epoch_count = 0;
   for (int e = 0; e < options_.epochs; ++e) {
     EpochFigures f;
@@ -95,12 +96,11 @@ LoaderResult LoaderSim::run() {
       f.steps += o.steps;
       f.warmup_steps += o.warmup;
       f.samples += o.samples;
-      f.bytes += o.bytes;
+      f.bytes += o.read.bytes;
       ew += o.wait_ns;
       ec += o.compute_ns;
       es += o.step_ns;
       f.wait_ns.merge(o.wait);
-      r.bytes_planned += o.planned;
       epoch_total += o.epoch_ns;
       ++epoch_count;
       if (o.measured) {
@@ -119,7 +119,6 @@ LoaderResult LoaderSim::run() {
       f.bytes_per_second = double(f.bytes) / f.measured_s;
     }
     r.samples += f.samples;
-    r.bytes += f.bytes;
     r.steps += f.steps;
     r.warmup_steps += f.warmup_steps;
     r.measured_s += f.measured_s;
@@ -132,8 +131,7 @@ LoaderResult LoaderSim::run() {
   r.min_au = 1;
   for (auto& t : trainers) {
     const TrainerOutcome& o = t->outcome;
-    r.opens.noatime += o.opens.noatime;
-    r.opens.plain += o.opens.plain;
+    r.merge(o.read);
     if (o.device_copy) {
       if (!r.device_copy) r.device_copy.emplace();
       r.device_copy->merge(*o.device_copy);

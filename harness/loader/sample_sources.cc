@@ -422,6 +422,7 @@ class MemorySource : public SampleSource {
   std::unique_ptr<SampleReader> make_reader() const override {
     return std::make_unique<MemoryReader>(files_, data_);
   }
+  bool reads_files() const override { return false; }
 
  private:
   const FileSet& files_;
@@ -458,6 +459,7 @@ class DelaySource : public SampleSource {
   std::unique_ptr<SampleReader> make_reader() const override {
     return std::make_unique<DelayReader>(bytes_, delay_ns_);
   }
+  bool reads_files() const override { return false; }
 
  private:
   std::size_t count_;

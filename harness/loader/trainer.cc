@@ -67,9 +67,14 @@ void Trainer::run_epoch(int epoch) {
 }
 
 void Trainer::finish() {
+  for (const EpochOutcome& e : outcome.epochs) outcome.read.merge(e.read);
+  // A reader returns what is left of a sample whose file shrank or vanished, without naming it.
+  if (!outcome.read.complete())
+    outcome.read.incomplete = "files of the selection shrank or vanished since the scan";
   for (const auto& r : readers_) {
-    outcome.opens.noatime += r->open_counts().noatime;
-    outcome.opens.plain += r->open_counts().plain;
+    const Engine::OpenCounts opens = r->open_counts();
+    outcome.read.files_opened += opens.noatime + opens.plain;
+    outcome.read.noatime_opens += opens.noatime;
   }
   readers_.clear();
   decoders_.clear();
@@ -213,8 +218,8 @@ void Trainer::record_step(EpochOutcome& out, std::int64_t t0, std::int64_t t1, s
   out.last_t2 = t2;
   ++out.steps;
   out.samples += b.samples;
-  out.bytes += b.bytes;
-  out.planned += b.planned;
+  out.read.bytes += b.bytes;
+  out.read.bytes_planned += b.planned;
   out.wait_ns += t1 - t0;
   out.compute_ns += t2 - t1;
   out.step_ns += t2 - t0;

@@ -17,6 +17,7 @@
 #include "feedbench/dataset/jpeg.h"
 #include "feedbench/gpu/gpu.h"
 #include "feedbench/io/engine.h"
+#include "feedbench/io/read_tally.h"
 #include "feedbench/loader/loader.h"
 
 namespace feedbench {
@@ -35,7 +36,8 @@ struct RunState {
 
 // One trainer's part of one epoch.
 struct EpochOutcome {
-  std::uint64_t samples = 0, bytes = 0, planned = 0, steps = 0, warmup = 0;
+  std::uint64_t samples = 0, steps = 0, warmup = 0;
+  ReadTally read;  // bytes read and planned in measured steps
   std::int64_t wait_ns = 0, compute_ns = 0, step_ns = 0;
   std::int64_t first_t0 = 0, last_t2 = 0;
   bool measured = false;
@@ -47,7 +49,7 @@ struct TrainerOutcome {
   std::optional<SinkStats> device_copy;
   std::int64_t device_busy_ns = 0;
   std::vector<EpochOutcome> epochs;
-  Engine::OpenCounts opens;
+  ReadTally read;  // after finish(): every epoch's, and every open of the readers (warm-up included)
   WorkerTotals work;
 };
 
@@ -61,7 +63,7 @@ class Trainer {
   // The body of the epoch's trainer thread: failures go to the run state.
   void run_epoch(int epoch);
 
-  // After the last epoch: counts the readers' opens and closes them.
+  // After the last epoch: tallies the epochs' reads and the readers' opens, and closes them.
   void finish();
 
   TrainerOutcome outcome;
