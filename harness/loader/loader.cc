@@ -38,32 +38,34 @@ LoaderSchedule LoaderSim::schedule() const {
   return loader_schedule(options_, source_.count(), source_.total_bytes(), source_.shard_records());
 }
 
-LoaderResult LoaderSim::run() {
-  if (source_.count() == 0) throw RunError("loader: the data set has no samples");
-  const LoaderSchedule sched = schedule();
-  if (!sched.refused.empty()) throw RunError(sched.refused);
-  RunState state;
-  std::vector<std::unique_ptr<Trainer>> trainers;
-  for (int k = 0; k < options_.accelerators; ++k)
-    trainers.push_back(std::make_unique<Trainer>(options_, sched, source_, k, state));
+namespace {
 
-  // Every trainer finishes an epoch before the next starts (training synchronises its
-  // accelerators), so the page cache can be measured between epochs; that pause is neither
-  // wall nor CPU of the run.
-  std::vector<std::optional<double>> residency;
+// What running the epochs leaves besides the trainers' outcomes.
+struct EpochsRun {
+  std::vector<std::optional<double>> residency;  // per epoch, as it began
+  std::int64_t wall_ns = 0;                      // the pauses between epochs left out
+  double cpu_s = 0;                              // process CPU, likewise
+};
+
+// Runs every trainer through each epoch, then finishes them. Every trainer finishes an epoch
+// before the next starts (training synchronises its accelerators), so the page cache can be
+// measured between epochs; that pause is neither wall nor CPU of the run.
+EpochsRun run_epochs(const LoaderOptions& options, std::vector<std::unique_ptr<Trainer>>& trainers,
+                     RunState& state) {
+  EpochsRun out;
   double paused_cpu = 0;
   std::int64_t paused_ns = 0;
   const double cpu0 = process_cpu_seconds();
   const std::int64_t start = now_ns();
-  for (int e = 0; e < options_.epochs && !state.failed; ++e) {
-    if (options_.residency) {
+  for (int e = 0; e < options.epochs && !state.failed; ++e) {
+    if (options.residency) {
       const double c0 = process_cpu_seconds();
       const std::int64_t t0 = now_ns();
-      residency.push_back(options_.residency());
+      out.residency.push_back(options.residency());
       paused_ns += now_ns() - t0;
       paused_cpu += process_cpu_seconds() - c0;
     } else {
-      residency.push_back(std::nullopt);
+      out.residency.push_back(std::nullopt);
     }
     std::vector<std::thread> threads;
     for (std::size_t k = 0; k < trainers.size(); ++k) {
@@ -78,8 +80,84 @@ LoaderResult LoaderSim::run() {
     for (std::thread& t : threads) t.join();
   }
   for (auto& t : trainers) t->finish();
-  const std::int64_t wall = now_ns() - start - paused_ns;
-  const double cpu = process_cpu_seconds() - cpu0 - paused_cpu;
+  out.wall_ns = now_ns() - start - paused_ns;
+  out.cpu_s = process_cpu_seconds() - cpu0 - paused_cpu;
+  return out;
+}
+
+// One epoch over every trainer: its figures, and its sums in ns for the run's totals.
+struct EpochFold {
+  EpochFigures figures;
+  std::int64_t wait_ns = 0, compute_ns = 0, step_ns = 0;
+  std::int64_t epoch_ns = 0;  // every trainer's wall of the epoch, summed
+};
+
+EpochFold fold_epoch(const std::vector<std::unique_ptr<Trainer>>& trainers, int e,
+                     std::optional<double> residency_before) {
+  EpochFold out;
+  EpochFigures& f = out.figures;
+  f.epoch = e + 1;
+  f.residency_before = residency_before;
+  std::int64_t first = INT64_MAX, last = INT64_MIN;
+  for (auto& t : trainers) {
+    const EpochOutcome& o = t->outcome.epochs[std::size_t(e)];
+    f.steps += o.steps;
+    f.warmup_steps += o.warmup;
+    f.samples += o.samples;
+    f.bytes += o.read.bytes;
+    out.wait_ns += o.wait_ns;
+    out.compute_ns += o.compute_ns;
+    out.step_ns += o.step_ns;
+    f.wait_ns.merge(o.wait);
+    out.epoch_ns += o.epoch_ns;
+    if (o.measured) {
+      first = std::min(first, o.first_t0);
+      last = std::max(last, o.last_t2);
+    }
+  }
+  f.measured_s = last > first ? double(last - first) * 1e-9 : 0;
+  f.wait_s = double(out.wait_ns) * 1e-9;
+  f.compute_s = double(out.compute_ns) * 1e-9;
+  f.step_s = double(out.step_ns) * 1e-9;
+  f.au = out.step_ns > 0 ? double(out.compute_ns) / double(out.step_ns) : 0;
+  f.stall_fraction = out.step_ns > 0 ? double(out.wait_ns) / double(out.step_ns) : 0;
+  if (f.measured_s > 0) {
+    f.samples_per_second = double(f.samples) / f.measured_s;
+    f.bytes_per_second = double(f.bytes) / f.measured_s;
+  }
+  return out;
+}
+
+// Adds one trainer's outcome to the run's figures: its reads, device copies, workers' time and AU.
+void add_trainer(const TrainerOutcome& o, LoaderResult& r) {
+  r.merge(o.read);
+  if (o.device_copy) {
+    if (!r.device_copy) r.device_copy.emplace();
+    r.device_copy->merge(*o.device_copy);
+    r.device_busy_s += double(o.device_busy_ns) * 1e-9;
+  }
+  r.read_s += double(o.work.read_ns) * 1e-9;
+  r.transform_s += double(o.work.transform_ns) * 1e-9;
+  r.transform_bytes += o.work.bytes;
+  r.decoded_pixels += o.work.pixels;
+  std::int64_t c = 0, s = 0;
+  for (const EpochOutcome& eo : o.epochs) c += eo.compute_ns, s += eo.step_ns;
+  const double au = s > 0 ? double(c) / double(s) : 0;
+  r.au_per_trainer.push_back(au);
+  r.min_au = std::min(r.min_au, au);
+}
+
+}  // namespace
+
+LoaderResult LoaderSim::run() {
+  if (source_.count() == 0) throw RunError("loader: the data set has no samples");
+  const LoaderSchedule sched = schedule();
+  if (!sched.refused.empty()) throw RunError(sched.refused);
+  RunState state;
+  std::vector<std::unique_ptr<Trainer>> trainers;
+  for (int k = 0; k < options_.accelerators; ++k)
+    trainers.push_back(std::make_unique<Trainer>(options_, sched, source_, k, state));
+  const EpochsRun ran = run_epochs(options_, trainers, state);
   if (state.failed) throw RunError(state.error);
 
   LoaderResult r;
@@ -87,73 +165,29 @@ LoaderResult LoaderSim::run() {
   r.reads_files = source_.reads_files();
   std::int64_t wait = 0, compute = 0, step = 0, epoch_total = 0, epoch_count = 0;
   for (int e = 0; e < options_.epochs; ++e) {
-    EpochFigures f;
-    f.epoch = e + 1;
-    f.residency_before = residency[std::size_t(e)];
-    std::int64_t first = INT64_MAX, last = INT64_MIN, ew = 0, ec = 0, es = 0;
-    for (auto& t : trainers) {
-      const EpochOutcome& o = t->outcome.epochs[std::size_t(e)];
-      f.steps += o.steps;
-      f.warmup_steps += o.warmup;
-      f.samples += o.samples;
-      f.bytes += o.read.bytes;
-      ew += o.wait_ns;
-      ec += o.compute_ns;
-      es += o.step_ns;
-      f.wait_ns.merge(o.wait);
-      epoch_total += o.epoch_ns;
-      ++epoch_count;
-      if (o.measured) {
-        first = std::min(first, o.first_t0);
-        last = std::max(last, o.last_t2);
-      }
-    }
-    f.measured_s = last > first ? double(last - first) * 1e-9 : 0;
-    f.wait_s = double(ew) * 1e-9;
-    f.compute_s = double(ec) * 1e-9;
-    f.step_s = double(es) * 1e-9;
-    f.au = es > 0 ? double(ec) / double(es) : 0;
-    f.stall_fraction = es > 0 ? double(ew) / double(es) : 0;
-    if (f.measured_s > 0) {
-      f.samples_per_second = double(f.samples) / f.measured_s;
-      f.bytes_per_second = double(f.bytes) / f.measured_s;
-    }
+    EpochFold fold = fold_epoch(trainers, e, ran.residency[std::size_t(e)]);
+    const EpochFigures& f = fold.figures;
     r.samples += f.samples;
     r.steps += f.steps;
     r.warmup_steps += f.warmup_steps;
     r.measured_s += f.measured_s;
     r.wait_ns.merge(f.wait_ns);
-    wait += ew;
-    compute += ec;
-    step += es;
-    r.epochs.push_back(std::move(f));
+    wait += fold.wait_ns;
+    compute += fold.compute_ns;
+    step += fold.step_ns;
+    epoch_total += fold.epoch_ns;
+    epoch_count += std::int64_t(trainers.size());
+    r.epochs.push_back(std::move(fold.figures));
   }
   r.min_au = 1;
-  for (auto& t : trainers) {
-    const TrainerOutcome& o = t->outcome;
-    r.merge(o.read);
-    if (o.device_copy) {
-      if (!r.device_copy) r.device_copy.emplace();
-      r.device_copy->merge(*o.device_copy);
-      r.device_busy_s += double(o.device_busy_ns) * 1e-9;
-    }
-    r.read_s += double(o.work.read_ns) * 1e-9;
-    r.transform_s += double(o.work.transform_ns) * 1e-9;
-    r.transform_bytes += o.work.bytes;
-    r.decoded_pixels += o.work.pixels;
-    std::int64_t c = 0, s = 0;
-    for (const EpochOutcome& eo : o.epochs) c += eo.compute_ns, s += eo.step_ns;
-    const double au = s > 0 ? double(c) / double(s) : 0;
-    r.au_per_trainer.push_back(au);
-    r.min_au = std::min(r.min_au, au);
-  }
+  for (auto& t : trainers) add_trainer(t->outcome, r);
   r.epoch_s = epoch_count ? double(epoch_total) * 1e-9 / double(epoch_count) : 0;
   r.wait_s = double(wait) * 1e-9;
   r.compute_s = double(compute) * 1e-9;
   r.step_s = double(step) * 1e-9;
   r.stall_fraction = step > 0 ? double(wait) / double(step) : 0;
   r.au = step > 0 ? double(compute) / double(step) : 0;
-  r.cpu_util = wall > 0 ? cpu / (double(wall) * 1e-9 * usable_cores()) : 0;
+  r.cpu_util = ran.wall_ns > 0 ? ran.cpu_s / (double(ran.wall_ns) * 1e-9 * usable_cores()) : 0;
   if (r.measured_s > 0) {
     r.samples_per_second = double(r.samples) / r.measured_s;
     r.bytes_per_second = double(r.bytes) / r.measured_s;

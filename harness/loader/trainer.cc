@@ -85,14 +85,73 @@ void Trainer::finish() {
   }
 }
 
+bool BatchQueue::wait_turn(std::size_t j) {
+  std::unique_lock lock(m_);
+  cv_.wait(lock, [&] { return stop_ || j < consumed_ + depth_; });
+  return !stop_;
+}
+
+void BatchQueue::put(std::size_t j, const Batch& b) {
+  std::lock_guard lock(m_);
+  slots_[j] = b;
+  cv_.notify_all();
+}
+
+bool BatchQueue::take(std::size_t j, Batch* b) {
+  std::unique_lock lock(m_);
+  cv_.wait(lock, [&] { return stop_ || slots_[j].ready; });
+  if (!slots_[j].ready) return false;
+  *b = slots_[j];
+  consumed_ = j + 1;
+  cv_.notify_all();
+  return true;
+}
+
+void BatchQueue::stop() {
+  std::lock_guard lock(m_);
+  stop_ = true;
+  cv_.notify_all();
+}
+
 void Trainer::run_epoch(int epoch, EpochOutcome& out) {
-  const std::size_t B = std::size_t(o_.batch_size);
   const std::size_t batches = std::size_t(schedule_.steps_per_epoch);
   const std::size_t W = std::size_t(o_.workers);
-  // jobs[w]: the batches worker w builds, in order (worker 0 alone when the trainer loads).
-  std::vector<std::vector<std::size_t>> jobs(std::max<std::size_t>(W, 1));
-  std::vector<std::size_t> mine;
+  const EpochJobs jobs = deal_batches(epoch, batches);
+  BatchQueue queue(batches, W * std::size_t(std::max(o_.prefetch, 1)));
+  std::vector<WorkerTotals> totals(std::max<std::size_t>(W, 1));
+
+  const std::int64_t epoch_start = now_ns();
+  std::vector<std::thread> threads;
+  start_workers(jobs, queue, totals, threads);
+  for (std::size_t j = 0; j < batches && !run_.failed; ++j) {
+    const std::int64_t t0 = now_ns();
+    Batch b;
+    if (W == 0) b = build(jobs, 0, j, totals[0]);
+    else if (!queue.take(j, &b)) break;
+    const std::int64_t t1 = now_ns();
+    if (!compute_step(b, t1, j + 1 == batches)) break;  // the workers are stopped and joined below
+    const std::int64_t t2 = now_ns();
+    // The warm-up is the first steps of the run: later epochs are measured whole.
+    if (epoch == 0 && std::int64_t(out.warmup) < schedule_.warmup_steps) ++out.warmup;
+    else record_step(out, t0, t1, t2, b);
+  }
+  out.epoch_ns = now_ns() - epoch_start;
+  queue.stop();
+  for (std::thread& t : threads) t.join();
+  for (const WorkerTotals& t : totals) {
+    outcome.work.read_ns += t.read_ns;
+    outcome.work.transform_ns += t.transform_ns;
+    outcome.work.pixels += t.pixels;
+    outcome.work.bytes += t.bytes;
+  }
+}
+
+EpochJobs Trainer::deal_batches(int epoch, std::size_t batches) {
+  const std::size_t B = std::size_t(o_.batch_size);
+  EpochJobs out;
+  out.jobs.resize(std::max<std::size_t>(std::size_t(o_.workers), 1));
   const std::vector<std::uint64_t>* shard_records = source_.shard_records();
+  out.streams = shard_records != nullptr;
   if (shard_records) {
     // Streams: each worker reads its shards of the plan; batch j comes from the worker the
     // plan names.
@@ -103,109 +162,64 @@ void Trainer::run_epoch(int epoch, EpochOutcome& out) {
           mix64(o_.seed ^ mix64((std::uint64_t(epoch) << 40) ^ (std::uint64_t(index_) << 20) ^ w));
       readers_[w]->start_stream(plan.shards[w], o_.shuffle_buffer, seed);
     }
-    for (std::size_t j = 0; j < batches; ++j) jobs[plan.batch_worker[j]].push_back(j);
+    for (std::size_t j = 0; j < batches; ++j) out.jobs[plan.batch_worker[j]].push_back(j);
   } else {
     // DistributedSampler's split across all nodes' trainers (loader_trainer_share).
-    mine = loader_trainer_share(loader_epoch_order(o_, source_.count(), epoch), index_, o_, schedule_);
-    FB_CHECK(batches * B < mine.size() + B, "the schedule refuses more steps than the share holds");
+    out.mine = loader_trainer_share(loader_epoch_order(o_, source_.count(), epoch), index_, o_, schedule_);
+    FB_CHECK(batches * B < out.mine.size() + B, "the schedule refuses more steps than the share holds");
     // PyTorch's round robin: worker w builds batches w, w+W, ...
-    for (std::size_t j = 0; j < batches; ++j) jobs[j % jobs.size()].push_back(j);
+    for (std::size_t j = 0; j < batches; ++j) out.jobs[j % out.jobs.size()].push_back(j);
   }
-  const std::vector<std::size_t>* indices = shard_records ? nullptr : &mine;
-  // A batch's samples: [j × B, (j + 1) × B) of `mine`, or B records of its worker's stream.
-  auto batch_end = [&](std::size_t j) {
-    return shard_records ? (j + 1) * B : std::min(mine.size(), (j + 1) * B);
-  };
+  return out;
+}
 
-  std::vector<Batch> slots(batches);
-  std::mutex m;
-  std::condition_variable cv;
-  std::size_t consumed = 0;
-  bool stop = false;
-  const std::size_t depth = W * std::size_t(std::max(o_.prefetch, 1));
-  std::vector<WorkerTotals> totals(std::max<std::size_t>(W, 1));
-
-  const std::int64_t epoch_start = now_ns();
-  std::vector<std::thread> threads;
+void Trainer::start_workers(const EpochJobs& jobs, BatchQueue& queue, std::vector<WorkerTotals>& totals,
+                            std::vector<std::thread>& threads) {
+  const std::size_t W = std::size_t(o_.workers);
   for (std::size_t w = 0; w < W; ++w) {
     const std::string refused = start_thread(
         threads,
         [&, w] {
           try {
             // At most `depth` batches are outstanding ahead of the trainer.
-            for (std::size_t j : jobs[w]) {
-              {
-                std::unique_lock lock(m);
-                cv.wait(lock, [&] { return stop || j < consumed + depth; });
-                if (stop) return;
-              }
-              Batch b = build_batch(*readers_[w], indices, j * B, batch_end(j), o_.transform, totals[w],
-                                    decoders_[w].get());
-              std::lock_guard lock(m);
-              slots[j] = b;
-              cv.notify_all();
+            for (std::size_t j : jobs.jobs[w]) {
+              if (!queue.wait_turn(j)) return;
+              queue.put(j, build(jobs, w, j, totals[w]));
             }
           } catch (const std::exception& ex) {
             run_.fail(ex.what());
-            std::lock_guard lock(m);
-            stop = true;
-            cv.notify_all();
+            queue.stop();
           }
         },
         "loader worker", w, W);
     if (!refused.empty()) {  // the system would not start it (pids limit): the run fails
       run_.fail(refused);
-      std::lock_guard lock(m);
-      stop = true;
-      cv.notify_all();
+      queue.stop();
       break;
     }
   }
+}
 
-  for (std::size_t j = 0; j < batches && !run_.failed; ++j) {
-    const std::int64_t t0 = now_ns();
-    Batch b;
-    if (W == 0) {
-      b = build_batch(*readers_[0], indices, j * B, batch_end(j), o_.transform, totals[0],
-                      decoders_[0].get());
-    } else {
-      std::unique_lock lock(m);
-      cv.wait(lock, [&] { return stop || slots[j].ready; });
-      if (!slots[j].ready) break;
-      b = slots[j];
-      consumed = j + 1;
-      cv.notify_all();
-    }
-    const std::int64_t t1 = now_ns();
-    const std::int64_t compute_ns = draw_step_ns(o_.step_time, rng_);
-    if (device_) {
-      try {
-        device_->step(b.bytes, compute_ns);
-        if (j + 1 == batches) device_->finish();  // the epoch ends when its last kernel does
-      } catch (const std::exception& ex) {        // the workers are stopped and joined below
-        run_.fail(ex.what());
-        break;
-      }
-    } else {
-      wait_until_ns(t1 + compute_ns);
-    }
-    const std::int64_t t2 = now_ns();
-    // The warm-up is the first steps of the run: later epochs are measured whole.
-    if (epoch == 0 && std::int64_t(out.warmup) < schedule_.warmup_steps) ++out.warmup;
-    else record_step(out, t0, t1, t2, b);
+Batch Trainer::build(const EpochJobs& jobs, std::size_t w, std::size_t j, WorkerTotals& totals) {
+  const std::size_t B = std::size_t(o_.batch_size);
+  const std::size_t end = jobs.streams ? (j + 1) * B : std::min(jobs.mine.size(), (j + 1) * B);
+  return build_batch(*readers_[w], jobs.streams ? nullptr : &jobs.mine, j * B, end, o_.transform, totals,
+                     decoders_[w].get());
+}
+
+bool Trainer::compute_step(const Batch& b, std::int64_t t1, bool last_of_epoch) {
+  const std::int64_t compute_ns = draw_step_ns(o_.step_time, rng_);
+  if (!device_) {
+    wait_until_ns(t1 + compute_ns);
+    return true;
   }
-  out.epoch_ns = now_ns() - epoch_start;
-  {
-    std::lock_guard lock(m);
-    stop = true;
-    cv.notify_all();
-  }
-  for (std::thread& t : threads) t.join();
-  for (const WorkerTotals& t : totals) {
-    outcome.work.read_ns += t.read_ns;
-    outcome.work.transform_ns += t.transform_ns;
-    outcome.work.pixels += t.pixels;
-    outcome.work.bytes += t.bytes;
+  try {
+    device_->step(b.bytes, compute_ns);
+    if (last_of_epoch) device_->finish();  // the epoch ends when its last kernel does
+    return true;
+  } catch (const std::exception& ex) {
+    run_.fail(ex.what());
+    return false;
   }
 }
 
