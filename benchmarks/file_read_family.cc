@@ -33,7 +33,7 @@ void run_file_read_case(const Case& c, RunContext& context, benchmark::State& st
   const std::string engine = c.str("engine");
   const bool direct = cache_state == "direct" || engine == "libaio";
   std::string memory_fs;  // set when O_DIRECT is accepted but no device is behind it
-  if (selected && direct) {
+  if (selected && direct && why.empty()) {
     why = probe_direct_io(selected->root());
     std::string fs;
     if (why.empty() && !direct_reaches_device(selected->root(), &fs)) memory_fs = fs;
