@@ -67,6 +67,13 @@ std::uint64_t share_checksum(const FileSet& files) {
 
 }  // namespace
 
+RankPart rank_part(Cluster& cluster, const std::string& share_mode) {
+  if (share_mode != "per_node") return {cluster.rank(), cluster.size()};
+  const std::vector<int>& on_host = cluster.ranks_on_host();
+  return {int(std::find(on_host.begin(), on_host.end(), cluster.rank()) - on_host.begin()),
+          int(on_host.size())};
+}
+
 std::string share_round(Cluster& cluster, const FileSet& selection, const std::string& share_mode,
                         std::uint64_t seed, std::uint64_t round, ShareOfRound& share) {
   const std::vector<SelectionSeen> seen =
@@ -81,9 +88,7 @@ std::string share_round(Cluster& cluster, const FileSet& selection, const std::s
                std::to_string(seen[0].files) + " files, " + std::to_string(seen[0].bytes) +
                " bytes): share per_rank splits one shared "
                "store; set dataset.share to per_node for copies local to each node";
-  const int parts = per_node ? int(on_host.size()) : cluster.size();
-  const int part = per_node ? int(std::find(on_host.begin(), on_host.end(), cluster.rank()) - on_host.begin())
-                            : cluster.rank();
+  const auto [part, parts] = rank_part(cluster, share_mode);
   for (std::size_t r = 0; r < seen.size(); ++r) {
     const int ranks_sharing = per_node
                                   ? int(std::count(cluster.host_of_rank().begin(),
