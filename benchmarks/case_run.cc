@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "cluster_round.h"
 #include "feedbench/base/clock.h"
 #include "feedbench/base/error.h"
 #include "feedbench/base/units.h"
@@ -12,7 +13,7 @@
 namespace feedbench {
 
 CaseRun::CaseRun(const Case& c, RunContext& context, benchmark::State& state)
-    : context_(context), state_(state) {
+    : case_(c), context_(context), state_(state) {
   record_.case_name = c.name();
   record_.params = c.params;
 }
@@ -42,11 +43,39 @@ const FileSet* CaseRun::find_selection(const std::string& path_role, std::string
   return files;
 }
 
-CaseRun::FilesToRead CaseRun::files_to_read(const std::string& path_role, std::string* why) const {
+void CaseRun::note_stop(const std::string& why) {
+  if (why_.empty()) why_ = why;
+}
+
+void CaseRun::need_cuda_device() {
+  if (stopping()) return;
+  std::string why;
+  cuda_device_count(&why);  // "no CUDA device: ..."
+  note_stop(why);
+}
+
+CaseRun::FilesToRead CaseRun::files_to_read(const std::string& path_role) {
   FilesToRead out;
-  out.selected = find_selection(path_role, why);
-  out.tiered = partial_cache_files(path_role, out.selected, why);
+  std::string why;
+  out.selected = find_selection(path_role, &why);
+  out.tiered = partial_cache_files(path_role, out.selected, &why);
+  note_stop(why);
   return out;
+}
+
+void CaseRun::share_among_ranks(const FileSet* selection, std::uint64_t round, ShareOfRound& share) {
+  if (stopping() || !many()) return;
+  note_stop(share_round(cluster(), *selection, share_mode(), case_.seed, round, share));
+}
+
+std::string CaseRun::share_mode() const { return context_.config ? context_.config->share : "per_rank"; }
+
+std::uint64_t CaseRun::repetition() const { return context_.log.all(record_.case_name).size(); }
+
+std::optional<double> CaseRun::prepare(const std::string& cache_state, const FileSet& files,
+                                       const FileSet& host_files) {
+  return many() ? prepare_cache_state_per_host(cache_state, host_files)
+                : prepare_cache_state(cache_state, files);
 }
 
 std::optional<FileSet> CaseRun::partial_cache_files(const std::string& path_role, const FileSet* selected,
@@ -185,24 +214,21 @@ bool CaseRun::cache_state_achieved() const {
   return !record_.cache.is_object() || record_.cache.value("achieved", true);
 }
 
-void CaseRun::record_round(std::uint64_t bytes_planned, std::uint64_t bytes_read, bool complete,
-                           const std::string& why) {
+void CaseRun::record_reads(const ReadTally& read) {
   nlohmann::json& extra = record_.extra;
-  extra["round_complete"] = complete;
-  extra["bytes_planned"] = bytes_planned;
-  extra["bytes_read"] = bytes_read;
-  if (!complete) extra["incomplete"] = why;
+  extra["round_complete"] = read.complete();
+  extra["bytes_planned"] = read.bytes_planned;
+  extra["bytes_read"] = read.bytes;
+  if (!read.complete()) extra["incomplete"] = read.incomplete;
+  if (!read.reads_files) return;
+  nlohmann::json& noatime = extra["noatime"];
+  if (read.files_opened == 0) noatime = nullptr;  // nothing opened
+  else if (read.noatime_opens == read.files_opened) noatime = true;
+  else if (read.noatime_opens == 0) noatime = false;
+  else noatime = "partial";
 }
 
 bool CaseRun::round_complete() const { return record_.extra.value("round_complete", true); }
-
-void CaseRun::record_opens(std::uint64_t noatime_opens, std::uint64_t plain_opens) {
-  nlohmann::json& noatime = record_.extra["noatime"];
-  if (noatime_opens + plain_opens == 0) noatime = nullptr;  // nothing opened
-  else if (plain_opens == 0) noatime = true;
-  else if (noatime_opens == 0) noatime = false;
-  else noatime = "partial";
-}
 
 void CaseRun::counter(const char* name, double value, bool binary) {
   state_.counters[name] =

@@ -11,11 +11,14 @@
 #include <benchmark/benchmark.h>
 
 #include "feedbench/gpu/gpu.h"
+#include "feedbench/io/read_tally.h"
 #include "feedbench/io/throttle.h"
 #include "feedbench/plan/plan.h"
 #include "run_context.h"
 
 namespace feedbench {
+
+struct ShareOfRound;
 
 // The thresholds of issue 2: a cold round starts with at most 1% resident, a warm one with at
 // least 99%. Anything else is recorded as not achieved, never reported as cold or warm.
@@ -36,6 +39,51 @@ class CaseRun {
   // reason. One rank alone: skips with `why` when it is not "".
   bool agree(const std::string& why);
 
+  // The opening every family that reads a selection shares. Each reason to stop before the
+  // round is noted here, the first one kept, and every rank agrees on them (agree()), so that
+  // none waits for one that left.
+
+  // Notes `why` as the reason to stop, unless one is noted already ("" notes nothing).
+  void note_stop(const std::string& why);
+  // RETURNS: whether a reason to stop is noted.
+  bool stopping() const { return !why_.empty(); }
+  // Notes "no CUDA device: ..." when this process can use none (the case is skipped, the run
+  // goes on).
+  void need_cuda_device();
+  // The files a case on `path_role` reads: its selection, or with a partial cache the tiered
+  // set partial_cache_files makes (owned here, so get() stays valid while this lives).
+  struct FilesToRead {
+    const FileSet* selected = nullptr;
+    std::optional<FileSet> tiered;
+    // RETURNS: the files to read; nullptr when there are none (the reason is noted).
+    const FileSet* get() const { return tiered ? &*tiered : selected; }
+  };
+  // RETURNS: find_selection then partial_cache_files for `path_role`, noting why there are no
+  // files (or why a partial cache cannot be read across ranks).
+  FilesToRead files_to_read(const std::string& path_role);
+  // Across ranks, unless stopping: checks that the ranks can split `selection` in round `round`
+  // (share_round), noting why not, and fills `share`. One process: nothing.
+  // REQUIRES: `selection` is not null unless stopping.
+  void share_among_ranks(const FileSet* selection, std::uint64_t round, ShareOfRound& share);
+  // RETURNS: agree() on the noted reason: true when every rank can go on, else false after
+  // skipping the case.
+  bool agree() { return agree(why_); }
+
+  // The run's ranks; many() when there are several.
+  Cluster& cluster() { return context_.ranks(); }
+  bool many() { return cluster().size() > 1; }
+  // RETURNS: dataset.share, how ranks split a selection ("per_rank" without a config).
+  std::string share_mode() const;
+  // RETURNS: how many repetitions of this case ran before this one (each repetition's round
+  // is its own epoch of a shuffle).
+  std::uint64_t repetition() const;
+
+  // Untimed preparation of `cache_state`: across ranks once per host over `host_files`
+  // (prepare_cache_state_per_host), in one process over `files` (prepare_cache_state).
+  // RETURNS: as they do (nullopt after skipping the case).
+  std::optional<double> prepare(const std::string& cache_state, const FileSet& files,
+                                const FileSet& host_files);
+
   // RETURNS: the selection of `path_role`, or nullptr with the reason in `why` (no skip).
   const FileSet* find_selection(const std::string& path_role, std::string* why) const;
 
@@ -46,17 +94,6 @@ class CaseRun {
   // read by one process only.
   std::optional<FileSet> partial_cache_files(const std::string& path_role, const FileSet* selected,
                                              std::string* why) const;
-
-  // The files a case on `path_role` reads: its selection, or with a partial cache the tiered
-  // set partial_cache_files makes (owned here, so get() stays valid while this lives).
-  struct FilesToRead {
-    const FileSet* selected = nullptr;
-    std::optional<FileSet> tiered;
-    // RETURNS: the files to read; nullptr when there are none (the reason is in `why`).
-    const FileSet* get() const { return tiered ? &*tiered : selected; }
-  };
-  // RETURNS: find_selection then partial_cache_files for `path_role`; `why` as they set it.
-  FilesToRead files_to_read(const std::string& path_role, std::string* why) const;
 
   // Records in `extra` the hit share of a skewed round when the run has a cache: "hit_share"
   // and "hit_share_bytes", the fractions of reads (and bytes) on files the cache holds, and
@@ -88,17 +125,14 @@ class CaseRun {
   std::optional<double> prepare_cache_state(const std::string& cache_state, const FileSet& files);
   bool cache_state_achieved() const;
 
-  // Records whether the round read everything it planned, in the record's `extra`:
-  // "round_complete", "bytes_planned", "bytes_read", and on a shortfall "incomplete" (`why`,
-  // the first one, naming the file). A round that read less (files shrank or vanished) is not
-  // a figure: finish() labels it, and the fold excludes it like a cold round that was not cold.
-  void record_round(std::uint64_t bytes_planned, std::uint64_t bytes_read, bool complete,
-                    const std::string& why);
+  // Records the round's read tally in the record's `extra`: whether it read everything it
+  // planned, "round_complete", "bytes_planned", "bytes_read", and on a shortfall "incomplete"
+  // (the first one, naming the file); and whether its opens left access times alone, "noatime":
+  // true (every open used O_NOATIME), false (none could), "partial", null when nothing was
+  // opened, left out for reads of no file. A round that read less (files shrank or vanished) is
+  // not a figure: finish() labels it, and the fold excludes it like a cold round that was not cold.
+  void record_reads(const ReadTally& read);
   bool round_complete() const;
-
-  // Records in `extra` whether the round's opens left access times alone: "noatime" is true
-  // (every open used O_NOATIME), false (none could) or "partial".
-  void record_opens(std::uint64_t noatime_opens, std::uint64_t plain_opens);
 
   // A plain counter (Google Benchmark's rate flags divide by CPU time; feedbench's rates are
   // its own, over the measured time). `binary`: shown with 1024-based suffixes.
@@ -112,9 +146,11 @@ class CaseRun {
   void finish(const std::string& label = "", bool flag_cache_state = true);
 
  private:
+  const Case& case_;
   RunContext& context_;
   benchmark::State& state_;
   CaseRecord record_;
+  std::string why_;  // the first reason to stop before the round; "" while there is none
 };
 
 }  // namespace feedbench

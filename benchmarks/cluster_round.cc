@@ -17,18 +17,39 @@ struct SelectionSeen {
   std::uint64_t bytes;
 };
 
+// A rank's ReadTally as all_gather carries it: a plain struct, the shortfall's text cut short.
+struct GatheredTally {
+  std::uint64_t bytes = 0, bytes_planned = 0, short_reads = 0, files_vanished = 0;
+  std::uint64_t files_opened = 0, noatime_opens = 0;
+  FixedText<300> incomplete;
+};
+
+GatheredTally gathered(const ReadTally& t) {
+  GatheredTally g{t.bytes, t.bytes_planned, t.short_reads, t.files_vanished, t.files_opened, t.noatime_opens,
+                  {}};
+  g.incomplete.set(t.incomplete);
+  return g;
+}
+
+ReadTally tally_of(const GatheredTally& g) {
+  ReadTally t;
+  t.bytes = g.bytes;
+  t.bytes_planned = g.bytes_planned;
+  t.short_reads = g.short_reads;
+  t.files_vanished = g.files_vanished;
+  t.incomplete = g.incomplete.str();
+  t.files_opened = g.files_opened;
+  t.noatime_opens = g.noatime_opens;
+  return t;
+}
+
 // What a rank hands to all after its round, beyond RankRound.
 struct RankFigures {
   RankRound round;
+  GatheredTally read;
   std::uint64_t share_files = 0;
-  std::uint64_t planned = 0;
-  std::uint64_t short_reads = 0;
-  std::uint64_t vanished = 0;
-  std::uint64_t opened = 0;
-  std::uint64_t noatime = 0;
   std::uint64_t selection_bytes = 0;  // the whole selection this rank's host sees
   std::uint64_t share_checksum = 0;
-  FixedText<300> incomplete;
   FixedText<32> stopped_by;
 };
 
@@ -46,6 +67,13 @@ std::uint64_t share_checksum(const FileSet& files) {
 
 }  // namespace
 
+RankPart rank_part(Cluster& cluster, const std::string& share_mode) {
+  if (share_mode != "per_node") return {cluster.rank(), cluster.size()};
+  const std::vector<int>& on_host = cluster.ranks_on_host();
+  return {int(std::find(on_host.begin(), on_host.end(), cluster.rank()) - on_host.begin()),
+          int(on_host.size())};
+}
+
 std::string share_round(Cluster& cluster, const FileSet& selection, const std::string& share_mode,
                         std::uint64_t seed, std::uint64_t round, ShareOfRound& share) {
   const std::vector<SelectionSeen> seen =
@@ -60,9 +88,7 @@ std::string share_round(Cluster& cluster, const FileSet& selection, const std::s
                std::to_string(seen[0].files) + " files, " + std::to_string(seen[0].bytes) +
                " bytes): share per_rank splits one shared "
                "store; set dataset.share to per_node for copies local to each node";
-  const int parts = per_node ? int(on_host.size()) : cluster.size();
-  const int part = per_node ? int(std::find(on_host.begin(), on_host.end(), cluster.rank()) - on_host.begin())
-                            : cluster.rank();
+  const auto [part, parts] = rank_part(cluster, share_mode);
   for (std::size_t r = 0; r < seen.size(); ++r) {
     const int ranks_sharing = per_node
                                   ? int(std::count(cluster.host_of_rank().begin(),
@@ -88,19 +114,12 @@ std::string share_round(Cluster& cluster, const FileSet& selection, const std::s
   return "";
 }
 
-AcrossRanks run_round_across_ranks(Cluster& cluster, const FileSet& mine, Workload& workload,
-                                   const RoundOptions& options, const std::string& share_mode,
-                                   const FileSet& selection) {
-  AcrossRanks out;
-  // All ranks start together; each times its round from its own exit of the barrier.
-  cluster.barrier();
-  const std::int64_t t0 = now_ns();
-  RoundStats stats;
-  try {
-    stats = run_round(mine, workload, options);
-  } catch (const std::exception& e) {
-    stats.error = e.what();
-  }
+namespace {
+
+// RETURNS: what this rank hands to all after its round `stats` over `mine` (`t0`: when it left
+// the start barrier; `selection`: the whole its host sees).
+RankFigures rank_figures(const RoundStats& stats, std::int64_t t0, const FileSet& mine,
+                         const FileSet& selection, int host) {
   RankFigures f;
   f.round.bytes = stats.bytes;
   f.round.reads = stats.reads;
@@ -110,61 +129,44 @@ AcrossRanks run_round_across_ranks(Cluster& cluster, const FileSet& mine, Worklo
   if (stats.start_ns == 0) f.round.start_s = 0;
   f.round.end_s = f.round.start_s + stats.seconds();
   f.round.cpu_seconds = stats.cpu_seconds;
-  f.round.host = cluster.host_index();
+  f.round.host = host;
   f.round.failed = stats.error.empty() ? 0 : 1;
   f.round.error.set(stats.error);
+  f.read = gathered(stats);
   f.share_files = mine.size();
-  f.planned = stats.bytes_planned;
-  f.short_reads = stats.short_reads;
-  f.vanished = stats.files_vanished;
-  f.opened = stats.files_opened;
-  f.noatime = stats.noatime_opens;
   f.selection_bytes = selection.total_bytes();
   f.share_checksum = share_checksum(mine);
-  f.incomplete.set(stats.incomplete);
   f.stopped_by.set(stats.stopped_by);
-  const std::vector<RankFigures> all = all_gather(cluster, f);
+  return f;
+}
 
-  for (std::size_t r = 0; r < all.size(); ++r)
-    if (all[r].round.failed) {
-      out.error = "rank " + std::to_string(r) + " (host " +
-                  cluster.host_names()[std::size_t(all[r].round.host)] + "): " + all[r].round.error.str();
-      return out;
-    }
-
-  std::vector<RankRound> rounds;
-  for (const RankFigures& x : all) rounds.push_back(x.round);
-  out.round = aggregate_round(rounds);
-
-  // Totals, so the family's counters and checks read as for one process.
-  RoundStats& t = out.stats;
-  t.elapsed_ns = std::llround(
-      out.round.seconds * 1e9);  // rounded: truncating shortened the time by up to 1 ns, overstating the rate
-  std::map<int, std::uint64_t> selection_per_host;
+// RETURNS: the totals over every rank's figures `all`, so the family's counters and checks read
+// as for one process; `aggregate` is their round, `mine` this rank's own (its CPU use, latency).
+// With latency recorded, a collective: every rank's histogram is merged.
+RoundStats totals_of(Cluster& cluster, const std::vector<RankFigures>& all, const ClusterRound& aggregate,
+                     const RoundStats& mine, bool record_latency) {
+  RoundStats t;
+  // Rounded: truncating shortened the time by up to 1 ns, overstating the rate.
+  t.elapsed_ns = std::llround(aggregate.seconds * 1e9);
   for (const RankFigures& x : all) {
-    t.bytes += x.round.bytes;
+    t.merge(tally_of(x.read));
     t.reads += x.round.reads;
     t.files += x.round.files;
-    t.bytes_planned += x.planned;
-    t.short_reads += x.short_reads;
-    t.files_vanished += x.vanished;
-    t.files_opened += x.opened;
-    t.noatime_opens += x.noatime;
     t.cpu_seconds += x.round.cpu_seconds;
-    if (t.incomplete.empty()) t.incomplete = x.incomplete.str();
-    selection_per_host[x.round.host] = x.selection_bytes;
   }
   t.stopped_by = all[0].stopped_by.str();
-  t.cpu_util = stats.cpu_util;  // this rank's; cores differ per host
-  if (options.record_latency) {
+  t.cpu_util = mine.cpu_util;  // this rank's; cores differ per host
+  if (record_latency) {
     // Every rank's histogram, merged: percentiles over all reads of the round.
-    const std::vector<std::string> hists = all_gather_text(cluster, stats.latency.to_compact_json().dump());
+    const std::vector<std::string> hists = all_gather_text(cluster, mine.latency.to_compact_json().dump());
     for (std::size_t r = 0; r < hists.size(); ++r)
       t.latency.merge(Histogram::from_compact_json(nlohmann::json::parse(hists[r]),
                                                    "rank " + std::to_string(r) + " latency"));
   }
+  return t;
+}
 
-  // Per rank, per host, stragglers.
+nlohmann::json ranks_json(Cluster& cluster, const std::vector<RankFigures>& all) {
   nlohmann::json ranks = nlohmann::json::array();
   for (std::size_t r = 0; r < all.size(); ++r) {
     const RankRound& x = all[r].round;
@@ -179,6 +181,10 @@ AcrossRanks run_round_across_ranks(Cluster& cluster, const FileSet& mine, Worklo
                      {"end_s", x.end_s},
                      {"bytes_per_second", rank_rate(x)}});
   }
+  return ranks;
+}
+
+nlohmann::json hosts_json(Cluster& cluster, const std::vector<RankFigures>& all) {
   nlohmann::json hosts = nlohmann::json::array();
   for (int h = 0; h < cluster.hosts(); ++h) {
     std::vector<RankRound> on_host;
@@ -196,15 +202,59 @@ AcrossRanks run_round_across_ranks(Cluster& cluster, const FileSet& mine, Worklo
                      {"seconds", hr.seconds},
                      {"bytes_per_second", hr.bytes_per_second}});
   }
+  return hosts;
+}
+
+nlohmann::json stragglers_json(Cluster& cluster, const std::vector<RankRound>& rounds) {
   nlohmann::json stragglers = nlohmann::json::array();
   for (const Straggler& s : find_stragglers(rounds))
     stragglers.push_back({{"rank", s.rank},
                           {"host", cluster.host_names()[std::size_t(s.host)]},
                           {"bytes_per_second", s.bytes_per_second},
                           {"vs_median", s.vs_median}});
-  std::uint64_t selection_bytes = 0;
-  for (const auto& [h, b] : selection_per_host) selection_bytes += share_mode == "per_node" ? b : 0;
-  if (share_mode != "per_node") selection_bytes = selection.total_bytes();
+  return stragglers;
+}
+
+// RETURNS: the bytes of what the ranks split: per_node, every host's own selection; per_rank,
+// the one shared `selection`.
+std::uint64_t split_bytes(const std::vector<RankFigures>& all, const std::string& share_mode,
+                          const FileSet& selection) {
+  if (share_mode != "per_node") return selection.total_bytes();
+  std::map<int, std::uint64_t> selection_per_host;
+  for (const RankFigures& x : all) selection_per_host[x.round.host] = x.selection_bytes;
+  std::uint64_t bytes = 0;
+  for (const auto& [h, b] : selection_per_host) bytes += b;
+  return bytes;
+}
+
+}  // namespace
+
+AcrossRanks run_round_across_ranks(Cluster& cluster, const FileSet& mine, Workload& workload,
+                                   const RoundOptions& options, const std::string& share_mode,
+                                   const FileSet& selection) {
+  AcrossRanks out;
+  // All ranks start together; each times its round from its own exit of the barrier.
+  cluster.barrier();
+  const std::int64_t t0 = now_ns();
+  RoundStats stats;
+  try {
+    stats = run_round(mine, workload, options);
+  } catch (const std::exception& e) {
+    stats.error = e.what();
+  }
+  const std::vector<RankFigures> all =
+      all_gather(cluster, rank_figures(stats, t0, mine, selection, cluster.host_index()));
+  for (std::size_t r = 0; r < all.size(); ++r)
+    if (all[r].round.failed) {
+      out.error = "rank " + std::to_string(r) + " (host " +
+                  cluster.host_names()[std::size_t(all[r].round.host)] + "): " + all[r].round.error.str();
+      return out;
+    }
+
+  std::vector<RankRound> rounds;
+  for (const RankFigures& x : all) rounds.push_back(x.round);
+  out.round = aggregate_round(rounds);
+  out.stats = totals_of(cluster, all, out.round, stats, options.record_latency);
   out.extra = {{"cluster",
                 {{"ranks", cluster.size()},
                  {"hosts", cluster.hosts()},
@@ -214,10 +264,10 @@ AcrossRanks run_round_across_ranks(Cluster& cluster, const FileSet& mine, Worklo
                  {"bytes_per_second", out.round.bytes_per_second},
                  {"median_rank_bytes_per_second", out.round.median_rank_bytes_per_second},
                  {"straggler_below", kStragglerFraction}}},
-               {"ranks", ranks},
-               {"hosts", hosts},
-               {"stragglers", stragglers},
-               {"selection_bytes", selection_bytes}};
+               {"ranks", ranks_json(cluster, all)},
+               {"hosts", hosts_json(cluster, all)},
+               {"stragglers", stragglers_json(cluster, rounds)},
+               {"selection_bytes", split_bytes(all, share_mode, selection)}};
   return out;
 }
 
@@ -232,6 +282,7 @@ struct LoaderRank {
   std::int32_t host;
   std::uint8_t failed;
   FixedText<400> error;
+  FixedText<300> incomplete;  // its shortfall, when it read less than it planned
 };
 
 }  // namespace
@@ -251,8 +302,10 @@ LoaderAcrossRanks gather_loader_ranks(Cluster& cluster, LoaderResult& result, co
                   result.transform_s,
                   cluster.host_index(),
                   std::uint8_t(failed.empty() ? 0 : 1),
+                  {},
                   {}};
   mine.error.set(failed);
+  mine.incomplete.set(result.incomplete);
   const std::vector<LoaderRank> all = all_gather(cluster, mine);
   nlohmann::json au_list = result.au_per_trainer;
   const std::vector<std::string> aus = all_gather_text(cluster, failed.empty() ? au_list.dump() : "[]");
@@ -266,7 +319,9 @@ LoaderAcrossRanks gather_loader_ranks(Cluster& cluster, LoaderResult& result, co
     }
   // Every rank's figures folded, as if one process had run every accelerator.
   LoaderResult& t = result;
+  // The read tally's bytes and shortfall over every rank; its opens stay this rank's.
   t.samples = t.bytes = t.bytes_planned = t.steps = 0;
+  t.incomplete.clear();
   t.wait_s = t.compute_s = t.step_s = t.read_s = t.transform_s = t.measured_s = 0;
   t.au_per_trainer.clear();
   t.wait_ns = Histogram();
@@ -281,6 +336,7 @@ LoaderAcrossRanks gather_loader_ranks(Cluster& cluster, LoaderResult& result, co
     t.samples += x.samples;
     t.bytes += x.bytes;
     t.bytes_planned += x.bytes_planned;
+    if (t.incomplete.empty()) t.incomplete = x.incomplete.str();
     t.steps += x.steps;
     t.wait_s += x.wait_s;
     t.compute_s += x.compute_s;

@@ -22,6 +22,14 @@ struct ShareOfRound {
   std::optional<FileSet> host;  // per_rank: the union of the host's ranks' shares; per_node: unset (all)
 };
 
+// This rank's part of the ranks that split a selection: per_node, its index among its host's
+// ranks, of as many parts as its host has ranks; per_rank, its rank, of all.
+struct RankPart {
+  int part = 0;
+  int parts = 1;
+};
+RankPart rank_part(Cluster& cluster, const std::string& share_mode);
+
 // Splits `selection` for round `round`: per_rank, one shuffle (seed, round) of the whole
 // selection cut into one slice per rank; per_node, the same per host among its ranks.
 // RETURNS: "" and fills `share`, or why the round cannot be split (a rank would read nothing;

@@ -6,6 +6,8 @@
 // share of the data set as it began.
 #include <algorithm>
 #include <cstdio>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -126,115 +128,92 @@ std::string epochs_qualifier(const LoaderResult& r) {
   return text;
 }
 
-}  // namespace
+// The device step of accelerator cuda: each trainer's batch, at most batch_size of the largest
+// samples of `files` (or records), copied to a device, then a kernel of the step time.
+std::function<std::unique_ptr<DeviceStep>(int)> cuda_step(const Case& c, const FileSet& files,
+                                                          int batch_size) {
+  std::uint64_t largest = 0;
+  for (std::uint32_t f = 0; f < files.size(); ++f) largest = std::max(largest, files.file_size(f));
+  if (c.str("samples").starts_with("records:")) largest = parse_size(c.str("samples").substr(8), "samples");
+  const std::uint64_t capacity = largest * std::uint64_t(batch_size);
+  const bool overlap = c.has("overlap") && c.params.at("overlap").get<bool>();
+  return [capacity, overlap](int) {
+    std::string failed;
+    std::unique_ptr<DeviceStep> step = make_cuda_device_step(capacity, overlap, 0, &failed);
+    if (!step) throw RunError(failed);
+    return step;
+  };
+}
 
-void run_loader_case(const Case& c, RunContext& context, benchmark::State& state) {
-  CaseRun run(c, context, state);
-  Cluster& cluster = context.ranks();
-  // Across ranks each rank is a trainer node of `accelerators` simulated accelerators, reading
-  // its share of the selection; every reason to stop is agreed by all ranks.
-  const bool many = cluster.size() > 1;
-  std::string why;
-  // A partial cache (a hot set): path cache reads what it holds from it, the rest from the source.
-  const CaseRun::FilesToRead to_read = run.files_to_read(c.str("path"), &why);
-  const FileSet* selected = to_read.get();
+// A case's simulation: its source (which LoaderSim reads through) and the simulation itself.
+struct Simulation {
+  std::unique_ptr<SampleSource> source;
+  std::optional<LoaderSim> sim;
+};
 
-  const std::string cache_state = c.str("cache_state");
-  if (why.empty() && cache_state != "cold" && cache_state != "warm")
-    why = "the loader reads through the page cache: cache_state must be cold or warm, not " + cache_state;
-  const bool cuda = c.has("accelerator") && c.str("accelerator") == "cuda";
-  if (why.empty() && cuda) cuda_device_count(&why);  // "no CUDA device: ...": skipped, the run goes on
-  const bool calibration = c.str("samples") == "memory";
-  const double target = c.has("target_au") ? c.number("target_au") : 0.90;
-  const std::string share_mode = context.config ? context.config->share : "per_rank";
-  // Every rank's loader sees the whole selection (per_node: its host's) and runs its own trainers
-  // of each epoch's order (LoaderOptions::node), so shares are drawn anew each epoch, as DLIO's
-  // are. share_round's checks still apply (per_rank ranks must see one selection); its shares
-  // are not used.
-  if (why.empty() && many) {
-    ShareOfRound checked;
-    why = share_round(cluster, *selected, share_mode, c.seed, 0, checked);
-  }
-  if (!run.agree(why)) return;
-  const FileSet* files = selected;
-  const std::vector<int>& on_host = cluster.ranks_on_host();
-  const bool per_node = share_mode == "per_node";
-  const int node = per_node ? int(std::find(on_host.begin(), on_host.end(), cluster.rank()) - on_host.begin())
-                            : cluster.rank();
-  const int nodes = per_node ? int(on_host.size()) : cluster.size();
+// RETURNS: the simulation of case `c` over `to_read`'s files, as this rank's trainer node of
+// the run's. Throws InputError or RunError from the source's set-up.
+Simulation simulation_of(const Case& c, CaseRun& run, const RunContext& context,
+                         const CaseRun::FilesToRead& to_read) {
+  const FileSet* files = to_read.get();
+  LoaderOptions options = options_of(c);
+  // Every rank's loader sees the whole selection (per_node: its host's) and runs its own
+  // trainers of each epoch's order, so shares are drawn anew each epoch, as DLIO's are.
+  const RankPart node = rank_part(run.cluster(), run.share_mode());
+  options.node = node.part;
+  options.nodes = node.parts;
+  Simulation out;
+  out.source = source_of(c, *files, run.throttle(c.str("path")));
+  // Between epochs, untimed: a later epoch may be served from the page cache.
+  if (c.str("samples") != "memory")
+    options.residency = [files] { return measure_residency(*files).fraction(); };
+  // Skewed sampling ranks files as file_read does (records by their index); a partial
+  // cache's files by their source paths, so the same files are hot on both paths.
+  if (options.skew.kind != Skew::Kind::none && c.str("samples") == "files")
+    options.ranking = hot_ranking(to_read.tiered ? *context.source : *files, c.seed);
+  if (c.has("accelerator") && c.str("accelerator") == "cuda")
+    options.device_step = cuda_step(c, *files, options.batch_size);
+  out.sim.emplace(options, *out.source);
+  return out;
+}
 
+// The last run's figures, and across ranks what the ranks add.
+struct Measured {
   LoaderResult result;
   std::optional<LoaderAcrossRanks> across;
-  GpuSampler sampler;
-  try {
-    LoaderOptions options = options_of(c);
-    options.node = node;
-    options.nodes = nodes;
-    std::unique_ptr<SampleSource> source;
-    std::optional<LoaderSim> sim;
+};
+
+// Google Benchmark's loop: one run of `sim` per iteration; across ranks every rank's trainers
+// start together and the ranks' figures are folded on every rank. RETURNS: the last run's, or
+// nullopt after skipping the case with the first failing rank's reason. Throws the RunError of
+// a run in one process.
+std::optional<Measured> measure(CaseRun& run, benchmark::State& state, LoaderSim& sim, double target) {
+  Measured out;
+  for (auto _ : state) {
+    if (!run.many()) {
+      out.result = sim.run();
+      state.SetIterationTime(out.result.measured_s > 0 ? out.result.measured_s : 1e-9);
+      continue;
+    }
+    run.cluster().barrier();  // every rank's trainers start together
+    std::string failed;
     try {
-      source = source_of(c, *files, run.throttle(c.str("path")));
-      // Between epochs, untimed: a later epoch may be served from the page cache.
-      if (!calibration) options.residency = [files] { return measure_residency(*files).fraction(); };
-      // Skewed sampling ranks files as file_read does (records by their index); a partial
-      // cache's files by their source paths, so the same files are hot on both paths.
-      if (options.skew.kind != Skew::Kind::none && c.str("samples") == "files")
-        options.ranking = hot_ranking(to_read.tiered ? *context.source : *files, c.seed);
-      if (cuda) {
-        // A batch holds at most batch_size of the largest samples.
-        std::uint64_t largest = 0;
-        for (std::uint32_t f = 0; f < files->size(); ++f) largest = std::max(largest, files->file_size(f));
-        if (c.str("samples").starts_with("records:"))
-          largest = parse_size(c.str("samples").substr(8), "samples");
-        const std::uint64_t capacity = largest * std::uint64_t(options.batch_size);
-        const bool overlap = c.has("overlap") && c.params.at("overlap").get<bool>();
-        options.device_step = [capacity, overlap](int) {
-          std::string failed;
-          std::unique_ptr<DeviceStep> step = make_cuda_device_step(capacity, overlap, 0, &failed);
-          if (!step) throw RunError(failed);
-          return step;
-        };
-      }
-      sim.emplace(options, *source);
-      // Refused before any preparation: the data set cannot hold the configured steps.
-      why = sim->schedule().refused;
-    } catch (const std::exception& e) {  // InputError from a source's set-up
-      if (!many) throw;
-      why = e.what();
+      out.result = sim.run();
+    } catch (const std::exception& e) {
+      failed = e.what();
     }
-    if (!run.agree(why)) return;
-
-    // Untimed preparation; a calibration run does no I/O, so its cache state is moot. Across
-    // ranks each host prepares the whole selection: its ranks read another share each epoch.
-    if (many ? !run.prepare_cache_state_per_host(cache_state, *selected)
-             : !run.prepare_cache_state(cache_state, *files))
-      return;
-
-    // GPU telemetry while the steps run (nothing without an NVIDIA driver).
-    if (cuda) sampler.start();
-    for (auto _ : state) {
-      if (!many) {
-        result = sim->run();
-        state.SetIterationTime(result.measured_s > 0 ? result.measured_s : 1e-9);
-        continue;
-      }
-      cluster.barrier();  // every rank's trainers start together
-      std::string failed;
-      try {
-        result = sim->run();
-      } catch (const std::exception& e) {
-        failed = e.what();
-      }
-      across = gather_loader_ranks(cluster, result, failed, target);
-      if (!across->error.empty()) break;
-      state.SetIterationTime(result.measured_s > 0 ? result.measured_s : 1e-9);
-    }
-  } catch (const std::exception& e) {  // RunError, or InputError from a source's set-up
-    return run.skip(e.what());
+    out.across = gather_loader_ranks(run.cluster(), out.result, failed, target);
+    if (!out.across->error.empty()) break;
+    state.SetIterationTime(out.result.measured_s > 0 ? out.result.measured_s : 1e-9);
   }
-  if (across && !across->error.empty()) return run.skip(across->error);
-  const nlohmann::json telemetry = sampler.stop();
+  if (out.across && !out.across->error.empty()) {
+    run.skip(out.across->error);
+    return std::nullopt;
+  }
+  return out;
+}
 
+void loader_counters(CaseRun& run, const LoaderResult& result) {
   const Histogram& h = result.wait_ns;
   run.counter("samples_per_second", result.samples_per_second);
   run.counter("bytes_per_second", result.bytes_per_second);
@@ -248,58 +227,126 @@ void run_loader_case(const Case& c, RunContext& context, benchmark::State& state
   run.counter("au", result.au);
   run.counter("cpu_util", result.cpu_util);
   run.counter("residency_before", run.record().cache["residency_before"].get<double>());
+}
 
-  // Too few measured steps: the figures are recorded, but no verdict and no CPU-bound claim.
-  const LoaderSchedule& schedule = result.schedule;
-  const bool judged = schedule.judged();
-  const bool cpu_bound =
+// RETURNS: the case's verdict on `result`, or why it carries none (too few measured steps:
+// the figures are recorded, but no verdict and no CPU-bound claim); *cpu_bound as judged.
+std::string verdict_of(const LoaderResult& result, const std::optional<LoaderAcrossRanks>& across,
+                       double target, bool calibration, bool* cpu_bound) {
+  const bool judged = result.schedule.judged();
+  *cpu_bound =
       judged && loader_cpu_bound(result.au, target, result.cpu_util, result.read_s, result.transform_s);
-  std::string verdict = judged ? loader_verdict(result.au, result.stall_fraction, target, cpu_bound,
-                                                result.read_s, result.transform_s) +
-                                     (calibration ? "" : epochs_qualifier(result))
-                               : schedule.not_judged_reason();
-  if (across && judged) verdict += across->verdict;
+  if (!judged) return result.schedule.not_judged_reason();
+  std::string verdict = loader_verdict(result.au, result.stall_fraction, target, *cpu_bound, result.read_s,
+                                       result.transform_s) +
+                        (calibration ? "" : epochs_qualifier(result));
+  if (across) verdict += across->verdict;
+  return verdict;
+}
+
+// The record's `extra` of a loader run: its verdict and the figures behind it.
+nlohmann::json run_json(const LoaderResult& result, const std::string& verdict, double target, bool cpu_bound,
+                        bool calibration, std::uint64_t dataset_bytes, std::uint64_t available) {
+  const LoaderSchedule& schedule = result.schedule;
   nlohmann::json epochs = nlohmann::json::array();
   for (const EpochFigures& f : result.epochs) epochs.push_back(epoch_json(f));
+  return {{"verdict", verdict},
+          {"judged", schedule.judged()},
+          {"au_per_accelerator", result.au_per_trainer},
+          {"min_au", result.min_au},
+          {"target_au", target},
+          {"cpu_bound", cpu_bound},
+          {"calibration", calibration},
+          {"samples", result.samples},
+          {"bytes", result.bytes},
+          {"warmup_steps", result.warmup_steps},
+          {"steps_per_epoch", schedule.steps_per_epoch},
+          {"warmup_steps_in_effect", schedule.warmup_steps},
+          {"measured_steps_first_epoch", schedule.measured_first_epoch},
+          {"min_measured_steps", schedule.min_measured_steps},
+          {"epochs", epochs},
+          {"dataset_bytes", dataset_bytes},
+          {"available_memory_bytes", available},
+          {"wait_s", result.wait_s},
+          {"compute_s", result.compute_s},
+          {"read_s", result.read_s},
+          {"transform_s", result.transform_s}};
+}
+
+// The device's side of the step: what was copied (every step, warm-up included) and how long
+// the copies and the kernels took on the device's clock.
+void record_device(CaseRun& run, const Case& c, const LoaderResult& result) {
+  run.copy_counters(*result.device_copy);
+  nlohmann::json& extra = run.record().extra;
+  extra["accelerator"] = "cuda";
+  extra["overlap"] = c.has("overlap") && c.params.at("overlap").get<bool>();
+  const SinkStats& d = *result.device_copy;
+  extra["device"] = {{"copy_bytes", d.bytes},
+                     {"copies", d.copies},
+                     {"copy_s", d.copy_seconds()},
+                     {"kernel_s", result.device_busy_s}};
+}
+
+}  // namespace
+
+void run_loader_case(const Case& c, RunContext& context, benchmark::State& state) {
+  CaseRun run(c, context, state);
+  // Across ranks each rank is a trainer node of `accelerators` simulated accelerators, reading
+  // its share of the selection; every reason to stop is agreed by all ranks.
+  // A partial cache (a hot set): path cache reads what it holds from it, the rest from the source.
+  const CaseRun::FilesToRead to_read = run.files_to_read(c.str("path"));
+  const FileSet* files = to_read.get();
+  const std::string cache_state = c.str("cache_state");
+  if (cache_state != "cold" && cache_state != "warm")
+    run.note_stop("the loader reads through the page cache: cache_state must be cold or warm, not " +
+                  cache_state);
+  const bool cuda = c.has("accelerator") && c.str("accelerator") == "cuda";
+  if (cuda) run.need_cuda_device();  // skipped, the run goes on
+  const bool calibration = c.str("samples") == "memory";
+  const double target = c.has("target_au") ? c.number("target_au") : 0.90;
+  // share_round's checks apply (per_rank ranks must see one selection); its shares are not
+  // used: each rank's loader draws its trainers' shares anew each epoch (simulation_of).
+  ShareOfRound checked;
+  run.share_among_ranks(files, 0, checked);
+  if (!run.agree()) return;
+  const bool many = run.many();
+
+  std::optional<Measured> measured;
+  GpuSampler sampler;
+  try {
+    std::optional<Simulation> sim;
+    try {
+      sim.emplace(simulation_of(c, run, context, to_read));
+      // Refused before any preparation: the data set cannot hold the configured steps.
+      run.note_stop(sim->sim->schedule().refused);
+    } catch (const std::exception& e) {  // InputError from a source's set-up
+      if (!many) throw;
+      run.note_stop(e.what());
+    }
+    if (!run.agree()) return;
+    // Untimed preparation; a calibration run does no I/O, so its cache state is moot. Across
+    // ranks each host prepares the whole selection: its ranks read another share each epoch.
+    if (!run.prepare(cache_state, *files, *files)) return;
+    // GPU telemetry while the steps run (nothing without an NVIDIA driver).
+    if (cuda) sampler.start();
+    measured = measure(run, state, *sim->sim, target);
+  } catch (const std::exception& e) {  // RunError, or InputError from a source's set-up
+    return run.skip(e.what());
+  }
+  if (!measured) return;
+  const nlohmann::json telemetry = sampler.stop();
+  const LoaderResult& result = measured->result;
+
+  loader_counters(run, result);
+  bool cpu_bound = false;
+  const std::string verdict = verdict_of(result, measured->across, target, calibration, &cpu_bound);
   const std::uint64_t available = available_memory_bytes();
-  run.record().extra = {{"verdict", verdict},
-                        {"judged", judged},
-                        {"au_per_accelerator", result.au_per_trainer},
-                        {"min_au", result.min_au},
-                        {"target_au", target},
-                        {"cpu_bound", cpu_bound},
-                        {"calibration", calibration},
-                        {"samples", result.samples},
-                        {"bytes", result.bytes},
-                        {"warmup_steps", result.warmup_steps},
-                        {"steps_per_epoch", schedule.steps_per_epoch},
-                        {"warmup_steps_in_effect", schedule.warmup_steps},
-                        {"measured_steps_first_epoch", schedule.measured_first_epoch},
-                        {"min_measured_steps", schedule.min_measured_steps},
-                        {"epochs", epochs},
-                        {"dataset_bytes", files->total_bytes()},
-                        {"available_memory_bytes", available},
-                        {"wait_s", result.wait_s},
-                        {"compute_s", result.compute_s},
-                        {"read_s", result.read_s},
-                        {"transform_s", result.transform_s}};
-  if (result.device_copy) {
-    // The device's side of the step: what was copied (every step, warm-up included) and how
-    // long the copies and the kernels took on the device's clock.
-    run.copy_counters(*result.device_copy);
-    run.record().extra["accelerator"] = "cuda";
-    run.record().extra["overlap"] = c.has("overlap") && c.params.at("overlap").get<bool>();
-    const SinkStats& d = *result.device_copy;
-    run.record().extra["device"] = {{"copy_bytes", d.bytes},
-                                    {"copies", d.copies},
-                                    {"copy_s", d.copy_seconds()},
-                                    {"kernel_s", result.device_busy_s}};
-  }
-  if (!telemetry.is_null()) run.record().extra["gpu_telemetry"] = telemetry;
-  if (across) {
-    run.record().extra.update(across->extra);
-    run.record().extra["dataset_bytes"] = selected->total_bytes();
-  }
+  run.record().extra =
+      run_json(result, verdict, target, cpu_bound, calibration, files->total_bytes(), available);
+  nlohmann::json& extra = run.record().extra;
+  if (result.device_copy) record_device(run, c, result);
+  if (!telemetry.is_null()) extra["gpu_telemetry"] = telemetry;
+  if (measured->across) extra.update(measured->across->extra);
   if (options_of(c).skew.kind != Skew::Kind::none && c.str("samples") == "files" && !many && context.source) {
     // The hit share, counted over the samples the run's batches took (warm-up included).
     LoaderOptions options = options_of(c);
@@ -310,19 +357,15 @@ void run_loader_case(const Case& c, RunContext& context, benchmark::State& state
   }
   if (options_of(c).transform.per == TransformCost::Per::decode && result.transform_bytes > 0) {
     // The real cost of decoding on this CPU, for comparison with djpeg or another host.
-    run.record().extra["decoded_pixels"] = result.decoded_pixels;
-    run.record().extra["decode_ms_per_mib"] =
-        result.transform_s * 1e3 / (double(result.transform_bytes) / (1 << 20));
+    extra["decoded_pixels"] = result.decoded_pixels;
+    extra["decode_ms_per_mib"] = result.transform_s * 1e3 / (double(result.transform_bytes) / (1 << 20));
   }
   if (!calibration) {
     const std::string note =
         memory_note(result, files->total_bytes(), available, run.throttle(c.str("path")).get());
-    if (!note.empty()) run.record().extra["memory_note"] = note;
+    if (!note.empty()) extra["memory_note"] = note;
   }
-  run.record_round(
-      result.bytes_planned, result.bytes, result.bytes >= result.bytes_planned,
-      result.bytes >= result.bytes_planned ? "" : "files of the selection shrank or vanished since the scan");
-  if (!calibration) run.record_opens(result.opens.noatime, result.opens.plain);
+  run.record_reads(result);
   run.record().latency = result.wait_ns;
   // A calibration run does no I/O: its cache state is moot, so its label does not flag it.
   run.finish(verdict, /*flag_cache_state=*/!calibration);

@@ -158,16 +158,12 @@ struct alignas(64) Worker {
   std::atomic<std::uint64_t> progress_bytes{0};
   std::atomic<std::uint64_t> progress_reads{0};
   std::uint64_t ramp_bytes = 0;
-  std::uint64_t opened = 0;  // files opened in the whole round, ramp included
-  std::uint64_t bytes = 0;
   std::uint64_t reads = 0;
   std::uint64_t files = 0;
-  std::uint64_t planned = 0;
-  std::uint64_t short_reads = 0;
-  std::uint64_t vanished = 0;
-  std::uint64_t noatime_opens = 0;
   std::uint64_t whole = 0;  // files read by a whole-file chain
-  std::string incomplete;   // first shortfall (written only when one happens)
+  // Bytes read and planned restart at the end of ramp; opens and shortfalls cover the round.
+  // The first shortfall's text is written only when one happens.
+  ReadTally read;
   std::int64_t end_ns = 0;
   std::int64_t cpu_ns = 0;        // this thread's CPU from the start signal to its last completion
   std::optional<SinkStats> sink;  // with a copy engine
@@ -284,8 +280,8 @@ void run_worker(Shared& shared, Worker& me, unsigned w) {
   bool in_ramp = options.ramp_ns > 0;
   auto end_ramp = [&] {
     in_ramp = false;
-    me.ramp_bytes += me.bytes;
-    me.bytes = me.reads = me.files = me.planned = me.whole = 0;
+    me.ramp_bytes += me.read.bytes;
+    me.read.bytes = me.reads = me.files = me.read.bytes_planned = me.whole = 0;
     me.latency.reset();
     if (ring) ring->reset_stats();
     cpu_start = thread_cpu_ns();
@@ -314,16 +310,16 @@ void run_worker(Shared& shared, Worker& me, unsigned w) {
   // more (tools/measure-overhead, 3 alternating runs of 1,000 pairs each).
   auto count_read = [&](const Completion& c, std::uint32_t file, std::int64_t t)
       __attribute__((always_inline)) {
-    me.bytes += std::uint64_t(c.result);  // short at end of file: planned so
+    me.read.bytes += std::uint64_t(c.result);  // short at end of file: planned so
     ++me.reads;
     me.progress_bytes.store(me.progress_bytes.load(std::memory_order_relaxed) + std::uint64_t(c.result),
                             std::memory_order_relaxed);
     me.progress_reads.store(me.progress_reads.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     if (std::uint64_t(c.result) < slot_planned[c.slot]) {
-      if (me.short_reads++ == 0 && me.incomplete.empty())
-        me.incomplete = files.absolute_path(file) + ": read " + std::to_string(c.result) + " of " +
-                        std::to_string(slot_planned[c.slot]) + " bytes at offset " +
-                        std::to_string(slot_offset[c.slot]) + " (it shrank since the scan)";
+      if (me.read.short_reads++ == 0 && me.read.incomplete.empty())
+        me.read.incomplete = files.absolute_path(file) + ": read " + std::to_string(c.result) + " of " +
+                             std::to_string(slot_planned[c.slot]) + " bytes at offset " +
+                             std::to_string(slot_offset[c.slot]) + " (it shrank since the scan)";
     }
     if (record) me.latency.record(clock->elapsed_ns(started[c.slot], t));
     // On to the device before the slot is reused; the ring waits when every staging slot
@@ -362,7 +358,7 @@ void run_worker(Shared& shared, Worker& me, unsigned w) {
         continue;
       }
       if (!random && item.file == vanished_file) {
-        me.planned += planned_of(item);
+        me.read.bytes_planned += planned_of(item);
         have_item = false;
         continue;
       }
@@ -382,7 +378,7 @@ void run_worker(Shared& shared, Worker& me, unsigned w) {
           slot_item[slot] = item;
           slot_offset[slot] = 0;
           slot_planned[slot] = planned;
-          me.planned += planned;
+          me.read.bytes_planned += planned;
           const WholeFileRead r{chain_path, slot, std::uint32_t(planned), root_fd < 0 ? AT_FDCWD : root_fd};
           engine->submit_whole_files(std::span<const WholeFileRead>(&r, 1));  // copies the path
           ++in_flight;
@@ -408,9 +404,9 @@ void run_worker(Shared& shared, Worker& me, unsigned w) {
         } catch (const std::exception& ex) {
           if (::access(path.c_str(), F_OK) != 0 && errno == ENOENT) {
             // Removed since the scan: the round goes on without it, and is not complete.
-            ++me.vanished;
-            if (!retrying) me.planned += planned_of(item);
-            if (me.incomplete.empty()) me.incomplete = path + ": removed since the scan";
+            ++me.read.files_vanished;
+            if (!retrying) me.read.bytes_planned += planned_of(item);
+            if (me.read.incomplete.empty()) me.read.incomplete = path + ": removed since the scan";
             vanished_file = item.file;
             have_item = false;
             continue;
@@ -420,7 +416,7 @@ void run_worker(Shared& shared, Worker& me, unsigned w) {
           break;
         }
         ++me.files;
-        ++me.opened;
+        ++me.read.files_opened;
         e = open_files.insert(item.file, h);
       }
       OpenFiles::Entry& entry = open_files.at(e);
@@ -430,7 +426,7 @@ void run_worker(Shared& shared, Worker& me, unsigned w) {
       slot_entry[slot] = e;
       slot_offset[slot] = item.offset;
       slot_planned[slot] = planned_of(item);
-      if (!retrying) me.planned += slot_planned[slot];
+      if (!retrying) me.read.bytes_planned += slot_planned[slot];
       ops[n++] = ReadOp{entry.handle, slot, item.length, item.offset};
       have_item = false;
     }
@@ -462,7 +458,7 @@ void run_worker(Shared& shared, Worker& me, unsigned w) {
       if (e < 0) {  // a whole-file chain
         if (c.failed_step == ChainStep::none) {
           ++me.files;
-          ++me.opened;
+          ++me.read.files_opened;
           ++me.whole;
           count_read(c, slot_item[c.slot].file, t);
         } else {
@@ -505,7 +501,7 @@ void run_worker(Shared& shared, Worker& me, unsigned w) {
     me.cpu_ns = 0;
   }
   if (ring) me.sink = ring->stats();
-  me.noatime_opens = engine->open_counts().noatime;
+  me.read.noatime_opens = engine->open_counts().noatime;
 
   // Files a random round kept open (or an error left open) close after the clock. The kernel
   // keeps its own reference for a read still in flight after an engine failure.
@@ -723,16 +719,10 @@ RoundStats run_round(const FileSet& files, Workload& workload, const RoundOption
   std::int64_t end = start;
   for (const Worker& w : workers) {
     stats.ramp_bytes += w.ramp_bytes;
-    stats.bytes += w.bytes;
+    stats.merge(w.read);
     stats.reads += w.reads;
     stats.files += w.files;
-    stats.bytes_planned += w.planned;
-    stats.short_reads += w.short_reads;
-    stats.files_vanished += w.vanished;
-    stats.noatime_opens += w.noatime_opens;
     stats.whole_file_reads += w.whole;
-    stats.files_opened += w.opened;
-    if (stats.incomplete.empty()) stats.incomplete = w.incomplete;
     stats.latency.merge(w.latency);
     if (w.sink) {
       if (!stats.sink) stats.sink.emplace();

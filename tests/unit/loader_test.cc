@@ -156,6 +156,7 @@ TEST(LoaderTest, MemoryCalibrationKeepsAuAbove99Percent) {
   EXPECT_TRUE(r.schedule.judged()) << r.schedule.not_judged_reason();
   EXPECT_GE(r.au, 0.99) << "wait p99 " << r.wait_ns.quantile(0.99) << " ns";
   EXPECT_EQ(r.bytes, 16u * 8 * (128 << 10));
+  EXPECT_FALSE(r.reads_files) << "calibration reads memory: no opens to judge";
 }
 
 TEST(LoaderTest, TransformCostDominatesWorkerTime) {
@@ -235,8 +236,11 @@ TEST(LoaderTest, ShrunkOrVanishedFilesReadLessThanPlanned) {
     LoaderResult whole = LoaderSim(o, *source).run();
     EXPECT_EQ(whole.bytes, 40000u) << engine;
     EXPECT_EQ(whole.bytes_planned, 40000u) << engine;
-    EXPECT_EQ(whole.opens.noatime, 4u) << engine;
-    EXPECT_EQ(whole.opens.plain, 0u) << engine;
+    EXPECT_EQ(whole.files_opened, 4u) << engine;
+    EXPECT_EQ(whole.noatime_opens, 4u) << engine;
+    EXPECT_TRUE(whole.reads_files) << engine;
+    EXPECT_TRUE(whole.complete()) << engine;
+    EXPECT_EQ(whole.incomplete, "") << engine;
   }
   ASSERT_EQ(::truncate((dir / "s1").c_str(), 1000), 0);
   ASSERT_EQ(::unlink((dir / "s2").c_str()), 0);
@@ -248,6 +252,8 @@ TEST(LoaderTest, ShrunkOrVanishedFilesReadLessThanPlanned) {
     EXPECT_EQ(r.samples, 4u) << engine;
     EXPECT_EQ(r.bytes_planned, 40000u) << engine;
     EXPECT_EQ(r.bytes, 21000u) << engine;
+    EXPECT_FALSE(r.complete()) << engine;
+    EXPECT_EQ(r.incomplete, "files of the selection shrank or vanished since the scan") << engine;
   }
 }
 

@@ -14,6 +14,7 @@
 #include "feedbench/dataset/dataset.h"
 #include "feedbench/gpu/gpu.h"
 #include "feedbench/io/engine.h"
+#include "feedbench/io/read_tally.h"
 #include "feedbench/io/workload.h"
 
 namespace feedbench {
@@ -92,18 +93,12 @@ struct SteadyStateResult {
   std::size_t samples = 0;     // samples taken after ramp
 };
 
-struct RoundStats {
-  std::uint64_t bytes = 0;  // bytes actually read
-  std::uint64_t reads = 0;  // completed read calls
-  std::uint64_t files = 0;  // files opened
-  // What the reads asked for within each file's size at the scan (a read past a file's end is
-  // planned short); a round that read less is not a measurement of the selection.
-  std::uint64_t bytes_planned = 0;
-  std::uint64_t short_reads = 0;       // reads that returned less than planned (a file shrank)
-  std::uint64_t files_vanished = 0;    // opens that found the file gone (ENOENT) since the scan
-  std::string incomplete;              // the first shortfall, naming the file; "" when none
-  std::uint64_t files_opened = 0;      // opens in the whole round (ramp included; `files` is not)
-  std::uint64_t noatime_opens = 0;     // of `files_opened`, opened with O_NOATIME
+// A round's figures. Its read tally (bytes read and planned, shortfalls, opens) counts the
+// bytes after ramp, and every open of the round, ramp included (`files` is not). Planned counts
+// only reads submitted, so a round cut by runtime is complete() unless files shrank.
+struct RoundStats : ReadTally {
+  std::uint64_t reads = 0;             // completed read calls
+  std::uint64_t files = 0;             // files opened
   std::uint64_t whole_file_reads = 0;  // of `files`, read whole by one open -> read -> close request
   std::int64_t elapsed_ns = 0;
   std::int64_t start_ns = 0;  // steady_clock time of the measured start (end: start_ns + elapsed_ns)
@@ -121,9 +116,6 @@ struct RoundStats {
   std::optional<SinkStats> sink;
 
   double seconds() const { return double(elapsed_ns) * 1e-9; }
-  // RETURNS: true when every planned byte was read (a file that grew may give more). Planned
-  // counts only reads submitted, so a round cut by runtime is complete unless files shrank.
-  bool complete() const { return short_reads == 0 && files_vanished == 0 && bytes >= bytes_planned; }
 };
 
 // RETURNS: the round's figures. An engine the system refuses, or a failed read, ends the

@@ -34,6 +34,7 @@
 #include "feedbench/dataset/dataset.h"
 #include "feedbench/gpu/gpu.h"
 #include "feedbench/io/engine.h"
+#include "feedbench/io/read_tally.h"
 #include "feedbench/io/skew.h"
 #include "feedbench/io/throttle.h"
 
@@ -85,6 +86,8 @@ class SampleSource {
   // RETURNS: for a source read in streams, shard by shard (TFRecord), the records of each
   // shard, whose samples are numbered shard after shard; null for a source read by index.
   virtual const std::vector<std::uint64_t>* shard_records() const { return nullptr; }
+  // RETURNS: false for a source that reads no file (calibration, tests): it opens none.
+  virtual bool reads_files() const { return true; }
 };
 
 // One sample per file of `files`, read whole through engine `engine` (psync, mmap, io_uring)
@@ -251,18 +254,17 @@ struct EpochFigures {
   std::optional<double> residency_before;  // page-cache fraction as the epoch began
 };
 
-struct LoaderResult {
-  std::uint64_t samples = 0;        // in measured steps, all trainers
-  std::uint64_t bytes = 0;          // read for measured steps
-  std::uint64_t bytes_planned = 0;  // what those samples hold at the scan: more than `bytes`
-                                    // when files shrank or vanished during the run
-  Engine::OpenCounts opens;         // every open of the run (warm-up included), with/without O_NOATIME
-  std::uint64_t steps = 0;          // measured steps, all trainers
-  std::uint64_t warmup_steps = 0;   // excluded
-  double measured_s = 0;            // wall of the measured steps: the sum over epochs of EpochFigures
-  double epoch_s = 0;               // mean wall of an epoch (warm-up included), over trainers and epochs
-  Histogram wait_ns;                // data wait per measured step
-  double wait_s = 0;                // totals over measured steps, all trainers
+// A run's figures. Its read tally counts the bytes read for measured steps against what those
+// samples held at the scan (more than read when files shrank or vanished during the run; then
+// `incomplete` says so), and every open of the run, warm-up included.
+struct LoaderResult : ReadTally {
+  std::uint64_t samples = 0;       // in measured steps, all trainers
+  std::uint64_t steps = 0;         // measured steps, all trainers
+  std::uint64_t warmup_steps = 0;  // excluded
+  double measured_s = 0;           // wall of the measured steps: the sum over epochs of EpochFigures
+  double epoch_s = 0;              // mean wall of an epoch (warm-up included), over trainers and epochs
+  Histogram wait_ns;               // data wait per measured step
+  double wait_s = 0;               // totals over measured steps, all trainers
   double compute_s = 0;
   double step_s = 0;          // wait + compute + loop overhead
   double stall_fraction = 0;  // wait_s / step_s

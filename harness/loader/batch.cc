@@ -1,0 +1,70 @@
+// What a loader worker does for one batch (see batch.h).
+#include "batch.h"
+
+#include "feedbench/base/clock.h"
+#include "feedbench/base/error.h"
+
+namespace feedbench {
+namespace {
+
+// CPU work of `ns` of this thread's CPU time: on a saturated CPU it takes longer in wall time,
+// as a real decode would.
+void burn_cpu_ns(std::int64_t ns) {
+  if (ns <= 0) return;
+  const std::int64_t end = thread_cpu_ns() + ns;
+  volatile std::uint64_t sink = 0;
+  std::uint64_t x = 0x9E3779B97F4A7C15ull;
+  do {
+    for (int i = 0; i < 256; ++i) x = x * 6364136223846793005ull + 1442695040888963407ull;
+    sink = sink + x;
+  } while (thread_cpu_ns() < end);
+}
+
+std::int64_t transform_ns(const TransformCost& t, std::uint64_t bytes) {
+  switch (t.per) {
+    case TransformCost::Per::none: return 0;
+    case TransformCost::Per::sample: return t.ns;
+    case TransformCost::Per::mib: return std::int64_t(double(t.ns) * double(bytes) / (1 << 20));
+    case TransformCost::Per::decode: return 0;  // real work, done apart
+  }
+  return 0;
+}
+
+}  // namespace
+
+Batch build_batch(SampleReader& reader, const std::vector<std::size_t>* indices, std::size_t from,
+                  std::size_t to, const TransformCost& transform, WorkerTotals& totals,
+                  JpegDecoder* decoder) {
+  Batch b;
+  for (std::size_t k = from; k < to; ++k) {
+    std::int64_t t0 = now_ns();
+    std::size_t index = 0;
+    std::uint64_t n = 0;
+    if (indices) {
+      index = (*indices)[k];
+      n = reader.read(index);
+    } else {
+      index = reader.read_next();
+      n = reader.planned_bytes(index);
+    }
+    std::int64_t t1 = now_ns();
+    if (transform.per == TransformCost::Per::decode) {
+      FB_CHECK(decoder != nullptr, "a decode transform without a decoder");
+      const DecodedImage img = decoder->decode(reader.data(), transform.size, reader.sample_name(index));
+      totals.pixels += img.pixels();
+    } else {
+      burn_cpu_ns(transform_ns(transform, n));
+    }
+    std::int64_t t2 = now_ns();
+    totals.read_ns += t1 - t0;
+    totals.transform_ns += t2 - t1;
+    totals.bytes += n;
+    b.bytes += n;
+    b.planned += reader.planned_bytes(index);
+    ++b.samples;
+  }
+  b.ready = true;
+  return b;
+}
+
+}  // namespace feedbench

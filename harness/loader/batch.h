@@ -1,0 +1,34 @@
+// One batch as a loader worker builds it: each of its samples read through the worker's
+// reader, then the transform's cost (CPU work, or a real JPEG decode), each part timed.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "feedbench/dataset/jpeg.h"
+#include "feedbench/loader/loader.h"
+
+namespace feedbench {
+
+struct Batch {
+  bool ready = false;
+  std::uint64_t samples = 0;
+  std::uint64_t bytes = 0;
+  std::uint64_t planned = 0;
+};
+
+struct WorkerTotals {
+  std::int64_t read_ns = 0;
+  std::int64_t transform_ns = 0;
+  std::uint64_t pixels = 0;  // decoded (decode transform)
+  std::uint64_t bytes = 0;   // read, warm-up included: what the transform had to work on
+};
+
+// Builds one batch: reads its samples and applies the transform, timing each part. `decoder`:
+// the worker's own, for a decode transform.
+// `indices` null: a batch of to − from samples from the reader's stream.
+Batch build_batch(SampleReader& reader, const std::vector<std::size_t>* indices, std::size_t from,
+                  std::size_t to, const TransformCost& transform, WorkerTotals& totals, JpegDecoder* decoder);
+
+}  // namespace feedbench

@@ -1,0 +1,243 @@
+// The trainer's consumer loop and its workers (see trainer.h).
+#include "trainer.h"
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <exception>
+#include <thread>
+
+#include "feedbench/base/clock.h"
+#include "feedbench/base/error.h"
+#include "feedbench/base/splitmix.h"
+#include "feedbench/base/threads.h"
+
+namespace feedbench {
+namespace {
+
+// Sleeps most of the way, then spins the last ~100 µs: a simulated step is accurate to a few
+// microseconds instead of the scheduler's sleep overshoot.
+void wait_until_ns(std::int64_t deadline) {
+  constexpr std::int64_t kSpin = 100'000;
+  std::int64_t now = now_ns();
+  if (deadline - now > kSpin) std::this_thread::sleep_for(std::chrono::nanoseconds(deadline - now - kSpin));
+  while (now_ns() < deadline) {
+  }
+}
+
+std::int64_t draw_step_ns(const Distribution& d, std::mt19937_64& rng) {
+  switch (d.kind) {
+    case Distribution::Kind::fixed: return d.a_ns;
+    case Distribution::Kind::normal: {
+      std::normal_distribution<double> dist(double(d.a_ns), double(d.b_ns));
+      return std::max<std::int64_t>(0, std::int64_t(dist(rng)));
+    }
+    case Distribution::Kind::uniform: {
+      if (d.b_ns <= d.a_ns) return d.a_ns;
+      std::uniform_int_distribution<std::int64_t> dist(d.a_ns, d.b_ns);
+      return dist(rng);
+    }
+  }
+  return d.a_ns;
+}
+
+}  // namespace
+
+Trainer::Trainer(const LoaderOptions& o, const LoaderSchedule& schedule, const SampleSource& source,
+                 int index, RunState& run)
+    : o_(o), schedule_(schedule), source_(source), index_(index), run_(run),
+      rng_(o.seed * 0xBF58476D1CE4E5B9ull + std::uint64_t(index) * 1000003 + 17) {}
+
+void Trainer::run_epoch(int epoch) {
+  outcome.epochs.emplace_back();
+  try {
+    if (readers_.empty()) {
+      const bool decode = o_.transform.per == TransformCost::Per::decode;
+      for (int w = 0; w < std::max(o_.workers, 1); ++w) {
+        readers_.push_back(source_.make_reader());
+        readers_.back()->keep_data(decode);
+        decoders_.push_back(decode ? std::make_unique<JpegDecoder>() : nullptr);
+      }
+    }
+    if (o_.device_step && !device_) device_ = o_.device_step(index_);
+    run_epoch(epoch, outcome.epochs.back());
+  } catch (const std::exception& ex) {
+    run_.fail(ex.what());
+  }
+}
+
+void Trainer::finish() {
+  for (const EpochOutcome& e : outcome.epochs) outcome.read.merge(e.read);
+  // A reader returns what is left of a sample whose file shrank or vanished, without naming it.
+  if (!outcome.read.complete())
+    outcome.read.incomplete = "files of the selection shrank or vanished since the scan";
+  for (const auto& r : readers_) {
+    const Engine::OpenCounts opens = r->open_counts();
+    outcome.read.files_opened += opens.noatime + opens.plain;
+    outcome.read.noatime_opens += opens.noatime;
+  }
+  readers_.clear();
+  decoders_.clear();
+  if (device_) {
+    outcome.device_copy = device_->copy_stats();
+    outcome.device_busy_ns = device_->device_busy_ns();
+    device_.reset();
+  }
+}
+
+bool BatchQueue::wait_turn(std::size_t j) {
+  std::unique_lock lock(m_);
+  cv_.wait(lock, [&] { return stop_ || j < consumed_ + depth_; });
+  return !stop_;
+}
+
+void BatchQueue::put(std::size_t j, const Batch& b) {
+  std::lock_guard lock(m_);
+  slots_[j] = b;
+  cv_.notify_all();
+}
+
+bool BatchQueue::take(std::size_t j, Batch* b) {
+  std::unique_lock lock(m_);
+  cv_.wait(lock, [&] { return stop_ || slots_[j].ready; });
+  if (!slots_[j].ready) return false;
+  *b = slots_[j];
+  consumed_ = j + 1;
+  cv_.notify_all();
+  return true;
+}
+
+void BatchQueue::stop() {
+  std::lock_guard lock(m_);
+  stop_ = true;
+  cv_.notify_all();
+}
+
+void Trainer::run_epoch(int epoch, EpochOutcome& out) {
+  const std::size_t batches = std::size_t(schedule_.steps_per_epoch);
+  const std::size_t W = std::size_t(o_.workers);
+  const EpochJobs jobs = deal_batches(epoch, batches);
+  BatchQueue queue(batches, W * std::size_t(std::max(o_.prefetch, 1)));
+  std::vector<WorkerTotals> totals(std::max<std::size_t>(W, 1));
+
+  const std::int64_t epoch_start = now_ns();
+  std::vector<std::thread> threads;
+  start_workers(jobs, queue, totals, threads);
+  for (std::size_t j = 0; j < batches && !run_.failed; ++j) {
+    const std::int64_t t0 = now_ns();
+    Batch b;
+    if (W == 0) b = build(jobs, 0, j, totals[0]);
+    else if (!queue.take(j, &b)) break;
+    const std::int64_t t1 = now_ns();
+    if (!compute_step(b, t1, j + 1 == batches)) break;  // the workers are stopped and joined below
+    const std::int64_t t2 = now_ns();
+    // The warm-up is the first steps of the run: later epochs are measured whole.
+    if (epoch == 0 && std::int64_t(out.warmup) < schedule_.warmup_steps) ++out.warmup;
+    else record_step(out, t0, t1, t2, b);
+  }
+  out.epoch_ns = now_ns() - epoch_start;
+  queue.stop();
+  for (std::thread& t : threads) t.join();
+  for (const WorkerTotals& t : totals) {
+    outcome.work.read_ns += t.read_ns;
+    outcome.work.transform_ns += t.transform_ns;
+    outcome.work.pixels += t.pixels;
+    outcome.work.bytes += t.bytes;
+  }
+}
+
+EpochJobs Trainer::deal_batches(int epoch, std::size_t batches) {
+  const std::size_t B = std::size_t(o_.batch_size);
+  EpochJobs out;
+  out.jobs.resize(std::max<std::size_t>(std::size_t(o_.workers), 1));
+  const std::vector<std::uint64_t>* shard_records = source_.shard_records();
+  out.streams = shard_records != nullptr;
+  if (shard_records) {
+    // Streams: each worker reads its shards of the plan; batch j comes from the worker the
+    // plan names.
+    const StreamPlan plan = loader_stream_plan(o_, *shard_records, epoch, index_);
+    FB_CHECK(plan.batch_worker.size() >= batches, "the schedule refuses more steps than the plan holds");
+    for (std::size_t w = 0; w < plan.shards.size(); ++w) {
+      const std::uint64_t seed =
+          mix64(o_.seed ^ mix64((std::uint64_t(epoch) << 40) ^ (std::uint64_t(index_) << 20) ^ w));
+      readers_[w]->start_stream(plan.shards[w], o_.shuffle_buffer, seed);
+    }
+    for (std::size_t j = 0; j < batches; ++j) out.jobs[plan.batch_worker[j]].push_back(j);
+  } else {
+    // DistributedSampler's split across all nodes' trainers (loader_trainer_share).
+    out.mine = loader_trainer_share(loader_epoch_order(o_, source_.count(), epoch), index_, o_, schedule_);
+    FB_CHECK(batches * B < out.mine.size() + B, "the schedule refuses more steps than the share holds");
+    // PyTorch's round robin: worker w builds batches w, w+W, ...
+    for (std::size_t j = 0; j < batches; ++j) out.jobs[j % out.jobs.size()].push_back(j);
+  }
+  return out;
+}
+
+void Trainer::start_workers(const EpochJobs& jobs, BatchQueue& queue, std::vector<WorkerTotals>& totals,
+                            std::vector<std::thread>& threads) {
+  const std::size_t W = std::size_t(o_.workers);
+  for (std::size_t w = 0; w < W; ++w) {
+    const std::string refused = start_thread(
+        threads,
+        [&, w] {
+          try {
+            // At most `depth` batches are outstanding ahead of the trainer.
+            for (std::size_t j : jobs.jobs[w]) {
+              if (!queue.wait_turn(j)) return;
+              queue.put(j, build(jobs, w, j, totals[w]));
+            }
+          } catch (const std::exception& ex) {
+            run_.fail(ex.what());
+            queue.stop();
+          }
+        },
+        "loader worker", w, W);
+    if (!refused.empty()) {  // the system would not start it (pids limit): the run fails
+      run_.fail(refused);
+      queue.stop();
+      break;
+    }
+  }
+}
+
+Batch Trainer::build(const EpochJobs& jobs, std::size_t w, std::size_t j, WorkerTotals& totals) {
+  const std::size_t B = std::size_t(o_.batch_size);
+  const std::size_t end = jobs.streams ? (j + 1) * B : std::min(jobs.mine.size(), (j + 1) * B);
+  return build_batch(*readers_[w], jobs.streams ? nullptr : &jobs.mine, j * B, end, o_.transform, totals,
+                     decoders_[w].get());
+}
+
+bool Trainer::compute_step(const Batch& b, std::int64_t t1, bool last_of_epoch) {
+  const std::int64_t compute_ns = draw_step_ns(o_.step_time, rng_);
+  if (!device_) {
+    wait_until_ns(t1 + compute_ns);
+    return true;
+  }
+  try {
+    device_->step(b.bytes, compute_ns);
+    if (last_of_epoch) device_->finish();  // the epoch ends when its last kernel does
+    return true;
+  } catch (const std::exception& ex) {
+    run_.fail(ex.what());
+    return false;
+  }
+}
+
+void Trainer::record_step(EpochOutcome& out, std::int64_t t0, std::int64_t t1, std::int64_t t2,
+                          const Batch& b) {
+  if (!out.measured) {
+    out.measured = true;
+    out.first_t0 = t0;
+  }
+  out.last_t2 = t2;
+  ++out.steps;
+  out.samples += b.samples;
+  out.read.bytes += b.bytes;
+  out.read.bytes_planned += b.planned;
+  out.wait_ns += t1 - t0;
+  out.compute_ns += t2 - t1;
+  out.step_ns += t2 - t0;
+  out.wait.record(std::uint64_t(t1 - t0));
+}
+
+}  // namespace feedbench
