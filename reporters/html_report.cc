@@ -88,7 +88,8 @@ std::string fmt(const char* format, double v) {
   return buf;
 }
 
-// 3 significant digits, no exponent for ordinary magnitudes.
+// 3 significant digits, no exponent for ordinary magnitudes: the bare number of a cell whose
+// unit is in its column's header (units.h writes the same digits with the unit).
 std::string sig3(double v) {
   double a = std::fabs(v);
   if (a >= 100) return fmt("%.0f", v);
@@ -97,26 +98,39 @@ std::string sig3(double v) {
   return fmt("%.3g", v);
 }
 
-// One counter as a person reads it; the unit is in the column header.
-std::string format_counter(const std::string& key, double v) {
-  const CounterInfo* info = find_counter(key);
-  if (info && info->unit == CounterUnit::kBytesPerSecond) return fmt("%.1f", v / (1024.0 * 1024.0));
-  if (info && info->unit == CounterUnit::kFraction) return fmt("%.1f", v * 100);
-  return sig3(v);
-}
-
-std::string counter_header(const std::string& key) {
-  if (const CounterInfo* info = find_counter(key)) return info->label;
-  // A counter not in the table: lat_x_us "x µs", y_ms "y ms".
+// A counter's unit: the counter table's, else what a name not in it ends with (lat_p75_us,
+// wait_p75_ms), else a plain count. One rule for a column's header and its cells.
+CounterUnit unit_of(const std::string& key) {
+  if (const CounterInfo* info = find_counter(key)) return info->unit;
   auto ends = [&](const std::string& suffix) {
     return key.size() > suffix.size() && key.compare(key.size() - suffix.size(), suffix.size(), suffix) == 0;
   };
-  // lat_p99_us: "p99 µs"; wait_p99_ms: "wait p99 ms".
+  if (ends("_us")) return CounterUnit::kMicroseconds;
+  if (ends("_ms")) return CounterUnit::kMilliseconds;
+  return CounterUnit::kCount;
+}
+
+// One counter as a cell: a bare number in the unit its header names (counter_header): MiB for
+// MiB/s, points for a percentage; a duration with its unit, whose header ("time") names none.
+std::string format_counter(const std::string& key, double v) {
+  switch (unit_of(key)) {
+    case CounterUnit::kBytesPerSecond: return fmt("%.1f", v / (1024.0 * 1024.0));
+    case CounterUnit::kFraction: return fmt("%.1f", v * 100);
+    case CounterUnit::kNanoseconds: return format_duration_ns(v);
+    default: return sig3(v);
+  }
+}
+
+// A column's title: the counter table's label, else the name with its unit: lat_p75_us
+// "p75 µs", wait_p75_ms "wait p75 ms"; else the name.
+std::string counter_header(const std::string& key) {
+  if (const CounterInfo* info = find_counter(key)) return info->label;
+  const CounterUnit unit = unit_of(key);
+  if (unit != CounterUnit::kMicroseconds && unit != CounterUnit::kMilliseconds) return key;
   std::string k = key.rfind("lat_", 0) == 0 ? key.substr(4) : key;
+  k.resize(k.size() - 3);  // the "_us" or "_ms"
   std::replace(k.begin(), k.end(), '_', ' ');
-  if (ends("_us")) return k.substr(0, k.size() - 3) + " µs";
-  if (ends("_ms")) return k.substr(0, k.size() - 3) + " ms";
-  return key;
+  return k + (unit == CounterUnit::kMicroseconds ? " µs" : " ms");
 }
 
 std::string command_text(const std::vector<std::string>& argv) {

@@ -703,6 +703,23 @@ TEST(HtmlReportTest, CaseTableLeadsWithTheLabelAndWhatMatters) {
   EXPECT_NE(page.find("<td class=\"verdict\">AU high — storage keeps up</td>", loader), std::string::npos);
 }
 
+// A cell is a bare number in the unit its column's header names: the counter table's, or for a
+// counter not in it, the unit its name ends with.
+TEST(HtmlReportTest, CellsAreInTheUnitTheirHeaderNames) {
+  ResultDocument d = base_doc();
+  for (auto& e : d.benchmarks) {
+    e.counters["lat_p75_us"] = 12.345;
+    e.counters["wait_p75_ms"] = 1.234;
+    e.counters["cpu_util"] = 0.25;
+  }
+  const std::string page = render_html_report({d}, {"r"});
+  for (const char* header : {">MiB/s</th>", ">p75 µs</th>", ">wait p75 ms</th>", ">CPU %</th>"})
+    EXPECT_NE(page.find(header), std::string::npos) << header;
+  // 310e6 B/s is 295.6 MiB/s; a CPU use of 0.25 is 25.0 %.
+  for (const char* cell : {">295.6</td>", ">12.3</td>", ">1.23</td>", ">25.0</td>"})
+    EXPECT_NE(page.find(cell), std::string::npos) << cell;
+}
+
 // ---------------------------------------------------------------- the page's own files
 
 TEST(HtmlReportTest, StyleAndScriptComeFromTheirOwnFiles) {
