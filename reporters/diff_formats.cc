@@ -247,28 +247,19 @@ std::string format_table(const Comparison& c, const DiffFormatOptions& o) {
 
 // ---- markdown -------------------------------------------------------------------------------
 
-std::string md_cell(const std::string& s) {
-  std::string out;
-  for (char ch : s) {
-    if (ch == '|') out += "\\|";
-    else if (ch == '\n') out += ' ';
-    else out += ch;
-  }
-  return out;
-}
-
 std::string format_markdown(const Comparison& c, const DiffFormatOptions& o) {
   std::ostringstream out;
   const bool failed = c.exit_code(o.strict) != 0;
-  out << "### feedbench diff: " << (failed ? "❌ " : "✅ ") << md_cell(summary_line(c, o.strict))
-      << "\n\nBASE `" << md_cell(c.base_file) << "` · NEW `" << md_cell(c.new_file) << "`\n";
+  out << "### feedbench diff: " << (failed ? "❌ " : "✅ ") << escape_markdown_cell(summary_line(c, o.strict))
+      << "\n\nBASE `" << escape_markdown_cell(c.base_file) << "` · NEW `" << escape_markdown_cell(c.new_file)
+      << "`\n";
   if (!c.warnings.empty()) {
     out << "\n> **Not comparable" << (o.strict ? " (fails with --strict)" : "") << ":**\n";
-    for (const std::string& w : c.warnings) out << "> - " << md_cell(w) << "\n";
+    for (const std::string& w : c.warnings) out << "> - " << escape_markdown_cell(w) << "\n";
   }
-  if (std::string load = load_line(c); !load.empty()) out << "\n" << md_cell(load) << "\n";
-  if (!c.rerun_file.empty()) out << "\n" << md_cell(rerun_line(c)) << "\n";
-  if (std::string weak = weak_note(c); !weak.empty()) out << "\n> " << md_cell(weak) << "\n";
+  if (std::string load = load_line(c); !load.empty()) out << "\n" << escape_markdown_cell(load) << "\n";
+  if (!c.rerun_file.empty()) out << "\n" << escape_markdown_cell(rerun_line(c)) << "\n";
+  if (std::string weak = weak_note(c); !weak.empty()) out << "\n> " << escape_markdown_cell(weak) << "\n";
   bool header = false;
   for (const CaseComparison& k : c.cases) {
     if (k.status != CaseStatus::kCompared) continue;
@@ -280,10 +271,10 @@ std::string format_markdown(const Comparison& c, const DiffFormatOptions& o) {
     for (const MetricComparison& m : k.metrics) {
       std::string verdict = verdict_text(m, c.options.alpha);
       if (m.verdict == Verdict::kRegression) verdict = "**" + verdict + "**";
-      out << "| `" << md_cell(k.identity) << "` | " << m.metric << " | "
+      out << "| `" << escape_markdown_cell(k.identity) << "` | " << m.metric << " | "
           << format_metric_value(m.metric, m.base_median) << " | "
           << format_metric_value(m.metric, m.new_median) << " | " << format_change(m.change) << " | "
-          << format_p(m.p) << " | " << md_cell(verdict) << " |\n";
+          << format_p(m.p) << " | " << escape_markdown_cell(verdict) << " |\n";
     }
   }
   auto list = [&](const char* title, CaseStatus status, auto text) {
@@ -295,7 +286,7 @@ std::string format_markdown(const Comparison& c, const DiffFormatOptions& o) {
       if (!pick) continue;
       if (first) out << "\n**" << title << "**\n\n";
       first = false;
-      out << "- " << md_cell(text(k)) << "\n";
+      out << "- " << escape_markdown_cell(text(k)) << "\n";
     }
   };
   // kCompared stands for "any not-judged status" here, kRemoved for "missing in NEW".
@@ -312,7 +303,7 @@ std::string format_markdown(const Comparison& c, const DiffFormatOptions& o) {
   if (!c.geomeans.empty()) {
     out << "\n**Geometric mean NEW/BASE:**";
     for (std::size_t i = 0; i < c.geomeans.size(); ++i)
-      out << (i ? "; " : " ") << md_cell(geomean_text(c.geomeans[i]));
+      out << (i ? "; " : " ") << escape_markdown_cell(geomean_text(c.geomeans[i]));
     out << "\n";
   }
   return out.str();

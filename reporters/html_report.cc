@@ -5,6 +5,7 @@
 
 #include "case_view.h"
 #include "markup.h"
+#include "summary.h"
 
 #include <algorithm>
 #include <cmath>
@@ -87,7 +88,8 @@ std::string fmt(const char* format, double v) {
   return buf;
 }
 
-// 3 significant digits, no exponent for ordinary magnitudes.
+// 3 significant digits, no exponent for ordinary magnitudes: the bare number of a cell whose
+// unit is in its column's header (units.h writes the same digits with the unit).
 std::string sig3(double v) {
   double a = std::fabs(v);
   if (a >= 100) return fmt("%.0f", v);
@@ -96,26 +98,39 @@ std::string sig3(double v) {
   return fmt("%.3g", v);
 }
 
-// One counter as a person reads it; the unit is in the column header.
-std::string format_counter(const std::string& key, double v) {
-  const CounterInfo* info = find_counter(key);
-  if (info && info->unit == CounterUnit::kBytesPerSecond) return fmt("%.1f", v / (1024.0 * 1024.0));
-  if (info && info->unit == CounterUnit::kFraction) return fmt("%.1f", v * 100);
-  return sig3(v);
-}
-
-std::string counter_header(const std::string& key) {
-  if (const CounterInfo* info = find_counter(key)) return info->label;
-  // A counter not in the table: lat_x_us "x µs", y_ms "y ms".
+// A counter's unit: the counter table's, else what a name not in it ends with (lat_p75_us,
+// wait_p75_ms), else a plain count. One rule for a column's header and its cells.
+CounterUnit unit_of(const std::string& key) {
+  if (const CounterInfo* info = find_counter(key)) return info->unit;
   auto ends = [&](const std::string& suffix) {
     return key.size() > suffix.size() && key.compare(key.size() - suffix.size(), suffix.size(), suffix) == 0;
   };
-  // lat_p99_us: "p99 µs"; wait_p99_ms: "wait p99 ms".
+  if (ends("_us")) return CounterUnit::kMicroseconds;
+  if (ends("_ms")) return CounterUnit::kMilliseconds;
+  return CounterUnit::kCount;
+}
+
+// One counter as a cell: a bare number in the unit its header names (counter_header): MiB for
+// MiB/s, points for a percentage; a duration with its unit, whose header ("time") names none.
+std::string format_counter(const std::string& key, double v) {
+  switch (unit_of(key)) {
+    case CounterUnit::kBytesPerSecond: return fmt("%.1f", v / (1024.0 * 1024.0));
+    case CounterUnit::kFraction: return fmt("%.1f", v * 100);
+    case CounterUnit::kNanoseconds: return format_duration_ns(v);
+    default: return sig3(v);
+  }
+}
+
+// A column's title: the counter table's label, else the name with its unit: lat_p75_us
+// "p75 µs", wait_p75_ms "wait p75 ms"; else the name.
+std::string counter_header(const std::string& key) {
+  if (const CounterInfo* info = find_counter(key)) return info->label;
+  const CounterUnit unit = unit_of(key);
+  if (unit != CounterUnit::kMicroseconds && unit != CounterUnit::kMilliseconds) return key;
   std::string k = key.rfind("lat_", 0) == 0 ? key.substr(4) : key;
+  k.resize(k.size() - 3);  // the "_us" or "_ms"
   std::replace(k.begin(), k.end(), '_', ' ');
-  if (ends("_us")) return k.substr(0, k.size() - 3) + " µs";
-  if (ends("_ms")) return k.substr(0, k.size() - 3) + " ms";
-  return key;
+  return k + (unit == CounterUnit::kMicroseconds ? " µs" : " ms");
 }
 
 std::string command_text(const std::vector<std::string>& argv) {
@@ -178,132 +193,11 @@ json case_json(const CaseView& c) {
   return j;
 }
 
-// ---------------------------------------------------------------- verdicts
-
-std::string path_of(const CaseView& c) {
-  std::string p = c.param("path");
-  return p.empty() ? "the" : p;
-}
-
-std::vector<std::string> paths_in_order(const std::vector<const CaseView*>& cases) {
-  std::vector<std::string> paths;
-  for (const auto* c : cases)
-    if (std::find(paths.begin(), paths.end(), path_of(*c)) == paths.end()) paths.push_back(path_of(*c));
-  return paths;
-}
-
 // RETURNS: the non-empty parts joined with `sep`: an absent part leaves no separator behind.
 std::string joined(const std::vector<std::string>& parts, const std::string& sep) {
   std::string out;
   for (const auto& p : parts)
     if (!p.empty()) out += (out.empty() ? "" : sep) + p;
-  return out;
-}
-
-std::string capitalised(std::string s) {
-  if (!s.empty() && s[0] >= 'a' && s[0] <= 'z') s[0] = static_cast<char>(s[0] - 'a' + 'A');
-  return s;
-}
-
-std::vector<std::string> verdicts_of(const std::vector<CaseView>& cases) {
-  std::vector<const CaseView*> loader, reads, stage;
-  bool loader_too_short = false;  // a loader case measured too few steps to be judged
-  for (const auto& c : cases) {
-    // Only achieved repetitions count, and a calibration case measures no storage.
-    if (!c.measured() || c.calibration) continue;
-    if (c.family == "loader") {
-      if (!c.extra.value("judged", true)) loader_too_short = true;
-      else if (c.counter("au")) loader.push_back(&c);
-    } else if (c.family == "stage") {
-      if (c.counter("bytes_per_second")) stage.push_back(&c);  // a copy, not a read: said apart
-    } else if (c.counter("bytes_per_second")) {
-      reads.push_back(&c);
-    }
-  }
-  std::vector<std::string> out;
-  if (loader.empty() && loader_too_short)
-    out.push_back("Loader cases: too few steps measured to judge them (raise steps).");
-  if (!loader.empty()) {
-    std::set<double> accelerators;
-    for (const auto* c : loader)
-      if (const json* a = at(c->params, {"accelerators"}); a && a->is_number())
-        accelerators.insert(a->get<double>());
-    double target = loader.front()->target_au();
-    std::string target_text = "AU ≥ " + fmt("%.0f", target * 100) + "%";
-    if (accelerators.size() > 1) {
-      // The largest K at which some configuration keeps every trainer at the target.
-      std::string sentence;
-      bool first = true;
-      for (const auto& path : paths_in_order(loader)) {
-        double best = 0;
-        for (const auto* c : loader) {
-          const json* a = at(c->params, {"accelerators"});
-          if (path_of(*c) == path && a && a->is_number() && c->worst_au().value_or(0) >= c->target_au())
-            best = std::max(best, a->get<double>());
-        }
-        std::string n = best > 0 ? fmt("%.0f", best) : "none";
-        if (first) {
-          sentence = path + " path keeps " + n +
-                     (best == 1 ? " simulated accelerator" : " simulated accelerators") + " at " +
-                     target_text;
-          first = false;
-        } else {
-          sentence += "; " + path + " path keeps " + n;
-        }
-      }
-      out.push_back(capitalised(sentence) + ".");
-    } else {
-      for (const auto& path : paths_in_order(loader)) {
-        const CaseView* best = nullptr;
-        for (const auto* c : loader)
-          if (path_of(*c) == path && (!best || *c->counter("au") > *best->counter("au"))) best = c;
-        double au = *best->counter("au");
-        std::string verdict = text_at(best->extra, {"verdict"});
-        if (verdict.empty())
-          verdict = "AU " + fmt("%.1f", au * 100) + "% — " +
-                    (au >= best->target_au() ? "meets the " : "below the ") +
-                    fmt("%.0f", best->target_au() * 100) + "% target";
-        std::string w = best->param("workers");
-        std::string where = w.empty() ? "" : " with " + w + (w == "1" ? " worker" : " workers");
-        out.push_back(capitalised(path) + " path, best loader case" + where + ": " + verdict + ".");
-      }
-    }
-  }
-  if (!reads.empty()) {
-    for (const auto& path : paths_in_order(reads)) {
-      std::vector<std::string> parts;
-      for (const char* state : {"cold", "warm", "direct"}) {
-        const CaseView* best = nullptr;
-        for (const auto* c : reads)
-          if (path_of(*c) == path && c->requested_state == state &&
-              (!best || *c->counter("bytes_per_second") > *best->counter("bytes_per_second")))
-            best = c;
-        if (!best) continue;
-        std::string part = format_rate(*best->counter("bytes_per_second")) + " " + state;
-        // Only the parameters the case has: no "(4 workers, )".
-        std::vector<std::string> where;
-        std::string w = best->param("workers");
-        if (!w.empty()) where.push_back(w + (w == "1" ? " worker" : " workers"));
-        if (!best->param("pattern").empty()) where.push_back(best->param("pattern"));
-        if (!where.empty()) part += " (" + joined(where, ", ") + ")";
-        parts.push_back(part);
-      }
-      if (parts.empty()) continue;
-      std::string sentence = capitalised(path) + " path reads at best ";
-      for (std::size_t i = 0; i < parts.size(); ++i)
-        sentence += (i == 0 ? "" : i + 1 == parts.size() ? " and " : ", ") + parts[i];
-      out.push_back(sentence + ".");
-    }
-  }
-  if (!stage.empty()) {
-    const CaseView* best = nullptr;
-    for (const auto* c : stage)
-      if (!best || *c->counter("bytes_per_second") > *best->counter("bytes_per_second")) best = c;
-    std::string w = best->param("workers");
-    out.push_back("Staging to the cache copies at best " + format_rate(*best->counter("bytes_per_second")) +
-                  (w.empty() ? "" : " (" + w + (w == "1" ? " worker)" : " workers)")) + ".");
-  }
-  if (out.empty()) out.push_back("No case completed, so there is nothing to judge: see the errors below.");
   return out;
 }
 
@@ -934,7 +828,10 @@ nlohmann::json html_report_data(const std::vector<ResultDocument>& docs,
 }
 
 std::vector<std::string> html_report_verdicts(const ResultDocument& doc) {
-  return verdicts_of(fold_cases(doc));
+  // The summary's answers, as the run stored them: the page judges nothing itself.
+  std::vector<std::string> out = answer_sentences(summary_of(doc).value("answers", json::object()));
+  if (out.empty()) out.push_back("No case completed, so there is nothing to judge: see the errors below.");
+  return out;
 }
 
 std::string render_html_report(const std::vector<ResultDocument>& docs, const std::vector<std::string>& names,
@@ -973,7 +870,7 @@ std::string render_html_report(const std::vector<ResultDocument>& docs, const st
     p << "<div class=\"verdict\">";
     if (docs.size() > 1) p << "<h3>" << escape_html(names[i]) << "</h3>";
     p << "<ul>";
-    for (const auto& v : verdicts_of(all[i])) p << "<li>" << escape_html(v) << "</li>";
+    for (const auto& v : html_report_verdicts(docs[i])) p << "<li>" << escape_html(v) << "</li>";
     p << "</ul></div>\n";
   }
   for (const auto& d : docs) {

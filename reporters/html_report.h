@@ -18,8 +18,9 @@ namespace feedbench {
 nlohmann::json html_report_data(const std::vector<ResultDocument>& docs,
                                 const std::vector<std::string>& names);
 
-// The verdict of one document, one sentence per path (loader accelerators when swept, else the
-// best AU per path, else the best cold/warm throughput per path).
+// RETURNS: the verdict of one document, as sentences: the answers of the document's summary
+// (summary.h: summary_of, answer_sentences), which the console and Markdown print too; one
+// sentence saying there is nothing to judge when they are empty.
 std::vector<std::string> html_report_verdicts(const ResultDocument& doc);
 
 // The name each file goes by on the page (series, columns, headings), never its path unless

@@ -1,10 +1,12 @@
-// The loader family's part of the run summary, read from the result document only, so that
-// `feedbench report` on an old result file says the same as the run did.
+// The loader family's part of the run summary and of its answers, read from the result
+// document only, so that a summary computed again for an old result file says what a run
+// would have.
 #include "loader_summary.h"
 
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <regex>
 #include <vector>
 
@@ -62,13 +64,115 @@ std::string percent(double f) {
   return buf;
 }
 
+// RETURNS: the loader cases with a measured AU.
+std::vector<const CaseView*> with_au(const std::vector<CaseView>& all) {
+  std::vector<const CaseView*> cases;
+  for (const CaseView& c : all)
+    if (is_loader(c) && c.counter("au")) cases.push_back(&c);
+  return cases;
+}
+
+// A sweep over accelerators judged: the largest count at which the worst-fed trainer still
+// reaches the target (none: nullopt), and each count's worst-fed AU.
+struct AcceleratorsSupported {
+  double target = 0.9;
+  json tried = json::array();
+  std::optional<std::int64_t> found;
+};
+
+AcceleratorsSupported accelerators_supported(const Sweep& s) {
+  AcceleratorsSupported a;
+  a.target = s.points.front().second->target_au();
+  for (const auto& [k, c] : s.points) {
+    const double au = c->worst_au().value_or(0.0);
+    a.tried.push_back({{"accelerators", k}, {"min_au", au}});
+    if (au >= a.target) a.found = k;
+  }
+  return a;
+}
+
+// A loader case's AU for one state: a cold case's first epoch is its cold figure, a later
+// epoch served from memory its warm one; a case of one epoch is what its state says.
+struct LoaderPoint {
+  double au = 0, target = 0.9;
+  std::int64_t workers = 0;  // 0: not recorded
+  std::string name;
+};
+
+using PointsByPathAndState = std::map<std::pair<std::string, std::string>, std::vector<LoaderPoint>>;
+
+void add_loader_points(const CaseView& c, PointsByPathAndState* at) {
+  const std::string path = c.param("path"), state = c.param("cache_state");
+  const json workers_param = c.params.is_object() ? c.params.value("workers", json()) : json();
+  const std::int64_t workers = workers_param.is_number_integer() ? workers_param.get<std::int64_t>() : 0;
+  const json epochs = c.extra.value("epochs", json::array());
+  if (state == "cold" && epochs.is_array() && epochs.size() > 1) {
+    (*at)[{path, "cold"}].push_back({epochs.front().value("au", 0.0), c.target_au(), workers, c.name});
+    const json& last = epochs.back();
+    if (last.value("served_from_memory", false))
+      (*at)[{path, "warm"}].push_back({last.value("au", 0.0), c.target_au(), workers, c.name});
+    return;
+  }
+  if (auto au = c.worst_au()) (*at)[{path, state}].push_back({*au, c.target_au(), workers, c.name});
+}
+
+// RETURNS: {fed, au, target_au, workers?, case}: among cases reaching their target, the one
+// with the fewest workers; else the highest AU.
+json loader_answer(const std::vector<LoaderPoint>& points) {
+  const LoaderPoint* pick = nullptr;
+  for (const LoaderPoint& p : points) {
+    if (p.au < p.target) continue;
+    if (!pick || p.workers < pick->workers || (p.workers == pick->workers && p.au > pick->au)) pick = &p;
+  }
+  const bool fed = pick != nullptr;
+  if (!pick)
+    for (const LoaderPoint& p : points)
+      if (!pick || p.au > pick->au) pick = &p;
+  json a = {{"fed", fed}, {"au", pick->au}, {"target_au", pick->target}, {"case", pick->name}};
+  if (pick->workers > 0) a["workers"] = pick->workers;
+  return a;
+}
+
 }  // namespace
+
+json loader_answers(const std::vector<CaseView>& all) {
+  PointsByPathAndState points;
+  std::size_t not_judged = 0;
+  bool any_judged = false;
+  for (const CaseView& c : all) {
+    // A calibration case measures the harness, not storage: it answers nothing.
+    if (!is_loader(c) || c.calibration || !c.measured()) continue;
+    if (!judged(c)) {
+      ++not_judged;
+      continue;
+    }
+    any_judged = any_judged || c.counter("au").has_value();
+    add_loader_points(c, &points);
+  }
+  json paths = json::object();
+  for (const auto& [key, at] : points)
+    if (!at.empty() && (key.second == "cold" || key.second == "warm"))
+      paths[key.first]["feeds"][key.second] = loader_answer(at);
+  // Per path, the best of its sweeps over accelerators: what the console's "accelerators
+  // supported" lines say sweep by sweep.
+  std::vector<const CaseView*> sized;
+  for (const CaseView* c : with_au(all))
+    if (judged(*c)) sized.push_back(c);
+  for (const Sweep& s : sweeps_over(sized, "accelerators", "acc")) {
+    const AcceleratorsSupported a = accelerators_supported(s);
+    json& keeps = paths[s.points.front().second->param("path")]["keeps"];
+    if (keeps.is_null()) keeps = {{"accelerators", 0}, {"target_au", a.target}};
+    keeps["accelerators"] = std::max(keeps["accelerators"].get<std::int64_t>(), a.found.value_or(0));
+  }
+  json out = json::object();
+  if (!paths.empty()) out["paths"] = paths;
+  if (!any_judged && not_judged > 0) out["not_judged"] = not_judged;
+  return out;
+}
 
 json summarize_loader(const ResultDocument& doc) {
   const std::vector<CaseView> all = fold_cases(doc);
-  std::vector<const CaseView*> cases;  // loader cases with a measured AU
-  for (const CaseView& c : all)
-    if (is_loader(c) && c.counter("au")) cases.push_back(&c);
+  const std::vector<const CaseView*> cases = with_au(all);
   if (cases.empty()) return json::object();
 
   json verdicts = json::array(), calibration = json::array();
@@ -121,16 +225,11 @@ json summarize_loader(const ResultDocument& doc) {
 
   json max_accelerators = json::array();
   for (const Sweep& s : sweeps_over(sized, "accelerators", "acc")) {
-    json tried = json::array();
-    json found = nullptr;
-    const double target = s.points.front().second->target_au();
-    for (const auto& [k, c] : s.points) {
-      const double au = c->worst_au().value_or(0.0);
-      tried.push_back({{"accelerators", k}, {"min_au", au}});
-      if (au >= target) found = k;
-    }
-    max_accelerators.push_back(
-        {{"sweep", s.name}, {"target_au", target}, {"tried", tried}, {"max_accelerators", found}});
+    const AcceleratorsSupported a = accelerators_supported(s);
+    max_accelerators.push_back({{"sweep", s.name},
+                                {"target_au", a.target},
+                                {"tried", a.tried},
+                                {"max_accelerators", a.found ? json(*a.found) : json(nullptr)}});
   }
 
   json out = {{"verdicts", verdicts}, {"min_workers", min_workers}, {"max_accelerators", max_accelerators}};

@@ -1,13 +1,16 @@
 // The loader family's part of a run's summary: per-case verdicts against the target AU, the
 // smallest worker count that reaches it (and any count after which AU falls), the largest
 // accelerator count every trainer keeps at it; cases with too few measured steps carry no
-// verdict and are no point of a sweep; multi-epoch cases list each epoch.
+// verdict and are no point of a sweep; multi-epoch cases list each epoch. And the loader's
+// part of the summary's answers (loader_answers), which every reporter prints.
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "case_view.h"
 #include "feedbench/results/result.h"
 
 namespace feedbench {
@@ -19,5 +22,17 @@ nlohmann::json summarize_loader(const ResultDocument& doc);
 
 // RETURNS: the lines a person reads at the end of a run (empty for an empty summary).
 std::string format_loader_summary(const nlohmann::json& summary);
+
+// The loader's part of the summary's answers (summary.h: summarize), per path: "feeds", for
+// cold and warm, the case that answers whether storage feeds the simulated trainers (among
+// those reaching their target the one with the fewest workers, else the highest AU; a cold
+// case of several epochs answers cold with its first and warm with a last one served from
+// memory); "keeps", where accelerators were swept, the largest count at which some sweep keeps
+// every trainer at the target (the best of summarize_loader's max_accelerators on that path).
+// Cases too short to judge and calibration cases answer nothing.
+// RETURNS: {"paths": {PATH: {"feeds": {cold|warm: {fed, au, target_au, workers?, case}}?,
+//   "keeps": {accelerators (0: none), target_au}?}}?, "not_judged": N (loader cases measured
+//   too few steps to judge, only when none was judged)?}; empty without loader cases.
+nlohmann::json loader_answers(const std::vector<CaseView>& cases);
 
 }  // namespace feedbench

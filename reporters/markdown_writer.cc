@@ -10,6 +10,7 @@
 #include "csv_writer.h"
 #include "feedbench/base/units.h"
 #include "feedbench/results/counters.h"
+#include "markup.h"
 #include "summary.h"
 
 namespace feedbench {
@@ -20,16 +21,6 @@ using json = nlohmann::json;
 
 // Counters left out of the tables to keep them narrow (they stay in the JSON and CSV).
 const std::set<std::string> kVerbose = {"files_per_second", "lat_p90_us", "lat_p999_us", "wait_p90_ms"};
-
-std::string cell(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '|') out += "\\|";
-    else if (c == '\n') out += ' ';
-    else out += c;
-  }
-  return out;
-}
 
 std::string str(const json& obj, const char* key) {
   if (!obj.is_object() || !obj.contains(key)) return {};
@@ -66,7 +57,7 @@ void environment_lines(const ResultDocument& doc, std::string& out) {
     for (const json& g : host.value("gpus", json::array()))
       gpus += (gpus.empty() ? "" : ", ") + str(g, "name") + " (" + str(g, "memory") + ")";
     line += gpus.empty() ? ", no GPU seen" : ", GPUs: " + gpus;
-    out += cell(line) + "\n";
+    out += escape_markdown_cell(line) + "\n";
   }
   if (!doc.tool.empty()) {
     std::string commit = str(doc.tool, "git_commit").substr(0, 12);
@@ -93,7 +84,7 @@ void environment_lines(const ResultDocument& doc, std::string& out) {
     std::string set;
     for (const auto& [k, v] : doc.environment_variables)
       set += (set.empty() ? "`" : ", `") + k + "=" + v + "`";
-    out += "- **Environment variables set**: " + cell(set) + "\n";
+    out += "- **Environment variables set**: " + escape_markdown_cell(set) + "\n";
   }
   // The config's ${VAR:-default} fallbacks, apart: the user did not set these.
   const json defaults = doc.config.value("defaults_used", json::object());
@@ -101,7 +92,7 @@ void environment_lines(const ResultDocument& doc, std::string& out) {
     std::string list;
     for (const auto& [k, v] : defaults.items())
       list += (list.empty() ? "`" : ", `") + k + "` unset, default `" + str(defaults, k.c_str()) + "`";
-    out += "- **Config defaults applied**: " + cell(list) + "\n";
+    out += "- **Config defaults applied**: " + escape_markdown_cell(list) + "\n";
   }
   if (doc.context.contains("date")) out += "- **Date**: " + str(doc.context, "date") + "\n";
 }
@@ -119,10 +110,11 @@ void paths_table(const ResultDocument& doc, std::string& out) {
       if (r.is_string()) shared += (shared.empty() ? "" : ", ") + r.get<std::string>();
     if (shared.empty()) shared = str(p, "shares_device_with");  // older writers' single role
     std::string rot = info.contains("rotational") ? (info["rotational"].get<bool>() ? "yes" : "no") : "";
-    out += "| " + cell(role) + " | `" + cell(str(p, "resolved")) + "` | " + cell(str(p, "fs_type")) + " | " +
-           cell(str(p, "mount_source")) + " on " + cell(str(p, "mount_point")) + " | " +
-           cell(str(p, "device")) + " | " + cell(str(info, "model")) + " | " + rot + " | " +
-           (shared.empty() ? "–" : cell(shared)) + " |\n";
+    out += "| " + escape_markdown_cell(role) + " | `" + escape_markdown_cell(str(p, "resolved")) + "` | " +
+           escape_markdown_cell(str(p, "fs_type")) + " | " + escape_markdown_cell(str(p, "mount_source")) +
+           " on " + escape_markdown_cell(str(p, "mount_point")) + " | " +
+           escape_markdown_cell(str(p, "device")) + " | " + escape_markdown_cell(str(info, "model")) + " | " +
+           rot + " | " + (shared.empty() ? "–" : escape_markdown_cell(shared)) + " |\n";
   }
 }
 
@@ -148,7 +140,7 @@ void family_tables(const ResultDocument& doc, std::string& out) {
     for (const CaseView& v : all) {
       if (v.family != fam) continue;
       // reps: those the figures are the median of, out of all that ran.
-      out += "| `" + cell(v.name) + "` | " + std::to_string(v.achieved) +
+      out += "| `" + escape_markdown_cell(v.name) + "` | " + std::to_string(v.achieved) +
              (v.achieved == v.repetitions() ? "" : " of " + std::to_string(v.repetitions())) + " |";
       for (const std::string& c : counters) {
         auto m = v.counter(c);
@@ -158,7 +150,7 @@ void family_tables(const ResultDocument& doc, std::string& out) {
       if (v.calibration) notes = "calibration (no storage figure)";
       if (!v.excluded.empty()) notes += (notes.empty() ? "**" : "; **") + v.exclusion_note() + "**";
       if (!v.errors.empty()) notes += (notes.empty() ? "" : "; ") + ("skipped: " + v.errors.front());
-      out += " " + cell(notes) + " |\n";
+      out += " " + escape_markdown_cell(notes) + " |\n";
     }
   }
 }
@@ -172,8 +164,9 @@ std::string format_markdown(const ResultDocument& doc) {
   paths_table(doc, out);
   family_tables(doc, out);
 
-  // Recomputed, not the file's recorded summary: an older writer may have folded differently.
-  const json summary = summarize(doc);
+  // The summary the run stored, which its console printed; recomputed only for a file from an
+  // older feedbench, whose answers this engine would not give (summary_of).
+  const json summary = summary_of(doc);
   std::set<std::string> skipped_seen;
   std::string skipped;
   for (const BenchmarkEntry& e : doc.benchmarks)

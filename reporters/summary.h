@@ -1,10 +1,12 @@
 // The closing summary of a run: what a person reads after the table, and what the result
-// file keeps under `summary`. Per path and cache state the best throughput and where it was
-// reached; where more workers stop paying; cold vs warm and source vs cache on matched cases;
-// rounds whose cache state was not achieved; skips.
+// file keeps under `summary`. First the answers (the verdicts every reporter prints); then per
+// path and cache state the best throughput and where it was reached; where more workers stop
+// paying; cold vs warm and source vs cache on matched cases; rounds whose cache state was not
+// achieved; skips.
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -23,28 +25,58 @@ namespace feedbench {
 //   source_case, cache_case, source_bytes_per_second, cache_bytes_per_second, ratio}],
 //   "cache_vs_source_overall": [{cache_state, pairs, geomean_ratio, ...}]},
 //   "excluded": [{case, repetition_index, reason, requested, residency_before}],
-//   "skipped": [{case, reason}], "loader": summarize_loader(doc)}. `run` adds "sizing":
-//   {selection_bytes, memory_bytes, smaller_than_memory, note}, which format_summary prints.
+//   "skipped": [{case, reason}], "loader": summarize_loader(doc), "answers": (below)}. `run`
+//   adds "sizing": {selection_bytes, memory_bytes, smaller_than_memory, note}, which
+//   format_summary prints.
 // Scaling: per group of cases equal in all but workers (or queue depth), the best value, the
 // knee (the smallest value within 5% of the best) and the larger values more than 5% slower.
 // Comparisons pair cases equal in everything but the cache state (or the path): never the best
 // of one shape against the best of another.
 // Throughputs are the fold's (case_view.h): the median of bytes_per_second over a case's
 // achieved repetitions; excluded repetitions are listed, calibration cases left out.
-// Parts with nothing to say are left out.
+// Parts with nothing to say are left out, except "answers": always there, for its version.
 nlohmann::json summarize(const ResultDocument& doc);
 
-// The summary's "answers", which open it: {"paths": [{path, "feeds": {cold|warm: {fed, au,
-// target_au, workers?, case}}?, "reads": {cold|warm: {bytes_per_second, workers?, case}}?}],
-// "cache_helps": [{cache_state, ratio (cache / source, geometric mean), pairs}]?}.
+// The summary's "answers", which open it: the one verdict engine. Every reporter prints these
+// as the summary stores them (format_answers for the console and Markdown, answer_sentences
+// for the HTML page), none judges again:
+//   {"version": kAnswersVersion,
+//    "loader_not_judged": N?  (loader cases measured too few steps, when none could be judged),
+//    "paths": [{path, "feeds": {cold|warm: {fed, au, target_au, workers?, case}}?,
+//               "keeps": {accelerators (0: none), target_au}?,
+//               "reads": {cold|warm|direct: {bytes_per_second, workers?, pattern?, case}}?}],
+//    "cache_helps": [{cache_state (cold|warm|direct), ratio (cache / source, geometric mean),
+//                     pairs}]?,
+//    "stage": {bytes_per_second, workers?, case}?}.
+// feeds and keeps: loader_summary.h's loader_answers. reads: the best of file_read's best per
+// cache state; a case read with O_DIRECT measures the device, so `direct` is a state of its own.
+// stage: the fastest staging case (a copy, not a read: said apart).
+// Version 1 (no "version" key) had no loader_not_judged, keeps, direct, pattern or stage.
+inline constexpr int kAnswersVersion = 2;
+
 // RETURNS: the summary as lines for the console, the answers first ("" when there is nothing
 // to say); the caller wraps them to its width (console_table.h: wrap_text).
 std::string format_summary(const nlohmann::json& summary);
 
 // RETURNS: the answers' lines: per path "source: can storage feed the simulated trainers?
-// cold: no (AU 61.0% at best, target 90.0%, 2 workers); warm: yes (...)" or what it reads,
-// then "does the cache help? cold: yes, ... 3.0× faster than the source (12 matched pairs)".
-// Parts a summary lacks are left out, with their punctuation.
+// cold: no (AU 61.0% at best, target 90.0%, 2 workers); warm: yes (...)", what accelerators
+// it keeps fed, what it reads, then "does the cache help? cold: yes, ... 3.0× faster than the
+// source (12 matched pairs)" and what staging copies. Parts the answers lack are left out,
+// with their punctuation.
 std::string format_answers(const nlohmann::json& answers);
+
+// RETURNS: the answers as the HTML page's sentences, one per item: "Source path keeps 2
+// simulated accelerators at AU ≥ 90%; cache path keeps 8.", "Source path feeds the simulated
+// trainers cold: AU 97.0% with 1 worker — meets the 90% target.", "Source path reads at best
+// 296 MiB/s cold (4 workers, random) and 1 GiB/s warm (1 worker).", "Does the cache help?
+// ...", "Staging to the cache copies at best 600 MiB/s (4 workers)."; none when the answers
+// say nothing. The same answers as format_answers, in the same order, worded for a page.
+std::vector<std::string> answer_sentences(const nlohmann::json& answers);
+
+// RETURNS: the document's summary as the run stored it when its answers are of this engine's
+// version or newer (and well formed); else (a file from an older feedbench, none, or answers
+// edited out of shape) summarize(doc), keeping the stored "sizing", which only the run could
+// measure.
+nlohmann::json summary_of(const ResultDocument& doc);
 
 }  // namespace feedbench

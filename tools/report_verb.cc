@@ -30,6 +30,8 @@ constexpr const char* kUsage =
     "instance type or the file name, whichever tells the files apart), and a table gives the\n"
     "ratios, coloured where `feedbench diff` judges the change significant. Chart.js is inlined:\n"
     "the page makes no network request.\n"
+    "The verdict is the answers the run stored in its summary, as its console printed them\n"
+    "(summarised again, by the same rules, only for a file from an older feedbench).\n"
     "Every figure is folded as the run's console summary folds it: the median of a case's\n"
     "achieved repetitions; a round whose cache state was not the one asked for, or that read\n"
     "less than planned, is excluded and named; a calibration case (samples from memory) is in\n"

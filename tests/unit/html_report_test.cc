@@ -2,14 +2,19 @@
 // to the documents', one entry per file, verdicts per path, flags and errors shown.
 #include "html_report.h"
 
+#include <cstdio>
 #include <functional>
 #include <regex>
+#include <set>
 #include <sstream>
 
 #include <gtest/gtest.h>
 
 #include "feedbench/base/error.h"
+#include "feedbench/base/units.h"
 #include "feedbench/chartjs.h"
+#include "markdown_writer.h"
+#include "summary.h"
 #include "test_util.h"
 
 namespace feedbench {
@@ -51,6 +56,15 @@ BenchmarkEntry loader_entry(const std::string& path, int workers, int accelerato
   e.counters = {{"samples_per_second", 1000 * au}, {"au", au}, {"stall_fraction", 1 - au}};
   e.extra = {{"verdict", au >= 0.9 ? "AU high — storage keeps up" : "AU low — training waits for data"}};
   return e;
+}
+
+BenchmarkEntry stage_entry(double bps) {
+  BenchmarkEntry stage;
+  stage.case_name = stage.name = stage.run_name = "stage/workers:4/state:cold/verify:true";
+  stage.run_type = "iteration";
+  stage.params = {{"family", "stage"}, {"workers", 4}, {"cache_state", "cold"}, {"verify", true}};
+  stage.counters = {{"bytes_per_second", bps}};
+  return stage;
 }
 
 ResultDocument base_doc() {
@@ -224,12 +238,15 @@ TEST(HtmlReportTest, HeaderShowsWhatAReaderNeedsToRerun) {
 
 TEST(HtmlReportTest, VerdictPerPath) {
   auto reads = html_report_verdicts(base_doc());
-  ASSERT_EQ(reads.size(), 2u);
+  ASSERT_EQ(reads.size(), 3u);
   EXPECT_EQ(reads[0].rfind("Source path reads at best", 0), 0u) << reads[0];
   EXPECT_NE(reads[0].find("cold"), std::string::npos);
   // Every source warm round found its data only half cached: no warm figure to quote.
   EXPECT_EQ(reads[0].find("warm"), std::string::npos) << reads[0];
   EXPECT_EQ(reads[1].rfind("Cache path reads at best", 0), 0u) << reads[1];
+  EXPECT_EQ(reads[2],
+            "Does the cache help? Cold: yes, the cache path reads 1.9× faster than the source (1 matched "
+            "pair); like with like: each pair differs only in its path.");
 
   ResultDocument swept;
   for (int acc : {1, 2, 4, 8}) {
@@ -237,21 +254,29 @@ TEST(HtmlReportTest, VerdictPerPath) {
     swept.benchmarks.push_back(loader_entry("source", 4, acc, acc <= 2 ? 0.93 : 0.5));
   }
   auto v = html_report_verdicts(swept);
-  ASSERT_EQ(v.size(), 1u);
-  EXPECT_EQ(v[0], "Cache path keeps 8 simulated accelerators at AU ≥ 90%; source path keeps 2.");
+  ASSERT_FALSE(v.empty());
+  // The summary's order: the source first.
+  EXPECT_EQ(v[0], "Source path keeps 2 simulated accelerators at AU ≥ 90%; cache path keeps 8.");
   // Every trainer must reach the target, not only their mean.
   for (auto& e : swept.benchmarks)
     if (e.params["path"] == "cache" && e.params["accelerators"] == 8)
       e.extra["au_per_accelerator"] = {0.99, 0.99, 0.99, 0.99, 0.99, 0.99, 0.99, 0.7};
   EXPECT_EQ(html_report_verdicts(swept)[0],
-            "Cache path keeps 4 simulated accelerators at AU ≥ 90%; source path keeps 2.");
+            "Source path keeps 2 simulated accelerators at AU ≥ 90%; cache path keeps 4.");
 
+  // Whether storage feeds the trainers: the fewest workers that reach the target.
   ResultDocument workers;
-  workers.benchmarks = {loader_entry("source", 1, 1, 0.5), loader_entry("source", 4, 1, 0.96)};
+  workers.benchmarks = {loader_entry("source", 1, 1, 0.5), loader_entry("source", 4, 1, 0.96),
+                        loader_entry("source", 8, 1, 0.97)};
   v = html_report_verdicts(workers);
   ASSERT_EQ(v.size(), 1u);
-  EXPECT_NE(v[0].find("with 4 workers"), std::string::npos) << v[0];
-  EXPECT_NE(v[0].find("storage keeps up"), std::string::npos) << v[0];
+  EXPECT_EQ(v[0],
+            "Source path feeds the simulated trainers cold: AU 96.0% with 4 workers — meets the 90% target.");
+  workers.benchmarks = {loader_entry("source", 1, 1, 0.5), loader_entry("source", 4, 1, 0.6)};
+  EXPECT_EQ(
+      html_report_verdicts(workers),
+      std::vector<std::string>{"Source path does not feed the simulated trainers cold: AU 60.0% at best "
+                               "with 4 workers — below the 90% target."});
 }
 
 TEST(HtmlReportTest, EnvironmentShowsOnlyVariablesThatWereSetAndTheDefaultsApart) {
@@ -315,6 +340,18 @@ std::string visible_text(std::string page) {
   return page;
 }
 
+// RETURNS: the items of the page's verdict lists, as a reader sees them.
+std::vector<std::string> page_verdicts(const std::string& page) {
+  std::vector<std::string> out;
+  static const std::regex item("<li>([^<]*)</li>");
+  for (std::size_t at = 0; (at = page.find("<div class=\"verdict\">", at)) != std::string::npos; ++at) {
+    const std::string block = page.substr(at, page.find("</div>", at) - at);
+    for (auto it = std::sregex_iterator(block.begin(), block.end(), item); it != std::sregex_iterator(); ++it)
+      out.push_back(visible_text((*it)[1]));
+  }
+  return out;
+}
+
 // RETURNS: the first sign of a value left out of a sentence ("(4 workers, )", "1 ×  40 GiB",
 // " (0123)"), or "" when there is none. Lines are checked one by one.
 std::string missing_value_sign(const std::string& text) {
@@ -347,12 +384,7 @@ TEST(HtmlReportTest, NoSentenceHasAMissingValue) {
   };
   auto with_loader = [](ResultDocument& d) {
     for (int w : {1, 4}) d.benchmarks.push_back(loader_entry("source", w, 1, w == 4 ? 0.95 : 0.5));
-    BenchmarkEntry stage;  // and staging
-    stage.case_name = stage.name = stage.run_name = "stage/workers:4/state:cold/verify:true";
-    stage.run_type = "iteration";
-    stage.params = {{"family", "stage"}, {"workers", 4}, {"cache_state", "cold"}, {"verify", true}};
-    stage.counters = {{"bytes_per_second", 600.0 * 1048576}};
-    d.benchmarks.push_back(stage);
+    d.benchmarks.push_back(stage_entry(600.0 * 1048576));  // and staging
   };
   std::vector<std::pair<std::string, Strip>> variants = {
       {"whole", [](ResultDocument&) {}},
@@ -459,17 +491,124 @@ TEST(HtmlReportTest, ReadVerdictNamesOnlyTheParametersItHas) {
 
 TEST(HtmlReportTest, StagingIsSaidApartFromReads) {
   ResultDocument d = base_doc();
-  BenchmarkEntry stage;
-  stage.case_name = stage.name = stage.run_name = "stage/workers:4/state:cold/verify:true";
-  stage.run_type = "iteration";
-  stage.params = {{"family", "stage"}, {"workers", 4}, {"cache_state", "cold"}, {"verify", true}};
-  stage.counters = {{"bytes_per_second", 600.0 * 1048576}};
-  d.benchmarks.push_back(stage);
+  d.benchmarks.push_back(stage_entry(600.0 * 1048576));
   auto v = html_report_verdicts(d);
-  ASSERT_EQ(v.size(), 3u);
-  EXPECT_EQ(v[2], "Staging to the cache copies at best 600 MiB/s (4 workers).");
+  ASSERT_EQ(v.size(), 4u);
+  EXPECT_EQ(v[3], "Staging to the cache copies at best 600 MiB/s (4 workers).");
   d.benchmarks.back().params.erase("workers");
-  EXPECT_EQ(html_report_verdicts(d)[2], "Staging to the cache copies at best 600 MiB/s.");
+  EXPECT_EQ(html_report_verdicts(d)[3], "Staging to the cache copies at best 600 MiB/s.");
+}
+
+// ---------------------------------------------------------------- one verdict engine
+
+// Every kind of answer: reads cold and with O_DIRECT on both paths (a matched pair each), a
+// loader over workers and accelerators, staging.
+ResultDocument every_answer_doc() {
+  ResultDocument d = base_doc();
+  for (int rep = 0; rep < 3; ++rep) {
+    d.benchmarks.push_back(read_entry("source", "direct", 4, rep, 150e6 + rep * 1e6));
+    d.benchmarks.push_back(read_entry("cache", "direct", 4, rep, 450e6 + rep * 1e6));
+  }
+  for (int w : {1, 4})
+    for (int acc : {1, 2})
+      d.benchmarks.push_back(loader_entry("source", w, acc, w == 4 && acc == 1 ? 0.95 : 0.5));
+  d.benchmarks.push_back(stage_entry(600.0 * 1048576));
+  return d;
+}
+
+// RETURNS: "3.0×", as the answers print a ratio.
+std::string ratio_figure(double r) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f×", r >= 1 ? r : 1 / r);
+  return buf;
+}
+
+// The page, the console and Markdown print one set of answers: a page that judged on its own,
+// or a summary that left a state out, fails here.
+TEST(HtmlReportTest, ThePageSaysWhatTheSummarySays) {
+  ResultDocument d = every_answer_doc();
+  d.summary = summarize(d);  // as run stores it
+  const json& answers = d.summary["answers"];
+  const std::vector<std::string> sentences = answer_sentences(answers);
+  EXPECT_EQ(html_report_verdicts(d), sentences);
+  EXPECT_EQ(page_verdicts(render_html_report({d}, {"r"})), sentences);
+  const std::string console = format_answers(answers);
+  EXPECT_EQ(format_summary(d.summary).rfind("Summary\n" + console, 0), 0u) << format_summary(d.summary);
+  EXPECT_NE(format_markdown(d).find(console), std::string::npos) << format_markdown(d);
+
+  // Each answer's figure in the console's words and in the page's.
+  std::string page;
+  for (const std::string& s : sentences) page += s + "\n";
+  std::vector<std::string> figures;
+  std::set<std::string> kinds;
+  for (const json& p : answers["paths"]) {
+    const json reads = p.value("reads", json::object()), feeds = p.value("feeds", json::object());
+    for (const auto& [state, r] : reads.items()) {
+      figures.push_back(format_rate(r["bytes_per_second"].get<double>()) + " " + state);
+      kinds.insert("reads " + state);
+    }
+    for (const auto& [state, f] : feeds.items()) {
+      char au[32];
+      std::snprintf(au, sizeof au, "AU %.1f%%", 100 * f["au"].get<double>());
+      figures.push_back(au);
+      kinds.insert("feeds " + state);
+    }
+    if (p.contains("keeps")) {
+      figures.push_back(std::to_string(p["keeps"]["accelerators"].get<int>()) + " simulated accelerator");
+      kinds.insert("keeps");
+    }
+  }
+  for (const json& c : answers.value("cache_helps", json::array())) {
+    figures.push_back(ratio_figure(c["ratio"].get<double>()));
+    kinds.insert("cache helps " + c["cache_state"].get<std::string>());
+  }
+  if (answers.contains("stage")) {
+    figures.push_back(format_rate(answers["stage"]["bytes_per_second"].get<double>()));
+    kinds.insert("stage");
+  }
+  for (const std::string& f : figures) {
+    EXPECT_NE(console.find(f), std::string::npos) << f << " not in the console's answers:\n" << console;
+    EXPECT_NE(page.find(f), std::string::npos) << f << " not in the page's verdict:\n" << page;
+  }
+  // O_DIRECT is judged as a state of its own, by every reporter.
+  EXPECT_EQ(kinds, (std::set<std::string>{"reads cold", "reads direct", "feeds cold", "keeps",
+                                          "cache helps cold", "cache helps direct", "stage"}))
+      << answers.dump(2);
+  EXPECT_NE(page.find("Source path reads at best 296 MiB/s cold (4 workers, random) and 144 MiB/s direct (4 "
+                      "workers, random)."),
+            std::string::npos)
+      << page;
+  EXPECT_NE(
+      console.find("source: can storage feed the simulated trainers? cold: yes (AU 95.0%, target 90.0%, 4 "
+                   "workers); keeps 1 simulated accelerator at AU ≥ 90.0%; reads at best 296 MiB/s cold (4 "
+                   "workers), 144 MiB/s direct (4 workers)\n"),
+      std::string::npos)
+      << console;
+}
+
+// What the run stored is what the page prints; only a file from an older feedbench, whose
+// summary has no answers of this engine's, is judged again, by the same engine.
+TEST(HtmlReportTest, ThePagePrintsTheStoredAnswers) {
+  ResultDocument d = every_answer_doc();
+  d.summary = summarize(d);
+  d.summary["answers"]["stage"]["bytes_per_second"] = 1234.0 * 1048576;
+  const std::string stored = format_rate(1234.0 * 1048576);
+  EXPECT_EQ(html_report_verdicts(d).back(),
+            "Staging to the cache copies at best " + stored + " (4 workers).");
+  EXPECT_NE(format_markdown(d).find("staging to the cache copies at best " + stored), std::string::npos);
+  const std::vector<std::string> judged_now = answer_sentences(summarize(d)["answers"]);
+  EXPECT_NE(html_report_verdicts(d), judged_now);
+  for (auto older : {std::function<void(json&)>([](json& s) { s["answers"].erase("version"); }),
+                     std::function<void(json&)>([](json& s) { s.erase("answers"); }),
+                     std::function<void(json&)>([](json& s) {
+                       s = {{"note", "fixture"}};
+                     }),
+                     std::function<void(json&)>([](json& s) { s = json::object(); })}) {
+    ResultDocument o = d;
+    older(o.summary);
+    EXPECT_EQ(html_report_verdicts(o), judged_now) << o.summary.dump();
+    EXPECT_EQ(page_verdicts(render_html_report({o}, {"r"})), judged_now);
+  }
 }
 
 // ---------------------------------------------------------------- several files
@@ -562,6 +701,23 @@ TEST(HtmlReportTest, CaseTableLeadsWithTheLabelAndWhatMatters) {
   EXPECT_NE(page.find("<th scope=\"row\" class=\"label\">w 4</th>", loader), std::string::npos);
   EXPECT_NE(page.find("Every case here: batch 32", loader), std::string::npos);
   EXPECT_NE(page.find("<td class=\"verdict\">AU high — storage keeps up</td>", loader), std::string::npos);
+}
+
+// A cell is a bare number in the unit its column's header names: the counter table's, or for a
+// counter not in it, the unit its name ends with.
+TEST(HtmlReportTest, CellsAreInTheUnitTheirHeaderNames) {
+  ResultDocument d = base_doc();
+  for (auto& e : d.benchmarks) {
+    e.counters["lat_p75_us"] = 12.345;
+    e.counters["wait_p75_ms"] = 1.234;
+    e.counters["cpu_util"] = 0.25;
+  }
+  const std::string page = render_html_report({d}, {"r"});
+  for (const char* header : {">MiB/s</th>", ">p75 µs</th>", ">wait p75 ms</th>", ">CPU %</th>"})
+    EXPECT_NE(page.find(header), std::string::npos) << header;
+  // 310e6 B/s is 295.6 MiB/s; a CPU use of 0.25 is 25.0 %.
+  for (const char* cell : {">295.6</td>", ">12.3</td>", ">1.23</td>", ">25.0</td>"})
+    EXPECT_NE(page.find(cell), std::string::npos) << cell;
 }
 
 // ---------------------------------------------------------------- the page's own files

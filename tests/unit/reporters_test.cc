@@ -444,5 +444,20 @@ TEST(ReportersTest, MarkdownLinesInOrder) {
   EXPECT_EQ(testing::read_file(dir / "r.md"), md);
 }
 
+// Markdown prints the summary the run stored, as its console did (the sizing note only the run
+// could measure included); a file from an older feedbench is summarised again.
+TEST(ReportersTest, MarkdownPrintsTheSummaryTheRunStored) {
+  ResultDocument doc = sample_document();
+  doc.summary = summarize(doc);
+  doc.summary["sizing"] = {{"note", "the selection is smaller than this machine's memory"}};
+  std::string md = format_markdown(doc);
+  EXPECT_NE(md.find("```text\n" + format_summary(doc.summary) + "```\n"), std::string::npos) << md;
+  EXPECT_NE(md.find("  sizing: the selection is smaller than this machine's memory\n"), std::string::npos)
+      << md;
+  doc.summary = {{"note", "written before the answers had a version"}};
+  md = format_markdown(doc);
+  EXPECT_NE(md.find("```text\n" + format_summary(summarize(doc)) + "```\n"), std::string::npos) << md;
+}
+
 }  // namespace
 }  // namespace feedbench

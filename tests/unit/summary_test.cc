@@ -323,29 +323,72 @@ void expect_whole_sentences(const std::string& text) {
 
 json full_answers() {
   return json::parse(R"({
+    "version": 2,
     "paths": [
       {"path": "source",
        "feeds": {"cold": {"fed": false, "au": 0.61, "target_au": 0.9, "workers": 2, "case": "a"},
                  "warm": {"fed": true, "au": 0.99, "target_au": 0.9, "workers": 1, "case": "b"}},
-       "reads": {"cold": {"bytes_per_second": 104857600, "workers": 4, "case": "c"},
-                 "warm": {"bytes_per_second": 1073741824, "workers": 1, "case": "d"}}},
+       "keeps": {"accelerators": 2, "target_au": 0.9},
+       "reads": {"cold": {"bytes_per_second": 104857600, "workers": 4, "pattern": "random", "case": "c"},
+                 "warm": {"bytes_per_second": 1073741824, "workers": 1, "case": "d"},
+                 "direct": {"bytes_per_second": 52428800, "workers": 4, "case": "f"}}},
       {"path": "cache",
        "feeds": {"cold": {"fed": true, "au": 0.97, "target_au": 0.9, "workers": 1, "case": "e"}}}],
     "cache_helps": [{"cache_state": "cold", "ratio": 3.0, "pairs": 12},
-                    {"cache_state": "warm", "ratio": 1.02, "pairs": 1}]})");
+                    {"cache_state": "warm", "ratio": 1.02, "pairs": 1},
+                    {"cache_state": "direct", "ratio": 0.5, "pairs": 2}],
+    "stage": {"bytes_per_second": 629145600, "workers": 4, "case": "g"}})");
 }
 
 TEST(SummaryAnswersTest, SayFirstPerPathWhetherStorageFeedsTheTrainersAndWhetherTheCacheHelps) {
   EXPECT_EQ(
       format_answers(full_answers()),
       "  source: can storage feed the simulated trainers? cold: no (AU 61.0% at best, target 90.0%, "
-      "2 workers); warm: yes (AU 99.0%, target 90.0%, 1 worker); reads at best 100 MiB/s cold (4 workers), "
-      "1 GiB/s warm (1 worker)\n"
+      "2 workers); warm: yes (AU 99.0%, target 90.0%, 1 worker); keeps 2 simulated accelerators at AU ≥ "
+      "90.0%; "
+      "reads at best 100 MiB/s cold (4 workers), 1 GiB/s warm (1 worker), 50 MiB/s direct (4 workers)\n"
       "  cache: can storage feed the simulated trainers? cold: yes (AU 97.0%, target 90.0%, 1 worker)\n"
       "  does the cache help? cold: yes, the cache path reads 3.0× faster than the source (12 matched "
       "pairs); warm: no difference beyond 10% (the cache path reads 1.02× the source's rate) (1 matched "
-      "pair); like with like: each pair differs "
-      "only in its path\n");
+      "pair); direct: no, the cache path reads 2.0× slower than the source (2 matched pairs); like with "
+      "like: "
+      "each pair differs only in its path\n"
+      "  staging to the cache copies at best 600 MiB/s (4 workers)\n");
+}
+
+// The same answers, worded for the page: one sentence each, in the console's order.
+TEST(SummaryAnswersTest, ThePageSentencesSayTheSameAnswers) {
+  EXPECT_EQ(
+      answer_sentences(full_answers()),
+      (std::vector<std::string>{
+          "Source path keeps 2 simulated accelerators at AU ≥ 90%.",
+          "Source path does not feed the simulated trainers cold: AU 61.0% at best with 2 workers — below "
+          "the 90% target.",
+          "Source path feeds the simulated trainers warm: AU 99.0% with 1 worker — meets the 90% target.",
+          "Source path reads at best 100 MiB/s cold (4 workers, random), 1 GiB/s warm (1 worker) and 50 "
+          "MiB/s direct (4 workers).",
+          "Cache path feeds the simulated trainers cold: AU 97.0% with 1 worker — meets the 90% target.",
+          "Does the cache help? Cold: yes, the cache path reads 3.0× faster than the source (12 matched "
+          "pairs); warm: no difference beyond 10% (the cache path reads 1.02× the source's rate) (1 "
+          "matched pair); direct: no, the cache path reads 2.0× slower than the source (2 matched pairs); "
+          "like with like: each pair differs only in its path.",
+          "Staging to the cache copies at best 600 MiB/s (4 workers).",
+      }));
+  json a = full_answers();
+  a["paths"][1]["keeps"] = {{"accelerators", 0}, {"target_au", 0.9}};
+  EXPECT_EQ(answer_sentences(a)[0],
+            "Source path keeps 2 simulated accelerators at AU ≥ 90%; cache path keeps none.");
+  std::swap(a["paths"][0], a["paths"][1]);
+  EXPECT_EQ(answer_sentences(a)[0],
+            "Cache path keeps no simulated accelerator at AU ≥ 90%; source path keeps 2.");
+  EXPECT_EQ(answer_sentences(json::object()), std::vector<std::string>{});
+  // Loader cases too short to judge: said so, by both.
+  const json short_only = {{"version", 2}, {"loader_not_judged", 2}, {"paths", json::array()}};
+  EXPECT_EQ(answer_sentences(short_only),
+            std::vector<std::string>{"Loader cases: too few steps measured to judge them (raise steps)."});
+  EXPECT_EQ(format_answers(short_only),
+            "  loader: too few steps measured to judge whether storage feeds the simulated trainers (raise "
+            "steps)\n");
 }
 
 // Every optional part of every sentence, left out one at a time and all together.
@@ -359,14 +402,25 @@ TEST(SummaryAnswersTest, EveryOptionalPartCanBeAbsent) {
       {"/paths/0/feeds/warm"},
       {"/paths/0/feeds/cold"},
       {"/paths/0/feeds"},
+      {"/paths/0/keeps"},
+      {"/paths/0/keeps/target_au"},
+      {"/paths/0/keeps", "/paths/0/feeds"},
       {"/paths/0/reads/cold/workers"},
+      {"/paths/0/reads/cold/pattern"},
+      {"/paths/0/reads/cold/workers", "/paths/0/reads/cold/pattern"},
       {"/paths/0/reads/warm/workers"},
+      {"/paths/0/reads/direct/workers"},
+      {"/paths/0/reads/direct"},
       {"/paths/0/reads/cold"},
       {"/paths/0/reads/warm/bytes_per_second"},
       {"/paths/0/reads"},
       {"/paths/0/feeds", "/paths/0/reads"},
       {"/paths/1/feeds/cold"},
       {"/paths/1"},
+      {"/paths/0/path"},
+      {"/paths/0/path", "/paths/0/feeds", "/paths/0/keeps"},
+      {"/stage/workers"},
+      {"/stage"},
       {"/cache_helps/0/pairs"},
       {"/cache_helps/1"},
       {"/cache_helps"},
@@ -379,13 +433,17 @@ TEST(SummaryAnswersTest, EveryOptionalPartCanBeAbsent) {
       if (parent.is_array()) parent.erase(std::stoul(p.back()));
       else parent.erase(p.back());
     }
-    const std::string text = format_answers(a);
     SCOPED_TRACE(gone.front());
-    expect_whole_sentences(text);
+    expect_whole_sentences(format_answers(a));
+    std::string page;
+    for (const std::string& sentence : answer_sentences(a)) page += sentence + "\n";
+    expect_whole_sentences(page);
   }
   // Without the source's loader, its line says what it reads and that nothing judged it.
   json a = full;
   a["paths"][0].erase("feeds");
+  a["paths"][0].erase("keeps");
+  a["paths"][0]["reads"].erase("direct");
   EXPECT_NE(
       format_answers(a).find("  source: reads at best 100 MiB/s cold (4 workers), 1 GiB/s warm (1 worker); "
                              "no training loop in this run to judge that against\n"),
@@ -436,6 +494,59 @@ TEST(SummaryAnswersTest, ARunsSummaryOpensWithTheAnswers) {
     for (std::size_t i = start; i < end; ++i) cols += (static_cast<unsigned char>(text[i]) & 0xC0) != 0x80;
     EXPECT_LE(cols, 120u) << text.substr(start, end - start);
     start = end + 1;
+  }
+}
+
+// A case read with O_DIRECT measures the device: its own state in the answers, beside cold and
+// warm, in what the path reads and in whether the cache helps.
+TEST(SummaryAnswersTest, DirectIsAStateOfItsOwn) {
+  ResultDocument doc;
+  Shape s;
+  for (const char* path : {"source", "cache"})
+    for (const char* state : {"cold", "direct"}) {
+      s.path = path;
+      s.state = state;
+      add_case(&doc, s,
+               (std::string(state) == "direct" ? 50e6 : 100e6) * (std::string(path) == "cache" ? 3 : 1));
+    }
+  const json a = summarize(doc)["answers"];
+  ASSERT_TRUE(a["paths"][0]["reads"].contains("direct")) << a.dump(2);
+  EXPECT_DOUBLE_EQ(a["paths"][0]["reads"]["direct"]["bytes_per_second"].get<double>(), 50e6);
+  ASSERT_EQ(a["cache_helps"].size(), 2u) << a.dump(2);
+  EXPECT_EQ(a["cache_helps"][1]["cache_state"], "direct");
+  EXPECT_NE(format_answers(a).find(
+                "source: reads at best 95.4 MiB/s cold (1 worker), 47.7 MiB/s direct (1 worker)"),
+            std::string::npos)
+      << format_answers(a);
+  EXPECT_NE(format_answers(a).find(
+                "; direct: yes, the cache path reads 3.0× faster than the source (1 matched pair)"),
+            std::string::npos)
+      << format_answers(a);
+}
+
+// The answers always carry their version, even when they say nothing: a reader tells this
+// engine's from an older file's, which had none.
+TEST(SummaryAnswersTest, TheStoredSummaryIsPrintedUnlessItIsOlderThanTheEngine) {
+  EXPECT_EQ(summarize(ResultDocument{})["answers"]["version"], kAnswersVersion);
+  ResultDocument doc;
+  add_case(&doc, Shape{}, 100e6);
+  doc.summary = summarize(doc);
+  doc.summary["sizing"] = {{"note", "smaller than memory"}};
+  doc.summary["answers"]["paths"][0]["reads"]["cold"]["bytes_per_second"] = 1e9;  // what the run said
+  EXPECT_EQ(summary_of(doc), doc.summary);
+  for (const json& older :
+       {json::object(), json{{"note", "fixture"}},
+        json{{"answers", {{"paths", json::array()}}}, {"sizing", doc.summary["sizing"]}},
+        json{{"answers", {{"version", "2"}}}}, json{{"answers", {{"version", 2}, {"paths", "source"}}}},
+        json{{"answers",
+              {{"version", 2},
+               {"paths", {{{"path", "source"}, {"reads", {{"cold", {{"bytes_per_second", "fast"}}}}}}}}}}},
+        json{{"answers", {{"version", 2}, {"stage", {{"bytes_per_second", "fast"}}}}}},
+        json{{"answers", {{"version", 2}, {"cache_helps", {{{"ratio", "2"}}}}}}}}) {
+    doc.summary = older;
+    json expected = summarize(doc);
+    if (older.contains("sizing")) expected["sizing"] = older["sizing"];
+    EXPECT_EQ(summary_of(doc), expected) << older.dump();
   }
 }
 
