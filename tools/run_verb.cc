@@ -743,9 +743,10 @@ int run_ranks(int argc, char** argv, Cluster& cluster, RankProgress& together) {
                      "as not achieved\n");
   }
   if (!emit_fio_dir.empty() && cluster.is_root()) {
-    std::size_t n =
+    const FioJobsWritten fio =
         write_fio_jobs(plan, context.files_for("source"), context.files_for("cache"), emit_fio_dir);
-    std::fprintf(human, "wrote %zu fio job files to %s\n", n, emit_fio_dir.c_str());
+    std::fprintf(human, "wrote %zu fio job files to %s\n", fio.jobs, emit_fio_dir.c_str());
+    if (fio.files_left_out) std::fprintf(stderr, "warning: %s\n", fio_left_out_warning(fio).c_str());
   }
   std::fflush(human);
   sleep_for_test_hook();
