@@ -71,9 +71,10 @@ void announce_run(RunSetup& run) {
                      "as not achieved\n");
   }
   if (!run.options.emit_fio_dir.empty() && run.cluster.is_root()) {
-    std::size_t n = write_fio_jobs(run.plan, context.files_for("source"), context.files_for("cache"),
-                                   run.options.emit_fio_dir);
-    std::fprintf(human, "wrote %zu fio job files to %s\n", n, run.options.emit_fio_dir.c_str());
+    const FioJobsWritten fio = write_fio_jobs(run.plan, context.files_for("source"),
+                                              context.files_for("cache"), run.options.emit_fio_dir);
+    std::fprintf(human, "wrote %zu fio job files to %s\n", fio.jobs, run.options.emit_fio_dir.c_str());
+    if (fio.files_left_out) std::fprintf(stderr, "warning: %s\n", fio_left_out_warning(fio).c_str());
   }
   std::fflush(human);
   sleep_for_test_hook();
