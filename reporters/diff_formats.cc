@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "feedbench/base/error.h"
+#include "feedbench/base/units.h"
 #include "feedbench/results/counters.h"
 
 namespace feedbench {
@@ -22,24 +23,18 @@ DiffFormat parse_diff_format(const std::string& text) {
 
 namespace {
 
-std::string printf_string(const char* fmt, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, fmt, v);
-  return buf;
-}
-
 bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 std::string format_change(double change) {
   if (std::isinf(change)) return change > 0 ? "+inf%" : "-inf%";
-  return printf_string("%+.1f%%", change * 100);
+  return format_printf("%+.1f%%", change * 100);
 }
 
-std::string format_p(double p) { return p < 0.001 ? "<0.001" : printf_string("%.3f", p); }
+std::string format_p(double p) { return p < 0.001 ? "<0.001" : format_printf("%.3f", p); }
 
-std::string format_percent(double fraction) { return printf_string("%g%%", fraction * 100); }
+std::string format_percent(double fraction) { return format_printf("%g%%", fraction * 100); }
 
 const char* verdict_word(Verdict v) {
   switch (v) {
@@ -85,7 +80,7 @@ std::string weak_note(const Comparison& c) {
   if (rows == 0) return "";
   return "weak verdict: too few repetitions (as few as " + std::to_string(smallest) + " per side, in " +
          std::to_string(rows) + (rows == 1 ? " comparison" : " comparisons") +
-         ") for the test to reach alpha " + printf_string("%g", c.options.alpha) +
+         ") for the test to reach alpha " + format_printf("%g", c.options.alpha) +
          ": the threshold and the noise rule alone decided those marked (weak); use " +
          std::to_string(needed) + " or more repetitions per side";
 }
@@ -109,15 +104,15 @@ std::string rerun_line(const Comparison& c) {
 std::string load_line(const Comparison& c) {
   auto side = [](const HostLoad& l) {
     if (!l.known) return std::string("not recorded");
-    return printf_string("%.2f", l.per_core()) + " (" + printf_string("%.2f", l.before) + " -> " +
-           printf_string("%.2f", l.after) + " on " + printf_string("%g", l.cores) + " cores)";
+    return format_printf("%.2f", l.per_core()) + " (" + format_printf("%.2f", l.before) + " -> " +
+           format_printf("%.2f", l.after) + " on " + format_printf("%g", l.cores) + " cores)";
   };
   if (!c.base_load.known && !c.new_load.known) return "";
   return "host load per core: BASE " + side(c.base_load) + ", NEW " + side(c.new_load);
 }
 
 std::string geomean_text(const GeomeanSummary& g) {
-  return g.metric + " " + printf_string("%.3f", g.ratio) + " (" + format_change(g.ratio - 1) + ", " +
+  return g.metric + " " + format_printf("%.3f", g.ratio) + " (" + format_change(g.ratio - 1) + ", " +
          (g.direction == Direction::kHigherIsBetter ? "higher" : "lower") + " is better, " +
          std::to_string(g.cases) + (g.cases == 1 ? " case)" : " cases)");
 }
@@ -130,7 +125,7 @@ std::string summary_line(const Comparison& c, bool strict) {
                   (i == 1 ? " improvement, " : " improvements, ") + std::to_string(z) + " noisy in " +
                   std::to_string(compared) + (compared == 1 ? " compared case" : " compared cases") +
                   " (threshold " + format_percent(c.options.threshold) + ", alpha " +
-                  printf_string("%g", c.options.alpha) + ")";
+                  format_printf("%g", c.options.alpha) + ")";
   const std::size_t m = c.missing();
   if (m > 0)
     s += "; " + std::to_string(m) + (m == 1 ? " case" : " cases") + " of BASE not measured in NEW" +
@@ -408,7 +403,7 @@ std::string format_metric_value(const std::string& metric, double v) {
         v /= 1024;
         ++u;
       }
-      return printf_string(std::fabs(v) >= 100 ? "%.0f " : "%.3g ", v) + units[u];
+      return format_printf(std::fabs(v) >= 100 ? "%.0f " : "%.3g ", v) + units[u];
     }
     case CounterUnit::kPerSecond: {  // reads, files, samples: SI prefixes
       const char* prefixes[] = {"", "k", "M", "G", "T"};
@@ -417,20 +412,20 @@ std::string format_metric_value(const std::string& metric, double v) {
         v /= 1000;
         ++u;
       }
-      return printf_string("%.4g", v) + prefixes[u] + "/s";
+      return format_printf("%.4g", v) + prefixes[u] + "/s";
     }
     case CounterUnit::kFraction: break;  // AU 0.913: the floor and the change are in points of it
-    case CounterUnit::kMicroseconds: return printf_string("%.4g us", v);
-    case CounterUnit::kMilliseconds: return printf_string("%.4g ms", v);
-    case CounterUnit::kSeconds: return printf_string("%.4g s", v);
+    case CounterUnit::kMicroseconds: return format_printf("%.4g us", v);
+    case CounterUnit::kMilliseconds: return format_printf("%.4g ms", v);
+    case CounterUnit::kSeconds: return format_printf("%.4g s", v);
     case CounterUnit::kNanoseconds:
-      if (v >= 1e9) return printf_string("%.3g s", v / 1e9);
-      if (v >= 1e6) return printf_string("%.3g ms", v / 1e6);
-      if (v >= 1e3) return printf_string("%.3g us", v / 1e3);
-      return printf_string("%.3g ns", v);
+      if (v >= 1e9) return format_printf("%.3g s", v / 1e9);
+      if (v >= 1e6) return format_printf("%.3g ms", v / 1e6);
+      if (v >= 1e3) return format_printf("%.3g us", v / 1e3);
+      return format_printf("%.3g ns", v);
     case CounterUnit::kCount: break;
   }
-  return printf_string("%.4g", v);
+  return format_printf("%.4g", v);
 }
 
 nlohmann::ordered_json diff_to_json(const Comparison& c, bool strict) {

@@ -82,22 +82,6 @@ std::string text_of(const json* v) {
 
 std::string text_at(const json& j, std::initializer_list<const char*> keys) { return text_of(at(j, keys)); }
 
-std::string fmt(const char* format, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, format, v);
-  return buf;
-}
-
-// 3 significant digits, no exponent for ordinary magnitudes: the bare number of a cell whose
-// unit is in its column's header (units.h writes the same digits with the unit).
-std::string sig3(double v) {
-  double a = std::fabs(v);
-  if (a >= 100) return fmt("%.0f", v);
-  if (a >= 10) return fmt("%.1f", v);
-  if (a >= 1) return fmt("%.2f", v);
-  return fmt("%.3g", v);
-}
-
 // A counter's unit: the counter table's, else what a name not in it ends with (lat_p75_us,
 // wait_p75_ms), else a plain count. One rule for a column's header and its cells.
 CounterUnit unit_of(const std::string& key) {
@@ -114,10 +98,10 @@ CounterUnit unit_of(const std::string& key) {
 // MiB/s, points for a percentage; a duration with its unit, whose header ("time") names none.
 std::string format_counter(const std::string& key, double v) {
   switch (unit_of(key)) {
-    case CounterUnit::kBytesPerSecond: return fmt("%.1f", v / (1024.0 * 1024.0));
-    case CounterUnit::kFraction: return fmt("%.1f", v * 100);
+    case CounterUnit::kBytesPerSecond: return format_printf("%.1f", v / (1024.0 * 1024.0));
+    case CounterUnit::kFraction: return format_printf("%.1f", v * 100);
     case CounterUnit::kNanoseconds: return format_duration_ns(v);
-    default: return sig3(v);
+    default: return format_number(v);
   }
 }
 
@@ -458,7 +442,7 @@ std::string size_text(double bytes) {
     v /= 1024;
     ++u;
   }
-  return u > 0 || bytes < 1024 ? fmt("%.0f ", v) + units[u] : format_size(bytes);
+  return u > 0 || bytes < 1024 ? format_printf("%.0f ", v) + units[u] : format_size(bytes);
 }
 
 // One parameter as it reads in a case label: "w 4", "qd 32", "4 KiB", "cold", "source".
@@ -624,7 +608,7 @@ void render_across_ranks(Page& p, const std::vector<std::vector<CaseView>>& all,
         const json* min_rank = at(c.extra, {"min_au_rank"});
         const json* min_au = at(c.extra, {"min_au"});
         if (min_rank && min_rank->is_number() && min_au && min_au->is_number())
-          line = "lowest AU " + fmt("%.1f%%", 100 * min_au->get<double>()) + " on rank " +
+          line = "lowest AU " + format_printf("%.1f%%", 100 * min_au->get<double>()) + " on rank " +
                  std::to_string(min_rank->get<int>()) + " (host " + text_at(c.extra, {"min_au_host"}) + ")";
       } else {
         const json* st = at(c.extra, {"stragglers"});
@@ -634,11 +618,11 @@ void render_across_ranks(Page& p, const std::vector<std::vector<CaseView>>& all,
             named.push_back("rank " + std::to_string(s.value("rank", 0)) + " (host " +
                             s.value("host", std::string("?")) + ") at " +
                             format_rate(s.value("bytes_per_second", 0.0)) + ", " +
-                            fmt("%.2f", s.value("vs_median", 0.0)) + " of the median rank's rate");
+                            format_printf("%.2f", s.value("vs_median", 0.0)) + " of the median rank's rate");
         const double below =
             c.extra.contains("cluster") ? c.extra["cluster"].value("straggler_below", 0.8) : 0.8;
         line = named.empty()
-                   ? "no straggler: every rank read at " + fmt("%.1f", below) +
+                   ? "no straggler: every rank read at " + format_printf("%.1f", below) +
                          " of the median rank's rate or more"
                    : std::string(named.size() == 1 ? "straggler: " : "stragglers: ") + joined(named, "; ");
       }
@@ -750,7 +734,7 @@ void render_ratio_table(Page& p, const std::vector<ResultDocument>& docs,
               why = "diff: noisy, within what the repetitions' spread explains";
           }
         p << "<td class=\"num" << cls << "\" title=\"" << escape_html(why) << "\">"
-          << fmt("%.2f", *values[f] / b->second) << "×</td>";
+          << format_printf("%.2f", *values[f] / b->second) << "×</td>";
       }
       for (const auto& v : values)
         p << "<td class=\"num\">" << (v ? escape_html(format_counter(b->first, *v)) : "—") << "</td>";

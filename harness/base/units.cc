@@ -320,4 +320,18 @@ std::string format_transform(const TransformCost& t) {
   return "none";
 }
 
+std::string format_printf(const char* format, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
+
+std::string format_number(double v) {
+  const double a = std::fabs(v);
+  if (a >= 100) return format_printf("%.0f", v);
+  if (a >= 10) return format_printf("%.1f", v);
+  if (a >= 1) return format_printf("%.2f", v);
+  return format_printf("%.3g", v);
+}
+
 }  // namespace feedbench

@@ -29,6 +29,14 @@ std::string format_rate(double bytes_per_second);
 // RETURNS: "35.2 ms", "1.20 s".
 std::string format_duration_ns(double ns);
 
+// RETURNS: `v` with 3 significant digits and no unit ("296", "29.6", "2.96", "0.296"): the bare
+// number of a table cell whose unit its column's header names.
+std::string format_number(double v);
+
+// RETURNS: `v` printed by one printf conversion, e.g. format_printf("%+.1f%%", change).
+// REQUIRES: `format` holds exactly one conversion of a double.
+std::string format_printf(const char* format, double v);
+
 // RETURNS: the exact duration in the largest unit that divides it: "50ms", "1500us", "2s",
 // "0ns". parse_duration_ns(format_duration_exact(x)) == x. REQUIRES: ns >= 0.
 std::string format_duration_exact(std::int64_t ns);
