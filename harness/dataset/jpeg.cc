@@ -187,6 +187,11 @@ DecodedImage JpegDecoder::decode(std::span<const std::byte> data, int size, cons
     img.source_width = img.source_height = 0;
     return mark_corrupt(std::move(img), "no frame header (the data ends before the image's dimensions)");
   }
+  if (std::uint64_t(img.source_width) * std::uint64_t(img.source_height) > kMaxJpegPixels)
+    throw RunError(
+        name + ": " + std::to_string(img.source_width) + " x " + std::to_string(img.source_height) +
+        " pixels declared in its header, more than the decoder's limit of " + std::to_string(kMaxJpegPixels) +
+        " (Pillow's, past which it refuses an image as a decompression bomb)");
   const auto [w, h] = dct_scaled(img.source_width, img.source_height, size);
   full_.resize(std::size_t(w) * std::size_t(h) * 3);
   if (tjDecompress2(handle_, buf, data.size(), full_.data(), w, 0, h, TJPF_RGB, kDecodeFlags) != 0)

@@ -1,6 +1,6 @@
 // Real JPEGs: gen --format jpeg writes decodable images of about the drawn size, the same bytes
 // for the same seed; the decoder yields the image's pixels (or the crop's), names a file that is
-// not a JPEG, and reports a corrupt one as corrupt.
+// not a JPEG, reports a corrupt one as corrupt and refuses one that declares too many pixels.
 #include "feedbench/dataset/jpeg.h"
 
 #include <gtest/gtest.h>
@@ -199,6 +199,28 @@ TEST(JpegTest, GarbageAfterAMarkerIsCorruptButBytesAfterTheEndAreNot) {
     EXPECT_NE(img.corrupt.find("extraneous bytes before marker"), std::string::npos) << img.corrupt;
     EXPECT_EQ(img.pixels(), 0u);
   }
+}
+
+// A short file whose header declares 65500 × 65500 pixels once took 12.5 GB (an RGB buffer of that
+// size, zero-filled): the header's pixel count is checked before anything is allocated.
+TEST(JpegTest, AJpegDeclaringMorePixelsThanTheLimitIsRefusedNamingIt) {
+  const std::string jpeg = text_of(encode_noise_jpeg(6, 0, 16, 16));
+  JpegDecoder decoder;
+  for (int size : {0, 224}) {
+    try {
+      decoder.decode(bytes_of(declaring(jpeg, 65500, 65500)), size, "/data/bomb.jpg");
+      FAIL() << "decoded a 65500 x 65500 header";
+    } catch (const RunError& e) {
+      EXPECT_NE(std::string(e.what()).find("/data/bomb.jpg: 65500 x 65500 pixels"), std::string::npos)
+          << e.what();
+      EXPECT_NE(std::string(e.what()).find("178956970"), std::string::npos) << e.what();
+    }
+  }
+  // The limit is on the source's pixels: 13378² is just past it, and refused.
+  static_assert(13378ull * 13378ull > kMaxJpegPixels && 13377ull * 13377ull <= kMaxJpegPixels);
+  EXPECT_THROW(decoder.decode(bytes_of(declaring(jpeg, 13378, 13378)), 224, "big.jpg"), RunError);
+  // The decoder still decodes.
+  EXPECT_TRUE(decoder.decode(bytes_of(jpeg), 0, "small.jpg").corrupt.empty());
 }
 
 LoaderOptions decode_options(int size) {

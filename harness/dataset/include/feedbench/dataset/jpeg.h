@@ -23,6 +23,10 @@ std::vector<std::uint8_t> encode_noise_jpeg(std::uint64_t seed, std::uint64_t in
 std::vector<std::uint8_t> make_sized_jpeg(std::uint64_t seed, std::uint64_t index,
                                           std::uint64_t target_bytes);
 
+// The most pixels a JPEG's header may declare (width × height of the source, before any DCT
+// scaling): decode() refuses a larger image before allocating anything. docs/limits.md says why.
+inline constexpr std::uint64_t kMaxJpegPixels = 178'956'970;
+
 // What a decode produced.
 struct DecodedImage {
   int width = 0;  // of the output (after resize and crop); 0 when corrupt
@@ -51,7 +55,8 @@ class JpegDecoder {
   // (cut short, stray bytes after a marker, a bad table, a warning of any kind), `corrupt` set
   // to its reason and no output (0 × 0, pixels() empty): a sample to count and name, not a
   // decoded one. Throws RunError "<name>: not a JPEG (...)" when `data` does not start as a
-  // JPEG does.
+  // JPEG does, and "<name>: W x H pixels declared ..." when its header declares more than
+  // kMaxJpegPixels pixels (checked before anything is allocated).
   DecodedImage decode(std::span<const std::byte> data, int size, const std::string& name);
 
   // The last output, width × height × 3 bytes.
