@@ -192,6 +192,9 @@ DecodedImage JpegDecoder::decode(std::span<const std::byte> data, int size, cons
         name + ": " + std::to_string(img.source_width) + " x " + std::to_string(img.source_height) +
         " pixels declared in its header, more than the decoder's limit of " + std::to_string(kMaxJpegPixels) +
         " (Pillow's, past which it refuses an image as a decompression bomb)");
+  // A valid image, not a corrupt one, that this decoder cannot make RGB of (Pillow converts it).
+  if (colorspace == TJCS_CMYK || colorspace == TJCS_YCCK)
+    throw RunError(name + ": a CMYK JPEG, which libjpeg-turbo does not decode to RGB");
   const auto [w, h] = dct_scaled(img.source_width, img.source_height, size);
   full_.resize(std::size_t(w) * std::size_t(h) * 3);
   if (tjDecompress2(handle_, buf, data.size(), full_.data(), w, 0, h, TJPF_RGB, kDecodeFlags) != 0)

@@ -4,6 +4,7 @@
 #include "feedbench/dataset/jpeg.h"
 
 #include <gtest/gtest.h>
+#include <turbojpeg.h>
 
 #include <map>
 #include <stdexcept>
@@ -221,6 +222,27 @@ TEST(JpegTest, AJpegDeclaringMorePixelsThanTheLimitIsRefusedNamingIt) {
   EXPECT_THROW(decoder.decode(bytes_of(declaring(jpeg, 13378, 13378)), 224, "big.jpg"), RunError);
   // The decoder still decodes.
   EXPECT_TRUE(decoder.decode(bytes_of(jpeg), 0, "small.jpg").corrupt.empty());
+}
+
+// A CMYK JPEG (Photoshop writes them; ImageNet holds a few) is a valid image, not a corrupt one:
+// the decoder cannot make RGB of it, and says so.
+TEST(JpegTest, ACmykJpegIsARunErrorNamingIt) {
+  std::vector<unsigned char> cmyk(16 * 16 * 4, 0x40);
+  tjhandle encoder = tjInitCompress();
+  ASSERT_NE(encoder, nullptr);
+  unsigned char* out = nullptr;
+  unsigned long out_size = 0;
+  ASSERT_EQ(tjCompress2(encoder, cmyk.data(), 16, 0, 16, TJPF_CMYK, &out, &out_size, TJSAMP_444, 90, 0), 0);
+  const std::string jpeg(reinterpret_cast<const char*>(out), out_size);
+  tjFree(out);
+  tjDestroy(encoder);
+  JpegDecoder decoder;
+  try {
+    decoder.decode(bytes_of(jpeg), 0, "cmyk.jpg");
+    FAIL() << "decoded a CMYK JPEG to RGB";
+  } catch (const RunError& e) {
+    EXPECT_NE(std::string(e.what()).find("cmyk.jpg: a CMYK JPEG"), std::string::npos) << e.what();
+  }
 }
 
 LoaderOptions decode_options(int size) {
