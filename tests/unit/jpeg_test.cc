@@ -1,11 +1,15 @@
 // Real JPEGs: gen --format jpeg writes decodable images of about the drawn size, the same bytes
-// for the same seed; the decoder yields the image's pixels (or the crop's), and names a file
-// that is not a JPEG.
+// for the same seed; the decoder yields the image's pixels (or the crop's), names a file that is
+// not a JPEG, reports a corrupt one as corrupt and refuses one that declares too many pixels.
 #include "feedbench/dataset/jpeg.h"
 
 #include <gtest/gtest.h>
+#include <turbojpeg.h>
 
 #include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "feedbench/base/error.h"
 #include "feedbench/dataset/dataset.h"
@@ -21,6 +25,25 @@ using testing::TempDir;
 
 std::span<const std::byte> bytes_of(const std::string& s) {
   return {reinterpret_cast<const std::byte*>(s.data()), s.size()};
+}
+
+std::string text_of(const std::vector<std::uint8_t>& jpeg) { return {jpeg.begin(), jpeg.end()}; }
+
+// RETURNS: the offset of the first marker FF `code` in `jpeg`, npos when there is none.
+std::size_t marker_at(const std::string& jpeg, unsigned char code) {
+  return jpeg.find(std::string{'\xFF', char(code)});
+}
+
+// RETURNS: `jpeg` (baseline, as encode_noise_jpeg writes it) with its frame header (SOF0: FF C0,
+// length, precision, height, width) declaring width × height pixels.
+std::string declaring(std::string jpeg, int width, int height) {
+  const std::size_t sof = marker_at(jpeg, 0xC0);
+  if (sof == std::string::npos || sof + 9 > jpeg.size()) throw std::logic_error("no SOF0 marker");
+  jpeg[sof + 5] = char(height >> 8);
+  jpeg[sof + 6] = char(height & 0xFF);
+  jpeg[sof + 7] = char(width >> 8);
+  jpeg[sof + 8] = char(width & 0xFF);
+  return jpeg;
 }
 
 GenOptions jpeg_options(const std::string& out, std::uint64_t files, std::uint64_t seed) {
@@ -102,10 +125,124 @@ TEST(JpegTest, NotAJpegIsARunErrorNamingTheSample) {
     EXPECT_NE(std::string(e.what()).find("/data/class_000/img_000001.bin: not a JPEG"), std::string::npos)
         << e.what();
   }
-  // A JPEG's first bytes and then nothing: refused too, not decoded to garbage.
-  const auto jpeg = encode_noise_jpeg(1, 1, 64, 64);
-  const std::string head(reinterpret_cast<const char*>(jpeg.data()), 40);
-  EXPECT_THROW(decoder.decode(bytes_of(head), 0, "short.jpg"), RunError);
+  // A JPEG's first bytes and then nothing: a JPEG, but a corrupt one, not decoded to garbage.
+  const std::string head = text_of(encode_noise_jpeg(1, 1, 64, 64)).substr(0, 40);
+  const DecodedImage cut = decoder.decode(bytes_of(head), 0, "short.jpg");
+  EXPECT_FALSE(cut.corrupt.empty());
+  EXPECT_EQ(cut.pixels(), 0u);
+}
+
+// A JPEG cut short anywhere is corrupt: never a crash, never an image "decoded" with its full
+// pixel count. Each cut follows a larger image, whose buffer a cut header once let the decoder
+// read past when scaling (a header that ends before its frame read as 0 × 0 pixels: decode:224
+// crashed), and is followed by a whole image, which must still decode.
+TEST(JpegTest, AJpegCutShortAnywhereIsCorrupt) {
+  const std::string small = text_of(encode_noise_jpeg(2, 0, 16, 16));
+  const std::string large = text_of(encode_noise_jpeg(2, 1, 64, 48));
+  ASSERT_LT(small.size(), 2000u);
+  JpegDecoder decoder;
+  for (int size : {24, 0}) {  // 24: a scaled decode, small enough to try every cut quickly
+    std::size_t decoded = 0;
+    for (std::size_t n = 3; n < small.size(); ++n) {
+      ASSERT_TRUE(decoder.decode(bytes_of(large), size, "large.jpg").corrupt.empty())
+          << size << " after " << n;
+      const DecodedImage img = decoder.decode(bytes_of(small.substr(0, n)), size, "cut.jpg");
+      if (img.corrupt.empty() || img.pixels() != 0) ++decoded;
+    }
+    EXPECT_EQ(decoded, 0u) << "decode:" << size << ": cuts of " << small.size() << " bytes decoded";
+    const DecodedImage whole = decoder.decode(bytes_of(small), size, "whole.jpg");
+    EXPECT_TRUE(whole.corrupt.empty()) << whole.corrupt;
+    EXPECT_EQ(whole.width, size ? size : 16);
+  }
+}
+
+// libjpeg-turbo 2.1 leaves its handle in the middle of a header that failed to parse, and every
+// later header then fails too: one corrupt sample must not make the next good ones corrupt.
+TEST(JpegTest, AJpegCutInsideItsHeaderLeavesTheDecoderWorking) {
+  const std::string jpeg = text_of(encode_noise_jpeg(3, 0, 32, 32));
+  const std::size_t dqt = marker_at(jpeg, 0xDB);
+  ASSERT_NE(dqt, std::string::npos);
+  JpegDecoder decoder;
+  const DecodedImage cut = decoder.decode(bytes_of(jpeg.substr(0, dqt + 10)), 0, "cut.jpg");
+  EXPECT_FALSE(cut.corrupt.empty());
+  for (int i = 0; i < 2; ++i) {
+    const DecodedImage whole = decoder.decode(bytes_of(jpeg), 0, "whole.jpg");
+    EXPECT_TRUE(whole.corrupt.empty()) << whole.corrupt;
+    EXPECT_EQ(whole.pixels(), 32u * 32u);
+  }
+}
+
+TEST(JpegTest, AJpegWhoseHeaderDeclaresMoreThanItsDataHoldsIsCorrupt) {
+  const std::string jpeg = declaring(text_of(encode_noise_jpeg(4, 0, 16, 16)), 2000, 1500);
+  JpegDecoder decoder;
+  for (int size : {0, 224}) {
+    const DecodedImage img = decoder.decode(bytes_of(jpeg), size, "short.jpg");
+    // libjpeg-turbo: "Corrupt JPEG data: premature end of data segment".
+    EXPECT_NE(img.corrupt.find("premature end"), std::string::npos) << img.corrupt;
+    EXPECT_EQ(img.pixels(), 0u);
+    EXPECT_EQ(img.source_width, 2000);
+    EXPECT_EQ(img.source_height, 1500);
+  }
+}
+
+TEST(JpegTest, GarbageAfterAMarkerIsCorruptButBytesAfterTheEndAreNot) {
+  std::string jpeg = text_of(encode_noise_jpeg(5, 0, 16, 16));
+  JpegDecoder decoder;
+  // Cameras and editors append trailers after the EOI marker, which decoders never read.
+  const DecodedImage trailer = decoder.decode(bytes_of(jpeg + std::string(64, '\x5A')), 0, "trailer.jpg");
+  EXPECT_TRUE(trailer.corrupt.empty()) << trailer.corrupt;
+  EXPECT_EQ(trailer.pixels(), 16u * 16u);
+  const std::size_t dht = marker_at(jpeg, 0xC4);
+  ASSERT_NE(dht, std::string::npos);
+  jpeg.insert(dht, std::string(16, '\x5A'));
+  for (int size : {0, 224}) {
+    const DecodedImage img = decoder.decode(bytes_of(jpeg), size, "garbage.jpg");
+    EXPECT_NE(img.corrupt.find("extraneous bytes before marker"), std::string::npos) << img.corrupt;
+    EXPECT_EQ(img.pixels(), 0u);
+  }
+}
+
+// A short file whose header declares 65500 × 65500 pixels once took 12.5 GB (an RGB buffer of that
+// size, zero-filled): the header's pixel count is checked before anything is allocated.
+TEST(JpegTest, AJpegDeclaringMorePixelsThanTheLimitIsRefusedNamingIt) {
+  const std::string jpeg = text_of(encode_noise_jpeg(6, 0, 16, 16));
+  JpegDecoder decoder;
+  for (int size : {0, 224}) {
+    try {
+      decoder.decode(bytes_of(declaring(jpeg, 65500, 65500)), size, "/data/bomb.jpg");
+      FAIL() << "decoded a 65500 x 65500 header";
+    } catch (const RunError& e) {
+      EXPECT_NE(std::string(e.what()).find("/data/bomb.jpg: 65500 x 65500 pixels"), std::string::npos)
+          << e.what();
+      EXPECT_NE(std::string(e.what()).find("178956970"), std::string::npos) << e.what();
+    }
+  }
+  // The limit is on the source's pixels: 13378² is just past it, and refused.
+  static_assert(13378ull * 13378ull > kMaxJpegPixels && 13377ull * 13377ull <= kMaxJpegPixels);
+  EXPECT_THROW(decoder.decode(bytes_of(declaring(jpeg, 13378, 13378)), 224, "big.jpg"), RunError);
+  // The decoder still decodes.
+  EXPECT_TRUE(decoder.decode(bytes_of(jpeg), 0, "small.jpg").corrupt.empty());
+}
+
+// A CMYK JPEG (Photoshop writes them; ImageNet holds a few) is a valid image, not a corrupt one:
+// the decoder cannot make RGB of it, and says so.
+TEST(JpegTest, ACmykJpegIsARunErrorNamingIt) {
+  std::vector<unsigned char> cmyk(16 * 16 * 4, 0x40);
+  tjhandle encoder = tjInitCompress();
+  ASSERT_NE(encoder, nullptr);
+  unsigned char* out = nullptr;
+  unsigned long out_size = 0;
+  ASSERT_EQ(tjCompress2(encoder, cmyk.data(), 16, 0, 16, TJPF_CMYK, &out, &out_size, TJSAMP_444, 90, 0), 0);
+  const std::string jpeg(reinterpret_cast<const char*>(out), out_size);
+  tjFree(out);
+  tjDestroy(encoder);
+  JpegDecoder decoder;
+  try {
+    decoder.decode(bytes_of(jpeg), 0, "cmyk.jpg");
+    FAIL() << "decoded a CMYK JPEG to RGB";
+  } catch (const RunError& e) {
+    EXPECT_NE(std::string(e.what()).find("cmyk.jpg: a CMYK JPEG"), std::string::npos) << e.what();
+  }
 }
 
 LoaderOptions decode_options(int size) {

@@ -23,12 +23,19 @@ std::vector<std::uint8_t> encode_noise_jpeg(std::uint64_t seed, std::uint64_t in
 std::vector<std::uint8_t> make_sized_jpeg(std::uint64_t seed, std::uint64_t index,
                                           std::uint64_t target_bytes);
 
+// The most pixels a JPEG's header may declare (width × height of the source, before any DCT
+// scaling): decode() refuses a larger image before allocating anything. docs/limits.md says why.
+inline constexpr std::uint64_t kMaxJpegPixels = 178'956'970;
+
 // What a decode produced.
 struct DecodedImage {
-  int width = 0;  // of the output (after resize and crop)
+  int width = 0;  // of the output (after resize and crop); 0 when corrupt
   int height = 0;
-  int source_width = 0;  // of the JPEG
+  int source_width = 0;  // of the JPEG, as its header declares (0 when it has none)
   int source_height = 0;
+  // Why the JPEG is corrupt (libjpeg-turbo's reason, e.g. "Premature end of JPEG file"), empty
+  // when every pixel decoded.
+  std::string corrupt;
   std::uint64_t pixels() const { return std::uint64_t(width) * std::uint64_t(height); }
 };
 
@@ -43,14 +50,23 @@ class JpegDecoder {
   // Decodes `data` to RGB. `size` 0: the whole image. `size` S > 0: what a training pipeline's
   // Resize(S) + CenterCrop(S) does: the decoder's DCT scaling to the smallest scale whose
   // shorter side is still at least S, a bilinear resize of the shorter side to S, and the
-  // centred S × S crop. RETURNS: the output's dimensions. Throws RunError "<name>: not a JPEG
-  // (<libjpeg-turbo's reason>)" when `data` is not a JPEG it can decode.
+  // centred S × S crop.
+  // RETURNS: the output's dimensions; or, for a JPEG that libjpeg-turbo cannot decode whole
+  // (cut short, stray bytes after a marker, a bad table, a warning of any kind), `corrupt` set
+  // to its reason and no output (0 × 0, pixels() empty): a sample to count and name, not a
+  // decoded one. Throws RunError "<name>: not a JPEG (...)" when `data` does not start as a
+  // JPEG does, "<name>: W x H pixels declared ..." when its header declares more than
+  // kMaxJpegPixels pixels (checked before anything is allocated), and "<name>: a CMYK JPEG ..."
+  // for a CMYK or YCCK image, which libjpeg-turbo does not convert to RGB.
   DecodedImage decode(std::span<const std::byte> data, int size, const std::string& name);
 
   // The last output, width × height × 3 bytes.
   const std::vector<std::uint8_t>& pixels() const { return out_; }
 
  private:
+  // RETURNS: `img` as corrupt for `why`, with a fresh libjpeg-turbo handle.
+  DecodedImage mark_corrupt(DecodedImage img, std::string why);
+
   void* handle_ = nullptr;
   std::vector<std::uint8_t> full_, out_;
 };
