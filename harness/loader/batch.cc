@@ -51,6 +51,10 @@ Batch build_batch(SampleReader& reader, const std::vector<std::size_t>* indices,
     if (transform.per == TransformCost::Per::decode) {
       FB_CHECK(decoder != nullptr, "a decode transform without a decoder");
       const DecodedImage img = decoder->decode(reader.data(), transform.size, reader.sample_name(index));
+      // A corrupt JPEG is not a decoded sample: the loader's rule for a sample that is not a JPEG
+      // (the case stops, naming the file) holds for it too, so no figure counts its pixels.
+      if (!img.corrupt.empty())
+        throw RunError(reader.sample_name(index) + ": a corrupt JPEG (" + img.corrupt + ")");
       totals.pixels += img.pixels();
     } else {
       burn_cpu_ns(transform_ns(transform, n));

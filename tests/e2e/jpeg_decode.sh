@@ -57,4 +57,24 @@ assert msgs, "no skipped case recorded"
 want = os.environ["WORK"] + "/bin/class_0"
 assert all(want in m and ".bin: not a JPEG" in m for m in msgs), msgs
 PY
+# A truncated JPEG (its data cut short) is corrupt, not a decoded sample: the case stops naming
+# the file, as for a file that is not a JPEG, and counts no pixels for it (it used to decode
+# "successfully" with its full pixel count, or crash the decoder at decode:N).
+mkdir -p "$WORK/cut"
+cp -r "$WORK/a/." "$WORK/cut/"
+# Every file cut in half, so whichever sample the first batch reads is one.
+for victim in "$WORK"/cut/*/*.jpg; do
+  size=$(stat -c %s "$victim")
+  head -c $((size / 2)) "$victim" >"$WORK/half" && mv "$WORK/half" "$victim"
+done
+for t in '"decode"' '"decode:64"'; do
+  config "$WORK/cut" "$t" >"$WORK/cut.json"
+  expect_exit 1 "$FEEDBENCH" run --config "$WORK/cut.json" --out "$WORK/rc.json" --quiet
+  WORK="$WORK" python3 - "$WORK/rc.json" <<'PY'
+import json, os, sys
+doc = json.load(open(sys.argv[1]))
+msgs = [b.get("error_message", "") for b in doc["benchmarks"] if b.get("error_occurred")]
+assert msgs and all(os.environ["WORK"] + "/cut/" in m and ".jpg: a corrupt JPEG" in m for m in msgs), msgs
+PY
+done
 echo ok
