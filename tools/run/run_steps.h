@@ -139,7 +139,8 @@ void agree_to_start(Cluster& cluster, RankProgress& progress, const std::excepti
 bool parse_run_options(int argc, char** argv, const Cluster& cluster, RunOptions& options);
 // plan.cc: reads the config and expands the plan (REQUIRES: options parsed).
 void load_plan(RunSetup& run);
-// plan.cc: fixes the result file's default path; checks every file the run will write.
+// plan.cc: fixes the result file's default path; checks every file the run will write, and
+// that none is the config, lies in the source or the cache, or is another of them.
 void check_output_files(RunSetup& run);
 // scan.cc: sets up the run's context and scans each root once (REQUIRES: the plan).
 void scan_roots(RunSetup& run);
