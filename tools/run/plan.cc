@@ -37,6 +37,18 @@ std::vector<std::string> include_from_cache(const Config& config) {
   return m->include;
 }
 
+// A throttle of the cache where the config has none would pace nothing: refused, not ignored.
+void refuse_throttle_without_cache(const Config& config, const ConfigOverrides& overrides) {
+  if (!config.cache_root.empty() || !config.throttle.count("cache")) return;
+  const auto given = overrides.throttle.find("cache");
+  if (given != overrides.throttle.end())
+    throw InputError("--throttle cache=" + given->second + ": the config " + config.file +
+                     " has no cache to throttle: set dataset.cache (or --cache), or throttle the source");
+  throw InputError(config.file +
+                   ": /dataset/throttle/cache: the config has no cache to throttle: set dataset.cache (or "
+                   "--cache), or remove the cache's throttle");
+}
+
 }  // namespace
 
 bool uses_path(const Plan& plan, const std::string& role) {
@@ -61,6 +73,7 @@ void load_plan(RunSetup& run) {
     config.include_from_cache = true;
   }
   if (config.include_from_cache) config.include = include_from_cache(config);
+  refuse_throttle_without_cache(config, overrides);
   run.plan = expand_plan(config, parse_whole_number(o.max_cases_text, "--max-cases", 1, UINT64_MAX));
   // A partial cache's hit share and ranking count files by their place in the source, which a
   // rank's share of the selection does not keep: refused before anything runs, not per case.

@@ -137,7 +137,8 @@ void agree_to_start(Cluster& cluster, RankProgress& progress, const std::excepti
 // options.cc: parses and checks the command line into `options`; `argv` loses Google
 // Benchmark's flags. RETURNS: false when --help was printed (the run ends there, exit 0).
 bool parse_run_options(int argc, char** argv, const Cluster& cluster, RunOptions& options);
-// plan.cc: reads the config and expands the plan (REQUIRES: options parsed).
+// plan.cc: reads the config and expands the plan (REQUIRES: options parsed); refuses a throttle
+// of a cache the config does not have.
 void load_plan(RunSetup& run);
 // plan.cc: fixes the result file's default path; checks every file the run will write, and
 // that none is the config, lies in the source or the cache, or is another of them.
