@@ -82,7 +82,11 @@ struct RunSetup {
   // The cache's checks (path:cache cases only).
   nlohmann::json manifest = nullptr;
   nlohmann::json verification = nullptr;
-  bool cache_verified = false;
+  bool cache_verified = false;  // false too when the cache changed during the run
+  // After the cases: the cache's files looked at again (CacheVerification::to_json(), null when
+  // no case read the cache), and why the cache is not the one verified ("" when it is).
+  nlohmann::json cache_recheck = nullptr;
+  std::string cache_changed;
   nlohmann::json budget_record = nullptr;     // --budget's choice
   std::string source_content, cache_content;  // --fingerprint content
   std::map<std::string, PathInfo> paths;      // the measured paths, as printed
@@ -164,5 +168,10 @@ void announce_run(RunSetup& run);
 void start_together(RunSetup& run);
 // measure.cc: registers the plan and runs it through Google Benchmark, every rank to its end.
 MeasuredCases run_cases(RunSetup& run);
+// cache_check.cc: after the cases, the files of the cache they read are looked at again
+// (present, size, mtime; not re-hashed): a cache changed under the run (a stage --prune, a
+// copy rewritten) sets `cache_changed` and clears `cache_verified`; `cache_recheck` records
+// the check either way (REQUIRES: the cases ran).
+void recheck_measured_cache(RunSetup& run);
 
 }  // namespace feedbench::run_steps
