@@ -159,6 +159,10 @@ int diff_main(int argc, char** argv) {
   }
   if (base_file.empty() || new_file.empty())
     throw InputError("expected two result files: feedbench diff BASE.json NEW.json");
+  // An empty file name would be taken as none given (stdout, no re-run): refused instead.
+  for (const char* option : {"out", "rerun-result"})
+    if (vm.count(option) && vm[option].as<std::string>().empty())
+      throw InputError(std::string("--") + option + ": expected a file name, got ''");
 
   CompareOptions options;
   options.metrics = metrics;
@@ -169,7 +173,7 @@ int diff_main(int argc, char** argv) {
   options.include = include;
   options.exclude = exclude;
   options.noise_rule = vm.count("no-noise-rule") == 0;
-  if (!list.empty() && list != "regressed") throw InputError("--list " + list + ": expected 'regressed'");
+  if (vm.count("list") && list != "regressed") throw InputError("--list " + list + ": expected 'regressed'");
   const DiffFormat fmt = parse_diff_format(format);
   const bool strict = vm.count("strict") > 0;
 

@@ -131,6 +131,10 @@ refused report_out "--out: cannot write $WORK/afile/r.html: $WORK/afile is not a
   "$FEEDBENCH" report "$WORK/base.json" --out "$WORK/afile/r.html"
 refused report_out_folder "--out: cannot write $WORK/outdir: it is a folder, expected a file name" \
   "$FEEDBENCH" report "$WORK/base.json" --out "$WORK/outdir"
+refused diff_out_empty "--out: expected a file name, got ''" \
+  "$FEEDBENCH" diff "$WORK/base.json" "$WORK/base.json" --out ""
+refused diff_rerun_empty "--rerun-result: expected a file name, got ''" \
+  "$FEEDBENCH" diff "$WORK/base.json" "$WORK/base.json" --rerun-result ""
 expect_exit 0 "$FEEDBENCH" diff "$WORK/base.json" "$WORK/base.json" --out "$WORK/new/d.md"
 [ -s "$WORK/new/d.md" ] || fail "diff --out into a new folder wrote nothing"
 echo "all early refusals ok"
