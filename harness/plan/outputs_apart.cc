@@ -42,7 +42,7 @@ struct Place {
 
 std::optional<Place> place_of(const std::string& path) {
   fs::path p = path.empty() ? fs::path(".") : fs::path(path);
-  while (p.has_parent_path() && !p.has_filename()) p = p.parent_path();  // "a/b/" is "a/b"
+  while (!p.has_filename() && p.parent_path() != p) p = p.parent_path();  // "a/b/" is "a/b"; "/" is "/"
   fs::path rest;
   while (true) {
     struct stat st {};

@@ -249,6 +249,10 @@ TEST(OutputsApart, AnOutputInADataFolderIsRefusedAlsoWhereItsFoldersAreStillToBe
   EXPECT_EQ(refusal({{"--out", dir / "r.json"}, {"--emit-fio", dir / "fio", true}}, {}, roots), "");
   EXPECT_EQ(refusal({{"--out", dir / "new/r.json"}}, {}, roots), "");
   EXPECT_EQ(refusal({{"--emit-fio", dir.path(), true}}, {}, roots), "");
+  EXPECT_EQ(refusal({{"--emit-fio", "/", true}, {"--out", "r.json"}}, {}, roots), "");
+  // A trailing slash names the same folder.
+  EXPECT_EQ(refusal({{"--emit-fio", dir / "data/", true}}, {}, roots),
+            "--emit-fio " + dir / "data/" + ": is " + root + kInData);
 }
 
 TEST(OutputsApart, TwoOutputsThatAreOneFileAreRefusedAlsoBeforeEitherExists) {

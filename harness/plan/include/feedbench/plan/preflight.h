@@ -44,7 +44,7 @@ struct NamedPath {
 // or of a data folder counts. Inputs and roots that do not exist are left to their readers.
 // Throws InputError naming both sides, e.g. "--out c.json: the same file as --config c.json
 // (compared by device and inode): ...", "--csv /data/r.csv: inside dataset.source /data (...)".
-// REQUIRES: each output passed require_writable_file / require_writable_folder.
+// NOTE: an output where no file or folder can go (under a file) is left to require_writable_*.
 // NOTE: a data root is walked folder by folder only where the kernel's parents cannot tell (an
 // output on the root's file system, through another mount of it: a bind mount).
 void check_outputs_apart(const std::vector<NamedPath>& outputs, const std::vector<NamedPath>& inputs,
