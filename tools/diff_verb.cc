@@ -48,7 +48,8 @@ constexpr const char* kUsage =
     "exit codes: 0 no regression, 1 regression, a missing case, nothing compared at all (or\n"
     "            --strict and the runs are not comparable), 2 bad input (unreadable or\n"
     "            malformed file, unknown schema, no common case, an --out that cannot be\n"
-    "            written: checked before comparing).\n"
+    "            written or is a file it compares (by device and inode): checked before\n"
+    "            comparing).\n"
     "How to gate CI with it: results/GATING.md.\n"
     "\n"
     "examples:\n"
@@ -158,6 +159,10 @@ int diff_main(int argc, char** argv) {
   }
   if (base_file.empty() || new_file.empty())
     throw InputError("expected two result files: feedbench diff BASE.json NEW.json");
+  // An empty file name would be taken as none given (stdout, no re-run): refused instead.
+  for (const char* option : {"out", "rerun-result"})
+    if (vm.count(option) && vm[option].as<std::string>().empty())
+      throw InputError(std::string("--") + option + ": expected a file name, got ''");
 
   CompareOptions options;
   options.metrics = metrics;
@@ -168,13 +173,18 @@ int diff_main(int argc, char** argv) {
   options.include = include;
   options.exclude = exclude;
   options.noise_rule = vm.count("no-noise-rule") == 0;
-  if (!list.empty() && list != "regressed") throw InputError("--list " + list + ": expected 'regressed'");
+  if (vm.count("list") && list != "regressed") throw InputError("--list " + list + ": expected 'regressed'");
   const DiffFormat fmt = parse_diff_format(format);
   const bool strict = vm.count("strict") > 0;
 
   // Everything that can be bad input is checked before anything is written, the output path
   // first: a path that cannot be written is bad input (2), never a late "regression" (1).
-  if (!out.empty()) require_writable_file("--out", out);
+  if (!out.empty()) {
+    require_writable_file("--out", out);
+    std::vector<NamedPath> inputs{{"BASE", base_file}, {"NEW", new_file}};
+    if (!rerun_result.empty()) inputs.push_back({"--rerun-result", rerun_result});
+    check_outputs_apart({{"--out", out}}, inputs, {});
+  }
   ResultDocument base = ResultDocument::load(base_file);
   ResultDocument next = ResultDocument::load(new_file);
   std::vector<std::string> rerun_cases;

@@ -24,6 +24,7 @@
 #include "feedbench/dataset/dataset.h"
 #include "feedbench/dataset/generator.h"
 #include "feedbench/dataset/shape.h"
+#include "feedbench/plan/preflight.h"
 #include "verbs.h"
 
 namespace po = boost::program_options;
@@ -179,12 +180,9 @@ int gen_like(GenOptions o, const std::string& like, double scale) {
   if (real.empty()) throw InputError("--like '" + like + "': holds no files; there is no shape to copy");
   if (const std::string note = left_out_note(real, {"feedbench metadata"}); !note.empty())
     std::fprintf(stderr, "feedbench gen: note: --like: %s\n", note.c_str());
-  // The real data set is never written to, not even by accident of --out.
-  std::error_code ec;
-  const std::string out = std::filesystem::weakly_canonical(o.out, ec).string();
-  if (!ec && (out == real.root() || out.starts_with(real.root() + "/")))
-    throw InputError("--out '" + o.out + "': inside the --like data set " + real.root() +
-                     "; gen never writes into the real data set");
+  // The real data set is never written to, not even by accident of --out (a symlink or a bind
+  // mount of it counts).
+  check_outputs_apart({{"--out", o.out, true}}, {}, {{"the --like data set", real.root()}});
 
   auto shape = std::make_shared<DataShape>(data_shape(real, scale, where, kind));
   o.layout = GenLayout::kLike;

@@ -39,8 +39,9 @@ constexpr const char* kUsage =
     "${VAR:-default} fallbacks that applied are listed apart, as defaults.\n"
     "\n"
     "exit codes: 0 written, 2 bad input (unreadable or malformed result file, missing --out, an\n"
-    "            --out that cannot be written, --label not given once per file or repeated:\n"
-    "            checked before anything is read).\n"
+    "            --out that cannot be written or is one of the result files (by device and\n"
+    "            inode), --label not given once per file or repeated: checked before anything\n"
+    "            is read).\n"
     "\n"
     "examples:\n"
     "  feedbench report results/demo/host-20240101T000000Z.json --out demo.html\n"
@@ -71,6 +72,9 @@ int report_main(int argc, char** argv) {
   std::vector<std::string> files = vm["results"].as<std::vector<std::string>>();
   const std::string out = vm["out"].as<std::string>();
   require_writable_file("--out", out);  // before reading and rendering
+  std::vector<NamedPath> inputs;
+  for (const std::string& f : files) inputs.push_back({"RESULT", f});
+  check_outputs_apart({{"--out", out}}, inputs, {});  // the page never replaces a result it shows
   const std::vector<std::string> given =
       vm.count("label") ? vm["label"].as<std::vector<std::string>>() : std::vector<std::string>{};
   if (!given.empty())  // a wrong count or a repeated label is refused before anything is read

@@ -2,6 +2,7 @@
 // run every case through Google Benchmark, write the result file and print the summary.
 // The steps up to the cases' end live in run/, one file each (run/run_steps.h); the result's
 // is here.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -10,12 +11,15 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <unistd.h>
 
+#include "case_view.h"
 #include "cluster_launch.h"
 #include "command_line.h"
 #include "csv_writer.h"
+#include "feedbench/base/text.h"
 #include "feedbench/cluster/cluster.h"
 #include "feedbench/results/environment.h"
 #include "feedbench/results/result.h"
@@ -41,6 +45,30 @@ std::map<std::string, std::string> run_environment(const Config& config) {
     }
   }
   return vars;
+}
+
+// Nothing measured is never a success: a case counts when one of its repetitions is a figure
+// (case_view.h's fold: achieved, neither skipped nor excluded).
+// RETURNS: "" when some case counts; else why none does: nothing_measured's "every case was
+// skipped (...)", or "every case was skipped or excluded (N cases; the result file records
+// why): REASON; REASON", naming at most three reasons.
+std::string why_nothing_counts(const ResultDocument& doc) {
+  if (std::string skipped = nothing_measured(doc); !skipped.empty()) return skipped;
+  std::vector<std::string> reasons;
+  const std::vector<CaseView> cases = fold_cases(doc);
+  auto note = [&reasons](const std::string& why) {
+    if (std::find(reasons.begin(), reasons.end(), why) == reasons.end()) reasons.push_back(why);
+  };
+  for (const CaseView& c : cases) {
+    if (c.measured()) return "";
+    for (const ExcludedRepetition& e : c.excluded) note(e.reason);
+    for (const std::string& e : c.errors) note(e);
+  }
+  std::string why;
+  for (std::size_t i = 0; i < reasons.size() && i < 3; ++i) why += (i ? "; " : "") + reasons[i];
+  if (reasons.size() > 3) why += "; and " + std::to_string(reasons.size() - 3) + " more";
+  return "every case was skipped or excluded (" + plural(cases.size(), "case", "cases") +
+         "; the result file records why): " + why;
 }
 
 int run_ranks(int argc, char** argv, Cluster& cluster, RankProgress& together);
@@ -106,6 +134,7 @@ int run_ranks(int argc, char** argv, Cluster& cluster, RankProgress& together) {
   start_together(run);
   MeasuredCases measured = run_cases(run);
   if (!cluster.is_root()) return 0;
+  recheck_measured_cache(run);
   return write_results(run, std::move(measured));
 }
 
@@ -150,7 +179,10 @@ int write_results(const RunSetup& run, MeasuredCases measured) {
   facts.cluster = &run.cluster;
   facts.cpu_affinity = run.affinity_record;
   facts.sizing = run.size_check;
-  const ResultDocument doc = build_result(std::move(facts));
+  ResultDocument doc = build_result(std::move(facts));
+  // The cache as the cases left it, beside its check before the first case.
+  if (!run.cache_recheck.is_null() && doc.dataset.contains("cache"))
+    doc.dataset["cache"]["verification_after_run"] = run.cache_recheck;
 
   doc.save(out_path);
   if (!csv_path.empty()) write_csv(doc, csv_path);
@@ -159,12 +191,13 @@ int write_results(const RunSetup& run, MeasuredCases measured) {
   say(human, "\n" + format_summary(doc.summary));
   std::fprintf(human, "result: %s\n", out_path.c_str());
 
-  // Every case skipped: the result file records why, but nothing was measured.
+  // Every case skipped or excluded, or a cache that changed under the cases: the result file
+  // records why, and the run is not a success.
   std::fflush(human);
-  const std::string why = nothing_measured(doc);
-  if (why.empty()) return 0;
-  std::fprintf(stderr, "feedbench run: nothing measured: %s\n", why.c_str());
-  return 1;
+  const std::string why = why_nothing_counts(doc);
+  if (!why.empty()) std::fprintf(stderr, "feedbench run: nothing measured: %s\n", why.c_str());
+  if (!run.cache_changed.empty()) std::fprintf(stderr, "feedbench run: %s\n", run.cache_changed.c_str());
+  return why.empty() && run.cache_changed.empty() ? 0 : 1;
 }
 
 }  // namespace

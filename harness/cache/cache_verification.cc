@@ -1,10 +1,16 @@
 #include "feedbench/cache/cache_verification.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <optional>
 #include <string_view>
 #include <unordered_map>
 
+#include "feedbench/base/error.h"
+#include "feedbench/base/unique_fd.h"
 #include "feedbench/cache/manifest.h"
 #include "feedbench/cache/stager.h"
 
@@ -30,12 +36,16 @@ nlohmann::json CacheVerification::to_json() const {
 
 std::string CacheVerification::summary(const std::string& cache_root, std::size_t shown) const {
   if (ok) return "";
-  std::string out = "the cache " + (cache_root.empty() ? std::string() : cache_root + " ") +
-                    "does not hold what its manifest lists (" + std::to_string(problems.size()) +
-                    (problems.size() == 1 ? " problem" : " problems") + ", checked by " + method + ": ";
+  return "the cache " + (cache_root.empty() ? std::string() : cache_root + " ") +
+         "does not hold what its manifest lists (" + problem_list(shown) + ")";
+}
+
+std::string CacheVerification::problem_list(std::size_t shown) const {
+  std::string out = std::to_string(problems.size()) + (problems.size() == 1 ? " problem" : " problems") +
+                    ", checked by " + method + ": ";
   for (std::size_t i = 0; i < problems.size() && i < shown; ++i) out += (i ? "; " : "") + problems[i];
   if (problems.size() > shown) out += "; and " + std::to_string(problems.size() - shown) + " more";
-  return out + ")";
+  return out;
 }
 
 CacheVerification check_cache_listing(const std::string& cache_root, const FileSet& cache_selection,
@@ -117,6 +127,41 @@ CacheVerification rehash_cache(const std::string& cache_root, const Manifest& ma
   // Extra files outside the run's selection are verify's business, not this run's.
   v.files_checked = r.files_checked;
   v.bytes_checked = r.bytes_checked;
+  v.ok = v.problems.empty();
+  return v;
+}
+
+CacheVerification recheck_cache_files(const FileSet& verified) {
+  CacheVerification v;
+  v.method = "listing+sizes+mtimes";
+  const UniqueFd root = verified.open_root();
+  if (!root) {
+    const int err = errno;
+    v.problems.push_back(errno_message("cannot open the cache folder " + verified.root(), err));
+    return v;
+  }
+  for (std::size_t i = 0; i < verified.size(); ++i) {
+    const std::string rel(verified.relative_path(i));
+    ++v.files_checked;
+    struct stat st {};
+    if (::fstatat(root.get(), rel.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+      const int err = errno;
+      v.problems.push_back(err == ENOENT || err == ENOTDIR ? "removed during the run: " + rel
+                                                           : errno_message("cannot look at " + rel, err));
+      continue;
+    }
+    if (!S_ISREG(st.st_mode)) {
+      v.problems.push_back("no longer a regular file: " + rel);
+      continue;
+    }
+    v.bytes_checked += std::uint64_t(st.st_size);
+    const std::int64_t mtime_ns = std::int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+    if (std::uint64_t(st.st_size) != verified.file_size(i))
+      v.problems.push_back("size changed during the run: " + rel + " (" + std::to_string(st.st_size) +
+                           " bytes, " + std::to_string(verified.file_size(i)) + " before)");
+    else if (mtime_ns != verified.mtime_ns(i))
+      v.problems.push_back("modified during the run: " + rel + " (its mtime changed)");
+  }
   v.ok = v.problems.empty();
   return v;
 }

@@ -71,6 +71,23 @@ refused emit_fio_is_file "--emit-fio: cannot write into $WORK/afile: it is a fil
   "$FEEDBENCH" run --config "$WORK/good.json" --out "$WORK/r.json" --emit-fio "$WORK/afile"
 [ ! -e "$WORK/r.json" ] || fail "a result file for a refused run"
 
+# ---- Options that would do nothing are refused, not ignored -------------------------------------
+refused budget_empty "--budget: expected a duration such as 20m, 90s or 1.5h, got ''" \
+  "$FEEDBENCH" run --config "$WORK/good.json" --out "$WORK/r.json" --budget ""
+refused throttle_cache_without_cache "--throttle cache=1MiB/s: the config $WORK/good.json has no cache" \
+  "$FEEDBENCH" run --config "$WORK/good.json" --out "$WORK/r.json" --throttle cache=1MiB/s
+expect_in "$WORK/err" "set dataset.cache (or --cache)"
+sed 's|"dataset": {|"dataset": {"throttle": {"cache": "1MiB/s"}, |' "$WORK/good.json" >"$WORK/cwd/throttled.json"
+refused config_throttle_cache_without_cache "$WORK/cwd/throttled.json: /dataset/throttle/cache: the config has no cache" \
+  "$FEEDBENCH" run --config "$WORK/cwd/throttled.json" --out "$WORK/r.json"
+rm "$WORK/cwd/throttled.json"
+refused out_empty "--out: expected a file name, got ''" \
+  "$FEEDBENCH" run --config "$WORK/good.json" --out ""
+refused csv_empty "--csv: expected a file name, got ''" \
+  "$FEEDBENCH" run --config "$WORK/good.json" --out "$WORK/r.json" --csv ""
+refused emit_fio_empty "--emit-fio: expected a folder, got ''" \
+  "$FEEDBENCH" run --config "$WORK/good.json" --out "$WORK/r.json" --emit-fio ""
+
 # ---- Block sizes -------------------------------------------------------------------------------
 refused direct_misaligned "$WORK/misaligned.json: /families/1/block_size: block_size 1000 of case file_read/pattern:sequential/bs:1000/" \
   "$FEEDBENCH" run --config "$WORK/misaligned.json" --out "$WORK/r.json"
@@ -114,6 +131,10 @@ refused report_out "--out: cannot write $WORK/afile/r.html: $WORK/afile is not a
   "$FEEDBENCH" report "$WORK/base.json" --out "$WORK/afile/r.html"
 refused report_out_folder "--out: cannot write $WORK/outdir: it is a folder, expected a file name" \
   "$FEEDBENCH" report "$WORK/base.json" --out "$WORK/outdir"
+refused diff_out_empty "--out: expected a file name, got ''" \
+  "$FEEDBENCH" diff "$WORK/base.json" "$WORK/base.json" --out ""
+refused diff_rerun_empty "--rerun-result: expected a file name, got ''" \
+  "$FEEDBENCH" diff "$WORK/base.json" "$WORK/base.json" --rerun-result ""
 expect_exit 0 "$FEEDBENCH" diff "$WORK/base.json" "$WORK/base.json" --out "$WORK/new/d.md"
 [ -s "$WORK/new/d.md" ] || fail "diff --out into a new folder wrote nothing"
 echo "all early refusals ok"

@@ -1,7 +1,8 @@
 # What `run` refuses, and what it records about the checks it made: a cache whose folder no
 # longer holds what its manifest lists (cheap listing check; --verify-cache re-hashes), empty
 # selections, a filter that matches nothing, a run whose every case was skipped, files that
-# shrink before a round, the kind of fingerprint, and access times left alone (O_NOATIME).
+# shrink before a round (every case excluded: nothing measured), the kind of fingerprint, and
+# access times left alone (O_NOATIME).
 source "$(dirname "$0")/lib.bash"
 
 "$FEEDBENCH" gen --out "$WORK/src" --files 12 --file-size 64KiB --layout classes --classes 2 --seed 4 >/dev/null
@@ -129,14 +130,18 @@ assert its and all(b['error_occurred'] for b in its), its
 [ "$before" = "$(tree_digest "$WORK/src")" ] || fail "the source data set changed"
 
 # 7. Files that shrink after the scan: every round reads less than planned, so no repetition is
-#    a figure; each says so (label, extra.round_complete false, bytes planned and read).
+#    a figure; each says so (label, extra.round_complete false, bytes planned and read), and with
+#    every case excluded nothing was measured: exit 1.
 FEEDBENCH_RUN_TEST_DELAY_MS=3000 "$FEEDBENCH" run --config "$WORK/c.json" --out "$WORK/r10.json" \
   --benchmark_filter=path:source --set engine='["psync","mmap"]' --set cache_state=warm \
   >"$WORK/out" 2>"$WORK/err" &
 pid=$!
 for _ in $(seq 1 100); do grep -q "^source" "$WORK/out" 2>/dev/null && break; sleep 0.1; done
 truncate -s 1000 "$WORK/src/$first"
-wait $pid || { cat "$WORK/err"; fail "the run with a shrunk file failed"; }
+rc=0
+wait $pid || rc=$?
+[ "$rc" = 1 ] || { cat "$WORK/err"; fail "expected exit 1 when every repetition was excluded, got $rc"; }
+expect_in "$WORK/err" "feedbench run: nothing measured: every case was skipped or excluded (2 cases; the result file records why): short round: read"
 # The console names the excluded round and why; the result keeps the label.
 expect_in "$WORK/out" "excluded (repetition 0: short round: read"
 python3 - "$WORK/r10.json" <<'PY'

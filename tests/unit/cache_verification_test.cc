@@ -106,5 +106,54 @@ TEST(CacheVerificationTest, NoManifestIsAProblemNotACrash) {
   EXPECT_TRUE(has_problem(v, "no complete manifest")) << v.summary();
 }
 
+// The check at a run's end: the files verified before the first case, looked at again.
+TEST(CacheVerificationTest, RecheckOfAnUnchangedCacheFindsNothing) {
+  StagedCache f;
+  const FileSet verified = f.cached();
+  CacheVerification v = recheck_cache_files(verified);
+  EXPECT_TRUE(v.ok) << v.problem_list();
+  EXPECT_EQ(v.method, "listing+sizes+mtimes");
+  EXPECT_EQ(v.files_checked, 3u);
+  EXPECT_EQ(v.bytes_checked, 300006u);
+}
+
+// A cache changed under a run (stage --prune, a rewrite): each change named, by its path.
+TEST(CacheVerificationTest, RecheckFindsFilesRemovedResizedOrRewrittenSinceTheyWereVerified) {
+  StagedCache f;
+  const FileSet verified = f.cached();
+  fs::remove(f.cache + "/sub/b.bin");
+  write_file(f.cache + "/a.bin", "short now");
+  struct stat st {};
+  ASSERT_EQ(::stat((f.cache + "/sub/c.bin").c_str(), &st), 0);
+  timespec times[2] = {st.st_atim, st.st_mtim};
+  times[1].tv_sec += 7;  // same size and bytes, another mtime
+  ASSERT_EQ(::utimensat(AT_FDCWD, (f.cache + "/sub/c.bin").c_str(), times, 0), 0);
+  write_file(f.cache + "/new.bin", "not verified, not read: not the recheck's business");
+  CacheVerification v = recheck_cache_files(verified);
+  EXPECT_FALSE(v.ok);
+  EXPECT_EQ(v.problems, (std::vector<std::string>{
+                            "size changed during the run: a.bin (9 bytes, 300000 before)",
+                            "removed during the run: sub/b.bin",
+                            "modified during the run: sub/c.bin (its mtime changed)",
+                        }));
+  EXPECT_EQ(v.files_checked, 3u);
+  EXPECT_EQ(v.bytes_checked, 12u);
+  EXPECT_EQ(
+      v.problem_list(2),
+      "3 problems, checked by listing+sizes+mtimes: size changed during the run: a.bin (9 bytes, 300000 "
+      "before); removed during the run: sub/b.bin; and 1 more");
+}
+
+TEST(CacheVerificationTest, RecheckOfACacheFolderGoneNamesIt) {
+  StagedCache f;
+  const FileSet verified = f.cached();
+  fs::remove_all(f.cache);
+  CacheVerification v = recheck_cache_files(verified);
+  EXPECT_FALSE(v.ok);
+  ASSERT_EQ(v.problems.size(), 1u) << v.problem_list();
+  EXPECT_NE(v.problems[0].find("cannot open the cache folder " + verified.root()), std::string::npos)
+      << v.problems[0];
+}
+
 }  // namespace
 }  // namespace feedbench

@@ -1,7 +1,14 @@
 #include "feedbench/plan/preflight.h"
 
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <filesystem>
 #include <map>
+#include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -180,6 +187,110 @@ TEST(Preflight, ReadsDirect) {
   loader.family = "loader";
   loader.params = {{"engine", "psync"}, {"cache_state", "cold"}};
   EXPECT_FALSE(reads_direct(loader));
+}
+
+// ---- Outputs apart from inputs ------------------------------------------------------------------
+
+// RETURNS: check_outputs_apart's refusal, "" when it accepts.
+std::string refusal(const std::vector<NamedPath>& outputs, const std::vector<NamedPath>& inputs,
+                    const std::vector<NamedPath>& roots) {
+  try {
+    check_outputs_apart(outputs, inputs, roots);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+constexpr const char* kSameInput =
+    " (compared by device and inode): writing it would destroy what this command reads; choose another path";
+constexpr const char* kInData =
+    " (compared by device and inode, so symlinks and bind mounts count): feedbench never writes into the "
+    "data; "
+    "choose a path outside it";
+
+TEST(OutputsApart, AnOutputThatIsAnInputIsRefusedNamingBothWhateverNamesIt) {
+  TempDir dir;
+  write_file(dir / "c.json", "{}");
+  fs::create_symlink(dir / "c.json", dir / "link.json");
+  fs::create_hard_link(dir / "c.json", dir / "hard.json");
+  const std::vector<NamedPath> inputs{{"BASE", dir / "a.json"}, {"--config", dir / "c.json"}};
+  EXPECT_EQ(refusal({{"--out", dir / "c.json"}}, inputs, {}),
+            "--out " + dir / "c.json" + ": the same file as --config " + dir / "c.json" + kSameInput);
+  EXPECT_EQ(refusal({{"--out", dir / "link.json"}}, inputs, {}),
+            "--out " + dir / "link.json" + ": the same file as --config " + dir / "c.json" + kSameInput);
+  EXPECT_EQ(refusal({{"--out", dir / "hard.json"}}, inputs, {}),
+            "--out " + dir / "hard.json" + ": the same file as --config " + dir / "c.json" + kSameInput);
+  // The input named through a symlink is the same file too; a missing input is its reader's.
+  EXPECT_NE(refusal({{"--out", dir / "c.json"}}, {{"NEW", dir / "link.json"}}, {}), "");
+  EXPECT_EQ(refusal({{"--out", dir / "r.json"}}, inputs, {}), "");
+}
+
+TEST(OutputsApart, AnOutputInADataFolderIsRefusedAlsoWhereItsFoldersAreStillToBeMade) {
+  TempDir dir;
+  write_file(dir / "data/class_0/img_0.bin", "x");
+  fs::create_symlink(dir / "data/class_0", dir / "alias");
+  const std::vector<NamedPath> roots{{"dataset.source", dir / "data"}, {"dataset.cache", dir / "missing"}};
+  const std::string root = "dataset.source " + dir / "data";
+  EXPECT_EQ(refusal({{"--out", dir / "data/class_0/img_0.bin"}}, {}, roots),
+            "--out " + dir / "data/class_0/img_0.bin" + ": inside " + root + kInData);
+  EXPECT_EQ(refusal({{"--csv", dir / "data/r.csv"}}, {}, roots),
+            "--csv " + dir / "data/r.csv" + ": inside " + root + kInData);
+  EXPECT_EQ(refusal({{"--csv", dir / "data/new/deeper/r.csv"}}, {}, roots),
+            "--csv " + dir / "data/new/deeper/r.csv" + ": inside " + root + kInData);
+  EXPECT_EQ(refusal({{"--out", dir / "alias/r.json"}}, {}, roots),
+            "--out " + dir / "alias/r.json" + ": inside " + root + kInData);
+  // A folder of outputs: the root itself, or a folder in it.
+  EXPECT_EQ(refusal({{"--emit-fio", dir / "data", true}}, {}, roots),
+            "--emit-fio " + dir / "data" + ": is " + root + kInData);
+  EXPECT_EQ(refusal({{"--emit-fio", dir / "data/fio", true}}, {}, roots),
+            "--emit-fio " + dir / "data/fio" + ": inside " + root + kInData);
+  // Beside the data, or a folder that holds it: apart.
+  EXPECT_EQ(refusal({{"--out", dir / "r.json"}, {"--emit-fio", dir / "fio", true}}, {}, roots), "");
+  EXPECT_EQ(refusal({{"--out", dir / "new/r.json"}}, {}, roots), "");
+  EXPECT_EQ(refusal({{"--emit-fio", dir.path(), true}}, {}, roots), "");
+  EXPECT_EQ(refusal({{"--emit-fio", "/", true}, {"--out", "r.json"}}, {}, roots), "");
+  // A trailing slash names the same folder.
+  EXPECT_EQ(refusal({{"--emit-fio", dir / "data/", true}}, {}, roots),
+            "--emit-fio " + dir / "data/" + ": is " + root + kInData);
+}
+
+TEST(OutputsApart, TwoOutputsThatAreOneFileAreRefusedAlsoBeforeEitherExists) {
+  TempDir dir;
+  write_file(dir / "r.json", "{}");
+  fs::create_directories(dir / "sub");
+  fs::create_symlink(dir / "sub", dir / "alias");
+  EXPECT_EQ(refusal({{"--out", dir / "r.json"}, {"--markdown", dir / "r.json"}}, {}, {}),
+            "--markdown " + dir / "r.json" + ": the same file as --out " + dir / "r.json" +
+                " (compared by device and inode): each output needs a path of its own");
+  EXPECT_NE(refusal({{"--out", dir / "new/r.json"}, {"--csv", dir / "new/./r.json"}}, {}, {}), "");
+  EXPECT_NE(refusal({{"--out", dir / "sub/x/r.json"}, {"--csv", dir / "alias/x/r.json"}}, {}, {}), "");
+  EXPECT_EQ(refusal({{"--out", dir / "new/r.json"}, {"--csv", dir / "new/r.csv"}}, {}, {}), "");
+}
+
+// A bind mount of a folder of the data elsewhere: its parents by ".." are the mount point's, so
+// only the identity of the data's folders finds it. Tried in a child with its own mount
+// namespace, where this machine lets a test mount (root).
+TEST(OutputsApart, ABindMountOfADataFolderIsTheData) {
+  TempDir dir;
+  write_file(dir / "data/class_0/img_0.bin", "x");
+  fs::create_directories(dir / "bound");
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    if (::unshare(CLONE_NEWNS) != 0 || ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0 ||
+        ::mount((dir / "data/class_0").c_str(), (dir / "bound").c_str(), nullptr, MS_BIND, nullptr) != 0)
+      ::_exit(77);
+    const std::string why =
+        refusal({{"--out", dir / "bound/r.json"}}, {}, {{"dataset.source", dir / "data"}});
+    ::_exit(why == "--out " + dir / "bound/r.json" + ": inside dataset.source " + dir / "data" + kInData ? 0
+                                                                                                         : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  if (WEXITSTATUS(status) == 77) GTEST_SKIP() << "cannot bind-mount here (needs root and a mount namespace)";
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "a bind mount of a data folder was not refused";
 }
 
 }  // namespace

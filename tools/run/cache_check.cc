@@ -108,4 +108,21 @@ void check_measured_cache(RunSetup& run) {
   if (staged) run.manifest = nlohmann::json(staged->to_json());
 }
 
+void recheck_measured_cache(RunSetup& run) {
+  const RunOptions& o = run.options;
+  if (!run.context.cache) return;
+  // Only a cache the cases read: a --benchmark_filter that left its cases out measured none of it.
+  Plan ran;
+  cases_to_run(run.plan, o.filter, o.repetitions_from_flag, o.flag_repetitions, &ran.cases);
+  if (!uses_path(ran, "cache")) return;
+  const CacheVerification v = recheck_cache_files(*run.context.cache);
+  run.cache_recheck = v.to_json();
+  if (v.ok) return;
+  run.cache_verified = false;
+  run.cache_changed = "the cache " + run.config.cache_root + " changed during the run (" + v.problem_list() +
+                      "): its figures are not those of the cache verified before the first case, and the "
+                      "result records it unverified (dataset.cache.verification_after_run); stage it again "
+                      "and run again";
+}
+
 }  // namespace feedbench::run_steps

@@ -124,7 +124,13 @@ bool parse_run_options(int argc, char** argv, const Cluster& cluster, RunOptions
     throw InputError("--config: required (an experiment config, e.g. configs/demo.json)");
   if (o.fingerprint_kind != "metadata" && o.fingerprint_kind != "content")
     throw InputError("--fingerprint: expected metadata or content, got '" + o.fingerprint_kind + "'");
-  o.budget_ns = o.budget_text.empty() ? 0 : parse_budget(o.budget_text);
+  // An option given an empty value would be left unused without a word: refused instead.
+  o.budget_ns = vm.count("budget") ? parse_budget(o.budget_text) : 0;
+  for (const char* option : {"out", "csv", "markdown"})
+    if (vm.count(option) && vm[option].as<std::string>().empty())
+      throw InputError(std::string("--") + option + ": expected a file name, got ''");
+  if (vm.count("emit-fio") && o.emit_fio_dir.empty())
+    throw InputError("--emit-fio: expected a folder, got ''");
   if (o.budget_ns > 0 && o.many)
     throw InputError(
         "--budget: not across ranks (each rank would probe and choose alone); run without mpirun, or "

@@ -37,6 +37,18 @@ std::vector<std::string> include_from_cache(const Config& config) {
   return m->include;
 }
 
+// A throttle of the cache where the config has none would pace nothing: refused, not ignored.
+void refuse_throttle_without_cache(const Config& config, const ConfigOverrides& overrides) {
+  if (!config.cache_root.empty() || !config.throttle.count("cache")) return;
+  const auto given = overrides.throttle.find("cache");
+  if (given != overrides.throttle.end())
+    throw InputError("--throttle cache=" + given->second + ": the config " + config.file +
+                     " has no cache to throttle: set dataset.cache (or --cache), or throttle the source");
+  throw InputError(config.file +
+                   ": /dataset/throttle/cache: the config has no cache to throttle: set dataset.cache (or "
+                   "--cache), or remove the cache's throttle");
+}
+
 }  // namespace
 
 bool uses_path(const Plan& plan, const std::string& role) {
@@ -61,6 +73,7 @@ void load_plan(RunSetup& run) {
     config.include_from_cache = true;
   }
   if (config.include_from_cache) config.include = include_from_cache(config);
+  refuse_throttle_without_cache(config, overrides);
   run.plan = expand_plan(config, parse_whole_number(o.max_cases_text, "--max-cases", 1, UINT64_MAX));
   // A partial cache's hit share and ranking count files by their place in the source, which a
   // rank's share of the selection does not keep: refused before anything runs, not per case.
@@ -84,13 +97,23 @@ void check_output_files(RunSetup& run) {
   // writes it, so across ranks it is refused).
   if (o.many && !o.benchmark_out.empty())
     throw InputError("--benchmark_out: not across ranks (each rank would write it); use --out");
-  if (run.cluster.is_root()) {
-    require_writable_file(out_option, o.out_path);
-    if (!o.csv_path.empty()) require_writable_file("--csv", o.csv_path);
-    if (!o.markdown_path.empty()) require_writable_file("--markdown", o.markdown_path);
-    if (!o.benchmark_out.empty()) require_writable_file("--benchmark_out", o.benchmark_out);
-    if (!o.emit_fio_dir.empty()) require_writable_folder("--emit-fio", o.emit_fio_dir);
-  }
+  if (!run.cluster.is_root()) return;
+  require_writable_file(out_option, o.out_path);
+  if (!o.csv_path.empty()) require_writable_file("--csv", o.csv_path);
+  if (!o.markdown_path.empty()) require_writable_file("--markdown", o.markdown_path);
+  if (!o.benchmark_out.empty()) require_writable_file("--benchmark_out", o.benchmark_out);
+  if (!o.emit_fio_dir.empty()) require_writable_folder("--emit-fio", o.emit_fio_dir);
+  // No output lands on what the run reads: the config, the data (the cache's manifest, which
+  // --include-from-cache reads, is in the cache's folder), or another output.
+  std::vector<NamedPath> outputs{{out_option == "--out" ? out_option : "--out (default)", o.out_path}};
+  if (!o.csv_path.empty()) outputs.push_back({"--csv", o.csv_path});
+  if (!o.markdown_path.empty()) outputs.push_back({"--markdown", o.markdown_path});
+  if (!o.benchmark_out.empty()) outputs.push_back({"--benchmark_out", o.benchmark_out});
+  if (!o.emit_fio_dir.empty()) outputs.push_back({"--emit-fio", o.emit_fio_dir, true});
+  std::vector<NamedPath> roots{{o.source ? "--source" : "dataset.source", run.config.source_root}};
+  if (!run.config.cache_root.empty())
+    roots.push_back({o.cache ? "--cache" : "dataset.cache", run.config.cache_root});
+  check_outputs_apart(outputs, {{"--config", o.config_path}}, roots);
 }
 
 void print_plan(const RunSetup& run) {

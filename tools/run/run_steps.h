@@ -82,7 +82,11 @@ struct RunSetup {
   // The cache's checks (path:cache cases only).
   nlohmann::json manifest = nullptr;
   nlohmann::json verification = nullptr;
-  bool cache_verified = false;
+  bool cache_verified = false;  // false too when the cache changed during the run
+  // After the cases: the cache's files looked at again (CacheVerification::to_json(), null when
+  // no case read the cache), and why the cache is not the one verified ("" when it is).
+  nlohmann::json cache_recheck = nullptr;
+  std::string cache_changed;
   nlohmann::json budget_record = nullptr;     // --budget's choice
   std::string source_content, cache_content;  // --fingerprint content
   std::map<std::string, PathInfo> paths;      // the measured paths, as printed
@@ -137,9 +141,11 @@ void agree_to_start(Cluster& cluster, RankProgress& progress, const std::excepti
 // options.cc: parses and checks the command line into `options`; `argv` loses Google
 // Benchmark's flags. RETURNS: false when --help was printed (the run ends there, exit 0).
 bool parse_run_options(int argc, char** argv, const Cluster& cluster, RunOptions& options);
-// plan.cc: reads the config and expands the plan (REQUIRES: options parsed).
+// plan.cc: reads the config and expands the plan (REQUIRES: options parsed); refuses a throttle
+// of a cache the config does not have.
 void load_plan(RunSetup& run);
-// plan.cc: fixes the result file's default path; checks every file the run will write.
+// plan.cc: fixes the result file's default path; checks every file the run will write, and
+// that none is the config, lies in the source or the cache, or is another of them.
 void check_output_files(RunSetup& run);
 // scan.cc: sets up the run's context and scans each root once (REQUIRES: the plan).
 void scan_roots(RunSetup& run);
@@ -162,5 +168,10 @@ void announce_run(RunSetup& run);
 void start_together(RunSetup& run);
 // measure.cc: registers the plan and runs it through Google Benchmark, every rank to its end.
 MeasuredCases run_cases(RunSetup& run);
+// cache_check.cc: after the cases, the files of the cache they read are looked at again
+// (present, size, mtime; not re-hashed): a cache changed under the run (a stage --prune, a
+// copy rewritten) sets `cache_changed` and clears `cache_verified`; `cache_recheck` records
+// the check either way (REQUIRES: the cases ran).
+void recheck_measured_cache(RunSetup& run);
 
 }  // namespace feedbench::run_steps

@@ -27,6 +27,9 @@ struct CacheVerification {
   // RETURNS: "the cache X does not hold what its manifest lists (3 problems: ...; ...)", at
   // most `shown` problems named; "" when ok.
   std::string summary(const std::string& cache_root = "", std::size_t shown = 5) const;
+  // RETURNS: "3 problems, checked by METHOD: P1; P2; P3", at most `shown` named, then "; and N
+  // more": what summary() puts in its parentheses.
+  std::string problem_list(std::size_t shown = 5) const;
 };
 
 // The cheap check: every file the manifest lists is in `cache_selection` with the size and
@@ -49,5 +52,15 @@ CacheVerification rehash_cache(const std::string& cache_root, const FileSet& cac
 CacheVerification rehash_cache(const std::string& cache_root, const Manifest& manifest,
                                const FileSet& cache_selection, const FileSet& source_selection,
                                bool progress);
+
+// The check at a run's end: the cache files the run verified before its first case, looked at
+// again, cheaply (present, a regular file, the same size and mtime; not re-hashed), so a cache
+// changed under the run (a stage --prune, a copy rewritten) is found, not taken as verified.
+// `verified`: the cache selection as it was scanned and checked before the first case.
+// RETURNS: method "listing+sizes+mtimes", files_checked every file looked at, bytes_checked the
+// bytes of those still there; problems "removed during the run: P", "no longer a regular file:
+// P", "size changed during the run: P (N bytes, M before)", "modified during the run: P (its
+// mtime changed)", "cannot look at P: why"; ok when there are none.
+CacheVerification recheck_cache_files(const FileSet& verified);
 
 }  // namespace feedbench

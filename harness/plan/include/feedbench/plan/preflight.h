@@ -1,11 +1,13 @@
 // Preflight: what a verb checks before its first case runs or its first byte is written, so an
 // output path that cannot be written, or an O_DIRECT block size the device refuses, is bad input
-// (InputError, exit 2) found in a second, not a failure found after the work was done.
+// (InputError, exit 2) found in a second, not a failure found after the work was done; and an
+// output that would land on what the verb reads is refused before it destroys it.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "feedbench/plan/plan.h"
 
@@ -25,6 +27,28 @@ std::string why_folder_not_writable(const std::string& dir);
 // when the check above fails. `option` names where the path came from, e.g. "--out".
 void require_writable_file(const std::string& option, const std::string& path);
 void require_writable_folder(const std::string& option, const std::string& dir);
+
+// A path a verb reads or writes, with what named it, for messages: {"--out", "r.json"},
+// {"BASE", "a.json"}, {"dataset.source", "/data"}, {"the --like data set", "/data"}.
+struct NamedPath {
+  std::string option;
+  std::string path;
+  bool folder = false;  // an output folder that files are written into (--emit-fio), not a file
+};
+
+// Refuses what would destroy a verb's input, before anything is written: an output that is one
+// of `inputs` (the files the verb reads); an output that is one of `data_roots` or lies inside
+// one (for a file, the folder it goes into; for an output still to be made, the deepest folder
+// of its path that exists, where its folders would be made); two outputs that are one file.
+// Compared by device and inode, never by path strings, so a symlink or a bind mount of an input
+// or of a data folder counts. Inputs and roots that do not exist are left to their readers.
+// Throws InputError naming both sides, e.g. "--out c.json: the same file as --config c.json
+// (compared by device and inode): ...", "--csv /data/r.csv: inside dataset.source /data (...)".
+// NOTE: an output where no file or folder can go (under a file) is left to require_writable_*.
+// NOTE: a data root is walked folder by folder only where the kernel's parents cannot tell (an
+// output on the root's file system, through another mount of it: a bind mount).
+void check_outputs_apart(const std::vector<NamedPath>& outputs, const std::vector<NamedPath>& inputs,
+                         const std::vector<NamedPath>& data_roots);
 
 // The offset and length alignment O_DIRECT reads need on one file system.
 struct DirectAlignment {
