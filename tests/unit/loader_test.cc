@@ -15,6 +15,9 @@
 #include <unistd.h>
 
 #include "feedbench/base/error.h"
+#include "feedbench/dataset/generator.h"
+#include "feedbench/dataset/tfrecord.h"
+#include "feedbench/io/throttle.h"
 #include "feedbench/results/result.h"
 #include "loader_summary.h"
 #include "test_util.h"
@@ -559,6 +562,56 @@ TEST(LoaderTest, EpochsAreReportedApartWithResidencyBeforeEach) {
   EXPECT_EQ(r.steps, 44u);
   EXPECT_GT(r.epochs[1].samples_per_second, r.epochs[0].samples_per_second);
   EXPECT_NEAR(r.measured_s, r.epochs[0].measured_s + r.epochs[1].measured_s, 1e-9);
+}
+
+// 64 TFRecord records of 4 KiB in 2 shards (128 KiB each), read in pieces of `block_size`
+// through a throttle of 1 MiB/s.
+struct ThrottledShards {
+  testing::TempDir dir;
+  FileSet files{""};
+  std::unique_ptr<SampleSource> source;
+  explicit ThrottledShards(std::size_t block_size) {
+    GenOptions g;
+    g.out = dir / "tf";
+    g.files = 64;
+    g.min_size = g.max_size = 4096 - kTfRecordFramingBytes;
+    g.layout = GenLayout::kTfrecord;
+    g.shards = 2;
+    g.seed = 3;
+    generate_dataset(g);
+    files = scan_dataset(g.out);
+    source = make_tfrecord_source(files, "psync", true, block_size, std::make_shared<Throttle>(1 << 20));
+  }
+};
+
+// A read ahead that ends in the warm-up: a shard smaller than one read (1 MiB) is read whole
+// as its first record is asked for. With a worker per shard, both shards are read in the first
+// two batches, inside a warm-up of prefetch 2 × workers 2 steps: nothing is left for the
+// measured steps to read.
+TEST(LoaderTest, AReadAheadThatEndsInTheWarmUpIsNotJudged) {
+  ThrottledShards set(1 << 20);
+  LoaderOptions o = options(4, 2, 10 * kMs, 0);
+  LoaderSim sim(o, *set.source);
+  const LoaderResult r = sim.run();
+  EXPECT_EQ(r.schedule.steps_per_epoch, 16);
+  EXPECT_EQ(r.warmup_steps, 4u);
+  EXPECT_FALSE(r.judged() && r.au >= 0.9) << "AU " << r.au << " judged on steps that read nothing";
+  EXPECT_TRUE(r.schedule.judged());  // enough steps: what they read is what fails
+  EXPECT_EQ(r.measured_read_bytes, 0u);
+  EXPECT_EQ(r.warmup_read_bytes, set.files.total_bytes());
+  const std::string why = r.not_judged_reason();
+  EXPECT_EQ(why.rfind("not judged: the measured steps read 0 B, 0.0% of the 192 KiB their samples hold "
+                      "(at least 90% needed): the rest was read ahead in the warm-up, which read 256 KiB",
+                      0),
+            0u)
+      << why;
+  EXPECT_NE(why.find("measure more steps after the warm-up"), std::string::npos) << why;
+
+  // Reads of 4 KiB, each a record: the measured steps read what they took.
+  ThrottledShards small_reads(4096);
+  const LoaderResult fed = LoaderSim(o, *small_reads.source).run();
+  EXPECT_TRUE(fed.judged()) << fed.not_judged_reason();
+  EXPECT_EQ(fed.measured_read_bytes, fed.bytes);
 }
 
 TEST(LoaderTest, VerdictTexts) {
