@@ -584,9 +584,45 @@ struct ThrottledShards {
   }
 };
 
-// A read ahead that ends in the warm-up: a shard smaller than one read (1 MiB) is read whole
-// as its first record is asked for. With a worker per shard, both shards are read in the first
-// two batches, inside a warm-up of prefetch 2 × workers 2 steps: nothing is left for the
+// A shuffle buffer larger than the data set reads every record into memory in the first batch
+// of the epoch, which the warm-up took: the measured steps read nothing and the run said
+// "AU 99.9% — storage keeps up" of a source that needs 250 ms for 16 steps of 10 ms. The fill is
+// counted now (tf.data fills the buffer at the start of every epoch, and training waits for it),
+// and the figures say what the measured steps read.
+TEST(LoaderTest, AShuffleBufferFilledInTheWarmUpIsCounted) {
+  ThrottledShards set(4096);
+  LoaderOptions o = options(4, 1, 10 * kMs, 0);
+  o.shuffle_buffer = 1000;
+  LoaderSim sim(o, *set.source);
+  const LoaderResult r = sim.run();
+  EXPECT_EQ(r.schedule.steps_per_epoch, 16);
+  // 256 KiB at 1 MiB/s is at least 250 ms of wait against 160 ms of compute: AU at most ~0.4.
+  EXPECT_LT(r.au, 0.6) << "the shuffle buffer's fill hid in the warm-up";
+  EXPECT_FALSE(r.judged() && r.au >= 0.9);
+  // No warm-up: the first epoch is measured whole, and every byte was read for a measured step.
+  EXPECT_TRUE(r.schedule.fill_counted);
+  EXPECT_EQ(r.warmup_steps, 0u);
+  EXPECT_EQ(r.steps, 16u);
+  EXPECT_TRUE(r.judged()) << r.not_judged_reason();
+  EXPECT_EQ(r.bytes, 64u * 4096);
+  EXPECT_EQ(r.measured_read_bytes, r.bytes);
+  EXPECT_EQ(r.warmup_read_bytes, 0u);
+
+  o.steps = 5;
+  const std::string why = LoaderSim(o, *set.source).schedule().not_judged_reason();
+  EXPECT_NE(why.find("5 steps in epoch 1 − a warm-up of 0: the shuffle buffer's fill is measured)"),
+            std::string::npos)
+      << why;
+
+  // A buffer of one is file order: nothing is read ahead, the warm-up stays.
+  o.shuffle_buffer = 1;
+  EXPECT_FALSE(LoaderSim(o, *set.source).schedule().fill_counted);
+  EXPECT_EQ(LoaderSim(o, *set.source).schedule().warmup_steps, 2);
+}
+
+// The same trick without a shuffle buffer, which the fill's rule does not cover: a shard smaller than one
+// read (1 MiB) is read whole as its first record is asked for. With a worker per shard, both shards are read
+// in the first two batches, inside a warm-up of prefetch 2 × workers 2 steps: nothing is left for the
 // measured steps to read.
 TEST(LoaderTest, AReadAheadThatEndsInTheWarmUpIsNotJudged) {
   ThrottledShards set(1 << 20);

@@ -15,6 +15,10 @@
 //   run, because the workers fill a wave of batches while the trainer waits for the first one and
 //   those batches are served without waiting. Later epochs start new workers (PyTorch without
 //   persistent_workers) and are measured whole, their ramp-up included.
+// - A shuffle buffer's fill is counted: a streaming source with a shuffle buffer has no warm-up,
+//   its first epoch is measured whole. The fill reads up to shuffle_buffer records ahead in each
+//   worker's first batch, which a warm-up would take with it, leaving measured steps served from
+//   the buffer without reading.
 // - The measured steps must have read what they took: a verdict needs, in every epoch, at least
 //   kMinMeasuredReadShare of the bytes of the measured steps' samples read while their batches
 //   were built. A stream reads ahead of its records (whole 1 MiB reads of a shard); a read ahead
@@ -170,7 +174,7 @@ struct LoaderOptions {
   // holds is refused (loader_schedule), never cut.
   std::int64_t steps = 0;
   // First steps of the run excluded from the metrics; the warm-up in effect is at least
-  // prefetch × workers (loader_schedule).
+  // prefetch × workers, and none for a streaming source with a shuffle buffer (loader_schedule).
   int warmup_steps = 1;
   int accelerators = 1;  // trainers, each with its own workers and share of every epoch
   // Across nodes (the ranks of a distributed run), as DLIO's loader: the source is the whole
@@ -180,7 +184,8 @@ struct LoaderOptions {
   int node = 0;
   int nodes = 1;
   std::uint64_t seed = 42;
-  // Streaming sources: each worker's shuffle buffer, in records (0 or 1: file order).
+  // Streaming sources: each worker's shuffle buffer, in records (0 or 1: file order). Its fill
+  // is measured: the run has no warm-up.
   std::size_t shuffle_buffer = 0;
   // Sampling: none, each epoch a seeded shuffle of every sample; a skew (skew.h), each epoch as
   // many draws with replacement, samples ranked by `ranking` (sample indices, hottest first;
@@ -211,6 +216,7 @@ struct LoaderSchedule {
   std::size_t share = 0;                  // samples of one trainer's share of an epoch
   std::int64_t steps_per_epoch = 0;       // per trainer
   std::int64_t warmup_steps = 0;          // in effect, per trainer, at the start of the run
+  bool fill_counted = false;              // a stream's shuffle buffer: no warm-up, its fill measured
   std::int64_t measured_first_epoch = 0;  // per trainer (later epochs measure every step)
   std::int64_t min_measured_steps = 0;    // per trainer, per epoch, for a verdict
   std::string refused;                    // why the run cannot take the configured steps ("" when it can)
