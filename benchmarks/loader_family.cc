@@ -2,8 +2,8 @@
 // cold or warm page cache, against the source or cache path. The timed part is the measured
 // steps (warm-up excluded); the counters say how much of each step the accelerator waited.
 // A run the data set cannot hold is skipped with the size it needs; one with too few measured
-// steps is recorded without a verdict; each epoch is recorded apart, with the page cache's
-// share of the data set as it began.
+// steps, or whose measured steps read less than they took, is recorded without a verdict; each
+// epoch is recorded apart, with the page cache's share of the data set as it began.
 #include <algorithm>
 #include <cstdio>
 #include <functional>
@@ -229,14 +229,15 @@ void loader_counters(CaseRun& run, const LoaderResult& result) {
   run.counter("residency_before", run.record().cache["residency_before"].get<double>());
 }
 
-// RETURNS: the case's verdict on `result`, or why it carries none (too few measured steps:
-// the figures are recorded, but no verdict and no CPU-bound claim); *cpu_bound as judged.
+// RETURNS: the case's verdict on `result`, or why it carries none (too few measured steps, or
+// measured steps that read less than they took: the figures are recorded, but no verdict and no
+// CPU-bound claim); *cpu_bound as judged.
 std::string verdict_of(const LoaderResult& result, const std::optional<LoaderAcrossRanks>& across,
                        double target, bool calibration, bool* cpu_bound) {
-  const bool judged = result.schedule.judged();
+  const bool judged = result.judged();
   *cpu_bound =
       judged && loader_cpu_bound(result.au, target, result.cpu_util, result.read_s, result.transform_s);
-  if (!judged) return result.schedule.not_judged_reason();
+  if (!judged) return result.not_judged_reason();
   std::string verdict = loader_verdict(result.au, result.stall_fraction, target, *cpu_bound, result.read_s,
                                        result.transform_s) +
                         (calibration ? "" : epochs_qualifier(result));
@@ -251,7 +252,7 @@ nlohmann::json run_json(const LoaderResult& result, const std::string& verdict, 
   nlohmann::json epochs = nlohmann::json::array();
   for (const EpochFigures& f : result.epochs) epochs.push_back(epoch_json(f));
   return {{"verdict", verdict},
-          {"judged", schedule.judged()},
+          {"judged", result.judged()},
           {"au_per_accelerator", result.au_per_trainer},
           {"min_au", result.min_au},
           {"target_au", target},
@@ -259,6 +260,8 @@ nlohmann::json run_json(const LoaderResult& result, const std::string& verdict, 
           {"calibration", calibration},
           {"samples", result.samples},
           {"bytes", result.bytes},
+          {"measured_read_bytes", result.measured_read_bytes},
+          {"warmup_read_bytes", result.warmup_read_bytes},
           {"warmup_steps", result.warmup_steps},
           {"steps_per_epoch", schedule.steps_per_epoch},
           {"warmup_steps_in_effect", schedule.warmup_steps},

@@ -36,6 +36,7 @@ Batch build_batch(SampleReader& reader, const std::vector<std::size_t>* indices,
                   std::size_t to, const TransformCost& transform, WorkerTotals& totals,
                   JpegDecoder* decoder) {
   Batch b;
+  const std::uint64_t streamed = indices ? 0 : reader.stream_bytes_read();
   for (std::size_t k = from; k < to; ++k) {
     std::int64_t t0 = now_ns();
     std::size_t index = 0;
@@ -66,7 +67,9 @@ Batch build_batch(SampleReader& reader, const std::vector<std::size_t>* indices,
     b.bytes += n;
     b.planned += reader.planned_bytes(index);
     ++b.samples;
+    if (indices) b.read += n;
   }
+  if (!indices) b.read = reader.stream_bytes_read() - streamed;
   b.ready = true;
   return b;
 }

@@ -16,6 +16,9 @@ struct Batch {
   std::uint64_t samples = 0;
   std::uint64_t bytes = 0;
   std::uint64_t planned = 0;
+  // Read from storage while it was built: its samples' bytes when read by index; a stream's
+  // reads, which run ahead of its records (none for a batch served from the shuffle buffer).
+  std::uint64_t read = 0;
 };
 
 struct WorkerTotals {
@@ -28,6 +31,7 @@ struct WorkerTotals {
 // Builds one batch: reads its samples and applies the transform, timing each part. `decoder`:
 // the worker's own, for a decode transform.
 // `indices` null: a batch of to − from samples from the reader's stream.
+// RETURNS: the batch, with what was read to build it.
 Batch build_batch(SampleReader& reader, const std::vector<std::size_t>* indices, std::size_t from,
                   std::size_t to, const TransformCost& transform, WorkerTotals& totals, JpegDecoder* decoder);
 

@@ -12,6 +12,7 @@
 #include "feedbench/base/cores.h"
 #include "feedbench/base/error.h"
 #include "feedbench/base/threads.h"
+#include "feedbench/base/units.h"
 #include "trainer.h"
 
 namespace feedbench {
@@ -105,6 +106,8 @@ EpochFold fold_epoch(const std::vector<std::unique_ptr<Trainer>>& trainers, int 
     f.warmup_steps += o.warmup;
     f.samples += o.samples;
     f.bytes += o.read.bytes;
+    f.read_bytes += o.read_bytes;
+    f.warmup_read_bytes += o.warmup_read_bytes;
     out.wait_ns += o.wait_ns;
     out.compute_ns += o.compute_ns;
     out.step_ns += o.step_ns;
@@ -170,6 +173,8 @@ LoaderResult LoaderSim::run() {
     r.samples += f.samples;
     r.steps += f.steps;
     r.warmup_steps += f.warmup_steps;
+    r.measured_read_bytes += f.read_bytes;
+    r.warmup_read_bytes += f.warmup_read_bytes;
     r.measured_s += f.measured_s;
     r.wait_ns.merge(f.wait_ns);
     wait += fold.wait_ns;
@@ -193,6 +198,45 @@ LoaderResult LoaderSim::run() {
     r.bytes_per_second = double(r.bytes) / r.measured_s;
   }
   return r;
+}
+
+namespace {
+
+// RETURNS: the first epoch whose measured steps read less than kMinMeasuredReadShare of their
+// samples' bytes, or null.
+const EpochFigures* epoch_read_ahead(const std::vector<EpochFigures>& epochs) {
+  for (const EpochFigures& f : epochs)
+    if (f.bytes > 0 && double(f.read_bytes) < kMinMeasuredReadShare * double(f.bytes)) return &f;
+  return nullptr;
+}
+
+}  // namespace
+
+bool LoaderResult::judged() const { return schedule.judged() && !epoch_read_ahead(epochs); }
+
+std::string LoaderResult::not_judged_reason() const {
+  if (!schedule.judged()) return schedule.not_judged_reason();
+  const EpochFigures* f = epoch_read_ahead(epochs);
+  if (!f) return "";
+  char share[64];
+  std::snprintf(share, sizeof share, "%.1f%%", 100 * double(f->read_bytes) / double(f->bytes));
+  // The samples' bytes were read, just not while these steps waited: for the batches of the
+  // warm-up (a stream reads whole 1 MiB pieces of a shard, and fills its shuffle buffer, ahead
+  // of the records it hands out).
+  std::string why = "not judged: the measured steps read " + format_size(double(f->read_bytes)) + ", " +
+                    share + " of the " + format_size(double(f->bytes)) + " their samples hold";
+  if (epochs.size() > 1) why += " in epoch " + std::to_string(f->epoch);
+  char need[32];
+  std::snprintf(need, sizeof need, "%.0f%%", 100 * kMinMeasuredReadShare);
+  why += std::string(" (at least ") + need + " needed): ";
+  if (f->warmup_read_bytes > 0)
+    why += "the rest was read ahead in the warm-up, which read " + format_size(double(f->warmup_read_bytes));
+  else why += "the rest was read ahead of them";
+  why +=
+      " (a stream reads whole pieces of its shards ahead of its records), so the measured steps "
+      "did not wait for storage: measure more steps after the warm-up (more steps, or more records "
+      "per worker), or shorten the warm-up (prefetch × workers)";
+  return why;
 }
 
 bool loader_cpu_bound(double au, double target_au, double cpu_util, double read_s, double transform_s) {

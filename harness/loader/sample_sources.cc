@@ -238,6 +238,8 @@ class TfRecordReader : public SampleReader {
     buffer_ = ShuffleBuffer<Entry>(buffer, seed);
   }
 
+  std::uint64_t stream_bytes_read() const override { return bytes_read_; }
+
   std::size_t read_next() override {
     while (!buffer_.full() && fill_one()) {
     }
@@ -276,6 +278,7 @@ class TfRecordReader : public SampleReader {
           throw RunError("read of " + path_ + ": the engine returned no completion");
         if (c.result < 0) throw RunError(errno_message("read of " + path_, int(-c.result)));
         if (c.result == 0) return got;
+        bytes_read_ += std::uint64_t(c.result);
         pos_ = 0;
         end_ = std::size_t(c.result);
         file_offset_ += std::uint64_t(c.result);
@@ -356,6 +359,7 @@ class TfRecordReader : public SampleReader {
   std::uint64_t offset_ = 0;       // of the next record in the shard
   std::uint64_t file_offset_ = 0;  // of the next chunk
   std::size_t pos_ = 0, end_ = 0;  // unread bytes of the chunk in the engine's buffer
+  std::uint64_t bytes_read_ = 0;   // every stream's chunks
 };
 
 class TfRecordSource : public SampleSource {
@@ -494,6 +498,10 @@ void SampleReader::start_stream(const std::vector<std::size_t>&, std::size_t, st
 
 std::size_t SampleReader::read_next() {
   check_failed("a streaming source", __FILE__, __LINE__, "read_next on a reader by index");
+}
+
+std::uint64_t SampleReader::stream_bytes_read() const {
+  check_failed("a streaming source", __FILE__, __LINE__, "stream_bytes_read on a reader by index");
 }
 
 std::unique_ptr<SampleSource> make_memory_source(const FileSet& files) {

@@ -110,6 +110,15 @@ LoaderSchedule loader_schedule(const LoaderOptions& o, std::size_t samples, std:
              : std::to_string(K / N) + " accelerator(s) × " + std::to_string(N) + " nodes";
   s.share = std::size_t(samples / K);
   s.warmup_steps = std::max<std::int64_t>(o.warmup_steps, std::int64_t(o.prefetch) * o.workers);
+  // A shuffle buffer's fill is counted, not refused: tf.data fills the buffer each time the data
+  // set is iterated, so every epoch of the user's training begins with it and the accelerator
+  // waits for it, and an epoch's AU (DLIO's) is the share of the epoch the accelerator computed.
+  // A buffer larger than a worker's share (shuffle(10000) over a small set) is a real
+  // configuration that deserves an answer, and the answer is the one its training sees. The fill
+  // lands in each worker's first batch, so no warm-up can exclude a step without it: the first
+  // epoch is measured whole, as later epochs are.
+  s.fill_counted = shard_records != nullptr && o.shuffle_buffer > 1;
+  if (s.fill_counted) s.warmup_steps = 0;
   s.min_measured_steps = std::max<std::int64_t>(kMinMeasuredSteps, 2 * std::int64_t(o.workers));
   auto size_of = [&](std::uint64_t n) {
     if (dataset_bytes == 0 || samples == 0) return std::string();
@@ -150,6 +159,7 @@ std::string LoaderSchedule::not_judged_reason() const {
                     std::to_string(warmup_steps);
   if (warmup_steps == std::int64_t(prefetch) * workers && workers > 0)
     why += " = prefetch " + std::to_string(prefetch) + " × workers " + std::to_string(workers);
+  if (fill_counted) why += ": the shuffle buffer's fill is measured";
   why += ")";
   const std::int64_t steps_needed = warmup_steps + min_measured_steps;
   const std::uint64_t samples_needed =

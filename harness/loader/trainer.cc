@@ -132,8 +132,12 @@ void Trainer::run_epoch(int epoch, EpochOutcome& out) {
     if (!compute_step(b, t1, j + 1 == batches)) break;  // the workers are stopped and joined below
     const std::int64_t t2 = now_ns();
     // The warm-up is the first steps of the run: later epochs are measured whole.
-    if (epoch == 0 && std::int64_t(out.warmup) < schedule_.warmup_steps) ++out.warmup;
-    else record_step(out, t0, t1, t2, b);
+    if (epoch == 0 && std::int64_t(out.warmup) < schedule_.warmup_steps) {
+      ++out.warmup;
+      out.warmup_read_bytes += b.read;
+    } else {
+      record_step(out, t0, t1, t2, b);
+    }
   }
   out.epoch_ns = now_ns() - epoch_start;
   queue.stop();
@@ -234,6 +238,7 @@ void Trainer::record_step(EpochOutcome& out, std::int64_t t0, std::int64_t t1, s
   out.samples += b.samples;
   out.read.bytes += b.bytes;
   out.read.bytes_planned += b.planned;
+  out.read_bytes += b.read;
   out.wait_ns += t1 - t0;
   out.compute_ns += t2 - t1;
   out.step_ns += t2 - t0;

@@ -41,6 +41,8 @@ struct RunState {
 struct EpochOutcome {
   std::uint64_t samples = 0, steps = 0, warmup = 0;
   ReadTally read;  // bytes read and planned in measured steps
+  // Read for the batches of measured steps and of the warm-up (Batch::read).
+  std::uint64_t read_bytes = 0, warmup_read_bytes = 0;
   std::int64_t wait_ns = 0, compute_ns = 0, step_ns = 0;
   std::int64_t first_t0 = 0, last_t2 = 0;
   bool measured = false;

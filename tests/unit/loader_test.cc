@@ -15,6 +15,9 @@
 #include <unistd.h>
 
 #include "feedbench/base/error.h"
+#include "feedbench/dataset/generator.h"
+#include "feedbench/dataset/tfrecord.h"
+#include "feedbench/io/throttle.h"
 #include "feedbench/results/result.h"
 #include "loader_summary.h"
 #include "test_util.h"
@@ -559,6 +562,92 @@ TEST(LoaderTest, EpochsAreReportedApartWithResidencyBeforeEach) {
   EXPECT_EQ(r.steps, 44u);
   EXPECT_GT(r.epochs[1].samples_per_second, r.epochs[0].samples_per_second);
   EXPECT_NEAR(r.measured_s, r.epochs[0].measured_s + r.epochs[1].measured_s, 1e-9);
+}
+
+// 64 TFRecord records of 4 KiB in 2 shards (128 KiB each), read in pieces of `block_size`
+// through a throttle of 1 MiB/s.
+struct ThrottledShards {
+  testing::TempDir dir;
+  FileSet files{""};
+  std::unique_ptr<SampleSource> source;
+  explicit ThrottledShards(std::size_t block_size) {
+    GenOptions g;
+    g.out = dir / "tf";
+    g.files = 64;
+    g.min_size = g.max_size = 4096 - kTfRecordFramingBytes;
+    g.layout = GenLayout::kTfrecord;
+    g.shards = 2;
+    g.seed = 3;
+    generate_dataset(g);
+    files = scan_dataset(g.out);
+    source = make_tfrecord_source(files, "psync", true, block_size, std::make_shared<Throttle>(1 << 20));
+  }
+};
+
+// A shuffle buffer larger than the data set reads every record into memory in the first batch
+// of the epoch, which the warm-up took: the measured steps read nothing and the run said
+// "AU 99.9% — storage keeps up" of a source that needs 250 ms for 16 steps of 10 ms. The fill is
+// counted now (tf.data fills the buffer at the start of every epoch, and training waits for it),
+// and the figures say what the measured steps read.
+TEST(LoaderTest, AShuffleBufferFilledInTheWarmUpIsCounted) {
+  ThrottledShards set(4096);
+  LoaderOptions o = options(4, 1, 10 * kMs, 0);
+  o.shuffle_buffer = 1000;
+  LoaderSim sim(o, *set.source);
+  const LoaderResult r = sim.run();
+  EXPECT_EQ(r.schedule.steps_per_epoch, 16);
+  // 256 KiB at 1 MiB/s is at least 250 ms of wait against 160 ms of compute: AU at most ~0.4.
+  EXPECT_LT(r.au, 0.6) << "the shuffle buffer's fill hid in the warm-up";
+  EXPECT_FALSE(r.judged() && r.au >= 0.9);
+  // No warm-up: the first epoch is measured whole, and every byte was read for a measured step.
+  EXPECT_TRUE(r.schedule.fill_counted);
+  EXPECT_EQ(r.warmup_steps, 0u);
+  EXPECT_EQ(r.steps, 16u);
+  EXPECT_TRUE(r.judged()) << r.not_judged_reason();
+  EXPECT_EQ(r.bytes, 64u * 4096);
+  EXPECT_EQ(r.measured_read_bytes, r.bytes);
+  EXPECT_EQ(r.warmup_read_bytes, 0u);
+
+  o.steps = 5;
+  const std::string why = LoaderSim(o, *set.source).schedule().not_judged_reason();
+  EXPECT_NE(why.find("5 steps in epoch 1 − a warm-up of 0: the shuffle buffer's fill is measured)"),
+            std::string::npos)
+      << why;
+
+  // A buffer of one is file order: nothing is read ahead, the warm-up stays.
+  o.shuffle_buffer = 1;
+  EXPECT_FALSE(LoaderSim(o, *set.source).schedule().fill_counted);
+  EXPECT_EQ(LoaderSim(o, *set.source).schedule().warmup_steps, 2);
+}
+
+// The same trick without a shuffle buffer, which the fill's rule does not cover: a shard smaller than one
+// read (1 MiB) is read whole as its first record is asked for. With a worker per shard, both shards are read
+// in the first two batches, inside a warm-up of prefetch 2 × workers 2 steps: nothing is left for the
+// measured steps to read.
+TEST(LoaderTest, AReadAheadThatEndsInTheWarmUpIsNotJudged) {
+  ThrottledShards set(1 << 20);
+  LoaderOptions o = options(4, 2, 10 * kMs, 0);
+  LoaderSim sim(o, *set.source);
+  const LoaderResult r = sim.run();
+  EXPECT_EQ(r.schedule.steps_per_epoch, 16);
+  EXPECT_EQ(r.warmup_steps, 4u);
+  EXPECT_FALSE(r.judged() && r.au >= 0.9) << "AU " << r.au << " judged on steps that read nothing";
+  EXPECT_TRUE(r.schedule.judged());  // enough steps: what they read is what fails
+  EXPECT_EQ(r.measured_read_bytes, 0u);
+  EXPECT_EQ(r.warmup_read_bytes, set.files.total_bytes());
+  const std::string why = r.not_judged_reason();
+  EXPECT_EQ(why.rfind("not judged: the measured steps read 0 B, 0.0% of the 192 KiB their samples hold "
+                      "(at least 90% needed): the rest was read ahead in the warm-up, which read 256 KiB",
+                      0),
+            0u)
+      << why;
+  EXPECT_NE(why.find("measure more steps after the warm-up"), std::string::npos) << why;
+
+  // Reads of 4 KiB, each a record: the measured steps read what they took.
+  ThrottledShards small_reads(4096);
+  const LoaderResult fed = LoaderSim(o, *small_reads.source).run();
+  EXPECT_TRUE(fed.judged()) << fed.not_judged_reason();
+  EXPECT_EQ(fed.measured_read_bytes, fed.bytes);
 }
 
 TEST(LoaderTest, VerdictTexts) {

@@ -15,6 +15,14 @@
 //   run, because the workers fill a wave of batches while the trainer waits for the first one and
 //   those batches are served without waiting. Later epochs start new workers (PyTorch without
 //   persistent_workers) and are measured whole, their ramp-up included.
+// - A shuffle buffer's fill is counted: a streaming source with a shuffle buffer has no warm-up,
+//   its first epoch is measured whole. The fill reads up to shuffle_buffer records ahead in each
+//   worker's first batch, which a warm-up would take with it, leaving measured steps served from
+//   the buffer without reading.
+// - The measured steps must have read what they took: a verdict needs, in every epoch, at least
+//   kMinMeasuredReadShare of the bytes of the measured steps' samples read while their batches
+//   were built. A stream reads ahead of its records (whole 1 MiB reads of a shard); a read ahead
+//   that ended in the warm-up left the measured steps nothing to wait for.
 // - A verdict needs at least max(10, 2 × workers) measured steps per trainer in every epoch
 //   (batches arrive in waves of `workers`); below it the run is "not enough steps to judge".
 #pragma once
@@ -62,6 +70,10 @@ class SampleReader {
   // buffer (its bytes: planned_bytes). Throws RunError naming the shard and byte offset of a
   // corrupt or cut record. REQUIRES: the stream holds another record.
   virtual std::size_t read_next();
+  // Streaming sources: RETURNS: the bytes the reader has read from its shards so far, every
+  // stream together. A stream reads ahead of the records it hands out (whole reads of
+  // block_size, and a shuffle buffer's fill), so this runs ahead of their planned_bytes.
+  virtual std::uint64_t stream_bytes_read() const;
 
   // With keep_data(true), each read keeps the sample's bytes for data() (a transform that
   // decodes needs them; otherwise reads go through the engine's buffer and are dropped).
@@ -162,7 +174,7 @@ struct LoaderOptions {
   // holds is refused (loader_schedule), never cut.
   std::int64_t steps = 0;
   // First steps of the run excluded from the metrics; the warm-up in effect is at least
-  // prefetch × workers (loader_schedule).
+  // prefetch × workers, and none for a streaming source with a shuffle buffer (loader_schedule).
   int warmup_steps = 1;
   int accelerators = 1;  // trainers, each with its own workers and share of every epoch
   // Across nodes (the ranks of a distributed run), as DLIO's loader: the source is the whole
@@ -172,7 +184,8 @@ struct LoaderOptions {
   int node = 0;
   int nodes = 1;
   std::uint64_t seed = 42;
-  // Streaming sources: each worker's shuffle buffer, in records (0 or 1: file order).
+  // Streaming sources: each worker's shuffle buffer, in records (0 or 1: file order). Its fill
+  // is measured: the run has no warm-up.
   std::size_t shuffle_buffer = 0;
   // Sampling: none, each epoch a seeded shuffle of every sample; a skew (skew.h), each epoch as
   // many draws with replacement, samples ranked by `ranking` (sample indices, hottest first;
@@ -191,6 +204,11 @@ struct LoaderOptions {
 // Measured steps per trainer, per epoch, below which a run is not judged.
 inline constexpr std::int64_t kMinMeasuredSteps = 10;
 
+// The share of the measured steps' sample bytes that must have been read for those steps'
+// batches (not ahead of them, in the warm-up) for a run to be judged: a read ahead of up to a
+// tenth of what the steps took does not turn waiting into feeding.
+inline constexpr double kMinMeasuredReadShare = 0.9;
+
 // How a run's steps fall, known before it starts.
 struct LoaderSchedule {
   std::size_t samples = 0;                // in the data set
@@ -198,6 +216,7 @@ struct LoaderSchedule {
   std::size_t share = 0;                  // samples of one trainer's share of an epoch
   std::int64_t steps_per_epoch = 0;       // per trainer
   std::int64_t warmup_steps = 0;          // in effect, per trainer, at the start of the run
+  bool fill_counted = false;              // a stream's shuffle buffer: no warm-up, its fill measured
   std::int64_t measured_first_epoch = 0;  // per trainer (later epochs measure every step)
   std::int64_t min_measured_steps = 0;    // per trainer, per epoch, for a verdict
   std::string refused;                    // why the run cannot take the configured steps ("" when it can)
@@ -205,7 +224,8 @@ struct LoaderSchedule {
   int prefetch = 0, workers = 0;          // as configured, for the reasons' texts
   std::int64_t batch_size = 0, accelerators = 0;
 
-  // RETURNS: whether the figures can carry a verdict (not refused, enough measured steps).
+  // RETURNS: whether the figures can carry a verdict (not refused, enough measured steps);
+  // LoaderResult::judged adds what the measured steps read.
   bool judged() const { return refused.empty() && measured_first_epoch >= min_measured_steps; }
   // RETURNS: "not enough steps to judge: 6 measured per trainer in epoch 1 (10 steps − warm-up
   // 4), 16 needed: ...", or "" when judged.
@@ -246,6 +266,9 @@ struct EpochFigures {
   std::uint64_t warmup_steps = 0;  // excluded, all trainers
   std::uint64_t samples = 0;       // in measured steps
   std::uint64_t bytes = 0;
+  // Read while the batches of the measured steps (of the warm-up) were built: a stream's reads
+  // ahead count where they were made, not where their records were taken.
+  std::uint64_t read_bytes = 0, warmup_read_bytes = 0;
   double measured_s = 0;  // wall: the epoch's first measured step start to its last step end
   double wait_s = 0, compute_s = 0, step_s = 0;
   double au = 0, stall_fraction = 0;
@@ -261,10 +284,12 @@ struct LoaderResult : ReadTally {
   std::uint64_t samples = 0;       // in measured steps, all trainers
   std::uint64_t steps = 0;         // measured steps, all trainers
   std::uint64_t warmup_steps = 0;  // excluded
-  double measured_s = 0;           // wall of the measured steps: the sum over epochs of EpochFigures
-  double epoch_s = 0;              // mean wall of an epoch (warm-up included), over trainers and epochs
-  Histogram wait_ns;               // data wait per measured step
-  double wait_s = 0;               // totals over measured steps, all trainers
+  // Bytes read for the batches of measured steps and of warm-up steps, all trainers (EpochFigures).
+  std::uint64_t measured_read_bytes = 0, warmup_read_bytes = 0;
+  double measured_s = 0;  // wall of the measured steps: the sum over epochs of EpochFigures
+  double epoch_s = 0;     // mean wall of an epoch (warm-up included), over trainers and epochs
+  Histogram wait_ns;      // data wait per measured step
+  double wait_s = 0;      // totals over measured steps, all trainers
   double compute_s = 0;
   double step_s = 0;          // wait + compute + loop overhead
   double stall_fraction = 0;  // wait_s / step_s
@@ -284,6 +309,14 @@ struct LoaderResult : ReadTally {
   // device time its kernels ran.
   std::optional<SinkStats> device_copy;
   double device_busy_s = 0;
+
+  // RETURNS: whether the figures carry a verdict: the schedule judges them (enough measured
+  // steps), and in every epoch the measured steps read at least kMinMeasuredReadShare of the
+  // bytes their samples hold.
+  bool judged() const;
+  // RETURNS: why the figures carry no verdict ("" when judged): the schedule's reason, or "not
+  // judged: the measured steps read 0 B, 0.0% of the 224 KiB their samples hold ...".
+  std::string not_judged_reason() const;
 };
 
 // RETURNS: the order of epoch `epoch` (0-based) over `count` samples, before it is split between
@@ -312,8 +345,8 @@ class LoaderSim {
   LoaderSchedule schedule() const;
 
   // Runs every trainer through each epoch (all trainers finish an epoch before the next starts)
-  // and joins every thread. RETURNS: the measurements; schedule().judged() says whether they
-  // carry a verdict. Throws RunError with schedule().refused before starting anything when the
+  // and joins every thread. RETURNS: the measurements; their judged() says whether they carry
+  // a verdict. Throws RunError with schedule().refused before starting anything when the
   // data set cannot hold the configured steps, and RunError (first failure of any worker) after a
   // clean stop.
   LoaderResult run();
