@@ -62,11 +62,17 @@ bool latency_steady_clock_setting() {
                    "auto or steady_clock");
 }
 
+bool open_beneath_walk_setting() {
+  return choice_of("FEEDBENCH_OPEN_BENEATH", {{"auto", false}, {"openat2", false}, {"walk", true}}, false,
+                   "auto, openat2 or walk");
+}
+
 void check_env_settings() {
   (void)io_uring_chain_setting();
   (void)scan_threads_setting(1);
   (void)residency_mincore_setting();
   (void)latency_steady_clock_setting();
+  (void)open_beneath_walk_setting();
 }
 
 }  // namespace feedbench

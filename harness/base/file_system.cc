@@ -3,10 +3,12 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cstdio>
 #include <fstream>
 #include <utility>
 
+#include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 
@@ -52,6 +54,20 @@ std::string read_first_line(const std::string& path) {
   std::string line;
   if (!in || !std::getline(in, line)) return {};
   return trim_space(std::move(line));
+}
+
+int read_to_end(int fd, std::string* out) {
+  out->clear();
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) out->reserve(std::size_t(st.st_size));
+  char buf[64 * 1024];
+  while (true) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return errno;
+    if (n == 0) return 0;
+    out->append(buf, std::size_t(n));
+  }
 }
 
 std::uint64_t meminfo_bytes(const std::string& field) {

@@ -4,15 +4,17 @@
 #include <cerrno>
 #include <cstdio>
 #include <ctime>
-#include <fstream>
-#include <sstream>
 
 #include <fcntl.h>
 #include <unistd.h>
 
 #include "feedbench/base/error.h"
+#include "feedbench/base/file_system.h"
 #include "feedbench/base/json_limits.h"
+#include "feedbench/base/open_beneath.h"
 #include "feedbench/base/sha256.h"
+#include "feedbench/base/unique_fd.h"
+#include "feedbench/dataset/data_file.h"
 
 namespace feedbench {
 namespace {
@@ -63,13 +65,29 @@ void write_durably(const std::string& path, const std::string& text) {
   }
 }
 
-bool read_whole(const std::string& path, std::string* out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  *out = buffer.str();
-  return true;
+// Reads `name` of the folder `root_fd` whole, refusing what is not a regular file of the folder
+// itself (a symbolic link out of it, a FIFO that would block the read). RETURNS: "" with *out
+// set, else why not, naming `path`.
+std::string read_manifest_file(int root_fd, const std::string& name, const std::string& path,
+                               std::string* out) {
+  const DataFile f = open_data_file(root_fd, name, {.beneath = true});
+  if (!f.ok() && f.error == ENOENT) return path + " is missing";
+  if (!f.ok() && f.error == ELOOP)
+    return path + " is a symbolic link: a manifest is read from inside its cache, never through a link";
+  if (!f.ok()) return f.reason(path);
+  UniqueFd fd(f.fd);
+  if (const int err = read_to_end(fd.get(), out)) return errno_message("cannot read " + path, err);
+  return "";
+}
+
+// RETURNS: `name` as the manifest line wrote it, for a message: a NUL byte shown as "\0".
+std::string shown_name(std::string_view name) {
+  std::string out;
+  for (char c : name) {
+    if (c == '\0') out += "\\0";
+    else out += c;
+  }
+  return out;
 }
 
 void remove_if_present(const std::string& path) {
@@ -159,6 +177,11 @@ std::vector<ManifestEntry> parse_sums(std::string_view text, const std::string& 
     } else {
       e.path = std::string(name);
     }
+    // A manifest names files of its cache only: a path out of it is refused here, so no caller
+    // opens, hashes, lists or removes what lies outside.
+    if (const std::string problem = beneath_path_problem(e.path); !problem.empty())
+      throw InputError(where + ": line " + std::to_string(line_no) + ": the path '" + shown_name(name) +
+                       "' " + problem + " (a manifest names files beneath its cache only)");
     out.push_back(std::move(e));
   }
   return out;
@@ -181,9 +204,15 @@ std::optional<Manifest> read_manifest(const std::string& cache_root, std::string
   };
   const std::string json_path = cache_root + "/" + kManifestJsonName;
   const std::string sums_path = cache_root + "/" + kManifestSumsName;
+  UniqueFd root(::open(cache_root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (!root) return fail(json_path + " is missing");
   std::string json_text, sums_text;
-  if (!read_whole(json_path, &json_text)) return fail(json_path + " is missing");
-  if (!read_whole(sums_path, &sums_text)) return fail(sums_path + " is missing");
+  if (std::string problem = read_manifest_file(root.get(), kManifestJsonName, json_path, &json_text);
+      !problem.empty())
+    return fail(problem);
+  if (std::string problem = read_manifest_file(root.get(), kManifestSumsName, sums_path, &sums_text);
+      !problem.empty())
+    return fail(problem);
   return parse_manifest(json_text, sums_text, json_path, sums_path, why);
 }
 

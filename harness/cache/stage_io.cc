@@ -46,6 +46,12 @@ int open_source(const std::string& path, std::string* why, bool direct) {
   return f.fd;
 }
 
+int open_cached(int cache_fd, const std::string& relative, bool direct) {
+  const DataFile f = open_data_file(cache_fd, relative, {.direct = direct, .beneath = true});
+  if (!f.ok()) errno = f.kind ? ENXIO : f.error;
+  return f.fd;
+}
+
 ProgressTicker::ProgressTicker(bool enabled, std::function<void()> print) {
   if (!enabled) return;
   std::vector<std::thread> one;

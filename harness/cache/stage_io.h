@@ -35,6 +35,12 @@ std::string resolve_maybe_missing(const std::string& path);
 // `why`, when given, receives the reason. RETURNS: the descriptor, or -1 with errno set.
 int open_source(const std::string& path, std::string* why = nullptr, bool direct = false);
 
+// Opens `relative`, a path a manifest lists, as open_source does, beneath the cache folder
+// `cache_fd` (open_beneath): never out of the cache, never through a symbolic link.
+// RETURNS: the descriptor, or -1 with errno set (ELOOP: a symbolic link on the way; ENXIO: not
+// a regular file).
+int open_cached(int cache_fd, const std::string& relative, bool direct = false);
+
 // While alive, calls `print` every 250 ms on its own thread (a progress line on a terminal);
 // on destruction stops the thread and clears the line. Inactive when `enabled` is false.
 class ProgressTicker {

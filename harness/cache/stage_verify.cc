@@ -13,7 +13,6 @@
 #include <vector>
 
 #include <fcntl.h>
-#include <sys/stat.h>
 
 #include "feedbench/base/error.h"
 #include "feedbench/base/text.h"
@@ -28,14 +27,19 @@ namespace feedbench {
 
 namespace fs = std::filesystem;
 
-std::string hash_from_device(const std::string& path, AlignedBuffer& buf, std::atomic<bool>& direct_ok,
-                             std::uint64_t* bytes, int* err, const std::atomic<int>* stop) {
+namespace {
+
+// hash_from_device over `open(direct)`, which opens the file (O_DIRECT when `direct`) or returns
+// -1 with errno set.
+template <class Open>
+std::string hash_opened_from_device(const Open& open, AlignedBuffer& buf, std::atomic<bool>& direct_ok,
+                                    std::uint64_t* bytes, int* err, const std::atomic<int>* stop) {
   *err = 0;
   *bytes = 0;
   auto stopped = [stop] { return stop && stop->load(); };
   std::string digest;
   if (direct_ok.load(std::memory_order_relaxed)) {
-    UniqueFd fd(open_source(path, nullptr, /*direct=*/true));
+    UniqueFd fd(open(/*direct=*/true));
     if (!fd && errno != EINVAL) {
       *err = errno;
       return "";
@@ -50,7 +54,7 @@ std::string hash_from_device(const std::string& path, AlignedBuffer& buf, std::a
     }
     direct_ok = false;  // e.g. tmpfs on older kernels: fall back to evict + read
   }
-  UniqueFd fd(open_source(path));
+  UniqueFd fd(open(/*direct=*/false));
   if (!fd) {
     *err = errno;
     return "";
@@ -64,6 +68,21 @@ std::string hash_from_device(const std::string& path, AlignedBuffer& buf, std::a
     return "";
   }
   return digest;
+}
+
+}  // namespace
+
+std::string hash_from_device(const std::string& path, AlignedBuffer& buf, std::atomic<bool>& direct_ok,
+                             std::uint64_t* bytes, int* err, const std::atomic<int>* stop) {
+  return hash_opened_from_device([&](bool direct) { return open_source(path, nullptr, direct); }, buf,
+                                 direct_ok, bytes, err, stop);
+}
+
+std::string hash_from_device(int cache_fd, const std::string& relative, AlignedBuffer& buf,
+                             std::atomic<bool>& direct_ok, std::uint64_t* bytes, int* err,
+                             const std::atomic<int>* stop) {
+  return hash_opened_from_device([&](bool direct) { return open_cached(cache_fd, relative, direct); }, buf,
+                                 direct_ok, bytes, err, stop);
 }
 
 std::string hash_of_file(const std::string& path, AlignedBuffer& buf) {
@@ -93,6 +112,9 @@ VerifyResult verify_cache(const VerifyOptions& options) {
   if (!m)
     throw InputError(options.cache_root + " has no complete manifest (" + why + "): run feedbench stage");
   const std::string cache = resolve_maybe_missing(options.cache_root);
+  // Every listed file is opened beneath this folder: never out of the cache, never through a link.
+  const UniqueFd cache_fd(::open(cache.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (!cache_fd) throw InputError(errno_message("--cache " + options.cache_root, errno));
   FileSet present = scan_dataset(cache);
   std::set<std::string> listed;
   for (const ManifestEntry& e : m->files) listed.insert(e.path);
@@ -116,13 +138,15 @@ VerifyResult verify_cache(const VerifyOptions& options) {
       const std::string path = cache + "/" + e.path;
       std::uint64_t got = 0;
       int err = 0;
-      struct stat st {};
-      std::string hex;
-      if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) err = errno ? errno : ENOENT;
-      else hex = hash_from_device(path, buf, direct_ok, &got, &err, options.stop);
+      const std::string hex =
+          hash_from_device(cache_fd.get(), e.path, buf, direct_ok, &got, &err, options.stop);
       std::lock_guard lock(mutex);
-      if (err == ENOENT) result.missing.push_back(e.path);
+      if (err == ENOENT || err == ENXIO) result.missing.push_back(e.path);  // ENXIO: not a regular file
       else if (err == EINTR) break;
+      else if (err == ELOOP)
+        result.errors.push_back(path +
+                                ": a symbolic link on the way, not followed (a cache's files are read " +
+                                "through its own folders only)");
       else if (err) result.errors.push_back(errno_message("cannot read " + path, err));
       else if (hex != e.sha256) result.changed.push_back(e.path);
       bytes += got;

@@ -48,6 +48,11 @@ int hash_whole_file(int fd, AlignedBuffer& buf, const Stopped& stopped, std::str
 // refused. RETURNS: the hex digest; sets *err (errno) and returns "" on failure.
 std::string hash_from_device(const std::string& path, AlignedBuffer& buf, std::atomic<bool>& direct_ok,
                              std::uint64_t* bytes, int* err, const std::atomic<int>* stop);
+// The same for `relative`, a path the manifest lists, opened beneath the cache folder `cache_fd`
+// (open_cached): *err is ELOOP for a symbolic link on the way, ENXIO for a file not regular.
+std::string hash_from_device(int cache_fd, const std::string& relative, AlignedBuffer& buf,
+                             std::atomic<bool>& direct_ok, std::uint64_t* bytes, int* err,
+                             const std::atomic<int>* stop);
 
 // RETURNS: the SHA-256 of a file as the page cache serves it, or "" when it cannot be read.
 std::string hash_of_file(const std::string& path, AlignedBuffer& buf);

@@ -6,6 +6,7 @@
 #include <cerrno>
 
 #include "feedbench/base/error.h"
+#include "feedbench/base/open_beneath.h"
 
 namespace feedbench {
 namespace {
@@ -30,11 +31,14 @@ DataFile open_data_file(int dir_fd, const std::string& path, const DataFileOptio
   DataFile f;
   // O_NONBLOCK: opening a FIFO without a writer returns at once instead of waiting for one.
   const int flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | (options.direct ? O_DIRECT : 0);
+  auto open_with = [&](int with) {
+    return options.beneath ? open_beneath(dir_fd, path, with) : ::openat(dir_fd, path.c_str(), with);
+  };
   if (options.noatime) {
-    f.fd = ::openat(dir_fd, path.c_str(), flags | O_NOATIME);
+    f.fd = open_with(flags | O_NOATIME);
     f.noatime = f.fd >= 0;
   }
-  if (f.fd < 0 && (!options.noatime || errno == EPERM)) f.fd = ::openat(dir_fd, path.c_str(), flags);
+  if (f.fd < 0 && (!options.noatime || errno == EPERM)) f.fd = open_with(flags);
   if (f.fd < 0) {
     f.error = errno;
     f.noatime = false;

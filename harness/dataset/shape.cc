@@ -4,14 +4,17 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <map>
-#include <sstream>
 #include <tuple>
 
+#include <fcntl.h>
+
 #include "feedbench/base/error.h"
+#include "feedbench/base/file_system.h"
 #include "feedbench/base/splitmix.h"
 #include "feedbench/base/statistics.h"
+#include "feedbench/base/unique_fd.h"
+#include "feedbench/dataset/data_file.h"
 
 namespace feedbench {
 namespace {
@@ -228,11 +231,16 @@ std::uint64_t shape_file_size(const SizeDistribution& sizes, std::uint64_t files
 }
 
 std::optional<nlohmann::json> read_gen_like(const std::string& root) {
-  std::ifstream in(root + "/" + kGenRecordName);
-  if (!in) return std::nullopt;
-  std::stringstream text;
-  text << in.rdbuf();
-  const nlohmann::json j = nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  // The record of the folder itself: not one a symbolic link at its name leads to (out of the
+  // data set), nor a FIFO whose open would wait for a writer.
+  const UniqueFd root_fd(::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (!root_fd) return std::nullopt;
+  const DataFile f = open_data_file(root_fd.get(), kGenRecordName, {.beneath = true});
+  if (!f.ok()) return std::nullopt;
+  const UniqueFd fd(f.fd);
+  std::string text;
+  if (read_to_end(fd.get(), &text) != 0) return std::nullopt;
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (!j.is_object() || j.value("schema", "") != kGenRecordSchema || !j.contains("like") ||
       !j["like"].is_object())
     return std::nullopt;

@@ -1,5 +1,9 @@
 #include "feedbench/dataset/data_file.h"
 
+#include <filesystem>
+#include <fstream>
+#include <string>
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -54,6 +58,30 @@ TEST(DataFileTest, OpensRelativeToADirectory) {
   EXPECT_TRUE(f.ok());
   EXPECT_FALSE(f.noatime);
   if (f.ok()) ::close(f.fd);
+  ::close(root);
+}
+
+// A path another program wrote (a manifest's line) is opened beneath the folder: never out of
+// it, never through a link, still refusing a FIFO without waiting.
+TEST(DataFileTest, BeneathOpensOnlyTheFolderOwnFiles) {
+  testing::TempDir dir;
+  { std::ofstream(dir.path() + "/outside.bin") << "o"; }
+  std::filesystem::create_directories(dir.path() + "/root/in");
+  { std::ofstream(dir.path() + "/root/in/b.bin") << "x"; }
+  ASSERT_EQ(::symlink("..", (dir.path() + "/root/up").c_str()), 0);
+  ASSERT_EQ(::mkfifo((dir.path() + "/root/in/pipe").c_str(), 0600), 0);
+  const int root = ::open((dir.path() + "/root").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+  ASSERT_GE(root, 0);
+  DataFile f = open_data_file(root, "in/b.bin", {.beneath = true});
+  EXPECT_TRUE(f.ok()) << f.reason("in/b.bin");
+  if (f.ok()) ::close(f.fd);
+  EXPECT_EQ(open_data_file(root, "../outside.bin", {.beneath = true}).error, EXDEV);
+  EXPECT_EQ(open_data_file(root, "up/outside.bin", {.beneath = true}).error, ELOOP);
+  EXPECT_EQ(open_data_file(root, "in/pipe", {.beneath = true}).kind, std::string("a FIFO"));
+  // Without `beneath` the same paths open as they always did.
+  DataFile plain = open_data_file(root, "up/outside.bin");
+  EXPECT_TRUE(plain.ok());
+  if (plain.ok()) ::close(plain.fd);
   ::close(root);
 }
 

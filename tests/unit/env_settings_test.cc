@@ -105,5 +105,23 @@ TEST(EnvSettingsTest, LatencyClockIsAutoOrSteadyClock) {
   }
 }
 
+TEST(EnvSettingsTest, OpenBeneathIsAutoOpenat2OrWalk) {
+  for (const char* automatic : {static_cast<const char*>(nullptr), "", "auto", "openat2"}) {
+    ScopedVariable v("FEEDBENCH_OPEN_BENEATH", automatic);
+    EXPECT_FALSE(open_beneath_walk_setting());
+  }
+  {
+    ScopedVariable v("FEEDBENCH_OPEN_BENEATH", "walk");
+    EXPECT_TRUE(open_beneath_walk_setting());
+  }
+  for (const char* bad : {"fallback", "Walk", "1"}) {
+    ScopedVariable v("FEEDBENCH_OPEN_BENEATH", bad);
+    EXPECT_EQ(
+        input_error_of([] { check_env_settings(); }),
+        std::string("environment variable FEEDBENCH_OPEN_BENEATH: expected auto, openat2 or walk, got '") +
+            bad + "'");
+  }
+}
+
 }  // namespace
 }  // namespace feedbench

@@ -4,6 +4,14 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "feedbench/base/unique_fd.h"
+#include "test_util.h"
+
 namespace feedbench {
 namespace {
 
@@ -19,6 +27,20 @@ TEST(FileSystemTest, NamesKnownTypesAndShowsUnknownOnesInHex) {
 TEST(FileSystemTest, APathItCannotStatIsAnUnknownFileSystem) {
   EXPECT_EQ(file_system_at("/no/such/path/at/all"), "an unknown file system");
   EXPECT_NE(file_system_at("/"), "an unknown file system");
+}
+
+TEST(FileSystemTest, ReadToEndReadsEveryByteFromTheOffset) {
+  testing::TempDir dir;
+  const std::string big(200 * 1024 + 3, 'z');  // more than one read
+  testing::write_file(dir / "f", "ab" + big);
+  UniqueFd fd(::open((dir / "f").c_str(), O_RDONLY | O_CLOEXEC));
+  ASSERT_TRUE(fd);
+  ASSERT_EQ(::lseek(fd.get(), 2, SEEK_SET), 2);
+  std::string out = "old";
+  EXPECT_EQ(read_to_end(fd.get(), &out), 0);
+  EXPECT_EQ(out, big);
+  UniqueFd folder(::open(dir.path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  EXPECT_EQ(read_to_end(folder.get(), &out), EISDIR);
 }
 
 }  // namespace

@@ -5,6 +5,10 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <utility>
+
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "feedbench/base/error.h"
 #include "feedbench/base/sha256.h"
@@ -14,7 +18,9 @@
 namespace feedbench {
 namespace {
 
+using testing::input_error_of;
 using testing::read_file;
+using testing::ScopedVariable;
 using testing::TempDir;
 using testing::write_file;
 
@@ -94,6 +100,78 @@ TEST(ManifestTest, ParseAcceptsBinaryMarkerAndRejectsGarbage) {
     FAIL();
   } catch (const InputError& err) {
     EXPECT_NE(std::string(err.what()).find("M: line 2"), std::string::npos) << err.what();
+  }
+}
+
+// Issue 30: a line naming '../outside.txt' had verify open and vouch for a file out of the cache.
+TEST(ManifestTest, RefusesAPathThatIsNotBeneathTheCacheNamingTheLine) {
+  const std::string hex = sha256_hex("x");
+  const std::string first = hex + "  ok/a.bin\n";
+  for (const auto& [path, problem] :
+       {std::pair<std::string, std::string>{"../outside.txt", "has a '..' component"},
+        {"ok/../../outside.txt", "has a '..' component"},
+        {"/etc/passwd", "is absolute"},
+        {"ok//a.bin", "has an empty component"},
+        {"ok/", "has an empty component"},
+        {"./a.bin", "has a '.' component"}}) {
+    EXPECT_EQ(
+        input_error_of([&] { parse_sums(first + hex + " *" + path + "\n", "M"); }),
+        "M: line 2: the path '" + path + "' " + problem + " (a manifest names files beneath its cache only)");
+  }
+  // A NUL byte would cut the name short where it is opened; it is shown as \0.
+  EXPECT_EQ(
+      input_error_of([&] { parse_sums(first + hex + "  " + std::string("a\0../x", 6) + "\n", "M"); }),
+      "M: line 2: the path 'a\\0../x' holds a NUL byte (a manifest names files beneath its cache only)");
+  // Escaped lines are checked once unescaped, and shown as written.
+  EXPECT_EQ(input_error_of([&] { parse_sums("\\" + hex + "  ..\\\\\n", "M"); }),
+            "");  // the name ..\ (dots, then a backslash)
+  EXPECT_EQ(input_error_of([&] { parse_sums("\\" + hex + "  a\\nb/../c\n", "M"); }),
+            "M: line 1: the path 'a\\nb/../c' has a '..' component (a manifest names files beneath its cache "
+            "only)");
+  // Names that merely look odd are names: dots inside a component, a newline, a backslash.
+  const auto fine = parse_sums(hex + "  ..a/b..\n\\" + hex + "  new\\nline\n" + hex + "  a/...\n", "M");
+  ASSERT_EQ(fine.size(), 3u);
+  EXPECT_EQ(fine[1].path, "new\nline");
+}
+
+TEST(ManifestTest, APairNamingAFileOutOfTheCacheIsNoManifest) {
+  TempDir dir;
+  Manifest m = sample();
+  m.files.push_back({"../outside.txt", sha256_hex("outside")});
+  std::filesystem::create_directories(dir / "cache");
+  write_manifest(dir / "cache", m);  // a hand edit that kept the JSON in step
+  std::string why;
+  EXPECT_FALSE(read_manifest(dir / "cache", &why));
+  EXPECT_EQ(why, dir / "cache/MANIFEST.sha256" +
+                     ": line 3: the path '../outside.txt' has a '..' component (a manifest names files "
+                     "beneath its cache only)");
+}
+
+// The manifest files themselves: a regular file of the cache folder, not a link out of it, and
+// a FIFO in their place is refused at once (a plain open would wait for a writer for ever).
+TEST(ManifestTest, ReadsItsOwnFilesFromInsideTheCacheOnly) {
+  for (const char* method : {"auto", "walk"}) {
+    ScopedVariable v("FEEDBENCH_OPEN_BENEATH", method);
+    TempDir dir;
+    std::filesystem::create_directories(dir / "elsewhere");
+    write_manifest(dir / "elsewhere", sample());
+    std::filesystem::create_directories(dir / "cache");
+    for (const char* name : {kManifestJsonName, kManifestSumsName})
+      std::filesystem::create_symlink(dir / ("elsewhere/" + std::string(name)),
+                                      dir / ("cache/" + std::string(name)));
+    std::string why;
+    EXPECT_FALSE(read_manifest(dir / "cache", &why)) << method;
+    EXPECT_EQ(why, dir / "cache/feedbench-manifest.json" +
+                       " is a symbolic link: a manifest is read from inside its cache, never through a link");
+
+    // The cache folder itself may be reached through a link: it is the folder named.
+    std::filesystem::create_directory_symlink(dir / "elsewhere", dir / "alias");
+    EXPECT_TRUE(read_manifest(dir / "alias", &why)) << why;
+
+    std::filesystem::remove(dir / "elsewhere/MANIFEST.sha256");
+    ASSERT_EQ(::mkfifo((dir / "elsewhere/MANIFEST.sha256").c_str(), 0600), 0);
+    EXPECT_FALSE(read_manifest(dir / "elsewhere", &why));
+    EXPECT_EQ(why, dir / "elsewhere/MANIFEST.sha256" + " is a FIFO, not a regular file");
   }
 }
 

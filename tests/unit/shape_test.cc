@@ -5,8 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
 #include <set>
+
+#include <sys/stat.h>
 
 #include "feedbench/base/statistics.h"
 #include "feedbench/dataset/generator.h"
@@ -164,6 +167,21 @@ TEST(ShapeTest, GeneratorWritesTheShapeAndItsRecord) {
   EXPECT_EQ((*like)["path"], "/real");
   EXPECT_EQ((*like)["files"], 300);
   EXPECT_FALSE(read_gen_like(dir.path()));
+}
+
+// The record a result embeds is the data set's own: a link at its name (to a file out of the
+// data set) is not read, nor a FIFO, whose open would wait for a writer.
+TEST(ShapeTest, ReadsOnlyARecordThatIsARegularFileOfTheRoot) {
+  TempDir dir;
+  testing::write_file(dir / "elsewhere.json", R"({"schema": "feedbench-gen/1", "like": {"path": "/x"}})");
+  testing::write_file(dir / "plain/feedbench-gen.json", testing::read_file(dir / "elsewhere.json"));
+  EXPECT_TRUE(read_gen_like(dir / "plain"));
+  std::filesystem::create_directories(dir / "linked");
+  std::filesystem::create_symlink(dir / "elsewhere.json", dir / "linked/feedbench-gen.json");
+  EXPECT_FALSE(read_gen_like(dir / "linked"));
+  std::filesystem::create_directories(dir / "fifo");
+  ASSERT_EQ(::mkfifo((dir / "fifo/feedbench-gen.json").c_str(), 0600), 0);
+  EXPECT_FALSE(read_gen_like(dir / "fifo"));
 }
 
 }  // namespace

@@ -101,5 +101,35 @@ TEST(StageRecordTest, AnUnchangedCacheKeepsItsManifestFile) {
   EXPECT_EQ(read_manifest(dir / "cache")->label, "v2");
 }
 
+// verify opens each listed file beneath the cache: a well-formed line through a symlinked folder
+// that leads out of the cache is refused (an error naming it), with openat2 and with the walk.
+TEST(StageVerifyTest, VerifyReadsNoListedFileThroughALink) {
+  for (const char* method : {"auto", "walk"}) {
+    testing::ScopedVariable v("FEEDBENCH_OPEN_BENEATH", method);
+    TempDir dir;
+    write_file(dir / "src/a", "ay");
+    ASSERT_EQ(stage(options_for(dir)).exit_code(), 0);
+    write_file(dir / "outside/b", "bee");
+    fs::create_directory_symlink(dir / "outside", dir / "cache/link");
+    fs::create_symlink(dir / "outside/b", dir / "cache/b");
+    ASSERT_EQ(::mkfifo((dir / "cache/pipe").c_str(), 0600), 0);
+    Manifest m = *read_manifest(dir / "cache");
+    for (const char* listed : {"b", "link/b", "pipe"}) m.files.push_back({listed, sha256_hex("bee")});
+    write_manifest(dir / "cache", m);  // a hand edit that kept the JSON in step
+    VerifyOptions o;
+    o.cache_root = dir / "cache";
+    o.workers = 1;  // the errors in the manifest's order
+    const VerifyResult r = verify_cache(o);
+    EXPECT_FALSE(r.ok()) << method;
+    const std::string why =
+        ": a symbolic link on the way, not followed (a cache's files are read through its "
+        "own folders only)";
+    EXPECT_EQ(r.errors, (std::vector<std::string>{dir / "cache/b" + why, dir / "cache/link/b" + why}))
+        << method;
+    EXPECT_EQ(r.missing, std::vector<std::string>{"pipe"}) << "not a regular file: as before, missing";
+    EXPECT_TRUE(r.changed.empty());
+  }
+}
+
 }  // namespace
 }  // namespace feedbench

@@ -23,6 +23,11 @@ bool residency_mincore_setting();
 // Throws InputError otherwise.
 bool latency_steady_clock_setting();
 
+// RETURNS: FEEDBENCH_OPEN_BENEATH: unset, "auto" or "openat2": false (open_beneath uses openat2
+// where the kernel has it, open_beneath.h); "walk": true (its component walk always, to test
+// the fallback on a kernel that has openat2). Throws InputError otherwise.
+bool open_beneath_walk_setting();
+
 // Checks every setting above. Throws InputError naming the first bad one. feedbench's main
 // calls it before any verb, so a bad value stops the verb before anything is read or written.
 void check_env_settings();

@@ -20,6 +20,10 @@ std::string file_system_at(const std::string& path);
 // cannot be read): a /sys or /proc value such as "tsc" or "[madvise] never".
 std::string read_first_line(const std::string& path);
 
+// Reads `fd` from its offset to its end into *out (replacing what it held), retrying EINTR.
+// RETURNS: 0, or the errno of the read that failed.
+int read_to_end(int fd, std::string* out);
+
 // RETURNS: the page cache that could hold this data: MemAvailable from /proc/meminfo, bytes.
 std::uint64_t available_memory_bytes();
 // RETURNS: /proc/meminfo's `field` ("MemTotal", "MemAvailable") in bytes, 0 when absent.

@@ -12,6 +12,9 @@ namespace feedbench {
 struct DataFileOptions {
   bool direct = false;  // O_DIRECT
   bool noatime = true;  // try O_NOATIME first (the kernel allows it to the owner only)
+  // `path` is one another program wrote (a manifest's line): opened with open_beneath, so
+  // beneath dir_fd and through no symbolic link (error EXDEV or ELOOP), never out of it.
+  bool beneath = false;
 };
 
 struct DataFile {
@@ -24,9 +27,9 @@ struct DataFile {
   std::string reason(const std::string& path) const;
 };
 
-// Opens `path` (relative to `dir_fd`, or AT_FDCWD) read-only with O_CLOEXEC and O_NONBLOCK,
-// O_NOATIME when asked and allowed (retried without it on EPERM), O_DIRECT when asked; then
-// refuses anything that is not a regular file and clears O_NONBLOCK again.
+// Opens `path` (relative to `dir_fd`, or AT_FDCWD; with `beneath`, beneath it) read-only with
+// O_CLOEXEC and O_NONBLOCK, O_NOATIME when asked and allowed (retried without it on EPERM),
+// O_DIRECT when asked; then refuses anything that is not a regular file and clears O_NONBLOCK.
 // RETURNS: the opened file, or fd -1 with `error` or `kind` saying why.
 DataFile open_data_file(int dir_fd, const std::string& path, const DataFileOptions& options = {});
 

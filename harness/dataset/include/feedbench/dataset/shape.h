@@ -80,7 +80,8 @@ std::uint64_t shape_file_size(const SizeDistribution& sizes, std::uint64_t files
 std::uint64_t seeded_permutation(std::uint64_t n, std::uint64_t seed, std::uint64_t i);
 
 // RETURNS: the "like" object of `root`'s feedbench-gen.json when there is a valid one, else
-// nullopt (a folder gen did not write with --like, or a record that cannot be parsed).
+// nullopt (a folder gen did not write with --like, a record that cannot be parsed, or one that
+// is not a regular file of `root` itself: a symbolic link, a FIFO).
 std::optional<nlohmann::json> read_gen_like(const std::string& root);
 
 }  // namespace feedbench
