@@ -46,7 +46,13 @@ std::optional<Place> place_of(const std::string& path) {
   fs::path rest;
   while (true) {
     struct stat st {};
-    if (::stat(p.c_str(), &st) == 0) return Place{p, identity_of(st), rest.lexically_normal().string()};
+    if (::stat(p.c_str(), &st) == 0) {
+      // "none/../c.json" is c.json here once "none" is made: a ".." past a folder still to be
+      // made is resolved by looking again at what the tail names, not at where it starts.
+      const fs::path normal = rest.lexically_normal();
+      if (!rest.empty() && normal != rest) return place_of((p / normal).string());
+      return Place{p, identity_of(st), normal.string()};
+    }
     fs::path up = p.parent_path();
     if (up.empty()) up = ".";
     if (up == p) return std::nullopt;  // not even "/" or "." can be looked at

@@ -78,6 +78,17 @@ refused markdown_is_out "--markdown $WORK/a.json: the same file as --out $WORK/a
   "$FEEDBENCH" run --config "$WORK/c.json" --out "$WORK/a.json" --markdown "$WORK/a.json"
 refused csv_is_out_not_yet_written "--csv $WORK/new/../new/r.json: the same file as --out $WORK/new/r.json" \
   "$FEEDBENCH" run --config "$WORK/c.json" --out "$WORK/new/r.json" --csv "$WORK/new/../new/r.json"
+# A ".." past a folder that does not exist yet still names the file it will land on.
+refused out_is_the_config_past_a_missing_folder "--out $WORK/none/../c.json: the same file as --config $WORK/c.json" \
+  "$FEEDBENCH" run --config "$WORK/c.json" --out "$WORK/none/../c.json"
+refused out_in_the_source_past_a_missing_folder "--out $WORK/none/../src/r.json: inside dataset.source $WORK/src" \
+  "$FEEDBENCH" run --config "$WORK/c.json" --out "$WORK/none/../src/r.json"
+refused report_out_is_its_result_past_a_missing_folder "--out $WORK/zz/../a.json: the same file as RESULT" \
+  "$FEEDBENCH" report "$WORK/a.json" --out "$WORK/zz/../a.json"
+# Google Benchmark also takes its flags from BENCHMARK_* variables: such an output is checked too.
+BENCHMARK_OUT=$WORK/c.json refused benchmark_out_from_the_environment \
+  "--benchmark_out $WORK/c.json: the same file as --config $WORK/c.json" \
+  "$FEEDBENCH" run --config "$WORK/c.json" --out "$WORK/r.json"
 refused dry_run_out_is_the_config "--out $WORK/c.json: the same file as --config" \
   "$FEEDBENCH" run --config "$WORK/c.json" --out "$WORK/c.json" --dry-run
 

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -38,11 +39,17 @@ constexpr const char* kBenchmarkFlagsHelp =
     "  --benchmark_out=FILE                also write Google Benchmark's JSON to FILE\n"
     "  --benchmark_color=true|false|auto   colour (auto: on a terminal, unless NO_COLOR or TERM=dumb)\n";
 
-// RETURNS: the value of a Google Benchmark flag given as --benchmark_NAME=VALUE, or "".
-// Read before benchmark::Initialize removes them (only the `=` form is a flag there).
+// RETURNS: the value of a Google Benchmark flag given as --benchmark_NAME=VALUE, else as the
+// environment variable BENCHMARK_NAME (Google Benchmark reads both, the command line winning),
+// or "". Read before benchmark::Initialize removes them (only the `=` form is a flag there), so
+// every check of a flag (an output kept apart from the inputs, the filter) sees what will run.
 std::string peek_benchmark_flag(int argc, char** argv, const std::string& name) {
   std::string prefix = "--benchmark_" + name + "=";
-  std::string value;
+  std::string variable = "BENCHMARK_" + name;
+  std::transform(variable.begin(), variable.end(), variable.begin(),
+                 [](unsigned char c) { return std::toupper(c); });
+  const char* from_environment = std::getenv(variable.c_str());
+  std::string value = from_environment ? from_environment : "";
   for (int i = 1; i < argc; ++i)
     if (std::strncmp(argv[i], prefix.c_str(), prefix.size()) == 0) value = argv[i] + prefix.size();
   return value;
