@@ -2,8 +2,6 @@
 
 #include <cctype>
 #include <cerrno>
-#include <cstdio>
-#include <ctime>
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -30,7 +28,8 @@ bool is_hex64(std::string_view s) {
 // a manifest must survive a power loss once stage says it is done.
 void write_durably(const std::string& path, const std::string& text) {
   const std::string tmp = path + ".fbtmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  // O_NOFOLLOW: a link planted at the temporary name must not carry the write to what it names.
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
   if (fd < 0) throw RunError(errno_message("cannot create " + tmp, errno));
   std::size_t done = 0;
   while (done < text.size()) {

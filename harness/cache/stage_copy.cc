@@ -11,7 +11,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -64,8 +63,8 @@ class StageRun {
   }
 
   void open_journal() {
-    journal_ = UniqueFd(
-        ::open((cache_ + "/" + kStageJournalName).c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644));
+    journal_ = UniqueFd(::open((cache_ + "/" + kStageJournalName).c_str(),
+                               O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644));
   }
 
   void run(int workers, StageResult& result) {
@@ -176,7 +175,8 @@ class StageRun {
       return add_error("source " + src + " changed since it was scanned; re-run feedbench stage"), false;
     ::posix_fadvise(in.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
     ensure_parent(p.dst);
-    p.fd = UniqueFd(::open(p.tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+    // O_NOFOLLOW: a link planted at the temporary name must not carry the copy to what it names.
+    p.fd = UniqueFd(::open(p.tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600));
     if (!p.fd) {
       int e = errno;
       if (out_of_space(e)) return fatal(no_space_message(p.dst, sel_.file_size(i), e)), false;
@@ -389,10 +389,15 @@ bool begin_changes(const StagePlan& plan, StageResult& result) {
   }
   const std::string journal_tmp = plan.cache + "/feedbench-journal.new.fbtmp";
   {
-    std::ofstream out(journal_tmp, std::ios::binary | std::ios::trunc);
-    out << journal_text;
-    out.flush();
-    if (!out) {
+    // Written through no link (O_NOFOLLOW), as every temporary of the cache is.
+    UniqueFd out(::open(journal_tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644));
+    std::size_t done = 0;
+    while (out && done < journal_text.size()) {
+      const ssize_t n = ::write(out.get(), journal_text.data() + done, journal_text.size() - done);
+      if (n <= 0) break;
+      done += std::size_t(n);
+    }
+    if (!out || done < journal_text.size()) {
       result.errors.push_back("cannot write " + journal_tmp + " (is the cache full?)");
       ::unlink(journal_tmp.c_str());
       return false;

@@ -181,7 +181,7 @@ std::uint64_t write_one(const GenOptions& o, int out_fd, std::uint64_t index, ch
     image = make_sized_jpeg(o.seed, index, size);
     size = image.size();
   }
-  int fd = ::openat(out_fd, tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  int fd = ::openat(out_fd, tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
   if (fd < 0) throw RunError(errno_message("gen: create '" + o.out + "/" + tmp + "'", errno));
   std::uint64_t offset = 0;
   try {
@@ -230,7 +230,7 @@ void write_gen_record(const GenOptions& o, int out_fd, const GenSummary& summary
   j["generated"] = {{"files", summary.files}, {"bytes", summary.bytes}, {"folders", summary.folders}};
   const std::string text = j.dump(2) + "\n";
   const std::string tmp = std::string(kGenRecordName) + ".fbtmp";
-  int fd = ::openat(out_fd, tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  int fd = ::openat(out_fd, tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
   if (fd < 0) throw RunError(errno_message("gen: create '" + o.out + "/" + tmp + "'", errno));
   std::size_t done = 0;
   while (done < text.size()) {
