@@ -277,12 +277,12 @@ namespace feedbench {
 namespace {
 
 struct LoaderRank {
-  std::uint64_t samples, bytes, bytes_planned, steps;
+  std::uint64_t samples, steps, warmup_steps, measured_read_bytes, warmup_read_bytes;
   double measured_s, wait_s, compute_s, step_s, read_s, transform_s;
   std::int32_t host;
   std::uint8_t failed;
   FixedText<400> error;
-  FixedText<300> incomplete;  // its shortfall, when it read less than it planned
+  GatheredTally read;  // what it read against what it planned, its opens included
 };
 
 }  // namespace
@@ -291,9 +291,10 @@ LoaderAcrossRanks gather_loader_ranks(Cluster& cluster, LoaderResult& result, co
                                       double target) {
   LoaderAcrossRanks out;
   LoaderRank mine{result.samples,
-                  result.bytes,
-                  result.bytes_planned,
                   result.steps,
+                  result.warmup_steps,
+                  result.measured_read_bytes,
+                  result.warmup_read_bytes,
                   result.measured_s,
                   result.wait_s,
                   result.compute_s,
@@ -303,9 +304,8 @@ LoaderAcrossRanks gather_loader_ranks(Cluster& cluster, LoaderResult& result, co
                   cluster.host_index(),
                   std::uint8_t(failed.empty() ? 0 : 1),
                   {},
-                  {}};
+                  gathered(result)};
   mine.error.set(failed);
-  mine.incomplete.set(result.incomplete);
   const std::vector<LoaderRank> all = all_gather(cluster, mine);
   nlohmann::json au_list = result.au_per_trainer;
   const std::vector<std::string> aus = all_gather_text(cluster, failed.empty() ? au_list.dump() : "[]");
@@ -319,9 +319,10 @@ LoaderAcrossRanks gather_loader_ranks(Cluster& cluster, LoaderResult& result, co
     }
   // Every rank's figures folded, as if one process had run every accelerator.
   LoaderResult& t = result;
-  // The read tally's bytes and shortfall over every rank; its opens stay this rank's.
-  t.samples = t.bytes = t.bytes_planned = t.steps = 0;
-  t.incomplete.clear();
+  // The read tally over every rank (ReadTally::merge), as the file_read fold does.
+  ReadTally read;
+  read.reads_files = t.reads_files;
+  t.samples = t.steps = t.warmup_steps = t.measured_read_bytes = t.warmup_read_bytes = 0;
   t.wait_s = t.compute_s = t.step_s = t.read_s = t.transform_s = t.measured_s = 0;
   t.au_per_trainer.clear();
   t.wait_ns = Histogram();
@@ -334,10 +335,11 @@ LoaderAcrossRanks gather_loader_ranks(Cluster& cluster, LoaderResult& result, co
   for (std::size_t r = 0; r < all.size(); ++r) {
     const LoaderRank& x = all[r];
     t.samples += x.samples;
-    t.bytes += x.bytes;
-    t.bytes_planned += x.bytes_planned;
-    if (t.incomplete.empty()) t.incomplete = x.incomplete.str();
+    read.merge(tally_of(x.read));
     t.steps += x.steps;
+    t.warmup_steps += x.warmup_steps;
+    t.measured_read_bytes += x.measured_read_bytes;
+    t.warmup_read_bytes += x.warmup_read_bytes;
     t.wait_s += x.wait_s;
     t.compute_s += x.compute_s;
     t.step_s += x.step_s;
@@ -361,10 +363,11 @@ LoaderAcrossRanks gather_loader_ranks(Cluster& cluster, LoaderResult& result, co
                      {"min_au", au.empty() ? 0.0 : rank_min},
                      {"au_per_accelerator", au},
                      {"samples", x.samples},
-                     {"bytes", x.bytes},
+                     {"bytes", x.read.bytes},
                      {"measured_s", x.measured_s},
                      {"samples_per_second", x.measured_s > 0 ? double(x.samples) / x.measured_s : 0.0}});
   }
+  static_cast<ReadTally&>(t) = read;
   t.au = t.step_s > 0 ? t.compute_s / t.step_s : 0;
   t.stall_fraction = t.step_s > 0 ? t.wait_s / t.step_s : 0;
   t.min_au = t.au_per_trainer.empty() ? 0 : min_au;
