@@ -161,8 +161,10 @@ json loader_answers(const std::vector<CaseView>& all) {
   for (const Sweep& s : sweeps_over(sized, "accelerators", "acc")) {
     const AcceleratorsSupported a = accelerators_supported(s);
     json& keeps = paths[s.points.front().second->param("path")]["keeps"];
-    if (keeps.is_null()) keeps = {{"accelerators", 0}, {"target_au", a.target}};
-    keeps["accelerators"] = std::max(keeps["accelerators"].get<std::int64_t>(), a.found.value_or(0));
+    // The largest count, with the target that count met (target_au can be swept).
+    const std::int64_t n = a.found.value_or(0);
+    if (keeps.is_null() || n > keeps["accelerators"].get<std::int64_t>())
+      keeps = {{"accelerators", n}, {"target_au", a.target}};
   }
   json out = json::object();
   if (!paths.empty()) out["paths"] = paths;

@@ -31,7 +31,7 @@ inline std::string escape_markdown_cell(const std::string& text) {
   out.reserve(text.size());
   for (char c : text) {
     if (c == '|') out += "\\|";
-    else if (c == '\n') out += ' ';
+    else if (c == '\n' || c == '\r') out += ' ';
     else out += c;
   }
   return out;

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "case_view.h"
+#include "feedbench/base/text.h"
 #include "feedbench/base/units.h"
 #include "loader_summary.h"
 
@@ -419,7 +420,7 @@ std::string fed_text(const json& a) {
 std::string accelerators_text(const json& keeps) {
   const std::int64_t n = keeps.value("accelerators", std::int64_t{0});
   if (n <= 0) return "no simulated accelerator";
-  return std::to_string(n) + (n == 1 ? " simulated accelerator" : " simulated accelerators");
+  return plural(std::size_t(n), "simulated accelerator", "simulated accelerators");
 }
 
 // "102 MiB/s cold (4 workers)".
@@ -431,9 +432,11 @@ std::string reads_text(const json& r, const std::string& state) {
 // "yes: the cache path reads 3.0× faster than the source", "no: 1.2× slower", "no difference".
 std::string helps_text(const json& c) {
   const double r = c.value("ratio", 1.0);
-  const std::size_t pairs = c.value("pairs", std::size_t{0});
-  const std::string n =
-      pairs == 0 ? "" : std::to_string(pairs) + (pairs == 1 ? " matched pair" : " matched pairs");
+  // Read as a double: a stored answer from any file may hold -1 or 1e300, which a size_t
+  // conversion would print as 18446744073709551615 (or UBSan reject); such a count is left out.
+  const double count = c.value("pairs", 0.0);
+  const std::size_t pairs = count >= 1 && count < 1e15 ? std::size_t(count) : 0;
+  const std::string n = pairs == 0 ? "" : plural(pairs, "matched pair", "matched pairs");
   std::string verdict;
   if (r >= 1.1) verdict = "yes, the cache path reads " + ratio_text(r) + " faster than the source";
   else if (r <= 1 / 1.1) verdict = "no, the cache path reads " + ratio_text(r) + " slower than the source";
@@ -552,12 +555,6 @@ std::string subject(const json& p) {
   return path.empty() ? "storage" : path + " path";
 }
 
-std::string whole_percent(double fraction) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.0f%%", 100 * fraction);
-  return buf;
-}
-
 // "Source path feeds the simulated trainers cold: AU 97.0% with 1 worker — meets the 90% target."
 std::string feeds_sentence(const json& p, const std::string& state) {
   const json& a = p["feeds"][state];
@@ -567,7 +564,7 @@ std::string feeds_sentence(const json& p, const std::string& state) {
   if (std::string w = workers_text(a); !w.empty()) figure += (figure.empty() ? "with " : " with ") + w;
   std::string target;
   if (a.contains("target_au"))
-    target = std::string(fed ? " — meets the " : " — below the ") + whole_percent(a.value("target_au", 0.0)) +
+    target = std::string(fed ? " — meets the " : " — below the ") + percent_text(a.value("target_au", 0.0)) +
              " target";
   return capitalised(subject(p)) + (fed ? " feeds" : " does not feed") + " the simulated trainers " + state +
          (figure.empty() ? "" : ": " + figure) + target + ".";
@@ -595,7 +592,7 @@ std::string keeps_sentence(const json& paths) {
     const json& k = p["keeps"];
     if (out.empty())
       out = capitalised(subject(p)) + " keeps " + accelerators_text(k) + " at AU ≥ " +
-            whole_percent(k.value("target_au", 0.9));
+            percent_text(k.value("target_au", 0.9));
     else
       out += "; " + subject(p) + " keeps " +
              (k.value("accelerators", std::int64_t{0}) > 0

@@ -1,8 +1,6 @@
 #include "feedbench/base/file_system.h"
 #include "feedbench/base/text.h"
 
-#include <algorithm>
-#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <fstream>

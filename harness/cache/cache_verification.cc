@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "feedbench/base/error.h"
+#include "feedbench/base/text.h"
 #include "feedbench/base/unique_fd.h"
 #include "feedbench/cache/manifest.h"
 #include "feedbench/cache/stager.h"
@@ -41,8 +42,7 @@ std::string CacheVerification::summary(const std::string& cache_root, std::size_
 }
 
 std::string CacheVerification::problem_list(std::size_t shown) const {
-  std::string out = std::to_string(problems.size()) + (problems.size() == 1 ? " problem" : " problems") +
-                    ", checked by " + method + ": ";
+  std::string out = plural(problems.size(), "problem", "problems") + ", checked by " + method + ": ";
   for (std::size_t i = 0; i < problems.size() && i < shown; ++i) out += (i ? "; " : "") + problems[i];
   if (problems.size() > shown) out += "; and " + std::to_string(problems.size() - shown) + " more";
   return out;

@@ -96,7 +96,8 @@ namespace {
 
 // STOPONWARNING: libjpeg-turbo otherwise reports data that ends early or holds stray bytes as a
 // warning and returns an image with the missing part filled in; a training pipeline fails on
-// such a file (Pillow: "image file is truncated"), so it is corrupt, not decoded. It also makes a
+// a file cut short (Pillow: "image file is truncated"), so it is corrupt, not decoded. For stray
+// bytes before a marker this is stricter than Pillow, which decodes such a file. It also makes a
 // failure's code certain: TurboJPEG 2.1 reports a fatal error that follows a warning as a
 // warning (tjGetErrorCode), which once let a header without a frame "decode" to 0 × 0 pixels.
 // LIMITSCANS: a progressive JPEG of more than 500 scans, whose decoding time grows with the

@@ -53,9 +53,9 @@ class JpegDecoder {
   // centred S × S crop.
   // RETURNS: the output's dimensions; or, for a JPEG that libjpeg-turbo cannot decode whole
   // (cut short, stray bytes after a marker, a bad table, a warning of any kind), `corrupt` set
-  // to its reason and no output (0 × 0, pixels() empty): a sample to count and name, not a
-  // decoded one. Throws RunError "<name>: not a JPEG (...)" when `data` does not start as a
-  // JPEG does, "<name>: W x H pixels declared ..." when its header declares more than
+  // to its reason and no output (0 × 0, pixels() empty): not a decoded sample (the loader stops
+  // the case naming it, harness/loader/batch.cc). Throws RunError "<name>: not a JPEG (...)" when `data` does
+  // not start as a JPEG does, "<name>: W x H pixels declared ..." when its header declares more than
   // kMaxJpegPixels pixels (checked before anything is allocated), and "<name>: a CMYK JPEG ..."
   // for a CMYK or YCCK image, which libjpeg-turbo does not convert to RGB.
   DecodedImage decode(std::span<const std::byte> data, int size, const std::string& name);
