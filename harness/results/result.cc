@@ -16,6 +16,7 @@
 #include "feedbench/base/error.h"
 #include "feedbench/base/json_limits.h"
 #include "feedbench/base/units.h"
+#include "feedbench/results/counters.h"
 
 namespace feedbench {
 
@@ -215,6 +216,9 @@ BenchmarkEntry entry_from_json(const ojson& j, const std::string& where, const s
   for (const auto& [key, value] : j.items()) {
     if (kEntryKeys.count(key)) continue;
     if (value.is_number()) e.counters[key] = value.get<double>();
+    // A counter of the table is a number, or null (how a NaN or an infinity is written: read
+    // as absent, which diff names missing); anything else is bad input, never quietly dropped.
+    else if (!value.is_null() && find_counter(key)) r.fail(r.path(key), "a number or null", value);
     // Other unknown keys: newer writers' additions, ignored.
   }
   // A plain Google Benchmark file has no case name: its run name is the identity.

@@ -317,6 +317,34 @@ TEST(ResultTest, ExtraKeysTheReadersUseHaveTheirTypesChecked) {
   EXPECT_EQ(msg("some_future_key", "anything"), "(no error)");
 }
 
+// A counter of the table (bytes_per_second, au, ...) that is not a number is bad input
+// naming its pointer, not a counter quietly dropped (diff would then judge without it). Null
+// is what a NaN or an infinity is written as: read as absent, and diff names it missing.
+// Keys not in the table stay what they were: a newer writer's additions, ignored.
+TEST(ResultTest, AKnownCounterThatIsNotANumberIsRefusedNamingItsPointer) {
+  json j = full_document().to_json();
+  auto msg = [&](const char* key, const json& value, ResultDocument* out = nullptr) {
+    json doc = j;
+    doc["benchmarks"][1][key] = value;
+    try {
+      ResultDocument d = ResultDocument::from_json(doc, "r.json");
+      if (out) *out = d;
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  EXPECT_EQ(msg("bytes_per_second", "fast"),
+            "r.json: /benchmarks/1/bytes_per_second: expected a number or null, got string \"fast\"");
+  EXPECT_EQ(msg("au", true), "r.json: /benchmarks/1/au: expected a number or null, got boolean true");
+  EXPECT_NE(msg("steps", json::array()).find("/benchmarks/1/steps: expected a number or null"),
+            std::string::npos);
+  ResultDocument d;
+  EXPECT_EQ(msg("bytes_per_second", nullptr, &d), "(no error)");
+  EXPECT_FALSE(d.benchmarks[1].counter("bytes_per_second"));
+  EXPECT_EQ(msg("some_future_key", "anything"), "(no error)");
+}
+
 TEST(ResultTest, LoadOfAnUnreadableFileNamesIt) {
   TempDir dir;
   try {
