@@ -186,7 +186,7 @@ ojson entry_to_json(const BenchmarkEntry& e) {
   o["cache"] = ojson(e.cache);
   // Compressed, under a key revision-1 readers ignore: they read the entry as one without a
   // histogram (as after --no-latency) instead of refusing it. Percentiles are the lat_* counters.
-  if (e.latency) o["latency_hist"] = ojson(e.latency->to_compact_json("ns"));
+  if (e.latency) o["latency_hist"] = ojson(e.latency.compact_json());
   o["extra"] = ojson(e.extra);
   return o;
 }
@@ -229,7 +229,8 @@ BenchmarkEntry entry_from_json(const ojson& j, const std::string& where, const s
   }
   e.cache = nlohmann::json(r.object_or_null("cache"));
   if (ojson lat = r.object_or_null("latency_hist"); !lat.is_null())
-    e.latency = Histogram::from_compact_json(nlohmann::json(lat), where + ": " + r.path("latency_hist"));
+    e.latency =
+        StoredHistogram::from_compact_json(nlohmann::json(lat), where + ": " + r.path("latency_hist"));
   else if (ojson lat1 = r.object_or_null("latency"); !lat1.is_null())
     e.latency = latency_from_json(lat1, where, r.path("latency"));
   const ojson extra = r.object("extra", false);
