@@ -607,7 +607,7 @@ void check_match_ignore(const ResultDocument& base, const ResultDocument& next,
 
 }  // namespace
 
-ResultDocument replace_cases(const ResultDocument& next, const ResultDocument& rerun,
+ResultDocument replace_cases(ResultDocument next, const ResultDocument& rerun,
                              const std::vector<std::string>& ignore, std::vector<std::string>* replaced) {
   std::set<std::string> in_next, in_rerun;
   for (const BenchmarkEntry& e : next.benchmarks) in_next.insert(case_identity(e, ignore));
@@ -618,13 +618,14 @@ ResultDocument replace_cases(const ResultDocument& next, const ResultDocument& r
   if (replaced->empty())
     throw InputError("--rerun-result: the re-run has no case of NEW (" + std::to_string(in_rerun.size()) +
                      " cases in it)");
-  ResultDocument out = next;
-  out.benchmarks.clear();
-  for (const BenchmarkEntry& e : next.benchmarks)
-    if (!in_rerun.count(case_identity(e, ignore))) out.benchmarks.push_back(e);
+  // NEW's entries move, not copied: NEW may be as large as a result gets.
+  std::vector<BenchmarkEntry> entries;
+  for (BenchmarkEntry& e : next.benchmarks)
+    if (!in_rerun.count(case_identity(e, ignore))) entries.push_back(std::move(e));
   for (const BenchmarkEntry& e : rerun.benchmarks)
-    if (in_next.count(case_identity(e, ignore))) out.benchmarks.push_back(e);
-  return out;
+    if (in_next.count(case_identity(e, ignore))) entries.push_back(e);
+  next.benchmarks = std::move(entries);
+  return next;
 }
 
 namespace {

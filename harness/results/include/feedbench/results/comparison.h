@@ -158,8 +158,9 @@ std::vector<std::string> comparability_warnings(const ResultDocument& base, cons
 
 // A confirmation re-run: `rerun` measured some cases again. RETURNS: `next` with the entries of
 // every case `rerun` has (matched by case_identity with `ignore`) replaced by rerun's; their
-// identities in `replaced`. Throws InputError when rerun has no case of `next`.
-ResultDocument replace_cases(const ResultDocument& next, const ResultDocument& rerun,
+// identities in `replaced`. Throws InputError when rerun has no case of `next`. Pass NEW with
+// std::move where it is not needed after: its entries then move instead of being copied.
+ResultDocument replace_cases(ResultDocument next, const ResultDocument& rerun,
                              const std::vector<std::string>& ignore, std::vector<std::string>* replaced);
 
 // Compares NEW against BASE. `base_file`/`new_file` only name them in messages. Each side is
