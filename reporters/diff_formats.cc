@@ -332,6 +332,11 @@ std::string format_junit(const Comparison& c, const DiffFormatOptions& o) {
                        (m.weak ? " (weak)" : "");
         body << "      <failure type=\"regression\" message=\"" << xml("regression: " + message) << "\">"
              << xml(details) << "</failure>\n";
+      } else if (k.missing() && !c.options.allow_missing) {
+        // A metric BASE judges the case on and NEW lacks: as missing as an absent case.
+        ++failures;
+        body << "      <failure type=\"missing\" message=\"" << xml("missing: " + k.note) << "\">"
+             << xml(details) << "</failure>\n";
       } else {
         body << "      <system-out>" << xml(details) << "</system-out>\n";
       }
@@ -464,6 +469,7 @@ nlohmann::ordered_json diff_to_json(const Comparison& c, bool strict) {
     jc["regressed"] = k.regressed();
     jc["missing"] = k.missing();
     if (!k.note.empty()) jc["note"] = k.note;
+    if (!k.missing_metrics.empty()) jc["missing_metrics"] = k.missing_metrics;
     nlohmann::ordered_json metrics = nlohmann::ordered_json::array();
     for (const MetricComparison& m : k.metrics) {
       nlohmann::ordered_json jm;

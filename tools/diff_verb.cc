@@ -189,7 +189,7 @@ int diff_main(int argc, char** argv) {
   ResultDocument next = ResultDocument::load(new_file);
   std::vector<std::string> rerun_cases;
   if (!rerun_result.empty())
-    next = replace_cases(next, ResultDocument::load(rerun_result), match_ignore, &rerun_cases);
+    next = replace_cases(std::move(next), ResultDocument::load(rerun_result), match_ignore, &rerun_cases);
   Comparison comparison = compare_results(base, next, options, base_file, new_file);
   if (!rerun_result.empty()) {
     comparison.rerun_file = rerun_result;

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <type_traits>
 #include <vector>
 
 #include "feedbench/base/error.h"
@@ -99,13 +100,17 @@ class Tracker {
   std::vector<Frame> frames_;
 };
 
-template <class Json>
-Json parse_within(const std::string& text, const std::string& where, const JsonLimits& limits) {
+// `reader` (optional) sees each event after the tracker, which counts every value, kept or not.
+template <class Json, class Reader = std::nullptr_t>
+Json parse_within(const std::string& text, const std::string& where, const JsonLimits& limits,
+                  const Reader& reader = nullptr) {
   check_json_size(text.size(), where, limits);
   Tracker tracker(where, limits);
   try {
     return Json::parse(text, [&](int depth, nlohmann::json::parse_event_t event, Json& parsed) {
-      return tracker.on(depth, event, parsed);
+      if (!tracker.on(depth, event, parsed)) return false;
+      if constexpr (std::is_same_v<Reader, std::nullptr_t>) return true;
+      else return reader(depth, event, parsed);
     });
   } catch (const nlohmann::json::out_of_range& e) {
     // The lexer read a number no double holds ("number overflow parsing '1e999'").
@@ -163,6 +168,12 @@ nlohmann::json parse_json_within(const std::string& text, const std::string& whe
 nlohmann::ordered_json parse_ordered_json_within(const std::string& text, const std::string& where,
                                                  const JsonLimits& limits) {
   return parse_within<nlohmann::ordered_json>(text, where, limits);
+}
+
+nlohmann::ordered_json parse_ordered_json_within(const std::string& text, const std::string& where,
+                                                 const JsonLimits& limits,
+                                                 const OrderedJsonCallback& reader) {
+  return parse_within<nlohmann::ordered_json>(text, where, limits, reader);
 }
 
 void check_json_value(const nlohmann::json& value, const std::string& where, const std::string& pointer,

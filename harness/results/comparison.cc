@@ -91,7 +91,7 @@ HostLoad host_load(const ResultDocument& doc) {
 }
 
 bool CaseComparison::missing() const {
-  return status == CaseStatus::kRemoved || status == CaseStatus::kNotMeasured;
+  return status == CaseStatus::kRemoved || status == CaseStatus::kNotMeasured || !missing_metrics.empty();
 }
 
 std::size_t Comparison::missing() const {
@@ -607,7 +607,7 @@ void check_match_ignore(const ResultDocument& base, const ResultDocument& next,
 
 }  // namespace
 
-ResultDocument replace_cases(const ResultDocument& next, const ResultDocument& rerun,
+ResultDocument replace_cases(ResultDocument next, const ResultDocument& rerun,
                              const std::vector<std::string>& ignore, std::vector<std::string>* replaced) {
   std::set<std::string> in_next, in_rerun;
   for (const BenchmarkEntry& e : next.benchmarks) in_next.insert(case_identity(e, ignore));
@@ -618,13 +618,14 @@ ResultDocument replace_cases(const ResultDocument& next, const ResultDocument& r
   if (replaced->empty())
     throw InputError("--rerun-result: the re-run has no case of NEW (" + std::to_string(in_rerun.size()) +
                      " cases in it)");
-  ResultDocument out = next;
-  out.benchmarks.clear();
-  for (const BenchmarkEntry& e : next.benchmarks)
-    if (!in_rerun.count(case_identity(e, ignore))) out.benchmarks.push_back(e);
+  // NEW's entries move, not copied: NEW may be as large as a result gets.
+  std::vector<BenchmarkEntry> entries;
+  for (BenchmarkEntry& e : next.benchmarks)
+    if (!in_rerun.count(case_identity(e, ignore))) entries.push_back(std::move(e));
   for (const BenchmarkEntry& e : rerun.benchmarks)
-    if (in_next.count(case_identity(e, ignore))) out.benchmarks.push_back(e);
-  return out;
+    if (in_next.count(case_identity(e, ignore))) entries.push_back(e);
+  next.benchmarks = std::move(entries);
+  return next;
 }
 
 namespace {
@@ -702,49 +703,78 @@ bool mark_unjudgeable(const CaseEntries& bc, const CaseEntries& nc, CaseComparis
   return false;
 }
 
-// Judges a case both files measured on each of `all_metrics` that gates its family (or that
-// options.metrics names), into c->metrics; notes repetitions that did not count and a side
-// judged on its aggregate; adds each metric's ratio of medians to `ratios`.
-void judge_case(const CaseEntries& bc, const CaseEntries& nc, const std::vector<std::string>& all_metrics,
-                const CompareOptions& options, const NoiseContext& load_noise, CaseComparison* c,
+// What judging one case needs besides its entries: the same for every case of a comparison.
+struct JudgingContext {
+  const std::vector<std::string>& all_metrics;  // every metric a case may be judged on, in order
+  const CompareOptions& options;
+  const NoiseContext& load_noise;
+  const std::string& base_file;  // the files, as messages name them
+  const std::string& new_file;
+};
+
+void add_note(CaseComparison* c, const std::string& note) {
+  if (!note.empty()) c->note += (c->note.empty() ? "" : "; ") + note;
+}
+
+// RETURNS: "bytes_per_second missing in NEW (new.json)", or "... missing in 1 of 3 repetitions
+// of NEW (new.json)" when `lacking` of the `judged` entries lack it.
+std::string missing_metric_note(const std::string& metric, std::size_t lacking, std::size_t judged,
+                                const std::string& new_file) {
+  if (lacking == judged) return metric + " missing in NEW (" + new_file + ")";
+  return metric + " missing in " + std::to_string(lacking) + " of " + std::to_string(judged) +
+         " repetitions of NEW (" + new_file + ")";
+}
+
+// Judges a case both files measured on each of ctx.all_metrics that gates its family (or that
+// options.metrics names), into c->metrics; notes repetitions that did not count, a side judged
+// on its aggregate, and a metric one side lacks: BASE's that NEW lacks (absent, or null as a
+// NaN is written) go to c->missing_metrics, as missing as an absent case; one only NEW has is
+// not judged. Adds each metric's ratio of medians to `ratios`.
+void judge_case(const CaseEntries& bc, const CaseEntries& nc, const JudgingContext& ctx, CaseComparison* c,
                 MedianRatios* ratios) {
-  for (const std::string& note : {partial_note(bc, "BASE"), partial_note(nc, "NEW")})
-    if (!note.empty()) c->note += (c->note.empty() ? "" : "; ") + note;
+  for (const std::string& note : {partial_note(bc, "BASE"), partial_note(nc, "NEW")}) add_note(c, note);
   bool base_agg = false, new_agg = false;
   auto be = judged_entries(bc, &base_agg);
   auto ne = judged_entries(nc, &new_agg);
   if (base_agg || new_agg)
-    c->note += std::string(c->note.empty() ? "" : "; ") + "judged on the " + (base_agg ? "BASE" : "") +
-               (base_agg && new_agg ? " and " : "") + (new_agg ? "NEW" : "") +
-               " aggregate: no per-repetition values";
+    add_note(c, std::string("judged on the ") + (base_agg ? "BASE" : "") +
+                    (base_agg && new_agg ? " and " : "") + (new_agg ? "NEW" : "") +
+                    " aggregate: no per-repetition values");
   const std::string family = bc.name.substr(0, bc.name.find('/'));
-  NoiseContext noise = load_noise;
+  NoiseContext noise = ctx.load_noise;
   noise.from_memory = served_from_memory(bc.name);
   // The family's primary counter (the loader's AU) leads its case's lines.
-  std::vector<std::string> metrics = all_metrics;
+  std::vector<std::string> metrics = ctx.all_metrics;
   std::stable_partition(metrics.begin(), metrics.end(),
                         [&](const std::string& m) { return m == primary_counter(family); });
   for (const std::string& metric : metrics) {
     const CounterInfo& info = *find_metric(metric);
-    if (options.metrics.empty() &&
+    if (ctx.options.metrics.empty() &&
         std::find(info.gates.begin(), info.gates.end(), family) == info.gates.end())
       continue;
     std::vector<double> bv = values_of(be, metric), nv = values_of(ne, metric);
+    if (!bv.empty() && nv.size() < ne.size()) {
+      c->missing_metrics.push_back(metric);
+      add_note(c, missing_metric_note(metric, ne.size() - nv.size(), ne.size(), ctx.new_file));
+    } else if (bv.empty() && !nv.empty()) {
+      add_note(c, metric + " not in BASE (" + ctx.base_file + "): not judged");
+    }
     if (bv.empty() || nv.empty()) continue;
-    MetricComparison m = judge(info, std::move(bv), std::move(nv), options, noise);
+    MetricComparison m = judge(info, std::move(bv), std::move(nv), ctx.options, noise);
     if (m.base_median > 0 && m.new_median > 0) (*ratios)[metric].push_back(m.new_median / m.base_median);
     c->metrics.push_back(std::move(m));
   }
-  if (c->metrics.empty()) {
+  if (c->metrics.empty() && !c->missing_metrics.empty()) {
+    c->status = CaseStatus::kNotMeasured;  // NEW has none of what BASE judges the case on
+  } else if (c->metrics.empty()) {
     c->status = CaseStatus::kNoMetrics;
-    c->note += std::string(c->note.empty() ? "" : "; ") + "none of the judged metrics is in both files";
+    add_note(c, "none of the judged metrics is in both files");
   }
 }
 
 // RETURNS: the comparison of BASE's case `id` (entries `bc`) with NEW's of the same identity.
 CaseComparison compare_case(const std::string& id, const CaseEntries& bc, const Grouped& n,
-                            const std::vector<std::string>& all_metrics, const CompareOptions& options,
-                            const NoiseContext& load_noise, MedianRatios* ratios) {
+                            const JudgingContext& ctx, MedianRatios* ratios) {
   CaseComparison c;
   c.identity = id;
   c.base_name = bc.name;
@@ -755,7 +785,7 @@ CaseComparison compare_case(const std::string& id, const CaseEntries& bc, const 
   }
   const CaseEntries& nc = found->second;
   c.new_name = nc.name;
-  if (!mark_unjudgeable(bc, nc, &c)) judge_case(bc, nc, all_metrics, options, load_noise, &c, ratios);
+  if (!mark_unjudgeable(bc, nc, &c)) judge_case(bc, nc, ctx, &c, ratios);
   return c;
 }
 
@@ -839,8 +869,9 @@ Comparison compare_results(const ResultDocument& base, const ResultDocument& nex
   check_common_case(b, n, base_file, new_file);
 
   MedianRatios ratios;
+  const JudgingContext ctx{all_metrics, out.options, load_noise, base_file, new_file};
   for (const std::string& id : b.order)
-    out.cases.push_back(compare_case(id, b.cases.at(id), n, all_metrics, out.options, load_noise, &ratios));
+    out.cases.push_back(compare_case(id, b.cases.at(id), n, ctx, &ratios));
   if (out.options.noise_rule) judge_with_typical_spread(load_noise, &out);
   for (CaseComparison& c : added_cases(b, n)) out.cases.push_back(std::move(c));
   out.geomeans = geomeans_of(all_metrics, ratios);

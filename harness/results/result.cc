@@ -5,9 +5,11 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <exception>
 #include <filesystem>
 #include <set>
 #include <string_view>
+#include <vector>
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -16,6 +18,7 @@
 #include "feedbench/base/error.h"
 #include "feedbench/base/json_limits.h"
 #include "feedbench/base/units.h"
+#include "feedbench/results/counters.h"
 
 namespace feedbench {
 
@@ -185,7 +188,7 @@ ojson entry_to_json(const BenchmarkEntry& e) {
   o["cache"] = ojson(e.cache);
   // Compressed, under a key revision-1 readers ignore: they read the entry as one without a
   // histogram (as after --no-latency) instead of refusing it. Percentiles are the lat_* counters.
-  if (e.latency) o["latency_hist"] = ojson(e.latency->to_compact_json("ns"));
+  if (e.latency) o["latency_hist"] = ojson(e.latency.compact_json());
   o["extra"] = ojson(e.extra);
   return o;
 }
@@ -215,6 +218,9 @@ BenchmarkEntry entry_from_json(const ojson& j, const std::string& where, const s
   for (const auto& [key, value] : j.items()) {
     if (kEntryKeys.count(key)) continue;
     if (value.is_number()) e.counters[key] = value.get<double>();
+    // A counter of the table is a number, or null (how a NaN or an infinity is written: read
+    // as absent, which diff names missing); anything else is bad input, never quietly dropped.
+    else if (!value.is_null() && find_counter(key)) r.fail(r.path(key), "a number or null", value);
     // Other unknown keys: newer writers' additions, ignored.
   }
   // A plain Google Benchmark file has no case name: its run name is the identity.
@@ -225,7 +231,8 @@ BenchmarkEntry entry_from_json(const ojson& j, const std::string& where, const s
   }
   e.cache = nlohmann::json(r.object_or_null("cache"));
   if (ojson lat = r.object_or_null("latency_hist"); !lat.is_null())
-    e.latency = Histogram::from_compact_json(nlohmann::json(lat), where + ": " + r.path("latency_hist"));
+    e.latency =
+        StoredHistogram::from_compact_json(nlohmann::json(lat), where + ": " + r.path("latency_hist"));
   else if (ojson lat1 = r.object_or_null("latency"); !lat1.is_null())
     e.latency = latency_from_json(lat1, where, r.path("latency"));
   const ojson extra = r.object("extra", false);
@@ -254,6 +261,98 @@ BenchmarkEntry entry_from_json(const ojson& j, const std::string& where, const s
   }
   e.extra = nlohmann::json(extra);
   return e;
+}
+
+// The entries of the top-level `benchmarks` array, each read as soon as the parser completes it
+// and then dropped from the document: a large result is never whole as a DOM (several times its
+// text) in memory. What reading an entry throws waits until the document's earlier members
+// were checked, so a file's first error is the one named, as when the DOM is read in order.
+class EntryStream {
+ public:
+  explicit EntryStream(const std::string& where) : where_(where) {}
+
+  // nlohmann's parser callback (depth: the containers open around the event's value).
+  bool on(int depth, nlohmann::json::parse_event_t event, ojson& parsed) {
+    using E = nlohmann::json::parse_event_t;
+    if (depth == 1 && event == E::key) {
+      key_ = parsed.get<std::string>();  // a member of the top-level object
+    } else if (depth == 1 && event == E::array_start && key_ == "benchmarks") {
+      *this = EntryStream(where_);  // a repeated key: the last one counts, as in a DOM
+      inside_ = true;
+    } else if (depth == 1 && event == E::array_end) {
+      inside_ = false;
+    } else if (inside_ && depth == 2 && event != E::object_start && event != E::array_start) {
+      if (!error_) {
+        try {
+          entries_.push_back(entry_from_json(parsed, where_, child("/benchmarks", count_)));
+        } catch (const InputError&) {
+          error_ = std::current_exception();
+        }
+      }
+      ++count_;
+      return false;  // read: dropped from the document
+    }
+    return true;
+  }
+
+  // RETURNS: the entries read. Throws what reading the first bad one threw.
+  std::vector<BenchmarkEntry> take() {
+    if (error_) std::rethrow_exception(error_);
+    return std::move(entries_);
+  }
+
+ private:
+  std::string where_;
+  std::string key_;  // the top-level member being parsed
+  bool inside_ = false;
+  std::size_t count_ = 0;
+  std::vector<BenchmarkEntry> entries_;
+  std::exception_ptr error_;
+};
+
+// RETURNS: the document `j` holds; its entries from `streamed` where the parser already read
+// them (and dropped them from `j`), else from `j`.
+ResultDocument document_from_json(const ojson& j, const std::string& where, EntryStream* streamed) {
+  Reader r(where, j, "");
+  ResultDocument doc;
+  const ojson* schema = r.find("schema");
+  if (!schema) r.missing("schema", std::string("\"") + kResultSchema + "\"");
+  if (!schema->is_string() || schema->get<std::string>() != kResultSchema)
+    throw InputError(where + ": /schema: expected \"" + kResultSchema + "\", got " +
+                     schema->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  doc.schema = kResultSchema;
+  // Revisions only add what earlier readers ignore: any revision is read, none is required.
+  if (const ojson* rev = r.find("schema_revision");
+      rev && !(rev->is_number_integer() && rev->get<std::int64_t>() >= 1))
+    r.fail("/schema_revision", "an integer of at least 1", *rev);
+  doc.context = nlohmann::json(r.object("context", true));
+  doc.tool = nlohmann::json(r.object("tool", false));
+  if (const ojson* cl = r.find("command_line")) {
+    if (!cl->is_array()) r.fail("/command_line", "an array of strings", *cl);
+    for (std::size_t i = 0; i < cl->size(); ++i) {
+      if (!(*cl)[i].is_string()) r.fail(child("/command_line", i), "a string", (*cl)[i]);
+      doc.command_line.push_back((*cl)[i].get<std::string>());
+    }
+  }
+  const ojson env = r.object("environment_variables", false);  // outlives the loop
+  for (const auto& [key, value] : env.items()) {
+    if (!value.is_string()) r.fail(child("/environment_variables", key), "a string", value);
+    doc.environment_variables[key] = value.get<std::string>();
+  }
+  doc.config = nlohmann::json(r.object("config", false));
+  doc.dataset = nlohmann::json(r.object("dataset", false));
+  doc.environment = nlohmann::json(r.object("environment", false));
+  doc.summary = nlohmann::json(r.object("summary", false));
+  const ojson* benchmarks = r.find("benchmarks");
+  if (!benchmarks) r.missing("benchmarks", "an array");
+  if (!benchmarks->is_array()) r.fail("/benchmarks", "an array", *benchmarks);
+  if (streamed) {
+    doc.benchmarks = streamed->take();
+    return doc;
+  }
+  for (std::size_t i = 0; i < benchmarks->size(); ++i)
+    doc.benchmarks.push_back(entry_from_json((*benchmarks)[i], where, child("/benchmarks", i)));
+  return doc;
 }
 
 }  // namespace
@@ -309,48 +408,17 @@ ResultDocument ResultDocument::from_json(const nlohmann::json& j, const std::str
 }
 
 ResultDocument ResultDocument::from_json(const nlohmann::ordered_json& j, const std::string& where) {
-  Reader r(where, j, "");
-  ResultDocument doc;
-  const ojson* schema = r.find("schema");
-  if (!schema) r.missing("schema", std::string("\"") + kResultSchema + "\"");
-  if (!schema->is_string() || schema->get<std::string>() != kResultSchema)
-    throw InputError(where + ": /schema: expected \"" + kResultSchema + "\", got " +
-                     schema->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
-  doc.schema = kResultSchema;
-  // Revisions only add what earlier readers ignore: any revision is read, none is required.
-  if (const ojson* rev = r.find("schema_revision");
-      rev && !(rev->is_number_integer() && rev->get<std::int64_t>() >= 1))
-    r.fail("/schema_revision", "an integer of at least 1", *rev);
-  doc.context = nlohmann::json(r.object("context", true));
-  doc.tool = nlohmann::json(r.object("tool", false));
-  if (const ojson* cl = r.find("command_line")) {
-    if (!cl->is_array()) r.fail("/command_line", "an array of strings", *cl);
-    for (std::size_t i = 0; i < cl->size(); ++i) {
-      if (!(*cl)[i].is_string()) r.fail(child("/command_line", i), "a string", (*cl)[i]);
-      doc.command_line.push_back((*cl)[i].get<std::string>());
-    }
-  }
-  const ojson env = r.object("environment_variables", false);  // outlives the loop
-  for (const auto& [key, value] : env.items()) {
-    if (!value.is_string()) r.fail(child("/environment_variables", key), "a string", value);
-    doc.environment_variables[key] = value.get<std::string>();
-  }
-  doc.config = nlohmann::json(r.object("config", false));
-  doc.dataset = nlohmann::json(r.object("dataset", false));
-  doc.environment = nlohmann::json(r.object("environment", false));
-  doc.summary = nlohmann::json(r.object("summary", false));
-  const ojson* benchmarks = r.find("benchmarks");
-  if (!benchmarks) r.missing("benchmarks", "an array");
-  if (!benchmarks->is_array()) r.fail("/benchmarks", "an array", *benchmarks);
-  for (std::size_t i = 0; i < benchmarks->size(); ++i)
-    doc.benchmarks.push_back(entry_from_json((*benchmarks)[i], where, child("/benchmarks", i)));
-  return doc;
+  return document_from_json(j, where, nullptr);
 }
 
 ResultDocument ResultDocument::parse(const std::string& text, const std::string& where) {
   ojson j;
+  EntryStream entries(where);
   try {
-    j = parse_ordered_json_within(text, where, kResultLimits);
+    j = parse_ordered_json_within(text, where, kResultLimits,
+                                  [&](int depth, nlohmann::json::parse_event_t event, ojson& parsed) {
+                                    return entries.on(depth, event, parsed);
+                                  });
   } catch (const nlohmann::json::parse_error& e) {
     // Line and column of the byte where parsing stopped (e.byte is 1-based).
     std::size_t end = std::min<std::size_t>(e.byte ? e.byte - 1 : 0, text.size());
@@ -371,7 +439,7 @@ ResultDocument ResultDocument::parse(const std::string& text, const std::string&
     throw InputError(where + ": malformed JSON at line " + std::to_string(line) + ", column " +
                      std::to_string(column) + ": " + reason);
   }
-  return from_json(j, where);
+  return document_from_json(j, where, &entries);
 }
 
 ResultDocument ResultDocument::load(const std::string& path) {
@@ -385,6 +453,7 @@ ResultDocument ResultDocument::load(const std::string& path) {
     check_json_size(std::uint64_t(st.st_size), path, kResultLimits);
   }
   std::string text;
+  if (S_ISREG(st.st_mode)) text.reserve(std::size_t(st.st_size) + 1);  // not twice it by doubling
   char buf[1 << 16];
   std::size_t n;
   while (text.size() <= kResultLimits.max_bytes && (n = std::fread(buf, 1, sizeof buf, f)) > 0)

@@ -112,6 +112,36 @@ expect_in "$WORK/out" "missing in NEW (allowed by --allow-missing):"
 expect_exit 1 "$FEEDBENCH" diff "$WORK/base.json" "$WORK/fewer.json" --format junit
 expect_in "$WORK/out" "<failure type=\"missing\" message=\"missing: only in BASE, not measured in NEW\""
 
+# A gated metric NEW lacks fails the diff like a missing case, naming case, metric and file,
+# whether removed or null (how a NaN is written); a string where a number belongs is bad
+# input naming its pointer. --strict changes neither.
+python3 - "$WORK/base.json" "$WORK" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+for variant, value in (("removed", None), ("null", None), ("string", "fast")):
+    for e in doc["benchmarks"]:
+        if e["case"].startswith("file_read/pattern:random"):
+            e.pop("bytes_per_second", None)
+            if variant != "removed":
+                e["bytes_per_second"] = value
+    json.dump(doc, open(f"{sys.argv[2]}/no_bps_{variant}.json", "w"), indent=1)
+PY
+for variant in removed null; do
+  for strict in "" --strict; do
+    expect_exit 1 "$FEEDBENCH" diff "$WORK/base.json" "$WORK/no_bps_$variant.json" $strict
+    expect_in "$WORK/out" "MISSING in NEW (fails the diff; --allow-missing to accept):"
+    expect_in "$WORK/out" "$RND: bytes_per_second missing in NEW ($WORK/no_bps_$variant.json)"
+  done
+done
+expect_exit 0 "$FEEDBENCH" diff "$WORK/base.json" "$WORK/no_bps_removed.json" --allow-missing
+expect_exit 1 "$FEEDBENCH" diff "$WORK/base.json" "$WORK/no_bps_removed.json" --format junit
+expect_in "$WORK/out" "<failure type=\"missing\" message=\"missing: bytes_per_second missing in NEW"
+expect_exit 2 "$FEEDBENCH" diff "$WORK/base.json" "$WORK/no_bps_string.json" --strict
+expect_in "$WORK/err" "no_bps_string.json: /benchmarks/9/bytes_per_second: expected a number or null, got string \"fast\""
+# The other side: a gated metric only NEW has is not judged, and said.
+expect_exit 0 "$FEEDBENCH" diff "$WORK/no_bps_removed.json" "$WORK/base.json"
+expect_in "$WORK/out" "(bytes_per_second not in BASE ($WORK/no_bps_removed.json): not judged)"
+
 # A case present in NEW whose every round missed its cache state measured nothing: missing.
 fixture unachieved unachieved="$RND" cases="$SEQ|bytes_per_second|$((800*MIB))|9|0.01;$RND|bytes_per_second|$((40*MIB))|9|0.01|lat_p99_us|200|9|0.02"
 expect_exit 1 "$FEEDBENCH" diff "$WORK/base.json" "$WORK/unachieved.json"

@@ -506,6 +506,95 @@ TEST(ComparisonTest, MissingAndAddedCasesAreListed) {
   EXPECT_EQ(compare_results(base, next, allow).exit_code(false), 0);
 }
 
+// A metric that gates the case in BASE and that NEW lacks (removed from the file, or null,
+// which is how a NaN is written) is no pass: nothing measured is not a success, for a metric
+// as for a case. The case is missing, named with the metric and NEW's file.
+TEST(ComparisonTest, AGatedMetricThatNewLacksIsMissing) {
+  ResultDocument base, next;
+  add_case(&base, kSeq, {{"bytes_per_second", around(1e9, 9)}});
+  add_case(&base, kRand, {{"bytes_per_second", around(1e8, 9)}});
+  add_case(&next, kSeq, {{"bytes_per_second", around(1e9, 9)}});
+  add_case(&next, kRand, {{"items_per_second", around(1e5, 9)}});  // no bytes_per_second
+  Comparison c = compare_results(base, next, {}, "base.json", "new.json");
+  const CaseComparison& k = case_of(c, kRand);
+  EXPECT_TRUE(k.missing());
+  EXPECT_EQ(k.status, CaseStatus::kNotMeasured);
+  EXPECT_EQ(k.missing_metrics, (std::vector<std::string>{"bytes_per_second"}));
+  EXPECT_NE(k.note.find("bytes_per_second missing in NEW (new.json)"), std::string::npos) << k.note;
+  EXPECT_EQ(c.missing(), 1u);
+  EXPECT_EQ(c.exit_code(false), 1);
+  EXPECT_EQ(c.exit_code(true), 1);
+  CompareOptions allow;
+  allow.allow_missing = true;
+  EXPECT_EQ(compare_results(base, next, allow).exit_code(false), 0);
+}
+
+// One gated metric missing (NEW run without latency) does not stop the others being judged:
+// a throughput drop is still a regression, and the missing p99 is still named.
+TEST(ComparisonTest, AMissingGatedMetricLeavesTheOthersJudged) {
+  ResultDocument base, next;
+  add_case(&base, kRand, {{"bytes_per_second", around(1e8, 9)}, {"lat_p99_us", around(100, 9)}});
+  add_case(&next, kRand, {{"bytes_per_second", around(0.7e8, 9)}});
+  Comparison c = compare_results(base, next, {}, "base.json", "new.json");
+  const CaseComparison& k = case_of(c, kRand);
+  EXPECT_EQ(k.status, CaseStatus::kCompared);
+  EXPECT_EQ(metric_of(c, kRand, "bytes_per_second").verdict, Verdict::kRegression);
+  EXPECT_EQ(k.missing_metrics, (std::vector<std::string>{"lat_p99_us"}));
+  EXPECT_TRUE(k.missing());
+  EXPECT_NE(k.note.find("lat_p99_us missing in NEW (new.json)"), std::string::npos) << k.note;
+  // Without the drop, the missing p99 alone fails the diff unless it is allowed.
+  ResultDocument same = next;
+  for (BenchmarkEntry& e : same.benchmarks) e.counters["bytes_per_second"] = 1e8;
+  EXPECT_EQ(compare_results(base, same, {}).exit_code(false), 1);
+  CompareOptions allow;
+  allow.allow_missing = true;
+  EXPECT_EQ(compare_results(base, same, allow).exit_code(false), 0);
+}
+
+// Some repetitions of NEW without the metric: judged on the rest, and the gap named, since
+// the repetition that lacks it may be the one that would have shown the change.
+TEST(ComparisonTest, AGatedMetricMissingInSomeRepetitionsOfNewIsNamed) {
+  ResultDocument base, next;
+  add_case(&base, kSeq, {{"bytes_per_second", around(1e9, 3)}});
+  add_case(&next, kSeq, {{"bytes_per_second", around(1e9, 3)}});
+  next.benchmarks[1].counters.erase("bytes_per_second");
+  Comparison c = compare_results(base, next, {}, "base.json", "new.json");
+  const CaseComparison& k = case_of(c, kSeq);
+  EXPECT_EQ(k.status, CaseStatus::kCompared);
+  EXPECT_EQ(metric_of(c, kSeq, "bytes_per_second").new_values.size(), 2u);
+  EXPECT_TRUE(k.missing());
+  EXPECT_NE(k.note.find("bytes_per_second missing in 1 of 3 repetitions of NEW (new.json)"),
+            std::string::npos)
+      << k.note;
+  EXPECT_EQ(c.exit_code(false), 1);
+}
+
+// The other side: a gated metric only NEW has has no baseline. Not judged, not a failure,
+// but said, so a reader does not take the case as judged on it.
+TEST(ComparisonTest, AGatedMetricOnlyNewHasIsNotedNotJudged) {
+  ResultDocument base, next;
+  add_case(&base, kRand, {{"bytes_per_second", around(1e8, 9)}});
+  add_case(&next, kRand, {{"bytes_per_second", around(1e8, 9)}, {"lat_p99_us", around(100, 9)}});
+  Comparison c = compare_results(base, next, {}, "base.json", "new.json");
+  const CaseComparison& k = case_of(c, kRand);
+  EXPECT_EQ(k.status, CaseStatus::kCompared);
+  EXPECT_FALSE(k.missing());
+  ASSERT_EQ(k.metrics.size(), 1u);
+  EXPECT_NE(k.note.find("lat_p99_us not in BASE (base.json): not judged"), std::string::npos) << k.note;
+  EXPECT_EQ(c.exit_code(false), 0);
+}
+
+// Second family: the loader's AU missing in NEW fails the same way.
+TEST(ComparisonTest, TheLoadersAuMissingInNewIsMissing) {
+  ResultDocument base, next;
+  add_case(&base, kLoader, {{"au", around(0.95, 9, 0.002)}, {"wait_p99_ms", around(3.0, 9)}});
+  add_case(&next, kLoader, {{"wait_p99_ms", around(3.0, 9)}});
+  Comparison c = compare_results(base, next, {}, "base.json", "new.json");
+  const CaseComparison& k = case_of(c, kLoader);
+  EXPECT_EQ(k.missing_metrics, (std::vector<std::string>{"au"}));
+  EXPECT_EQ(c.exit_code(false), 1);
+}
+
 TEST(ComparisonTest, NoCommonCaseIsBadInput) {
   ResultDocument base, next;
   add_case(&base, kSeq, {{"bytes_per_second", around(1e9, 3)}});

@@ -317,6 +317,85 @@ TEST(ResultTest, ExtraKeysTheReadersUseHaveTheirTypesChecked) {
   EXPECT_EQ(msg("some_future_key", "anything"), "(no error)");
 }
 
+// A counter of the table (bytes_per_second, au, ...) that is not a number is bad input
+// naming its pointer, not a counter quietly dropped (diff would then judge without it). Null
+// is what a NaN or an infinity is written as: read as absent, and diff names it missing.
+// Keys not in the table stay what they were: a newer writer's additions, ignored.
+TEST(ResultTest, AKnownCounterThatIsNotANumberIsRefusedNamingItsPointer) {
+  json j = full_document().to_json();
+  auto msg = [&](const char* key, const json& value, ResultDocument* out = nullptr) {
+    json doc = j;
+    doc["benchmarks"][1][key] = value;
+    try {
+      ResultDocument d = ResultDocument::from_json(doc, "r.json");
+      if (out) *out = d;
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  EXPECT_EQ(msg("bytes_per_second", "fast"),
+            "r.json: /benchmarks/1/bytes_per_second: expected a number or null, got string \"fast\"");
+  EXPECT_EQ(msg("au", true), "r.json: /benchmarks/1/au: expected a number or null, got boolean true");
+  EXPECT_NE(msg("steps", json::array()).find("/benchmarks/1/steps: expected a number or null"),
+            std::string::npos);
+  ResultDocument d;
+  EXPECT_EQ(msg("bytes_per_second", nullptr, &d), "(no error)");
+  EXPECT_FALSE(d.benchmarks[1].counter("bytes_per_second"));
+  EXPECT_EQ(msg("some_future_key", "anything"), "(no error)");
+}
+
+// parse() reads each entry as the parser completes it and drops it (a large result is never a
+// whole DOM in memory): what it reads, and the first error it names, are from_json's.
+TEST(ResultTest, ParsingEntriesAsTheyComeReadsWhatTheDocumentHolds) {
+  const json j = full_document().to_json();
+  auto both = [&](const json& doc) {
+    std::string from_dom = "(no error)", from_text = "(no error)";
+    try {
+      ResultDocument::from_json(doc, "x.json");
+    } catch (const InputError& e) {
+      from_dom = e.what();
+    }
+    from_text = error_of(doc.dump());
+    EXPECT_EQ(from_text, from_dom) << doc.dump().substr(0, 200);
+    return from_text;
+  };
+  EXPECT_EQ(both(j), "(no error)");
+  json a = j;
+  a["benchmarks"][1]["real_time"] = "fast";
+  a["benchmarks"][3]["real_time"] = "slow";
+  EXPECT_EQ(both(a), "x.json: /benchmarks/1/real_time: expected a number, got string \"fast\"");
+  json b = j;
+  b["benchmarks"][2] = 5;
+  EXPECT_EQ(both(b), "x.json: /benchmarks/2: expected an object, got number 5");
+  json c = a;  // a bad entry, and before it in reading order a bad member: the member is named
+  c["schema"] = "other/1";
+  EXPECT_NE(both(c).find("x.json: /schema: expected"), std::string::npos);
+  json d = a;
+  d.erase("context");
+  EXPECT_NE(both(d).find("x.json: /context: missing"), std::string::npos);
+  json e = j;
+  e["benchmarks"] = {{"not", "an array"}};
+  EXPECT_EQ(both(e), "x.json: /benchmarks: expected an array, got object {\"not\":\"an array\"}");
+  json f = j;
+  f["benchmarks"][0]["params"]["nested"] = {{"benchmarks", json::array({5})}};  // not the top level
+  EXPECT_EQ(both(f), "(no error)");
+  // Read from text, every field arrives, in the file's order.
+  const ResultDocument doc = full_document();
+  EXPECT_TRUE(ResultDocument::parse(doc.dump(), "x.json") == doc);
+  // A repeated key: the last one counts, as in a DOM.
+  const std::string head = R"({"schema": "feedbench-result/1", "context": {}, )";
+  EXPECT_EQ(error_of(head + R"("benchmarks": [5], "benchmarks": []})"), "(no error)");
+  EXPECT_EQ(error_of(head + R"("benchmarks": [], "benchmarks": [{"name": "a", "real_time": 1}, 5]})"),
+            "x.json: /benchmarks/1: expected an object, got number 5");
+  const ResultDocument last = ResultDocument::parse(
+      head +
+          R"("benchmarks": [{"name": "a", "real_time": 1}], "benchmarks": [{"name": "b", "real_time": 2}]})",
+      "x.json");
+  ASSERT_EQ(last.benchmarks.size(), 1u);
+  EXPECT_EQ(last.benchmarks[0].name, "b");
+}
+
 TEST(ResultTest, LoadOfAnUnreadableFileNamesIt) {
   TempDir dir;
   try {

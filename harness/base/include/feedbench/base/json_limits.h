@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -34,6 +35,16 @@ inline constexpr JsonLimits kManifestLimits{"manifest", std::uint64_t{16} << 20,
 nlohmann::json parse_json_within(const std::string& text, const std::string& where, const JsonLimits& limits);
 nlohmann::ordered_json parse_ordered_json_within(const std::string& text, const std::string& where,
                                                  const JsonLimits& limits);
+
+// nlohmann's parser callback: the depth, the event and the value just parsed; false drops the
+// value from the document (a key or value event's value, or a whole array or object at its end).
+using OrderedJsonCallback =
+    std::function<bool(int depth, nlohmann::json::parse_event_t event, nlohmann::ordered_json& parsed)>;
+// As parse_ordered_json_within, calling `reader` on every event after the limits are checked:
+// a reader of a large document takes each part as it is parsed and drops it, so the whole
+// document is never in memory at once. What `reader` throws goes through.
+nlohmann::ordered_json parse_ordered_json_within(const std::string& text, const std::string& where,
+                                                 const JsonLimits& limits, const OrderedJsonCallback& reader);
 
 // Throws InputError "<where>: expected a <kind> of at most N bytes, got M bytes" when
 // `size` > limits.max_bytes. For loaders, to refuse a file by its size before reading it.

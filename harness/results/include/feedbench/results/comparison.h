@@ -86,7 +86,8 @@ enum class CaseStatus {
   kCacheNotAchieved,  // no repetition of BASE counts (cache state not achieved, short round)
   kErrored,           // every repetition of BASE errored or was skipped: not judged
   kNoMetrics,         // none of the judged metrics is in both files for this case
-  kNotMeasured,       // in NEW, but none of its repetitions counts (excluded, errored, skipped)
+  kNotMeasured,       // in NEW, but none of its repetitions counts (excluded, errored, skipped),
+                      // or NEW lacks every metric BASE judges the case on
   kTooFewSteps,       // a loader run measured fewer steps than it needs to judge (extra.judged
                       // false) in BASE or NEW: its figures are recorded, but no change is judged
 };
@@ -98,12 +99,16 @@ struct CaseComparison {
   CaseStatus status = CaseStatus::kCompared;
   std::string note;  // why not judged, or "from aggregates" when only aggregates existed
   std::vector<MetricComparison> metrics;
+  // Metrics the case is judged on that BASE has and NEW lacks (absent or null in some counted
+  // repetition of NEW): as missing as an absent case. The note names each with NEW's file.
+  std::vector<std::string> missing_metrics;
 
   bool regressed() const;
   bool improved() const;
   // RETURNS: no regression and at least one metric noisy.
   bool noisy() const;
-  // RETURNS: whether NEW lacks a measurement BASE has (kRemoved or kNotMeasured).
+  // RETURNS: whether NEW lacks a measurement BASE has (kRemoved, kNotMeasured, or a metric
+  // in missing_metrics).
   bool missing() const;
 };
 
@@ -153,8 +158,9 @@ std::vector<std::string> comparability_warnings(const ResultDocument& base, cons
 
 // A confirmation re-run: `rerun` measured some cases again. RETURNS: `next` with the entries of
 // every case `rerun` has (matched by case_identity with `ignore`) replaced by rerun's; their
-// identities in `replaced`. Throws InputError when rerun has no case of `next`.
-ResultDocument replace_cases(const ResultDocument& next, const ResultDocument& rerun,
+// identities in `replaced`. Throws InputError when rerun has no case of `next`. Pass NEW with
+// std::move where it is not needed after: its entries then move instead of being copied.
+ResultDocument replace_cases(ResultDocument next, const ResultDocument& rerun,
                              const std::vector<std::string>& ignore, std::vector<std::string>* replaced);
 
 // Compares NEW against BASE. `base_file`/`new_file` only name them in messages. Each side is
@@ -162,7 +168,8 @@ ResultDocument replace_cases(const ResultDocument& next, const ResultDocument& r
 // exclusion_reason() (result.h), the same rule every reporter folds by.
 // Without options.metrics, each case is judged on the metrics that gate its family (the
 // table's `gates`); a change below a metric's floor is unchanged, and one the noise could
-// explain is noisy (options.noise_rule).
+// explain is noisy (options.noise_rule). Such a metric BASE has and NEW lacks makes the case
+// missing (missing_metrics); one only NEW has is noted, not judged.
 // RETURNS: the comparison. Throws InputError for an unknown metric, a threshold or alpha out of
 // range, a --match-ignore key no case has, a bad --include/--exclude expression, and when the
 // files have no case in common (after --include/--exclude).

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "feedbench/base/histogram.h"
+#include "feedbench/results/stored_histogram.h"
 
 namespace feedbench {
 
@@ -44,11 +45,12 @@ struct BenchmarkEntry {
   std::string label;                       // State::SetLabel's text; written when non-empty
 
   // feedbench's additions.
-  std::string case_name;             // canonical identity: family/key:value/... (what diff matches on)
-  nlohmann::ordered_json params;     // {"family": ..., every resolved parameter as typed values}
-  nlohmann::json cache;              // {"requested": "cold", "residency_before": 0.003, "achieved": true,
-                                     //  "method": "cachestat"}; null for aggregates
-  std::optional<Histogram> latency;  // per-read latency (loader: per-step data wait), ns
+  std::string case_name;          // canonical identity: family/key:value/... (what diff matches on)
+  nlohmann::ordered_json params;  // {"family": ..., every resolved parameter as typed values}
+  nlohmann::json cache;           // {"requested": "cold", "residency_before": 0.003, "achieved": true,
+                                  //  "method": "cachestat"}; null for aggregates
+  // Per-read latency (loader: per-step data wait), ns; held compact, decoded when read.
+  StoredHistogram latency;
   nlohmann::json extra = nlohmann::json::object();  // family-specific (verdicts, AU, ...)
 
   // RETURNS: the counter, or nullopt.
