@@ -9,6 +9,7 @@
 #include "feedbench/base/statistics.h"
 #include "feedbench/base/units.h"
 #include "feedbench/dataset/shape.h"
+#include "feedbench/results/recorded_variables.h"
 #include "summary.h"
 
 namespace feedbench {
@@ -102,6 +103,10 @@ ResultDocument build_result(RunFacts facts) {
   if (facts.cluster && facts.cluster->size() > 1)
     doc.environment["cluster"] = describe_cluster(*facts.cluster, config.share);
   if (!facts.cpu_affinity.is_null()) doc.environment["cpu_affinity"] = std::move(facts.cpu_affinity);
+  // A credential the config expanded into a path or a parameter reads as ${NAME}.
+  withhold_values(doc.config["resolved"], facts.withheld);
+  withhold_values(doc.dataset, facts.withheld);
+  withhold_values(doc.environment, facts.withheld);
   doc.summary = summarize(doc);
   doc.summary["sizing"] = std::move(facts.sizing);
   return doc;

@@ -26,7 +26,8 @@ struct RunFacts {
   std::vector<BenchmarkEntry> benchmarks;             // in report order
   nlohmann::json tool = nlohmann::json::object();     // describe_tool()
   std::vector<std::string> command_line;
-  std::map<std::string, std::string> environment_variables;
+  std::map<std::string, std::string> environment_variables;  // recorded_variables(): as recorded
+  std::map<std::string, std::string> withheld;  // values the document must not hold (recorded_variables)
   const Config* config = nullptr;
   const Plan* plan = nullptr;
   nlohmann::json budget = nullptr;  // --budget's choice, null without --budget

@@ -22,6 +22,7 @@
 #include "feedbench/base/text.h"
 #include "feedbench/cluster/cluster.h"
 #include "feedbench/results/environment.h"
+#include "feedbench/results/recorded_variables.h"
 #include "feedbench/results/result.h"
 #include "markdown_writer.h"
 #include "result_builder.h"
@@ -32,20 +33,6 @@
 namespace feedbench {
 namespace run_steps {
 namespace {
-
-// The environment variables that change a run and were set: Google Benchmark's, feedbench's,
-// and those the config expanded (a ${VAR:-default} whose VAR was unset is not among them).
-std::map<std::string, std::string> run_environment(const Config& config) {
-  std::map<std::string, std::string> vars = config.expanded_env;
-  for (char** e = environ; *e; ++e) {
-    std::string kv = *e;
-    if (kv.rfind("BENCHMARK_", 0) == 0 || kv.rfind("FEEDBENCH_", 0) == 0) {
-      auto eq = kv.find('=');
-      vars[kv.substr(0, eq)] = eq == std::string::npos ? "" : kv.substr(eq + 1);
-    }
-  }
-  return vars;
-}
 
 // Nothing measured is never a success: a case counts when one of its repetitions is a figure
 // (case_view.h's fold: achieved, neither skipped nor excluded).
@@ -162,7 +149,9 @@ int write_results(const RunSetup& run, MeasuredCases measured) {
   facts.benchmarks = std::move(measured.entries);
   facts.tool = describe_tool();
   facts.command_line = run.options.command_line;
-  facts.environment_variables = run_environment(run.config);
+  RecordedVariables vars = recorded_variables(run.config.expanded_env, run.options.redact, environ);
+  facts.environment_variables = std::move(vars.recorded);
+  facts.withheld = std::move(vars.withheld);
   facts.config = &run.config;
   facts.plan = &plan;
   facts.budget = run.budget_record;

@@ -67,6 +67,15 @@ bool open_beneath_walk_setting() {
                    "auto, openat2 or walk");
 }
 
+const std::vector<std::string_view>& feedbench_variable_names() {
+  static const std::vector<std::string_view> names = {
+      "FEEDBENCH_IO_URING_CHAIN",   "FEEDBENCH_SCAN_THREADS",      "FEEDBENCH_RESIDENCY_METHOD",
+      "FEEDBENCH_LATENCY_CLOCK",    "FEEDBENCH_OPEN_BENEATH",      "FEEDBENCH_HOST_NAME",
+      "FEEDBENCH_RANK_OUTPUT",      "FEEDBENCH_RUN_TEST_DELAY_MS", "FEEDBENCH_STAGE_TEST_DELAY_MS",
+      "FEEDBENCH_TEST_THREAD_LIMIT"};
+  return names;
+}
+
 void check_env_settings() {
   (void)io_uring_chain_setting();
   (void)scan_threads_setting(1);

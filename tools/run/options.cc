@@ -17,6 +17,7 @@
 #include "command_line.h"
 #include "console_table.h"
 #include "feedbench/base/error.h"
+#include "feedbench/results/recorded_variables.h"
 #include "run/run_steps.h"
 
 namespace po = boost::program_options;
@@ -77,6 +78,9 @@ po::options_description describe_options(RunOptions& o) {
       "also write each file_read case as an fio job file into DIR")(
       "include-from-cache",
       "read only the selection the cache was staged with (its manifest's --include globs)")(
+      "redact", po::value(&o.redact)->composing()->value_name("NAME"),
+      "record environment variable NAME as set, never its value (repeatable; names that look like "
+      "credentials, e.g. *TOKEN*, *KEY*, are withheld without it)")(
       "allow-unverified-cache", "measure path:cache cases even when the cache fails its checks (recorded)")(
       "verify-cache",
       "re-hash every cache file against its manifest first (default: listing, sizes, mtimes)")(
@@ -165,6 +169,7 @@ bool parse_run_options(int argc, char** argv, const Cluster& cluster, RunOptions
   if (vm.count("cache")) o.cache = vm["cache"].as<std::string>();
   o.include_from_cache = vm.count("include-from-cache") > 0;
   o.allow_unverified_cache = vm.count("allow-unverified-cache") > 0;
+  check_redact_names(o.redact);
   o.verify_cache = vm.count("verify-cache") > 0;
   o.record_latency = !vm.count("no-latency");
   o.dry_run = vm.count("dry-run") > 0;

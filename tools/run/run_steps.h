@@ -38,6 +38,7 @@ struct RunOptions {
   std::string budget_text;
   std::string display_kind = "compact";
   std::vector<std::string> sets, throttles;
+  std::vector<std::string> redact;           // --redact NAME: recorded as set, never by value
   std::optional<std::string> source, cache;  // --source, --cache
   bool include_from_cache = false;           // --include-from-cache
   bool allow_unverified_cache = false;

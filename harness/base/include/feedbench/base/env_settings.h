@@ -4,6 +4,9 @@
 // silently measure the other side while the result file records the variable as set.
 #pragma once
 
+#include <string_view>
+#include <vector>
+
 namespace feedbench {
 
 // RETURNS: FEEDBENCH_IO_URING_CHAIN: unset or "1": true (io_uring reads one-block files whole
@@ -31,5 +34,12 @@ bool open_beneath_walk_setting();
 // Checks every setting above. Throws InputError naming the first bad one. feedbench's main
 // calls it before any verb, so a bad value stops the verb before anything is read or written.
 void check_env_settings();
+
+// RETURNS: the name of every FEEDBENCH_* variable feedbench reads anywhere: the settings above,
+// FEEDBENCH_HOST_NAME and FEEDBENCH_RANK_OUTPUT, and the test hooks. A result records these of
+// feedbench's own (recorded_variables.h), and no other FEEDBENCH_* variable: a FEEDBENCH_TOKEN
+// exported for some other tool is none of a result's business. A new getenv of a FEEDBENCH_*
+// name belongs in this list (tests/e2e/secrets.sh checks the sources against it).
+const std::vector<std::string_view>& feedbench_variable_names();
 
 }  // namespace feedbench
