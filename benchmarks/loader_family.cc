@@ -273,7 +273,10 @@ nlohmann::json run_json(const LoaderResult& result, const std::string& verdict, 
           {"wait_s", result.wait_s},
           {"compute_s", result.compute_s},
           {"read_s", result.read_s},
-          {"transform_s", result.transform_s}};
+          {"transform_s", result.transform_s},
+          {"transform_bytes", result.transform_bytes},
+          {"transform_samples", result.transform_samples},
+          {"transform_cpu_s", result.transform_cpu_s}};
 }
 
 // The device's side of the step: what was copied (every step, warm-up included) and how long

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "feedbench/base/units.h"
+#include "loader_demand.h"
 
 namespace feedbench {
 
@@ -44,18 +45,6 @@ std::string join(const std::vector<std::string>& parts, const char* sep) {
   return out;
 }
 
-// "4.10k", "390", "12.3M": three significant digits, SI prefixes.
-std::string count_text(double v) {
-  static const char* const prefixes[] = {"", "k", "M", "G", "T"};
-  std::size_t i = 0;
-  while (std::abs(v) >= 999.5 && i + 1 < std::size(prefixes)) v /= 1000, ++i;
-  char buf[32];
-  if (i == 0 || std::abs(v) >= 99.95) std::snprintf(buf, sizeof buf, "%.0f%s", v, prefixes[i]);
-  else if (std::abs(v) >= 9.995) std::snprintf(buf, sizeof buf, "%.1f%s", v, prefixes[i]);
-  else std::snprintf(buf, sizeof buf, "%.2f%s", v, prefixes[i]);
-  return buf;
-}
-
 std::string percent_text(double fraction) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1f%%", 100 * fraction);
@@ -87,7 +76,7 @@ const std::vector<Column>& columns_of(const std::string& family) {
   static const std::vector<Column> file_read = {
       {"median", 11, [](const CaseView& c) { return or_dash(at(c, "bytes_per_second"), format_rate); }},
       {"spread", 7, [](const CaseView& c) { return spread_of(c, "bytes_per_second"); }},
-      {"IOPS", 9, [](const CaseView& c) { return or_dash(at(c, "items_per_second"), count_text); }},
+      {"IOPS", 9, [](const CaseView& c) { return or_dash(at(c, "items_per_second"), format_count); }},
       {"p99 lat", 9,
        [](const CaseView& c) {
          return or_dash(at(c, "lat_p99_us"), [](double us) { return format_duration_ns(us * 1e3); });
@@ -97,14 +86,21 @@ const std::vector<Column>& columns_of(const std::string& family) {
       {"AU", 11, [](const CaseView& c) { return or_dash(c.worst_au(), percent_text); }},
       {"spread", 7, [](const CaseView& c) { return spread_of(c, "au"); }},
       {"stall", 9, [](const CaseView& c) { return or_dash(at(c, "stall_fraction"), percent_text); }},
-      {"samples/s", 9, [](const CaseView& c) { return or_dash(at(c, "samples_per_second"), count_text); }},
+      {"samples/s", 9, [](const CaseView& c) { return or_dash(at(c, "samples_per_second"), format_count); }},
+      // How many accelerators like the case's its supply keeps at the target (loader_demand.h).
+      {"acc fed", 8,
+       [](const CaseView& c) {
+         const std::optional<double> au = at(c, "au");
+         if (!au || c.calibration || !demand_of(c)) return std::string("-");
+         return accelerators_fed_text(accelerators_fed(c, *au), *au >= c.target_au());
+       }},
       {"wait p99", 9, [](const CaseView& c) {
          return or_dash(at(c, "wait_p99_ms"), [](double ms) { return format_duration_ns(ms * 1e6); });
        }}};
   static const std::vector<Column> stage = {
       {"median", 11, [](const CaseView& c) { return or_dash(at(c, "bytes_per_second"), format_rate); }},
       {"spread", 7, [](const CaseView& c) { return spread_of(c, "bytes_per_second"); }},
-      {"files/s", 9, [](const CaseView& c) { return or_dash(at(c, "files_per_second"), count_text); }},
+      {"files/s", 9, [](const CaseView& c) { return or_dash(at(c, "files_per_second"), format_count); }},
       {"CPU", 6, [](const CaseView& c) { return or_dash(at(c, "cpu_util"), whole_percent_text); }}};
   if (family == "loader") return loader;
   if (family == "stage") return stage;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "case_view.h"
+#include "loader_demand.h"
 
 namespace feedbench {
 namespace {
@@ -23,6 +24,12 @@ constexpr double kCalibrationMin = 0.99;
 constexpr double kWorseMargin = 0.05;
 
 bool is_loader(const CaseView& c) { return c.family == "loader"; }
+
+std::int64_t int_param_of(const CaseView& c, const char* key, std::int64_t fallback) {
+  if (!c.params.is_object()) return fallback;
+  const auto it = c.params.find(key);
+  return it != c.params.end() && it->is_number_integer() ? it->get<std::int64_t>() : fallback;
+}
 
 // A case with too few measured steps carries no verdict (result files before the rule: judged).
 bool judged(const CaseView& c) { return c.extra.value("judged", true); }
@@ -97,7 +104,13 @@ struct LoaderPoint {
   double au = 0, target = 0.9;
   std::int64_t workers = 0;  // 0: not recorded
   std::string name;
+  double fed = 0;                      // accelerators its supply keeps at the target (loader_demand.h)
+  std::optional<LoaderDemand> demand;  // per accelerator; nullopt in files that lack the figures
 };
+
+LoaderPoint point_of(const CaseView& c, double au, std::int64_t workers) {
+  return {au, c.target_au(), workers, c.name, accelerators_fed(c, au), demand_of(c)};
+}
 
 using PointsByPathAndState = std::map<std::pair<std::string, std::string>, std::vector<LoaderPoint>>;
 
@@ -107,17 +120,18 @@ void add_loader_points(const CaseView& c, PointsByPathAndState* at) {
   const std::int64_t workers = workers_param.is_number_integer() ? workers_param.get<std::int64_t>() : 0;
   const json epochs = c.extra.value("epochs", json::array());
   if (state == "cold" && epochs.is_array() && epochs.size() > 1) {
-    (*at)[{path, "cold"}].push_back({epochs.front().value("au", 0.0), c.target_au(), workers, c.name});
+    (*at)[{path, "cold"}].push_back(point_of(c, epochs.front().value("au", 0.0), workers));
     const json& last = epochs.back();
     if (last.value("served_from_memory", false))
-      (*at)[{path, "warm"}].push_back({last.value("au", 0.0), c.target_au(), workers, c.name});
+      (*at)[{path, "warm"}].push_back(point_of(c, last.value("au", 0.0), workers));
     return;
   }
-  if (auto au = c.worst_au()) (*at)[{path, state}].push_back({*au, c.target_au(), workers, c.name});
+  if (auto au = c.worst_au()) (*at)[{path, state}].push_back(point_of(c, *au, workers));
 }
 
-// RETURNS: {fed, au, target_au, workers?, case}: among cases reaching their target, the one
-// with the fewest workers; else the highest AU.
+// RETURNS: {fed, au, target_au, workers?, case, accelerators_fed?, demand?}: among cases
+// reaching their target, the one with the fewest workers; else the highest AU. accelerators_fed
+// is the most any point of this path and state keeps at its target: a lower bound when `fed`.
 json loader_answer(const std::vector<LoaderPoint>& points) {
   const LoaderPoint* pick = nullptr;
   for (const LoaderPoint& p : points) {
@@ -130,12 +144,50 @@ json loader_answer(const std::vector<LoaderPoint>& points) {
       if (!pick || p.au > pick->au) pick = &p;
   json a = {{"fed", fed}, {"au", pick->au}, {"target_au", pick->target}, {"case", pick->name}};
   if (pick->workers > 0) a["workers"] = pick->workers;
+  const LoaderPoint* most = nullptr;
+  for (const LoaderPoint& p : points)
+    if (p.demand && (!most || p.fed > most->fed)) most = &p;
+  if (most) {
+    a["accelerators_fed"] = most->fed;
+    a["accelerators_fed_at_least"] = most->au >= most->target;
+    a["demand"] = demand_json(*most->demand);
+    if (most != pick) a["accelerators_fed_case"] = most->name;
+  }
   return a;
+}
+
+// RETURNS: {accelerators, target_au, samples_per_second, bytes_per_second, transform_cores,
+// case}: what a node of `node` accelerators (0: the most any loader case ran) needs at the
+// target AU, from the heaviest pipeline among `cases` (the most transform per accelerator, then
+// the most bytes); null when no case recorded its demand.
+json node_answer(const std::vector<const CaseView*>& cases, std::int64_t node) {
+  const CaseView* pick = nullptr;
+  LoaderDemand demand;
+  std::int64_t most_accelerators = 1;
+  for (const CaseView* c : cases) {
+    if (c->calibration) continue;  // the harness's own figure: no pipeline of the user's
+    most_accelerators = std::max(most_accelerators, int_param_of(*c, "accelerators", 1));
+    const std::optional<LoaderDemand> d = demand_of(*c);
+    if (!d) continue;
+    if (!pick || d->transform_cores > demand.transform_cores ||
+        (d->transform_cores == demand.transform_cores && d->bytes_per_second > demand.bytes_per_second))
+      pick = c, demand = *d;
+  }
+  if (!pick) return nullptr;
+  const std::int64_t k = node > 0 ? node : most_accelerators;
+  const double at = double(k) * pick->target_au();
+  return {{"accelerators", k},
+          {"from", node > 0 ? "run" : "cases"},
+          {"target_au", pick->target_au()},
+          {"samples_per_second", at * demand.samples_per_second},
+          {"bytes_per_second", at * demand.bytes_per_second},
+          {"transform_cores", at * demand.transform_cores},
+          {"case", pick->name}};
 }
 
 }  // namespace
 
-json loader_answers(const std::vector<CaseView>& all) {
+json loader_answers(const std::vector<CaseView>& all, std::int64_t node_accelerators) {
   PointsByPathAndState points;
   std::size_t not_judged = 0;
   bool any_judged = false;
@@ -168,6 +220,8 @@ json loader_answers(const std::vector<CaseView>& all) {
   }
   json out = json::object();
   if (!paths.empty()) out["paths"] = paths;
+  if (json node = node_answer(sized, node_accelerators); !node.is_null() && !paths.empty())
+    out["node"] = node;
   if (!any_judged && not_judged > 0) out["not_judged"] = not_judged;
   return out;
 }
@@ -195,6 +249,10 @@ json summarize_loader(const ResultDocument& doc) {
     if (c->extra.contains("epochs") && c->extra["epochs"].is_array() && c->extra["epochs"].size() > 1)
       v["epochs"] = c->extra["epochs"];
     if (c->extra.contains("memory_note")) v["memory_note"] = c->extra["memory_note"];
+    if (const std::optional<LoaderDemand> d = demand_of(*c); d && !c->calibration) {
+      v["demand_per_accelerator"] = demand_json(*d);
+      v["accelerators_fed"] = accelerators_fed(*c, au);
+    }
     verdicts.push_back(v);
     if (c->calibration && judged(*c))
       calibration.push_back({{"case", c->name}, {"au", au}, {"ok", au >= kCalibrationMin}});

@@ -5,6 +5,7 @@
 // part of the summary's answers (loader_answers), which every reporter prints.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -30,9 +31,17 @@ std::string format_loader_summary(const nlohmann::json& summary);
 // memory); "keeps", where accelerators were swept, the largest count at which some sweep keeps
 // every trainer at the target (the best of summarize_loader's max_accelerators on that path).
 // Cases too short to judge and calibration cases answer nothing.
-// RETURNS: {"paths": {PATH: {"feeds": {cold|warm: {fed, au, target_au, workers?, case}}?,
-//   "keeps": {accelerators (0: none), target_au}?}}?, "not_judged": N (loader cases measured
-//   too few steps to judge, only when none was judged)?}; empty without loader cases.
-nlohmann::json loader_answers(const std::vector<CaseView>& cases);
+// In accelerators (loader_demand.h): each "feeds" answer says how many accelerators the path's
+// supply keeps at the target (the most any of its cases in that state does, a lower bound when
+// that case met its target) and one accelerator's demand; "node" what a node of
+// `node_accelerators` accelerators (0: the most any loader case ran) needs at the target AU.
+// REQUIRES: node_accelerators >= 0.
+// RETURNS: {"paths": {PATH: {"feeds": {cold|warm: {fed, au, target_au, workers?, case,
+//   accelerators_fed?, accelerators_fed_at_least?, accelerators_fed_case?, demand?}}?,
+//   "keeps": {accelerators (0: none), target_au}?}}?, "node": {accelerators, from (run|cases),
+//   target_au, samples_per_second, bytes_per_second, transform_cores, case}?, "not_judged": N
+//   (loader cases measured too few steps to judge, only when none was judged)?}; empty without
+//   loader cases.
+nlohmann::json loader_answers(const std::vector<CaseView>& cases, std::int64_t node_accelerators);
 
 }  // namespace feedbench

@@ -88,6 +88,7 @@ ResultDocument build_result(RunFacts facts) {
   doc.config["selection"] = {{"include", config.include},
                              {"from", config.include_from_cache ? "cache manifest" : "config"}};
   if (!facts.budget.is_null()) doc.config["budget"] = std::move(facts.budget);
+  if (facts.node_accelerators > 0) doc.config["node_accelerators"] = facts.node_accelerators;
   doc.dataset["source"] = describe_selection(*facts.source, facts.source_content);
   if (facts.cache) {
     nlohmann::json& cache = doc.dataset["cache"] = describe_selection(*facts.cache, facts.cache_content);

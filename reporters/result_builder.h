@@ -30,7 +30,8 @@ struct RunFacts {
   std::map<std::string, std::string> withheld;  // values the document must not hold (recorded_variables)
   const Config* config = nullptr;
   const Plan* plan = nullptr;
-  nlohmann::json budget = nullptr;  // --budget's choice, null without --budget
+  std::int64_t node_accelerators = 0;  // --node-accelerators, 0 without
+  nlohmann::json budget = nullptr;     // --budget's choice, null without --budget
   const FileSet* source = nullptr;
   std::string source_content;      // the content fingerprint, "" when not asked for
   const FileSet* cache = nullptr;  // null when no cache folder was scanned

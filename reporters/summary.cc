@@ -9,6 +9,7 @@
 #include "case_view.h"
 #include "feedbench/base/text.h"
 #include "feedbench/base/units.h"
+#include "loader_demand.h"
 #include "loader_summary.h"
 
 namespace feedbench {
@@ -465,8 +466,8 @@ json stage_answer(const std::vector<CaseView>& cases) {
   return a;
 }
 
-json answers(const std::vector<CaseView>& cases, const json& file_read) {
-  const json loader = loader_answers(cases);
+json answers(const std::vector<CaseView>& cases, const json& file_read, std::int64_t node_accelerators) {
+  const json loader = loader_answers(cases, node_accelerators);
   const json loader_paths = loader.value("paths", json::object());
   const json best = file_read.value("best", json::array());
   std::vector<std::string> paths;
@@ -478,6 +479,7 @@ json answers(const std::vector<CaseView>& cases, const json& file_read) {
   std::stable_sort(paths.begin(), paths.end(), path_less);
   json out = {{"version", kAnswersVersion}, {"paths", json::array()}};
   if (loader.contains("not_judged")) out["loader_not_judged"] = loader["not_judged"];
+  if (loader.contains("node")) out["node"] = loader["node"];
   for (const std::string& path : paths) {
     json item = {{"path", path}};
     if (loader_paths.contains(path))
@@ -510,6 +512,71 @@ std::string joined(const std::vector<std::string>& parts, const std::string& sep
   for (std::size_t i = 0; i < parts.size(); ++i)
     out += (i == 0 ? "" : i + 1 == parts.size() && !last.empty() ? last : sep) + parts[i];
   return out;
+}
+
+// "source 0.50 cold, 0.64 warm; cache ≥ 1.09 cold" — per path and state, how many
+// accelerators its supply keeps at the target ("" when no answer says).
+std::string fed_counts_text(const json& paths) {
+  std::vector<std::string> per_path;
+  for (const json& p : paths) {
+    if (!p.contains("feeds")) continue;
+    std::vector<std::string> states;
+    for (const char* state : {"cold", "warm"}) {
+      if (!p["feeds"].contains(state)) continue;
+      const json& a = p["feeds"][state];
+      if (!a.contains("accelerators_fed")) continue;
+      states.push_back(accelerators_fed_text(a.value("accelerators_fed", 0.0),
+                                             a.value("accelerators_fed_at_least", false)) +
+                       " " + state);
+    }
+    if (!states.empty()) per_path.push_back(p.value("path", "") + " " + joined(states, ", "));
+  }
+  return joined(per_path, "; ");
+}
+
+// The first demand the answers hold, and the target it was judged at.
+const json* first_demand(const json& paths, double* target) {
+  for (const json& p : paths)
+    for (const char* state : {"cold", "warm"})
+      if (p.contains("feeds") && p["feeds"].contains(state) && p["feeds"][state].contains("demand")) {
+        *target = p["feeds"][state].value("target_au", 0.9);
+        return &p["feeds"][state]["demand"];
+      }
+  return nullptr;
+}
+
+// "400 samples/s, 12.5 MiB/s" (the transform's cores are the node line's).
+std::string demand_text(const json& d) {
+  return format_count(d.value("samples_per_second", 0.0)) + " samples/s, " +
+         format_rate(d.value("bytes_per_second", 0.0));
+}
+
+// "accelerators fed at AU ≥ 90.0%: source 0.50 cold; cache ≥ 1.09 cold (one accelerator needs
+// 400 samples/s, 12.5 MiB/s)" ("" when the answers hold no count).
+std::string fed_line(const json& a) {
+  const json paths = a.value("paths", json::array());
+  const std::string counts = fed_counts_text(paths);
+  if (counts.empty()) return "";
+  double target = 0.9;
+  const json* d = first_demand(paths, &target);
+  return "accelerators fed at AU ≥ " + au_text(target) + ": " + counts +
+         (d ? " (one accelerator needs " + demand_text(*d) + ")" : "");
+}
+
+// "a node of 8 accelerators needs 2.81 GiB/s (23 k samples/s) and 11.3 cores of transform to
+// keep AU ≥ 90.0% (the heaviest pipeline: CASE)".
+std::string node_line(const json& n) {
+  const std::int64_t k = n.value("accelerators", std::int64_t{0});
+  std::string out = "a node of " +
+                    plural(std::size_t(std::max<std::int64_t>(k, 0)), "accelerator", "accelerators") +
+                    " needs " + format_rate(n.value("bytes_per_second", 0.0)) + " (" +
+                    format_count(n.value("samples_per_second", 0.0)) + " samples/s)";
+  if (const double cores = n.value("transform_cores", 0.0); cores > 0) {
+    char buf[48];
+    std::snprintf(buf, sizeof buf, " and %.1f CPU cores of transform", cores);
+    out += buf;
+  }
+  return out + " to keep AU ≥ " + au_text(n.value("target_au", 0.9)) + " (at " + n.value("case", "") + ")";
 }
 
 // The console's line of one path: "source: can storage feed the simulated trainers? cold: ...;
@@ -622,13 +689,34 @@ bool answers_well_formed(const json& a) {
     }
     return true;
   };
+  // Every number a demand holds, where a feeds answer has one.
+  auto demands_well_formed = [&](const json& p) {
+    if (!p.contains("feeds") || !p["feeds"].is_object()) return true;
+    for (const auto& [state, v] : p["feeds"].items()) {
+      if (!v.is_object() || !optional(v, "accelerators_fed_at_least", &json::is_boolean) ||
+          !optional(v, "demand", &json::is_object))
+        return false;
+      if (v.contains("demand"))
+        for (const char* n : {"samples_per_second", "bytes_per_second", "transform_cores"})
+          if (!optional(v["demand"], n, &json::is_number)) return false;
+    }
+    return true;
+  };
+  if (a.contains("node")) {
+    const json& n = a["node"];
+    if (!n.is_object() || !optional(n, "accelerators", &json::is_number_integer) ||
+        !optional(n, "case", &json::is_string))
+      return false;
+    for (const char* k : {"target_au", "samples_per_second", "bytes_per_second", "transform_cores"})
+      if (!optional(n, k, &json::is_number)) return false;
+  }
   if (!a.is_object() || !optional(a, "paths", &json::is_array) ||
       !optional(a, "cache_helps", &json::is_array) || !optional(a, "stage", &json::is_object))
     return false;
   for (const json& p : a.value("paths", json::array()))
     if (!p.is_object() || !optional(p, "path", &json::is_string) ||
-        !states_well_formed(p, "feeds", {"au", "target_au", "workers"}) ||
-        !states_well_formed(p, "reads", {"bytes_per_second", "workers"}) ||
+        !states_well_formed(p, "feeds", {"au", "target_au", "workers", "accelerators_fed"}) ||
+        !demands_well_formed(p) || !states_well_formed(p, "reads", {"bytes_per_second", "workers"}) ||
         !optional(p, "keeps", &json::is_object) ||
         (p.contains("keeps") && (!optional(p["keeps"], "accelerators", &json::is_number_integer) ||
                                  !optional(p["keeps"], "target_au", &json::is_number))))
@@ -648,6 +736,8 @@ std::vector<std::string> answer_sentences(const json& a) {
   if (!a.is_object()) return out;
   if (a.contains("loader_not_judged"))
     out.push_back("Loader cases: too few steps measured to judge them (raise steps).");
+  if (std::string f = fed_line(a); !f.empty()) out.push_back(capitalised(f) + ".");
+  if (a.contains("node")) out.push_back(capitalised(node_line(a["node"])) + ".");
   const json paths = a.value("paths", json::array());
   if (std::string k = keeps_sentence(paths); !k.empty()) out.push_back(k);
   for (const json& p : paths) {
@@ -677,6 +767,8 @@ std::string format_answers(const json& a) {
   if (a.contains("loader_not_judged"))
     line(
         "loader: too few steps measured to judge whether storage feeds the simulated trainers (raise steps)");
+  if (std::string f = fed_line(a); !f.empty()) line(f);
+  if (a.contains("node")) line(node_line(a["node"]));
   for (const json& p : a.value("paths", json::array()))
     if (std::string text = path_answer_line(p); !text.empty()) line(text);
   if (a.contains("cache_helps") && !a["cache_helps"].empty()) {
@@ -784,7 +876,10 @@ json summarize(const ResultDocument& doc) {
     out["file_read"] = fr;
   }
   // Always kept, even when it says nothing: its version tells a reader it is this engine's.
-  out["answers"] = answers(views, out.value("file_read", json::object()));
+  const json node = doc.config.is_object() ? doc.config.value("node_accelerators", json()) : json();
+  out["answers"] =
+      answers(views, out.value("file_read", json::object()),
+              node.is_number_integer() ? std::max<std::int64_t>(node.get<std::int64_t>(), 0) : 0);
   if (!excluded.empty()) out["excluded"] = excluded;
   if (!skipped.empty()) out["skipped"] = skipped;
   json loader = summarize_loader(doc);

@@ -42,7 +42,11 @@ nlohmann::json summarize(const ResultDocument& doc);
 // for the HTML page), none judges again:
 //   {"version": kAnswersVersion,
 //    "loader_not_judged": N?  (loader cases measured too few steps, when none could be judged),
-//    "paths": [{path, "feeds": {cold|warm: {fed, au, target_au, workers?, case}}?,
+//    "node": {accelerators, from, target_au, samples_per_second, bytes_per_second,
+//             transform_cores, case}?  (what a node needs, loader_summary.h),
+//    "paths": [{path, "feeds": {cold|warm: {fed, au, target_au, workers?, case,
+//                                           accelerators_fed?, accelerators_fed_at_least?,
+//                                           accelerators_fed_case?, demand?}}?,
 //               "keeps": {accelerators (0: none), target_au}?,
 //               "reads": {cold|warm|direct: {bytes_per_second, workers?, pattern?, case}}?}],
 //    "cache_helps": [{cache_state (cold|warm|direct), ratio (cache / source, geometric mean),
@@ -51,8 +55,9 @@ nlohmann::json summarize(const ResultDocument& doc);
 // feeds and keeps: loader_summary.h's loader_answers. reads: the best of file_read's best per
 // cache state; a case read with O_DIRECT measures the device, so `direct` is a state of its own.
 // stage: the fastest staging case (a copy, not a read: said apart).
-// Version 1 (no "version" key) had no loader_not_judged, keeps, direct, pattern or stage.
-inline constexpr int kAnswersVersion = 2;
+// Version 1 (no "version" key) had no loader_not_judged, keeps, direct, pattern or stage;
+// version 2 no accelerators_fed, demand or node.
+inline constexpr int kAnswersVersion = 3;
 
 // RETURNS: the summary as lines for the console, the answers first ("" when there is nothing
 // to say); the caller wraps them to its width (console_table.h: wrap_text).

@@ -155,6 +155,7 @@ int write_results(const RunSetup& run, MeasuredCases measured) {
   facts.config = &run.config;
   facts.plan = &plan;
   facts.budget = run.budget_record;
+  facts.node_accelerators = run.options.node_accelerators;
   facts.source = &*context.source;
   facts.source_content = run.source_content;
   facts.cache = context.cache ? &*context.cache : nullptr;

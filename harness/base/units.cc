@@ -3,6 +3,7 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <iterator>
 #include <limits>
 #include <optional>
 #include <tuple>
@@ -332,6 +333,14 @@ std::string format_number(double v) {
   if (a >= 10) return format_printf("%.1f", v);
   if (a >= 1) return format_printf("%.2f", v);
   return format_printf("%.3g", v);
+}
+
+std::string format_count(double v) {
+  static const char* const prefixes[] = {"", "k", "M", "G", "T"};
+  std::size_t i = 0;
+  while (std::fabs(v) >= 999.5 && i + 1 < std::size(prefixes)) v /= 1000, ++i;
+  const char* digits = i == 0 || std::fabs(v) >= 99.95 ? "%.0f" : std::fabs(v) >= 9.995 ? "%.1f" : "%.2f";
+  return format_printf(digits, v) + prefixes[i];
 }
 
 }  // namespace feedbench

@@ -23,9 +23,11 @@ struct Batch {
 
 struct WorkerTotals {
   std::int64_t read_ns = 0;
-  std::int64_t transform_ns = 0;
-  std::uint64_t pixels = 0;  // decoded (decode transform)
-  std::uint64_t bytes = 0;   // read, warm-up included: what the transform had to work on
+  std::int64_t transform_ns = 0;      // wall time
+  std::int64_t transform_cpu_ns = 0;  // the worker thread's CPU time in it
+  std::uint64_t pixels = 0;           // decoded (decode transform)
+  std::uint64_t bytes = 0;            // read, warm-up included: what the transform had to work on
+  std::uint64_t samples = 0;          // read and transformed, warm-up included
 };
 
 // Builds one batch: reads its samples and applies the transform, timing each part. `decoder`:

@@ -142,6 +142,8 @@ void add_trainer(const TrainerOutcome& o, LoaderResult& r) {
   r.read_s += double(o.work.read_ns) * 1e-9;
   r.transform_s += double(o.work.transform_ns) * 1e-9;
   r.transform_bytes += o.work.bytes;
+  r.transform_samples += o.work.samples;
+  r.transform_cpu_s += double(o.work.transform_cpu_ns) * 1e-9;
   r.decoded_pixels += o.work.pixels;
   std::int64_t c = 0, s = 0;
   for (const EpochOutcome& eo : o.epochs) c += eo.compute_ns, s += eo.step_ns;

@@ -145,8 +145,10 @@ void Trainer::run_epoch(int epoch, EpochOutcome& out) {
   for (const WorkerTotals& t : totals) {
     outcome.work.read_ns += t.read_ns;
     outcome.work.transform_ns += t.transform_ns;
+    outcome.work.transform_cpu_ns += t.transform_cpu_ns;
     outcome.work.pixels += t.pixels;
     outcome.work.bytes += t.bytes;
+    outcome.work.samples += t.samples;
   }
 }
 

@@ -311,17 +311,20 @@ TEST(ConsoleTableTest, LoaderLinesShowAuStallAndAShortVerdict) {
     e.extra = {{"verdict",
                 fed ? "AU 97.0% — storage keeps up" : "AU 61.0% — training waits for data 39.0% of the time"},
                {"judged", true},
-               {"target_au", 0.9}};
+               {"target_au", 0.9},
+               {"samples", 160},
+               {"bytes", 160 * 4096},
+               {"compute_s", 0.4}};
     table.add({e});
   }
   expect_lines(
       out.str(),
       {"^$", R"(^loader /families/0: b8 prefetch 2 step 20ms no transform from files 1 epoch 20 steps .*$)",
        R"(^    .*source; 3 repetitions \(2 cases\)$)",
-       R"(^  {2} +AU +spread +stall +samples/s +wait p99 +verdict$)",
-       R"(^  w1 +61\.0% +- +39\.0% +390 +12\.5 ms +stalls$)",
+       R"(^  {2} +AU +spread +stall +samples/s +acc fed +wait p99 +verdict$)",
+       R"(^  w1 +61\.0% +- +39\.0% +390 +0\.68 +12\.5 ms +stalls$)",
        R"(^    training waits for data 39\.0% of the time$)",
-       R"(^  w2 +97\.0% +- +3\.0% +390 +12\.5 ms +fed$)"});
+       R"(^  w2 +97\.0% +- +3\.0% +390 +≥ 1\.08 +12\.5 ms +fed$)"});
 }
 
 }  // namespace

@@ -78,6 +78,8 @@ po::options_description describe_options(RunOptions& o) {
       "also write each file_read case as an fio job file into DIR")(
       "include-from-cache",
       "read only the selection the cache was staged with (its manifest's --include globs)")(
+      "node-accelerators", po::value(&o.node_accelerators_text)->value_name("K"),
+      "the summary states what a node of K accelerators needs (default: the most any loader case runs)")(
       "redact", po::value(&o.redact)->composing()->value_name("NAME"),
       "record environment variable NAME as set, never its value (repeatable; names that look like "
       "credentials, e.g. *TOKEN*, *KEY*, are withheld without it)")(
@@ -170,6 +172,9 @@ bool parse_run_options(int argc, char** argv, const Cluster& cluster, RunOptions
   o.include_from_cache = vm.count("include-from-cache") > 0;
   o.allow_unverified_cache = vm.count("allow-unverified-cache") > 0;
   check_redact_names(o.redact);
+  if (vm.count("node-accelerators"))
+    o.node_accelerators =
+        std::int64_t(parse_whole_number(o.node_accelerators_text, "--node-accelerators", 1, 1 << 20));
   o.verify_cache = vm.count("verify-cache") > 0;
   o.record_latency = !vm.count("no-latency");
   o.dry_run = vm.count("dry-run") > 0;

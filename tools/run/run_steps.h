@@ -36,6 +36,7 @@ struct RunOptions {
   std::string max_cases_text = std::to_string(kDefaultMaxCases);
   std::string fingerprint_kind = "metadata";
   std::string budget_text;
+  std::string node_accelerators_text;  // --node-accelerators as given
   std::string display_kind = "compact";
   std::vector<std::string> sets, throttles;
   std::vector<std::string> redact;           // --redact NAME: recorded as set, never by value
@@ -50,9 +51,10 @@ struct RunOptions {
   std::string format, repetitions_flag, filter, benchmark_out;
   bool repetitions_from_flag = false;
   int flag_repetitions = 1;
-  std::int64_t budget_ns = 0;  // --budget, 0 without
-  bool many = false;           // more than one rank
-  bool compact = true;         // the compact display rather than Google Benchmark's
+  std::int64_t budget_ns = 0;          // --budget, 0 without
+  std::int64_t node_accelerators = 0;  // --node-accelerators, 0 without: the most a case runs
+  bool many = false;                   // more than one rank
+  bool compact = true;                 // the compact display rather than Google Benchmark's
   bool colour = false;
   // With --benchmark_format=json or csv, stdout carries that format alone: feedbench's own
   // lines (paths, summary, result path) go to stderr so `> out.json` stays parseable.

@@ -296,11 +296,13 @@ struct LoaderResult : ReadTally {
   double au = 0;              // compute_s / step_s
   std::vector<double> au_per_trainer;
   double min_au = 0;
-  double read_s = 0;                  // worker time spent reading samples (all batches)
-  double transform_s = 0;             // worker time spent in the transform
-  std::uint64_t transform_bytes = 0;  // bytes the transform worked on (all batches)
-  std::uint64_t decoded_pixels = 0;   // pixels a decode transform produced (all batches)
-  double cpu_util = 0;                // process CPU over the run / (wall × cores)
+  double read_s = 0;                    // worker time spent reading samples (all batches)
+  double transform_s = 0;               // worker time spent in the transform
+  std::uint64_t transform_bytes = 0;    // bytes the transform worked on (all batches)
+  std::uint64_t transform_samples = 0;  // samples it worked on (all batches)
+  double transform_cpu_s = 0;           // the workers' CPU time in the transform (transform_s: wall)
+  std::uint64_t decoded_pixels = 0;     // pixels a decode transform produced (all batches)
+  double cpu_util = 0;                  // process CPU over the run / (wall × cores)
   double samples_per_second = 0;
   double bytes_per_second = 0;
   std::vector<EpochFigures> epochs;
