@@ -3,6 +3,7 @@
 // the charts are drawn in the page by Chart.js from the data embedded as JSON.
 #include "html_report.h"
 
+#include "cache_trust.h"
 #include "case_view.h"
 #include "markup.h"
 #include "summary.h"
@@ -503,7 +504,8 @@ std::vector<std::string> key_counters(const std::string& family) {
   return {"bytes_per_second", "items_per_second", "lat_p50_us", "lat_p99_us", "residency_before"};
 }
 
-void render_case_tables(Page& p, const std::vector<std::vector<CaseView>>& all,
+void render_case_tables(Page& p, const std::vector<ResultDocument>& docs,
+                        const std::vector<std::vector<CaseView>>& all,
                         const std::vector<std::string>& names) {
   p << "<section id=\"cases\"><h2>Every case</h2>\n<p class=\"muted\">Median of the achieved repetitions "
        "(reps: achieved of all that ran). Each case is labelled by what varies between the cases of its "
@@ -554,10 +556,15 @@ void render_case_tables(Page& p, const std::vector<std::vector<CaseView>>& all,
       if (counters.size() == n_key && any_verdict)
         p << "<th scope=\"col\" class=\"key verdict\">verdict</th>";
       p << "<th scope=\"col\">notes</th></tr></thead>\n<tbody>\n";
+      // A row of figures read on a cache that failed its checks says so in its label.
+      const bool unverified = cache_unverified(docs[f]);
       for (const auto* c : cases) {
         p << "<tr" << (c->errors.empty() ? "" : " class=\"failed\"") << " title=\"" << escape_html(c->name)
           << "\">"
-          << "<th scope=\"row\" class=\"label\">" << escape_html(labels.label(*c)) << "</th>";
+          << "<th scope=\"row\" class=\"label\">"
+          << escape_html(labels.label(*c) +
+                         cache_note(unverified && c->measured() && c->param("path") == "cache"))
+          << "</th>";
         // The figures are the median of the achieved repetitions, out of all that ran.
         p << "<td class=\"num\">" << c->achieved
           << (c->achieved == c->repetitions() ? "" : " of " + std::to_string(c->repetitions())) << "</td>";
@@ -589,7 +596,8 @@ void render_case_tables(Page& p, const std::vector<std::vector<CaseView>>& all,
 
 // Cases run across ranks: per case, each host's rate (or a loader's lowest AU per host) and the
 // straggler line, as text (the per-rank chart above draws the same from the embedded data).
-void render_across_ranks(Page& p, const std::vector<std::vector<CaseView>>& all,
+void render_across_ranks(Page& p, const std::vector<ResultDocument>& docs,
+                         const std::vector<std::vector<CaseView>>& all,
                          const std::vector<std::string>& names) {
   std::ostringstream body;
   for (std::size_t f = 0; f < all.size(); ++f)
@@ -627,6 +635,7 @@ void render_across_ranks(Page& p, const std::vector<std::vector<CaseView>>& all,
                    : std::string(named.size() == 1 ? "straggler: " : "stragglers: ") + joined(named, "; ");
       }
       body << "<li><code>" << escape_html(c.name) << "</code>"
+           << escape_html(cache_note(cache_unverified(docs[f]) && c.param("path") == "cache"))
            << (all.size() > 1 ? " (" + escape_html(names[f]) + ")" : "") << ": " << ranks->size() << " ranks"
            << (hosts.empty() ? "" : " — hosts " + escape_html(joined(hosts, ", "))) << "<br><span class=\""
            << (line.rfind("straggler", 0) == 0 ? "straggler" : "muted") << "\">" << escape_html(line)
@@ -684,6 +693,10 @@ void render_ratio_table(Page& p, const std::vector<ResultDocument>& docs,
   std::vector<std::map<std::string, std::map<std::string, Verdict>>> verdicts(all.size());
   for (std::size_t f = 1; f < all.size(); ++f)
     verdicts[f] = diff_verdicts(docs[0], docs[f], names[0], names[f]);
+  // Per file, whether its cache failed its checks: its figures of cache cases, and the ratios
+  // made of them, say so in their cells.
+  std::vector<bool> unverified;
+  for (const ResultDocument& d : docs) unverified.push_back(cache_unverified(d));
   std::vector<std::string> families;
   for (const auto& c : all[0])
     if (std::find(families.begin(), families.end(), c.family) == families.end()) families.push_back(c.family);
@@ -718,6 +731,7 @@ void render_ratio_table(Page& p, const std::vector<ResultDocument>& docs,
         values.push_back(v);
       }
       if (!any) continue;
+      const bool on_cache = base->param("path") == "cache";
       p << "<tr title=\"" << escape_html(base->name) << "\"><th scope=\"row\" class=\"label\">"
         << escape_html(labels.label(*base)) << "</th>";
       for (std::size_t f = 1; f < values.size(); ++f) {
@@ -734,10 +748,15 @@ void render_ratio_table(Page& p, const std::vector<ResultDocument>& docs,
               why = "diff: noisy, within what the repetitions' spread explains";
           }
         p << "<td class=\"num" << cls << "\" title=\"" << escape_html(why) << "\">"
-          << format_printf("%.2f", *values[f] / b->second) << "×</td>";
+          << format_printf("%.2f", *values[f] / b->second) << "×"
+          << escape_html(cache_note(on_cache && (unverified[0] || unverified[f]))) << "</td>";
       }
-      for (const auto& v : values)
-        p << "<td class=\"num\">" << (v ? escape_html(format_counter(b->first, *v)) : "—") << "</td>";
+      for (std::size_t f = 0; f < values.size(); ++f)
+        p << "<td class=\"num\">"
+          << (values[f]
+                  ? escape_html(format_counter(b->first, *values[f]) + cache_note(on_cache && unverified[f]))
+                  : "—")
+          << "</td>";
       p << "</tr>\n";
     }
     p << "</tbody></table></div>\n";
@@ -806,7 +825,10 @@ nlohmann::json html_report_data(const std::vector<ResultDocument>& docs,
   for (std::size_t i = 0; i < docs.size(); ++i) {
     json cases = json::array();
     for (const auto& c : fold_cases(docs[i])) cases.push_back(case_json(c));
-    files.push_back({{"name", names[i]}, {"config", text_at(docs[i].config, {"name"})}, {"cases", cases}});
+    json file = {{"name", names[i]}, {"config", text_at(docs[i].config, {"name"})}, {"cases", cases}};
+    // The words the charts put beside the cache path of a file whose cache failed its checks.
+    if (cache_unverified(docs[i])) file["cache_qualifier"] = kCacheUnverified;
+    files.push_back(std::move(file));
   }
   return {{"files", files}};
 }
@@ -875,8 +897,8 @@ std::string render_html_report(const std::vector<ResultDocument>& docs, const st
        "every "
        "number.</p></noscript></div>\n";
   render_ratio_table(p, docs, all, names);
-  render_across_ranks(p, all, names);
-  render_case_tables(p, all, names);
+  render_across_ranks(p, docs, all, names);
+  render_case_tables(p, docs, all, names);
   p << "<footer>Written by <code>feedbench report</code>. Charts drawn by Chart.js (MIT licence), inlined: "
        "this "
        "page makes no network request.</footer>\n</main>\n";

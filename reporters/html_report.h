@@ -1,6 +1,8 @@
 // The HTML report: one or more result files turned into a single self-contained page (verdict,
 // environment, paths, data set, config, command line, charts and tables). Chart.js and the
-// data are inlined, so the page opens offline and makes no network request.
+// data are inlined, so the page opens offline and makes no network request. A file whose cache
+// was measured though it failed its checks says "(cache unverified)" beside each cache figure:
+// its headline sentences, case rows, ratio cells and the charts' name for the path (cache_trust.h).
 #pragma once
 
 #include <string>
@@ -13,7 +15,9 @@
 namespace feedbench {
 
 // The data the page's charts draw from, one entry per document under "files": per case the
-// median of its repetitions' counters, the cache flags, errors and the latency CDF (µs).
+// median of its repetitions' counters, the cache flags, errors and the latency CDF (µs); a file
+// whose cache was unverified also has "cache_qualifier" (kCacheUnverified), which the charts put
+// beside its cache path.
 // REQUIRES: names.size() == docs.size(). RETURNS: {"files": [{"name", "cases": [...]}, ...]}.
 nlohmann::json html_report_data(const std::vector<ResultDocument>& docs,
                                 const std::vector<std::string>& names);

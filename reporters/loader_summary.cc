@@ -10,6 +10,7 @@
 #include <regex>
 #include <vector>
 
+#include "cache_trust.h"
 #include "case_view.h"
 #include "loader_demand.h"
 
@@ -297,18 +298,21 @@ json summarize_loader(const ResultDocument& doc) {
   return out;
 }
 
-std::string format_loader_summary(const json& summary) {
+std::string format_loader_summary(const json& summary, bool cache_unverified) {
   if (!summary.is_object() || summary.empty()) return {};
   std::string out;
   auto line = [&](const std::string& s) { out += "  " + s + "\n"; };
+  // What a line of a case (or a sweep, named as its cases are) on an unverified cache ends with.
+  auto note = [&](const std::string& name) { return cache_note(cache_unverified && on_cache_path(name)); };
   const json verdicts = summary.value("verdicts", json::array());
   if (std::any_of(verdicts.begin(), verdicts.end(),
                   [](const json& v) { return !v.value("calibration", false); })) {
     line("training loop (median AU of achieved repetitions, target per case):");
     for (const json& v : summary["verdicts"]) {
       if (v.value("calibration", false)) continue;  // its own line below
+      const std::string qualifier = note(v.value("case", ""));
       line("  " + v.value("case", "") + ": " + v.value("verdict", "") +
-           (v.contains("excluded") ? " [" + v.value("excluded", "") + "]" : ""));
+           (v.contains("excluded") ? " [" + v.value("excluded", "") + "]" : "") + qualifier);
       for (const json& e : v.value("epochs", json::array())) {
         char buf[256];
         std::snprintf(buf, sizeof buf,
@@ -320,7 +324,7 @@ std::string format_loader_summary(const json& summary) {
           text += ", " + percent(e["residency_before"].get<double>()) +
                   " of the data set in the page cache before" +
                   (e.value("served_from_memory", false) ? ": served from memory" : "");
-        line(text);
+        line(text + qualifier);
       }
       if (v.contains("memory_note")) line("    " + v.value("memory_note", ""));
     }
@@ -339,11 +343,11 @@ std::string format_loader_summary(const json& summary) {
                percent(w.value("best_au", 0.0));
     if (s["min_workers"].is_null())
       line("minimum workers: none reaches AU " + percent(target) + " (" + tried + ") in " +
-           s.value("sweep", "") + worse);
+           s.value("sweep", "") + worse + note(s.value("sweep", "")));
     else
       line("minimum workers: " + std::to_string(s["min_workers"].get<std::int64_t>()) +
            ", the smallest count reaching AU " + percent(target) + " (" + tried + ") in " +
-           s.value("sweep", "") + worse);
+           s.value("sweep", "") + worse + note(s.value("sweep", "")));
   }
   for (const json& s : summary.value("max_accelerators", json::array())) {
     const double target = s.value("target_au", 0.9);
@@ -353,11 +357,11 @@ std::string format_loader_summary(const json& summary) {
                percent(t.value("min_au", 0.0));
     if (s["max_accelerators"].is_null())
       line("accelerators supported: none keeps every trainer at AU " + percent(target) +
-           " (lowest trainer: " + tried + ") in " + s.value("sweep", ""));
+           " (lowest trainer: " + tried + ") in " + s.value("sweep", "") + note(s.value("sweep", "")));
     else
       line("accelerators supported: " + std::to_string(s["max_accelerators"].get<std::int64_t>()) +
            ", the largest count keeping every trainer at AU " + percent(target) +
-           " (lowest trainer: " + tried + ") in " + s.value("sweep", ""));
+           " (lowest trainer: " + tried + ") in " + s.value("sweep", "") + note(s.value("sweep", "")));
   }
   for (const json& c : summary.value("calibration", json::array())) {
     const double au = c.value("au", 0.0);

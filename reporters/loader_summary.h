@@ -22,7 +22,9 @@ namespace feedbench {
 nlohmann::json summarize_loader(const ResultDocument& doc);
 
 // RETURNS: the lines a person reads at the end of a run (empty for an empty summary).
-std::string format_loader_summary(const nlohmann::json& summary);
+// `cache_unverified`: the run's cache failed its checks (cache_trust.h), so each line of a case
+// or a sweep on the cache path ends "(cache unverified)".
+std::string format_loader_summary(const nlohmann::json& summary, bool cache_unverified = false);
 
 // The loader's part of the summary's answers (summary.h: summarize), per path: "feeds", for
 // cold and warm, the case that answers whether storage feeds the simulated trainers (among

@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "cache_trust.h"
 #include "case_view.h"
 #include "csv_writer.h"
 #include "feedbench/base/units.h"
@@ -124,6 +125,8 @@ void family_tables(const ResultDocument& doc, std::string& out) {
   for (const CaseView& c : all)
     if (std::find(families.begin(), families.end(), c.family) == families.end()) families.push_back(c.family);
   const std::vector<std::string> all_counters = counter_columns(doc);
+  // A row of figures read on a cache that failed its checks says so beside its name.
+  const bool unverified = cache_unverified(doc);
   for (const std::string& fam : families) {
     std::vector<std::string> counters;
     for (const std::string& c : all_counters) {
@@ -140,7 +143,9 @@ void family_tables(const ResultDocument& doc, std::string& out) {
     for (const CaseView& v : all) {
       if (v.family != fam) continue;
       // reps: those the figures are the median of, out of all that ran.
-      out += "| `" + escape_markdown_cell(v.name) + "` | " + std::to_string(v.achieved) +
+      out += "| `" + escape_markdown_cell(v.name) + "`" +
+             cache_note(unverified && v.measured() && v.param("path") == "cache") + " | " +
+             std::to_string(v.achieved) +
              (v.achieved == v.repetitions() ? "" : " of " + std::to_string(v.repetitions())) + " |";
       for (const std::string& c : counters) {
         auto m = v.counter(c);

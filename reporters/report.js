@@ -113,11 +113,13 @@
   const prefix = { workers: 'w ', queue_depth: 'qd ', accelerators: 'acc ', batch_size: 'batch ', prefetch: 'prefetch ' };
   const plain = ['pattern', 'engine', 'cache_state', 'path', 'transform'];
   // A parameter as the tables' labels write it ("w 4", "qd 32", "4 KiB", "cold"); the pseudo
-  // parameter "file" is the file's label.
+  // parameter "file" is the file's label. The cache path of a file whose cache failed its checks
+  // carries the words the page's tables put beside it (the file's cache_qualifier in the data).
   const text = (x, k) => {
     if (k === 'file') return D.files[x.file].name;
     const v = x.c.params[k];
     if (v === undefined || v === null) return '';
+    if (k === 'path' && v === 'cache' && D.files[x.file].cache_qualifier) return v + ' ' + D.files[x.file].cache_qualifier;
     if (typeof v === 'number' && (k === 'block_size' || k === 'record_size' || k === 'samples')) return sizeText(v);
     if (plain.includes(k)) return String(v);
     return (k in prefix ? prefix[k] : k + ' ') + v;

@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "cache_trust.h"
 #include "case_view.h"
 #include "feedbench/base/text.h"
 #include "feedbench/base/units.h"
@@ -516,7 +517,7 @@ std::string joined(const std::vector<std::string>& parts, const std::string& sep
 
 // "source 0.50 cold, 0.64 warm; cache ≥ 1.09 cold" — per path and state, how many
 // accelerators its supply keeps at the target ("" when no answer says).
-std::string fed_counts_text(const json& paths) {
+std::string fed_counts_text(const json& paths, bool unverified) {
   std::vector<std::string> per_path;
   for (const json& p : paths) {
     if (!p.contains("feeds")) continue;
@@ -529,7 +530,8 @@ std::string fed_counts_text(const json& paths) {
                                              a.value("accelerators_fed_at_least", false)) +
                        " " + state);
     }
-    if (!states.empty()) per_path.push_back(p.value("path", "") + " " + joined(states, ", "));
+    const std::string path = p.value("path", "");
+    if (!states.empty()) per_path.push_back(path + cache_note(unverified && path == "cache") + " " + joined(states, ", "));
   }
   return joined(per_path, "; ");
 }
@@ -553,9 +555,9 @@ std::string demand_text(const json& d) {
 
 // "accelerators fed at AU ≥ 90.0%: source 0.50 cold; cache ≥ 1.09 cold (one accelerator needs
 // 400 samples/s, 12.5 MiB/s)" ("" when the answers hold no count).
-std::string fed_line(const json& a) {
+std::string fed_line(const json& a, bool unverified) {
   const json paths = a.value("paths", json::array());
-  const std::string counts = fed_counts_text(paths);
+  const std::string counts = fed_counts_text(paths, unverified);
   if (counts.empty()) return "";
   double target = 0.9;
   const json* d = first_demand(paths, &target);
@@ -580,8 +582,9 @@ std::string node_line(const json& n) {
 }
 
 // The console's line of one path: "source: can storage feed the simulated trainers? cold: ...;
-// keeps 2 simulated accelerators at AU ≥ 90.0%; reads at best ...".
-std::string path_answer_line(const json& p) {
+// keeps 2 simulated accelerators at AU ≥ 90.0%; reads at best ..."; "cache (cache unverified): ..."
+// when the answers' cache was not verified.
+std::string path_answer_line(const json& p, bool unverified) {
   const std::string path = p.value("path", "");
   std::vector<std::string> said;
   if (p.contains("feeds")) {
@@ -606,7 +609,7 @@ std::string path_answer_line(const json& p) {
                           : "; no training loop in this run to judge that against"));
   }
   if (said.empty()) return "";
-  return (path.empty() ? "" : path + ": ") + joined(said, "; ");
+  return (path.empty() ? "" : path + cache_note(unverified && path == "cache") + ": ") + joined(said, "; ");
 }
 
 // ---- the page's sentences, from the same answers
@@ -616,14 +619,15 @@ std::string capitalised(std::string s) {
   return s;
 }
 
-// "source path"; "storage" for cases that name no path (files of other writers).
-std::string subject(const json& p) {
+// "source path"; "cache path (cache unverified)" when the answers' cache was not verified;
+// "storage" for cases that name no path (files of other writers).
+std::string subject(const json& p, bool unverified) {
   const std::string path = p.value("path", "");
-  return path.empty() ? "storage" : path + " path";
+  return path.empty() ? "storage" : path + " path" + cache_note(unverified && path == "cache");
 }
 
 // "Source path feeds the simulated trainers cold: AU 97.0% with 1 worker — meets the 90% target."
-std::string feeds_sentence(const json& p, const std::string& state) {
+std::string feeds_sentence(const json& p, const std::string& state, bool unverified) {
   const json& a = p["feeds"][state];
   const bool fed = a.value("fed", false);
   std::string figure;
@@ -633,12 +637,12 @@ std::string feeds_sentence(const json& p, const std::string& state) {
   if (a.contains("target_au"))
     target = std::string(fed ? " — meets the " : " — below the ") + percent_text(a.value("target_au", 0.0)) +
              " target";
-  return capitalised(subject(p)) + (fed ? " feeds" : " does not feed") + " the simulated trainers " + state +
-         (figure.empty() ? "" : ": " + figure) + target + ".";
+  return capitalised(subject(p, unverified)) + (fed ? " feeds" : " does not feed") +
+         " the simulated trainers " + state + (figure.empty() ? "" : ": " + figure) + target + ".";
 }
 
 // "Source path reads at best 296 MiB/s cold (4 workers, random) and 1 GiB/s warm (1 worker)."
-std::string reads_sentence(const json& p) {
+std::string reads_sentence(const json& p, bool unverified) {
   std::vector<std::string> parts;
   for (const char* state : kReadStates) {
     if (!p["reads"].contains(state) || !p["reads"][state].contains("bytes_per_second")) continue;
@@ -648,20 +652,20 @@ std::string reads_sentence(const json& p) {
     parts.push_back(format_rate(r.value("bytes_per_second", 0.0)) + " " + state + parenthesis(where));
   }
   if (parts.empty()) return "";
-  return capitalised(subject(p)) + " reads at best " + joined(parts, ", ", " and ") + ".";
+  return capitalised(subject(p, unverified)) + " reads at best " + joined(parts, ", ", " and ") + ".";
 }
 
 // "Source path keeps 2 simulated accelerators at AU ≥ 90%; cache path keeps 8."
-std::string keeps_sentence(const json& paths) {
+std::string keeps_sentence(const json& paths, bool unverified) {
   std::string out;
   for (const json& p : paths) {
     if (!p.contains("keeps")) continue;
     const json& k = p["keeps"];
     if (out.empty())
-      out = capitalised(subject(p)) + " keeps " + accelerators_text(k) + " at AU ≥ " +
+      out = capitalised(subject(p, unverified)) + " keeps " + accelerators_text(k) + " at AU ≥ " +
             percent_text(k.value("target_au", 0.9));
     else
-      out += "; " + subject(p) + " keeps " +
+      out += "; " + subject(p, unverified) + " keeps " +
              (k.value("accelerators", std::int64_t{0}) > 0
                   ? std::to_string(k["accelerators"].get<std::int64_t>())
                   : std::string("none"));
@@ -729,6 +733,128 @@ bool answers_well_formed(const json& a) {
                                   optional(a["stage"], "workers", &json::is_number));
 }
 
+// The file_read part of the printed summary: the best throughput per path and cache state,
+// where more workers stop paying, cold vs warm and source vs cache. A line of a figure read on
+// the cache path ends with cache_note(unverified).
+std::string file_read_lines(const json& fr, bool unverified) {
+  std::string out;
+  auto line = [&](const std::string& s) { out += "  " + s + "\n"; };
+  auto note = [&](const std::string& path) { return cache_note(unverified && path == "cache"); };
+  line("best throughput (median of achieved repetitions), per path and cache state:");
+  for (const json& b : fr.value("best", json::array())) {
+    char head[64];
+    std::snprintf(head, sizeof head, "  %-7s %-7s %12s", b.value("path", "").c_str(),
+                  b.value("cache_state", "").c_str(), format_rate(b.value("bytes_per_second", 0.0)).c_str());
+    std::string where;
+    if (b.contains("workers")) where += "  workers " + b["workers"].dump();
+    where += "  " + b.value("case", "");
+    line(head + where + note(b.value("path", "")));
+  }
+  const json scale = fr.value("scaling", json::array());
+  if (!scale.empty()) line("more workers, deeper queues (knee: the smallest count within 5% of the best):");
+  for (const json& sc : scale) {
+    const std::string parameter = sc.value("parameter", "");
+    const std::int64_t best_value = sc.value("best", std::int64_t{0});
+    const std::int64_t knee = sc.value("knee", std::int64_t{0});
+    std::string text = "  " + sc.value("description", "") + ": best at " + count_text(parameter, best_value) +
+                       " (" + format_rate(sc.value("best_bytes_per_second", 0.0)) + ")";
+    if (knee != best_value)
+      text += "; " + count_text(parameter, knee) + (parameter == "workers" && knee != 1 ? " are" : " is") +
+              " within 5% of the best (" + count_text(parameter, best_value) + ")";
+    const json slower = sc.value("slower_than_best", json::array());
+    for (std::size_t i = slower.size(); i-- > 0;)  // the largest first: the one a user would try
+      text += std::string(i + 1 == slower.size() ? "; " : ", ") +
+              count_text(parameter, slower[i].value("value", std::int64_t{0})) + " is " +
+              percent_text(slower[i].value("slower_by", 0.0)) + " slower";
+    if (sc.value("still_rising", false)) text += "; still rising at the largest count tried: more may help";
+    else if (slower.empty() && knee == best_value && sc["points"].size() > 1 &&
+             best_value != sc["points"].back().value("value", std::int64_t{0}))
+      text += "; more gains nothing";
+    const json group = sc.value("group", json::object());
+    line(text + note(group.is_object() ? param_text(group, "path") : ""));
+  }
+  // Few matched pairs: one line each; many: the geometric mean and the extremes, per group.
+  constexpr std::size_t kPairsShown = 4;
+  auto pairs_lines = [&](const char* title, const char* pairs_key, const char* overall_key, const char* by,
+                         const std::string& a, const std::string& b, const std::string& b_side) {
+    const json pairs = fr.value(pairs_key, json::array());
+    for (const json& o : fr.value(overall_key, json::array())) {
+      const std::string group = o.value(by, "");
+      // Pairs by path compare cold and warm on that path; the others each read the cache.
+      const std::string qualifier = note(std::string(by) == "path" ? group : "cache");
+      std::vector<const json*> mine;
+      for (const json& p : pairs)
+        if (p.value(by, "") == group) mine.push_back(&p);
+      if (mine.size() <= kPairsShown) {
+        for (const json* p : mine) {
+          const double r = p->value("ratio", 0.0);
+          line(std::string(title) + ", " +
+               shape_text(*p, {std::string(by) == "path" ? "cache_state" : "path"}) + ": " + b_side +
+               " was " + relative_text(r, a) + " (" + format_rate(p->value(a + "_bytes_per_second", 0.0)) +
+               " " + a + ", " + format_rate(p->value(b + "_bytes_per_second", 0.0)) + " " + b + ")" +
+               qualifier);
+        }
+        continue;
+      }
+      const double g = o.value("geomean_ratio", 0.0);
+      line(std::string(title) + ", " + group + ": " + b_side + " was " + relative_text(g, a) +
+           " (geometric mean of " + std::to_string(o.value("pairs", 0)) +
+           " matched pairs, each the same pattern, block "
+           "size, engine, queue depth and workers; from " +
+           range_end_text(o.value("min_ratio", 0.0)) + " (" + shape_text(o["min_pair"], {}) + ") to " +
+           range_end_text(o.value("max_ratio", 0.0)) + " (" + shape_text(o["max_pair"], {}) + "))" +
+           qualifier);
+    }
+  };
+  pairs_lines("cold vs warm", "cold_vs_warm", "cold_vs_warm_overall", "path", "cold", "warm", "warm");
+  pairs_lines("source vs cache", "cache_vs_source", "cache_vs_source_overall", "cache_state", "source",
+              "cache", "cache path");
+  return out;
+}
+
+// The printed summary's lines of cases run across ranks: each host's rate, then each rank's
+// (the first 16), medians over repetitions; then the stragglers. A case read on the cache path
+// carries cache_note(unverified) on each of its lines.
+std::string rank_lines(const json& summary, bool unverified) {
+  std::string out;
+  auto line = [&](const std::string& s) { out += "  " + s + "\n"; };
+  for (const json& c : summary.value("ranks", json::array())) {
+    const std::string note = cache_note(unverified && on_cache_path(c.value("case", "")));
+    line("across ranks, " + c.value("case", "") + " (medians of " +
+         std::to_string(c.value("repetitions", 0)) + " repetitions)" + note + ":");
+    std::string h = "  hosts:";
+    for (const json& x : c["hosts"]) {
+      h.append(h.back() == ':' ? " " : ", ").append(x.value("host", ""));
+      h.append(" ").append(format_rate(x.value("bytes_per_second", 0.0)));
+    }
+    line(h + note);
+    std::string r = "  ranks:";
+    std::size_t shown = 0;
+    for (const json& x : c["ranks"]) {
+      r.append(r.back() == ':' ? " " : ", ");
+      if (++shown > 16) {
+        r.append("and ")
+            .append(std::to_string(c["ranks"].size() - 16))
+            .append(" more (extra.ranks in the result)");
+        break;
+      }
+      r.append(std::to_string(x.value("rank", 0))).append(" (").append(x.value("host", "")).append(") ");
+      r.append(format_rate(x.value("bytes_per_second", 0.0)));
+    }
+    line(r + note);
+  }
+  for (const json& st : summary.value("stragglers", json::array())) {
+    char ratio[32];
+    std::snprintf(ratio, sizeof ratio, "%.2f", st.value("vs_median", 0.0));
+    line("straggler: rank " + std::to_string(st.value("rank", 0)) + " (host " + st.value("host", "") +
+         ") in " + std::to_string(st.value("repetitions", 0)) + " of " +
+         std::to_string(st.value("of_repetitions", 0)) + " repetitions of " + st.value("case", "") + ": " +
+         format_rate(st.value("bytes_per_second", 0.0)) + " at its slowest, " + ratio +
+         " of the median rank's rate" + cache_note(unverified && on_cache_path(st.value("case", ""))));
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<std::string> answer_sentences(const json& a) {
@@ -736,22 +862,24 @@ std::vector<std::string> answer_sentences(const json& a) {
   if (!a.is_object()) return out;
   if (a.contains("loader_not_judged"))
     out.push_back("Loader cases: too few steps measured to judge them (raise steps).");
-  if (std::string f = fed_line(a); !f.empty()) out.push_back(capitalised(f) + ".");
+  const bool unverified = answers_cache_unverified(a);
+  if (std::string f = fed_line(a, unverified); !f.empty()) out.push_back(capitalised(f) + ".");
   if (a.contains("node")) out.push_back(capitalised(node_line(a["node"])) + ".");
   const json paths = a.value("paths", json::array());
-  if (std::string k = keeps_sentence(paths); !k.empty()) out.push_back(k);
+  if (std::string k = keeps_sentence(paths, unverified); !k.empty()) out.push_back(k);
   for (const json& p : paths) {
     for (const char* state : {"cold", "warm"})
-      if (p.contains("feeds") && p["feeds"].contains(state)) out.push_back(feeds_sentence(p, state));
+      if (p.contains("feeds") && p["feeds"].contains(state))
+        out.push_back(feeds_sentence(p, state, unverified));
     if (p.contains("reads"))
-      if (std::string r = reads_sentence(p); !r.empty()) out.push_back(r);
+      if (std::string r = reads_sentence(p, unverified); !r.empty()) out.push_back(r);
   }
   if (a.contains("cache_helps") && !a["cache_helps"].empty()) {
     std::vector<std::string> states;
     for (const json& c : a["cache_helps"])
       states.push_back(c.value("cache_state", "") + ": " + helps_text(c));
     out.push_back("Does the cache help? " + capitalised(joined(states, "; ")) +
-                  "; like with like: each pair differs only in its path.");
+                  "; like with like: each pair differs only in its path" + cache_note(unverified) + ".");
   }
   if (a.contains("stage"))
     out.push_back("Staging to the cache copies at best " +
@@ -767,16 +895,17 @@ std::string format_answers(const json& a) {
   if (a.contains("loader_not_judged"))
     line(
         "loader: too few steps measured to judge whether storage feeds the simulated trainers (raise steps)");
-  if (std::string f = fed_line(a); !f.empty()) line(f);
+  const bool unverified = answers_cache_unverified(a);
+  if (std::string f = fed_line(a, unverified); !f.empty()) line(f);
   if (a.contains("node")) line(node_line(a["node"]));
   for (const json& p : a.value("paths", json::array()))
-    if (std::string text = path_answer_line(p); !text.empty()) line(text);
+    if (std::string text = path_answer_line(p, unverified); !text.empty()) line(text);
   if (a.contains("cache_helps") && !a["cache_helps"].empty()) {
     std::vector<std::string> states;
     for (const json& c : a["cache_helps"])
       states.push_back(c.value("cache_state", "") + ": " + helps_text(c));
     line("does the cache help? " + joined(states, "; ") +
-         "; like with like: each pair differs only in its path");
+         "; like with like: each pair differs only in its path" + cache_note(unverified));
   }
   if (a.contains("stage"))
     line("staging to the cache copies at best " + format_rate(a["stage"].value("bytes_per_second", 0.0)) +
@@ -790,8 +919,14 @@ json summary_of(const ResultDocument& doc) {
     if (answers != doc.summary.end() && answers->is_object()) {
       const auto version = answers->find("version");
       if (version != answers->end() && version->is_number_integer() &&
-          version->get<std::int64_t>() >= kAnswersVersion && answers_well_formed(*answers))
-        return doc.summary;
+          version->get<std::int64_t>() >= kAnswersVersion && answers_well_formed(*answers)) {
+        // The document's record of its cache decides, also for answers stored before they
+        // carried it: a cache measured unverified is said so wherever these are printed.
+        json stored = doc.summary;
+        if (cache_unverified(doc)) stored["answers"]["cache_unverified"] = true;
+        else stored["answers"].erase("cache_unverified");
+        return stored;
+      }
     }
   }
   json computed = summarize(doc);
@@ -880,6 +1015,8 @@ json summarize(const ResultDocument& doc) {
   out["answers"] =
       answers(views, out.value("file_read", json::object()),
               node.is_number_integer() ? std::max<std::int64_t>(node.get<std::int64_t>(), 0) : 0);
+  // Answers measured on a cache that failed its checks say so wherever they are printed.
+  if (cache_unverified(doc)) out["answers"]["cache_unverified"] = true;
   if (!excluded.empty()) out["excluded"] = excluded;
   if (!skipped.empty()) out["skipped"] = skipped;
   json loader = summarize_loader(doc);
@@ -895,117 +1032,18 @@ std::string format_summary(const json& summary) {
   if (!summary.is_object() || summary.empty()) return {};
   std::string out = "Summary\n";
   auto line = [&](const std::string& s) { out += "  " + s + "\n"; };
+  // The answers record whether their cache was verified (summarize, summary_of): every line of
+  // a cache figure below says so too.
+  const bool unverified = summary.contains("answers") && answers_cache_unverified(summary["answers"]);
   if (summary.contains("answers")) out += format_answers(summary["answers"]);
-  if (summary.contains("file_read")) {
-    const json& fr = summary["file_read"];
-    line("best throughput (median of achieved repetitions), per path and cache state:");
-    for (const json& b : fr.value("best", json::array())) {
-      char head[64];
-      std::snprintf(head, sizeof head, "  %-7s %-7s %12s", b.value("path", "").c_str(),
-                    b.value("cache_state", "").c_str(),
-                    format_rate(b.value("bytes_per_second", 0.0)).c_str());
-      std::string where;
-      if (b.contains("workers")) where += "  workers " + b["workers"].dump();
-      where += "  " + b.value("case", "");
-      line(head + where);
-    }
-    const json scale = fr.value("scaling", json::array());
-    if (!scale.empty()) line("more workers, deeper queues (knee: the smallest count within 5% of the best):");
-    for (const json& sc : scale) {
-      const std::string parameter = sc.value("parameter", "");
-      const std::int64_t best_value = sc.value("best", std::int64_t{0});
-      const std::int64_t knee = sc.value("knee", std::int64_t{0});
-      std::string text = "  " + sc.value("description", "") + ": best at " +
-                         count_text(parameter, best_value) + " (" +
-                         format_rate(sc.value("best_bytes_per_second", 0.0)) + ")";
-      if (knee != best_value)
-        text += "; " + count_text(parameter, knee) + (parameter == "workers" && knee != 1 ? " are" : " is") +
-                " within 5% of the best (" + count_text(parameter, best_value) + ")";
-      const json slower = sc.value("slower_than_best", json::array());
-      for (std::size_t i = slower.size(); i-- > 0;)  // the largest first: the one a user would try
-        text += std::string(i + 1 == slower.size() ? "; " : ", ") +
-                count_text(parameter, slower[i].value("value", std::int64_t{0})) + " is " +
-                percent_text(slower[i].value("slower_by", 0.0)) + " slower";
-      if (sc.value("still_rising", false)) text += "; still rising at the largest count tried: more may help";
-      else if (slower.empty() && knee == best_value && sc["points"].size() > 1 &&
-               best_value != sc["points"].back().value("value", std::int64_t{0}))
-        text += "; more gains nothing";
-      line(text);
-    }
-    // Few matched pairs: one line each; many: the geometric mean and the extremes, per group.
-    constexpr std::size_t kPairsShown = 4;
-    auto pairs_lines = [&](const char* title, const char* pairs_key, const char* overall_key, const char* by,
-                           const std::string& a, const std::string& b, const std::string& b_side) {
-      const json pairs = fr.value(pairs_key, json::array());
-      for (const json& o : fr.value(overall_key, json::array())) {
-        const std::string group = o.value(by, "");
-        std::vector<const json*> mine;
-        for (const json& p : pairs)
-          if (p.value(by, "") == group) mine.push_back(&p);
-        if (mine.size() <= kPairsShown) {
-          for (const json* p : mine) {
-            const double r = p->value("ratio", 0.0);
-            line(std::string(title) + ", " +
-                 shape_text(*p, {std::string(by) == "path" ? "cache_state" : "path"}) + ": " + b_side +
-                 " was " + relative_text(r, a) + " (" + format_rate(p->value(a + "_bytes_per_second", 0.0)) +
-                 " " + a + ", " + format_rate(p->value(b + "_bytes_per_second", 0.0)) + " " + b + ")");
-          }
-          continue;
-        }
-        const double g = o.value("geomean_ratio", 0.0);
-        line(std::string(title) + ", " + group + ": " + b_side + " was " + relative_text(g, a) +
-             " (geometric mean of " + std::to_string(o.value("pairs", 0)) +
-             " matched pairs, each the same pattern, block "
-             "size, engine, queue depth and workers; from " +
-             range_end_text(o.value("min_ratio", 0.0)) + " (" + shape_text(o["min_pair"], {}) + ") to " +
-             range_end_text(o.value("max_ratio", 0.0)) + " (" + shape_text(o["max_pair"], {}) + "))");
-      }
-    };
-    pairs_lines("cold vs warm", "cold_vs_warm", "cold_vs_warm_overall", "path", "cold", "warm", "warm");
-    pairs_lines("source vs cache", "cache_vs_source", "cache_vs_source_overall", "cache_state", "source",
-                "cache", "cache path");
-  }
+  if (summary.contains("file_read")) out += file_read_lines(summary["file_read"], unverified);
   for (const json& n : summary.value("excluded", json::array()))
     line("excluded: " + n.value("case", "") + " repetition " +
          std::to_string(n.value("repetition_index", 0)) + ": " + n.value("reason", "") +
          " (not in the figures above)");
   for (const std::string& text : skipped_lines(summary.value("skipped", json::array()))) line(text);
-  // Each host's rate, then each rank's (the first 16), medians over repetitions.
-  for (const json& c : summary.value("ranks", json::array())) {
-    std::string text = "across ranks, " + c.value("case", "") + " (medians of " +
-                       std::to_string(c.value("repetitions", 0)) + " repetitions):";
-    line(text);
-    std::string h = "  hosts:";
-    for (const json& x : c["hosts"]) {
-      h.append(h.back() == ':' ? " " : ", ").append(x.value("host", ""));
-      h.append(" ").append(format_rate(x.value("bytes_per_second", 0.0)));
-    }
-    line(h);
-    std::string r = "  ranks:";
-    std::size_t shown = 0;
-    for (const json& x : c["ranks"]) {
-      r.append(r.back() == ':' ? " " : ", ");
-      if (++shown > 16) {
-        r.append("and ")
-            .append(std::to_string(c["ranks"].size() - 16))
-            .append(" more (extra.ranks in the result)");
-        break;
-      }
-      r.append(std::to_string(x.value("rank", 0))).append(" (").append(x.value("host", "")).append(") ");
-      r.append(format_rate(x.value("bytes_per_second", 0.0)));
-    }
-    line(r);
-  }
-  for (const json& st : summary.value("stragglers", json::array())) {
-    char ratio[32];
-    std::snprintf(ratio, sizeof ratio, "%.2f", st.value("vs_median", 0.0));
-    line("straggler: rank " + std::to_string(st.value("rank", 0)) + " (host " + st.value("host", "") +
-         ") in " + std::to_string(st.value("repetitions", 0)) + " of " +
-         std::to_string(st.value("of_repetitions", 0)) + " repetitions of " + st.value("case", "") + ": " +
-         format_rate(st.value("bytes_per_second", 0.0)) + " at its slowest, " + ratio +
-         " of the median rank's rate");
-  }
-  if (summary.contains("loader")) out += format_loader_summary(summary["loader"]);
+  out += rank_lines(summary, unverified);
+  if (summary.contains("loader")) out += format_loader_summary(summary["loader"], unverified);
   if (summary.contains("sizing") && summary["sizing"].is_object())
     if (std::string note = summary["sizing"].value("note", ""); !note.empty()) line("sizing: " + note);
   return out == "Summary\n" ? std::string() : out;

@@ -51,23 +51,30 @@ nlohmann::json summarize(const ResultDocument& doc);
 //               "reads": {cold|warm|direct: {bytes_per_second, workers?, pattern?, case}}?}],
 //    "cache_helps": [{cache_state (cold|warm|direct), ratio (cache / source, geometric mean),
 //                     pairs}]?,
-//    "stage": {bytes_per_second, workers?, case}?}.
+//    "stage": {bytes_per_second, workers?, case}?,
+//    "cache_unverified": true (the document's cache was measured though it failed its checks:
+//                        dataset.cache.verified false, cache_trust.h)?}.
 // feeds and keeps: loader_summary.h's loader_answers. reads: the best of file_read's best per
 // cache state; a case read with O_DIRECT measures the device, so `direct` is a state of its own.
 // stage: the fastest staging case (a copy, not a read: said apart).
+// cache_unverified: every printed answer, and every line of format_summary, that states a figure
+// measured on the cache path carries kCacheUnverified ("cache (cache unverified): reads at best
+// ...", "... differs only in its path (cache unverified)").
 // Version 1 (no "version" key) had no loader_not_judged, keeps, direct, pattern or stage;
 // version 2 no accelerators_fed, demand or node.
 inline constexpr int kAnswersVersion = 3;
 
 // RETURNS: the summary as lines for the console, the answers first ("" when there is nothing
-// to say); the caller wraps them to its width (console_table.h: wrap_text).
+// to say); the caller wraps them to its width (console_table.h: wrap_text). With the answers'
+// cache_unverified, every line of a figure measured on the cache path ends "(cache unverified)".
 std::string format_summary(const nlohmann::json& summary);
 
 // RETURNS: the answers' lines: per path "source: can storage feed the simulated trainers?
 // cold: no (AU 61.0% at best, target 90.0%, 2 workers); warm: yes (...)", what accelerators
 // it keeps fed, what it reads, then "does the cache help? cold: yes, ... 3.0× faster than the
 // source (12 matched pairs)" and what staging copies. Parts the answers lack are left out,
-// with their punctuation.
+// with their punctuation. With cache_unverified, the cache's line and the cache answer say
+// "(cache unverified)".
 std::string format_answers(const nlohmann::json& answers);
 
 // RETURNS: the answers as the HTML page's sentences, one per item: "Source path keeps 2
@@ -75,13 +82,15 @@ std::string format_answers(const nlohmann::json& answers);
 // trainers cold: AU 97.0% with 1 worker — meets the 90% target.", "Source path reads at best
 // 296 MiB/s cold (4 workers, random) and 1 GiB/s warm (1 worker).", "Does the cache help?
 // ...", "Staging to the cache copies at best 600 MiB/s (4 workers)."; none when the answers
-// say nothing. The same answers as format_answers, in the same order, worded for a page.
+// say nothing. The same answers as format_answers, in the same order, worded for a page; with
+// cache_unverified, "Cache path (cache unverified) reads at best ...".
 std::vector<std::string> answer_sentences(const nlohmann::json& answers);
 
 // RETURNS: the document's summary as the run stored it when its answers are of this engine's
 // version or newer (and well formed); else (a file from an older feedbench, none, or answers
 // edited out of shape) summarize(doc), keeping the stored "sizing", which only the run could
-// measure.
+// measure. Either way its answers' cache_unverified is the document's (cache_unverified(doc)):
+// a file written before the answers carried it still says its cache was unverified.
 nlohmann::json summary_of(const ResultDocument& doc);
 
 }  // namespace feedbench

@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include "cache_trust.h"
 #include "feedbench/base/error.h"
 #include "feedbench/base/units.h"
 #include "feedbench/chartjs.h"
@@ -737,6 +738,98 @@ TEST(HtmlReportTest, WritesTheFileAtomically) {
   std::string page = testing::read_file(dir / "sub/report.html");
   EXPECT_NE(page.find("<title>My title</title>"), std::string::npos);
   EXPECT_EQ(page.substr(page.size() - 8), "</html>\n");
+}
+
+// ---------------------------------------------------------------- a cache measured unverified
+
+// RETURNS: per row of the section `id` (its title: the case name), the text of the row's label.
+std::vector<std::pair<std::string, std::string>> row_labels(const std::string& page, const std::string& id) {
+  const auto at = page.find("<section id=\"" + id + "\">");
+  EXPECT_NE(at, std::string::npos) << id;
+  const std::string section = page.substr(at, page.find("</section>", at) - at);
+  std::vector<std::pair<std::string, std::string>> out;
+  static const std::regex row(R"re(<tr[^>]* title="([^"]*)"><th scope="row" class="label">([^<]*)</th>)re");
+  for (auto it = std::sregex_iterator(section.begin(), section.end(), row); it != std::sregex_iterator();
+       ++it)
+    out.emplace_back((*it)[1], (*it)[2]);
+  return out;
+}
+
+// Verified false: the headline's sentences of the cache path and of the cache's answer, each
+// row of a cache case (in the every-case table, the ratios and across ranks) and the charts'
+// name of the path say "(cache unverified)"; nothing of the source does.
+TEST(HtmlReportTest, AnUnverifiedCacheIsSaidBesideEveryCacheFigure) {
+  ResultDocument d = ranks_doc();
+  d.benchmarks.push_back(loader_entry("cache", 1, 1, 0.95));
+  for (BenchmarkEntry& e : d.benchmarks)  // the cache's read across ranks too
+    if (e.case_name.find("workers:1/state:cold/path:cache") != std::string::npos)
+      e.extra = d.benchmarks[1].extra;
+  d.dataset["cache"]["verified"] = false;
+  EXPECT_EQ(
+      html_report_verdicts(d),
+      (std::vector<std::string>{
+          "Source path does not feed the simulated trainers cold: AU 60.0% at best with 2 workers — below "
+          "the 90% target.",
+          "Source path reads at best 296 MiB/s cold (4 workers, random).",
+          "Cache path (cache unverified) feeds the simulated trainers cold: AU 95.0% with 1 worker — meets "
+          "the 90% target.",
+          "Cache path (cache unverified) reads at best 200 MiB/s cold (1 worker, random).",
+          "Does the cache help? Cold: yes, the cache path reads 1.9× faster than the source (1 matched "
+          "pair); like with like: each pair differs only in its path (cache unverified).",
+      }));
+  const std::string page = render_html_report({d}, {"r"});
+  EXPECT_EQ(page_verdicts(page), html_report_verdicts(d));
+  const auto rows = row_labels(page, "cases");
+  ASSERT_EQ(rows.size(), 6u);
+  for (const auto& [name, label] : rows) {
+    const bool cache = on_cache_path(name);
+    EXPECT_EQ(label.size() > 18 && label.substr(label.size() - 18) == "(cache unverified)", cache)
+        << name << ": " << label;
+  }
+  const auto ranks_at = page.find("<section id=\"across-ranks\">");
+  ASSERT_NE(ranks_at, std::string::npos);
+  const std::string ranks = page.substr(ranks_at, page.find("</section>", ranks_at) - ranks_at);
+  EXPECT_NE(ranks.find("workers:1/state:cold/path:cache</code> (cache unverified): 3 ranks"),
+            std::string::npos)
+      << ranks;
+  EXPECT_NE(ranks.find("workers:4/state:cold/path:source</code>: 3 ranks"), std::string::npos) << ranks;
+  EXPECT_EQ(embedded_data(page)["files"][0]["cache_qualifier"], kCacheUnverified);
+
+  // Two files, the second's cache unverified: its cells of a cache case say so, and the ratios
+  // made of them; the first file's cells, and every source cell, do not.
+  ResultDocument a = base_doc(), b = base_doc();
+  b.dataset["cache"]["verified"] = false;
+  const std::string two = render_html_report({a, b}, {"a", "b"});
+  const auto table = two.find("id=\"ratios\"");
+  ASSERT_NE(table, std::string::npos);
+  const auto row = two.find("path:cache\"", table);
+  ASSERT_NE(row, std::string::npos);
+  const std::string cache_row = two.substr(row, two.find("</tr>", row) - row);
+  EXPECT_TRUE(std::regex_search(
+      cache_row, std::regex(R"re(>1\.00× \(cache unverified\)</td><td class="num">[0-9.]+</td>)re"
+                            R"re(<td class="num">[0-9.]+ \(cache unverified\)</td>$)re")))
+      << cache_row;
+  const auto source_row = two.find("path:source\"", table);
+  const std::string source_cells = two.substr(source_row, two.find("</tr>", source_row) - source_row);
+  EXPECT_EQ(source_cells.find(kCacheUnverified), std::string::npos) << source_cells;
+  const json data = embedded_data(two);
+  EXPECT_FALSE(data["files"][0].contains("cache_qualifier"));
+  EXPECT_EQ(data["files"][1]["cache_qualifier"], kCacheUnverified);
+}
+
+// Verified true, or a file that does not say (verification unknown): the page says nothing of it.
+TEST(HtmlReportTest, AVerifiedOrUnknownCacheIsNotQualified) {
+  for (const json& verified : {json(true), json(nullptr)}) {
+    ResultDocument d = ranks_doc();
+    d.benchmarks.push_back(loader_entry("cache", 1, 1, 0.95));
+    if (!verified.is_null()) d.dataset["cache"]["verified"] = verified;
+    const std::string page = render_html_report({d, d}, {"a", "b"});
+    EXPECT_EQ(page.find(kCacheUnverified), std::string::npos) << verified;
+    EXPECT_FALSE(embedded_data(page)["files"][0].contains("cache_qualifier"));
+    const std::vector<std::string> v = html_report_verdicts(d);
+    EXPECT_NE(std::find(v.begin(), v.end(), "Cache path reads at best 200 MiB/s cold (1 worker, random)."),
+              v.end());
+  }
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "cache_trust.h"
 #include "collecting_reporter.h"
 #include "csv_writer.h"
 #include "feedbench/base/error.h"
@@ -457,6 +458,65 @@ TEST(ReportersTest, MarkdownPrintsTheSummaryTheRunStored) {
   doc.summary = {{"note", "written before the answers had a version"}};
   md = format_markdown(doc);
   EXPECT_NE(md.find("```text\n" + format_summary(summarize(doc)) + "```\n"), std::string::npos) << md;
+}
+
+// A cache measured unverified: each row of a cache case's figures, and each line of the summary
+// that states a cache figure, says "(cache unverified)" beside it; a source row or line does
+// not, nor does a skipped case's row, which states no figure. A verified cache's Markdown, or
+// one from a file that does not say, carries none.
+TEST(ReportersTest, MarkdownSaysAnUnverifiedCacheBesideItsFigures) {
+  ResultDocument doc = sample_document();
+  doc.dataset["cache"] = {{"root", "/cache"}, {"files", 4}, {"bytes", 4096}, {"verified", false}};
+  doc.summary = summarize(doc);
+  const std::string md = format_markdown(doc);
+  const std::string seq = R"(\| `file_read/pattern:sequential/bs:1048576/engine:psync/workers:)";
+  std::vector<std::string> rows, summary;
+  bool in_summary = false;
+  for (const std::string& line : testing::lines_of(md)) {
+    if (line.rfind("| `file_read", 0) == 0) rows.push_back(line);
+    if (in_summary && line != "```") summary.push_back(line);
+    in_summary = (in_summary || line == "```text") && line != "```";
+  }
+  std::string row_text, summary_text;
+  for (const std::string& r : rows) row_text += r + "\n";
+  for (const std::string& l : summary) summary_text += l + "\n";
+  testing::expect_lines(row_text,
+                        {
+                            seq + R"(1/state:cold/path:source` \| 3 \| .*)",
+                            seq + R"(4/state:cold/path:source` \| 3 \| .*)",
+                            seq + R"(4/state:warm/path:source` \| 3 \| .*)",
+                            seq + R"(4/state:cold/path:cache` \(cache unverified\) \| 3 \| 575 MiB/s \|.*)",
+                            seq + R"(4/state:warm/path:cache` \(cache unverified\) \| 2 of 3 \| .*)",
+                            R"(\| `file_read/pattern:random/[^`]*/path:cache` \| 0 of 1 \| – \|.*)",
+                        });
+  testing::expect_lines(
+      summary_text,
+      {
+          "Summary",
+          R"(  source: reads at best 192 MiB/s cold \(4 workers\), 1\.86 GiB/s warm \(4 workers\); .*against)",
+          R"(  cache \(cache unverified\): reads at best 575 MiB/s cold \(4 workers\), .*against)",
+          R"(  does the cache help\? cold: yes, .* differs only in its path \(cache unverified\))",
+          R"(  best throughput \(median of achieved repetitions\), per path and cache state:)",
+          R"(    source +cold +192 MiB/s +workers 4 +file_read/.*/state:cold/path:source)",
+          R"(    source +warm +1\.86 GiB/s +workers 4 +file_read/.*/state:warm/path:source)",
+          R"(    cache +cold +575 MiB/s +workers 4 +file_read/.*/state:cold/path:cache \(cache unverified\))",
+          R"(    cache +warm +1\.87 GiB/s +workers 4 +file_read/.*/state:warm/path:cache \(cache unverified\))",
+          R"(  more workers, deeper queues \(knee: the smallest count within 5% of the best\):)",
+          R"(    sequential cold source: best at 4 workers \(192 MiB/s\); still rising .*help)",
+          R"(  cold vs warm, sequential 4 workers source: warm was %ratio faster than cold .*warm\))",
+          R"(  cold vs warm, sequential 4 workers cache: warm was %ratio faster .*warm\) \(cache unverified\))",
+          R"(  source vs cache, sequential 4 workers cold: cache path was 3\.0× .*cache\) \(cache unverified\))",
+          R"(  source vs cache, sequential 4 workers warm: cache path was within 5% .*cache\) \(cache unverified\))",
+          R"(  excluded: file_read/.*/state:warm/path:cache repetition 1: warm not achieved: .*above\))",
+          R"(  skipped: file_read/pattern:random/.*: O_DIRECT refused, by tmpfs)",
+      });
+  for (const json& verified : {json(true), json(nullptr)}) {
+    doc.dataset["cache"]["verified"] = verified;
+    if (verified.is_null()) doc.dataset["cache"].erase("verified");
+    const std::string plain = format_markdown(doc);  // the stored answers, with this verification
+    EXPECT_EQ(plain.find(kCacheUnverified), std::string::npos) << plain;
+    EXPECT_NE(plain.find("\n  cache: reads at best 575 MiB/s cold"), std::string::npos) << plain;
+  }
 }
 
 }  // namespace

@@ -4,7 +4,10 @@
 
 #include <string>
 
+#include "cache_trust.h"
 #include "console_table.h"
+#include "loader_summary.h"
+#include "output_lines.h"
 #include "summary.h"
 
 namespace feedbench {
@@ -548,6 +551,210 @@ TEST(SummaryAnswersTest, TheStoredSummaryIsPrintedUnlessItIsOlderThanTheEngine) 
     if (older.contains("sizing")) expected["sizing"] = older["sizing"];
     EXPECT_EQ(summary_of(doc), expected) << older.dump();
   }
+}
+
+// ---- a cache measured unverified (--allow-unverified-cache): said beside every cache figure
+
+// A loader case on `path`: its AU and verdict as the family records them.
+BenchmarkEntry loader_case(const std::string& path, int workers, double au) {
+  BenchmarkEntry e;
+  e.params = {{"family", "loader"}, {"batch_size", 4},       {"workers", workers},
+              {"target_au", 0.9},   {"cache_state", "warm"}, {"path", path}};
+  e.case_name = "loader/batch:4/workers:" + std::to_string(workers) + "/state:warm/path:" + path;
+  e.name = e.run_name = e.case_name;
+  e.run_type = "iteration";
+  e.counters = {{"samples_per_second", 1000 * au}, {"au", au}, {"stall_fraction", 1 - au}};
+  e.extra = {{"verdict", "AU " + std::to_string(static_cast<int>(au * 100)) + "%"}};
+  return e;
+}
+
+// Both paths read cold and warm with 1 and 2 workers, and a loader worker sweep on the cache
+// beside one loader case on the source; `verified` is what dataset.cache says (null: nothing).
+ResultDocument both_paths_doc(const json& verified) {
+  ResultDocument doc;
+  Shape s;
+  for (const char* path : {"source", "cache"})
+    for (const char* state : {"cold", "warm"})
+      for (int workers : {1, 2}) {
+        s.path = path;
+        s.state = state;
+        s.workers = workers;
+        add_case(&doc, s,
+                 (std::string(path) == "cache" ? 300e6 : 100e6) * (state[0] == 'w' ? 4 : 1) * workers);
+      }
+  doc.benchmarks.push_back(loader_case("cache", 1, 0.95));
+  doc.benchmarks.push_back(loader_case("cache", 2, 0.97));
+  doc.benchmarks.push_back(loader_case("source", 1, 0.5));
+  doc.dataset["cache"] = {{"root", "/cache"}, {"files", 4}};
+  if (!verified.is_null()) doc.dataset["cache"]["verified"] = verified;
+  return doc;
+}
+
+// The lines of both_paths_doc's summary; `q` is what a cache figure's line carries after it.
+std::vector<std::string> both_paths_lines(const std::string& q) {
+  const std::string f = "file_read/pattern:sequential/bs:131072/engine:psync/qd:1/workers:";
+  return {
+      "Summary",
+      R"(  source: can storage feed the simulated trainers\? warm: no \(AU 50\.0% at best, target 90\.0%, 1 )"
+      R"(worker\); reads at best 191 MiB/s cold \(2 workers\), 763 MiB/s warm \(2 workers\))",
+      "  cache" + q +
+          R"(: can storage feed the simulated trainers\? warm: yes \(AU 95\.0%, target 90\.0%, 1 )"
+          R"(worker\); reads at best 572 MiB/s cold \(2 workers\), 2\.24 GiB/s warm \(2 workers\))",
+      R"(  does the cache help\? cold: yes, the cache path reads 3\.0× faster than the source \(2 matched )"
+      R"(pairs\); warm: yes, the cache path reads 3\.0× faster than the source \(2 matched pairs\); like with )"
+      "like: each pair differs only in its path" +
+          q,
+      R"(  best throughput \(median of achieved repetitions\), per path and cache state:)",
+      "    source  cold +191 MiB/s  workers 2  " + f + "2/state:cold/path:source",
+      "    source  warm +763 MiB/s  workers 2  " + f + "2/state:warm/path:source",
+      "    cache   cold +572 MiB/s  workers 2  " + f + "2/state:cold/path:cache" + q,
+      "    cache   warm +2\\.24 GiB/s  workers 2  " + f + "2/state:warm/path:cache" + q,
+      R"(  more workers, deeper queues \(knee: the smallest count within 5% of the best\):)",
+      R"(    sequential 128 KiB psync cold source: best at 2 workers \(191 MiB/s\); still rising .*)",
+      R"(    sequential 128 KiB psync warm source: best at 2 workers \(763 MiB/s\); still rising .*)",
+      R"(    sequential 128 KiB psync cold cache: best at 2 workers \(572 MiB/s\); still rising .*help)" + q,
+      R"(    sequential 128 KiB psync warm cache: best at 2 workers \(2\.24 GiB/s\); still rising .*help)" +
+          q,
+      R"(  cold vs warm, sequential 128 KiB psync 1 worker source: warm was 4\.0× faster than cold .*warm\))",
+      R"(  cold vs warm, sequential 128 KiB psync 2 workers source: warm was 4\.0× faster than cold .*warm\))",
+      R"(  cold vs warm, sequential 128 KiB psync 1 worker cache: warm was 4\.0× .*warm\))" + q,
+      R"(  cold vs warm, sequential 128 KiB psync 2 workers cache: warm was 4\.0× .*warm\))" + q,
+      R"(  source vs cache, sequential 128 KiB psync 1 worker cold: cache path was 3\.0× .*cache\))" + q,
+      R"(  source vs cache, sequential 128 KiB psync 2 workers cold: cache path was 3\.0× .*cache\))" + q,
+      R"(  source vs cache, sequential 128 KiB psync 1 worker warm: cache path was 3\.0× .*cache\))" + q,
+      R"(  source vs cache, sequential 128 KiB psync 2 workers warm: cache path was 3\.0× .*cache\))" + q,
+      R"(  training loop \(median AU of achieved repetitions, target per case\):)",
+      "    loader/batch:4/workers:1/state:warm/path:cache: AU 95%" + q,
+      "    loader/batch:4/workers:2/state:warm/path:cache: AU 97%" + q,
+      "    loader/batch:4/workers:1/state:warm/path:source: AU 50%",
+      R"(  minimum workers: 1, the smallest count reaching AU 90\.0% \(1: 95\.0%, 2: 97\.0%\) in )"
+      "loader/batch:4/workers:\\*/state:warm/path:cache" +
+          q,
+  };
+}
+
+// Verified false: every line of a figure or an answer measured on the cache path says so, and
+// no line of the source does; the answers record it for the reporters that print them.
+TEST(SummaryCacheUnverified, EveryCacheFigureSaysItAndNoSourceFigureDoes) {
+  const json summary = summarize(both_paths_doc(false));
+  EXPECT_EQ(summary["answers"]["cache_unverified"], true);
+  EXPECT_TRUE(answers_cache_unverified(summary["answers"]));
+  testing::expect_lines(format_summary(summary), both_paths_lines(R"( \(cache unverified\))"));
+}
+
+// Verified true, or a file that does not say (verification unknown): no qualifier anywhere.
+TEST(SummaryCacheUnverified, AVerifiedOrUnknownCacheIsNotQualified) {
+  for (const json& verified : {json(true), json(nullptr), json("no")}) {
+    const json summary = summarize(both_paths_doc(verified));
+    EXPECT_FALSE(summary["answers"].contains("cache_unverified")) << verified;
+    const std::string text = format_summary(summary);
+    EXPECT_EQ(text.find(kCacheUnverified), std::string::npos) << text;
+    testing::expect_lines(text, both_paths_lines(""));
+  }
+  ResultDocument no_cache = both_paths_doc(nullptr);
+  no_cache.dataset = json::object();
+  EXPECT_FALSE(cache_unverified(no_cache));
+}
+
+// The page's sentences say it of the cache path and of the cache's answer.
+TEST(SummaryCacheUnverified, ThePageSentencesSayItToo) {
+  json a = full_answers();
+  a["paths"][1]["keeps"] = {{"accelerators", 8}, {"target_au", 0.9}};
+  a["cache_unverified"] = true;
+  const std::vector<std::string> sentences = answer_sentences(a);
+  ASSERT_EQ(sentences.size(), 7u);
+  EXPECT_EQ(sentences[0],
+            "Source path keeps 2 simulated accelerators at AU ≥ 90%; cache path (cache unverified) keeps 8.");
+  EXPECT_EQ(sentences[3].rfind("Source path reads at best", 0), 0u);
+  EXPECT_EQ(sentences[4],
+            "Cache path (cache unverified) feeds the simulated trainers cold: AU 97.0% with 1 worker — meets "
+            "the 90% target.");
+  const std::string helps_end = "like with like: each pair differs only in its path (cache unverified).";
+  ASSERT_GT(sentences[5].size(), helps_end.size());
+  EXPECT_EQ(sentences[5].substr(sentences[5].size() - helps_end.size()), helps_end);
+  EXPECT_EQ(sentences[6], "Staging to the cache copies at best 600 MiB/s (4 workers).");
+  for (std::size_t i : {1, 2, 3}) EXPECT_EQ(sentences[i].find(kCacheUnverified), std::string::npos);
+  a.erase("cache_unverified");
+  for (const std::string& sentence : answer_sentences(a))
+    EXPECT_EQ(sentence.find(kCacheUnverified), std::string::npos) << sentence;
+}
+
+// The stored answers are printed, with the document's verification: a file whose answers were
+// stored before they carried it says its cache unverified all the same, and the document's
+// record wins over answers that say otherwise.
+TEST(SummaryCacheUnverified, TheStoredAnswersTakeTheDocumentsVerification) {
+  ResultDocument doc = both_paths_doc(false);
+  doc.summary = summarize(doc);
+  doc.summary["answers"].erase("cache_unverified");  // as a run before the field stored them
+  doc.summary["answers"]["paths"][1]["reads"]["cold"]["bytes_per_second"] = 1e9;  // what the run said
+  json printed = summary_of(doc);
+  EXPECT_EQ(printed["answers"]["cache_unverified"], true);
+  EXPECT_DOUBLE_EQ(printed["answers"]["paths"][1]["reads"]["cold"]["bytes_per_second"].get<double>(), 1e9);
+  EXPECT_NE(format_summary(printed).find("  cache (cache unverified): can storage feed"), std::string::npos);
+  doc.dataset["cache"]["verified"] = true;
+  doc.summary["answers"]["cache_unverified"] = true;
+  printed = summary_of(doc);
+  EXPECT_FALSE(printed["answers"].contains("cache_unverified"));
+  EXPECT_EQ(format_summary(printed).find(kCacheUnverified), std::string::npos);
+}
+
+// Lines the fixtures above have none of: epochs of a loader case, accelerator sweeps, cases
+// across ranks and stragglers, each on the cache path or not.
+TEST(SummaryCacheUnverified, LoaderEpochsSweepsRanksAndStragglersOnTheCacheSayIt) {
+  const std::string cache = "loader/batch:4/workers:1/acc:*/state:cold/path:cache";
+  const json loader = {{"verdicts",
+                        {{{"case", "loader/batch:4/workers:1/state:cold/path:cache"},
+                          {"verdict", "AU 95%"},
+                          {"epochs", {{{"epoch", 1}, {"au", 0.9}}, {{"epoch", 2}, {"au", 1.0}}}}}}},
+                       {"max_accelerators",
+                        {{{"sweep", cache},
+                          {"target_au", 0.9},
+                          {"tried", {{{"accelerators", 2}, {"min_au", 0.95}}}},
+                          {"max_accelerators", 2}},
+                         {{"sweep", "loader/acc:*/path:source"},
+                          {"target_au", 0.9},
+                          {"tried", json::array()},
+                          {"max_accelerators", nullptr}}}}};
+  testing::expect_lines(format_loader_summary(loader, true),
+                        {R"(  training loop \(median AU of achieved repetitions, target per case\):)",
+                         R"(    loader/batch:4/workers:1/state:cold/path:cache: AU 95% \(cache unverified\))",
+                         R"(      epoch 1: AU 90\.0%, .* samples/s \(cache unverified\))",
+                         R"(      epoch 2: AU 100\.0%, .* samples/s \(cache unverified\))",
+                         R"(  accelerators supported: 2, .* in loader/.*/path:cache \(cache unverified\))",
+                         R"(  accelerators supported: none .* in loader/acc:\*/path:source)"});
+  EXPECT_EQ(format_loader_summary(loader).find(kCacheUnverified), std::string::npos);
+
+  const std::string on_cache = name_of(Shape{.path = "cache"}), on_source = name_of(Shape{});
+  const json host = {{"host", "a"}, {"bytes_per_second", 1e8}},
+             rank = {{"rank", 0}, {"host", "a"}, {"bytes_per_second", 1e8}};
+  const json straggler = {
+      {"rank", 1},       {"host", "b"}, {"repetitions", 1}, {"of_repetitions", 1}, {"bytes_per_second", 1e7},
+      {"vs_median", 0.1}};
+  json summary = {{"answers", {{"version", kAnswersVersion}, {"cache_unverified", true}}},
+                  {"ranks",
+                   {{{"case", on_cache}, {"repetitions", 1}, {"hosts", {host}}, {"ranks", {rank}}},
+                    {{"case", on_source}, {"repetitions", 1}, {"hosts", {host}}, {"ranks", {rank}}}}},
+                  {"stragglers", {straggler, straggler}}};
+  summary["stragglers"][0]["case"] = on_cache;
+  summary["stragglers"][1]["case"] = on_source;
+  const std::string q = R"( \(cache unverified\))";
+  testing::expect_lines(format_summary(summary),
+                        {"Summary", "  across ranks, .*/path:cache \\(medians of 1 repetitions\\)" + q + ":",
+                         "    hosts: a 95\\.4 MiB/s" + q, "    ranks: 0 \\(a\\) 95\\.4 MiB/s" + q,
+                         "  across ranks, .*/path:source \\(medians of 1 repetitions\\):",
+                         "    hosts: a 95\\.4 MiB/s", "    ranks: 0 \\(a\\) 95\\.4 MiB/s",
+                         "  straggler: rank 1 .* of .*/path:cache: .* of the median rank's rate" + q,
+                         "  straggler: rank 1 .* of .*/path:source: .* of the median rank's rate"});
+}
+
+TEST(SummaryCacheUnverified, OnlyAPartOfTheNameReadsTheCachePath) {
+  EXPECT_TRUE(on_cache_path("file_read/workers:1/path:cache"));
+  EXPECT_TRUE(on_cache_path("loader/path:cache/extra:1"));
+  EXPECT_FALSE(on_cache_path("file_read/workers:1/path:source"));
+  EXPECT_FALSE(on_cache_path("file_read/path:cache2"));
+  EXPECT_FALSE(on_cache_path("file_read/subpath:cache"));
+  EXPECT_EQ(cache_note(true), " (cache unverified)");
+  EXPECT_EQ(cache_note(false), "");
 }
 
 }  // namespace
