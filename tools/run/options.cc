@@ -79,10 +79,9 @@ po::options_description describe_options(RunOptions& o) {
       "include-from-cache",
       "read only the selection the cache was staged with (its manifest's --include globs)")(
       "node-accelerators", po::value(&o.node_accelerators_text)->value_name("K"),
-      "the summary states what a node of K accelerators needs (default: the most any loader case runs)")(
+      "what a node of K accelerators needs, in the summary (default: the most a case runs)")(
       "redact", po::value(&o.redact)->composing()->value_name("NAME"),
-      "record environment variable NAME as set, never its value (repeatable; names that look like "
-      "credentials, e.g. *TOKEN*, *KEY*, are withheld without it)")(
+      "record variable NAME as set, never its value (credential-like names always are)")(
       "allow-unverified-cache", "measure path:cache cases even when the cache fails its checks (recorded)")(
       "verify-cache",
       "re-hash every cache file against its manifest first (default: listing, sizes, mtimes)")(
