@@ -34,4 +34,10 @@ nlohmann::ordered_json diff_to_json(const Comparison& comparison, bool strict);
 // RETURNS: a metric's value for people: "812 MiB/s", "153 us", "0.031", ...
 std::string format_metric_value(const std::string& metric, double value);
 
+// RETURNS: "repetition 3 of bytes_per_second: 19 MiB/s, median 39.7 MiB/s".
+std::string outlier_text(const OutlierRepetition& o);
+
+// RETURNS: the outlier rule in words: "farther than 3.5 scaled MADs and 10% from the median".
+std::string outlier_rule_text();
+
 }  // namespace feedbench

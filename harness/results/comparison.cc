@@ -227,11 +227,48 @@ std::vector<const BenchmarkEntry*> judged_entries(const CaseEntries& c, bool* fr
   return {};
 }
 
-std::vector<double> values_of(const std::vector<const BenchmarkEntry*>& entries, const std::string& metric) {
-  std::vector<double> out;
+// One side's values of a metric with the outlier rule applied: what is judged, what is set aside.
+struct SideValues {
+  std::vector<double> kept;
+  std::vector<OutlierRepetition> set_aside;
+  std::size_t count() const { return kept.size() + set_aside.size(); }
+};
+
+// RETURNS: the values of `metric` in `entries` (those that have it), split by outlier_indices
+// with the metric's floor.
+SideValues split_outliers(const std::string& case_name, const std::vector<const BenchmarkEntry*>& entries,
+                          const CounterInfo& metric) {
+  std::vector<double> values;
+  std::vector<std::int64_t> repetitions;
   for (const BenchmarkEntry* e : entries)
-    if (auto v = metric_value(*e, metric)) out.push_back(*v);
+    if (auto v = metric_value(*e, metric.name)) {
+      values.push_back(*v);
+      repetitions.push_back(e->repetition_index);
+    }
+  SideValues out;
+  const std::vector<std::size_t> outliers = outlier_indices(values, metric.floor);
+  if (outliers.empty()) {
+    out.kept = std::move(values);
+    return out;
+  }
+  const double all_median = median(values);
+  for (std::size_t i = 0, next = 0; i < values.size(); ++i) {
+    if (next < outliers.size() && outliers[next] == i) {
+      out.set_aside.push_back({case_name, metric.name, repetitions[i], values[i], all_median});
+      ++next;
+    } else {
+      out.kept.push_back(values[i]);
+    }
+  }
   return out;
+}
+
+// RETURNS: the family's name, the first segment of a case name.
+std::string family_of(const std::string& case_name) { return case_name.substr(0, case_name.find('/')); }
+
+// RETURNS: whether `info` gates `family` by default (the table's `gates`).
+bool gates_family(const CounterInfo& info, const std::string& family) {
+  return std::find(info.gates.begin(), info.gates.end(), family) != info.gates.end();
 }
 
 // RETURNS: "BASE measured 3 steps per trainer, 10 needed to judge its figures (raise steps)"
@@ -607,6 +644,23 @@ void check_match_ignore(const ResultDocument& base, const ResultDocument& next,
 
 }  // namespace
 
+std::vector<OutlierRepetition> outlier_repetitions(const ResultDocument& doc) {
+  std::vector<OutlierRepetition> out;
+  const Grouped g = group(doc, {});
+  for (const std::string& id : g.order) {
+    const CaseEntries& c = g.cases.at(id);
+    bool from_aggregates = false;
+    const std::vector<const BenchmarkEntry*> entries = judged_entries(c, &from_aggregates);
+    const std::string family = family_of(c.name);
+    for (const CounterInfo* info : judged_metrics()) {
+      if (!gates_family(*info, family)) continue;
+      for (OutlierRepetition& o : split_outliers(c.name, entries, *info).set_aside)
+        out.push_back(std::move(o));
+    }
+  }
+  return out;
+}
+
 ResultDocument replace_cases(ResultDocument next, const ResultDocument& rerun,
                              const std::vector<std::string>& ignore, std::vector<std::string>* replaced) {
   std::set<std::string> in_next, in_rerun;
@@ -740,7 +794,7 @@ void judge_case(const CaseEntries& bc, const CaseEntries& nc, const JudgingConte
     add_note(c, std::string("judged on the ") + (base_agg ? "BASE" : "") +
                     (base_agg && new_agg ? " and " : "") + (new_agg ? "NEW" : "") +
                     " aggregate: no per-repetition values");
-  const std::string family = bc.name.substr(0, bc.name.find('/'));
+  const std::string family = family_of(bc.name);
   NoiseContext noise = ctx.load_noise;
   noise.from_memory = served_from_memory(bc.name);
   // The family's primary counter (the loader's AU) leads its case's lines.
@@ -749,18 +803,18 @@ void judge_case(const CaseEntries& bc, const CaseEntries& nc, const JudgingConte
                         [&](const std::string& m) { return m == primary_counter(family); });
   for (const std::string& metric : metrics) {
     const CounterInfo& info = *find_metric(metric);
-    if (ctx.options.metrics.empty() &&
-        std::find(info.gates.begin(), info.gates.end(), family) == info.gates.end())
-      continue;
-    std::vector<double> bv = values_of(be, metric), nv = values_of(ne, metric);
-    if (!bv.empty() && nv.size() < ne.size()) {
+    if (ctx.options.metrics.empty() && !gates_family(info, family)) continue;
+    SideValues bv = split_outliers(bc.name, be, info), nv = split_outliers(nc.name, ne, info);
+    if (bv.count() > 0 && nv.count() < ne.size()) {
       c->missing_metrics.push_back(metric);
-      add_note(c, missing_metric_note(metric, ne.size() - nv.size(), ne.size(), ctx.new_file));
-    } else if (bv.empty() && !nv.empty()) {
+      add_note(c, missing_metric_note(metric, ne.size() - nv.count(), ne.size(), ctx.new_file));
+    } else if (bv.count() == 0 && nv.count() > 0) {
       add_note(c, metric + " not in BASE (" + ctx.base_file + "): not judged");
     }
-    if (bv.empty() || nv.empty()) continue;
-    MetricComparison m = judge(info, std::move(bv), std::move(nv), ctx.options, noise);
+    if (bv.count() == 0 || nv.count() == 0) continue;
+    MetricComparison m = judge(info, std::move(bv.kept), std::move(nv.kept), ctx.options, noise);
+    m.base_set_aside = std::move(bv.set_aside);
+    m.new_set_aside = std::move(nv.set_aside);
     if (m.base_median > 0 && m.new_median > 0) (*ratios)[metric].push_back(m.new_median / m.base_median);
     c->metrics.push_back(std::move(m));
   }
@@ -805,7 +859,11 @@ void judge_with_typical_spread(const NoiseContext& load_noise, Comparison* out) 
     for (MetricComparison& m : c.metrics) {
       auto it = cvs.find(m.metric);
       noise.typical_cv = it == cvs.end() ? 0 : median(it->second);
-      m = judge(*find_metric(m.metric), m.base_values, m.new_values, out->options, noise);
+      MetricComparison again =
+          judge(*find_metric(m.metric), m.base_values, m.new_values, out->options, noise);
+      again.base_set_aside = std::move(m.base_set_aside);
+      again.new_set_aside = std::move(m.new_set_aside);
+      m = std::move(again);
     }
   }
 }
