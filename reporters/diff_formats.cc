@@ -522,7 +522,9 @@ nlohmann::ordered_json diff_to_json(const Comparison& c, bool strict) {
                                             {"per_core", l.per_core()}}
                    : nlohmann::ordered_json();
   };
-  j["load"] = {{"base", load_json(c.base_load)}, {"new", load_json(c.new_load)}};
+  j["load"] = {{"base", load_json(c.base_load)},
+               {"new", load_json(c.new_load)},
+               {"differ", loads_differ(c.base_load, c.new_load)}};
   if (!c.rerun_file.empty()) j["rerun"] = {{"file", c.rerun_file}, {"cases", c.rerun_cases}};
   j["notes"] = nlohmann::ordered_json::array();
   for (const std::string& w : outlier_warnings(c)) j["notes"].push_back(w);

@@ -90,6 +90,12 @@ HostLoad host_load(const ResultDocument& doc) {
   return load;
 }
 
+bool loads_differ(const HostLoad& base, const HostLoad& next) {
+  if (!base.known || !next.known) return false;
+  const double a = base.per_core(), b = next.per_core();
+  return std::fabs(a - b) > std::max(kLoadToleranceFloor, kLoadTolerance * std::max(a, b));
+}
+
 bool CaseComparison::missing() const {
   return status == CaseStatus::kRemoved || status == CaseStatus::kNotMeasured || !missing_metrics.empty();
 }
@@ -341,7 +347,10 @@ struct NoiseContext {
   // counts both. Tails then measure the scheduler, not the storage.
   bool oversubscribed = false;
   double max_per_core = 0;  // the larger of the two runs' load per core
-  double typical_cv = 0;    // the metric's median CV over the compared cases
+  // The two loads differ beyond the tolerance (loads_differ): equal loads, however high, were
+  // the same on both sides and cannot explain a difference between them.
+  bool loads_differ = false;
+  double typical_cv = 0;  // the metric's median CV over the compared cases
 };
 
 // The standard error of a median is about 1.25 sigma / sqrt(n); a difference of two medians
@@ -385,9 +394,12 @@ MetricComparison judge(const CounterInfo& info, std::vector<double> base, std::v
                              std::sqrt(1 / nb + 1 / nn);
   // Served from memory, a case runs at the CPU share the host leaves it: a load per core that
   // changed by d moves it by up to a factor 1 + d; on an oversubscribed host (L per core) by
-  // up to a factor L.
+  // up to a factor L. Only when the loads differ: a significant change between two equally
+  // loaded runs is not the load's doing. A weak verdict has no test to go on, so there the
+  // load still counts.
+  const bool load_counts = noise.loads_differ || m.weak;
   double load_band = 0;
-  if (noise.from_memory) {
+  if (noise.from_memory && load_counts) {
     load_band = std::log1p(noise.load_delta);
     if (noise.max_per_core > 1) load_band = std::max(load_band, std::log(noise.max_per_core));
   }
@@ -397,7 +409,7 @@ MetricComparison judge(const CounterInfo& info, std::vector<double> base, std::v
                                                                   : std::numeric_limits<double>::infinity();
   if (m.verdict == Verdict::kUnchanged) return m;
   char text[200];
-  if (info.tail && noise.oversubscribed) {
+  if (info.tail && noise.oversubscribed && load_counts) {
     std::snprintf(text, sizeof text, "a tail on an oversubscribed host (%s): it measures the scheduler",
                   noise.load_text.c_str());
   } else if (std::fabs(log_change) <= band) {
@@ -706,6 +718,7 @@ NoiseContext load_noise_of(const HostLoad& base, const HostLoad& next) {
     load_noise.load_text = text;
     load_noise.max_per_core = std::max(base.per_core(), next.per_core());
     load_noise.oversubscribed = load_noise.max_per_core >= 1;
+    load_noise.loads_differ = loads_differ(base, next);
   }
   return load_noise;
 }

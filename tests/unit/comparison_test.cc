@@ -357,6 +357,62 @@ TEST(ComparisonTest, BelowFourRepetitionsNothingIsSetAside) {
   EXPECT_TRUE(outlier_repetitions(base).empty());
 }
 
+TEST(ComparisonTest, LoadsDifferBeyondTenPercentOfTheLarger) {
+  HostLoad a, b;
+  a.known = b.known = true;
+  a.cores = b.cores = 2;
+  a.before = a.after = 10.0;  // 5.0 per core
+  b.before = b.after = 9.2;   // 4.6: within 10% of 5.0
+  EXPECT_FALSE(loads_differ(a, b));
+  b.before = b.after = 8.8;  // 4.4
+  EXPECT_TRUE(loads_differ(a, b));
+  a.before = a.after = 0.2;  // 0.1 and 0.2 per core: within the 0.1 floor of a near-idle host
+  b.before = b.after = 0.4;
+  EXPECT_FALSE(loads_differ(a, b));
+  b.known = false;
+  EXPECT_FALSE(loads_differ(a, b));
+}
+
+// Seen on a loaded host: both runs at about 5 runnable tasks per core, a page-cached case 25%
+// slower with p < 0.001, called noisy because "the host was oversubscribed". The same load on
+// both sides cannot explain a difference between them: a regression.
+TEST(ComparisonTest, EqualHighLoadsOnBothSidesDoNotMakeASignificantDropNoisy) {
+  ResultDocument base, next;
+  add_case(&base, kSeq, {{"bytes_per_second", around(800 * kMiB, 9)}, {"lat_p99_us", around(100, 9)}});
+  add_case(&next, kSeq, {{"bytes_per_second", around(600 * kMiB, 9)}, {"lat_p99_us", around(150, 9)}});
+  set_load(&base, 10.0, 10.1, 2);  // 5.03 per core
+  set_load(&next, 10.1, 9.9, 2);   // 5.00
+  Comparison c = compare_results(base, next, {});
+  const MetricComparison& m = metric_of(c, kSeq, "bytes_per_second");
+  EXPECT_LT(m.p, 0.001);
+  EXPECT_EQ(m.verdict, Verdict::kRegression) << m.why_noisy;
+  EXPECT_LT(m.noise_band, 0.05);  // the spread's band only
+  // A tail on the same oversubscribed host: with a test to go on, a regression too.
+  EXPECT_EQ(metric_of(c, kSeq, "lat_p99_us").verdict, Verdict::kRegression);
+  EXPECT_EQ(c.noisy(), 0u);
+  EXPECT_EQ(c.exit_code(false), 1);
+}
+
+// Loads that differ between the runs (5.03 and 1.05 per core) may still explain the drop of a
+// case served from memory, and a tail on the oversubscribed host, as before.
+TEST(ComparisonTest, LoadsThatDifferStillMakeAWarmCasesDropNoisy) {
+  ResultDocument base, next;
+  add_case(&base, kSeq, {{"bytes_per_second", around(800 * kMiB, 9)}, {"lat_p99_us", around(100, 9)}});
+  add_case(&next, kSeq, {{"bytes_per_second", around(600 * kMiB, 9)}, {"lat_p99_us", around(150, 9)}});
+  set_load(&base, 10.0, 10.1, 2);
+  set_load(&next, 2.0, 2.2, 2);
+  Comparison c = compare_results(base, next, {});
+  const MetricComparison& m = metric_of(c, kSeq, "bytes_per_second");
+  EXPECT_EQ(m.verdict, Verdict::kNoisy);
+  EXPECT_NE(m.why_noisy.find("host load (load per core 5.03 BASE, 1.05 NEW)"), std::string::npos)
+      << m.why_noisy;
+  EXPECT_NEAR(m.noise_band, 5.025 - 1, 1e-9);  // a factor L, the oversubscribed side's load per core
+  const MetricComparison& tail = metric_of(c, kSeq, "lat_p99_us");
+  EXPECT_EQ(tail.verdict, Verdict::kNoisy);
+  EXPECT_NE(tail.why_noisy.find("oversubscribed"), std::string::npos) << tail.why_noisy;
+  EXPECT_EQ(c.exit_code(false), 0);
+}
+
 // ---- per-family defaults and floors ---------------------------------------------------------
 
 // A loader case fed smaller files reads fewer bytes per second while AU improves: the loader

@@ -267,6 +267,7 @@ TEST(DiffFormatsTest, TheRepetitionsSetAsideAreNamedInEveryFormat) {
   EXPECT_TRUE(m["new_set_aside"].empty());
   ASSERT_EQ(j["notes"].size(), 1u);
   EXPECT_EQ(j["notes"][0].get<std::string>().rfind("BASE has an outlier repetition", 0), 0u);
+  EXPECT_EQ(j["load"]["differ"], false);
   const std::string x = format_diff(c, DiffFormat::kJunit, {});
   EXPECT_NE(x.find("set aside as outliers: BASE repetition 3 of bytes_per_second"), std::string::npos) << x;
   // Without outliers, none of it.

@@ -48,6 +48,15 @@ struct HostLoad {
 // RETURNS: environment.host.load of the document, known = false when absent.
 HostLoad host_load(const ResultDocument& doc);
 
+// Two loads per core count as equal when they differ by at most kLoadTolerance of the larger,
+// or by kLoadToleranceFloor per core on a near-idle host: a share of the CPU that changed by
+// 10% cannot explain a larger change, so equal loads, however high, explain no significant one.
+inline constexpr double kLoadTolerance = 0.10;
+inline constexpr double kLoadToleranceFloor = 0.10;
+
+// RETURNS: whether both loads are known and differ by more than the tolerance above.
+bool loads_differ(const HostLoad& base, const HostLoad& next);
+
 // A repetition the outlier rule (feedbench/base/statistics.h: outlier_indices) sets aside: diff
 // judges its case's metric without it, and `run` warns when it writes one.
 struct OutlierRepetition {
@@ -184,7 +193,8 @@ ResultDocument replace_cases(ResultDocument next, const ResultDocument& rerun,
 // Compares NEW against BASE. `base_file`/`new_file` only name them in messages. Each side is
 // judged on its counted repetitions only: those not errored and not excluded by
 // exclusion_reason() (result.h), the same rule every reporter folds by; and of those, per
-// metric, without its outliers (base_set_aside, new_set_aside).
+// metric, without its outliers (base_set_aside, new_set_aside). Host load explains a change
+// only when the two loads differ (loads_differ), or when the verdict is weak (no test to go on).
 // Without options.metrics, each case is judged on the metrics that gate its family (the
 // table's `gates`); a change below a metric's floor is unchanged, and one the noise could
 // explain is noisy (options.noise_rule). Such a metric BASE has and NEW lacks makes the case
