@@ -193,7 +193,7 @@ int write_results(const RunSetup& run, MeasuredCases measured) {
   // A baseline with a wild repetition hides changes (diff sets it aside; a re-run is better).
   std::fflush(human);
   for (const std::string& line : outlier_warning_lines(doc.summary))
-    std::fprintf(stderr, "feedbench run: warning: %s\n", line.c_str());
+    say(stderr, "feedbench run: warning: " + line + "\n");
 
   // Every case skipped or excluded, or a cache that changed under the cases: the result file
   // records why, and the run is not a success.
