@@ -5,9 +5,13 @@
 
 #include <cmath>
 #include <cstdio>
+#include <set>
 #include <sstream>
+#include <utility>
 
 #include "feedbench/base/error.h"
+#include "feedbench/base/statistics.h"
+#include "feedbench/base/text.h"
 #include "feedbench/base/units.h"
 #include "feedbench/results/counters.h"
 
@@ -94,6 +98,44 @@ std::string verdict_text(const MetricComparison& m, double /*alpha*/) {
   return s;
 }
 
+// RETURNS: "set aside as outliers: BASE repetition 3 of ...; NEW ..." for a case, "" when none.
+std::string case_set_aside_line(const CaseComparison& k) {
+  std::string out;
+  for (const MetricComparison& m : k.metrics)
+    for (auto [side, list] : {std::pair{"BASE", &m.base_set_aside}, std::pair{"NEW", &m.new_set_aside}})
+      for (const OutlierRepetition& o : *list)
+        out += (out.empty() ? "" : "; ") + std::string(side) + " " + outlier_text(o);
+  return out.empty() ? out : "set aside as outliers: " + out;
+}
+
+// One line per side with outliers, said once above the cases:
+// "BASE has an outlier repetition (1 case; farther than 3.5 scaled MADs and 10% from the
+// median of its case): judged without it, listed under its case; measure the baseline again
+// before keeping it"
+std::vector<std::string> outlier_warnings(const Comparison& c) {
+  std::vector<std::string> out;
+  for (const bool base : {true, false}) {
+    std::set<std::pair<std::string, std::int64_t>> repetitions;
+    std::set<std::string> cases;
+    for (const CaseComparison& k : c.cases)
+      for (const MetricComparison& m : k.metrics)
+        for (const OutlierRepetition& o : base ? m.base_set_aside : m.new_set_aside) {
+          repetitions.insert({o.case_name, o.repetition_index});
+          cases.insert(k.identity);
+        }
+    if (repetitions.empty()) continue;
+    const bool one = repetitions.size() == 1;
+    out.push_back(
+        std::string(base ? "BASE" : "NEW") + " has " +
+        (one ? "an outlier repetition" : std::to_string(repetitions.size()) + " outlier repetitions") + " (" +
+        plural(cases.size(), "case", "cases") + "; " + outlier_rule_text() + " of " +
+        (one ? "its case" : "their case") + "): judged without " + (one ? "it" : "them") + ", listed under " +
+        (cases.size() == 1 ? "its case" : "their cases") +
+        (base ? "; measure the baseline again before keeping it" : ""));
+  }
+  return out;
+}
+
 std::string rerun_line(const Comparison& c) {
   const std::size_t n = c.rerun_cases.size();
   return "confirmation re-run: " + std::to_string(n) + (n == 1 ? " case" : " cases") +
@@ -158,6 +200,7 @@ std::string format_table(const Comparison& c, const DiffFormatOptions& o) {
   std::ostringstream out;
   out << "BASE " << c.base_file << "\nNEW  " << c.new_file << "\n";
   for (const std::string& w : c.warnings) out << paint("warning: " + w, o.strict ? "1;31" : "33") << "\n";
+  for (const std::string& w : outlier_warnings(c)) out << paint("warning: " + w, "33") << "\n";
   if (std::string load = load_line(c); !load.empty()) out << load << "\n";
   if (!c.rerun_file.empty()) out << rerun_line(c) << "\n";
 
@@ -191,6 +234,8 @@ std::string format_table(const Comparison& c, const DiffFormatOptions& o) {
     out << k->identity << "\n";
     if (k->base_name != k->new_name) out << "  (BASE " << k->base_name << ", NEW " << k->new_name << ")\n";
     if (!k->note.empty()) out << "  (" << k->note << ")\n";
+    if (std::string aside = case_set_aside_line(*k); !aside.empty())
+      out << "  (" << paint(aside, "33") << ")\n";
     for (const Row& r : rows) {
       std::string line = "  ";
       for (int i = 0; i < 5; ++i) line += pad(r.cells[i], width[i], i > 0) + "  ";
@@ -252,6 +297,8 @@ std::string format_markdown(const Comparison& c, const DiffFormatOptions& o) {
     out << "\n> **Not comparable" << (o.strict ? " (fails with --strict)" : "") << ":**\n";
     for (const std::string& w : c.warnings) out << "> - " << escape_markdown_cell(w) << "\n";
   }
+  for (const std::string& w : outlier_warnings(c))
+    out << "\n> **Outliers:** " << escape_markdown_cell(w) << "\n";
   if (std::string load = load_line(c); !load.empty()) out << "\n" << escape_markdown_cell(load) << "\n";
   if (!c.rerun_file.empty()) out << "\n" << escape_markdown_cell(rerun_line(c)) << "\n";
   if (std::string weak = weak_note(c); !weak.empty()) out << "\n> " << escape_markdown_cell(weak) << "\n";
@@ -295,6 +342,15 @@ std::string format_markdown(const Comparison& c, const DiffFormatOptions& o) {
        });
   list("Added (only in NEW)", CaseStatus::kAdded,
        [](const CaseComparison& k) { return "`" + k.new_name + "`"; });
+  bool first_aside = true;
+  for (const CaseComparison& k : c.cases) {
+    const std::string aside = case_set_aside_line(k);
+    if (aside.empty()) continue;
+    if (first_aside) out << "\n**Set aside as outliers (judged without them)**\n\n";
+    first_aside = false;
+    out << "- `" << escape_markdown_cell(k.identity)
+        << "`: " << escape_markdown_cell(aside.substr(std::string("set aside as outliers: ").size())) << "\n";
+  }
   if (!c.geomeans.empty()) {
     out << "\n**Geometric mean NEW/BASE:**";
     for (std::size_t i = 0; i < c.geomeans.size(); ++i)
@@ -323,6 +379,7 @@ std::string format_junit(const Comparison& c, const DiffFormatOptions& o) {
         details += m.metric + ": " + format_metric_value(m.metric, m.base_median) + " -> " +
                    format_metric_value(m.metric, m.new_median) + " (" + format_change(m.change) + ", p " +
                    format_p(m.p) + ") " + verdict_text(m, c.options.alpha) + "\n";
+      if (std::string aside = case_set_aside_line(k); !aside.empty()) details += aside + "\n";
       if (k.regressed()) {
         ++failures;
         std::string message;
@@ -433,6 +490,16 @@ std::string format_metric_value(const std::string& metric, double v) {
   return format_printf("%.4g", v);
 }
 
+std::string outlier_text(const OutlierRepetition& o) {
+  return "repetition " + std::to_string(o.repetition_index) + " of " + o.metric + ": " +
+         format_metric_value(o.metric, o.value) + ", median " + format_metric_value(o.metric, o.median);
+}
+
+std::string outlier_rule_text() {
+  return "farther than " + format_printf("%g", kOutlierScaledMads) + " scaled MADs and " +
+         format_percent(kOutlierMinDeviation) + " from the median";
+}
+
 nlohmann::ordered_json diff_to_json(const Comparison& c, bool strict) {
   nlohmann::ordered_json j;
   j["schema"] = "feedbench-diff/2";
@@ -455,10 +522,13 @@ nlohmann::ordered_json diff_to_json(const Comparison& c, bool strict) {
                                             {"per_core", l.per_core()}}
                    : nlohmann::ordered_json();
   };
-  j["load"] = {{"base", load_json(c.base_load)}, {"new", load_json(c.new_load)}};
+  j["load"] = {{"base", load_json(c.base_load)},
+               {"new", load_json(c.new_load)},
+               {"differ", loads_differ(c.base_load, c.new_load)}};
   if (!c.rerun_file.empty()) j["rerun"] = {{"file", c.rerun_file}, {"cases", c.rerun_cases}};
-  if (std::string weak = weak_note(c); !weak.empty()) j["notes"] = nlohmann::ordered_json::array({weak});
-  else j["notes"] = nlohmann::ordered_json::array();
+  j["notes"] = nlohmann::ordered_json::array();
+  for (const std::string& w : outlier_warnings(c)) j["notes"].push_back(w);
+  if (std::string weak = weak_note(c); !weak.empty()) j["notes"].push_back(weak);
   nlohmann::ordered_json cases = nlohmann::ordered_json::array();
   for (const CaseComparison& k : c.cases) {
     nlohmann::ordered_json jc;
@@ -493,6 +563,14 @@ nlohmann::ordered_json diff_to_json(const Comparison& c, bool strict) {
       if (m.verdict == Verdict::kNoisy) jm["why_noisy"] = m.why_noisy;
       jm["base_values"] = m.base_values;
       jm["new_values"] = m.new_values;
+      auto set_aside_json = [](const std::vector<OutlierRepetition>& list) {
+        nlohmann::ordered_json a = nlohmann::ordered_json::array();
+        for (const OutlierRepetition& o : list)
+          a.push_back({{"repetition_index", o.repetition_index}, {"value", o.value}, {"median", o.median}});
+        return a;
+      };
+      jm["base_set_aside"] = set_aside_json(m.base_set_aside);
+      jm["new_set_aside"] = set_aside_json(m.new_set_aside);
       metrics.push_back(jm);
     }
     jc["metrics"] = metrics;

@@ -8,8 +8,10 @@
 
 #include "cache_trust.h"
 #include "case_view.h"
+#include "diff_formats.h"
 #include "feedbench/base/text.h"
 #include "feedbench/base/units.h"
+#include "feedbench/results/comparison.h"
 #include "loader_demand.h"
 #include "loader_summary.h"
 
@@ -1018,6 +1020,14 @@ json summarize(const ResultDocument& doc) {
   // Answers measured on a cache that failed its checks say so wherever they are printed.
   if (cache_unverified(doc)) out["answers"]["cache_unverified"] = true;
   if (!excluded.empty()) out["excluded"] = excluded;
+  json outliers = json::array();
+  for (const OutlierRepetition& o : outlier_repetitions(doc))
+    outliers.push_back({{"case", o.case_name},
+                        {"metric", o.metric},
+                        {"repetition_index", o.repetition_index},
+                        {"value", o.value},
+                        {"median", o.median}});
+  if (!outliers.empty()) out["outliers"] = outliers;
   if (!skipped.empty()) out["skipped"] = skipped;
   json loader = summarize_loader(doc);
   if (loader.is_object() && !loader.empty()) out["loader"] = loader;
@@ -1025,6 +1035,20 @@ json summarize(const ResultDocument& doc) {
   if (!across.empty()) out["ranks"] = across;
   json stragglers = summarize_stragglers(doc);
   if (!stragglers.empty()) out["stragglers"] = stragglers;
+  return out;
+}
+
+std::vector<std::string> outlier_warning_lines(const json& summary) {
+  std::vector<std::string> out;
+  if (!summary.is_object() || !summary.contains("outliers") || !summary["outliers"].is_array()) return out;
+  for (const json& o : summary["outliers"]) {
+    if (!o.is_object()) continue;
+    const OutlierRepetition r{o.value("case", ""), o.value("metric", ""),
+                              o.value("repetition_index", std::int64_t{0}), o.value("value", 0.0),
+                              o.value("median", 0.0)};
+    out.push_back("outlier repetition: " + r.case_name + " " + outlier_text(r) + " (" + outlier_rule_text() +
+                  "): diff judges without it; measure again before keeping this result as a baseline");
+  }
   return out;
 }
 

@@ -25,6 +25,8 @@ namespace feedbench {
 //   source_case, cache_case, source_bytes_per_second, cache_bytes_per_second, ratio}],
 //   "cache_vs_source_overall": [{cache_state, pairs, geomean_ratio, ...}]},
 //   "excluded": [{case, repetition_index, reason, requested, residency_before}],
+//   "outliers": [{case, metric, repetition_index, value, median}] (comparison.h's
+//   outlier_repetitions: what diff sets aside when this result is its BASE or NEW),
 //   "skipped": [{case, reason}], "loader": summarize_loader(doc), "answers": (below)}. `run`
 //   adds "sizing": {selection_bytes, memory_bytes, smaller_than_memory, note}, which
 //   format_summary prints.
@@ -92,5 +94,11 @@ std::vector<std::string> answer_sentences(const nlohmann::json& answers);
 // measure. Either way its answers' cache_unverified is the document's (cache_unverified(doc)):
 // a file written before the answers carried it still says its cache was unverified.
 nlohmann::json summary_of(const ResultDocument& doc);
+
+// RETURNS: per item of the summary's "outliers", the line `run` warns with when it writes the
+// result: "outlier repetition: CASE repetition 3 of bytes_per_second: 19 MiB/s, median 39.7
+// MiB/s (farther than 3.5 scaled MADs and 10% from the median): diff judges without it; measure
+// again before keeping this result as a baseline"; none when there are none.
+std::vector<std::string> outlier_warning_lines(const nlohmann::json& summary);
 
 }  // namespace feedbench

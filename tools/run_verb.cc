@@ -180,6 +180,10 @@ int write_results(const RunSetup& run, MeasuredCases measured) {
 
   say(human, "\n" + format_summary(doc.summary));
   std::fprintf(human, "result: %s\n", out_path.c_str());
+  // A baseline with a wild repetition hides changes (diff sets it aside; a re-run is better).
+  std::fflush(human);
+  for (const std::string& line : outlier_warning_lines(doc.summary))
+    say(stderr, "feedbench run: warning: " + line + "\n");
 
   // Every case skipped or excluded, or a cache that changed under the cases: the result file
   // records why, and the run is not a success.

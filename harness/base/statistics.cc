@@ -1,4 +1,4 @@
-// Medians, the Mann-Whitney U test and geometric means for `feedbench diff`.
+// Medians, the Mann-Whitney U test, geometric means and the outlier rule for `feedbench diff`.
 #include "feedbench/base/statistics.h"
 
 #include <algorithm>
@@ -13,6 +13,26 @@ double median(std::vector<double> values) {
   std::sort(values.begin(), values.end());
   std::size_t n = values.size();
   return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+double median_absolute_deviation(const std::vector<double>& values) {
+  const double m = median(values);
+  std::vector<double> deviations;
+  deviations.reserve(values.size());
+  for (double v : values) deviations.push_back(std::fabs(v - m));
+  return median(std::move(deviations));
+}
+
+std::vector<std::size_t> outlier_indices(const std::vector<double>& values, double min_deviation) {
+  std::vector<std::size_t> out;
+  if (values.size() < kOutlierMinValues) return out;
+  const double m = median(values);
+  const double fence = std::max({kOutlierScaledMads * 1.4826 * median_absolute_deviation(values),
+                                 kOutlierMinDeviation * std::fabs(m), min_deviation});
+  for (std::size_t i = 0; i < values.size(); ++i)
+    if (std::fabs(values[i] - m) > fence) out.push_back(i);
+  if (double(out.size()) > kOutlierMaxFraction * double(values.size())) out.clear();  // a mode, not outliers
+  return out;
 }
 
 std::uint64_t quantile_of_sorted(std::span<const std::uint64_t> sorted, double q) {

@@ -90,6 +90,12 @@ HostLoad host_load(const ResultDocument& doc) {
   return load;
 }
 
+bool loads_differ(const HostLoad& base, const HostLoad& next) {
+  if (!base.known || !next.known) return false;
+  const double a = base.per_core(), b = next.per_core();
+  return std::fabs(a - b) > std::max(kLoadToleranceFloor, kLoadTolerance * std::max(a, b));
+}
+
 bool CaseComparison::missing() const {
   return status == CaseStatus::kRemoved || status == CaseStatus::kNotMeasured || !missing_metrics.empty();
 }
@@ -227,11 +233,48 @@ std::vector<const BenchmarkEntry*> judged_entries(const CaseEntries& c, bool* fr
   return {};
 }
 
-std::vector<double> values_of(const std::vector<const BenchmarkEntry*>& entries, const std::string& metric) {
-  std::vector<double> out;
+// One side's values of a metric with the outlier rule applied: what is judged, what is set aside.
+struct SideValues {
+  std::vector<double> kept;
+  std::vector<OutlierRepetition> set_aside;
+  std::size_t count() const { return kept.size() + set_aside.size(); }
+};
+
+// RETURNS: the values of `metric` in `entries` (those that have it), split by outlier_indices
+// with the metric's floor.
+SideValues split_outliers(const std::string& case_name, const std::vector<const BenchmarkEntry*>& entries,
+                          const CounterInfo& metric) {
+  std::vector<double> values;
+  std::vector<std::int64_t> repetitions;
   for (const BenchmarkEntry* e : entries)
-    if (auto v = metric_value(*e, metric)) out.push_back(*v);
+    if (auto v = metric_value(*e, metric.name)) {
+      values.push_back(*v);
+      repetitions.push_back(e->repetition_index);
+    }
+  SideValues out;
+  const std::vector<std::size_t> outliers = outlier_indices(values, metric.floor);
+  if (outliers.empty()) {
+    out.kept = std::move(values);
+    return out;
+  }
+  const double all_median = median(values);
+  for (std::size_t i = 0, next = 0; i < values.size(); ++i) {
+    if (next < outliers.size() && outliers[next] == i) {
+      out.set_aside.push_back({case_name, metric.name, repetitions[i], values[i], all_median});
+      ++next;
+    } else {
+      out.kept.push_back(values[i]);
+    }
+  }
   return out;
+}
+
+// RETURNS: the family's name, the first segment of a case name.
+std::string family_of(const std::string& case_name) { return case_name.substr(0, case_name.find('/')); }
+
+// RETURNS: whether `info` gates `family` by default (the table's `gates`).
+bool gates_family(const CounterInfo& info, const std::string& family) {
+  return std::find(info.gates.begin(), info.gates.end(), family) != info.gates.end();
 }
 
 // RETURNS: "BASE measured 3 steps per trainer, 10 needed to judge its figures (raise steps)"
@@ -304,7 +347,10 @@ struct NoiseContext {
   // counts both. Tails then measure the scheduler, not the storage.
   bool oversubscribed = false;
   double max_per_core = 0;  // the larger of the two runs' load per core
-  double typical_cv = 0;    // the metric's median CV over the compared cases
+  // The two loads differ beyond the tolerance (loads_differ): equal loads, however high, were
+  // the same on both sides and cannot explain a difference between them.
+  bool loads_differ = false;
+  double typical_cv = 0;  // the metric's median CV over the compared cases
 };
 
 // The standard error of a median is about 1.25 sigma / sqrt(n); a difference of two medians
@@ -348,9 +394,12 @@ MetricComparison judge(const CounterInfo& info, std::vector<double> base, std::v
                              std::sqrt(1 / nb + 1 / nn);
   // Served from memory, a case runs at the CPU share the host leaves it: a load per core that
   // changed by d moves it by up to a factor 1 + d; on an oversubscribed host (L per core) by
-  // up to a factor L.
+  // up to a factor L. Only when the loads differ: a significant change between two equally
+  // loaded runs is not the load's doing. A weak verdict has no test to go on, so there the
+  // load still counts.
+  const bool load_counts = noise.loads_differ || m.weak;
   double load_band = 0;
-  if (noise.from_memory) {
+  if (noise.from_memory && load_counts) {
     load_band = std::log1p(noise.load_delta);
     if (noise.max_per_core > 1) load_band = std::max(load_band, std::log(noise.max_per_core));
   }
@@ -360,7 +409,7 @@ MetricComparison judge(const CounterInfo& info, std::vector<double> base, std::v
                                                                   : std::numeric_limits<double>::infinity();
   if (m.verdict == Verdict::kUnchanged) return m;
   char text[200];
-  if (info.tail && noise.oversubscribed) {
+  if (info.tail && noise.oversubscribed && load_counts) {
     std::snprintf(text, sizeof text, "a tail on an oversubscribed host (%s): it measures the scheduler",
                   noise.load_text.c_str());
   } else if (std::fabs(log_change) <= band) {
@@ -607,6 +656,23 @@ void check_match_ignore(const ResultDocument& base, const ResultDocument& next,
 
 }  // namespace
 
+std::vector<OutlierRepetition> outlier_repetitions(const ResultDocument& doc) {
+  std::vector<OutlierRepetition> out;
+  const Grouped g = group(doc, {});
+  for (const std::string& id : g.order) {
+    const CaseEntries& c = g.cases.at(id);
+    bool from_aggregates = false;
+    const std::vector<const BenchmarkEntry*> entries = judged_entries(c, &from_aggregates);
+    const std::string family = family_of(c.name);
+    for (const CounterInfo* info : judged_metrics()) {
+      if (!gates_family(*info, family)) continue;
+      for (OutlierRepetition& o : split_outliers(c.name, entries, *info).set_aside)
+        out.push_back(std::move(o));
+    }
+  }
+  return out;
+}
+
 ResultDocument replace_cases(ResultDocument next, const ResultDocument& rerun,
                              const std::vector<std::string>& ignore, std::vector<std::string>* replaced) {
   std::set<std::string> in_next, in_rerun;
@@ -652,6 +718,7 @@ NoiseContext load_noise_of(const HostLoad& base, const HostLoad& next) {
     load_noise.load_text = text;
     load_noise.max_per_core = std::max(base.per_core(), next.per_core());
     load_noise.oversubscribed = load_noise.max_per_core >= 1;
+    load_noise.loads_differ = loads_differ(base, next);
   }
   return load_noise;
 }
@@ -740,7 +807,7 @@ void judge_case(const CaseEntries& bc, const CaseEntries& nc, const JudgingConte
     add_note(c, std::string("judged on the ") + (base_agg ? "BASE" : "") +
                     (base_agg && new_agg ? " and " : "") + (new_agg ? "NEW" : "") +
                     " aggregate: no per-repetition values");
-  const std::string family = bc.name.substr(0, bc.name.find('/'));
+  const std::string family = family_of(bc.name);
   NoiseContext noise = ctx.load_noise;
   noise.from_memory = served_from_memory(bc.name);
   // The family's primary counter (the loader's AU) leads its case's lines.
@@ -749,18 +816,18 @@ void judge_case(const CaseEntries& bc, const CaseEntries& nc, const JudgingConte
                         [&](const std::string& m) { return m == primary_counter(family); });
   for (const std::string& metric : metrics) {
     const CounterInfo& info = *find_metric(metric);
-    if (ctx.options.metrics.empty() &&
-        std::find(info.gates.begin(), info.gates.end(), family) == info.gates.end())
-      continue;
-    std::vector<double> bv = values_of(be, metric), nv = values_of(ne, metric);
-    if (!bv.empty() && nv.size() < ne.size()) {
+    if (ctx.options.metrics.empty() && !gates_family(info, family)) continue;
+    SideValues bv = split_outliers(bc.name, be, info), nv = split_outliers(nc.name, ne, info);
+    if (bv.count() > 0 && nv.count() < ne.size()) {
       c->missing_metrics.push_back(metric);
-      add_note(c, missing_metric_note(metric, ne.size() - nv.size(), ne.size(), ctx.new_file));
-    } else if (bv.empty() && !nv.empty()) {
+      add_note(c, missing_metric_note(metric, ne.size() - nv.count(), ne.size(), ctx.new_file));
+    } else if (bv.count() == 0 && nv.count() > 0) {
       add_note(c, metric + " not in BASE (" + ctx.base_file + "): not judged");
     }
-    if (bv.empty() || nv.empty()) continue;
-    MetricComparison m = judge(info, std::move(bv), std::move(nv), ctx.options, noise);
+    if (bv.count() == 0 || nv.count() == 0) continue;
+    MetricComparison m = judge(info, std::move(bv.kept), std::move(nv.kept), ctx.options, noise);
+    m.base_set_aside = std::move(bv.set_aside);
+    m.new_set_aside = std::move(nv.set_aside);
     if (m.base_median > 0 && m.new_median > 0) (*ratios)[metric].push_back(m.new_median / m.base_median);
     c->metrics.push_back(std::move(m));
   }
@@ -805,7 +872,11 @@ void judge_with_typical_spread(const NoiseContext& load_noise, Comparison* out) 
     for (MetricComparison& m : c.metrics) {
       auto it = cvs.find(m.metric);
       noise.typical_cv = it == cvs.end() ? 0 : median(it->second);
-      m = judge(*find_metric(m.metric), m.base_values, m.new_values, out->options, noise);
+      MetricComparison again =
+          judge(*find_metric(m.metric), m.base_values, m.new_values, out->options, noise);
+      again.base_set_aside = std::move(m.base_set_aside);
+      again.new_set_aside = std::move(m.new_set_aside);
+      m = std::move(again);
     }
   }
 }

@@ -225,6 +225,55 @@ TEST(DiffFormatsTest, AllowedMissingCasesAreListedButSkipped) {
   EXPECT_NE(t.find("missing in NEW (allowed by --allow-missing):"), std::string::npos) << t;
 }
 
+// One wild BASE repetition: said once on top, named under its case (side, repetition, value,
+// median) in the table, listed in the Markdown, per metric in the JSON, in JUnit's details.
+TEST(DiffFormatsTest, TheRepetitionsSetAsideAreNamedInEveryFormat) {
+  const double mib = 1048576;
+  ResultDocument base, next;
+  add_case(&base, kSeq, "bytes_per_second", {39.7 * mib, 41.7 * mib, 37.7 * mib, 19.0 * mib, 39.8 * mib});
+  add_case(&next, kSeq, "bytes_per_second", {30.1 * mib, 29.8 * mib, 30.3 * mib, 29.9 * mib, 30.0 * mib});
+  const Comparison c = compare_results(base, next, {}, "base.json", "new.json");
+  expect_lines(
+      format_diff(c, DiffFormat::kTable, {}),
+      {
+          R"(BASE base\.json)",
+          R"(NEW  new\.json)",
+          R"(warning: BASE has an outlier repetition \(1 case; farther than 3\.5 scaled MADs and 10% )"
+          R"(from the median of its case\): judged without it, listed under its case; measure the )"
+          R"(baseline again before keeping it)",
+          "",
+          R"(  metric +base +new +change +p +verdict)",
+          kSeq,
+          R"(  \(set aside as outliers: BASE repetition 3 of bytes_per_second: 19 MiB/s, median 39\.7 MiB/s\))",
+          R"(  bytes_per_second +39\.8 MiB/s +30 MiB/s +-24\.5% +0\.016 +REGRESSION)",
+          "",
+          R"(geomean NEW/BASE over the compared cases:)",
+          R"(  bytes_per_second 0\.755 .*)",
+          R"(1 regression, 0 improvements, 0 noisy in 1 compared case .*)",
+      });
+  const std::string md = format_diff(c, DiffFormat::kMarkdown, {});
+  EXPECT_NE(md.find("> **Outliers:** BASE has an outlier repetition"), std::string::npos) << md;
+  EXPECT_NE(md.find("**Set aside as outliers (judged without them)**\n\n- `" + std::string(kSeq) +
+                    "`: BASE repetition 3 of bytes_per_second: 19 MiB/s, median 39.7 MiB/s\n"),
+            std::string::npos)
+      << md;
+  const nlohmann::json j = diff_to_json(c, false);
+  const nlohmann::json& m = j["cases"][0]["metrics"][0];
+  EXPECT_EQ(m["base_values"].size(), 4u);
+  ASSERT_EQ(m["base_set_aside"].size(), 1u);
+  EXPECT_EQ(m["base_set_aside"][0]["repetition_index"], 3);
+  EXPECT_DOUBLE_EQ(m["base_set_aside"][0]["value"].get<double>(), 19.0 * mib);
+  EXPECT_DOUBLE_EQ(m["base_set_aside"][0]["median"].get<double>(), 39.7 * mib);
+  EXPECT_TRUE(m["new_set_aside"].empty());
+  ASSERT_EQ(j["notes"].size(), 1u);
+  EXPECT_EQ(j["notes"][0].get<std::string>().rfind("BASE has an outlier repetition", 0), 0u);
+  EXPECT_EQ(j["load"]["differ"], false);
+  const std::string x = format_diff(c, DiffFormat::kJunit, {});
+  EXPECT_NE(x.find("set aside as outliers: BASE repetition 3 of bytes_per_second"), std::string::npos) << x;
+  // Without outliers, none of it.
+  EXPECT_EQ(format_diff(sample(), DiffFormat::kTable, {}).find("outlier"), std::string::npos);
+}
+
 TEST(DiffFormatsTest, MetricValuesForPeople) {
   EXPECT_EQ(format_metric_value("bytes_per_second", 812.0 * 1024 * 1024), "812 MiB/s");
   EXPECT_EQ(format_metric_value("bytes_per_second", 1.5 * 1024 * 1024 * 1024), "1.5 GiB/s");

@@ -31,6 +31,56 @@ TEST(StatisticsTest, QuantileOfSortedIsTheNearestOrderStatistic) {
   EXPECT_EQ(quantile_of_sorted(big, 1.0), 3ull << 40);
 }
 
+TEST(StatisticsTest, MedianAbsoluteDeviation) {
+  // Median 39.7; deviations 0, 2.0, 2.0, 20.7, 0.1: their median is 2.0.
+  EXPECT_NEAR(median_absolute_deviation({39.7, 41.7, 37.7, 19.0, 39.8}), 2.0, 1e-9);
+  EXPECT_DOUBLE_EQ(median_absolute_deviation({5, 5, 5, 9}), 0);
+  EXPECT_DOUBLE_EQ(median_absolute_deviation({3}), 0);
+}
+
+// The baseline repetitions that hid a 25% drop: one of five at half the others' rate.
+TEST(StatisticsTest, OneWildRepetitionIsAnOutlier) {
+  EXPECT_EQ(outlier_indices({39.7, 41.7, 37.7, 19.0, 39.8}), std::vector<std::size_t>{3});
+  // Its fence: 3.5 x 1.4826 x MAD 2.0 = 10.4 from the median 39.7; 29.4 is just outside.
+  EXPECT_EQ(outlier_indices({39.7, 41.7, 37.7, 29.2, 39.8}), std::vector<std::size_t>{3});
+  EXPECT_TRUE(outlier_indices({39.7, 41.7, 37.7, 29.4, 39.8}).empty());
+  EXPECT_TRUE(outlier_indices({30.1, 29.8, 30.3, 29.9, 30.0}).empty());
+  // Either side of the median.
+  EXPECT_EQ(outlier_indices({100, 101, 99, 100, 180}), std::vector<std::size_t>{4});
+}
+
+// A deviation below the caller's minimum (a metric's floor) is no outlier, however many MADs.
+TEST(StatisticsTest, AnOutlierMustDeviateByTheMinimumGiven) {
+  const std::vector<double> p99{5.0, 4.9, 5.1, 5.0, 3.8};
+  EXPECT_EQ(outlier_indices(p99), std::vector<std::size_t>{4});
+  EXPECT_TRUE(outlier_indices(p99, 5.0).empty());
+  EXPECT_EQ(outlier_indices({100, 101, 99, 100, 180}, 5.0), std::vector<std::size_t>{4});
+}
+
+TEST(StatisticsTest, TooFewValuesHaveNoOutliers) {
+  EXPECT_TRUE(outlier_indices({10, 10, 50}).empty());
+  EXPECT_EQ(outlier_indices({10, 10, 10, 50}), std::vector<std::size_t>{3});
+  EXPECT_TRUE(outlier_indices({}).empty());
+}
+
+// Identical values (MAD 0): a step smaller than 10% of the median is no outlier.
+TEST(StatisticsTest, ASmallStepAmongIdenticalValuesIsNoOutlier) {
+  EXPECT_TRUE(outlier_indices({200, 200, 200, 200, 210}).empty());
+  EXPECT_EQ(outlier_indices({200, 200, 200, 200, 230}), std::vector<std::size_t>{4});
+  EXPECT_TRUE(outlier_indices({0, 0, 0, 0}).empty());
+}
+
+// Two modes are a spread, not outliers: more than a quarter beyond the fence sets none aside,
+// even where the larger mode holds the median and the MAD is 0.
+TEST(StatisticsTest, TwoModesAreNoOutliers) {
+  EXPECT_TRUE(outlier_indices({10, 10, 50, 50}).empty());
+  EXPECT_TRUE(outlier_indices({0.5e9, 2e9, 0.5e9, 2e9, 0.5e9, 2e9}).empty());
+  EXPECT_TRUE(outlier_indices({2e9, 0.5e9, 2e9, 0.5e9, 2e9, 0.5e9, 2e9, 0.5e9, 2e9}).empty());
+  EXPECT_TRUE(outlier_indices({10, 10, 10, 50, 60}).empty());
+  // Two of eight is a quarter: both set aside.
+  EXPECT_EQ(outlier_indices({10, 10, 10, 10, 10, 10, 50, 60}), (std::vector<std::size_t>{6, 7}));
+}
+
 TEST(StatisticsTest, GeometricMean) {
   EXPECT_NEAR(geometric_mean({2, 8}), 4, 1e-12);
   EXPECT_NEAR(geometric_mean({0.5, 2, 1}), 1, 1e-12);

@@ -268,6 +268,38 @@ TEST(SummaryTest, CasesSkippedForOneReasonAreOneLine) {
   EXPECT_NE(text.find("skipped: file_read/pattern:seq/path:cache: no cache\n"), std::string::npos) << text;
 }
 
+// A result written with one wild repetition records it, and `run` warns with a line naming
+// the case, metric, repetition, value and median.
+TEST(SummaryTest, AnOutlierRepetitionIsRecordedAndWarnedAbout) {
+  ResultDocument doc;
+  Shape s;
+  add_case(&doc, s, 40.0 * 1048576);  // three repetitions: too few to judge an outlier
+  EXPECT_FALSE(summarize(doc).contains("outliers"));
+  EXPECT_TRUE(outlier_warning_lines(summarize(doc)).empty());
+  for (double mib : {41.0, 19.0}) {
+    BenchmarkEntry e = doc.benchmarks.back();
+    e.repetition_index += 1;
+    e.counters["bytes_per_second"] = mib * 1048576;
+    doc.benchmarks.push_back(e);
+  }
+  const json summary = summarize(doc);
+  ASSERT_TRUE(summary.contains("outliers")) << summary.dump(1);
+  ASSERT_EQ(summary["outliers"].size(), 1u);
+  const json& o = summary["outliers"][0];
+  EXPECT_EQ(o["case"], name_of(s));
+  EXPECT_EQ(o["metric"], "bytes_per_second");
+  EXPECT_EQ(o["repetition_index"], 4);
+  EXPECT_DOUBLE_EQ(o["value"].get<double>(), 19.0 * 1048576);
+  EXPECT_DOUBLE_EQ(o["median"].get<double>(), 40.0 * 1048576);
+  const std::vector<std::string> lines = outlier_warning_lines(summary);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0],
+            "outlier repetition: " + name_of(s) +
+                " repetition 4 of bytes_per_second: 19 MiB/s, median 40 MiB/s (farther than 3.5 "
+                "scaled MADs and 10% from the median): diff judges without it; measure again before "
+                "keeping this result as a baseline");
+}
+
 TEST(SummaryStragglers, NamesEachSlowRankWithHowOftenAndItsSlowestRepetition) {
   ResultDocument doc;
   add_case(&doc, Shape{}, 100e6);

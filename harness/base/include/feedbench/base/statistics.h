@@ -1,6 +1,6 @@
 // Statistics the diff tool judges with: medians of repetitions, the two-sided Mann-Whitney U
-// test over per-repetition values, and the geometric mean of ratios. No distributional
-// assumption: I/O timings are skewed and have outliers, so ranks, not means.
+// test over per-repetition values, the geometric mean of ratios, and the outlier rule. No
+// distributional assumption: I/O timings are skewed and have outliers, so ranks, not means.
 #pragma once
 
 #include <cstddef>
@@ -12,6 +12,29 @@ namespace feedbench {
 
 // REQUIRES: `values` non-empty. RETURNS: the median (mean of the middle two for an even count).
 double median(std::vector<double> values);
+
+// REQUIRES: `values` non-empty. RETURNS: the median absolute deviation from the median, unscaled
+// (times 1.4826 it estimates a normal sample's standard deviation).
+double median_absolute_deviation(const std::vector<double>& values);
+
+// The outlier rule: a value farther from the median of its sample than kOutlierScaledMads
+// scaled MADs (1.4826 x MAD: Iglewicz and Hoaglin's modified z-score above 3.5), and farther
+// than kOutlierMinDeviation of the median, in a sample of at least kOutlierMinValues. The MAD
+// ignores up to half the sample, so one wild repetition cannot widen its own fence as it
+// widens a standard deviation; the relative floor keeps a sample of near-identical values
+// (MAD 0, as histogram percentiles often are) from calling a small step an outlier. An outlier
+// is rare: when more than kOutlierMaxFraction of the sample lies beyond the fence, those values
+// are a second mode (a spread, which the noise rule weighs), and none is an outlier.
+inline constexpr double kOutlierScaledMads = 3.5;
+inline constexpr double kOutlierMinDeviation = 0.10;
+inline constexpr std::size_t kOutlierMinValues = 4;
+inline constexpr double kOutlierMaxFraction = 0.25;
+
+// RETURNS: the indices into `values` of its outliers by the rule above and farther than
+// `min_deviation` from the median (a metric's floor: a step too small to judge is no outlier
+// either), ascending; none for fewer than kOutlierMinValues values, and none when more than a
+// quarter of them (rounded down: one of 4 to 7, two of 8 to 11) lie beyond the fence.
+std::vector<std::size_t> outlier_indices(const std::vector<double>& values, double min_deviation = 0);
 
 // The quantile q of sorted values as the order statistic nearest to q * (n - 1): no
 // interpolation, so the answer is one of the values (a file size that exists).

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -47,6 +48,29 @@ struct HostLoad {
 // RETURNS: environment.host.load of the document, known = false when absent.
 HostLoad host_load(const ResultDocument& doc);
 
+// Two loads per core count as equal when they differ by at most kLoadTolerance of the larger,
+// or by kLoadToleranceFloor per core on a near-idle host: a share of the CPU that changed by
+// 10% cannot explain a larger change, so equal loads, however high, explain no significant one.
+inline constexpr double kLoadTolerance = 0.10;
+inline constexpr double kLoadToleranceFloor = 0.10;
+
+// RETURNS: whether both loads are known and differ by more than the tolerance above.
+bool loads_differ(const HostLoad& base, const HostLoad& next);
+
+// A repetition the outlier rule (feedbench/base/statistics.h: outlier_indices) sets aside: diff
+// judges its case's metric without it, and `run` warns when it writes one.
+struct OutlierRepetition {
+  std::string case_name;              // the case, as its file names it
+  std::string metric;                 // the metric it is an outlier of
+  std::int64_t repetition_index = 0;  // Google Benchmark's, from 0
+  double value = 0;                   // its value of the metric
+  double median = 0;                  // the median of the case's counted repetitions, it included
+};
+
+// RETURNS: the outlier repetitions of `doc`, in its case order: per case, among the repetitions
+// diff judges (counted, as compare_results says), of each metric that gates the case's family.
+std::vector<OutlierRepetition> outlier_repetitions(const ResultDocument& doc);
+
 enum class Verdict {
   kUnchanged,    // within the threshold, or beyond it but not significant
   kRegression,   // worse than the threshold and significant (or weak: see `weak`)
@@ -57,7 +81,10 @@ enum class Verdict {
 struct MetricComparison {
   std::string metric;
   Direction direction = Direction::kHigherIsBetter;
-  std::vector<double> base_values, new_values;  // per repetition
+  std::vector<double> base_values, new_values;  // per repetition judged (outliers set aside)
+  // Repetitions the outlier rule set aside, in each side's order: the median, the test and the
+  // spread are of the values above, which one wild repetition then cannot flip.
+  std::vector<OutlierRepetition> base_set_aside, new_set_aside;
   double base_median = 0, new_median = 0;
   double change = 0;  // (new - base) / base; +-infinity when base is 0 and new is not
   double p = 1;       // two-sided Mann-Whitney U p-value
@@ -165,7 +192,9 @@ ResultDocument replace_cases(ResultDocument next, const ResultDocument& rerun,
 
 // Compares NEW against BASE. `base_file`/`new_file` only name them in messages. Each side is
 // judged on its counted repetitions only: those not errored and not excluded by
-// exclusion_reason() (result.h), the same rule every reporter folds by.
+// exclusion_reason() (result.h), the same rule every reporter folds by; and of those, per
+// metric, without its outliers (base_set_aside, new_set_aside). Host load explains a change
+// only when the two loads differ (loads_differ), or when the verdict is weak (no test to go on).
 // Without options.metrics, each case is judged on the metrics that gate its family (the
 // table's `gates`); a change below a metric's floor is unchanged, and one the noise could
 // explain is noisy (options.noise_rule). Such a metric BASE has and NEW lacks makes the case
