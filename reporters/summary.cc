@@ -533,7 +533,8 @@ std::string fed_counts_text(const json& paths, bool unverified) {
                        " " + state);
     }
     const std::string path = p.value("path", "");
-    if (!states.empty()) per_path.push_back(path + cache_note(unverified && path == "cache") + " " + joined(states, ", "));
+    if (!states.empty())
+      per_path.push_back(path + cache_note(unverified && path == "cache") + " " + joined(states, ", "));
   }
   return joined(per_path, "; ");
 }

@@ -266,6 +266,7 @@ void choose_hot_set(const po::variables_map& vm, StageOptions& options) {
   const FileSet selection = scan_dataset(options.source_root, options.include);
   if (selection.empty())
     throw InputError("--hot-set: the selection of " + options.source_root + " holds no files");
+  options.hot_set = HotSetSpec{text, seed, options.include};
   options.include = hot_set_paths(selection, skew.hot_files, seed);
   for (const std::string& path : options.include)
     if (path.find_first_of("*?[\\") != std::string::npos)

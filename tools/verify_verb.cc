@@ -197,7 +197,9 @@ void print_fix(const VerifyOptions& options, const VerifyResult& r, const Manife
     fix += " && ";
   }
   const std::string source = r.source_checked ? options.source_root : m.source_root;
-  fix += stage_command(source, options.cache_root, m.include, want_label, removed_from_source);
+  Manifest again = m;  // staged again under the label wanted
+  again.label = want_label;
+  fix += stage_command(source, options.cache_root, again, removed_from_source);
   if (!r.missing.empty() || !r.changed.empty() || !r.source_matches || want_label != m.label)
     std::printf("to fix: `%s`%s\n", fix.c_str(),
                 r.source_checked ? "" : " (stages again from the manifest's source root)");
@@ -258,7 +260,7 @@ int verify_main(int argc, char** argv) {
   const Staleness stale = find_stale(options, r, m, want_label);
   for (const std::string& line : stale.lines) std::printf("stale: %s\n", line.c_str());
   if (!ok && !r.stopped_by_signal) print_fix(options, r, m, want_label, stale.removed_from_source);
-  std::printf("cache: label %s, %s, staged %s\n", m.label.c_str(), include_text(m.include).c_str(),
+  std::printf("cache: label %s, %s, staged %s\n", m.label.c_str(), m.selection_text().c_str(),
               m.created_utc.c_str());
   if (resident) std::printf("resident in the page cache now: %s\n", residency_line(*resident).c_str());
   return ok ? 0 : 1;

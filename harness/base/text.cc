@@ -35,4 +35,13 @@ std::string utc_timestamp(bool compact) {
   return buf;
 }
 
+std::string selection_text(const std::vector<std::string>& globs, std::size_t shown) {
+  if (globs.empty()) return "every file";
+  std::string out = "include ";
+  const std::size_t n = globs.size() <= shown + 1 ? globs.size() : shown;
+  for (std::size_t i = 0; i < n; ++i) out += (i ? ", '" : "'") + globs[i] + "'";
+  if (n < globs.size()) out += " and " + std::to_string(globs.size() - n) + " more";
+  return out;
+}
+
 }  // namespace feedbench

@@ -11,6 +11,7 @@
 #include "feedbench/base/json_limits.h"
 #include "feedbench/base/open_beneath.h"
 #include "feedbench/base/sha256.h"
+#include "feedbench/base/text.h"
 #include "feedbench/base/unique_fd.h"
 #include "feedbench/dataset/data_file.h"
 
@@ -122,6 +123,33 @@ std::string Manifest::sums_text() const {
   return out;
 }
 
+std::string Manifest::selection_text() const {
+  if (!hot_set) return feedbench::selection_text(include);
+  return "hot set " + hot_set->share + " (seed " + std::to_string(hot_set->seed) + ") of " +
+         (hot_set->of.empty() ? std::string("every file")
+                              : feedbench::selection_text(hot_set->of).substr(8)) +
+         ", " + plural(include.size(), "file", "files");
+}
+
+std::string manifest_selection_text(const nlohmann::json& j) {
+  Manifest m;
+  const auto strings = [](const nlohmann::json& v) {
+    std::vector<std::string> out;
+    if (v.is_array())
+      for (const auto& s : v)
+        if (s.is_string()) out.push_back(s.get<std::string>());
+    return out;
+  };
+  if (!j.is_object()) return selection_text(m.include);
+  m.include = strings(j.value("include", nlohmann::json::array()));
+  const nlohmann::json h = j.value("hot_set", nlohmann::json());
+  if (h.is_object() && h.value("share", nlohmann::json()).is_string() &&
+      h.value("seed", nlohmann::json()).is_number_unsigned())
+    m.hot_set = HotSetSpec{h["share"].get<std::string>(), h["seed"].get<std::uint64_t>(),
+                           strings(h.value("of", nlohmann::json::array()))};
+  return m.selection_text();
+}
+
 nlohmann::ordered_json Manifest::to_json() const {
   nlohmann::ordered_json j;
   j["schema"] = kManifestSchema;
@@ -129,6 +157,7 @@ nlohmann::ordered_json Manifest::to_json() const {
   j["source_root"] = source_root;
   j["source_fingerprint"] = source_fingerprint;
   j["include"] = include;
+  if (hot_set) j["hot_set"] = {{"share", hot_set->share}, {"seed", hot_set->seed}, {"of", hot_set->of}};
   j["files"] = files.size();
   j["total_bytes"] = total_bytes;
   j["created_utc"] = created_utc;
@@ -239,6 +268,11 @@ std::optional<Manifest> parse_manifest(const std::string& json_text, const std::
     m.source_root = j.at("source_root").get<std::string>();
     m.source_fingerprint = j.at("source_fingerprint").get<std::string>();
     m.include = j.at("include").get<std::vector<std::string>>();
+    if (j.contains("hot_set")) {
+      const nlohmann::json& h = j.at("hot_set");
+      m.hot_set = HotSetSpec{h.at("share").get<std::string>(), h.at("seed").get<std::uint64_t>(),
+                             h.at("of").get<std::vector<std::string>>()};
+    }
     m.total_bytes = j.at("total_bytes").get<std::uint64_t>();
     m.created_utc = j.at("created_utc").get<std::string>();
     m.feedbench_version = j.at("feedbench_version").get<std::string>();

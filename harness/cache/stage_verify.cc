@@ -212,6 +212,7 @@ void record_stage(const StageOptions& options, const StagePlan& plan, const std:
   m.source_root = plan.source;
   m.source_fingerprint = plan.source_fingerprint;
   m.include = options.include;
+  m.hot_set = options.hot_set;
   m.total_bytes = plan.selection.total_bytes();
   m.created_utc = utc_timestamp();
   m.feedbench_version = build::kVersion;

@@ -115,23 +115,16 @@ std::string check_cache(const std::string& cache_root, const FileSet& source_sel
   // change nothing, so the command stages the run's selection (keeping the label).
   if (run_include && *run_include != m->include)
     return "the cache " + cache_root +
-           " holds another selection than this run reads (the cache: " + include_text(m->include) +
-           ", label " + m->label + "; the run: " + include_text(*run_include) +
+           " holds another selection than this run reads (the cache: " + m->selection_text() + ", label " +
+           m->label + "; the run: " + selection_text(*run_include) +
            "): to cache the run's selection, run `" +
            stage_command(source_selection.root(), cache_root, *run_include, m->label, true) + "`";
   if (m->source_fingerprint != source_selection.fingerprint())
     return "the cache " + cache_root + " does not match the source selection (manifest fingerprint " +
            m->source_fingerprint.substr(0, 12) + ", source now " +
            source_selection.fingerprint().substr(0, 12) + "): the source changed since staging; run `" +
-           stage_command(source_selection.root(), cache_root, m->include, m->label) + "`";
+           stage_command(source_selection.root(), cache_root, *m) + "`";
   return "";
-}
-
-std::string include_text(const std::vector<std::string>& include) {
-  if (include.empty()) return "every file";
-  std::string out = "include ";
-  for (std::size_t i = 0; i < include.size(); ++i) out += (i ? ", '" : "'") + include[i] + "'";
-  return out;
 }
 
 std::string stage_command(const std::string& source_root, const std::string& cache_root,
@@ -142,6 +135,14 @@ std::string stage_command(const std::string& source_root, const std::string& cac
   if (!label.empty() && label.rfind("fp-", 0) != 0) cmd += " --label " + shell_quote(label);
   if (prune) cmd += " --prune";
   return cmd;
+}
+
+std::string stage_command(const std::string& source_root, const std::string& cache_root, const Manifest& m,
+                          bool prune) {
+  if (!m.hot_set) return stage_command(source_root, cache_root, m.include, m.label, prune);
+  // The spec that made the hot set, not its paths: the same ranking of the source as it is now.
+  std::string cmd = stage_command(source_root, cache_root, m.hot_set->of, m.label, prune);
+  return cmd + " --hot-set " + shell_quote(m.hot_set->share) + " --seed " + std::to_string(m.hot_set->seed);
 }
 
 std::optional<nlohmann::json> read_manifest_json(const std::string& cache_root) {

@@ -489,13 +489,6 @@ std::optional<std::vector<std::string>> selection_of(const ResultDocument& d) {
   return globs;
 }
 
-std::string selection_text(const std::vector<std::string>& globs) {
-  if (globs.empty()) return "every file";
-  std::string out = "include ";
-  for (std::size_t i = 0; i < globs.size(); ++i) out += (i ? ", '" : "'") + globs[i] + "'";
-  return out;
-}
-
 void named_change(std::vector<std::string>* out, const std::string& what,
                   const std::optional<nlohmann::json>& a, const std::optional<nlohmann::json>& b,
                   const std::string& meaning, const std::function<std::string(const nlohmann::json&)>& text) {

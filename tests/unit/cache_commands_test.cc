@@ -28,6 +28,23 @@ const char* kFromCache =
     R"({"name": "x", "dataset": {"source": "/tmp", "cache": "/tmp", "include": "from-cache"},
   "families": [{"family": "file_read", "path": "source"}]})";
 
+TEST(CacheCommandsTest, LongSelectionsAreSummarisedAndAHotSetIsItsSpec) {
+  EXPECT_EQ(selection_text({}), "every file");
+  EXPECT_EQ(selection_text({"a", "b", "c", "d"}), "include 'a', 'b', 'c', 'd'")
+      << "one more is shown, not counted";
+  EXPECT_EQ(selection_text({"a", "b", "c", "d", "e"}), "include 'a', 'b', 'c' and 2 more");
+  Manifest m;
+  m.label = "hot-v1";
+  for (int i = 0; i < 60; ++i) m.include.push_back("f" + std::to_string(i));
+  EXPECT_EQ(m.selection_text(), "include 'f0', 'f1', 'f2' and 57 more");
+  m.hot_set = HotSetSpec{"10%", 7, {"train/**"}};
+  EXPECT_EQ(m.selection_text(), "hot set 10% (seed 7) of 'train/**', 60 files");
+  EXPECT_EQ(stage_command("/s", "/c", m),
+            "feedbench stage --from /s --to /c --include 'train/**' --label hot-v1 --hot-set 10% --seed 7");
+  EXPECT_EQ(manifest_selection_text(nlohmann::json(m.to_json())), m.selection_text())
+      << "as a result records it";
+}
+
 TEST(CacheCommandsTest, IncludeFromCacheIsAConfigsSelection) {
   Config c = parse_config(kFromCache, "x.json");
   EXPECT_TRUE(c.include_from_cache);

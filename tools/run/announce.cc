@@ -52,8 +52,7 @@ void announce_run(RunSetup& run) {
                    " (simulated slower storage: every read through it, all workers of a case together)\n");
   if (!manifest.is_null())
     std::fprintf(human, "cache: label %s, %s, staged %s\n", manifest.value("label", "").c_str(),
-                 include_text(manifest.value("include", std::vector<std::string>{})).c_str(),
-                 manifest.value("created_utc", "").c_str());
+                 manifest_selection_text(manifest).c_str(), manifest.value("created_utc", "").c_str());
   std::uint64_t selection_bytes = context.source->total_bytes();
   if (context.cache) selection_bytes = std::max(selection_bytes, context.cache->total_bytes());
   run.size_check = sizing(selection_bytes, total_memory_bytes());

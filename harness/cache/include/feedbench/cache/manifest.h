@@ -23,6 +23,15 @@ struct ManifestEntry {
   std::string sha256;  // lowercase hex
 };
 
+// How a hot-set stage chose its files (stage --hot-set): the spec that made the selection's
+// exact paths, so a person reads, and a repair command repeats, "--hot-set 10% --seed 42"
+// rather than 600 paths.
+struct HotSetSpec {
+  std::string share;  // "10%", as given
+  std::uint64_t seed = 42;
+  std::vector<std::string> of;  // the globs the hot set was ranked within; empty = every file
+};
+
 struct Manifest {
   std::string label;
   std::string source_root;
@@ -31,7 +40,12 @@ struct Manifest {
   std::uint64_t total_bytes = 0;
   std::string created_utc;  // "2024-05-01T12:00:00Z"
   std::string feedbench_version;
-  std::vector<ManifestEntry> files;  // sorted by path (byte order)
+  std::vector<ManifestEntry> files;   // sorted by path (byte order)
+  std::optional<HotSetSpec> hot_set;  // a hot-set stage's spec (include: its exact paths)
+
+  // RETURNS: the selection as a person reads it: "hot set 10% (seed 42) of every file, 600
+  // files" for a hot set, else selection_text(include).
+  std::string selection_text() const;
 
   // RETURNS: MANIFEST.sha256's text: "<hex>  <path>\n" per file, in `files` order (paths with
   // a backslash, newline or carriage return escaped the way GNU sha256sum 9 does it: the line
@@ -40,6 +54,10 @@ struct Manifest {
   // RETURNS: feedbench-manifest.json's object; `sums_sha256` is the SHA-256 of sums_text().
   nlohmann::ordered_json to_json() const;
 };
+
+// RETURNS: Manifest::selection_text() of feedbench-manifest.json's object as a result records
+// it (dataset.cache.manifest); "every file" where it holds no include.
+std::string manifest_selection_text(const nlohmann::json& manifest_json);
 
 // Parses sha256sum output ("<hex>  <path>" or "<hex> *<path>", GNU escapes).
 // RETURNS: the entries in file order. Throws InputError naming `where` and the line.

@@ -30,16 +30,17 @@ inline constexpr double kPruneShare = 0.10;
 
 struct StageOptions {
   std::string source_root;
-  std::string cache_root;            // created when missing
-  std::vector<std::string> include;  // globs; empty = every file
-  int workers = 0;                   // 0: default_workers(cache)
-  std::string label;                 // empty: "fp-" + first 12 hex of the source fingerprint
-  bool verify = true;                // read each copy back from the device and compare
-  bool write_manifest = true;        // false only for the benchmark's scratch stagings
-  bool progress = false;             // a progress line on stderr (a terminal)
-  bool quiet = false;                // no warnings/notes on stderr (benchmarks)
-  bool force = false;                // stage into a non-empty folder that is not a cache (beside its files)
-  bool prune = false;                // allow removing more than kPruneShare of the cache's files
+  std::string cache_root;             // created when missing
+  std::vector<std::string> include;   // globs; empty = every file
+  std::optional<HotSetSpec> hot_set;  // --hot-set: how `include`'s exact paths were chosen
+  int workers = 0;                    // 0: default_workers(cache)
+  std::string label;                  // empty: "fp-" + first 12 hex of the source fingerprint
+  bool verify = true;                 // read each copy back from the device and compare
+  bool write_manifest = true;         // false only for the benchmark's scratch stagings
+  bool progress = false;              // a progress line on stderr (a terminal)
+  bool quiet = false;                 // no warnings/notes on stderr (benchmarks)
+  bool force = false;                 // stage into a non-empty folder that is not a cache (beside its files)
+  bool prune = false;                 // allow removing more than kPruneShare of the cache's files
   const std::atomic<int>* stop = nullptr;  // non-zero (a signal number): stop cleanly
   // Paces the copies' reads of the source (the benchmark's simulated slower source); the
   // read-back check of each copy is not paced. Null: the source's own pace.
@@ -132,8 +133,10 @@ std::string check_cache(const std::string& cache_root, const FileSet& source_sel
 std::string stage_command(const std::string& source_root, const std::string& cache_root,
                           const std::vector<std::string>& include, const std::string& label,
                           bool prune = false);
-// RETURNS: "every file" or "include 'a/**', 'b/*.jpg'".
-std::string include_text(const std::vector<std::string>& include);
+// RETURNS: the command that stages `m`'s selection again: its globs, or for a hot set the spec
+// that made it ("--include 'train/**' --hot-set 10% --seed 42"), never its list of paths.
+std::string stage_command(const std::string& source_root, const std::string& cache_root, const Manifest& m,
+                          bool prune = false);
 
 // RETURNS: feedbench-manifest.json of a complete manifest, or nullopt.
 std::optional<nlohmann::json> read_manifest_json(const std::string& cache_root);
