@@ -156,4 +156,10 @@ StopOnSignals::~StopOnSignals() {
 
 std::atomic<int>* StopOnSignals::flag() { return &g_stop_signal; }
 
+bool interactive_terminal(int fd) {
+  const bool launched = std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr ||
+                        std::getenv("PMI_SIZE") != nullptr || std::getenv("PMIX_RANK") != nullptr;
+  return !launched && ::isatty(fd) != 0;
+}
+
 }  // namespace feedbench

@@ -21,6 +21,11 @@ bool parse_command_line(int argc, char** argv, const boost::program_options::opt
                         const boost::program_options::positional_options_description* positional = nullptr);
 
 // RETURNS: the options of `options` for --help, one line each: "  -c, --config FILE  what it does".
+// RETURNS: whether `fd` is a person's terminal: a terminal, and not under an MPI launcher, where
+// a rank's stdout and stderr are the launcher's pseudo-terminal whatever mpirun's own streams
+// are (colour and progress redraws reached a file through `mpirun ... > out 2>&1`).
+bool interactive_terminal(int fd);
+
 std::string options_help(const boost::program_options::options_description& options);
 
 // RETURNS: `text` as a whole number from `min` to `max`. Throws InputError "<option>: expected a

@@ -210,7 +210,7 @@ int diff_main(int argc, char** argv) {
   DiffFormatOptions show;
   show.strict = strict;
   const char* no_color = std::getenv("NO_COLOR");
-  show.colour = out.empty() && ::isatty(STDOUT_FILENO) && !(no_color && *no_color);
+  show.colour = out.empty() && interactive_terminal(STDOUT_FILENO) && !(no_color && *no_color);
   std::string text = format_diff(comparison, fmt, show);
   if (fmt == DiffFormat::kTable) text = cache_label_line(base, next) + text;
   if (out.empty()) {

@@ -103,7 +103,7 @@ void print_progress(const GenProgress& p, std::chrono::steady_clock::time_point 
 GenSummary generate_with_progress(const GenOptions& o) {
   std::function<void(const GenProgress&)> progress;
   const auto start = std::chrono::steady_clock::now();
-  const bool tty = ::isatty(STDERR_FILENO) != 0;
+  const bool tty = interactive_terminal(STDERR_FILENO);
   if (tty) progress = [start](const GenProgress& p) { print_progress(p, start); };
   GenSummary s = generate_dataset(o, progress);
   if (tty) std::fprintf(stderr, "\n");

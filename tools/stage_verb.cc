@@ -355,7 +355,7 @@ int stage_here(int argc, char** argv, HostStage* gathered) {
                      std::to_string(options.workers));
   if (vm.count("seed") && !vm.count("hot-set")) throw InputError("--seed: only with --hot-set");
   if (vm.count("hot-set")) choose_hot_set(vm, options);
-  options.progress = !gathered && ::isatty(STDERR_FILENO);
+  options.progress = !gathered && interactive_terminal(STDERR_FILENO);
   options.quiet = gathered != nullptr;  // its warnings go into the host's line of the summary
   StageResult r;
   {

@@ -199,7 +199,7 @@ void print_fix(const VerifyOptions& options, const VerifyResult& r, const Manife
   const std::string source = r.source_checked ? options.source_root : m.source_root;
   Manifest again = m;  // staged again under the label wanted
   again.label = want_label;
-  fix += stage_command(source, options.cache_root, again, removed_from_source);
+  fix += restage_command(source, options.cache_root, again, removed_from_source);
   if (!r.missing.empty() || !r.changed.empty() || !r.source_matches || want_label != m.label)
     std::printf("to fix: `%s`%s\n", fix.c_str(),
                 r.source_checked ? "" : " (stages again from the manifest's source root)");
@@ -229,7 +229,7 @@ int verify_main(int argc, char** argv) {
   if (vm.count("workers") && options.workers < 1)
     throw InputError("--workers: expected a whole number of at least 1, got " +
                      std::to_string(options.workers));
-  options.progress = ::isatty(STDERR_FILENO);
+  options.progress = interactive_terminal(STDERR_FILENO);
   StopOnSignals stop;
   options.stop = stop.flag();
   // Residency now, before re-hashing reads every file from the device and changes it.

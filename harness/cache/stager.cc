@@ -123,7 +123,7 @@ std::string check_cache(const std::string& cache_root, const FileSet& source_sel
     return "the cache " + cache_root + " does not match the source selection (manifest fingerprint " +
            m->source_fingerprint.substr(0, 12) + ", source now " +
            source_selection.fingerprint().substr(0, 12) + "): the source changed since staging; run `" +
-           stage_command(source_selection.root(), cache_root, *m) + "`";
+           restage_command(source_selection.root(), cache_root, *m) + "`";
   return "";
 }
 
@@ -137,8 +137,8 @@ std::string stage_command(const std::string& source_root, const std::string& cac
   return cmd;
 }
 
-std::string stage_command(const std::string& source_root, const std::string& cache_root, const Manifest& m,
-                          bool prune) {
+std::string restage_command(const std::string& source_root, const std::string& cache_root, const Manifest& m,
+                            bool prune) {
   if (!m.hot_set) return stage_command(source_root, cache_root, m.include, m.label, prune);
   // The spec that made the hot set, not its paths: the same ranking of the source as it is now.
   std::string cmd = stage_command(source_root, cache_root, m.hot_set->of, m.label, prune);

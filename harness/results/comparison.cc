@@ -14,6 +14,7 @@
 
 #include "feedbench/base/error.h"
 #include "feedbench/base/statistics.h"
+#include "feedbench/base/text.h"
 #include "feedbench/base/units.h"
 
 namespace feedbench {

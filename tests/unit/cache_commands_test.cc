@@ -39,7 +39,7 @@ TEST(CacheCommandsTest, LongSelectionsAreSummarisedAndAHotSetIsItsSpec) {
   EXPECT_EQ(m.selection_text(), "include 'f0', 'f1', 'f2' and 57 more");
   m.hot_set = HotSetSpec{"10%", 7, {"train/**"}};
   EXPECT_EQ(m.selection_text(), "hot set 10% (seed 7) of 'train/**', 60 files");
-  EXPECT_EQ(stage_command("/s", "/c", m),
+  EXPECT_EQ(restage_command("/s", "/c", m),
             "feedbench stage --from /s --to /c --include 'train/**' --label hot-v1 --hot-set 10% --seed 7");
   EXPECT_EQ(manifest_selection_text(nlohmann::json(m.to_json())), m.selection_text())
       << "as a result records it";

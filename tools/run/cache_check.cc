@@ -48,7 +48,7 @@ std::string cache_fix(const CacheVerification& v, const Config& config, const Ma
     if (p.rfind("not in the manifest: ", 0) == 0) extra = p;
   }
   std::string out = "to copy the listed files again, run `" + (rm.empty() ? "" : "rm -f --" + rm + " && ") +
-                    stage_command(config.source_root, config.cache_root, m) + "`";
+                    restage_command(config.source_root, config.cache_root, m) + "`";
   if (!extra.empty())
     out += "; files not in the manifest are not feedbench's and stage leaves them: move them out of " +
            config.cache_root;

@@ -13,6 +13,7 @@
 #include <benchmark/benchmark.h>
 
 #include "collecting_reporter.h"
+#include "command_line.h"
 #include "console_table.h"
 #include "progress.h"
 #include "registration.h"
@@ -57,7 +58,7 @@ MeasuredCases run_cases(RunSetup& run) {
   if (!o.quiet) {
     const auto [cases, repetitions] =
         cases_to_run(run.plan, o.filter, o.repetitions_from_flag, o.flag_repetitions, &running);
-    progress.emplace(stderr, isatty(STDERR_FILENO) != 0, cases, repetitions);
+    progress.emplace(stderr, interactive_terminal(STDERR_FILENO), cases, repetitions);
     context.progress = &*progress;
   }
   const CaseLabels labels = label_cases(running);

@@ -163,11 +163,10 @@ bool parse_run_options(int argc, char** argv, const Cluster& cluster, RunOptions
   // unless --benchmark_color=true asks for it. Under a launcher (mpirun) a rank's stdout is the
   // launcher's pseudo-terminal whatever mpirun's own stdout is (colour codes reached a file
   // through `mpirun ... > out`), so a terminal there says nothing: no colour unless asked.
-  const bool launched = cluster.size() > 1 || std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr ||
-                        std::getenv("PMI_SIZE") != nullptr || std::getenv("PMIX_RANK") != nullptr;
-  o.colour = color.empty() || color == "auto" ? colour_wanted(isatty(STDOUT_FILENO) != 0 && !launched,
-                                                              std::getenv("NO_COLOR"), std::getenv("TERM"))
-                                              : (color == "true" || color == "yes" || color == "1");
+  const bool terminal = cluster.size() == 1 && interactive_terminal(STDOUT_FILENO);
+  o.colour = color.empty() || color == "auto"
+                 ? colour_wanted(terminal, std::getenv("NO_COLOR"), std::getenv("TERM"))
+                 : (color == "true" || color == "yes" || color == "1");
   o.human = (o.format == "json" || o.format == "csv") ? stderr : stdout;
 
   if (vm.count("source")) o.source = vm["source"].as<std::string>();

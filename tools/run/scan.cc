@@ -8,6 +8,7 @@
 #include <system_error>
 #include <vector>
 
+#include "command_line.h"
 #include "feedbench/base/error.h"
 #include "feedbench/dataset/dataset.h"
 #include "feedbench/plan/preflight.h"
@@ -40,7 +41,7 @@ void scan_roots(RunSetup& run) {
   context.cluster = &run.cluster;
   context.record_latency = run.options.record_latency;
   context.allow_unverified_cache = run.options.allow_unverified_cache;
-  context.show_progress = !run.options.quiet && isatty(STDERR_FILENO);
+  context.show_progress = !run.options.quiet && interactive_terminal(STDERR_FILENO);
 
   // Each root is scanned once; every case reads from these FileSets.
   context.source = scan_dataset(config.source_root, config.include);

@@ -135,8 +135,8 @@ std::string stage_command(const std::string& source_root, const std::string& cac
                           bool prune = false);
 // RETURNS: the command that stages `m`'s selection again: its globs, or for a hot set the spec
 // that made it ("--include 'train/**' --hot-set 10% --seed 42"), never its list of paths.
-std::string stage_command(const std::string& source_root, const std::string& cache_root, const Manifest& m,
-                          bool prune = false);
+std::string restage_command(const std::string& source_root, const std::string& cache_root, const Manifest& m,
+                            bool prune = false);
 
 // RETURNS: feedbench-manifest.json of a complete manifest, or nullopt.
 std::optional<nlohmann::json> read_manifest_json(const std::string& cache_root);
