@@ -25,6 +25,17 @@ awk 'length > 400 { bad = 1 } END { exit bad }' "$WORK/out" || fail "a line of r
 expect_exit 0 "$FEEDBENCH" verify --cache "$WORK/hot"
 expect_in "$WORK/out" "hot set 10% (seed 42) of every file, 60 files"
 
+# Colour: under a launcher a terminal is the launcher's, so nothing asks for colour. (Simulated
+# with OMPI_COMM_WORLD_SIZE and script(1)'s pseudo-terminal, where script is installed.)
+if command -v script >/dev/null; then
+  OMPI_COMM_WORLD_SIZE=1 script -qec "'$FEEDBENCH' run --config '$WORK/c.json' --out '$WORK/r3.json' " \
+    /dev/null >"$WORK/tty.out" 2>&1 || true
+  if grep -q $'\x1b\[' "$WORK/tty.out"; then fail "colour or progress redraws under a launcher"; fi
+  # The same run on a person's terminal does redraw: the check above could see codes.
+  script -qec "'$FEEDBENCH' run --config '$WORK/c.json' --out '$WORK/r4.json'" /dev/null >"$WORK/tty2.out" 2>&1 || true
+  grep -q $'\x1b\[' "$WORK/tty2.out" || fail "no terminal codes on a terminal: the launcher check proves nothing"
+fi
+
 # A source changed since staging: the repair command is the spec, not 60 paths.
 hot=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["include"][0])' "$WORK/hot/feedbench-manifest.json")
 echo changed >>"$WORK/src/$hot"
@@ -35,14 +46,3 @@ if grep -c -- "--include" "$WORK/err" | grep -qv '^0$'; then
   fail "the repair command lists the hot set's paths"
 fi
 [ "$(wc -c <"$WORK/err")" -lt 2000 ] || fail "the refusal is $(wc -c <"$WORK/err") bytes"
-
-# Colour: under a launcher a terminal is the launcher's, so nothing asks for colour. (Simulated
-# with OMPI_COMM_WORLD_SIZE and script(1)'s pseudo-terminal, where script is installed.)
-if command -v script >/dev/null; then
-  OMPI_COMM_WORLD_SIZE=1 script -qec "'$FEEDBENCH' run --config '$WORK/c.json' --out '$WORK/r3.json' --include-from-cache" \
-    /dev/null >"$WORK/tty.out" 2>&1 || true
-  if grep -q $'\x1b\[' "$WORK/tty.out"; then fail "colour or progress redraws under a launcher"; fi
-  # The same run on a person's terminal does redraw: the check above could see codes.
-  script -qec "'$FEEDBENCH' run --config '$WORK/c.json' --out '$WORK/r4.json'" /dev/null >"$WORK/tty2.out" 2>&1 || true
-  grep -q $'\x1b\[' "$WORK/tty2.out" || fail "no terminal codes on a terminal: the launcher check proves nothing"
-fi
