@@ -124,6 +124,12 @@ std::string CaseView::param(const char* key) const {
   return v.is_string() ? v.get<std::string>() : v.dump();
 }
 
+std::int64_t CaseView::int_param(const char* key, std::int64_t fallback) const {
+  if (!params.is_object()) return fallback;
+  const auto it = params.find(key);
+  return it != params.end() && it->is_number_integer() ? it->get<std::int64_t>() : fallback;
+}
+
 std::optional<double> CaseView::worst_au() const {
   if (auto it = extra_numbers.find("min_au"); it != extra_numbers.end()) return it->second;
   return counter("au");

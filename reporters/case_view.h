@@ -65,6 +65,8 @@ struct CaseView {
   std::optional<double> counter(const std::string& key) const;
   // RETURNS: a parameter as text ("" when absent; numbers as JSON writes them).
   std::string param(const char* key) const;
+  // RETURNS: a whole-number parameter, or `fallback` when absent or not a whole number.
+  std::int64_t int_param(const char* key, std::int64_t fallback) const;
   // RETURNS: the median AU of the worst-fed trainer (extra_numbers["min_au"]); nullopt when
   // the case has no AU.
   std::optional<double> worst_au() const;

@@ -1,15 +1,17 @@
 #include "loader_demand.h"
 
-#include <cstdio>
 #include <string>
+
+#include "feedbench/base/units.h"
 
 namespace feedbench {
 
 std::optional<LoaderDemand> demand_of(const CaseView& c) {
-  if (c.family != "loader" || !c.extra.is_object()) return std::nullopt;
+  if (c.family != "loader") return std::nullopt;
+  // The fold's medians of the record's numbers (case_view.h), as every other figure of a case.
   auto number = [&c](const char* key) {
-    const auto it = c.extra.find(key);
-    return it != c.extra.end() && it->is_number() ? it->get<double>() : 0.0;
+    const auto it = c.extra_numbers.find(key);
+    return it != c.extra_numbers.end() ? it->second : 0.0;
   };
   const double samples = number("samples"), bytes = number("bytes"), compute_s = number("compute_s");
   if (samples <= 0 || compute_s <= 0) return std::nullopt;
@@ -22,7 +24,7 @@ std::optional<LoaderDemand> demand_of(const CaseView& c) {
   // against fewer samples: a little high).
   // CPU time where the file has it: the wall time also holds the waits for a core.
   const double transform_s =
-      c.extra.contains("transform_cpu_s") ? number("transform_cpu_s") : number("transform_s");
+      c.extra_numbers.count("transform_cpu_s") ? number("transform_cpu_s") : number("transform_s");
   const double transform_bytes = number("transform_bytes"), transform_samples = number("transform_samples");
   const std::string transform = c.param("transform");
   const bool per_byte = transform.find("MiB") != std::string::npos || transform.rfind("decode", 0) == 0;
@@ -37,10 +39,8 @@ std::optional<LoaderDemand> demand_of(const CaseView& c) {
 }
 
 double accelerators_fed(const CaseView& c, double au) {
-  const auto it = c.params.is_object() ? c.params.find("accelerators") : c.params.end();
-  const double accelerators = it != c.params.end() && it->is_number() ? it->get<double>() : 1.0;
   const double target = c.target_au();
-  return target > 0 ? accelerators * au / target : 0;
+  return target > 0 ? double(c.int_param("accelerators", 1)) * au / target : 0;
 }
 
 nlohmann::json demand_json(const LoaderDemand& d) {
@@ -50,9 +50,7 @@ nlohmann::json demand_json(const LoaderDemand& d) {
 }
 
 std::string accelerators_fed_text(double fed, bool at_least) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%s%.2f", at_least ? "≥ " : "", fed);
-  return buf;
+  return (at_least ? "≥ " : "") + format_printf("%.2f", fed);
 }
 
 }  // namespace feedbench

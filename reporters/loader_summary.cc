@@ -26,12 +26,6 @@ constexpr double kWorseMargin = 0.05;
 
 bool is_loader(const CaseView& c) { return c.family == "loader"; }
 
-std::int64_t int_param_of(const CaseView& c, const char* key, std::int64_t fallback) {
-  if (!c.params.is_object()) return fallback;
-  const auto it = c.params.find(key);
-  return it != c.params.end() && it->is_number_integer() ? it->get<std::int64_t>() : fallback;
-}
-
 // A case with too few measured steps carries no verdict (result files before the rule: judged).
 bool judged(const CaseView& c) { return c.extra.value("judged", true); }
 
@@ -117,8 +111,7 @@ using PointsByPathAndState = std::map<std::pair<std::string, std::string>, std::
 
 void add_loader_points(const CaseView& c, PointsByPathAndState* at) {
   const std::string path = c.param("path"), state = c.param("cache_state");
-  const json workers_param = c.params.is_object() ? c.params.value("workers", json()) : json();
-  const std::int64_t workers = workers_param.is_number_integer() ? workers_param.get<std::int64_t>() : 0;
+  const std::int64_t workers = c.int_param("workers", 0);
   const json epochs = c.extra.value("epochs", json::array());
   if (state == "cold" && epochs.is_array() && epochs.size() > 1) {
     (*at)[{path, "cold"}].push_back(point_of(c, epochs.front().value("au", 0.0), workers));
@@ -167,7 +160,7 @@ json node_answer(const std::vector<const CaseView*>& cases, std::int64_t node) {
   std::int64_t most_accelerators = 1;
   for (const CaseView* c : cases) {
     if (c->calibration) continue;  // the harness's own figure: no pipeline of the user's
-    most_accelerators = std::max(most_accelerators, int_param_of(*c, "accelerators", 1));
+    most_accelerators = std::max(most_accelerators, c->int_param("accelerators", 1));
     const std::optional<LoaderDemand> d = demand_of(*c);
     if (!d) continue;
     if (!pick || d->transform_cores > demand.transform_cores ||

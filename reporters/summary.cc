@@ -576,11 +576,8 @@ std::string node_line(const json& n) {
                     plural(std::size_t(std::max<std::int64_t>(k, 0)), "accelerator", "accelerators") +
                     " needs " + format_rate(n.value("bytes_per_second", 0.0)) + " (" +
                     format_count(n.value("samples_per_second", 0.0)) + " samples/s)";
-  if (const double cores = n.value("transform_cores", 0.0); cores > 0) {
-    char buf[48];
-    std::snprintf(buf, sizeof buf, " and %.1f CPU cores of transform", cores);
-    out += buf;
-  }
+  if (const double cores = n.value("transform_cores", 0.0); cores > 0)
+    out += " and " + format_printf("%.1f", cores) + " CPU cores of transform";
   return out + " to keep AU ≥ " + au_text(n.value("target_au", 0.9)) + " (at " + n.value("case", "") + ")";
 }
 

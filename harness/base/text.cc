@@ -36,8 +36,11 @@ std::string utc_timestamp(bool compact) {
 }
 
 std::string selection_text(const std::vector<std::string>& globs, std::size_t shown) {
-  if (globs.empty()) return "every file";
-  std::string out = "include ";
+  return globs.empty() ? "every file" : "include " + globs_text(globs, shown);
+}
+
+std::string globs_text(const std::vector<std::string>& globs, std::size_t shown) {
+  std::string out;
   const std::size_t n = globs.size() <= shown + 1 ? globs.size() : shown;
   for (std::size_t i = 0; i < n; ++i) out += (i ? ", '" : "'") + globs[i] + "'";
   if (n < globs.size()) out += " and " + std::to_string(globs.size() - n) + " more";

@@ -126,9 +126,8 @@ std::string Manifest::sums_text() const {
 std::string Manifest::selection_text() const {
   if (!hot_set) return feedbench::selection_text(include);
   return "hot set " + hot_set->share + " (seed " + std::to_string(hot_set->seed) + ") of " +
-         (hot_set->of.empty() ? std::string("every file")
-                              : feedbench::selection_text(hot_set->of).substr(8)) +
-         ", " + plural(include.size(), "file", "files");
+         (hot_set->of.empty() ? std::string("every file") : globs_text(hot_set->of)) + ", " +
+         plural(include.size(), "file", "files");
 }
 
 std::string manifest_selection_text(const nlohmann::json& j) {

@@ -18,6 +18,8 @@ std::string plural(std::size_t n, const char* one, const char* many);
 // 'b/**'", and past `shown` globs the first ones and a count: "include 'a', 'b', 'c' and 597
 // more" (a hot set of 600 exact paths once made an 18 KB line).
 std::string selection_text(const std::vector<std::string>& globs, std::size_t shown = 3);
+// RETURNS: the globs alone, quoted and counted as selection_text says them: "'a', 'b' and 2 more".
+std::string globs_text(const std::vector<std::string>& globs, std::size_t shown = 3);
 
 // RETURNS: `s` without leading and trailing white space (std::isspace).
 std::string trim_space(std::string s);
