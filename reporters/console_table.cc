@@ -91,7 +91,8 @@ const std::vector<Column>& columns_of(const std::string& family) {
       {"acc fed", 8,
        [](const CaseView& c) {
          const std::optional<double> au = at(c, "au");
-         if (!au || c.calibration || !demand_of(c)) return std::string("-");
+         // Too few steps to judge: no claim of what the supply feeds either.
+         if (!au || c.calibration || !c.extra.value("judged", true) || !demand_of(c)) return std::string("-");
          return accelerators_fed_text(accelerators_fed(c, *au), *au >= c.target_au());
        }},
       {"wait p99", 9, [](const CaseView& c) {

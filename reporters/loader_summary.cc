@@ -103,8 +103,10 @@ struct LoaderPoint {
   std::optional<LoaderDemand> demand;  // per accelerator; nullopt in files that lack the figures
 };
 
-LoaderPoint point_of(const CaseView& c, double au, std::int64_t workers) {
-  return {au, c.target_au(), workers, c.name, accelerators_fed(c, au), demand_of(c)};
+// `au` judges the point (the worst-fed trainer's); `supply_au` counts what the trainers
+// consumed together (their mean), which is what the accelerators fed are made of.
+LoaderPoint point_of(const CaseView& c, double au, double supply_au, std::int64_t workers) {
+  return {au, c.target_au(), workers, c.name, accelerators_fed(c, supply_au), demand_of(c)};
 }
 
 using PointsByPathAndState = std::map<std::pair<std::string, std::string>, std::vector<LoaderPoint>>;
@@ -114,13 +116,15 @@ void add_loader_points(const CaseView& c, PointsByPathAndState* at) {
   const std::int64_t workers = c.int_param("workers", 0);
   const json epochs = c.extra.value("epochs", json::array());
   if (state == "cold" && epochs.is_array() && epochs.size() > 1) {
-    (*at)[{path, "cold"}].push_back(point_of(c, epochs.front().value("au", 0.0), workers));
+    const double first = epochs.front().value("au", 0.0);  // over every trainer of the epoch
+    (*at)[{path, "cold"}].push_back(point_of(c, first, first, workers));
     const json& last = epochs.back();
     if (last.value("served_from_memory", false))
-      (*at)[{path, "warm"}].push_back(point_of(c, last.value("au", 0.0), workers));
+      (*at)[{path, "warm"}].push_back(point_of(c, last.value("au", 0.0), last.value("au", 0.0), workers));
     return;
   }
-  if (auto au = c.worst_au()) (*at)[{path, state}].push_back(point_of(c, *au, workers));
+  if (auto au = c.worst_au())
+    (*at)[{path, state}].push_back(point_of(c, *au, c.counter("au").value_or(*au), workers));
 }
 
 // RETURNS: {fed, au, target_au, workers?, case, accelerators_fed?, demand?}: among cases
@@ -243,7 +247,7 @@ json summarize_loader(const ResultDocument& doc) {
     if (c->extra.contains("epochs") && c->extra["epochs"].is_array() && c->extra["epochs"].size() > 1)
       v["epochs"] = c->extra["epochs"];
     if (c->extra.contains("memory_note")) v["memory_note"] = c->extra["memory_note"];
-    if (const std::optional<LoaderDemand> d = demand_of(*c); d && !c->calibration) {
+    if (const std::optional<LoaderDemand> d = demand_of(*c); d && !c->calibration && judged(*c)) {
       v["demand_per_accelerator"] = demand_json(*d);
       v["accelerators_fed"] = accelerators_fed(*c, au);
     }

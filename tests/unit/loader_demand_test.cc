@@ -113,6 +113,28 @@ TEST(LoaderDemandTest, TheSummarySaysAcceleratorsFedPerPathAndWhatANodeNeeds) {
   EXPECT_EQ(page[1].rfind("A node of 8 accelerators needs 360 MiB/s", 0), 0u) << page[1];
 }
 
+TEST(LoaderDemandTest, ACaseTooShortToJudgeStatesNoAcceleratorsFed) {
+  ResultDocument doc;
+  BenchmarkEntry e = loader_case("source", 1, 0.45);
+  e.extra["judged"] = false;
+  doc.benchmarks = {e};
+  const json verdicts = summarize(doc)["loader"]["verdicts"];
+  ASSERT_EQ(verdicts.size(), 1u) << verdicts.dump(2);
+  EXPECT_FALSE(verdicts[0].contains("accelerators_fed")) << verdicts.dump(2);
+}
+
+TEST(LoaderDemandTest, AcceleratorsFedCountWhatEveryTrainerConsumedNotTheWorstFed) {
+  ResultDocument doc;
+  BenchmarkEntry e = loader_case("source", 4, 0.6);
+  e.extra["min_au"] = 0.3;  // one trainer fed worse than the mean
+  doc.benchmarks = {e};
+  const json a = summarize(doc)["answers"];
+  EXPECT_NEAR(a["paths"][0]["feeds"]["warm"]["accelerators_fed"].get<double>(), 4 * 0.6 / 0.9, 1e-9)
+      << a.dump(2);
+  EXPECT_NEAR(a["paths"][0]["feeds"]["warm"]["au"].get<double>(), 0.3, 1e-9)
+      << "the verdict is the worst-fed's";
+}
+
 TEST(LoaderDemandTest, TheNodeDefaultsToTheMostAcceleratorsACaseRan) {
   ResultDocument doc;
   doc.benchmarks = {loader_case("source", 1, 0.45), loader_case("source", 4, 0.3)};
