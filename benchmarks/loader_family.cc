@@ -18,8 +18,10 @@
 #include "feedbench/base/file_system.h"
 #include "feedbench/base/units.h"
 #include "feedbench/gpu/gpu.h"
+#include "feedbench/io/device_reads.h"
 #include "feedbench/io/page_cache.h"
 #include "feedbench/io/skew.h"
+#include "feedbench/loader/limit.h"
 #include "feedbench/loader/loader.h"
 
 namespace feedbench {
@@ -79,7 +81,12 @@ nlohmann::json epoch_json(const EpochFigures& f) {
                       {"samples_per_second", f.samples_per_second},
                       {"bytes_per_second", f.bytes_per_second},
                       {"measured_s", f.measured_s},
-                      {"residency_before", nullptr}};
+                      {"residency_before", nullptr},
+                      {"wall_s", f.wall_s},
+                      {"read_bytes", f.all_read_bytes()},
+                      {"cpu_util", f.cpu_util}};
+  j["device_bytes"] = f.device_bytes ? nlohmann::json(*f.device_bytes) : nlohmann::json(nullptr);
+  j["host_cpu_busy"] = f.host_cpu_busy ? nlohmann::json(*f.host_cpu_busy) : nlohmann::json(nullptr);
   if (f.residency_before) {
     j["residency_before"] = *f.residency_before;
     j["served_from_memory"] = f.epoch > 1 && *f.residency_before >= kServedFromMemory;
@@ -145,9 +152,11 @@ std::function<std::unique_ptr<DeviceStep>(int)> cuda_step(const Case& c, const F
   };
 }
 
-// A case's simulation: its source (which LoaderSim reads through) and the simulation itself.
+// A case's simulation: its source (which LoaderSim reads through), the devices under its files
+// (none for a calibration) and the simulation itself.
 struct Simulation {
   std::unique_ptr<SampleSource> source;
+  std::shared_ptr<DeviceReads> devices;
   std::optional<LoaderSim> sim;
 };
 
@@ -165,8 +174,12 @@ Simulation simulation_of(const Case& c, CaseRun& run, const RunContext& context,
   Simulation out;
   out.source = source_of(c, *files, run.throttle(c.str("path")));
   // Between epochs, untimed: a later epoch may be served from the page cache.
-  if (c.str("samples") != "memory")
+  if (c.str("samples") != "memory") {
     options.residency = [files] { return measure_residency(*files).fraction(); };
+    // Around each epoch: what the devices read, so the page cache's share is measured, not guessed.
+    out.devices = std::make_shared<DeviceReads>(*files);
+    options.device_read_bytes = [devices = out.devices] { return devices->bytes_read(); };
+  }
   // Skewed sampling ranks files as file_read does (records by their index); a partial
   // cache's files by their source paths, so the same files are hot on both paths.
   if (options.skew.kind != Skew::Kind::none && c.str("samples") == "files")
@@ -229,54 +242,128 @@ void loader_counters(CaseRun& run, const LoaderResult& result) {
   run.counter("residency_before", run.record().cache["residency_before"].get<double>());
 }
 
-// RETURNS: the case's verdict on `result`, or why it carries none (too few measured steps, or
-// measured steps that read less than they took: the figures are recorded, but no verdict and no
-// CPU-bound claim); *cpu_bound as judged.
-std::string verdict_of(const LoaderResult& result, const std::optional<LoaderAcrossRanks>& across,
-                       double target, bool calibration, bool* cpu_bound) {
-  const bool judged = result.judged();
-  *cpu_bound =
-      judged && loader_cpu_bound(result.au, target, result.cpu_util, result.read_s, result.transform_s);
-  if (!judged) return result.not_judged_reason();
-  std::string verdict = loader_verdict(result.au, result.stall_fraction, target, *cpu_bound, result.read_s,
-                                       result.transform_s) +
-                        (calibration ? "" : epochs_qualifier(result));
+// The round's figures for its limit (limit.h): over every epoch, or over epoch `only` alone.
+SupplyFigures supply_of(const Case& c, const LoaderResult& r, double target,
+                        const std::vector<EpochRereads>& rereads, const DeviceReads* devices,
+                        std::optional<std::size_t> only = std::nullopt) {
+  SupplyFigures f;
+  f.target_au = target;
+  f.read_s = r.read_s;
+  f.transform_s = r.transform_s;
+  f.transform = c.str("transform");
+  f.cores = r.cores;
+  if (devices && !devices->available()) f.device_why = devices->why();
+  if (!devices) f.device_why = "no files read";
+  if (only) {
+    const EpochFigures& e = r.epochs[*only];
+    f.au = e.au, f.stall_fraction = e.stall_fraction, f.wall_s = e.wall_s;
+    f.read_bytes = e.all_read_bytes(), f.device_bytes = e.device_bytes;
+    f.host_cpu_busy = e.host_cpu_busy, f.cpu_util = e.cpu_util;
+    if (*only < rereads.size()) f.samples_read = rereads[*only].reads, f.rereads = rereads[*only].rereads;
+    return f;
+  }
+  f.au = r.au, f.stall_fraction = r.stall_fraction, f.device_bytes = r.device_bytes;
+  f.host_cpu_busy = r.host_cpu_busy, f.cpu_util = r.cpu_util;
+  for (const EpochFigures& e : r.epochs) f.wall_s += e.wall_s, f.read_bytes += e.all_read_bytes();
+  for (const EpochRereads& e : rereads) f.samples_read += e.reads, f.rereads += e.rereads;
+  return f;
+}
+
+nlohmann::json limit_json(const LoaderLimit& l) {
+  nlohmann::json j = {{"by", l.by},
+                      {"fed", l.fed},
+                      {"reread_share", l.reread_share},
+                      {"transform_share", l.transform_share},
+                      {"cpu_busy", l.cpu_busy},
+                      {"idle_cores", l.idle_cores},
+                      {"text", l.text}};
+  j["memory_share"] = l.memory_share ? nlohmann::json(*l.memory_share) : nlohmann::json(nullptr);
+  j["device_bytes_per_second"] =
+      l.device_bytes_per_second ? nlohmann::json(*l.device_bytes_per_second) : nlohmann::json(nullptr);
+  return j;
+}
+
+// A judged round's limit, over the run and per epoch.
+struct Limits {
+  LoaderLimit run;
+  std::vector<LoaderLimit> epochs;
+};
+
+Limits limits_of(const Case& c, const LoaderResult& r, double target, const DeviceReads* devices,
+                 const SampleSource& source) {
+  const std::vector<EpochRereads> rereads =
+      source.reads_files()
+          ? loader_epoch_rereads(options_of(c), r.schedule, source.count(), source.shard_records())
+          : std::vector<EpochRereads>{};
+  Limits out;
+  out.run = loader_limit(supply_of(c, r, target, rereads, devices));
+  for (std::size_t e = 0; e < r.epochs.size(); ++e)
+    out.epochs.push_back(loader_limit(supply_of(c, r, target, rereads, devices, e)));
+  return out;
+}
+
+// RETURNS: the case's verdict on `result` with its limit, or why it carries none (too few
+// measured steps, or measured steps that read less than they took: the figures are recorded, but
+// no verdict and no limit).
+std::string verdict_of(const Case& c, const LoaderResult& result,
+                       const std::optional<LoaderAcrossRanks>& across, double target, bool calibration,
+                       const DeviceReads* devices, const LoaderLimit* limit) {
+  if (!result.judged() || !limit) return result.not_judged_reason();
+  if (calibration)  // no I/O: what it measures is the harness's own hand-over
+    return format_printf("AU %.1f%% — ", 100 * result.au) +
+           (limit->fed ? "the harness keeps up (calibration: samples from memory, no I/O)"
+                       : format_printf("training waits %.1f%% of the time with no I/O at all: the harness "
+                                       "itself stalls (calibration)",
+                                       100 * result.stall_fraction));
+  std::string verdict =
+      loader_verdict(supply_of(c, result, target, {}, devices), *limit) + epochs_qualifier(result);
   if (across) verdict += across->verdict;
   return verdict;
 }
 
 // The record's `extra` of a loader run: its verdict and the figures behind it.
-nlohmann::json run_json(const LoaderResult& result, const std::string& verdict, double target, bool cpu_bound,
-                        bool calibration, std::uint64_t dataset_bytes, std::uint64_t available) {
+nlohmann::json run_json(const LoaderResult& result, const std::string& verdict, double target,
+                        const std::optional<Limits>& limits, bool calibration, std::uint64_t dataset_bytes,
+                        std::uint64_t available) {
   const LoaderSchedule& schedule = result.schedule;
+  const bool cpu_bound = limits && limits->run.by == "cpu";
   nlohmann::json epochs = nlohmann::json::array();
-  for (const EpochFigures& f : result.epochs) epochs.push_back(epoch_json(f));
-  return {{"verdict", verdict},
-          {"judged", result.judged()},
-          {"au_per_accelerator", result.au_per_trainer},
-          {"min_au", result.min_au},
-          {"target_au", target},
-          {"cpu_bound", cpu_bound},
-          {"calibration", calibration},
-          {"samples", result.samples},
-          {"bytes", result.bytes},
-          {"measured_read_bytes", result.measured_read_bytes},
-          {"warmup_read_bytes", result.warmup_read_bytes},
-          {"warmup_steps", result.warmup_steps},
-          {"steps_per_epoch", schedule.steps_per_epoch},
-          {"warmup_steps_in_effect", schedule.warmup_steps},
-          {"measured_steps_first_epoch", schedule.measured_first_epoch},
-          {"min_measured_steps", schedule.min_measured_steps},
-          {"epochs", epochs},
-          {"dataset_bytes", dataset_bytes},
-          {"available_memory_bytes", available},
-          {"wait_s", result.wait_s},
-          {"compute_s", result.compute_s},
-          {"read_s", result.read_s},
-          {"transform_s", result.transform_s},
-          {"transform_bytes", result.transform_bytes},
-          {"transform_samples", result.transform_samples},
-          {"transform_cpu_s", result.transform_cpu_s}};
+  for (std::size_t e = 0; e < result.epochs.size(); ++e) {
+    epochs.push_back(epoch_json(result.epochs[e]));
+    if (limits) epochs.back()["limit"] = limit_json(limits->epochs[e]);
+  }
+  return {
+      {"verdict", verdict},
+      {"judged", result.judged()},
+      {"au_per_accelerator", result.au_per_trainer},
+      {"min_au", result.min_au},
+      {"target_au", target},
+      {"cpu_bound", cpu_bound},
+      {"calibration", calibration},
+      {"samples", result.samples},
+      {"bytes", result.bytes},
+      {"measured_read_bytes", result.measured_read_bytes},
+      {"warmup_read_bytes", result.warmup_read_bytes},
+      {"warmup_steps", result.warmup_steps},
+      {"steps_per_epoch", schedule.steps_per_epoch},
+      {"warmup_steps_in_effect", schedule.warmup_steps},
+      {"measured_steps_first_epoch", schedule.measured_first_epoch},
+      {"min_measured_steps", schedule.min_measured_steps},
+      {"epochs", epochs},
+      {"dataset_bytes", dataset_bytes},
+      {"available_memory_bytes", available},
+      {"wait_s", result.wait_s},
+      {"compute_s", result.compute_s},
+      {"read_s", result.read_s},
+      {"transform_s", result.transform_s},
+      {"transform_bytes", result.transform_bytes},
+      {"transform_samples", result.transform_samples},
+      {"transform_cpu_s", result.transform_cpu_s},
+      {"cores", result.cores},
+      {"host_cpu_busy",
+       result.host_cpu_busy ? nlohmann::json(*result.host_cpu_busy) : nlohmann::json(nullptr)},
+      {"device_bytes", result.device_bytes ? nlohmann::json(*result.device_bytes) : nlohmann::json(nullptr)},
+      {"limit", limits ? limit_json(limits->run) : nlohmann::json(nullptr)}};
 }
 
 // The device's side of the step: what was copied (every step, warm-up included) and how long
@@ -318,6 +405,8 @@ void run_loader_case(const Case& c, RunContext& context, benchmark::State& state
   const bool many = run.many();
 
   std::optional<Measured> measured;
+  std::shared_ptr<DeviceReads> devices;
+  std::unique_ptr<SampleSource> source;  // outlives the simulation: its limit counts re-reads
   GpuSampler sampler;
   try {
     std::optional<Simulation> sim;
@@ -336,6 +425,8 @@ void run_loader_case(const Case& c, RunContext& context, benchmark::State& state
     // GPU telemetry while the steps run (nothing without an NVIDIA driver).
     if (cuda) sampler.start();
     measured = measure(run, state, *sim->sim, target);
+    devices = sim->devices;
+    source = std::move(sim->source);
   } catch (const std::exception& e) {  // RunError, or InputError from a source's set-up
     return run.skip(e.what());
   }
@@ -344,11 +435,14 @@ void run_loader_case(const Case& c, RunContext& context, benchmark::State& state
   const LoaderResult& result = measured->result;
 
   loader_counters(run, result);
-  bool cpu_bound = false;
-  const std::string verdict = verdict_of(result, measured->across, target, calibration, &cpu_bound);
+  std::optional<Limits> limits;
+  if (result.judged()) limits = limits_of(c, result, target, devices.get(), *source);
+  const std::string verdict = verdict_of(c, result, measured->across, target, calibration, devices.get(),
+                                         limits ? &limits->run : nullptr);
   const std::uint64_t available = available_memory_bytes();
   run.record().extra =
-      run_json(result, verdict, target, cpu_bound, calibration, files->total_bytes(), available);
+      run_json(result, verdict, target, limits, calibration, files->total_bytes(), available);
+  if (devices && devices->available()) run.record().extra["devices"] = devices->names();
   nlohmann::json& extra = run.record().extra;
   if (result.device_copy) record_device(run, c, result);
   if (!telemetry.is_null()) extra["gpu_telemetry"] = telemetry;

@@ -83,7 +83,8 @@ const std::vector<Column>& columns_of(const std::string& family) {
        }},
       {"CPU", 6, [](const CaseView& c) { return or_dash(at(c, "cpu_util"), whole_percent_text); }}};
   static const std::vector<Column> loader = {
-      {"AU", 11, [](const CaseView& c) { return or_dash(c.worst_au(), percent_text); }},
+      // The lowest trainer's AU (with one accelerator, the AU): the summary's is every trainer's together.
+      {"min AU", 11, [](const CaseView& c) { return or_dash(c.worst_au(), percent_text); }},
       {"spread", 7, [](const CaseView& c) { return spread_of(c, "au"); }},
       {"stall", 9, [](const CaseView& c) { return or_dash(at(c, "stall_fraction"), percent_text); }},
       {"samples/s", 9, [](const CaseView& c) { return or_dash(at(c, "samples_per_second"), format_count); }},
@@ -132,7 +133,11 @@ std::pair<std::string, Tone> verdict_of(const CaseView& c) {
     const double au = c.worst_au().value_or(0);
     if (c.calibration) return au >= 0.99 ? std::pair{"ok", Tone::good} : std::pair{"FAILED", Tone::bad};
     if (!c.extra.value("judged", true)) return {"not judged", Tone::doubtful};
-    if (au >= c.target_au()) return {"fed", Tone::good};
+    // Fed by memory is not storage keeping up: said, in doubt (its line says how much).
+    const json limit = c.extra.value("limit", json());
+    const std::string by = limit.is_object() ? limit.value("by", "") : "";
+    if (au >= c.target_au())
+      return by == "page_cache" ? std::pair{"page cache", Tone::doubtful} : std::pair{"fed", Tone::good};
     return {c.extra.value("cpu_bound", false) ? "CPU-bound" : "stalls", Tone::bad};
   }
   if (!c.excluded.empty()) return {std::to_string(c.excluded.size()) + " excluded", Tone::doubtful};

@@ -101,12 +101,37 @@ struct LoaderPoint {
   std::string name;
   double fed = 0;                      // accelerators its supply keeps at the target (loader_demand.h)
   std::optional<LoaderDemand> demand;  // per accelerator; nullopt in files that lack the figures
+  json limit;                          // the record's (or its epoch's) limit; null in older files
+  int realism = 0;                     // pipeline_realism
 };
+
+// How much of a real input pipeline a case runs: a transform counts over none (the decode a
+// training job does), files read over samples from memory. The headline answers come from the
+// most realistic cases a run has, so that the easiest case never speaks for the pipeline.
+int pipeline_realism(const CaseView& c) {
+  const std::string transform = c.param("transform");
+  return (transform.empty() || transform == "none" ? 0 : 2) + (c.param("samples") == "memory" ? 0 : 1);
+}
+
+// RETURNS: the limit stored with `from` (a record's extra, or one epoch of it), when well formed.
+json limit_in(const json& from) {
+  const auto it = from.find("limit");
+  if (it == from.end() || !it->is_object() || !it->contains("text") || !(*it)["text"].is_string())
+    return nullptr;
+  return *it;
+}
 
 // `au` judges the point (the worst-fed trainer's); `supply_au` counts what the trainers
 // consumed together (their mean), which is what the accelerators fed are made of.
-LoaderPoint point_of(const CaseView& c, double au, double supply_au, std::int64_t workers) {
-  return {au, c.target_au(), workers, c.name, accelerators_fed(c, supply_au), demand_of(c)};
+LoaderPoint point_of(const CaseView& c, double au, double supply_au, std::int64_t workers, json limit) {
+  return {au,
+          c.target_au(),
+          workers,
+          c.name,
+          accelerators_fed(c, supply_au),
+          demand_of(c),
+          std::move(limit),
+          pipeline_realism(c)};
 }
 
 using PointsByPathAndState = std::map<std::pair<std::string, std::string>, std::vector<LoaderPoint>>;
@@ -115,42 +140,63 @@ void add_loader_points(const CaseView& c, PointsByPathAndState* at) {
   const std::string path = c.param("path"), state = c.param("cache_state");
   const std::int64_t workers = c.int_param("workers", 0);
   const json epochs = c.extra.value("epochs", json::array());
-  if (state == "cold" && epochs.is_array() && epochs.size() > 1) {
+  if (state == "cold" && epochs.is_array() && epochs.size() > 1 && epochs.front().is_object() &&
+      epochs.back().is_object()) {
     const double first = epochs.front().value("au", 0.0);  // over every trainer of the epoch
-    (*at)[{path, "cold"}].push_back(point_of(c, first, first, workers));
+    (*at)[{path, "cold"}].push_back(point_of(c, first, first, workers, limit_in(epochs.front())));
     const json& last = epochs.back();
     if (last.value("served_from_memory", false))
-      (*at)[{path, "warm"}].push_back(point_of(c, last.value("au", 0.0), last.value("au", 0.0), workers));
+      (*at)[{path, "warm"}].push_back(
+          point_of(c, last.value("au", 0.0), last.value("au", 0.0), workers, limit_in(last)));
     return;
   }
   if (auto au = c.worst_au())
-    (*at)[{path, state}].push_back(point_of(c, *au, c.counter("au").value_or(*au), workers));
+    (*at)[{path, state}].push_back(
+        point_of(c, *au, c.counter("au").value_or(*au), workers, limit_in(c.extra)));
 }
 
-// RETURNS: {fed, au, target_au, workers?, case, accelerators_fed?, demand?}: among cases
-// reaching their target, the one with the fewest workers; else the highest AU. accelerators_fed
-// is the most any point of this path and state keeps at its target: a lower bound when `fed`.
-json loader_answer(const std::vector<LoaderPoint>& points) {
+// RETURNS: {fed, au, target_au, workers?, case, limit?, accelerators_fed?, demand?}: among
+// cases reaching their target, the one with the fewest workers; else the highest AU.
+// accelerators_fed is the most any point keeps at its target: a lower bound when `fed`.
+json pick_answer(const std::vector<const LoaderPoint*>& points) {
   const LoaderPoint* pick = nullptr;
-  for (const LoaderPoint& p : points) {
+  for (const LoaderPoint* q : points) {
+    const LoaderPoint& p = *q;
     if (p.au < p.target) continue;
     if (!pick || p.workers < pick->workers || (p.workers == pick->workers && p.au > pick->au)) pick = &p;
   }
   const bool fed = pick != nullptr;
   if (!pick)
-    for (const LoaderPoint& p : points)
-      if (!pick || p.au > pick->au) pick = &p;
+    for (const LoaderPoint* p : points)
+      if (!pick || p->au > pick->au) pick = p;
   json a = {{"fed", fed}, {"au", pick->au}, {"target_au", pick->target}, {"case", pick->name}};
   if (pick->workers > 0) a["workers"] = pick->workers;
+  if (!pick->limit.is_null()) a["limit"] = pick->limit;
   const LoaderPoint* most = nullptr;
-  for (const LoaderPoint& p : points)
-    if (p.demand && (!most || p.fed > most->fed)) most = &p;
+  for (const LoaderPoint* p : points)
+    if (p->demand && (!most || p->fed > most->fed)) most = p;
   if (most) {
     a["accelerators_fed"] = most->fed;
     a["accelerators_fed_at_least"] = most->au >= most->target;
     a["demand"] = demand_json(*most->demand);
     if (most != pick) a["accelerators_fed_case"] = most->name;
   }
+  return a;
+}
+
+// The answer of one path and state from its most realistic pipeline (pipeline_realism), and
+// beside it, when the run also measured storage alone (no transform), that answer as
+// storage_alone: {fed, au, target_au, workers?, case, limit?, accelerators_fed?, ...}.
+json loader_answer(const std::vector<LoaderPoint>& points) {
+  int most = 0;
+  for (const LoaderPoint& p : points) most = std::max(most, p.realism);
+  std::vector<const LoaderPoint*> pipeline, alone;
+  for (const LoaderPoint& p : points) {
+    if (p.realism == most) pipeline.push_back(&p);
+    if (p.realism == 1) alone.push_back(&p);  // files read, no transform
+  }
+  json a = pick_answer(pipeline);
+  if (most > 1 && !alone.empty()) a["storage_alone"] = pick_answer(alone);
   return a;
 }
 
@@ -247,6 +293,7 @@ json summarize_loader(const ResultDocument& doc) {
     if (c->extra.contains("epochs") && c->extra["epochs"].is_array() && c->extra["epochs"].size() > 1)
       v["epochs"] = c->extra["epochs"];
     if (c->extra.contains("memory_note")) v["memory_note"] = c->extra["memory_note"];
+    if (json limit = limit_in(c->extra); !limit.is_null()) v["limit"] = limit;
     if (const std::optional<LoaderDemand> d = demand_of(*c); d && !c->calibration && judged(*c)) {
       v["demand_per_accelerator"] = demand_json(*d);
       v["accelerators_fed"] = accelerators_fed(*c, au);
@@ -304,7 +351,9 @@ std::string format_loader_summary(const json& summary, bool cache_unverified) {
   const json verdicts = summary.value("verdicts", json::array());
   if (std::any_of(verdicts.begin(), verdicts.end(),
                   [](const json& v) { return !v.value("calibration", false); })) {
-    line("training loop (median AU of achieved repetitions, target per case):");
+    line(
+        "training loop (AU of all trainers together, median of achieved repetitions; the table's min AU is "
+        "the lowest trainer's; target per case):");
     for (const json& v : summary["verdicts"]) {
       if (v.value("calibration", false)) continue;  // its own line below
       const std::string qualifier = note(v.value("case", ""));

@@ -410,14 +410,47 @@ std::string workers_text(const json& j) {
              : std::string();
 }
 
-// "yes (AU 97.0%, target 90.0%, 1 worker)", "no (AU 61.0% at best, target 90.0%, 2 workers)".
+// What limited (or fed) an answer's case: its limit's `by` ("" when it has none).
+std::string limit_by(const json& a) {
+  if (!a.contains("limit") || !a["limit"].is_object()) return "";
+  return a["limit"].value("by", "");
+}
+
+// "yes (AU 97.0%, target 90.0%, 1 worker)", "no (AU 61.0% at best, target 90.0%, 2 workers)",
+// "only through the page cache (...)" when what fed the case was memory, not storage.
 std::string fed_text(const json& a) {
   const bool fed = a.value("fed", false);
   std::vector<std::string> parts;
   if (a.contains("au")) parts.push_back("AU " + au_text(a.value("au", 0.0)) + (fed ? "" : " at best"));
   if (a.contains("target_au")) parts.push_back("target " + au_text(a.value("target_au", 0.0)));
   parts.push_back(workers_text(a));
-  return (fed ? "yes" : "no") + parenthesis(parts);
+  const std::string answer = !fed                          ? "no"
+                             : limit_by(a) == "page_cache" ? "only through the page cache"
+                                                           : "yes";
+  return answer + parenthesis(parts);
+}
+
+// Per path and state with a stored limit: "source cold: limit: storage — the device delivered
+// 38.0 MiB/s; ... (at CASE)", and storage alone beside the pipeline where the run measured it.
+std::vector<std::string> limit_lines(const json& paths, bool unverified) {
+  std::vector<std::string> out;
+  for (const json& p : paths) {
+    if (!p.contains("feeds") || !p["feeds"].is_object()) continue;
+    const std::string path = p.value("path", "");
+    for (const char* state : {"cold", "warm"}) {
+      if (!p["feeds"].contains(state)) continue;
+      const json& a = p["feeds"][state];
+      auto line = [&](const json& x, const std::string& what) {
+        if (!x.contains("limit") || !x["limit"].is_object()) return;
+        out.push_back(path + cache_note(unverified && path == "cache") + " " + state + what + ": " +
+                      x["limit"].value("text", "") + " (at " + x.value("case", "") + ")");
+      };
+      line(a, "");
+      if (a.contains("storage_alone") && a["storage_alone"].is_object())
+        line(a["storage_alone"], ", storage alone (no transform)");
+    }
+  }
+  return out;
 }
 
 // "2 simulated accelerators", "1 simulated accelerator", "no simulated accelerator".
@@ -590,8 +623,13 @@ std::string path_answer_line(const json& p, bool unverified) {
   if (p.contains("feeds")) {
     std::vector<std::string> states;
     for (const char* state : {"cold", "warm"})
-      if (p["feeds"].contains(state))
-        states.push_back(std::string(state) + ": " + fed_text(p["feeds"][state]));
+      if (p["feeds"].contains(state)) {
+        const json& a = p["feeds"][state];
+        std::string text = std::string(state) + ": " + fed_text(a);
+        if (a.contains("storage_alone") && a["storage_alone"].is_object())
+          text += ", storage alone (no transform): " + fed_text(a["storage_alone"]);
+        states.push_back(text);
+      }
     if (!states.empty()) said.push_back("can storage feed the simulated trainers? " + joined(states, "; "));
   }
   if (p.contains("keeps"))
@@ -637,8 +675,10 @@ std::string feeds_sentence(const json& p, const std::string& state, bool unverif
   if (a.contains("target_au"))
     target = std::string(fed ? " — meets the " : " — below the ") + percent_text(a.value("target_au", 0.0)) +
              " target";
+  const std::string through =
+      fed && limit_by(a) == "page_cache" ? ", through the page cache, not storage" : "";
   return capitalised(subject(p, unverified)) + (fed ? " feeds" : " does not feed") +
-         " the simulated trainers " + state + (figure.empty() ? "" : ": " + figure) + target + ".";
+         " the simulated trainers " + state + (figure.empty() ? "" : ": " + figure) + target + through + ".";
 }
 
 // "Source path reads at best 296 MiB/s cold (4 workers, random) and 1 GiB/s warm (1 worker)."
@@ -693,13 +733,27 @@ bool answers_well_formed(const json& a) {
     }
     return true;
   };
-  // Every number a demand holds, where a feeds answer has one.
+  // A limit, where an answer has one: an object whose text and by are strings.
+  auto limit_well_formed = [&](const json& v) {
+    if (!optional(v, "limit", &json::is_object)) return false;
+    return !v.contains("limit") || (v["limit"].contains("text") && v["limit"]["text"].is_string() &&
+                                    optional(v["limit"], "by", &json::is_string));
+  };
+  // Every number a demand holds, where a feeds answer has one; its limit and storage alone.
   auto demands_well_formed = [&](const json& p) {
     if (!p.contains("feeds") || !p["feeds"].is_object()) return true;
     for (const auto& [state, v] : p["feeds"].items()) {
       if (!v.is_object() || !optional(v, "accelerators_fed_at_least", &json::is_boolean) ||
-          !optional(v, "demand", &json::is_object))
+          !optional(v, "demand", &json::is_object) || !limit_well_formed(v) ||
+          !optional(v, "storage_alone", &json::is_object))
         return false;
+      if (v.contains("storage_alone")) {
+        const json& s = v["storage_alone"];
+        if (!optional(s, "fed", &json::is_boolean) || !optional(s, "au", &json::is_number) ||
+            !optional(s, "target_au", &json::is_number) || !optional(s, "case", &json::is_string) ||
+            !limit_well_formed(s))
+          return false;
+      }
       if (v.contains("demand"))
         for (const char* n : {"samples_per_second", "bytes_per_second", "transform_cores"})
           if (!optional(v["demand"], n, &json::is_number)) return false;
@@ -864,6 +918,8 @@ std::vector<std::string> answer_sentences(const json& a) {
     out.push_back("Loader cases: too few steps measured to judge them (raise steps).");
   const bool unverified = answers_cache_unverified(a);
   if (std::string f = fed_line(a, unverified); !f.empty()) out.push_back(capitalised(f) + ".");
+  for (const std::string& l : limit_lines(a.value("paths", json::array()), unverified))
+    out.push_back(capitalised(l) + ".");
   if (a.contains("node")) out.push_back(capitalised(node_line(a["node"])) + ".");
   const json paths = a.value("paths", json::array());
   if (std::string k = keeps_sentence(paths, unverified); !k.empty()) out.push_back(k);
@@ -897,6 +953,7 @@ std::string format_answers(const json& a) {
         "loader: too few steps measured to judge whether storage feeds the simulated trainers (raise steps)");
   const bool unverified = answers_cache_unverified(a);
   if (std::string f = fed_line(a, unverified); !f.empty()) line(f);
+  for (const std::string& l : limit_lines(a.value("paths", json::array()), unverified)) line(l);
   if (a.contains("node")) line(node_line(a["node"]));
   for (const json& p : a.value("paths", json::array()))
     if (std::string text = path_answer_line(p, unverified); !text.empty()) line(text);

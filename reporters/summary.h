@@ -46,9 +46,10 @@ nlohmann::json summarize(const ResultDocument& doc);
 //    "loader_not_judged": N?  (loader cases measured too few steps, when none could be judged),
 //    "node": {accelerators, from, target_au, samples_per_second, bytes_per_second,
 //             transform_cores, case}?  (what a node needs, loader_summary.h),
-//    "paths": [{path, "feeds": {cold|warm: {fed, au, target_au, workers?, case,
+//    "paths": [{path, "feeds": {cold|warm: {fed, au, target_au, workers?, case, limit?,
 //                                           accelerators_fed?, accelerators_fed_at_least?,
-//                                           accelerators_fed_case?, demand?}}?,
+//                                           accelerators_fed_case?, demand?,
+//                                           storage_alone?: {the same, for no transform}}}?,
 //               "keeps": {accelerators (0: none), target_au}?,
 //               "reads": {cold|warm|direct: {bytes_per_second, workers?, pattern?, case}}?}],
 //    "cache_helps": [{cache_state (cold|warm|direct), ratio (cache / source, geometric mean),
@@ -56,15 +57,19 @@ nlohmann::json summarize(const ResultDocument& doc);
 //    "stage": {bytes_per_second, workers?, case}?,
 //    "cache_unverified": true (the document's cache was measured though it failed its checks:
 //                        dataset.cache.verified false, cache_trust.h)?}.
-// feeds and keeps: loader_summary.h's loader_answers. reads: the best of file_read's best per
-// cache state; a case read with O_DIRECT measures the device, so `direct` is a state of its own.
-// stage: the fastest staging case (a copy, not a read: said apart).
-// cache_unverified: every printed answer, and every line of format_summary, that states a figure
-// measured on the cache path carries kCacheUnverified ("cache (cache unverified): reads at best
+// feeds and keeps: loader_summary.h's loader_answers; a feeds answer is its path's most
+// realistic pipeline's (a transform over none), storage_alone the no-transform cases' beside it;
+// limit: what limited or fed its case (harness/loader limit.h: {by, fed, memory_share,
+// device_bytes_per_second, reread_share, transform_share, cpu_busy, idle_cores, text}). reads: the best of
+// file_read's best per cache state; a case read with O_DIRECT measures the device, so `direct` is a state of
+// its own. stage: the fastest staging case (a copy, not a read: said apart). cache_unverified: every printed
+// answer, and every line of format_summary, that states a figure measured on the cache path carries
+// kCacheUnverified ("cache (cache unverified): reads at best
 // ...", "... differs only in its path (cache unverified)").
 // Version 1 (no "version" key) had no loader_not_judged, keeps, direct, pattern or stage;
-// version 2 no accelerators_fed, demand or node.
-inline constexpr int kAnswersVersion = 3;
+// version 2 no accelerators_fed, demand or node; version 3 no limit or storage_alone, and its
+// feeds came from the best case of any pipeline, not the most realistic one.
+inline constexpr int kAnswersVersion = 4;
 
 // RETURNS: the summary as lines for the console, the answers first ("" when there is nothing
 // to say); the caller wraps them to its width (console_table.h: wrap_text). With the answers'

@@ -46,7 +46,18 @@ struct EpochsRun {
   std::vector<std::optional<double>> residency;  // per epoch, as it began
   std::int64_t wall_ns = 0;                      // the pauses between epochs left out
   double cpu_s = 0;                              // process CPU, likewise
+  // Per epoch: the devices' bytes read, every process's use of the cores, ours.
+  std::vector<std::optional<std::uint64_t>> device_bytes;
+  std::vector<std::optional<double>> host_busy;
+  std::vector<double> cpu_util, wall_s;
+  std::optional<HostCpuTimes> host_total;  // over the epochs, pauses left out
 };
+
+// RETURNS: b − a where both are known.
+std::optional<std::uint64_t> counted_between(std::optional<std::uint64_t> a, std::optional<std::uint64_t> b) {
+  if (!a || !b || *b < *a) return std::nullopt;
+  return *b - *a;
+}
 
 // Runs every trainer through each epoch, then finishes them. Every trainer finishes an epoch
 // before the next starts (training synchronises its accelerators), so the page cache can be
@@ -68,6 +79,11 @@ EpochsRun run_epochs(const LoaderOptions& options, std::vector<std::unique_ptr<T
     } else {
       out.residency.push_back(std::nullopt);
     }
+    const std::optional<std::uint64_t> device0 =
+        options.device_read_bytes ? options.device_read_bytes() : std::nullopt;
+    const std::optional<HostCpuTimes> host0 = host_cpu_times();
+    const double epoch_cpu0 = process_cpu_seconds();
+    const std::int64_t epoch_t0 = now_ns();
     std::vector<std::thread> threads;
     for (std::size_t k = 0; k < trainers.size(); ++k) {
       Trainer* t = trainers[k].get();
@@ -79,6 +95,19 @@ EpochsRun run_epochs(const LoaderOptions& options, std::vector<std::unique_ptr<T
       }
     }
     for (std::thread& t : threads) t.join();
+    const double epoch_wall = double(now_ns() - epoch_t0) * 1e-9;
+    const double epoch_cpu = process_cpu_seconds() - epoch_cpu0;
+    const std::optional<HostCpuTimes> host1 = host_cpu_times();
+    out.device_bytes.push_back(
+        counted_between(device0, options.device_read_bytes ? options.device_read_bytes() : std::nullopt));
+    out.host_busy.push_back(host_cpu_busy(host0, host1));
+    out.cpu_util.push_back(epoch_wall > 0 ? epoch_cpu / (epoch_wall * usable_cores()) : 0);
+    out.wall_s.push_back(epoch_wall);
+    if (host0 && host1) {
+      if (!out.host_total) out.host_total.emplace();
+      out.host_total->busy_s += host1->busy_s - host0->busy_s;
+      out.host_total->total_s += host1->total_s - host0->total_s;
+    }
   }
   for (auto& t : trainers) t->finish();
   out.wall_ns = now_ns() - start - paused_ns;
@@ -93,12 +122,15 @@ struct EpochFold {
   std::int64_t epoch_ns = 0;  // every trainer's wall of the epoch, summed
 };
 
-EpochFold fold_epoch(const std::vector<std::unique_ptr<Trainer>>& trainers, int e,
-                     std::optional<double> residency_before) {
+EpochFold fold_epoch(const std::vector<std::unique_ptr<Trainer>>& trainers, int e, const EpochsRun& ran) {
   EpochFold out;
   EpochFigures& f = out.figures;
   f.epoch = e + 1;
-  f.residency_before = residency_before;
+  const auto at = std::size_t(e);
+  f.residency_before = ran.residency[at];
+  if (at < ran.device_bytes.size()) f.device_bytes = ran.device_bytes[at];
+  if (at < ran.host_busy.size()) f.host_cpu_busy = ran.host_busy[at];
+  if (at < ran.cpu_util.size()) f.cpu_util = ran.cpu_util[at], f.wall_s = ran.wall_s[at];
   std::int64_t first = INT64_MAX, last = INT64_MIN;
   for (auto& t : trainers) {
     const EpochOutcome& o = t->outcome.epochs[std::size_t(e)];
@@ -169,8 +201,10 @@ LoaderResult LoaderSim::run() {
   r.schedule = sched;
   r.reads_files = source_.reads_files();
   std::int64_t wait = 0, compute = 0, step = 0, epoch_total = 0, epoch_count = 0;
+  bool device_unknown = false;
+  std::uint64_t device_total = 0;
   for (int e = 0; e < options_.epochs; ++e) {
-    EpochFold fold = fold_epoch(trainers, e, ran.residency[std::size_t(e)]);
+    EpochFold fold = fold_epoch(trainers, e, ran);
     const EpochFigures& f = fold.figures;
     r.samples += f.samples;
     r.steps += f.steps;
@@ -184,8 +218,11 @@ LoaderResult LoaderSim::run() {
     step += fold.step_ns;
     epoch_total += fold.epoch_ns;
     epoch_count += std::int64_t(trainers.size());
+    if (f.device_bytes) device_total += *f.device_bytes;
+    else device_unknown = true;  // one epoch not counted: the run's count is not known
     r.epochs.push_back(std::move(fold.figures));
   }
+  if (!device_unknown) r.device_bytes = device_total;
   r.min_au = 1;
   for (auto& t : trainers) add_trainer(t->outcome, r);
   r.epoch_s = epoch_count ? double(epoch_total) * 1e-9 / double(epoch_count) : 0;
@@ -194,7 +231,10 @@ LoaderResult LoaderSim::run() {
   r.step_s = double(step) * 1e-9;
   r.stall_fraction = step > 0 ? double(wait) / double(step) : 0;
   r.au = step > 0 ? double(compute) / double(step) : 0;
-  r.cpu_util = ran.wall_ns > 0 ? ran.cpu_s / (double(ran.wall_ns) * 1e-9 * usable_cores()) : 0;
+  r.cores = usable_cores();
+  r.cpu_util = ran.wall_ns > 0 ? ran.cpu_s / (double(ran.wall_ns) * 1e-9 * r.cores) : 0;
+  if (ran.host_total && ran.host_total->total_s > 0)
+    r.host_cpu_busy = std::clamp(ran.host_total->busy_s / ran.host_total->total_s, 0.0, 1.0);
   if (r.measured_s > 0) {
     r.samples_per_second = double(r.samples) / r.measured_s;
     r.bytes_per_second = double(r.bytes) / r.measured_s;
@@ -239,32 +279,6 @@ std::string LoaderResult::not_judged_reason() const {
       "did not wait for storage: measure more steps after the warm-up (more steps, or more records "
       "per worker), or shorten the warm-up (prefetch × workers)";
   return why;
-}
-
-bool loader_cpu_bound(double au, double target_au, double cpu_util, double read_s, double transform_s) {
-  return au < target_au && cpu_util >= 0.85 && transform_s > read_s;
-}
-
-std::string loader_verdict(double au, double stall_fraction, double target_au, bool cpu_bound, double read_s,
-                           double transform_s) {
-  char buf[256];
-  if (au >= target_au) {
-    std::snprintf(buf, sizeof buf, "AU %.1f%% — storage keeps up", au * 100);
-    return buf;
-  }
-  std::snprintf(buf, sizeof buf, "AU %.1f%% — training waits for data %.1f%% of the time", au * 100,
-                stall_fraction * 100);
-  std::string text = buf;
-  if (cpu_bound) {
-    text += " — the loader is CPU-bound, not storage-bound: more workers will not help on this CPU";
-  } else if (transform_s > read_s && transform_s > 0) {
-    std::snprintf(buf, sizeof buf,
-                  " — workers spend %.0f%% of their time in the transform, not reading: more "
-                  "workers may help while the CPU has room",
-                  100 * transform_s / (transform_s + read_s));
-    text += buf;
-  }
-  return text;
 }
 
 }  // namespace feedbench

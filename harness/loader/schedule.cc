@@ -211,4 +211,32 @@ std::vector<std::uint64_t> loader_sample_reads(const LoaderOptions& o, const Loa
   return reads;
 }
 
+std::vector<EpochRereads> loader_epoch_rereads(const LoaderOptions& o, const LoaderSchedule& schedule,
+                                               std::size_t count,
+                                               const std::vector<std::uint64_t>* shard_records) {
+  std::vector<EpochRereads> out(std::size_t(std::max(o.epochs, 0)));
+  const std::uint64_t per_trainer = std::uint64_t(schedule.steps_per_epoch) * std::uint64_t(o.batch_size);
+  if (shard_records) {  // streams read each of their shards' records once an epoch
+    for (std::size_t e = 0; e < out.size(); ++e) {
+      out[e].reads = per_trainer * std::uint64_t(o.accelerators);
+      out[e].rereads = e > 0 ? out[e].reads : 0;
+    }
+    return out;
+  }
+  std::vector<bool> seen(count, false);
+  for (int epoch = 0; epoch < o.epochs; ++epoch) {
+    const std::vector<std::size_t> all = loader_epoch_order(o, count, epoch);
+    EpochRereads& r = out[std::size_t(epoch)];
+    for (int k = 0; k < o.accelerators; ++k) {
+      const std::vector<std::size_t> mine = loader_trainer_share(all, k, o, schedule);
+      for (std::size_t i = 0; i < std::min<std::size_t>(per_trainer, mine.size()); ++i) {
+        ++r.reads;
+        if (seen[mine[i]]) ++r.rereads;
+        seen[mine[i]] = true;
+      }
+    }
+  }
+  return out;
+}
+
 }  // namespace feedbench

@@ -321,7 +321,7 @@ TEST(ConsoleTableTest, LoaderLinesShowAuStallAndAShortVerdict) {
       out.str(),
       {"^$", R"(^loader /families/0: b8 prefetch 2 step 20ms no transform from files 1 epoch 20 steps .*$)",
        R"(^    .*source; 3 repetitions \(2 cases\)$)",
-       R"(^  {2} +AU +spread +stall +samples/s +acc fed +wait p99 +verdict$)",
+       R"(^  {2} +min AU +spread +stall +samples/s +acc fed +wait p99 +verdict$)",
        R"(^  w1 +61\.0% +- +39\.0% +390 +0\.68 +12\.5 ms +stalls$)",
        R"(^    training waits for data 39\.0% of the time$)",
        R"(^  w2 +97\.0% +- +3\.0% +390 +≥ 1\.08 +12\.5 ms +fed$)"});

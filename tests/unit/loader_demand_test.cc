@@ -143,5 +143,69 @@ TEST(LoaderDemandTest, TheNodeDefaultsToTheMostAcceleratorsACaseRan) {
   EXPECT_EQ(a["node"]["from"], "cases");
 }
 
+// The headline is the pipeline's: a decode case at AU 54% speaks for the path, not the
+// no-transform case that is fed; storage alone is said beside it, and each answer's limit with
+// the case it came from.
+TEST(LoaderDemandTest, TheHeadlineIsTheMostRealisticPipelineWithStorageAloneBeside) {
+  ResultDocument doc;
+  BenchmarkEntry decode = loader_case("source", 1, 0.54);
+  decode.params["transform"] = "decode:224";
+  decode.case_name += "/transform:decode";
+  decode.name = decode.run_name = decode.case_name + "/iterations:1/manual_time";
+  decode.extra["limit"] = {
+      {"by", "cpu"}, {"fed", false}, {"text", "limit: the decode's CPU — 2 cores saturated"}};
+  BenchmarkEntry plain = loader_case("source", 1, 0.97);
+  plain.params["transform"] = "none";
+  plain.extra["limit"] = {
+      {"by", "page_cache"},
+      {"fed", true},
+      {"text", "fed by the page cache, not storage: 64% of the bytes read came from memory"}};
+  doc.benchmarks = {plain, decode};
+  const json a = summarize(doc)["answers"];
+  const json& warm = a["paths"][0]["feeds"]["warm"];
+  EXPECT_FALSE(warm["fed"].get<bool>()) << a.dump(2);
+  EXPECT_NEAR(warm["au"].get<double>(), 0.54, 1e-9);
+  EXPECT_EQ(warm["case"], decode.case_name);
+  EXPECT_EQ(warm["limit"]["by"], "cpu");
+  EXPECT_NEAR(warm["accelerators_fed"].get<double>(), 0.6, 1e-9) << "the pipeline's, not the easiest case's";
+  ASSERT_TRUE(warm.contains("storage_alone")) << a.dump(2);
+  EXPECT_TRUE(warm["storage_alone"]["fed"].get<bool>());
+  EXPECT_EQ(warm["storage_alone"]["case"], plain.case_name);
+  const std::string text = format_answers(a);
+  EXPECT_NE(text.find("  accelerators fed at AU ≥ 90.0%: source 0.60 warm"), std::string::npos) << text;
+  EXPECT_NE(
+      text.find("  source warm: limit: the decode's CPU — 2 cores saturated (at " + decode.case_name + ")\n"),
+      std::string::npos)
+      << text;
+  EXPECT_NE(
+      text.find("  source warm, storage alone (no transform): fed by the page cache, not storage: 64% of the "
+                "bytes read came from memory (at " +
+                plain.case_name + ")"),
+      std::string::npos)
+      << text;
+  EXPECT_NE(
+      text.find("warm: no (AU 54.0% at best, target 90.0%, 2 workers), storage alone (no transform): only "
+                "through the page cache (AU 97.0%, target 90.0%, 2 workers)"),
+      std::string::npos)
+      << text;
+  // The limit lines come right after the accelerators fed: the summary's first lines.
+  EXPECT_LT(text.find("accelerators fed"), text.find("source warm: limit"));
+  const std::vector<std::string> page = answer_sentences(a);
+  ASSERT_GE(page.size(), 3u);
+  EXPECT_EQ(page[1].rfind("Source warm: limit: the decode's CPU", 0), 0u) << page[1];
+}
+
+// A stored answer whose limit is not an object with a text is not trusted: the summary is
+// computed again from the cases.
+TEST(LoaderDemandTest, AStoredAnswerWithAMalformedLimitIsComputedAgain) {
+  ResultDocument doc;
+  doc.benchmarks = {loader_case("source", 1, 0.45)};
+  json a = summarize(doc)["answers"];
+  a["paths"][0]["feeds"]["warm"]["limit"] = "storage";
+  doc.summary = {{"answers", a}};
+  const json again = summary_of(doc)["answers"];
+  EXPECT_FALSE(again["paths"][0]["feeds"]["warm"].contains("limit")) << again.dump(2);
+}
+
 }  // namespace
 }  // namespace feedbench

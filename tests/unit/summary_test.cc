@@ -655,7 +655,7 @@ std::vector<std::string> both_paths_lines(const std::string& q) {
       R"(  source vs cache, sequential 128 KiB psync 2 workers cold: cache path was 3\.0× .*cache\))" + q,
       R"(  source vs cache, sequential 128 KiB psync 1 worker warm: cache path was 3\.0× .*cache\))" + q,
       R"(  source vs cache, sequential 128 KiB psync 2 workers warm: cache path was 3\.0× .*cache\))" + q,
-      R"(  training loop \(median AU of achieved repetitions, target per case\):)",
+      R"(  training loop \(AU of all trainers together, median of achieved repetitions; the table's min AU is the lowest trainer's; target per case\):)",
       "    loader/batch:4/workers:1/state:warm/path:cache: AU 95%" + q,
       "    loader/batch:4/workers:2/state:warm/path:cache: AU 97%" + q,
       "    loader/batch:4/workers:1/state:warm/path:source: AU 50%",
@@ -747,13 +747,14 @@ TEST(SummaryCacheUnverified, LoaderEpochsSweepsRanksAndStragglersOnTheCacheSayIt
                           {"target_au", 0.9},
                           {"tried", json::array()},
                           {"max_accelerators", nullptr}}}}};
-  testing::expect_lines(format_loader_summary(loader, true),
-                        {R"(  training loop \(median AU of achieved repetitions, target per case\):)",
-                         R"(    loader/batch:4/workers:1/state:cold/path:cache: AU 95% \(cache unverified\))",
-                         R"(      epoch 1: AU 90\.0%, .* samples/s \(cache unverified\))",
-                         R"(      epoch 2: AU 100\.0%, .* samples/s \(cache unverified\))",
-                         R"(  accelerators supported: 2, .* in loader/.*/path:cache \(cache unverified\))",
-                         R"(  accelerators supported: none .* in loader/acc:\*/path:source)"});
+  testing::expect_lines(
+      format_loader_summary(loader, true),
+      {R"(  training loop \(AU of all trainers together, median of achieved repetitions; the table's min AU is the lowest trainer's; target per case\):)",
+       R"(    loader/batch:4/workers:1/state:cold/path:cache: AU 95% \(cache unverified\))",
+       R"(      epoch 1: AU 90\.0%, .* samples/s \(cache unverified\))",
+       R"(      epoch 2: AU 100\.0%, .* samples/s \(cache unverified\))",
+       R"(  accelerators supported: 2, .* in loader/.*/path:cache \(cache unverified\))",
+       R"(  accelerators supported: none .* in loader/acc:\*/path:source)"});
   EXPECT_EQ(format_loader_summary(loader).find(kCacheUnverified), std::string::npos);
 
   const std::string on_cache = name_of(Shape{.path = "cache"}), on_source = name_of(Shape{});

@@ -4,6 +4,7 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <optional>
 #include <thread>
 
 namespace feedbench {
@@ -28,5 +29,20 @@ inline unsigned online_cpus() {
   const long n = ::sysconf(_SC_NPROCESSORS_ONLN);
   return n > 0 ? unsigned(n) : 1;
 }
+
+// The time the CPUs this process may use (usable_cores) spent busy and in all, every process
+// counted: /proc/stat's per-CPU lines, so another program's load on those cores shows. Busy is
+// user, nice, system, irq, softirq and steal; all adds idle and iowait.
+struct HostCpuTimes {
+  double busy_s = 0, total_s = 0;
+};
+
+// RETURNS: the times so far, or nullopt where /proc/stat cannot be read (not Linux, a sandbox).
+std::optional<HostCpuTimes> host_cpu_times();
+
+// RETURNS: the share of the usable cores' time busy between two samples (0 to 1), or nullopt
+// when either is missing or no time passed.
+std::optional<double> host_cpu_busy(const std::optional<HostCpuTimes>& before,
+                                    const std::optional<HostCpuTimes>& after);
 
 }  // namespace feedbench

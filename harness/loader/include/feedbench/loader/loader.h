@@ -195,6 +195,10 @@ struct LoaderOptions {
   // Called before each epoch, untimed, when set. RETURNS: the fraction of the data set in the
   // page cache now (recorded per epoch: a later epoch may be served from memory).
   std::function<double()> residency;
+  // Called before each epoch and after the last, untimed, when set. RETURNS: the bytes the data's
+  // block devices have read so far (DeviceReads), nullopt when not known. Per epoch, what the
+  // device read against what the workers read says how much the page cache served.
+  std::function<std::optional<std::uint64_t>()> device_read_bytes;
   // Accelerator cuda: each trainer's step runs on a device (its batch copied over, then a kernel
   // of the drawn step time; DeviceStep says how overlap works), made once per trainer before its
   // first epoch; throws RunError when it cannot. Unset: the step is a wait on the CPU.
@@ -275,6 +279,15 @@ struct EpochFigures {
   Histogram wait_ns;
   double samples_per_second = 0, bytes_per_second = 0;
   std::optional<double> residency_before;  // page-cache fraction as the epoch began
+  // What the data's devices read during the epoch (warm-up included; nullopt: not known), and
+  // the share of the usable cores busy with any process's work while it ran.
+  std::optional<std::uint64_t> device_bytes;
+  std::optional<double> host_cpu_busy;
+  double cpu_util = 0;  // this process's CPU over the epoch / (wall × usable cores)
+  double wall_s = 0;    // the epoch's wall, warm-up and every worker included: what the counts span
+
+  // RETURNS: the bytes the workers read in the epoch, warm-up included.
+  std::uint64_t all_read_bytes() const { return read_bytes + warmup_read_bytes; }
 };
 
 // A run's figures. Its read tally counts the bytes read for measured steps against what those
@@ -303,6 +316,11 @@ struct LoaderResult : ReadTally {
   double transform_cpu_s = 0;           // the workers' CPU time in the transform (transform_s: wall)
   std::uint64_t decoded_pixels = 0;     // pixels a decode transform produced (all batches)
   double cpu_util = 0;                  // process CPU over the run / (wall × cores)
+  unsigned cores = 1;                   // usable_cores() as the run began
+  // Every process's use of the usable cores over the run (nullopt: /proc/stat not readable),
+  // and what the data's devices read in it (nullopt: not known), summed over epochs.
+  std::optional<double> host_cpu_busy;
+  std::optional<std::uint64_t> device_bytes;
   double samples_per_second = 0;
   double bytes_per_second = 0;
   std::vector<EpochFigures> epochs;
@@ -337,6 +355,19 @@ std::vector<std::size_t> loader_trainer_share(const std::vector<std::size_t>& al
 std::vector<std::uint64_t> loader_sample_reads(const LoaderOptions& options, const LoaderSchedule& schedule,
                                                std::size_t count);
 
+// Per epoch of a run: how many samples its batches read (warm-up included, every trainer of this
+// node) and how many of those reads were of a sample read before in the run (earlier in the epoch,
+// or in an earlier epoch): the reads the page cache can serve.
+struct EpochRereads {
+  std::uint64_t reads = 0, rereads = 0;
+};
+
+// RETURNS: the re-reads of each epoch of `options` over `count` samples; for a streaming source
+// (shard_records set) none in the first epoch, every read after it. REQUIRES: as loader_sample_reads.
+std::vector<EpochRereads> loader_epoch_rereads(const LoaderOptions& options, const LoaderSchedule& schedule,
+                                               std::size_t count,
+                                               const std::vector<std::uint64_t>* shard_records);
+
 class LoaderSim {
  public:
   // REQUIRES: batch_size >= 1, workers >= 0, prefetch >= 1, epochs >= 1, accelerators >= 1.
@@ -357,15 +388,5 @@ class LoaderSim {
   LoaderOptions options_;
   const SampleSource& source_;
 };
-
-// True when the loader, not storage, limits training: AU below target, the CPU near saturation
-// (cpu_util >= 0.85) and workers spending more time transforming than reading.
-bool loader_cpu_bound(double au, double target_au, double cpu_util, double read_s, double transform_s);
-
-// RETURNS: "AU 96.1% — storage keeps up", "AU 61.3% — training waits for data 38.7% of the
-// time", with " — the loader is CPU-bound, not storage-bound: ..." when `cpu_bound`, or a note
-// that workers spend most time in the transform when that dominates but the CPU has room.
-std::string loader_verdict(double au, double stall_fraction, double target_au, bool cpu_bound,
-                           double read_s = 0, double transform_s = 0);
 
 }  // namespace feedbench

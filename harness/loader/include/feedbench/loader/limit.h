@@ -1,0 +1,63 @@
+// What limited a loader round, named in order, and what fed it: the answer a qualification is
+// for. From a round's own measurements only:
+// - where the bytes came from: what the data's block devices read (DeviceReads) against what the
+//   workers read, the rest served by the page cache; re-reads of a sample within the round (a
+//   skewed pattern's hot files) counted apart, since those are what the page cache serves;
+// - the CPU: every process's use of the cores this process may run on (/proc/stat), ours among
+//   it, and the workers' time in the transform against their time reading.
+// The rules:
+// - CPU-bound: AU below target, the cores saturated (at least kCpuSaturated busy, any process's
+//   work counted: another program's load takes cores from the workers just as well) and the
+//   workers spending more time in the transform than reading. More workers cannot help.
+// - otherwise, below target: storage limits. More workers are suggested only when the workers
+//   spend most of their time in the transform and at least half a core stood idle.
+// - at or above target: fed by the page cache when at least kMemoryFedShare of the bytes read
+//   came from memory (the store alone delivered less than the trainers took), else by storage.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace feedbench {
+
+inline constexpr double kCpuSaturated = 0.85;
+inline constexpr double kMemoryFedShare = 0.20;
+
+// A round's figures, as the limit needs them.
+struct SupplyFigures {
+  double au = 0, stall_fraction = 0, target_au = 0.9;
+  double wall_s = 0;             // the round's epochs, warm-up included: what the device counts span
+  std::uint64_t read_bytes = 0;  // what the workers read in that time
+  std::optional<std::uint64_t> device_bytes;    // what the data's devices read meanwhile
+  std::string device_why;                       // why device_bytes is not known
+  std::uint64_t samples_read = 0, rereads = 0;  // reads of samples, and of those already read this round
+  double read_s = 0, transform_s = 0;           // worker wall time reading, transforming
+  std::string transform;                        // "decode", "random_resized_crop:224", "5ms", "none"
+  std::optional<double> host_cpu_busy;          // share of the usable cores busy, every process
+  double cpu_util = 0;                          // ours alone
+  unsigned cores = 1;
+};
+
+struct LoaderLimit {
+  // "cpu", "storage" (below target); "page_cache", "storage" when fed; "" when fed and the
+  // device's share is not known.
+  std::string by;
+  bool fed = false;
+  std::optional<double> memory_share;             // of the bytes read; nullopt: not measured
+  std::optional<double> device_bytes_per_second;  // device bytes ÷ wall
+  double reread_share = 0;                        // of the samples read
+  double transform_share = 0;                     // of the workers' reading + transform time
+  double cpu_busy = 0;                            // host_cpu_busy, or ours where not known
+  double idle_cores = 0;
+  std::string text;  // "limit: the decode's CPU — ...", "fed by the page cache: ...", "storage keeps up: ..."
+};
+
+// RETURNS: the limit of the round `f` (see the rules above).
+LoaderLimit loader_limit(const SupplyFigures& f);
+
+// RETURNS: "AU 96.1% — storage keeps up: the device delivered 58.0 MiB/s", "AU 54.0% — training
+// waits for data 46.0% of the time — limit: the decode's CPU — ...".
+std::string loader_verdict(const SupplyFigures& f, const LoaderLimit& limit);
+
+}  // namespace feedbench

@@ -1,0 +1,105 @@
+// loader_limit: a round's limit named in order, and what fed it (limit.h says the rules).
+#include "feedbench/loader/limit.h"
+
+#include <algorithm>
+
+#include "feedbench/base/text.h"
+#include "feedbench/base/units.h"
+
+namespace feedbench {
+namespace {
+
+std::string percent(double f) { return format_printf("%.0f%%", 100 * f); }
+
+// "the decode", "the decode and crop", "the transform".
+std::string transform_name(const std::string& t) {
+  if (t.rfind("decode", 0) == 0) return "the decode";
+  if (t.rfind("random_resized_crop", 0) == 0) return "the decode and crop";
+  return "the transform";
+}
+
+// "the device delivered 38.0 MiB/s; the page cache served 2% of the bytes read (31% of the
+// samples read were re-reads)", or why the device's share is not known.
+std::string source_clause(const LoaderLimit& l, const SupplyFigures& f, const char* device_word) {
+  if (!l.memory_share)
+    return "where the bytes came from is not measured: " +
+           (f.device_why.empty() ? std::string("no device count") : f.device_why);
+  // Everything from memory (a warm round): what the device read then is noise, not a supply.
+  if (*l.memory_share >= 0.995) return "the page cache served all the bytes read";
+  std::string out =
+      std::string(device_word) + " delivered " + format_rate(l.device_bytes_per_second.value_or(0));
+  out += "; the page cache served " + percent(*l.memory_share) + " of the bytes read";
+  if (l.reread_share >= 0.05) out += " (" + percent(l.reread_share) + " of the samples read were re-reads)";
+  return out;
+}
+
+// "2 cores saturated (98% busy; this run 58%, other programs 40%)".
+std::string cores_clause(const LoaderLimit& l, const SupplyFigures& f, const char* state) {
+  std::string out = plural(f.cores, "core", "cores") + " " + state + " (" + percent(l.cpu_busy) + " busy";
+  const double others = l.cpu_busy - f.cpu_util;
+  if (f.host_cpu_busy && others >= 0.10)
+    out += "; this run " + percent(f.cpu_util) + ", other programs " + percent(others);
+  return out + ")";
+}
+
+}  // namespace
+
+LoaderLimit loader_limit(const SupplyFigures& f) {
+  LoaderLimit l;
+  l.fed = f.au >= f.target_au;
+  const double worker_s = f.read_s + f.transform_s;
+  l.transform_share = worker_s > 0 ? f.transform_s / worker_s : 0;
+  l.cpu_busy = f.host_cpu_busy.value_or(f.cpu_util);
+  l.idle_cores = std::max(0.0, (1 - l.cpu_busy) * double(f.cores));
+  l.reread_share = f.samples_read > 0 ? double(f.rereads) / double(f.samples_read) : 0;
+  if (f.device_bytes && f.read_bytes > 0) {
+    // Read-ahead past what was asked can make the device read more than the workers did.
+    l.memory_share = std::clamp(1 - double(*f.device_bytes) / double(f.read_bytes), 0.0, 1.0);
+    l.device_bytes_per_second = f.wall_s > 0 ? double(*f.device_bytes) / f.wall_s : 0;
+  }
+  const std::string what = transform_name(f.transform);
+  if (l.fed) {
+    if (l.memory_share && *l.memory_share >= kMemoryFedShare) {
+      l.by = "page_cache";
+      l.text =
+          "fed by the page cache, not storage: " + percent(*l.memory_share) +
+          " of the bytes read came from memory" +
+          (l.reread_share >= 0.05 ? " (" + percent(l.reread_share) + " of the samples read were re-reads)"
+                                  : "") +
+          "; the store alone delivered " + format_rate(l.device_bytes_per_second.value_or(0));
+    } else if (l.memory_share) {
+      l.by = "storage";
+      l.text = "storage keeps up: " + source_clause(l, f, "the device");
+    } else if (l.reread_share >= kMemoryFedShare) {
+      l.text = "fed, perhaps by the page cache: " + percent(l.reread_share) +
+               " of the samples read were re-reads (" + source_clause(l, f, "the device") + ")";
+    } else {
+      l.text = "storage keeps up (" + source_clause(l, f, "the device") + ")";
+    }
+    return l;
+  }
+  const bool cpu_bound = l.cpu_busy >= kCpuSaturated && f.transform_s > f.read_s;
+  if (cpu_bound) {
+    l.by = "cpu";
+    l.text = "limit: " + what + "'s CPU — " + cores_clause(l, f, "saturated") + ", " +
+             percent(l.transform_share) + " of the workers' time in " + what +
+             ": more workers will not help on this CPU; then storage: " + source_clause(l, f, "the device");
+    return l;
+  }
+  l.by = "storage";
+  l.text = "limit: storage — " + source_clause(l, f, "the device");
+  if (l.transform_share > 0.5 && l.idle_cores >= 0.5)
+    l.text += "; the workers spend " + percent(l.transform_share) + " of their time in " + what + " and " +
+              format_printf("%.1f", l.idle_cores) + " of " + plural(f.cores, "core", "cores") +
+              " stood idle: more workers may help";
+  return l;
+}
+
+std::string loader_verdict(const SupplyFigures& f, const LoaderLimit& limit) {
+  std::string text = "AU " + format_printf("%.1f%%", 100 * f.au) + " — ";
+  if (!limit.fed)
+    text += "training waits for data " + format_printf("%.1f%%", 100 * f.stall_fraction) + " of the time — ";
+  return text + limit.text;
+}
+
+}  // namespace feedbench
