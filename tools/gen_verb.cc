@@ -39,8 +39,9 @@ constexpr const char* kUsage =
     "Writes a deterministic synthetic data set: same seed, same names, sizes and bytes.\n"
     "Contents are incompressible pseudo-random bytes, or with --format jpeg real JPEG images\n"
     "(noisy photographs' bytes per pixel, a few hundred pixels a side, about the drawn size;\n"
-    "--file-size defaults to 64KiB..512KiB; --jpeg-quality, and --bytes-per-pixel or --jpeg-pixels,\n"
-    "give them a photograph's pixels: ImageNet's are about 0.8 bytes a pixel). Refuses a non-empty DIR "
+    "--file-size defaults to 64KiB..512KiB; --jpeg-quality, and --bytes-per-pixel or\n"
+    "--jpeg-pixels, give them a photograph's pixels: ImageNet's take about 0.8 bytes a pixel).\n"
+    "Refuses a non-empty DIR "
     "unless --force,\n"
     "and, before writing anything, more files than --max-files or more bytes than DIR's free space.\n"
     "--layout shards: fixed-size records back to back (the loader's samples records:SIZE);\n"
@@ -278,10 +279,9 @@ int gen_main(int argc, char** argv) {
       "jpeg-quality", po::value(&quality_text)->value_name("Q"),
       "with --format jpeg: the encoder's quality, 1 to 100  [95]")(
       "bytes-per-pixel", po::value(&bpp_text)->value_name("B"),
-      "with --format jpeg: bytes a pixel (ImageNet's photographs take about 0.8 at quality 90); the "
-      "pixels follow from each size  [about 2.3: detailed noise]")(
+      "with --format jpeg: bytes a pixel; pixels follow from each size (ImageNet: 0.8)  [about 2.3]")(
       "jpeg-pixels", po::value(&pixels_text)->value_name("N|WxH"),
-      "with --format jpeg: pixels an image whatever its size (ImageNet's average is about 400x350)")(
+      "with --format jpeg: pixels an image, whatever its size (ImageNet: about 400x350)")(
       "layout", po::value(&layout_text)->value_name("L"),
       "classes (class_NNN/img_NNNNNN.bin), flat (file_NNNNNN.bin), shards or tfrecord  [classes]")(
       "classes", po::value(&classes_text)->value_name("K"), "class folders, --layout classes  [10]")(

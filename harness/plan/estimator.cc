@@ -111,13 +111,12 @@ PathRate probe_read_rate(const FileSet& files) {
   char how[480];
   std::snprintf(
       how, sizeof how,
-      "read %s of %s in %s after evicting %s (%s; %s), again in %s (%s); random 4 KiB reads took %s each",
-      format_size(double(cold.bytes)).c_str(), plural(sample.size(), "file", "files").c_str(),
-      format_duration_ns(double(cold.elapsed_ns)).c_str(), sample.size() == 1 ? "it" : "them",
-      format_rate(rate.cold_bytes_per_second).c_str(), steady_text.c_str(),
-      format_duration_ns(double(cached.elapsed_ns)).c_str(),
-      format_rate(rate.cached_bytes_per_second).c_str(),
-      format_duration_ns(rate.random_read_s * 1e9).c_str());
+      "random 4 KiB reads took %s each; read %s of %s in %s after evicting %s (%s; %s), again in %s (%s)",
+      format_duration_ns(rate.random_read_s * 1e9).c_str(), format_size(double(cold.bytes)).c_str(),
+      plural(sample.size(), "file", "files").c_str(), format_duration_ns(double(cold.elapsed_ns)).c_str(),
+      sample.size() == 1 ? "it" : "them", format_rate(rate.cold_bytes_per_second).c_str(),
+      steady_text.c_str(), format_duration_ns(double(cached.elapsed_ns)).c_str(),
+      format_rate(rate.cached_bytes_per_second).c_str());
   rate.how = how;
   return rate;
 }
