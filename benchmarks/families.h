@@ -5,6 +5,8 @@
 
 #include <benchmark/benchmark.h>
 
+#include <string>
+
 #include "feedbench/plan/plan.h"
 #include "run_context.h"
 
@@ -15,6 +17,17 @@ using FamilyFunction = void (*)(const Case&, RunContext&, benchmark::State&);
 void run_file_read_case(const Case& c, RunContext& context, benchmark::State& state);  // file_read_family.cc
 void run_loader_case(const Case& c, RunContext& context, benchmark::State& state);     // loader_family.cc
 void run_stage_case(const Case& c, RunContext& context, benchmark::State& state);      // stage_family.cc
+
+// RETURNS: why the run would skip case `c` before measuring anything, from what is known before
+// any case runs (its selection, the config, O_DIRECT on its path, a CUDA device, the loader's
+// schedule over its samples), in the family's own words; "" when it would run it
+// (case_refusals.cc). Collective checks across ranks are the run's alone.
+std::string planned_refusal(const Case& c, RunContext& context);
+
+// RETURNS: loader_schedule's refusal of loader case `c` over `files` (this rank's trainers of
+// the run's, as the case would run them), "" when it can run. Throws what the case's source
+// throws in its set-up (loader_family.cc).
+std::string loader_schedule_refusal(const Case& c, RunContext& context, const FileSet& files);
 
 // RETURNS: the family's function; FB_CHECK-fails for a family the plan could not produce.
 FamilyFunction family_function(const std::string& family);

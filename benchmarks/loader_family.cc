@@ -471,4 +471,13 @@ void run_loader_case(const Case& c, RunContext& context, benchmark::State& state
   run.finish(verdict, /*flag_cache_state=*/!calibration);
 }
 
+std::string loader_schedule_refusal(const Case& c, RunContext& context, const FileSet& files) {
+  LoaderOptions options = options_of(c);
+  const RankPart node = rank_part(context.ranks(), context.config ? context.config->share : "per_rank");
+  options.node = node.part;
+  options.nodes = node.parts;
+  const std::unique_ptr<SampleSource> source = source_of(c, files, nullptr);
+  return LoaderSim(options, *source).schedule().refused;
+}
+
 }  // namespace feedbench

@@ -39,7 +39,10 @@ constexpr const char* kUsage =
     "Writes a deterministic synthetic data set: same seed, same names, sizes and bytes.\n"
     "Contents are incompressible pseudo-random bytes, or with --format jpeg real JPEG images\n"
     "(noisy photographs' bytes per pixel, a few hundred pixels a side, about the drawn size;\n"
-    "--file-size defaults to 64KiB..512KiB). Refuses a non-empty DIR unless --force,\n"
+    "--file-size defaults to 64KiB..512KiB; --jpeg-quality, and --bytes-per-pixel or\n"
+    "--jpeg-pixels, give them a photograph's pixels: ImageNet's take about 0.8 bytes a pixel).\n"
+    "Refuses a non-empty DIR "
+    "unless --force,\n"
     "and, before writing anything, more files than --max-files or more bytes than DIR's free space.\n"
     "--layout shards: fixed-size records back to back (the loader's samples records:SIZE);\n"
     "--layout tfrecord: TensorFlow's TFRecord format (length, masked CRC-32C of it, data, masked\n"
@@ -55,6 +58,8 @@ constexpr const char* kUsage =
     "  feedbench gen --out /var/tmp/imagenet-mini --files 20000 --file-size 64KiB..256KiB \\\n"
     "                --layout classes --classes 100 --seed 7\n"
     "  feedbench gen --out /var/tmp/jpegs --files 2000 --format jpeg --classes 20 --seed 7\n"
+    "  feedbench gen --out /var/tmp/imagenet-px --files 2000 --format jpeg --file-size 64KiB..160KiB \\\n"
+    "                --jpeg-quality 90 --bytes-per-pixel 0.8 --classes 20 --seed 7\n"
     "  feedbench gen --out /var/tmp/shards --files 100000 --file-size 4KiB --layout shards --shards 8\n"
     "  feedbench gen --out /var/tmp/like-train --like /data/train --scale 0.1 --seed 7\n"
     "  feedbench gen --out /var/tmp/tfrecords --files 20000 --file-size 16KiB..256KiB --layout tfrecord "
@@ -108,6 +113,49 @@ GenSummary generate_with_progress(const GenOptions& o) {
   GenSummary s = generate_dataset(o, progress);
   if (tty) std::fprintf(stderr, "\n");
   return s;
+}
+
+// --bytes-per-pixel: a number above 0 (JpegDensity bounds it further).
+double parse_bytes_per_pixel(const std::string& text) {
+  char* end = nullptr;
+  errno = 0;
+  const double v = text.empty() ? 0 : std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size() || errno != 0 || !std::isfinite(v) || !(v > 0))
+    throw InputError("--bytes-per-pixel: expected a number of bytes above 0, such as 0.8, got '" + text +
+                     "'");
+  return v;
+}
+
+// --jpeg-pixels: N, or W x H as "500x375".
+std::uint64_t parse_jpeg_pixels(const std::string& text) {
+  const auto x = text.find('x');
+  if (x == std::string::npos) return parse_count(text, "--jpeg-pixels");
+  try {
+    const std::uint64_t w = parse_count(text.substr(0, x), "--jpeg-pixels");
+    const std::uint64_t h = parse_count(text.substr(x + 1), "--jpeg-pixels");
+    if (w > 0 && h > 0 && w <= 16384 && h <= 16384) return w * h;
+  } catch (const InputError&) {
+  }
+  throw InputError("--jpeg-pixels: expected pixels an image (N, or W x H such as 500x375), got '" + text +
+                   "'");
+}
+
+// The JPEG options given, for `format`. Throws InputError naming an option given without --format jpeg.
+JpegStyle jpeg_style(const po::variables_map& vm, GenFormat format, const std::string& quality,
+                     const std::string& bpp, const std::string& pixels) {
+  JpegStyle style;
+  for (const char* option : {"jpeg-quality", "bytes-per-pixel", "jpeg-pixels"})
+    if (vm.count(option) && format != GenFormat::kJpeg)
+      throw InputError(std::string("--") + option + ": only with --format jpeg");
+  if (vm.count("jpeg-quality")) {
+    const std::uint64_t q = parse_count(quality, "--jpeg-quality");
+    if (q < 1 || q > 100)
+      throw InputError("--jpeg-quality: expected a quality from 1 to 100, got '" + quality + "'");
+    style.quality = int(q);
+  }
+  if (vm.count("bytes-per-pixel")) style.bytes_per_pixel = parse_bytes_per_pixel(bpp);
+  if (vm.count("jpeg-pixels")) style.pixels = parse_jpeg_pixels(pixels);
+  return style;
 }
 
 // --scale: a fraction of the real data set, above 0 and at most 1.
@@ -217,7 +265,7 @@ int gen_main(int argc, char** argv) {
   std::string out, files_text, size_text, format_text = "bin", layout_text = "classes", classes_text = "10",
                                           shards_text = "4", seed_text = "0",
                                           max_files_text = std::to_string(kDefaultMaxGenFiles);
-  std::string like_text, scale_text = "1";
+  std::string like_text, scale_text = "1", quality_text, bpp_text, pixels_text;
   bool force = false;
   po::options_description opts("options");
   opts.add_options()("help,h", "print this help")("out", po::value(&out)->value_name("DIR"),
@@ -228,6 +276,12 @@ int gen_main(int argc, char** argv) {
       "bytes per file (record): 4KiB, or a range 64KiB..1MiB drawn per file from the seed")(
       "format", po::value(&format_text)->value_name("F"),
       "bin (pseudo-random bytes) or jpeg (real JPEG images, img_NNNNNN.jpg)  [bin]")(
+      "jpeg-quality", po::value(&quality_text)->value_name("Q"),
+      "with --format jpeg: the encoder's quality, 1 to 100  [95]")(
+      "bytes-per-pixel", po::value(&bpp_text)->value_name("B"),
+      "with --format jpeg: bytes a pixel; pixels follow from each size (ImageNet: 0.8)  [about 2.3]")(
+      "jpeg-pixels", po::value(&pixels_text)->value_name("N|WxH"),
+      "with --format jpeg: pixels an image, whatever its size (ImageNet: about 400x350)")(
       "layout", po::value(&layout_text)->value_name("L"),
       "classes (class_NNN/img_NNNNNN.bin), flat (file_NNNNNN.bin), shards or tfrecord  [classes]")(
       "classes", po::value(&classes_text)->value_name("K"), "class folders, --layout classes  [10]")(
@@ -247,6 +301,7 @@ int gen_main(int argc, char** argv) {
     return 0;
   }
   const GenFormat format = parse_format(format_text);
+  const JpegStyle style = jpeg_style(vm, format, quality_text, bpp_text, pixels_text);
   if (vm.count("scale") && !vm.count("like"))
     throw InputError("--scale: only with --like (it scales the real data set's files and folders)");
   if (vm.count("like")) {
@@ -256,7 +311,10 @@ int gen_main(int argc, char** argv) {
           {"file-size", "sizes are drawn from the real data set's"},
           {"layout", "the folders are shaped like the real data set's"},
           {"classes", "the folders are shaped like the real data set's"},
-          {"shards", "the folders are shaped like the real data set's"}})
+          {"shards", "the folders are shaped like the real data set's"},
+          {"jpeg-quality", "it writes pseudo-random bytes of the real sizes (bin)"},
+          {"bytes-per-pixel", "it writes pseudo-random bytes of the real sizes (bin)"},
+          {"jpeg-pixels", "it writes pseudo-random bytes of the real sizes (bin)"}})
       if (vm.count(option)) throw InputError(std::string("--") + option + ": not with --like: " + why);
     if (format != GenFormat::kBin)
       throw InputError("--format: not with --like: it writes pseudo-random bytes of the real sizes (bin)");
@@ -286,6 +344,7 @@ int gen_main(int argc, char** argv) {
   }
   o.layout = parse_layout(layout_text);
   o.format = format;
+  o.jpeg = style;
   o.classes = parse_count(classes_text, "--classes");
   o.shards = parse_count(shards_text, "--shards");
   o.seed = parse_count(seed_text, "--seed");
@@ -302,6 +361,10 @@ int gen_main(int argc, char** argv) {
               static_cast<unsigned long long>(s.files), mib >= 1 ? 1 : 3, mib,
               static_cast<unsigned long long>(s.folders), s.folders == 1 ? "folder" : "folders", out.c_str(),
               static_cast<unsigned long long>(o.seed));
+  if (format == GenFormat::kJpeg && s.pixels > 0)
+    std::printf("images: quality %d, %.2f bytes a pixel, %s pixels an image on average; style in %s\n",
+                o.jpeg.quality, double(s.bytes) / double(s.pixels),
+                format_count(double(s.pixels) / double(s.files)).c_str(), kGenRecordName);
   return 0;
 }
 

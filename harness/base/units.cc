@@ -273,27 +273,41 @@ std::string format_distribution(const Distribution& d) {
   return format_duration_exact(d.a_ns);
 }
 
+namespace {
+
+// RETURNS: the side N of "<name>:N", 1..kMaxDecodeSize. Throws InputError through `bad`.
+int crop_size(std::string_view n, const std::string& what, std::string_view expected, std::string_view text) {
+  int v = 0;
+  for (char c : n) {
+    if (c < '0' || c > '9' || v > kMaxDecodeSize)
+      bad(what, expected, text, "the crop size is a whole number of pixels");
+    v = v * 10 + (c - '0');
+  }
+  if (n.empty() || v < 1 || v > kMaxDecodeSize)
+    bad(what, expected, text, "the crop size is from 1 to " + std::to_string(kMaxDecodeSize) + " pixels");
+  return v;
+}
+
+}  // namespace
+
 TransformCost parse_transform(std::string_view text, const std::string& what) {
   constexpr std::string_view expected =
       "none, a cost per sample such as 200us/sample, or per MiB such as 5ms/MiB, or decode, or decode:SIZE "
-      "such as "
-      "decode:224";
+      "such as decode:224, or random_resized_crop:SIZE such as random_resized_crop:224";
+  constexpr std::string_view kRandom = "random_resized_crop:";
   std::string_view s = trim(text);
   TransformCost t;
   if (s == "none") return t;
   if (s == "decode" || s.starts_with("decode:")) {
     t.per = TransformCost::Per::decode;
     if (s == "decode") return t;
-    const std::string_view n = s.substr(7);
-    int v = 0;
-    for (char c : n) {
-      if (c < '0' || c > '9' || v > kMaxDecodeSize)
-        bad(what, expected, text, "the crop size is a whole number of pixels");
-      v = v * 10 + (c - '0');
-    }
-    if (n.empty() || v < 1 || v > kMaxDecodeSize)
-      bad(what, expected, text, "the crop size is from 1 to " + std::to_string(kMaxDecodeSize) + " pixels");
-    t.size = v;
+    t.size = crop_size(s.substr(7), what, expected, text);
+    return t;
+  }
+  if (s.starts_with(kRandom) || s == "random_resized_crop") {
+    t.per = TransformCost::Per::decode;
+    t.crop = TransformCost::Crop::random_resized;
+    t.size = crop_size(s.substr(std::min(s.size(), kRandom.size())), what, expected, text);
     return t;
   }
   auto slash = s.rfind('/');
@@ -315,7 +329,10 @@ std::string format_transform(const TransformCost& t) {
   switch (t.per) {
     case TransformCost::Per::sample: return format_duration_exact(t.ns) + "/sample";
     case TransformCost::Per::mib: return format_duration_exact(t.ns) + "/MiB";
-    case TransformCost::Per::decode: return t.size > 0 ? "decode:" + std::to_string(t.size) : "decode";
+    case TransformCost::Per::decode:
+      if (t.crop == TransformCost::Crop::random_resized)
+        return "random_resized_crop:" + std::to_string(t.size);
+      return t.size > 0 ? "decode:" + std::to_string(t.size) : "decode";
     case TransformCost::Per::none: break;
   }
   return "none";

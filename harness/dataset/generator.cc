@@ -172,14 +172,15 @@ std::uint64_t write_tfrecord_shard(const GenOptions& o, int fd, std::uint64_t in
 
 // Writes file `index` under `out_fd`: "<name>.fbtmp", then renamed. RETURNS bytes written.
 std::uint64_t write_one(const GenOptions& o, int out_fd, std::uint64_t index, char* buffer,
-                        std::size_t buffer_size) {
+                        std::size_t buffer_size, std::uint64_t* pixels) {
   const std::string name = gen_file_name(o, index);
   const std::string tmp = name + ".fbtmp";
   std::uint64_t size = gen_file_size(o, index);
   std::vector<std::uint8_t> image;
   if (o.format == GenFormat::kJpeg) {
-    image = make_sized_jpeg(o.seed, index, size);
+    image = make_sized_jpeg(o.seed, index, size, o.jpeg);
     size = image.size();
+    *pixels = jpeg_header_pixels(image);
   }
   int fd = ::openat(out_fd, tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
   if (fd < 0) throw RunError(errno_message("gen: create '" + o.out + "/" + tmp + "'", errno));
@@ -219,15 +220,29 @@ std::uint64_t write_one(const GenOptions& o, int out_fd, std::uint64_t index, ch
   return size;
 }
 
-// Writes <out>/feedbench-gen.json (temporary name, then renamed): the data set's origin.
+// Writes <out>/feedbench-gen.json (temporary name, then renamed): the data set's origin (kLike)
+// or its images' style (kJpeg).
 void write_gen_record(const GenOptions& o, int out_fd, const GenSummary& summary) {
   nlohmann::ordered_json j;
   j["schema"] = kGenRecordSchema;
-  j["created_utc"] = utc_timestamp();
+  // An image folder's record has no time: the same seed and options write the same bytes.
+  if (o.like) j["created_utc"] = utc_timestamp();
   j["feedbench_version"] = build::kVersion;
   j["seed"] = o.seed;
-  j["like"] = o.like->origin;
+  if (o.like) j["like"] = o.like->origin;
   j["generated"] = {{"files", summary.files}, {"bytes", summary.bytes}, {"folders", summary.folders}};
+  if (o.format == GenFormat::kJpeg) {
+    // What was asked for, and what the images hold (what decoding them costs follows the pixels).
+    const double pixels = double(summary.pixels);
+    j["jpeg"] = {
+        {"quality", o.jpeg.quality},
+        {"subsampling", "4:4:4"},
+        {"bytes_per_pixel_asked",
+         o.jpeg.bytes_per_pixel > 0 ? nlohmann::json(o.jpeg.bytes_per_pixel) : nlohmann::json(nullptr)},
+        {"pixels_asked", o.jpeg.pixels > 0 ? nlohmann::json(o.jpeg.pixels) : nlohmann::json(nullptr)},
+        {"bytes_per_pixel", pixels > 0 ? double(summary.bytes) / pixels : 0.0},
+        {"pixels_mean", summary.files ? pixels / double(summary.files) : 0.0}};
+  }
   const std::string text = j.dump(2) + "\n";
   const std::string tmp = std::string(kGenRecordName) + ".fbtmp";
   int fd = ::openat(out_fd, tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
@@ -297,7 +312,7 @@ std::uint64_t create_folders(const GenOptions& o, int out_fd) {
 
 // What the writer threads share: the next file to take, what is written, the first failure.
 struct WriteState {
-  std::atomic<std::uint64_t> next{0}, files_done{0}, bytes_done{0};
+  std::atomic<std::uint64_t> next{0}, files_done{0}, bytes_done{0}, pixels_done{0};
   std::atomic<bool> failed{false};
   std::mutex error_mutex;
   std::string error;  // the first failure; read once every writer is done
@@ -312,8 +327,10 @@ void write_files(const GenOptions& o, int out_fd, std::uint64_t files, WriteStat
     std::uint64_t i = state.next.fetch_add(1, std::memory_order_relaxed);
     if (i >= files) break;
     try {
-      std::uint64_t n = write_one(o, out_fd, i, buffer.get(), kBuffer);
+      std::uint64_t pixels = 0;
+      std::uint64_t n = write_one(o, out_fd, i, buffer.get(), kBuffer, &pixels);
       state.bytes_done.fetch_add(n, std::memory_order_relaxed);
+      state.pixels_done.fetch_add(pixels, std::memory_order_relaxed);
       state.files_done.fetch_add(1, std::memory_order_relaxed);
     } catch (const std::exception& e) {
       std::lock_guard<std::mutex> lock(state.error_mutex);
@@ -363,6 +380,41 @@ void run_writers(const GenOptions& o, int out_fd, std::uint64_t files,
   for (std::thread& t : pool) t.join();
 }
 
+// --jpeg-quality, --bytes-per-pixel and --jpeg-pixels of a kJpeg set: a density these images
+// can take at that quality, for every size of the range.
+void validate_jpeg_style(const GenOptions& o) {
+  const JpegStyle& s = o.jpeg;
+  if (s.quality < 1 || s.quality > 100)
+    throw InputError("--jpeg-quality: expected a quality from 1 to 100, got " + std::to_string(s.quality));
+  if (s.bytes_per_pixel > 0 && s.pixels > 0)
+    throw InputError("--bytes-per-pixel: not with --jpeg-pixels (the size over the pixels is the density)");
+  if (s.bytes_per_pixel == 0 && s.pixels == 0) return;
+  const JpegDensity& d = JpegDensity::of(s.quality);
+  const std::string range = format_printf("%.2f", d.least()) + " to " + format_printf("%.2f", d.most());
+  const std::string at_quality =
+      "at --jpeg-quality " + std::to_string(s.quality) + " these images take " + range + " bytes a pixel";
+  if (s.bytes_per_pixel > 0) {
+    if (s.bytes_per_pixel < d.least() || s.bytes_per_pixel > d.most())
+      throw InputError("--bytes-per-pixel: " + at_quality + "; got " +
+                       format_printf("%g", s.bytes_per_pixel) + " (a lower quality takes fewer)");
+    if (double(o.max_size) / s.bytes_per_pixel > double(kMaxGenJpegPixels))
+      throw InputError("--bytes-per-pixel: " + format_printf("%g", s.bytes_per_pixel) +
+                       " bytes a pixel makes an image of " + std::to_string(o.max_size) +
+                       " bytes more than " + std::to_string(kMaxGenJpegPixels) +
+                       " pixels; expected more bytes a pixel or a smaller --file-size");
+    return;
+  }
+  if (s.pixels < kMinGenJpegPixels || s.pixels > kMaxGenJpegPixels)
+    throw InputError("--jpeg-pixels: expected from " + std::to_string(kMinGenJpegPixels) + " to " +
+                     std::to_string(kMaxGenJpegPixels) + " pixels an image, got " + std::to_string(s.pixels));
+  const double lo = double(o.min_size) / double(s.pixels), hi = double(o.max_size) / double(s.pixels);
+  if (lo < d.least() || hi > d.most())
+    throw InputError("--jpeg-pixels: " + std::to_string(s.pixels) + " pixels in images of " +
+                     std::to_string(o.min_size) + ".." + std::to_string(o.max_size) + " bytes take " +
+                     format_printf("%.2f", lo) + " to " + format_printf("%.2f", hi) + " bytes a pixel, but " +
+                     at_quality + "; expected other pixels, --file-size or --jpeg-quality");
+}
+
 }  // namespace
 
 void validate_gen_options(const GenOptions& o) {
@@ -398,6 +450,9 @@ void validate_gen_options(const GenOptions& o) {
     if (o.max_size > (std::uint64_t(256) << 20))
       throw InputError("--file-size: --format jpeg writes images of at most 256MiB, got " +
                        std::to_string(o.max_size) + " bytes");
+    validate_jpeg_style(o);
+  } else if (!o.jpeg.is_default()) {
+    throw InputError("--jpeg-quality, --bytes-per-pixel, --jpeg-pixels: only with --format jpeg");
   }
   switch (o.layout) {
     case GenLayout::kClasses:
@@ -540,9 +595,10 @@ GenSummary generate_dataset(const GenOptions& o, const std::function<void(const 
   WriteState state;
   run_writers(o, out_fd, summary.files, progress, total_progress, state);
   summary.bytes = state.bytes_done.load();
+  summary.pixels = state.pixels_done.load();
   std::string& error = state.error;
   // Written last: a folder with the record holds every file it describes.
-  if (error.empty() && o.layout == GenLayout::kLike) {
+  if (error.empty() && (o.layout == GenLayout::kLike || o.format == GenFormat::kJpeg)) {
     try {
       write_gen_record(o, out_fd, summary);
     } catch (const std::exception& e) {

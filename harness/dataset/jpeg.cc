@@ -6,6 +6,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <tuple>
 #include <utility>
 
 #include "feedbench/base/error.h"
@@ -14,9 +18,8 @@
 namespace feedbench {
 namespace {
 
-// Measured on this content: 4:4:4 at quality 95 takes about 2.3 bytes a pixel.
+// Measured on this content: 4:4:4 at quality 95 and full noise takes about 2.3 bytes a pixel.
 constexpr double kBytesPerPixel = 2.3;
-constexpr int kQuality = 95;
 
 struct Aspect {
   int w, h;
@@ -30,10 +33,13 @@ std::string tj_error(void* handle) {
 
 }  // namespace
 
-std::vector<std::uint8_t> encode_noise_jpeg(std::uint64_t seed, std::uint64_t index, int width, int height) {
+std::vector<std::uint8_t> encode_noise_jpeg(std::uint64_t seed, std::uint64_t index, int width, int height,
+                                            int quality, int noise) {
   FB_CHECK(width >= 8 && height >= 8 && width <= 16384 && height <= 16384, "jpeg dimensions out of range");
+  FB_CHECK(quality >= 1 && quality <= 100 && noise >= 0 && noise <= 2 * kFullNoise,
+           "jpeg style out of range");
   const std::uint64_t key = mix64(mix64(seed ^ 0x4A504547ull /* "JPEG" */) + (index + 1) * kSplitmixGolden);
-  // A per-image gradient direction and tint, under noise of +-96 levels per channel.
+  // A per-image gradient direction and tint, under noise of +-noise/16 levels per channel.
   const int tint[3] = {int(key & 63), int((key >> 6) & 63), int((key >> 12) & 63)};
   std::vector<std::uint8_t> rgb(std::size_t(width) * std::size_t(height) * 3);
   std::uint64_t counter = key;
@@ -44,8 +50,8 @@ std::vector<std::uint8_t> encode_noise_jpeg(std::uint64_t seed, std::uint64_t in
       const std::uint64_t r = mix64(counter);
       const int base = (x * 128) / width + (y * 64) / height;
       for (int c = 0; c < 3; ++c) {
-        const int noise = int((r >> (c * 16)) & 0xFF) * 3 / 4 - 96;
-        rgb[k++] = std::uint8_t(std::clamp(base + tint[c] + noise + 32, 0, 255));
+        const int level = ((int((r >> (c * 16)) & 0xFF) * noise) >> 11) - noise / 16;
+        rgb[k++] = std::uint8_t(std::clamp(base + tint[c] + level + 32, 0, 255));
       }
     }
   }
@@ -54,7 +60,7 @@ std::vector<std::uint8_t> encode_noise_jpeg(std::uint64_t seed, std::uint64_t in
   unsigned char* out = nullptr;
   unsigned long out_size = 0;
   const int rc = tjCompress2(handle, rgb.data(), width, 0, height, TJPF_RGB, &out, &out_size, TJSAMP_444,
-                             kQuality, TJFLAG_ACCURATEDCT);
+                             quality, TJFLAG_ACCURATEDCT);
   if (rc != 0) {
     const std::string why = tj_error(handle);
     tjFree(out);
@@ -67,24 +73,90 @@ std::vector<std::uint8_t> encode_noise_jpeg(std::uint64_t seed, std::uint64_t in
   return jpeg;
 }
 
-std::vector<std::uint8_t> make_sized_jpeg(std::uint64_t seed, std::uint64_t index,
-                                          std::uint64_t target_bytes) {
+const JpegDensity& JpegDensity::of(int quality) {
+  FB_CHECK(quality >= 1 && quality <= 100, "jpeg quality out of range");
+  static std::mutex mutex;
+  static std::map<int, std::unique_ptr<JpegDensity>> curves;
+  const std::lock_guard lock(mutex);
+  std::unique_ptr<JpegDensity>& d = curves[quality];
+  if (!d) {
+    d = std::make_unique<JpegDensity>();
+    constexpr int kW = 512, kH = 384;
+    for (int noise : {0, 16, 32, 64, 128, 192, 256, 384, 512, 768, 1024, 1280, 1536, 2048, 2560, 3072}) {
+      const double bpp = double(encode_noise_jpeg(0xC0FFEE, 0, kW, kH, quality, noise).size()) / (kW * kH);
+      d->noise_.push_back(noise);
+      d->bpp_.push_back(d->bpp_.empty() ? bpp : std::max(bpp, d->bpp_.back()));
+    }
+  }
+  return *d;
+}
+
+int JpegDensity::noise_for(double bytes_per_pixel) const {
+  if (bytes_per_pixel <= bpp_.front()) return noise_.front();
+  for (std::size_t i = 1; i < bpp_.size(); ++i)
+    if (bytes_per_pixel <= bpp_[i]) {
+      const double f = (bytes_per_pixel - bpp_[i - 1]) / std::max(bpp_[i] - bpp_[i - 1], 1e-12);
+      return int(std::lround(noise_[i - 1] + f * (noise_[i] - noise_[i - 1])));
+    }
+  return noise_.back();
+}
+
+double JpegDensity::at(int noise) const {
+  if (noise <= noise_.front()) return bpp_.front();
+  for (std::size_t i = 1; i < noise_.size(); ++i)
+    if (noise <= noise_[i])
+      return bpp_[i - 1] +
+             (bpp_[i] - bpp_[i - 1]) * double(noise - noise_[i - 1]) / (noise_[i] - noise_[i - 1]);
+  return bpp_.back();
+}
+
+std::vector<std::uint8_t> make_sized_jpeg(std::uint64_t seed, std::uint64_t index, std::uint64_t target_bytes,
+                                          const JpegStyle& style) {
   const Aspect a = kAspects[mix64(seed * 31 + index * kSplitmixGolden + 7) % std::size(kAspects)];
   auto dims = [&](double pixels, int* w, int* h) {
     const double unit = std::sqrt(std::max(pixels, 64.0) / double(a.w * a.h));
     *w = std::clamp(int(std::lround(unit * a.w)), 8, 16384);
     *h = std::clamp(int(std::lround(unit * a.h)), 8, 16384);
   };
+  const double target = double(target_bytes);
+  auto off = [&](const std::vector<std::uint8_t>& jpeg) {
+    const double ratio = target / double(jpeg.size());
+    return ratio < 0.97 || ratio > 1.03;
+  };
   int w = 0, h = 0;
-  dims(double(target_bytes) / kBytesPerPixel, &w, &h);
-  std::vector<std::uint8_t> jpeg = encode_noise_jpeg(seed, index, w, h);
-  // One correction: headers make small images cost more per pixel than the estimate.
-  const double ratio = double(target_bytes) / double(jpeg.size());
-  if (ratio < 0.97 || ratio > 1.03) {
-    dims(double(w) * double(h) * ratio, &w, &h);
-    jpeg = encode_noise_jpeg(seed, index, w, h);
+  if (style.bytes_per_pixel == 0 && style.pixels == 0) {
+    // Full noise: the dimensions follow from the size.
+    const double bpp = style.is_default() ? kBytesPerPixel : JpegDensity::of(style.quality).most();
+    dims(target / bpp, &w, &h);
+    std::vector<std::uint8_t> jpeg = encode_noise_jpeg(seed, index, w, h, style.quality);
+    // One correction: headers make small images cost more per pixel than the estimate.
+    if (off(jpeg)) {
+      dims(double(w) * double(h) * target / double(jpeg.size()), &w, &h);
+      jpeg = encode_noise_jpeg(seed, index, w, h, style.quality);
+    }
+    return jpeg;
+  }
+  // The pixels asked for: the noise makes the size.
+  const JpegDensity& density = JpegDensity::of(style.quality);
+  dims(style.pixels > 0 ? double(style.pixels) : target / style.bytes_per_pixel, &w, &h);
+  int noise = density.noise_for(target / (double(w) * double(h)));
+  std::vector<std::uint8_t> jpeg = encode_noise_jpeg(seed, index, w, h, style.quality, noise);
+  if (off(jpeg)) {
+    // This image's content and headers take other bytes than the curve's: scale what is asked of it.
+    noise = density.noise_for(density.at(noise) * target / double(jpeg.size()));
+    jpeg = encode_noise_jpeg(seed, index, w, h, style.quality, noise);
   }
   return jpeg;
+}
+
+std::uint64_t jpeg_header_pixels(const std::vector<std::uint8_t>& jpeg) {
+  tjhandle handle = tjInitDecompress();
+  if (!handle) throw RunError("jpeg: cannot start the libjpeg-turbo decoder");
+  int w = 0, h = 0, subsamp = 0, colorspace = 0;
+  const int rc = tjDecompressHeader3(handle, jpeg.data(), jpeg.size(), &w, &h, &subsamp, &colorspace);
+  tjDestroy(handle);
+  if (rc != 0 || w <= 0 || h <= 0) throw RunError("jpeg: an image without dimensions");
+  return std::uint64_t(w) * std::uint64_t(h);
 }
 
 bool looks_like_jpeg(std::span<const std::byte> data) {
@@ -154,7 +226,111 @@ void resize_centre_crop(const std::vector<std::uint8_t>& rgb, int w, int h, int 
   }
 }
 
+// One output pixel's taps in PIL's bilinear resampling (ImagingResample's precompute_coeffs):
+// the triangle filter, its support one source pixel widened by the reduction.
+struct Taps {
+  std::vector<int> first;     // first source index of each output pixel
+  std::vector<int> count;     // taps of each output pixel
+  std::vector<float> weight;  // `stride` weights per output pixel, normalised
+  int stride = 0;
+};
+
+Taps taps_of(int in_size, int out_size) {
+  const double scale = double(in_size) / double(out_size);
+  const double filter_scale = std::max(scale, 1.0);
+  const double support = filter_scale;  // the triangle's support is 1
+  Taps t;
+  t.stride = int(std::ceil(support)) * 2 + 1;
+  t.first.resize(std::size_t(out_size));
+  t.count.resize(std::size_t(out_size));
+  t.weight.assign(std::size_t(out_size) * std::size_t(t.stride), 0.0f);
+  for (int o = 0; o < out_size; ++o) {
+    const double centre = (o + 0.5) * scale;
+    const int lo = std::max(int(centre - support + 0.5), 0);
+    const int hi = std::min(int(centre + support + 0.5), in_size);
+    double sum = 0;
+    float* w = &t.weight[std::size_t(o) * std::size_t(t.stride)];
+    const int n = std::min(hi - lo, t.stride);
+    for (int k = 0; k < n; ++k) {
+      const double x = std::abs((k + lo - centre + 0.5) / filter_scale);
+      w[k] = float(x < 1 ? 1 - x : 0);
+      sum += w[k];
+    }
+    for (int k = 0; k < n && sum > 0; ++k) w[k] = float(w[k] / sum);
+    t.first[std::size_t(o)] = lo;
+    t.count[std::size_t(o)] = n;
+  }
+  return t;
+}
+
+std::uint8_t clamp_byte(float v) { return std::uint8_t(std::clamp(int(std::lround(v)), 0, 255)); }
+
+// Writes to `out` the crop `box` of `rgb` (an image `width` pixels wide) resized to size × size
+// as PIL resizes: horizontally into `rows` (box.height × size, rounded to bytes), then vertically.
+void resize_box_bilinear(const std::vector<std::uint8_t>& rgb, int width, const CropBox& box, int size,
+                         std::vector<std::uint8_t>& rows, std::vector<std::uint8_t>& out) {
+  const Taps across = taps_of(box.width, size), down = taps_of(box.height, size);
+  rows.resize(std::size_t(box.height) * std::size_t(size) * 3);
+  for (int y = 0; y < box.height; ++y) {
+    const std::uint8_t* in = &rgb[(std::size_t(box.y + y) * std::size_t(width) + std::size_t(box.x)) * 3];
+    std::uint8_t* row = &rows[std::size_t(y) * std::size_t(size) * 3];
+    for (int x = 0; x < size; ++x) {
+      const float* w = &across.weight[std::size_t(x) * std::size_t(across.stride)];
+      const std::uint8_t* p = in + std::size_t(across.first[std::size_t(x)]) * 3;
+      float r = 0, g = 0, b = 0;
+      for (int k = 0; k < across.count[std::size_t(x)]; ++k, p += 3) {
+        r += w[k] * p[0];
+        g += w[k] * p[1];
+        b += w[k] * p[2];
+      }
+      row[x * 3] = clamp_byte(r);
+      row[x * 3 + 1] = clamp_byte(g);
+      row[x * 3 + 2] = clamp_byte(b);
+    }
+  }
+  out.resize(std::size_t(size) * std::size_t(size) * 3);
+  const std::size_t line = std::size_t(size) * 3;
+  for (int y = 0; y < size; ++y) {
+    const float* w = &down.weight[std::size_t(y) * std::size_t(down.stride)];
+    const std::uint8_t* col = &rows[std::size_t(down.first[std::size_t(y)]) * line];
+    for (std::size_t i = 0; i < line; ++i) {
+      float v = 0;
+      for (int k = 0; k < down.count[std::size_t(y)]; ++k) v += w[k] * col[std::size_t(k) * line + i];
+      out[std::size_t(y) * line + i] = clamp_byte(v);
+    }
+  }
+}
+
+// Python's round(): halves to even, as torchvision's int(round(...)) does.
+int round_half_even(double v) { return int(std::nearbyint(v)); }
+
 }  // namespace
+
+CropBox random_resized_crop_box(int width, int height, std::uint64_t seed) {
+  FB_CHECK(width > 0 && height > 0, "a crop of an empty image");
+  std::uint64_t state = seed;
+  auto uniform = [&] { return double(splitmix64(state) >> 11) * 0x1.0p-53; };
+  auto below = [&](int n) { return int(splitmix64(state) % std::uint64_t(n)); };  // torch.randint(0, n)
+  const double area = double(width) * double(height);
+  const double log_lo = std::log(3.0 / 4.0), log_hi = std::log(4.0 / 3.0);
+  for (int attempt = 0; attempt < 10; ++attempt) {
+    const double target = area * (0.08 + uniform() * (1.0 - 0.08));
+    const double ratio = std::exp(log_lo + uniform() * (log_hi - log_lo));
+    const int w = round_half_even(std::sqrt(target * ratio));
+    const int h = round_half_even(std::sqrt(target / ratio));
+    if (w > 0 && w <= width && h > 0 && h <= height) {
+      const int y = below(height - h + 1);
+      const int x = below(width - w + 1);
+      return {x, y, w, h};
+    }
+  }
+  // torchvision's fallback: the centre crop of the whole image, clamped to the ratio range.
+  const double in_ratio = double(width) / double(height);
+  int w = width, h = height;
+  if (in_ratio < 3.0 / 4.0) h = std::min(height, round_half_even(w / (3.0 / 4.0)));
+  else if (in_ratio > 4.0 / 3.0) w = std::min(width, round_half_even(h * (4.0 / 3.0)));
+  return {(width - w) / 2, (height - h) / 2, w, h};
+}
 
 JpegDecoder::JpegDecoder() : handle_(start_decoder()) {}
 
@@ -168,12 +344,14 @@ DecodedImage JpegDecoder::mark_corrupt(DecodedImage img, std::string why) {
   // Nor is memory kept for it: a short file may declare hundreds of megapixels.
   full_ = {};
   out_ = {};
+  rows_ = {};
   img.width = img.height = 0;
   img.corrupt = std::move(why);
   return img;
 }
 
-DecodedImage JpegDecoder::decode(std::span<const std::byte> data, int size, const std::string& name) {
+DecodedImage JpegDecoder::decode_full(std::span<const std::byte> data, int size, const std::string& name,
+                                      int* w, int* h) {
   const auto* buf = reinterpret_cast<const unsigned char*>(data.data());
   if (!looks_like_jpeg(data))
     throw RunError(name + ": not a JPEG (it does not start with the JPEG SOI marker FF D8 FF)");
@@ -196,10 +374,17 @@ DecodedImage JpegDecoder::decode(std::span<const std::byte> data, int size, cons
   // A valid image, not a corrupt one, that this decoder cannot make RGB of (Pillow converts it).
   if (colorspace == TJCS_CMYK || colorspace == TJCS_YCCK)
     throw RunError(name + ": a CMYK JPEG, which libjpeg-turbo does not decode to RGB");
-  const auto [w, h] = dct_scaled(img.source_width, img.source_height, size);
-  full_.resize(std::size_t(w) * std::size_t(h) * 3);
-  if (tjDecompress2(handle_, buf, data.size(), full_.data(), w, 0, h, TJPF_RGB, kDecodeFlags) != 0)
+  std::tie(*w, *h) = dct_scaled(img.source_width, img.source_height, size);
+  full_.resize(std::size_t(*w) * std::size_t(*h) * 3);
+  if (tjDecompress2(handle_, buf, data.size(), full_.data(), *w, 0, *h, TJPF_RGB, kDecodeFlags) != 0)
     return mark_corrupt(std::move(img), tj_error(handle_));
+  return img;
+}
+
+DecodedImage JpegDecoder::decode(std::span<const std::byte> data, int size, const std::string& name) {
+  int w = 0, h = 0;
+  DecodedImage img = decode_full(data, size, name, &w, &h);
+  if (!img.corrupt.empty()) return img;
   if (size <= 0) {
     img.width = w;
     img.height = h;
@@ -207,6 +392,18 @@ DecodedImage JpegDecoder::decode(std::span<const std::byte> data, int size, cons
     return img;
   }
   resize_centre_crop(full_, w, h, size, out_);
+  img.width = size;
+  img.height = size;
+  return img;
+}
+
+DecodedImage JpegDecoder::decode_random_resized_crop(std::span<const std::byte> data, int size,
+                                                     std::uint64_t seed, const std::string& name) {
+  FB_CHECK(size > 0, "a random resized crop needs a size");
+  int w = 0, h = 0;
+  DecodedImage img = decode_full(data, 0, name, &w, &h);
+  if (!img.corrupt.empty()) return img;
+  resize_box_bilinear(full_, w, random_resized_crop_box(w, h, seed), size, rows_, out_);
   img.width = size;
   img.height = size;
   return img;

@@ -585,11 +585,13 @@ MonitorOutcome monitor_round(Shared& shared, const std::vector<Worker>& workers,
         out.steady_state->reached = true;
         out.steady_state->reached_after_s = double(now - out.measure_start) * 1e-9;
         out.steady_state->value_percent = detector->last_value();
+        out.steady_state->window_rate = detector->last_mean();
         out.stopped_by = kStoppedBySteadyState;
         shared.stop.store(true, std::memory_order_relaxed);
         break;
       }
       out.steady_state->value_percent = detector->last_value();
+      out.steady_state->window_rate = detector->last_mean();
     }
     if (now >= deadline) {
       out.stopped_by = kStoppedByRuntime;
@@ -648,6 +650,7 @@ bool SteadyStateDetector::add(double rate) {
   double mean = 0;
   for (double x : samples_) mean += x;
   mean /= double(window_);
+  last_mean_ = mean;
   if (!(mean > 0)) {  // nothing read in the window: not a steady rate
     last_value_ = std::nan("");
     return false;

@@ -3,6 +3,7 @@
 
 #include "feedbench/base/clock.h"
 #include "feedbench/base/error.h"
+#include "feedbench/base/splitmix.h"
 
 namespace feedbench {
 namespace {
@@ -54,7 +55,13 @@ Batch build_batch(SampleReader& reader, const std::vector<std::size_t>* indices,
     const std::int64_t c1 = transform.per == TransformCost::Per::none ? 0 : thread_cpu_ns();
     if (transform.per == TransformCost::Per::decode) {
       FB_CHECK(decoder != nullptr, "a decode transform without a decoder");
-      const DecodedImage img = decoder->decode(reader.data(), transform.size, reader.sample_name(index));
+      // A random crop's draws: a function of the sample and its place in the epoch's seeded order.
+      const DecodedImage img =
+          transform.crop == TransformCost::Crop::random_resized
+              ? decoder->decode_random_resized_crop(reader.data(), transform.size,
+                                                    mix64(index * kSplitmixGolden) ^ k,
+                                                    reader.sample_name(index))
+              : decoder->decode(reader.data(), transform.size, reader.sample_name(index));
       // A corrupt JPEG is not a decoded sample: the loader's rule for a sample that is not a JPEG
       // (the case stops, naming the file) holds for it too, so no figure counts its pixels.
       if (!img.corrupt.empty())

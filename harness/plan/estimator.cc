@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 
 #include "feedbench/base/error.h"
 #include "feedbench/base/text.h"
@@ -17,14 +18,14 @@ namespace feedbench {
 namespace {
 
 constexpr std::uint64_t kProbeBlock = std::uint64_t(1) << 20;
-constexpr std::size_t kProbeFiles = 64;
 
 // Per-file cost of eviction plus the residency check, measured on this project's test machines
 // at well under this; a data set of a million files pays it a million times.
 constexpr double kEvictPerFileS = 50e-6;
 
 RoundStats probe_round(const FileSet& files, std::uint64_t max_bytes, Pattern pattern = Pattern::sequential,
-                       std::uint64_t block = kProbeBlock, std::int64_t runtime_ns = kProbeMaxNs) {
+                       std::uint64_t block = kProbeBlock, std::int64_t runtime_ns = kProbeMaxNs,
+                       std::optional<SteadyStateSpec> steady = std::nullopt) {
   WorkloadSpec spec;
   spec.pattern = pattern;
   spec.block_size = block;
@@ -34,6 +35,7 @@ RoundStats probe_round(const FileSet& files, std::uint64_t max_bytes, Pattern pa
   options.engine_options.block_size = block;
   options.record_latency = false;
   options.runtime_ns = runtime_ns;
+  options.steady_state = steady;
   return run_round(files, workload, options);
 }
 
@@ -48,13 +50,54 @@ double mean_step_s(const Case& c) {
 PathRate probe_read_rate(const FileSet& files) {
   FB_CHECK(!files.empty(), "probing an empty selection");
   PathRate rate;
-  // Up to kProbeFiles files spread evenly over the selection's order, so one folder of small
-  // files does not stand for the whole data set.
+  // Files spread evenly over the selection's order (so one folder of small files does not stand
+  // for the whole data set), enough of them to read past a throttle's burst: up to
+  // kProbeMaxFiles files or kProbeMaxBytes.
   FileSet sample(files.root());
-  const std::size_t step = std::max<std::size_t>(1, files.size() / kProbeFiles);
-  for (std::size_t i = 0; i < files.size() && sample.size() < kProbeFiles; i += step)
+  std::uint64_t bytes = 0;
+  const std::size_t step = std::max<std::size_t>(1, files.size() / kProbeMaxFiles);
+  for (std::size_t i = 0; i < files.size() && sample.size() < kProbeMaxFiles && bytes < kProbeMaxBytes;
+       i += step) {
     sample.add(files.relative_path(i), files.file_size(i), files.mtime_ns(i));
+    bytes += files.file_size(i);
+  }
   sample.sort();
+  try {
+    evict(sample);
+  } catch (const RunError& e) {
+    rate.error = std::string("evicting the probe's files: ") + e.what();
+    return rate;
+  }
+  // Read until the rate over the last window stops changing: a store that serves a burst
+  // fast and then its steady rate is priced at the steady rate.
+  SteadyStateSpec steady;
+  steady.limit_percent = kProbeSteadyPercent;
+  steady.window_ns = kProbeWindowNs;
+  const RoundStats cold =
+      probe_round(sample, kProbeMaxBytes, Pattern::sequential, kProbeBlock, kProbeMaxNs, steady);
+  if (!cold.error.empty() || cold.bytes == 0) {
+    rate.error = cold.error.empty() ? "the probe read nothing (empty files)" : cold.error;
+    return rate;
+  }
+  const RoundStats cached = probe_round(sample, cold.bytes);
+  rate.probe_bytes = cold.bytes;
+  rate.cold_seconds = std::max(cold.seconds(), 1e-6);
+  rate.cached_seconds = std::max(cached.seconds(), 1e-6);
+  rate.cold_bytes_per_second = double(cold.bytes) / rate.cold_seconds;
+  std::string steady_text =
+      "no full window of " + format_duration_ns(double(kProbeWindowNs)) + " (the sample ended first)";
+  if (cold.steady_state && cold.steady_state->window_rate > 0) {
+    // The last window's rate, never above the whole pass's: a burst is behind it.
+    rate.cold_bytes_per_second = std::min(rate.cold_bytes_per_second, cold.steady_state->window_rate);
+    rate.steady = cold.steady_state->reached;
+    steady_text = std::string(rate.steady ? "steady" : "still changing") + " at " +
+                  format_rate(cold.steady_state->window_rate) + " over its last " +
+                  format_duration_ns(double(kProbeWindowNs));
+  }
+  rate.cached_bytes_per_second = cached.error.empty() && cached.bytes > 0
+                                     ? double(cached.bytes) / rate.cached_seconds
+                                     : rate.cold_bytes_per_second;
+  // Small random reads last, on data evicted again: a burst is spent by now.
   try {
     evict(sample);
     const RoundStats random = probe_round(sample, kProbeMaxBytes, Pattern::random, 4096, kProbeRandomNs);
@@ -65,27 +108,14 @@ PathRate probe_read_rate(const FileSet& files) {
     rate.error = std::string("evicting the probe's files: ") + e.what();
     return rate;
   }
-  const RoundStats cold = probe_round(sample, kProbeMaxBytes);
-  if (!cold.error.empty() || cold.bytes == 0) {
-    rate.error = cold.error.empty() ? "the probe read nothing (empty files)" : cold.error;
-    return rate;
-  }
-  const RoundStats cached = probe_round(sample, cold.bytes);
-  rate.probe_bytes = cold.bytes;
-  rate.cold_seconds = std::max(cold.seconds(), 1e-6);
-  rate.cached_seconds = std::max(cached.seconds(), 1e-6);
-  rate.cold_bytes_per_second = double(cold.bytes) / rate.cold_seconds;
-  rate.cached_bytes_per_second = cached.error.empty() && cached.bytes > 0
-                                     ? double(cached.bytes) / rate.cached_seconds
-                                     : rate.cold_bytes_per_second;
-  char how[320];
+  char how[480];
   std::snprintf(
       how, sizeof how,
-      "random 4 KiB reads took %s each; read %s of %s in %s after evicting %s (%s), again in %s (%s)",
+      "random 4 KiB reads took %s each; read %s of %s in %s after evicting %s (%s; %s), again in %s (%s)",
       format_duration_ns(rate.random_read_s * 1e9).c_str(), format_size(double(cold.bytes)).c_str(),
       plural(sample.size(), "file", "files").c_str(), format_duration_ns(double(cold.elapsed_ns)).c_str(),
       sample.size() == 1 ? "it" : "them", format_rate(rate.cold_bytes_per_second).c_str(),
-      format_duration_ns(double(cached.elapsed_ns)).c_str(),
+      steady_text.c_str(), format_duration_ns(double(cached.elapsed_ns)).c_str(),
       format_rate(rate.cached_bytes_per_second).c_str());
   rate.how = how;
   return rate;

@@ -1,7 +1,8 @@
 # Real JPEGs end to end: gen --format jpeg writes the same bytes for the same seed, images that
 # djpeg (libjpeg-turbo's own tool) decodes to the dimensions ours reports; the loader's
-# transform "decode" decodes every sample and records its cost per MiB; on files that are not
-# JPEGs the case is skipped naming the file.
+# transform "decode" (and "decode:N", "random_resized_crop:N") decodes every sample and records
+# its cost per MiB; on files that are not JPEGs, or JPEGs cut short, the case is skipped naming
+# the file.
 source "$(dirname "$0")/lib.bash"
 
 "$FEEDBENCH" gen --out "$WORK/a" --files 6 --format jpeg --file-size 64KiB..128KiB --classes 2 --seed 9 >/dev/null
@@ -34,16 +35,17 @@ config() {  # config SOURCE TRANSFORM
                "steps": 2, "warmup_steps": 0, "cache_state": "warm", "path": "source"}]}
 JSON
 }
-config "$WORK/a" '["decode", "decode:64"]' >"$WORK/a.json"
+config "$WORK/a" '["decode", "decode:64", "random_resized_crop:64"]' >"$WORK/a.json"
 expect_exit 0 "$FEEDBENCH" run --config "$WORK/a.json" --out "$WORK/r.json" --quiet
 python3 - "$WORK/r.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 runs = {b["params"]["transform"]: b for b in d["benchmarks"] if "params" in b}
-assert set(runs) == {"decode", "decode:64"}, runs.keys()
+assert set(runs) == {"decode", "decode:64", "random_resized_crop:64"}, runs.keys()
 for t, b in runs.items():
     assert b["extra"]["decode_ms_per_mib"] > 0, b["extra"]
-assert runs["decode:64"]["extra"]["decoded_pixels"] == 4 * 64 * 64, runs["decode:64"]["extra"]
+for t in ("decode:64", "random_resized_crop:64"):
+    assert runs[t]["extra"]["decoded_pixels"] == 4 * 64 * 64, runs[t]["extra"]
 PY
 config "$WORK/bin" '"decode"' >"$WORK/bin.json"
 expect_exit 1 "$FEEDBENCH" run --config "$WORK/bin.json" --out "$WORK/rb.json" --quiet
@@ -67,7 +69,7 @@ for victim in "$WORK"/cut/*/*.jpg; do
   size=$(stat -c %s "$victim")
   head -c $((size / 2)) "$victim" >"$WORK/half" && mv "$WORK/half" "$victim"
 done
-for t in '"decode"' '"decode:64"'; do
+for t in '"decode"' '"decode:64"' '"random_resized_crop:64"'; do
   config "$WORK/cut" "$t" >"$WORK/cut.json"
   expect_exit 1 "$FEEDBENCH" run --config "$WORK/cut.json" --out "$WORK/rc.json" --quiet
   WORK="$WORK" python3 - "$WORK/rc.json" <<'PY'

@@ -6,14 +6,17 @@
 #include <gtest/gtest.h>
 #include <turbojpeg.h>
 
+#include <filesystem>
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "feedbench/base/error.h"
 #include "feedbench/dataset/dataset.h"
 #include "feedbench/dataset/generator.h"
+#include "feedbench/dataset/shape.h"
 #include "feedbench/loader/loader.h"
 #include "test_util.h"
 
@@ -301,6 +304,158 @@ TEST(JpegTest, GenRefusesJpegShardsAndTinyImages) {
   o = jpeg_options(dir / "x", 4, 1);
   o.min_size = 100;
   EXPECT_THROW(validate_gen_options(o), InputError);
+}
+
+// torchvision's RandomResizedCrop(224): 224 × 224 × 3 out, whatever the image; the same draws for
+// the same seed; crops inside the image, of 8% to all of its area and a ratio of 3/4 to 4/3.
+TEST(JpegTest, RandomResizedCropIsTorchvisionsAndSeeded) {
+  JpegDecoder decoder;
+  for (auto [w, h] : {std::pair{500, 375}, {375, 500}, {224, 224}, {120, 90}, {1000, 160}}) {
+    const std::string jpeg = text_of(encode_noise_jpeg(7, std::uint64_t(w), w, h));
+    const DecodedImage a = decoder.decode_random_resized_crop(bytes_of(jpeg), 224, 42, "a.jpg");
+    ASSERT_TRUE(a.corrupt.empty()) << a.corrupt;
+    EXPECT_EQ(a.width, 224);
+    EXPECT_EQ(a.height, 224);
+    EXPECT_EQ(a.source_width, w);
+    EXPECT_EQ(a.pixels(), 224u * 224u);
+    const std::vector<std::uint8_t> first = decoder.pixels();
+    EXPECT_EQ(first.size(), 224u * 224u * 3u);
+    decoder.decode_random_resized_crop(bytes_of(jpeg), 224, 42, "a.jpg");
+    EXPECT_EQ(decoder.pixels(), first) << "the same seed, the same crop";
+    decoder.decode_random_resized_crop(bytes_of(jpeg), 224, 43, "a.jpg");
+    EXPECT_NE(decoder.pixels(), first) << "another seed, another crop";
+  }
+  int fell_back = 0;
+  for (std::uint64_t seed = 0; seed < 2000; ++seed) {
+    const CropBox b = random_resized_crop_box(500, 375, seed);
+    ASSERT_GE(b.x, 0);
+    ASSERT_GE(b.y, 0);
+    ASSERT_LE(b.x + b.width, 500);
+    ASSERT_LE(b.y + b.height, 375);
+    if (b.width == 500 && b.height == 375) {
+      ++fell_back;
+      continue;
+    }
+    const double area = double(b.width) * b.height / (500.0 * 375.0);
+    const double ratio = double(b.width) / b.height;
+    EXPECT_GE(area, 0.075) << seed;  // 0.08, less what rounding to whole pixels takes
+    EXPECT_LE(area, 1.0) << seed;
+    EXPECT_GE(ratio, 0.74) << seed;
+    EXPECT_LE(ratio, 1.36) << seed;
+  }
+  EXPECT_LT(fell_back, 20) << "at 4:3 nearly every draw fits within 10 tries";
+}
+
+// torchvision's fallback after 10 tries that do not fit: the centred crop of the whole image at
+// the nearest ratio of the range.
+TEST(JpegTest, RandomResizedCropFallsBackToTheCentre) {
+  for (std::uint64_t seed = 0; seed < 50; ++seed) {
+    const CropBox tall = random_resized_crop_box(16, 2000, seed);  // no draw is 16 wide or less
+    EXPECT_EQ(tall.width, 16);
+    EXPECT_EQ(tall.height, 21);  // round(16 / (3/4))
+    EXPECT_EQ(tall.x, 0);
+    EXPECT_EQ(tall.y, (2000 - 21) / 2);
+    const CropBox wide = random_resized_crop_box(2000, 16, seed);
+    EXPECT_EQ(wide.width, 21);
+    EXPECT_EQ(wide.height, 16);
+    EXPECT_EQ(wide.x, (2000 - 21) / 2);
+  }
+}
+
+// A corrupt JPEG fails as decode's does: corrupt, no pixels, and the next image decodes.
+TEST(JpegTest, RandomResizedCropOfACorruptJpegIsCorrupt) {
+  const std::string whole = text_of(encode_noise_jpeg(8, 0, 300, 200));
+  JpegDecoder decoder;
+  for (std::size_t cut : {std::size_t(40), whole.size() / 3, whole.size() - 10}) {
+    const DecodedImage bad =
+        decoder.decode_random_resized_crop(bytes_of(whole.substr(0, cut)), 224, 1, "cut.jpg");
+    EXPECT_FALSE(bad.corrupt.empty()) << cut;
+    EXPECT_EQ(bad.pixels(), 0u) << cut;
+    const DecodedImage good = decoder.decode_random_resized_crop(bytes_of(whole), 224, 1, "whole.jpg");
+    EXPECT_TRUE(good.corrupt.empty()) << good.corrupt;
+    EXPECT_EQ(good.pixels(), 224u * 224u);
+  }
+  EXPECT_THROW(decoder.decode_random_resized_crop(bytes_of(std::string(4096, 'x')), 224, 1, "x.bin"),
+               RunError);
+}
+
+TEST(JpegTest, LoaderRandomResizedCropDecodesEverySample) {
+  TempDir dir;
+  GenOptions g = jpeg_options(dir / "d", 4, 5);
+  generate_dataset(g);
+  const FileSet files = scan_dataset(g.out);
+  auto source = make_file_source(files, "psync", 16 << 10);
+  LoaderOptions o = decode_options(32);
+  o.transform.crop = TransformCost::Crop::random_resized;
+  LoaderResult r = LoaderSim(o, *source).run();
+  EXPECT_EQ(r.decoded_pixels, 4u * 32u * 32u);
+  EXPECT_EQ(r.transform_bytes, files.total_bytes());
+  EXPECT_GT(r.transform_s, 0);
+}
+
+// --jpeg-quality with --bytes-per-pixel or --jpeg-pixels: images of the drawn sizes with the
+// pixels asked for, deterministic, and the style recorded beside them.
+TEST(JpegTest, GenGivesImagesThePixelsAskedFor) {
+  TempDir dir;
+  GenOptions a = jpeg_options(dir / "a", 6, 3);
+  a.jpeg.quality = 90;
+  a.jpeg.bytes_per_pixel = 0.8;
+  const GenSummary s = generate_dataset(a);
+  EXPECT_NEAR(double(s.bytes) / double(s.pixels), 0.8, 0.08);
+  GenOptions b = a;
+  b.out = dir / "b";
+  generate_dataset(b);
+  const auto ta = tree(a.out);
+  EXPECT_EQ(ta, tree(b.out));
+  std::size_t index = 0;
+  JpegDecoder decoder;
+  for (const auto& [name, data] : ta) {
+    const double drawn = double(gen_file_size(a, index++));
+    EXPECT_NEAR(double(data.size()), drawn, 0.10 * drawn) << name;
+    const double pixels = double(decoder.decode(bytes_of(data), 0, name).pixels());
+    EXPECT_NEAR(pixels, drawn / 0.8, 0.06 * drawn / 0.8) << name;
+  }
+  const std::string record = read_file(std::filesystem::path(a.out) / kGenRecordName);
+  EXPECT_NE(record.find("\"quality\": 90"), std::string::npos) << record;
+  EXPECT_NE(record.find("\"bytes_per_pixel_asked\": 0.8"), std::string::npos) << record;
+
+  GenOptions p = jpeg_options(dir / "p", 4, 3);
+  p.jpeg.pixels = 400 * 300;
+  const GenSummary ps = generate_dataset(p);
+  EXPECT_NEAR(double(ps.pixels) / 4, 120'000, 1'500);  // rounding to whole pixels at each aspect
+}
+
+TEST(JpegTest, GenRefusesAStyleTheImagesCannotTake) {
+  TempDir dir;
+  auto refused = [&](const GenOptions& o, const std::string& option) {
+    try {
+      validate_gen_options(o);
+      ADD_FAILURE() << "accepted " << option;
+    } catch (const InputError& e) {
+      EXPECT_TRUE(std::string(e.what()).starts_with(option + ":")) << e.what();
+    }
+  };
+  GenOptions o = jpeg_options(dir / "x", 4, 1);
+  o.jpeg.quality = 0;
+  refused(o, "--jpeg-quality");
+  o = jpeg_options(dir / "x", 4, 1);
+  o.jpeg.bytes_per_pixel = 50;
+  refused(o, "--bytes-per-pixel");
+  o.jpeg.bytes_per_pixel = 0.001;
+  refused(o, "--bytes-per-pixel");
+  o.jpeg.bytes_per_pixel = 0.8;
+  o.jpeg.pixels = 100'000;
+  refused(o, "--bytes-per-pixel");
+  o.jpeg.bytes_per_pixel = 0;
+  o.jpeg.pixels = 10;
+  refused(o, "--jpeg-pixels");
+  o.jpeg.pixels = 1'000;  // 64 KiB in 1000 pixels: 65 bytes a pixel
+  refused(o, "--jpeg-pixels");
+  o.jpeg.pixels = 100'000;
+  EXPECT_NO_THROW(validate_gen_options(o));
+  o.format = GenFormat::kBin;
+  refused(o, "--jpeg-quality, --bytes-per-pixel, --jpeg-pixels");
+  EXPECT_FALSE(std::filesystem::exists(dir / "x")) << "nothing written";
 }
 
 }  // namespace

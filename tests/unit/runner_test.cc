@@ -550,6 +550,16 @@ TEST(SteadyStateDetectorTest, SpreadAndSlopeAgainstReferenceValues) {
   SteadyStateDetector flat(slope, 100 * kMs);
   for (int i = 0; i < 10; ++i) flat.add(i % 2 ? 90 : 110);  // noisy, but no trend to speak of
   EXPECT_TRUE(flat.reached()) << flat.last_value();
+  EXPECT_NEAR(flat.last_mean(), 100.0, 1e-9) << "the window's mean rate";
+  // A burst, then the steady rate: the window is steady only once the burst is out of it, and
+  // its mean is the steady rate (what the estimator's probe prices a run at).
+  SteadyStateDetector burst(slope, 100 * kMs);
+  EXPECT_EQ(burst.last_mean(), 0.0);
+  for (int i = 0; i < 3; ++i) EXPECT_FALSE(burst.add(800));
+  int taken = 3;
+  while (!burst.add(40)) ++taken;
+  EXPECT_GE(taken, 12);
+  EXPECT_NEAR(burst.last_mean(), 40.0, 1e-9);
   // Nothing read: never steady.
   SteadyStateDetector idle(spread, 100 * kMs);
   for (int i = 0; i < 20; ++i) EXPECT_FALSE(idle.add(0));

@@ -149,5 +149,24 @@ TEST(UnitsTest, ParsesDecodeTransforms) {
   }
 }
 
+TEST(UnitsTest, ParsesRandomResizedCrop) {
+  TransformCost t = parse_transform(" random_resized_crop:224 ");
+  EXPECT_EQ(t.per, TransformCost::Per::decode);  // a real decode, recorded as decode is
+  EXPECT_EQ(t.crop, TransformCost::Crop::random_resized);
+  EXPECT_EQ(t.size, 224);
+  EXPECT_EQ(format_transform(t), "random_resized_crop:224");
+  EXPECT_EQ(parse_transform("decode:224").crop, TransformCost::Crop::centre);
+  for (const char* bad : {"random_resized_crop", "random_resized_crop:", "random_resized_crop:0",
+                          "random_resized_crop:9000", "random_resized_crop:22x", "random_crop:224"}) {
+    try {
+      parse_transform(bad, "/families/0/transform");
+      ADD_FAILURE() << bad;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("/families/0/transform: expected"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("random_resized_crop:SIZE"), std::string::npos) << e.what();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace feedbench

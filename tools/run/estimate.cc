@@ -7,6 +7,8 @@
 #include <string>
 #include <utility>
 
+#include "families.h"
+#include "feedbench/base/text.h"
 #include "feedbench/base/units.h"
 #include "run/run_steps.h"
 
@@ -26,9 +28,13 @@ const char* role_of(const Case& c) {
 
 }  // namespace
 
-RunEstimate estimate_run(const Plan& plan, const RunContext& context) {
+RunEstimate estimate_run(const Plan& plan, RunContext& context) {
   RunEstimate e;
-  for (const Case& c : plan.cases) {
+  // Each case the run would skip, as it would skip it: priced at nothing but its overhead.
+  for (const Case& c : plan.cases) e.refusals.push_back(planned_refusal(c, context));
+  for (std::size_t i = 0; i < plan.cases.size(); ++i) {
+    const Case& c = plan.cases[i];
+    if (!e.refusals[i].empty()) continue;
     const std::string role = role_of(c);
     if (e.rates.count(role)) continue;
     const FileSet* files = context.files_for(role);
@@ -49,12 +55,14 @@ RunEstimate estimate_run(const Plan& plan, const RunContext& context) {
       }
     e.rates.emplace(role, std::move(r));
   }
-  for (const Case& c : plan.cases) {
+  for (std::size_t i = 0; i < plan.cases.size(); ++i) {
+    const Case& c = plan.cases[i];
     const std::string role = role_of(c);
     const FileSet* files = context.files_for(role);
     auto it = e.rates.find(role);
-    e.costs.push_back(it == e.rates.end() || !files ? CaseCost{c.name(), c.family, c.repetitions}
-                                                    : estimate_case(c, *files, it->second));
+    e.costs.push_back(it == e.rates.end() || !files || !e.refusals[i].empty()
+                          ? CaseCost{c.name(), c.family, c.repetitions}
+                          : estimate_case(c, *files, it->second));
   }
   for (const auto& [role, r] : e.rates) e.how += (e.how.empty() ? "" : "; ") + role + ": " + r.how;
   return e;
@@ -71,7 +79,15 @@ void print_dry_run(const RunSetup& run, const RunEstimate& estimate) {
                    " (probe: " + estimate.how +
                    "; rounds priced at those rates with one worker, preparation included; "
                    "more workers or a deeper queue finish sooner)\n");
+  std::size_t skipped = 0;
   for (std::size_t i = 0; i < plan.cases.size(); ++i) {
+    const std::string& refusal = estimate.refusals[i];
+    if (!refusal.empty()) {
+      // What the run would record for it (the result's error_message), in the same words.
+      ++skipped;
+      say(human, "  " + plan.cases[i].name() + "  skipped by the run: " + refusal + "\n");
+      continue;
+    }
     if (!estimate.unavailable.empty()) {
       std::fprintf(human, "  %s\n", plan.cases[i].name().c_str());
       continue;
@@ -80,6 +96,9 @@ void print_dry_run(const RunSetup& run, const RunEstimate& estimate) {
     std::fprintf(human, "  %s  (%d x %s)\n", plan.cases[i].name().c_str(), cost.repetitions,
                  format_estimate(cost.prepare_s + cost.round_s + kRepetitionOverheadS).c_str());
   }
+  if (skipped > 0)
+    std::fprintf(human, "%s of %s would be skipped, with the reasons above\n",
+                 plural(skipped, "case", "cases").c_str(), std::to_string(plan.cases.size()).c_str());
   std::fprintf(human, "source: %zu files, %s\n", context.source->size(),
                format_size(double(context.source->total_bytes())).c_str());
   if (context.cache)

@@ -103,6 +103,8 @@ struct RunEstimate {
   std::vector<CaseCost> costs;            // per case, in plan order
   std::string how;
   std::string unavailable;  // why a probe could not read (then there is no estimate)
+  // Per case, in plan order: why the run would skip it (planned_refusal), "" when it runs.
+  std::vector<std::string> refusals;
 };
 
 // What Google Benchmark ran, for the result file.
@@ -158,7 +160,7 @@ void print_plan(const RunSetup& run);
 void check_measured_cache(RunSetup& run);
 // estimate.cc: probes each path the plan reads (a few MiB, evicted first) and prices every
 // case. A probe that cannot read leaves `unavailable` set (a run error for --budget).
-RunEstimate estimate_run(const Plan& plan, const RunContext& context);
+RunEstimate estimate_run(const Plan& plan, RunContext& context);
 // budget.cc: chooses repetitions and runtimes that fit --budget, or refuses the plan.
 void fit_to_budget(RunSetup& run, RunEstimate& estimate);
 // estimate.cc: what --dry-run prints: the estimate, the cases, the selections.

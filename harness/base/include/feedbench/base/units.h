@@ -59,21 +59,27 @@ Distribution parse_distribution(std::string_view text, const std::string& what =
 std::string format_distribution(const Distribution& d);
 
 // Per-sample CPU work of the loader (`transform`): a configured cost, or the real work of
-// decoding each sample as a JPEG (`decode`), optionally resized and centre-cropped to a size.
+// decoding each sample as a JPEG (`decode`), optionally resized and centre-cropped to a size
+// (`decode:224`, evaluation's Resize + CenterCrop) or cropped at random and resized
+// (`random_resized_crop:224`, training's torchvision RandomResizedCrop).
 struct TransformCost {
   enum class Per { none, sample, mib, decode };
+  // decode: which crop follows the decode.
+  enum class Crop { centre, random_resized };
   Per per = Per::none;
   std::int64_t ns = 0;  // CPU time per sample or per MiB; 0 for none and decode
   int size = 0;         // decode: side of the square crop (0: the whole image)
+  Crop crop = Crop::centre;
 };
 
-// Largest crop `decode:N` takes.
+// Largest crop `decode:N` and `random_resized_crop:N` take.
 inline constexpr int kMaxDecodeSize = 8192;
 
-// Parses "none", "200us/sample", "5ms/MiB", "decode", "decode:224". A zero cost is `none`.
-// RETURNS: the cost. Throws InputError naming `what`.
+// Parses "none", "200us/sample", "5ms/MiB", "decode", "decode:224", "random_resized_crop:224".
+// A zero cost is `none`. RETURNS: the cost. Throws InputError naming `what`.
 TransformCost parse_transform(std::string_view text, const std::string& what = "transform");
-// RETURNS: the canonical text: "none", "200us/sample", "5ms/MiB", "decode", "decode:224".
+// RETURNS: the canonical text: "none", "200us/sample", "5ms/MiB", "decode", "decode:224",
+// "random_resized_crop:224".
 std::string format_transform(const TransformCost& t);
 
 }  // namespace feedbench

@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "feedbench/dataset/jpeg.h"
 #include "feedbench/dataset/shape.h"
 
 namespace feedbench {
@@ -49,6 +50,9 @@ struct GenOptions {
   unsigned threads = 0;  // 0: up to 2, when there are many files
   std::uint64_t max_files =
       kDefaultMaxGenFiles;  // files written (shards for kShards, kTfrecord), --max-files
+  // kJpeg: how the images are made (quality, and the bytes a pixel or the pixels an image: at
+  // most one of the two). The default is full noise at quality 95, about 2.3 bytes a pixel.
+  JpegStyle jpeg;
   // kLike: the shape to write (files must equal like->files; min_size and max_size are unused).
   // Its origin is written to <out>/feedbench-gen.json once every file is in place.
   std::shared_ptr<const DataShape> like;
@@ -65,11 +69,18 @@ struct GenSummary {
   std::uint64_t files = 0;  // files written
   std::uint64_t bytes = 0;
   std::uint64_t folders = 0;  // folders holding files
+  std::uint64_t pixels = 0;   // kJpeg: of every image written
 };
 
+// The most pixels --jpeg-pixels takes, and the least bytes a pixel --bytes-per-pixel does (an
+// image's dimensions stay within 16384 a side and the decoder's limit, kMaxJpegPixels).
+inline constexpr std::uint64_t kMaxGenJpegPixels = 100'000'000;
+inline constexpr std::uint64_t kMinGenJpegPixels = 4096;
+
 // Checks options without writing. Throws InputError naming the option (--files, --file-size,
-// --classes, --shards, --out; --scale for kLike) and what was expected, also for more files
-// than max_files.
+// --classes, --shards, --out; --scale for kLike; --jpeg-quality, --bytes-per-pixel, --jpeg-pixels
+// for kJpeg: a density these images cannot take at that quality, JpegDensity) and what was
+// expected, also for more files than max_files.
 void validate_gen_options(const GenOptions& options);
 
 // RETURNS: the bytes the data set holds (the sum of every file's size), UINT64_MAX when that
@@ -95,7 +106,9 @@ std::uint64_t gen_first_record(const GenOptions& options, std::uint64_t shard);
 void gen_fill(std::uint64_t seed, std::uint64_t index, std::uint64_t offset, char* buffer, std::size_t size);
 
 // Writes the data set. Each file goes to "<name>.fbtmp" and is renamed into place when
-// complete, so an interrupted run never leaves a short file under a real name.
+// complete, so an interrupted run never leaves a short file under a real name. The record
+// <out>/feedbench-gen.json follows the last file for kLike (its origin) and kJpeg (the style
+// asked for and the bytes a pixel and pixels an image written).
 // Throws InputError for bad options, a non-empty `out` without `force`, or a data set larger than
 // the free space of the file system at `out` (checked before anything is written); RunError on I/O.
 // `progress` is called from the calling thread, about every 100 ms.

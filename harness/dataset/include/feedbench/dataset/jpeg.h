@@ -11,17 +11,60 @@
 
 namespace feedbench {
 
-// RETURNS: a baseline JPEG (RGB, 4:4:4, quality 95) of width × height pixels whose content is a
-// pure function of (seed, index): a gradient under per-pixel noise, so that its size per pixel
-// is that of a detailed photograph (about 2.3 bytes a pixel) and deterministic for a seed.
-// REQUIRES: 8 <= width, height <= 16384. Throws RunError when the encoder fails.
-std::vector<std::uint8_t> encode_noise_jpeg(std::uint64_t seed, std::uint64_t index, int width, int height);
+// The noise's amplitude at full detail, in 1/16 of a level: +-96 levels per channel.
+inline constexpr int kFullNoise = 96 * 16;
+// The quality gen's images take unless told (--jpeg-quality).
+inline constexpr int kDefaultJpegQuality = 95;
+
+// RETURNS: a baseline JPEG (RGB, 4:4:4, `quality`) of width × height pixels whose content is a
+// pure function of (seed, index): a gradient under per-pixel noise of +-noise/16 levels, so that
+// at kFullNoise its size per pixel is that of a detailed photograph (about 2.3 bytes a pixel at
+// quality 95), less detailed below. Deterministic for a seed.
+// REQUIRES: 8 <= width, height <= 16384; 1 <= quality <= 100; 0 <= noise <= 2 * kFullNoise.
+// Throws RunError when the encoder fails.
+std::vector<std::uint8_t> encode_noise_jpeg(std::uint64_t seed, std::uint64_t index, int width, int height,
+                                            int quality = kDefaultJpegQuality, int noise = kFullNoise);
+
+// How gen's images are made (gen --jpeg-quality, --bytes-per-pixel, --jpeg-pixels).
+struct JpegStyle {
+  int quality = kDefaultJpegQuality;
+  double bytes_per_pixel = 0;  // the density asked for; 0: the noise's at full detail
+  std::uint64_t pixels = 0;    // pixels an image, whatever its size; 0: from the size and density
+  bool is_default() const { return quality == kDefaultJpegQuality && bytes_per_pixel == 0 && pixels == 0; }
+};
+
+// The bytes a pixel gen's images take at one quality, as a function of their noise: measured
+// once (a 512 × 384 image encoded at 15 noise levels, kept per quality), so that an image of a
+// given size can be given the pixels a density asks for.
+class JpegDensity {
+ public:
+  // RETURNS: the curve of `quality` (1..100), measured on first use and kept. Thread-safe.
+  static const JpegDensity& of(int quality);
+  double least() const { return bpp_.front(); }  // bytes a pixel of a smooth gradient
+  double most() const { return bpp_.back(); }    // ...and at the noise's most
+  // RETURNS: the noise (kFullNoise's scale) whose images take `bytes_per_pixel`, clamped to the
+  // curve's ends.
+  int noise_for(double bytes_per_pixel) const;
+  // RETURNS: the bytes a pixel the curve gives `noise`.
+  double at(int noise) const;
+
+ private:
+  std::vector<int> noise_;
+  std::vector<double> bpp_;  // non-decreasing in noise_
+};
 
 // RETURNS: a JPEG of about `target_bytes` (within a few percent above 8 KiB) with a seeded
-// aspect ratio among those of photographs (4:3, 3:2, 1:1, 3:4, 2:3, 16:9): the dimensions are
-// chosen from the size, one re-encode corrects the estimate. Deterministic in (seed, index).
-std::vector<std::uint8_t> make_sized_jpeg(std::uint64_t seed, std::uint64_t index,
-                                          std::uint64_t target_bytes);
+// aspect ratio among those of photographs (4:3, 3:2, 1:1, 3:4, 2:3, 16:9). The default style:
+// full noise at quality 95, the dimensions chosen from the size, one re-encode corrects the
+// estimate. Another style: the pixels it names (or the size over its density) at its quality,
+// the noise chosen from JpegDensity::of(quality) so that the size is met with those pixels, one
+// re-encode correcting the noise. Deterministic in (seed, index, style).
+std::vector<std::uint8_t> make_sized_jpeg(std::uint64_t seed, std::uint64_t index, std::uint64_t target_bytes,
+                                          const JpegStyle& style = {});
+
+// RETURNS: width × height as the header of `jpeg` (one make_sized_jpeg wrote) declares them.
+// Throws RunError when it has none.
+std::uint64_t jpeg_header_pixels(const std::vector<std::uint8_t>& jpeg);
 
 // The most pixels a JPEG's header may declare (width × height of the source, before any DCT
 // scaling): decode() refuses a larger image before allocating anything. docs/limits.md says why.
@@ -38,6 +81,18 @@ struct DecodedImage {
   std::string corrupt;
   std::uint64_t pixels() const { return std::uint64_t(width) * std::uint64_t(height); }
 };
+
+// A crop of an image: its top-left corner and size, in pixels.
+struct CropBox {
+  int x = 0, y = 0, width = 0, height = 0;
+};
+
+// RETURNS: the crop torchvision's RandomResizedCrop (scale 0.08..1 of the area, aspect ratio
+// 3/4..4/3 drawn log-uniform) chooses in a width × height image, with its draws made from `seed`
+// (splitmix64) instead of torch's generator: up to 10 tries of a scale and ratio whose crop
+// fits, then its fallback, the centred crop of the whole image clamped to the ratio range.
+// REQUIRES: width, height > 0.
+CropBox random_resized_crop_box(int width, int height, std::uint64_t seed);
 
 // Decodes one JPEG per call, reusing its buffers; one per loader worker (not thread-safe).
 class JpegDecoder {
@@ -60,15 +115,26 @@ class JpegDecoder {
   // for a CMYK or YCCK image, which libjpeg-turbo does not convert to RGB.
   DecodedImage decode(std::span<const std::byte> data, int size, const std::string& name);
 
+  // What torchvision's RandomResizedCrop(size) does after PIL's decode: the whole image decoded
+  // (no DCT scaling: PIL decodes every pixel), random_resized_crop_box(w, h, seed) cropped and
+  // resized to size × size by PIL's bilinear filter (antialiased: a reduction averages every
+  // source pixel it covers). RETURNS and throws as decode() does. REQUIRES: size > 0.
+  DecodedImage decode_random_resized_crop(std::span<const std::byte> data, int size, std::uint64_t seed,
+                                          const std::string& name);
+
   // The last output, width × height × 3 bytes.
   const std::vector<std::uint8_t>& pixels() const { return out_; }
 
  private:
   // RETURNS: `img` as corrupt for `why`, with a fresh libjpeg-turbo handle.
   DecodedImage mark_corrupt(DecodedImage img, std::string why);
+  // Decodes `data` into full_ at the DCT scale for `size` (dct_scaled), setting *w and *h.
+  // RETURNS: the image, corrupt() when it did not decode whole; throws as decode() does.
+  DecodedImage decode_full(std::span<const std::byte> data, int size, const std::string& name, int* w,
+                           int* h);
 
   void* handle_ = nullptr;
-  std::vector<std::uint8_t> full_, out_;
+  std::vector<std::uint8_t> full_, out_, rows_;
 };
 
 // RETURNS: whether `data` starts as a JPEG does (SOI marker FF D8 FF).

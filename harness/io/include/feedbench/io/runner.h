@@ -50,6 +50,8 @@ class SteadyStateDetector {
   std::size_t window_samples() const { return samples_.size(); }
   // The last full window's criterion value in percent (slope or spread), NaN before one.
   double last_value() const { return last_value_; }
+  // The last full window's mean rate, 0 before one.
+  double last_mean() const { return last_mean_; }
 
  private:
   SteadyStateSpec spec_;
@@ -59,6 +61,7 @@ class SteadyStateDetector {
   std::size_t next_ = 0, count_ = 0;
   bool reached_ = false;
   double last_value_;
+  double last_mean_ = 0;
 };
 
 // Why a round ended before its workload ran out. The workload running out is "" here; the
@@ -90,6 +93,7 @@ struct SteadyStateResult {
   bool reached = false;
   double reached_after_s = 0;  // from the end of ramp, when reached
   double value_percent = 0;    // the last full window's slope or spread; NaN without one
+  double window_rate = 0;      // the last full window's mean rate (bytes or reads a second); 0 without one
   std::size_t samples = 0;     // samples taken after ramp
 };
 

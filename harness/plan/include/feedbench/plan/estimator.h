@@ -18,22 +18,30 @@ struct PathRate {
   double cached_bytes_per_second = 0;  // the same data read again: the page cache
   double random_read_s = 0;            // one 4 KiB read at a random offset of evicted data
   std::uint64_t probe_bytes = 0;       // read by the cold pass
+  bool steady = false;                 // the cold pass's rate stopped changing within its caps
   double cold_seconds = 0;
   double cached_seconds = 0;
   std::string how;    // one line: what was read, how, and the rates
   std::string error;  // non-empty: the probe could not read (rates are then 0)
 };
 
-// Files the probe reads at most, and how long its cold pass runs at most.
-inline constexpr std::uint64_t kProbeMaxBytes = std::uint64_t(64) << 20;
-inline constexpr std::int64_t kProbeMaxNs = 1'000'000'000;
+// What the probe reads at most (files and bytes), how long its cold pass runs at most, and the
+// window over which its rate must stop changing (slope within kProbeSteadyPercent a second).
+inline constexpr std::size_t kProbeMaxFiles = 4096;
+inline constexpr std::uint64_t kProbeMaxBytes = std::uint64_t(512) << 20;
+inline constexpr std::int64_t kProbeMaxNs = 8'000'000'000;
+inline constexpr std::int64_t kProbeWindowNs = 2'000'000'000;
+inline constexpr double kProbeSteadyPercent = 10;
 inline constexpr std::int64_t kProbeRandomNs = 250'000'000;
 
-// Probes a selection: up to 64 files spread over it are evicted (posix_fadvise, as cold rounds
-// do) and read with random 4 KiB reads for at most kProbeRandomNs (the cost of one small read),
-// evicted again and read once with 1 MiB reads by one worker (at most kProbeMaxBytes or
-// kProbeMaxNs), then the same bytes again from the page cache. Reads nothing else and writes
-// nothing.
+// Probes a selection: files spread over it (up to kProbeMaxFiles, kProbeMaxBytes) are evicted
+// (posix_fadvise, as cold rounds do) and read once with 1 MiB reads by one worker until the
+// rate over the last kProbeWindowNs stops changing (the runner's bw_slope criterion), at most
+// kProbeMaxBytes or kProbeMaxNs: a store that serves a burst first (a throttle's, a cloud
+// disk's credits while they last within the cap) is priced at the rate after it, the last
+// window's where the pass had one. Then the same bytes again from the page cache, then evicted
+// and read with random 4 KiB reads for at most kProbeRandomNs (the cost of one small read), and
+// evicted again. Reads nothing else and writes nothing.
 // REQUIRES: !files.empty(). RETURNS: the rates; never throws RunError (error says why).
 PathRate probe_read_rate(const FileSet& files);
 

@@ -1,0 +1,86 @@
+// Why the run would skip a case, known before any case runs: `run --dry-run` lists each case
+// with the reason its family would give, so a dry run that lists a case as planned is a run that
+// measures it. Each check is the family's own, in its words (case_run.cc, file_read_family.cc,
+// loader_family.cc, stage_family.cc).
+#include <filesystem>
+#include <string>
+
+#include "families.h"
+#include "feedbench/gpu/gpu.h"
+#include "feedbench/io/page_cache.h"
+#include "feedbench/io/skew.h"
+
+namespace feedbench {
+namespace {
+
+// CaseRun::find_selection's reasons.
+std::string selection_refusal(const RunContext& context, const std::string& role) {
+  const FileSet* files = context.files_for(role);
+  if (!files) return "no " + role + " root in the config's dataset";
+  if (files->empty()) return "the " + role + " selection holds no files";
+  return "";
+}
+
+std::string cuda_refusal() {
+  std::string why;
+  cuda_device_count(&why);  // "no CUDA device: ..."
+  return why;
+}
+
+std::string file_read_refusal(const Case& c, const RunContext& context) {
+  const FileSet& files = *context.files_for(c.str("path"));
+  const bool direct = c.str("cache_state") == "direct" || c.str("engine") == "libaio";
+  if (direct)
+    if (std::string why = probe_direct_io(files.root()); !why.empty()) return why;
+  if (c.has("sink") && c.str("sink") == "gpu") return cuda_refusal();
+  return "";
+}
+
+std::string loader_refusal(const Case& c, RunContext& context) {
+  const std::string cache_state = c.str("cache_state");
+  if (cache_state != "cold" && cache_state != "warm")
+    return "the loader reads through the page cache: cache_state must be cold or warm, not " + cache_state;
+  if (c.has("accelerator") && c.str("accelerator") == "cuda")
+    if (std::string why = cuda_refusal(); !why.empty()) return why;
+  const std::string role = c.str("path");
+  const FileSet* files = context.files_for(role);
+  // A partial cache's loader reads the source's selection, each file where the cache holds it.
+  std::optional<FileSet> tiered;
+  if (role == "cache" && context.partial_cache && context.source)
+    tiered = tiered_files(*context.source, *files);
+  return loader_schedule_refusal(c, context, tiered ? *tiered : *files);
+}
+
+std::string stage_refusal(RunContext& context) {
+  if (context.ranks().size() > 1)
+    return "stage cases run in one process, not across ranks (each would write the cache); "
+           "stage each node's cache with feedbench stage";
+  if (std::string why = selection_refusal(context, "source"); !why.empty()) return why;
+  const std::string cache_root = context.config ? context.config->cache_root : "";
+  if (cache_root.empty())
+    return "no cache root in the config's dataset: the stage family stages into a scratch "
+           "folder inside it (set dataset.cache or --cache)";
+  std::error_code ec;
+  if (!std::filesystem::is_directory(cache_root, ec))
+    return "the cache root " + cache_root + " is not an existing folder";
+  return "";
+}
+
+}  // namespace
+
+std::string planned_refusal(const Case& c, RunContext& context) {
+  try {
+    if (c.family == "stage") return stage_refusal(context);
+    const std::string role = c.str("path");
+    if (std::string why = selection_refusal(context, role); !why.empty()) return why;
+    if (role == "cache" && context.partial_cache && context.ranks().size() > 1)
+      return "a partial cache (dataset.partial_cache) is read by one process only, not across ranks";
+    if (c.family == "file_read") return file_read_refusal(c, context);
+    if (c.family == "loader") return loader_refusal(c, context);
+  } catch (const std::exception& e) {  // a source's set-up: the run skips the case with it
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace feedbench
