@@ -19,7 +19,7 @@ std::optional<LoaderDemand> demand_of(const CaseView& c) {
   d.samples_per_second = samples / compute_s;
   d.bytes_per_second = bytes / compute_s;
   // The transform's cost per unit of what it worked on (warm-up included, as transform_s is):
-  // per MiB for a cost that grows with the bytes (a decode, "8ms/MiB"), else per sample; in
+  // per MiB for a cost that grows with the bytes (a decode or crop, "8ms/MiB"), else per sample; in
   // files without those counts, per sample consumed (the warm-up's transforms then count
   // against fewer samples: a little high).
   // CPU time where the file has it: the wall time also holds the waits for a core.
@@ -27,7 +27,8 @@ std::optional<LoaderDemand> demand_of(const CaseView& c) {
       c.extra_numbers.count("transform_cpu_s") ? number("transform_cpu_s") : number("transform_s");
   const double transform_bytes = number("transform_bytes"), transform_samples = number("transform_samples");
   const std::string transform = c.param("transform");
-  const bool per_byte = transform.find("MiB") != std::string::npos || transform.rfind("decode", 0) == 0;
+  const bool per_byte = transform.find("MiB") != std::string::npos || transform.rfind("decode", 0) == 0 ||
+                        transform.rfind("random_resized_crop", 0) == 0;  // a decode too
   if (transform_s > 0 && transform != "none") {
     if (per_byte && transform_bytes > 0)
       d.transform_cores = transform_s / transform_bytes * d.bytes_per_second;
