@@ -24,7 +24,7 @@ namespace {
 
 std::vector<std::byte> bytes_of(const std::string& s) {
   std::vector<std::byte> out(s.size());
-  std::memcpy(out.data(), s.data(), s.size());
+  if (!s.empty()) std::memcpy(out.data(), s.data(), s.size());
   return out;
 }
 
@@ -171,10 +171,10 @@ TEST(HandoverTest, ALoaderRunAcrossProcessesReadsWhatOneOnThreadsReads) {
 }
 
 TEST(HandoverTest, AFailingWorkerStopsATrainerWaitingOnTheChannel) {
-  // A sample whose file vanished reads short; one that is not a JPEG under decode fails the
-  // worker: the trainer, waiting for that batch on the channel, stops with the reason.
+  // A sample that is not a JPEG under decode fails its worker: the trainer, waiting for that
+  // batch on the channel, stops with the worker's reason instead of waiting for ever.
   testing::TempDir dir;
-  const FileSet files = files_in(dir, 40, 1000);
+  const FileSet files = files_in(dir, 80, 1000);
   auto source = make_file_source(files, "psync", 8192);
   LoaderOptions o = options(LoaderOptions::Handover::process);
   o.transform.per = TransformCost::Per::decode;
