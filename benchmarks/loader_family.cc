@@ -41,6 +41,7 @@ LoaderOptions options_of(const Case& c) {
   o.seed = c.seed;
   if (c.has("pattern")) o.skew = parse_skew(c.str("pattern"));
   if (c.has("shuffle_buffer")) o.shuffle_buffer = std::size_t(c.integer("shuffle_buffer"));
+  if (c.has("handover") && c.str("handover") == "thread") o.handover = LoaderOptions::Handover::thread;
   return o;
 }
 

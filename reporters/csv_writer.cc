@@ -17,7 +17,7 @@ const std::vector<std::string> kParamOrder = {
     "pattern", "block_size",     "engine",       "queue_depth",  "workers",   "cache_state",
     "path",    "batch_size",     "prefetch",     "step_time",    "transform", "samples",
     "epochs",  "steps",          "warmup_steps", "accelerators", "target_au", "verify",
-    "sink",    "shuffle_buffer", "verify_crc",   "accelerator",  "overlap"};
+    "sink",    "shuffle_buffer", "verify_crc",   "accelerator",  "overlap",   "handover"};
 
 // The counters' columns in the counter table's order (feedbench/results/counters.h); real_time has a
 // column of its own.

@@ -34,9 +34,10 @@ std::int64_t transform_ns(const TransformCost& t, std::uint64_t bytes) {
 }  // namespace
 
 Batch build_batch(SampleReader& reader, const std::vector<std::size_t>* indices, std::size_t from,
-                  std::size_t to, const TransformCost& transform, WorkerTotals& totals,
-                  JpegDecoder* decoder) {
+                  std::size_t to, const TransformCost& transform, WorkerTotals& totals, JpegDecoder* decoder,
+                  std::vector<std::vector<std::byte>>* held) {
   Batch b;
+  if (held) held->resize(to - from);
   const std::uint64_t streamed = indices ? 0 : reader.stream_bytes_read();
   for (std::size_t k = from; k < to; ++k) {
     std::int64_t t0 = now_ns();
@@ -72,6 +73,17 @@ Batch build_batch(SampleReader& reader, const std::vector<std::size_t>* indices,
     }
     std::int64_t t2 = now_ns();
     if (transform.per != TransformCost::Per::none) totals.transform_cpu_ns += thread_cpu_ns() - c1;
+    if (held) {  // the sample's output, held until the batch is collated (not the transform's time)
+      std::vector<std::byte>& out = (*held)[k - from];
+      if (transform.per == TransformCost::Per::decode) {
+        const auto* p = reinterpret_cast<const std::byte*>(decoder->pixels().data());
+        out.assign(p, p + decoder->pixels().size());
+      } else if (const std::span<const std::byte> data = reader.data(); data.size() == n) {
+        out.assign(data.begin(), data.end());
+      } else {
+        out.assign(std::size_t(n), std::byte{0});
+      }
+    }
     totals.read_ns += t1 - t0;
     totals.transform_ns += t2 - t1;
     totals.bytes += n;

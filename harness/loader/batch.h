@@ -33,8 +33,13 @@ struct WorkerTotals {
 // Builds one batch: reads its samples and applies the transform, timing each part. `decoder`:
 // the worker's own, for a decode transform.
 // `indices` null: a batch of to − from samples from the reader's stream.
+// `held` (a hand-over across processes, handover.h): each sample's output kept apart, one entry
+// per sample, as a worker process holds each sample's tensor until the batch is collated: the
+// decoded pixels of a decode transform, else the bytes read (the reader's when it keeps them,
+// else as many zero bytes); its entries' buffers are reused from batch to batch.
 // RETURNS: the batch, with what was read to build it.
 Batch build_batch(SampleReader& reader, const std::vector<std::size_t>* indices, std::size_t from,
-                  std::size_t to, const TransformCost& transform, WorkerTotals& totals, JpegDecoder* decoder);
+                  std::size_t to, const TransformCost& transform, WorkerTotals& totals, JpegDecoder* decoder,
+                  std::vector<std::vector<std::byte>>* held = nullptr);
 
 }  // namespace feedbench

@@ -55,9 +55,10 @@ void Trainer::run_epoch(int epoch) {
       const bool decode = o_.transform.per == TransformCost::Per::decode;
       for (int w = 0; w < std::max(o_.workers, 1); ++w) {
         readers_.push_back(source_.make_reader());
-        readers_.back()->keep_data(decode);
+        readers_.back()->keep_data(decode || crosses_processes());
         decoders_.push_back(decode ? std::make_unique<JpegDecoder>() : nullptr);
       }
+      held_.resize(readers_.size());
     }
     if (o_.device_step && !device_) device_ = o_.device_step(index_);
     run_epoch(epoch, outcome.epochs.back());
@@ -83,6 +84,11 @@ void Trainer::finish() {
     outcome.device_busy_ns = device_->device_busy_ns();
     device_.reset();
   }
+}
+
+bool BatchQueue::stopped() {
+  std::lock_guard lock(m_);
+  return stop_;
 }
 
 bool BatchQueue::wait_turn(std::size_t j) {
@@ -119,15 +125,22 @@ void Trainer::run_epoch(int epoch, EpochOutcome& out) {
   const EpochJobs jobs = deal_batches(epoch, batches);
   BatchQueue queue(batches, W * std::size_t(std::max(o_.prefetch, 1)));
   std::vector<WorkerTotals> totals(std::max<std::size_t>(W, 1));
+  std::optional<BatchChannel> channel;
+  if (crosses_processes()) channel.emplace();
 
   const std::int64_t epoch_start = now_ns();
   std::vector<std::thread> threads;
-  start_workers(jobs, queue, totals, threads);
+  start_workers(jobs, queue, channel ? &*channel : nullptr, totals, threads);
   for (std::size_t j = 0; j < batches && !run_.failed; ++j) {
     const std::int64_t t0 = now_ns();
     Batch b;
-    if (W == 0) b = build(jobs, 0, j, totals[0]);
-    else if (!queue.take(j, &b)) break;
+    SharedBatch shared;  // across processes: the batch's buffer, mapped until after the step
+    if (W == 0) {
+      b = build(jobs, 0, j, totals[0]);
+    } else {
+      if (channel && (shared = channel->receive(j)).empty()) break;  // a worker failed
+      if (!queue.take(j, &b)) break;
+    }
     const std::int64_t t1 = now_ns();
     if (!compute_step(b, t1, j + 1 == batches)) break;  // the workers are stopped and joined below
     const std::int64_t t2 = now_ns();
@@ -141,6 +154,7 @@ void Trainer::run_epoch(int epoch, EpochOutcome& out) {
   }
   out.epoch_ns = now_ns() - epoch_start;
   queue.stop();
+  if (channel) channel->stop();  // a worker still sending gives up
   for (std::thread& t : threads) t.join();
   for (const WorkerTotals& t : totals) {
     outcome.work.read_ns += t.read_ns;
@@ -179,38 +193,48 @@ EpochJobs Trainer::deal_batches(int epoch, std::size_t batches) {
   return out;
 }
 
-void Trainer::start_workers(const EpochJobs& jobs, BatchQueue& queue, std::vector<WorkerTotals>& totals,
-                            std::vector<std::thread>& threads) {
+void Trainer::start_workers(const EpochJobs& jobs, BatchQueue& queue, BatchChannel* channel,
+                            std::vector<WorkerTotals>& totals, std::vector<std::thread>& threads) {
   const std::size_t W = std::size_t(o_.workers);
+  auto stop = [&queue, channel] {
+    queue.stop();
+    if (channel) channel->stop();
+  };
   for (std::size_t w = 0; w < W; ++w) {
     const std::string refused = start_thread(
         threads,
-        [&, w] {
+        [&, w, channel, stop] {  // channel and stop by value: they are this call's
           try {
             // At most `depth` batches are outstanding ahead of the trainer.
             for (std::size_t j : jobs.jobs[w]) {
               if (!queue.wait_turn(j)) return;
-              queue.put(j, build(jobs, w, j, totals[w]));
+              Batch b = build(jobs, w, j, totals[w], channel != nullptr);
+              if (channel) {
+                std::vector<std::span<const std::byte>> samples(held_[w].begin(), held_[w].end());
+                channel->send(j, samples);
+              }
+              queue.put(j, b);
             }
           } catch (const std::exception& ex) {
+            if (queue.stopped()) return;  // the epoch ended while this worker sent ahead of it
             run_.fail(ex.what());
-            queue.stop();
+            stop();
           }
         },
         "loader worker", w, W);
     if (!refused.empty()) {  // the system would not start it (pids limit): the run fails
       run_.fail(refused);
-      queue.stop();
+      stop();
       break;
     }
   }
 }
 
-Batch Trainer::build(const EpochJobs& jobs, std::size_t w, std::size_t j, WorkerTotals& totals) {
+Batch Trainer::build(const EpochJobs& jobs, std::size_t w, std::size_t j, WorkerTotals& totals, bool hold) {
   const std::size_t B = std::size_t(o_.batch_size);
   const std::size_t end = jobs.streams ? (j + 1) * B : std::min(jobs.mine.size(), (j + 1) * B);
   return build_batch(*readers_[w], jobs.streams ? nullptr : &jobs.mine, j * B, end, o_.transform, totals,
-                     decoders_[w].get());
+                     decoders_[w].get(), hold ? &held_[w] : nullptr);
 }
 
 bool Trainer::compute_step(const Batch& b, std::int64_t t1, bool last_of_epoch) {

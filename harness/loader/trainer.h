@@ -22,6 +22,7 @@
 #include "feedbench/io/engine.h"
 #include "feedbench/io/read_tally.h"
 #include "feedbench/loader/loader.h"
+#include "handover.h"
 
 namespace feedbench {
 
@@ -70,6 +71,7 @@ class BatchQueue {
   // The trainer: waits for batch j into *b. RETURNS: false when stopped before it was ready.
   bool take(std::size_t j, Batch* b);
   void stop();
+  bool stopped();
 
  private:
   std::mutex m_;
@@ -109,17 +111,22 @@ class Trainer {
   // RETURNS: the epoch's batches dealt to the workers; starts each worker's stream when the
   // source is read in streams.
   EpochJobs deal_batches(int epoch, std::size_t batches);
-  // Starts a thread per worker building its batches into `queue`; on a refused thread, fails the run.
-  void start_workers(const EpochJobs& jobs, BatchQueue& queue, std::vector<WorkerTotals>& totals,
-                     std::vector<std::thread>& threads);
-  // RETURNS: batch j of the epoch, built by worker w's reader.
-  Batch build(const EpochJobs& jobs, std::size_t w, std::size_t j, WorkerTotals& totals);
+  // Starts a thread per worker building its batches into `queue` (each first sent through
+  // `channel` when the hand-over is across processes); on a refused thread, fails the run.
+  void start_workers(const EpochJobs& jobs, BatchQueue& queue, BatchChannel* channel,
+                     std::vector<WorkerTotals>& totals, std::vector<std::thread>& threads);
+  // RETURNS: batch j of the epoch, built by worker w's reader; with `hold`, each of its samples'
+  // outputs kept in held_[w] for the hand-over.
+  Batch build(const EpochJobs& jobs, std::size_t w, std::size_t j, WorkerTotals& totals, bool hold = false);
   // The accelerator's step on batch b, from t1: a drawn step time on the device or as a wait.
   // RETURNS: false after failing the run (the device failed).
   bool compute_step(const Batch& b, std::int64_t t1, bool last_of_epoch);
 
   static void record_step(EpochOutcome& out, std::int64_t t0, std::int64_t t1, std::int64_t t2,
                           const Batch& b);
+
+  // RETURNS: whether batches cross from worker processes to the trainer's (handover.h).
+  bool crosses_processes() const { return o_.workers > 0 && o_.handover == LoaderOptions::Handover::process; }
 
   const LoaderOptions& o_;
   const LoaderSchedule& schedule_;
@@ -129,7 +136,9 @@ class Trainer {
   std::mt19937_64 rng_;
   std::vector<std::unique_ptr<SampleReader>> readers_;
   std::vector<std::unique_ptr<JpegDecoder>> decoders_;  // per reader, for a decode transform
-  std::unique_ptr<DeviceStep> device_;                  // accelerator cuda (or a stand-in): the step's device
+  // Per reader: its batch's samples held until collated (handover process), reused.
+  std::vector<std::vector<std::vector<std::byte>>> held_;
+  std::unique_ptr<DeviceStep> device_;  // accelerator cuda (or a stand-in): the step's device
 };
 
 }  // namespace feedbench

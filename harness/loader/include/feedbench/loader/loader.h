@@ -203,6 +203,12 @@ struct LoaderOptions {
   // of the drawn step time; DeviceStep says how overlap works), made once per trainer before its
   // first epoch; throws RunError when it cannot. Unset: the step is a wait on the CPU.
   std::function<std::unique_ptr<DeviceStep>(int trainer)> device_step;
+  // How a worker's batch reaches its trainer (harness/loader/handover.h): process, as PyTorch's
+  // worker processes hand it over (collated into shared memory, its descriptor sent, mapped by
+  // the trainer while it waits); thread, as it is (threads of one address space). None with
+  // workers 0 (the trainer builds its batches itself).
+  enum class Handover { thread, process };
+  Handover handover = Handover::process;
 };
 
 // Measured steps per trainer, per epoch, below which a run is not judged.

@@ -1,0 +1,139 @@
+// A batch handed over as PyTorch's worker processes hand one over (see handover.h).
+#include "handover.h"
+
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "feedbench/base/error.h"
+
+namespace feedbench {
+namespace {
+
+// What a message carries beside the descriptor.
+struct Header {
+  std::uint64_t index = 0;
+  std::uint64_t bytes = 0;
+};
+
+[[noreturn]] void fail(const char* what) {
+  throw RunError(errno_message(std::string("batch hand-over: ") + what, errno));
+}
+
+}  // namespace
+
+SharedBatch::SharedBatch(UniqueFd fd, std::size_t bytes) : fd_(std::move(fd)), size_(bytes) {
+  if (size_ == 0) return;
+  map_ = ::mmap(nullptr, size_, PROT_READ, MAP_SHARED, fd_.get(), 0);
+  if (map_ == MAP_FAILED) {
+    map_ = nullptr;
+    fail("mmap");
+  }
+}
+
+SharedBatch::SharedBatch(SharedBatch&& o) noexcept : fd_(std::move(o.fd_)), map_(o.map_), size_(o.size_) {
+  o.map_ = nullptr;
+  o.size_ = 0;
+}
+
+SharedBatch& SharedBatch::operator=(SharedBatch&& o) noexcept {
+  if (this != &o) {
+    release();
+    fd_ = std::move(o.fd_);
+    map_ = o.map_;
+    size_ = o.size_;
+    o.map_ = nullptr;
+    o.size_ = 0;
+  }
+  return *this;
+}
+
+SharedBatch::~SharedBatch() { release(); }
+
+void SharedBatch::release() {
+  if (map_) ::munmap(map_, size_);
+  map_ = nullptr;
+  size_ = 0;
+  fd_.reset();  // the last reference: the buffer's pages are freed
+}
+
+BatchChannel::BatchChannel() {
+  int sv[2];
+  if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) fail("socketpair");
+  worker_end_ = UniqueFd(sv[0]);
+  trainer_end_ = UniqueFd(sv[1]);
+}
+
+std::size_t BatchChannel::send(std::size_t j, std::span<const std::span<const std::byte>> samples) {
+  std::size_t total = 0;
+  for (const auto& s : samples) total += s.size();
+  UniqueFd fd(::memfd_create("feedbench-batch", MFD_CLOEXEC));
+  if (!fd) fail("memfd_create");
+  if (total > 0) {
+    if (::ftruncate(fd.get(), off_t(total)) != 0) fail("ftruncate");
+    void* map = ::mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), 0);
+    if (map == MAP_FAILED) fail("mmap");
+    auto* out = static_cast<std::byte*>(map);
+    for (const auto& s : samples) {
+      if (!s.empty()) std::memcpy(out, s.data(), s.size());
+      out += s.size();
+    }
+    ::munmap(map, total);
+  }
+  Header h{j, total};
+  iovec iov{&h, sizeof h};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof control;
+  cmsghdr* c = CMSG_FIRSTHDR(&msg);
+  c->cmsg_level = SOL_SOCKET;
+  c->cmsg_type = SCM_RIGHTS;
+  c->cmsg_len = CMSG_LEN(sizeof(int));
+  const int raw = fd.get();
+  std::memcpy(CMSG_DATA(c), &raw, sizeof raw);
+  ssize_t n;
+  do n = ::sendmsg(worker_end_.get(), &msg, MSG_NOSIGNAL);
+  while (n < 0 && errno == EINTR);
+  if (n != ssize_t(sizeof h)) fail("sendmsg");
+  ++sent_;
+  return total;  // `fd` closes here: the message holds the buffer now
+}
+
+SharedBatch BatchChannel::receive(std::size_t j) {
+  for (;;) {
+    if (auto it = arrived_.find(j); it != arrived_.end()) {
+      auto [fd, bytes] = std::move(it->second);
+      arrived_.erase(it);
+      ++received_;
+      return SharedBatch(std::move(fd), bytes);
+    }
+    Header h;
+    iovec iov{&h, sizeof h};
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof control;
+    ssize_t n;
+    do n = ::recvmsg(trainer_end_.get(), &msg, MSG_CMSG_CLOEXEC);
+    while (n < 0 && errno == EINTR);
+    if (n == 0) return {};  // stopped
+    if (n != ssize_t(sizeof h)) fail("recvmsg");
+    cmsghdr* c = CMSG_FIRSTHDR(&msg);
+    if (!c || c->cmsg_type != SCM_RIGHTS) throw RunError("batch hand-over: a message without its descriptor");
+    int raw = -1;
+    std::memcpy(&raw, CMSG_DATA(c), sizeof raw);
+    arrived_.emplace(std::size_t(h.index), std::make_pair(UniqueFd(raw), std::size_t(h.bytes)));
+  }
+}
+
+void BatchChannel::stop() { ::shutdown(worker_end_.get(), SHUT_RDWR); }
+
+}  // namespace feedbench

@@ -1,0 +1,27 @@
+# tools/compare-pytorch on a small matrix: PyTorch's real DataLoader and the loader family on the
+# same files of a throttled loop device (tools/slow-device), AU side by side. A storage-bound case
+# is a fact of the device, not of either loader: both sides must agree on it closely, whatever
+# the machine's load. Skipped where the machine cannot make a slow device or has no PyTorch.
+source "$(dirname "$0")/lib.bash"
+
+"$FEEDBENCH_SOURCE_DIR/tools/slow-device" check >/dev/null 2>"$WORK/why" || skip "$(cat "$WORK/why")"
+/usr/bin/python3 -c "import torch, PIL" 2>/dev/null || skip "no python3-torch or python3-pil under /usr/bin/python3"
+
+rc=0
+"$FEEDBENCH_SOURCE_DIR/tools/compare-pytorch" --feedbench "$FEEDBENCH" --dir "$WORK/cp" --rounds 1 \
+  --case storage-w4-b32 --case fed-w4-b8 --json "$WORK/cp.json" >"$WORK/out" 2>"$WORK/err" || rc=$?
+[ "$rc" != 77 ] || skip "$(cat "$WORK/err")"
+[ "$rc" = 0 ] || { cat "$WORK/out" "$WORK/err"; fail "compare-pytorch exited $rc"; }
+expect_in "$WORK/out" "storage-w4-b32"
+expect_in "$WORK/out" "largest difference"
+[ ! -e "$WORK/cp/dev/env" ] || fail "compare-pytorch left its slow device up"
+python3 - "$WORK/cp.json" <<'PY'
+import json, statistics, sys
+doc = json.load(open(sys.argv[1]))
+au = {c["case"]: (statistics.median(next(iter(c["feedbench"].values()))), statistics.median(c["pytorch"])) for c in doc["cases"]}
+fb, pt = au["storage-w4-b32"]
+# 32 samples of 128 KiB per 20 ms step want 200 MiB/s of a 40 MiB/s device: AU about a fifth.
+assert 0.1 < pt < 0.35 and abs(fb - pt) < 0.05, au
+fb, pt = au["fed-w4-b8"]
+assert pt > 0.85 and fb > 0.85, au  # 20 MiB/s wanted of 40 MiB/s: both fed
+PY
