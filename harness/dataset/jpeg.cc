@@ -246,8 +246,9 @@ Taps taps_of(int in_size, int out_size) {
   t.weight.assign(std::size_t(out_size) * std::size_t(t.stride), 0.0f);
   for (int o = 0; o < out_size; ++o) {
     const double centre = (o + 0.5) * scale;
-    const int lo = std::max(int(centre - support + 0.5), 0);
-    const int hi = std::min(int(centre + support + 0.5), in_size);
+    // PIL's (int)(x + 0.5): a truncation, the same as floor where it counts (lo is at least 0).
+    const int lo = std::max(int(std::floor(centre - support + 0.5)), 0);
+    const int hi = std::min(int(std::floor(centre + support + 0.5)), in_size);
     double sum = 0;
     float* w = &t.weight[std::size_t(o) * std::size_t(t.stride)];
     const int n = std::min(hi - lo, t.stride);
@@ -283,9 +284,10 @@ void resize_box_bilinear(const std::vector<std::uint8_t>& rgb, int width, const 
         g += w[k] * p[1];
         b += w[k] * p[2];
       }
-      row[x * 3] = clamp_byte(r);
-      row[x * 3 + 1] = clamp_byte(g);
-      row[x * 3 + 2] = clamp_byte(b);
+      std::uint8_t* px = row + std::size_t(x) * 3;
+      px[0] = clamp_byte(r);
+      px[1] = clamp_byte(g);
+      px[2] = clamp_byte(b);
     }
   }
   out.resize(std::size_t(size) * std::size_t(size) * 3);
