@@ -41,7 +41,7 @@ LoaderOptions options_of(const Case& c) {
   o.seed = c.seed;
   if (c.has("pattern")) o.skew = parse_skew(c.str("pattern"));
   if (c.has("shuffle_buffer")) o.shuffle_buffer = std::size_t(c.integer("shuffle_buffer"));
-  if (c.has("handover") && c.str("handover") == "thread") o.handover = LoaderOptions::Handover::thread;
+  if (c.has("handover") && c.str("handover") == "process") o.handover = LoaderOptions::Handover::process;
   return o;
 }
 
@@ -243,6 +243,9 @@ void loader_counters(CaseRun& run, const LoaderResult& result) {
   run.counter("residency_before", run.record().cache["residency_before"].get<double>());
 }
 
+// A calibration (no I/O) shows the harness adds no stall at this AU: the summary's rule.
+constexpr double kCalibrationMinAu = 0.99;
+
 // The round's figures for its limit (limit.h): over every epoch, or over epoch `only` alone.
 SupplyFigures supply_of(const Case& c, const LoaderResult& r, double target,
                         const std::vector<EpochRereads>& rereads, const DeviceReads* devices,
@@ -312,10 +315,11 @@ std::string verdict_of(const Case& c, const LoaderResult& result,
   if (!result.judged() || !limit) return result.not_judged_reason();
   if (calibration)  // no I/O: what it measures is the harness's own hand-over
     return format_printf("AU %.1f%% — ", 100 * result.au) +
-           (limit->fed ? "the harness keeps up (calibration: samples from memory, no I/O)"
-                       : format_printf("training waits %.1f%% of the time with no I/O at all: the harness "
-                                       "itself stalls (calibration)",
-                                       100 * result.stall_fraction));
+           (result.au >= kCalibrationMinAu
+                ? "the harness keeps up (calibration: samples from memory, no I/O)"
+                : format_printf("training waits %.1f%% of the time with no I/O at all: the harness "
+                                "itself stalls (calibration)",
+                                100 * result.stall_fraction));
   std::string verdict =
       loader_verdict(supply_of(c, result, target, {}, devices), *limit) + epochs_qualifier(result);
   if (across) verdict += across->verdict;

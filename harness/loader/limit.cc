@@ -87,7 +87,11 @@ LoaderLimit loader_limit(const SupplyFigures& f) {
     return l;
   }
   l.by = "storage";
-  l.text = "limit: storage — " + source_clause(l, f, "the device");
+  if (l.memory_share && *l.memory_share >= 0.995)  // from memory, yet too slow: not the device
+    l.text =
+        "limit: reading, not the device — the page cache served all the bytes read, and the reads still "
+        "took too long (a throttle on the path paces reads from memory too)";
+  else l.text = "limit: storage — " + source_clause(l, f, "the device");
   if (l.transform_share > 0.5 && l.idle_cores >= 0.5)
     l.text += "; the workers spend " + percent(l.transform_share) + " of their time in " + what + " and " +
               format_printf("%.1f", l.idle_cores) + " of " + plural(f.cores, "core", "cores") +

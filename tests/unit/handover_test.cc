@@ -160,7 +160,7 @@ TEST(HandoverTest, ALoaderRunAcrossProcessesReadsWhatOneOnThreadsReads) {
   testing::TempDir dir;
   const FileSet files = files_in(dir, 80, 20000);
   auto source = make_file_source(files, "psync", 8192);
-  EXPECT_EQ(LoaderOptions().handover, LoaderOptions::Handover::process) << "PyTorch's shape is the default";
+  EXPECT_EQ(LoaderOptions().handover, LoaderOptions::Handover::thread) << "threads unless a case asks";
   const LoaderResult p = LoaderSim(options(LoaderOptions::Handover::process), *source).run();
   const LoaderResult t = LoaderSim(options(LoaderOptions::Handover::thread), *source).run();
   EXPECT_EQ(p.steps, t.steps);

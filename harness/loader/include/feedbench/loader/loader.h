@@ -206,9 +206,11 @@ struct LoaderOptions {
   // How a worker's batch reaches its trainer (harness/loader/handover.h): process, as PyTorch's
   // worker processes hand it over (collated into shared memory, its descriptor sent, mapped by
   // the trainer while it waits); thread, as it is (threads of one address space). None with
-  // workers 0 (the trainer builds its batches itself).
+  // workers 0 (the trainer builds its batches itself). Thread by default: the process hand-over
+  // moves AU toward PyTorch's by a point or two only (docs/method.md) and costs the memory
+  // calibration its 99%; the rest of PyTorch's per-batch cost is not modelled yet.
   enum class Handover { thread, process };
-  Handover handover = Handover::process;
+  Handover handover = Handover::thread;
 };
 
 // Measured steps per trainer, per epoch, below which a run is not judged.
