@@ -19,6 +19,23 @@ struct Header {
   std::uint64_t bytes = 0;
 };
 
+// One message of a header and room for one descriptor (SCM_RIGHTS), as sent and as received.
+// Not copied: msg points into it.
+struct FdMessage {
+  Header header;
+  iovec iov{&header, sizeof header};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr msg{};
+  FdMessage() {
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof control;
+  }
+  FdMessage(const FdMessage&) = delete;
+  FdMessage& operator=(const FdMessage&) = delete;
+};
+
 [[noreturn]] void fail(const char* what) {
   throw RunError(errno_message(std::string("batch hand-over: ") + what, errno));
 }
@@ -83,14 +100,10 @@ std::size_t BatchChannel::send(std::size_t j, std::span<const std::span<const st
     }
     ::munmap(map, total);
   }
-  Header h{j, total};
-  iovec iov{&h, sizeof h};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
+  FdMessage m;
+  m.header = {j, total};
+  msghdr& msg = m.msg;
+  const Header& h = m.header;
   cmsghdr* c = CMSG_FIRSTHDR(&msg);
   c->cmsg_level = SOL_SOCKET;
   c->cmsg_type = SCM_RIGHTS;
@@ -113,14 +126,9 @@ SharedBatch BatchChannel::receive(std::size_t j) {
       ++received_;
       return SharedBatch(std::move(fd), bytes);
     }
-    Header h;
-    iovec iov{&h, sizeof h};
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-    msghdr msg{};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control;
-    msg.msg_controllen = sizeof control;
+    FdMessage m;
+    msghdr& msg = m.msg;
+    const Header& h = m.header;
     ssize_t n;
     do n = ::recvmsg(trainer_end_.get(), &msg, MSG_CMSG_CLOEXEC);
     while (n < 0 && errno == EINTR);
