@@ -42,6 +42,9 @@ LoaderOptions options_of(const Case& c) {
   if (c.has("pattern")) o.skew = parse_skew(c.str("pattern"));
   if (c.has("shuffle_buffer")) o.shuffle_buffer = std::size_t(c.integer("shuffle_buffer"));
   if (c.has("handover") && c.str("handover") == "process") o.handover = LoaderOptions::Handover::process;
+  if (c.has("next_cost")) o.next_cost_ns = parse_duration_ns(c.str("next_cost"), "next_cost");
+  if (c.has("next_cost_per_mib"))
+    o.next_cost_per_mib_ns = parse_duration_ns(c.str("next_cost_per_mib"), "next_cost_per_mib");
   return o;
 }
 

@@ -14,10 +14,12 @@ namespace {
 
 // Every parameter of file_read, loader and stage, in the order a reader scans them.
 const std::vector<std::string> kParamOrder = {
-    "pattern", "block_size",     "engine",       "queue_depth",  "workers",   "cache_state",
-    "path",    "batch_size",     "prefetch",     "step_time",    "transform", "samples",
-    "epochs",  "steps",          "warmup_steps", "accelerators", "target_au", "verify",
-    "sink",    "shuffle_buffer", "verify_crc",   "accelerator",  "overlap",   "handover"};
+    "pattern",          "block_size",  "engine",     "queue_depth", "workers",
+    "cache_state",      "path",        "batch_size", "prefetch",    "step_time",
+    "transform",        "samples",     "epochs",     "steps",       "warmup_steps",
+    "accelerators",     "target_au",   "verify",     "sink",        "shuffle_buffer",
+    "verify_crc",       "accelerator", "overlap",    "handover",    "next_cost",
+    "next_cost_per_mib"};
 
 // The counters' columns in the counter table's order (feedbench/results/counters.h); real_time has a
 // column of its own.

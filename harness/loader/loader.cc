@@ -33,6 +33,11 @@ LoaderSim::LoaderSim(const LoaderOptions& options, const SampleSource& source)
        "node must be one of the nodes (0 <= node < nodes)");
   need(!source.shard_records() || options.skew.kind == Skew::Kind::none,
        "a skewed pattern needs samples read by index; streamed shards (samples tfrecord) are read in order");
+  need(options.next_cost_ns >= 0 && options.next_cost_per_mib_ns >= 0, "next_cost must be 0 or more");
+}
+
+std::int64_t loader_next_cost_ns(const LoaderOptions& o, std::uint64_t bytes) {
+  return o.next_cost_ns + std::int64_t(double(o.next_cost_per_mib_ns) * double(bytes) / double(1 << 20));
 }
 
 LoaderSchedule LoaderSim::schedule() const {

@@ -141,6 +141,8 @@ void Trainer::run_epoch(int epoch, EpochOutcome& out) {
       if (channel && (shared = channel->receive(j)).empty()) break;  // a worker failed
       if (!queue.take(j, &b)) break;
     }
+    // The framework's own cost of next() on a ready batch is the trainer's wait too.
+    if (const std::int64_t cost = loader_next_cost_ns(o_, b.bytes); cost > 0) wait_until_ns(now_ns() + cost);
     const std::int64_t t1 = now_ns();
     if (!compute_step(b, t1, j + 1 == batches)) break;  // the workers are stopped and joined below
     const std::int64_t t2 = now_ns();

@@ -24,4 +24,7 @@ fb, pt = au["storage-w4-b32"]
 assert 0.1 < pt < 0.35 and abs(fb - pt) < 0.05, au
 fb, pt = au["fed-w4-b8"]
 assert pt > 0.85 and fb > 0.85, au  # 20 MiB/s wanted of 40 MiB/s: both fed
+# PyTorch's own cost of next() on a ready batch was measured before the round and charged.
+for c in doc["cases"]:
+    assert len(c["next_cost_ms"]) == 1 and 0 < c["next_cost_ms"][0] < 100, c
 PY

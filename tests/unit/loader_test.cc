@@ -166,6 +166,23 @@ TEST(LoaderTest, MemoryCalibrationKeepsAuAbove99Percent) {
   EXPECT_FALSE(r.reads_files) << "calibration reads memory: no opens to judge";
 }
 
+TEST(LoaderTest, TheTrainersNextCostIsWaitedOutOnEveryBatch) {
+  // A source far ahead of a 10 ms step: without a charge AU ≈ 1. A next() cost of 2 ms per
+  // batch plus 4 ms per MiB on batches of 4 × 128 KiB (half a MiB: 2 ms) is 4 ms of wait per
+  // step whatever the source does: AU = 10 / 14.
+  auto source = make_delay_source(1000, 128 << 10, 0);
+  LoaderOptions o = options(4, 2, 10 * kMs, 4 + 30);
+  o.next_cost_ns = 2 * kMs;
+  o.next_cost_per_mib_ns = 4 * kMs;
+  EXPECT_EQ(loader_next_cost_ns(o, 512 << 10), 4 * kMs);
+  LoaderResult r = LoaderSim(o, *source).run();
+  const double step = r.compute_s / double(r.steps);
+  EXPECT_NEAR(r.au, step / (step + 0.004), 0.02);
+  EXPECT_GE(double(r.wait_ns.quantile(0.5)), 0.999 * 4 * kMs) << "every batch pays it, ready or not";
+  o.next_cost_ns = -1;
+  EXPECT_THROW(LoaderSim(o, *source), InputError);
+}
+
 TEST(LoaderTest, TransformCostDominatesWorkerTime) {
   // A fast source with 2 ms of CPU per sample: the workers transform, they do not read.
   FileSet files = fake_files(64, 4096);

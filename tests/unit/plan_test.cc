@@ -109,14 +109,14 @@ TEST_F(PlanTest, ParamsAreInCanonicalOrderWithResolvedValues) {
   EXPECT_EQ(lc.integer("batch_size"), 256);
   std::vector<std::string> keys2;
   for (const auto& [k, _] : lc.params.items()) keys2.push_back(k);
-  // The optional sampling pattern, TFRecord options, accelerator, overlap and handover, unset,
-  // are absent (last in canonical order).
+  // The optional sampling pattern, TFRecord options, accelerator, overlap, handover and the
+  // trainer's next() cost, unset, are absent (last in canonical order).
   auto loader_keys = family_parameters("loader");
-  ASSERT_GE(loader_keys.size(), 6u);
-  EXPECT_EQ(std::vector<std::string>(loader_keys.end() - 6, loader_keys.end()),
+  ASSERT_GE(loader_keys.size(), 8u);
+  EXPECT_EQ(std::vector<std::string>(loader_keys.end() - 8, loader_keys.end()),
             (std::vector<std::string>{"pattern", "shuffle_buffer", "verify_crc", "accelerator", "overlap",
-                                      "handover"}));
-  EXPECT_EQ(keys2, std::vector<std::string>(loader_keys.begin(), loader_keys.end() - 6));
+                                      "handover", "next_cost", "next_cost_per_mib"}));
+  EXPECT_EQ(keys2, std::vector<std::string>(loader_keys.begin(), loader_keys.end() - 8));
 
   // A skewed sampling is named at the end; sequential is not a sampling; defaults.pattern
   // (file_read's read order) does not reach the loader.

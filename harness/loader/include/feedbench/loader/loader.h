@@ -208,10 +208,20 @@ struct LoaderOptions {
   // the trainer while it waits); thread, as it is (threads of one address space). None with
   // workers 0 (the trainer builds its batches itself). Thread by default: the process hand-over
   // moves AU toward PyTorch's by a point or two only (docs/method.md) and costs the memory
-  // calibration its 99%; the rest of PyTorch's per-batch cost is not modelled yet.
+  // calibration its 99%; most of PyTorch's per-batch cost is its trainer's next(): next_cost_ns.
   enum class Handover { thread, process };
   Handover handover = Handover::thread;
+  // The training process's own cost to take a ready batch (a framework's next(): PyTorch's
+  // unpickling, descriptor fetch and mapping), next_cost_ns per batch plus next_cost_per_mib_ns
+  // per MiB of its samples as read: waited out on the trainer's clock once the batch is taken,
+  // before the step, so it counts as data wait. Measured, not modelled: a real DataLoader pays a
+  // few milliseconds a batch that grow with the host's load (docs/method.md). 0: none.
+  std::int64_t next_cost_ns = 0;
+  std::int64_t next_cost_per_mib_ns = 0;
 };
+
+// RETURNS: the trainer's cost to take a batch of `bytes` (LoaderOptions::next_cost_ns, _per_mib_ns).
+std::int64_t loader_next_cost_ns(const LoaderOptions& o, std::uint64_t bytes);
 
 // Measured steps per trainer, per epoch, below which a run is not judged.
 inline constexpr std::int64_t kMinMeasuredSteps = 10;
