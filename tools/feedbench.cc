@@ -27,6 +27,7 @@ constexpr Verb kVerbs[] = {
     {"diff", feedbench::diff_main, "compare two result files; exit 1 on a regression"},
     {"report", feedbench::report_main, "turn result files into a self-contained HTML report"},
     {"env", feedbench::env_main, "describe this host and the paths given"},
+    {"watch", feedbench::watch_main, "run a training command unchanged and say whether it waited for data"},
 };
 
 void usage(std::FILE* out) {

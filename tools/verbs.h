@@ -13,5 +13,6 @@ int verify_main(int argc, char** argv);  // verify_verb.cc
 int diff_main(int argc, char** argv);    // diff_verb.cc
 int report_main(int argc, char** argv);  // report_verb.cc
 int env_main(int argc, char** argv);     // env_verb.cc
+int watch_main(int argc, char** argv);   // watch_verb.cc
 
 }  // namespace feedbench

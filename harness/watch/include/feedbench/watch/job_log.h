@@ -1,0 +1,53 @@
+// What a watched job recorded (harness/watch/python/sitecustomize.py, record format version 1):
+// one file of JSON lines per process under the watch folder, read back here into its DataLoader
+// passes (each batch's ask and got), its workers' fetches, and what the probe could not do.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace feedbench {
+
+inline constexpr int kJobLogVersion = 1;
+
+// One pass of one DataLoader iterator over its loader (an epoch, as the job ran it).
+struct JobEpoch {
+  std::int64_t id = 0;          // the probe's serial, in the order passes began
+  std::uint64_t loader = 0;     // which DataLoader object (its id() in the job)
+  std::int64_t start_ns = 0;    // CLOCK_MONOTONIC
+  std::int64_t batch_size = 0;  // 0: none (batch_size=None)
+  std::int64_t num_workers = 0;
+  std::optional<std::int64_t> prefetch_factor;  // none without workers
+  bool pin_memory = false, persistent_workers = false;
+  std::string start_method;  // fork, spawn, forkserver; "" for the default context
+  struct Batch {
+    std::int64_t index = 0, ask_ns = 0, got_ns = 0;
+  };
+  std::vector<Batch> batches;          // in the order the trainer got them
+  std::optional<std::int64_t> end_ns;  // when the iterator said StopIteration; none if abandoned
+};
+
+// One batch (or sample, without batching) a worker fetched: the dataset's __getitem__ calls and
+// the collate, with the worker thread's CPU time in them and its time runnable but waiting for a
+// core (runqueue; 0 where the kernel keeps no schedstat): the rest of the fetch it was blocked,
+// reading or asleep. worker -1: the training process itself.
+struct JobFetch {
+  std::int64_t pid = 0, worker = 0, start_ns = 0, end_ns = 0, cpu_ns = 0, runqueue_ns = 0, samples = 0;
+};
+
+struct JobLog {
+  std::vector<JobEpoch> epochs;  // ordered by id
+  std::vector<JobFetch> fetches;
+  std::vector<std::string> probe_errors;  // "<what>" the probe met patching this torch
+  std::size_t processes = 0;              // record files read
+  std::size_t torn_lines = 0;             // a last line cut short (a process killed mid-write)
+};
+
+// RETURNS: the records under `dir` (every "*.jsonl" file). A file's last line without its
+// newline is a process killed mid-write: counted in torn_lines, not read. Throws InputError
+// naming the file and line for any other malformed line, or for an unknown record kind.
+JobLog read_job_log(const std::string& dir);
+
+}  // namespace feedbench

@@ -1,0 +1,132 @@
+// Reads a watched job's record files back (see job_log.h).
+#include "feedbench/watch/job_log.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "feedbench/base/error.h"
+
+namespace feedbench {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// RETURNS: r[key] as an integer. Throws InputError at `where` when absent or not one.
+std::int64_t integer(const json& r, const char* key, const std::string& where) {
+  auto it = r.find(key);
+  if (it == r.end() || !it->is_number_integer())
+    throw InputError(where + ": record \"" + r.value("e", "") + "\" needs an integer \"" + key + "\"");
+  return it->get<std::int64_t>();
+}
+
+std::optional<std::int64_t> optional_integer(const json& r, const char* key, const std::string& where) {
+  auto it = r.find(key);
+  if (it == r.end() || it->is_null()) return std::nullopt;
+  return integer(r, key, where);
+}
+
+struct Reader {
+  JobLog log;
+  std::map<std::pair<std::int64_t, std::int64_t>, JobEpoch> epochs;  // (pid, id)
+
+  JobEpoch& epoch_of(std::int64_t pid, std::int64_t id, const std::string& where) {
+    auto it = epochs.find({pid, id});
+    if (it == epochs.end())
+      throw InputError(where + ": a record of pass " + std::to_string(id) + " before the pass began");
+    return it->second;
+  }
+
+  void record(const json& r, const std::string& where) {
+    if (!r.is_object() || !r.contains("e") || !r.at("e").is_string())
+      throw InputError(where + ": expected a record object with a string \"e\"");
+    const std::string e = r.at("e").get<std::string>();
+    const std::int64_t pid = integer(r, "pid", where);
+    if (e == "epoch") {
+      JobEpoch p;
+      p.id = integer(r, "it", where);
+      p.loader = std::uint64_t(integer(r, "loader", where));
+      p.start_ns = integer(r, "t", where);
+      p.batch_size = optional_integer(r, "batch_size", where).value_or(0);
+      p.num_workers = integer(r, "num_workers", where);
+      p.prefetch_factor = optional_integer(r, "prefetch_factor", where);
+      p.pin_memory = r.value("pin_memory", false);
+      p.persistent_workers = r.value("persistent_workers", false);
+      if (r.contains("start_method") && r.at("start_method").is_string())
+        p.start_method = r.at("start_method").get<std::string>();
+      epochs[{pid, p.id}] = std::move(p);
+    } else if (e == "batch") {
+      JobEpoch& p = epoch_of(pid, integer(r, "it", where), where);
+      JobEpoch::Batch b{integer(r, "k", where), integer(r, "ask", where), integer(r, "got", where)};
+      if (b.got_ns < b.ask_ns) throw InputError(where + ": a batch got before it was asked for");
+      p.batches.push_back(b);
+    } else if (e == "end") {
+      epoch_of(pid, integer(r, "it", where), where).end_ns = integer(r, "t", where);
+    } else if (e == "fetch") {
+      JobFetch f{pid,
+                 integer(r, "worker", where),
+                 integer(r, "t0", where),
+                 integer(r, "t1", where),
+                 integer(r, "cpu", where),
+                 optional_integer(r, "runq", where).value_or(0),
+                 integer(r, "n", where)};
+      log.fetches.push_back(f);
+    } else if (e == "probe_error") {
+      log.probe_errors.push_back(r.value("what", std::string("?")));
+    } else {
+      throw InputError(where + ": unknown record kind \"" + e + "\" (record format version " +
+                       std::to_string(kJobLogVersion) + ")");
+    }
+  }
+
+  void file(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw InputError(path.string() + ": cannot read");
+    std::stringstream text;
+    text << in.rdbuf();
+    const std::string all = text.str();
+    std::size_t at = 0, line = 0;
+    while (at < all.size()) {
+      ++line;
+      const std::size_t nl = all.find('\n', at);
+      if (nl == std::string::npos) {  // cut short: the process died mid-write
+        ++log.torn_lines;
+        break;
+      }
+      const std::string where = path.string() + ":" + std::to_string(line);
+      json r;
+      try {
+        r = json::parse(all.begin() + std::ptrdiff_t(at), all.begin() + std::ptrdiff_t(nl));
+      } catch (const json::exception& ex) {
+        throw InputError(where + ": malformed record: " + ex.what());
+      }
+      record(r, where);
+      at = nl + 1;
+    }
+    ++log.processes;
+  }
+};
+
+}  // namespace
+
+JobLog read_job_log(const std::string& dir) {
+  Reader reader;
+  std::error_code ec;
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::directory_iterator(dir, ec))
+    if (entry.path().extension() == ".jsonl") files.push_back(entry.path());
+  if (ec) throw InputError(dir + ": cannot list the job's records: " + ec.message());
+  std::sort(files.begin(), files.end());
+  for (const fs::path& f : files) reader.file(f);
+  for (auto& [key, p] : reader.epochs) reader.log.epochs.push_back(std::move(p));
+  std::sort(reader.log.epochs.begin(), reader.log.epochs.end(),
+            [](const JobEpoch& a, const JobEpoch& b) { return a.start_ns < b.start_ns; });
+  return reader.log;
+}
+
+}  // namespace feedbench

@@ -1,0 +1,166 @@
+# feedbench watch's probe, put first on a watched job's PYTHONPATH: it records, for every batch a
+# PyTorch DataLoader iterator yields, when the trainer asked for it and when it got it, and in
+# the workers when each batch was fetched, how much CPU that took and how long it waited for a core. It does nothing until the
+# job imports torch.utils.data, and chains to any other sitecustomize on the path. Each process
+# appends JSON lines to a file of its own under $FEEDBENCH_WATCH_DIR (one write per line, so a
+# killed job leaves whole lines); times are CLOCK_MONOTONIC nanoseconds, as the watcher's.
+# The record format is feedbench's (harness/watch/include/feedbench/watch/job_log.h), version 1.
+import os
+import sys
+
+_DIR = os.environ.get("FEEDBENCH_WATCH_DIR", "")
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _chain():
+    """Runs the sitecustomize this one hides, if the path holds another."""
+    import importlib.machinery
+    import importlib.util
+    path = [p for p in sys.path if os.path.abspath(p or ".") != _HERE]
+    spec = importlib.machinery.PathFinder.find_spec("sitecustomize", path)
+    if spec is None or spec.loader is None:
+        return
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["sitecustomize"] = module
+    spec.loader.exec_module(module)
+
+
+class _Log:
+    """This process's record file, opened on first use (a forked child opens its own)."""
+
+    def __init__(self):
+        self.pid = None
+        self.fd = -1
+
+    def write(self, record):
+        import json
+        pid = os.getpid()
+        if pid != self.pid:
+            self.pid = pid
+            self.fd = os.open(os.path.join(_DIR, "%d.jsonl" % pid), os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
+        record["pid"] = pid
+        try:
+            os.write(self.fd, (json.dumps(record, separators=(",", ":")) + "\n").encode())
+        except OSError:
+            pass  # a full disk costs the record, never the job
+
+
+_log = _Log()
+
+
+def _patch(dl):
+    """Wraps the DataLoader iterator and the dataset fetchers of module torch.utils.data.dataloader."""
+    import itertools
+    import threading
+    import time
+    from torch.utils.data._utils import fetch
+    clock = time.monotonic_ns
+    serial = itertools.count(1)
+    lock = threading.Lock()
+    base = dl._BaseDataLoaderIter
+    if getattr(base, "_feedbench_watched", False):
+        return
+    base._feedbench_watched = True
+
+    def settings(loader):
+        ctx = loader.multiprocessing_context
+        return {"loader": id(loader), "batch_size": loader.batch_size, "num_workers": loader.num_workers,
+                "prefetch_factor": loader.prefetch_factor if loader.num_workers > 0 else None,
+                "pin_memory": bool(loader.pin_memory), "persistent_workers": bool(loader.persistent_workers),
+                "start_method": ctx.get_start_method() if ctx is not None else None}
+
+    def new_epoch(self):
+        """An iterator's pass over its loader: a fresh iterator, or a persistent one reset."""
+        with lock:
+            self._feedbench_epoch = next(serial)
+        _log.write(dict({"e": "epoch", "it": self._feedbench_epoch, "t": clock()}, **self._feedbench_settings))
+
+    init, reset = base.__init__, base._reset
+
+    def __init__(self, loader, *a, **k):
+        self._feedbench_settings = settings(loader)
+        self._feedbench_epoch = None
+        init(self, loader, *a, **k)
+
+    def _reset(self, loader, *a, **k):
+        reset(self, loader, *a, **k)
+        self._feedbench_settings = settings(loader)
+        new_epoch(self)
+
+    base.__init__, base._reset = __init__, _reset
+
+    nxt = base.__next__
+
+    def __next__(self):
+        if getattr(self, "_feedbench_epoch", None) is None:
+            new_epoch(self)  # a single-process iterator is never reset
+        ask = clock()
+        try:
+            data = nxt(self)
+        except StopIteration:
+            _log.write({"e": "end", "it": self._feedbench_epoch, "t": clock()})
+            raise
+        _log.write({"e": "batch", "it": self._feedbench_epoch, "k": self._num_yielded - 1,
+                    "ask": ask, "got": clock()})
+        return data
+
+    base.__next__ = __next__
+
+    def runqueue_ns():
+        """This thread's time runnable but waiting for a core (the kernel's schedstat); 0 without."""
+        try:
+            fd = os.open("/proc/thread-self/schedstat", os.O_RDONLY)
+            try:
+                return int(os.read(fd, 128).split()[1])
+            finally:
+                os.close(fd)
+        except (OSError, IndexError, ValueError):
+            return 0
+
+    def wrap_fetch(cls):
+        inner = cls.fetch
+
+        def fetch_(self, index):
+            t0, c0, q0 = clock(), time.thread_time_ns(), runqueue_ns()
+            try:
+                return inner(self, index)
+            finally:
+                from torch.utils.data import get_worker_info
+                info = get_worker_info()
+                _log.write({"e": "fetch", "worker": info.id if info is not None else -1, "t0": t0, "t1": clock(),
+                            "cpu": time.thread_time_ns() - c0, "runq": runqueue_ns() - q0,
+                            "n": len(index) if hasattr(index, "__len__") else 1})
+
+        cls.fetch = fetch_
+
+    wrap_fetch(fetch._MapDatasetFetcher)
+    wrap_fetch(fetch._IterableDatasetFetcher)
+
+
+class _Finder:
+    """Patches torch.utils.data.dataloader once the job imports it, and never imports it itself."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name != "torch.utils.data.dataloader":
+            return None
+        import importlib.machinery
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        if spec is None or spec.loader is None:
+            return None
+        loader = spec.loader
+        exec_module = loader.exec_module
+
+        def exec_and_patch(module):
+            exec_module(module)
+            try:
+                _patch(module)
+            except Exception as e:  # a torch this probe does not know: say so once, run on
+                _log.write({"e": "probe_error", "what": "%s: %s" % (type(e).__name__, e)})
+
+        loader.exec_module = exec_and_patch
+        return spec
+
+
+if _DIR:
+    sys.meta_path.insert(0, _Finder())
+_chain()

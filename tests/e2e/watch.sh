@@ -1,0 +1,65 @@
+# feedbench watch on a real PyTorch job (tests/e2e/watch_job.py, which times itself the method's
+# way): watched AU within 3 points of the job's own, for forked and spawned workers and two
+# DataLoaders; the verdicts of a fed job, one whose workers wait off the CPU (a slow store) and one
+# whose workers compute on two saturated cores; a crash's exit code passed through with its
+# result written and marked failed; a command without torch judged as nothing; bad usage exit 2.
+source "$(dirname "$0")/lib.bash"
+PY=/usr/bin/python3
+$PY -c "import torch" 2>/dev/null || skip "no python3-torch under /usr/bin/python3"
+JOB="$FEEDBENCH_SOURCE_DIR/tests/e2e/watch_job.py"
+"$FEEDBENCH" gen --out "$WORK/data" --files 480 --file-size 16KiB --layout flat --seed 3 >/dev/null
+rm -f "$WORK/data/feedbench-gen.json"
+
+# watch NAME JOB-ARGS...: runs the job under watch, result in $WORK/NAME.json, the job's own AU
+# (its last stdout line) in $WORK/NAME.own.
+watch() {
+  local name=$1; shift
+  expect_exit 0 "$FEEDBENCH" watch --out "$WORK/$name.json" --name "$name" -- $PY "$JOB" "$WORK/data" "$@"
+  tail -n 1 "$WORK/out" >"$WORK/$name.own"
+  cp "$WORK/err" "$WORK/$name.err"
+}
+# check NAME VERDICT: the watched AU within 3 points of the job's own, and the verdict.
+check() {
+  $PY - "$WORK/$1.json" "$WORK/$1.own" "$2" <<'PY' || { cat "$WORK/$1.err"; fail "$1"; }
+import json, sys
+doc = json.load(open(sys.argv[1]))
+own = json.loads(open(sys.argv[2]).read())
+(e,) = doc["benchmarks"]
+assert e["name"].startswith("job/") and not e.get("error_occurred"), e
+assert abs(e["au"] - own["au"]) <= 0.03, (e["au"], own["au"])
+assert e["extra"]["limited_by"] == sys.argv[3], e["extra"]["verdict"]
+assert e["steps"] + len(e["extra"]["passes"]) == own["batches"], (e["steps"], own["batches"])
+print(sys.argv[1], "watched AU %.3f, own %.3f, %s" % (e["au"], own["au"], e["extra"]["verdict"]))
+PY
+}
+
+watch fed --workers 2 --batch 8 --step-ms 20
+check fed fed
+expect_in "$WORK/fed.err" "fed (target 90.0%)"
+# Spawned workers start in about half a second a pass: against 1.2 s of steps that is the wait.
+watch spawned --workers 2 --batch 8 --step-ms 20 --start spawn --loaders 2
+check spawned startup
+$PY -c "import json,sys; e=json.load(open(sys.argv[1]))['benchmarks'][0]; p=e['extra']['passes']; assert len(p)==2 and {x['loader']['start_method'] for x in p}=={'spawn'}, p" "$WORK/spawned.json"
+# 8 samples of 5 ms asleep per batch on 2 workers: 20 ms a batch against a 5 ms step.
+watch slowstore --workers 2 --batch 8 --step-ms 5 --sleep-ms 5
+check slowstore storage
+# 4 workers burning 4 ms a sample on 2 cores: the cores are the limit.
+watch cpubound --workers 4 --batch 8 --step-ms 5 --burn-ms 4
+check cpubound cpu
+
+# The two watched runs diff as any two results do.
+"$FEEDBENCH" diff "$WORK/fed.json" "$WORK/fed.json" >"$WORK/diff.out" 2>&1 || { cat "$WORK/diff.out"; fail "diff of a watched result with itself"; }
+
+# A crash: its exit code passed through, its result written and marked failed.
+expect_exit 1 "$FEEDBENCH" watch --out "$WORK/crash.json" -- $PY "$JOB" "$WORK/data" --crash-after 15
+$PY -c "import json,sys; e=json.load(open(sys.argv[1]))['benchmarks'][0]; assert e['extra']['failed'] and e['extra']['exit_code']==1 and e['name']=='job/watch_job', e" "$WORK/crash.json"
+# No torch: nothing to judge, said so; the exit code is the command's.
+expect_exit 3 "$FEEDBENCH" watch -- sh -c 'exit 3'
+expect_in "$WORK/err" "no DataLoader batches recorded"
+# Bad usage.
+expect_exit 2 "$FEEDBENCH" watch --out "$WORK/x.json"
+expect_in "$WORK/err" "expected a command after --"
+expect_exit 2 "$FEEDBENCH" watch -- "$WORK/no-such-command"
+expect_in "$WORK/err" "cannot run it"
+expect_exit 2 "$FEEDBENCH" watch --target-au 2 -- true
+[ ! -e "$WORK/x.json" ] || fail "a refused watch wrote a result"

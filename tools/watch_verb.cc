@@ -1,0 +1,345 @@
+// `feedbench watch [--out FILE] [--name NAME] [--target-au AU] -- COMMAND [ARGS...]`: runs the
+// user's own training command unchanged and says whether it waited for data. A probe put first
+// on the child's PYTHONPATH (harness/watch/python/sitecustomize.py) records every DataLoader
+// batch's ask and got and every worker fetch; this verb reads the records back
+// (harness/watch/), states the job's AU the method's way and a verdict, and writes them as a
+// result entry `job/NAME` that diff and report read as they read a run's.
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <boost/program_options.hpp>
+
+#include "command_line.h"
+#include "feedbench/base/clock.h"
+#include "feedbench/base/cores.h"
+#include "feedbench/base/error.h"
+#include "feedbench/results/environment.h"
+#include "feedbench/results/result.h"
+#include "feedbench/watch/job_figures.h"
+#include "feedbench/watch_sitecustomize.h"
+#include "verbs.h"
+
+namespace po = boost::program_options;
+namespace fs = std::filesystem;
+
+namespace feedbench {
+namespace {
+
+constexpr const char* kUsage =
+    "usage: feedbench watch [--out FILE] [--name NAME] [--target-au AU] -- COMMAND [ARGS...]\n"
+    "\n"
+    "Runs COMMAND as it is and says whether it waited for data. For a Python job that uses\n"
+    "PyTorch's DataLoader (any number of loaders, workers forked or spawned), a probe on the\n"
+    "child's PYTHONPATH records when the trainer asked for each batch and when it got it, and\n"
+    "what each worker's fetch cost in CPU; nothing in the job changes. It prints the job's AU\n"
+    "(step / (step + wait)), the wait's p50/p99/max, each pass's first batch apart (worker\n"
+    "start-up), how much faster the loop would run with data instant, and a verdict: fed,\n"
+    "CPU-bound or storage-bound. --out writes it as a result entry job/NAME, which diff and\n"
+    "report read. COMMAND's exit code is passed through; Ctrl-C reaches COMMAND, and the result\n"
+    "is written even when it fails (marked so).\n"
+    "\n"
+    "examples:\n"
+    "  feedbench watch -- /usr/bin/python3 train.py --epochs 1\n"
+    "  feedbench watch --out before.json --name resnet -- python3 train.py\n"
+    "\n";
+
+// The child's pid while it runs, for the forwarding handler.
+volatile sig_atomic_t g_child = 0;
+
+void forward_signal(int sig) {
+  if (g_child > 0) ::kill(pid_t(g_child), sig);
+}
+
+std::string host_name() {
+  char buf[256] = {};
+  ::gethostname(buf, sizeof buf - 1);
+  return buf[0] ? buf : "host";
+}
+
+std::string local_date() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  ::localtime_r(&now, &tm);
+  char buf[64];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S%z", &tm);
+  return buf;
+}
+
+// RETURNS: the job's name: the stem of the first argument that names a .py file, else the
+// command's own base name.
+std::string default_name(const std::vector<std::string>& command) {
+  for (const std::string& a : command)
+    if (a.size() > 3 && a.ends_with(".py")) return fs::path(a).stem().string();
+  return fs::path(command.front()).filename().string();
+}
+
+// A private folder for the probe and its records, removed when the verb ends.
+struct WatchFolder {
+  std::string root;
+  WatchFolder() {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/feedbench-watch-XXXXXX";
+    if (::mkdtemp(pattern.data()) == nullptr)
+      throw RunError("cannot make a folder for the job's records under " + pattern + ": " +
+                     std::strerror(errno));
+    root = pattern;
+    fs::create_directory(probe());
+    fs::create_directory(records());
+    std::ofstream out(probe() + "/sitecustomize.py", std::ios::binary);
+    out << embedded::kWatchSitecustomize;
+    if (!out.flush()) throw RunError("cannot write the probe into " + probe());
+  }
+  ~WatchFolder() {
+    std::error_code ec;
+    fs::remove_all(root, ec);
+  }
+  WatchFolder(const WatchFolder&) = delete;
+  WatchFolder& operator=(const WatchFolder&) = delete;
+  std::string probe() const { return root + "/python"; }
+  std::string records() const { return root + "/records"; }
+};
+
+struct Child {
+  int exit_code = 0;  // as a shell reports it: the status, or 128 + the signal
+  int signal = 0;
+  double wall_s = 0;
+  double tree_cpu_s = 0;  // the job and every descendant it waited for
+  std::optional<double> host_cpu_busy;
+};
+
+// Runs `command` with the probe on its PYTHONPATH. Throws InputError when it cannot be started.
+Child run_child(const std::vector<std::string>& command, const WatchFolder& folder) {
+  int report[2];  // the child's exec error, if any: the pipe closes on a successful exec
+  if (::pipe2(report, O_CLOEXEC) != 0) throw RunError(std::string("pipe: ") + std::strerror(errno));
+  const char* old = std::getenv("PYTHONPATH");
+  const std::string pythonpath = folder.probe() + (old && *old ? ":" + std::string(old) : "");
+  std::vector<char*> args;
+  for (const std::string& a : command) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+
+  const auto host_before = host_cpu_times();
+  const std::int64_t t0 = now_ns();
+  // Ctrl-C reaches the whole foreground group, the job included: the watcher waits it out and
+  // writes the result; a TERM or HUP sent to the watcher alone is passed on.
+  struct sigaction ignore {
+  }, forward{}, old_int{}, old_quit{}, old_term{}, old_hup{};
+  ignore.sa_handler = SIG_IGN;
+  forward.sa_handler = forward_signal;
+  ::sigaction(SIGINT, &ignore, &old_int);
+  ::sigaction(SIGQUIT, &ignore, &old_quit);
+  const pid_t pid = ::fork();
+  if (pid < 0) throw RunError(std::string("fork: ") + std::strerror(errno));
+  if (pid == 0) {
+    ::sigaction(SIGINT, &old_int, nullptr);
+    ::sigaction(SIGQUIT, &old_quit, nullptr);
+    ::setenv("PYTHONPATH", pythonpath.c_str(), 1);
+    ::setenv("FEEDBENCH_WATCH_DIR", folder.records().c_str(), 1);
+    ::execvp(args[0], args.data());
+    const int e = errno;
+    [[maybe_unused]] ssize_t n = ::write(report[1], &e, sizeof e);
+    ::_exit(127);
+  }
+  g_child = pid;
+  ::sigaction(SIGTERM, &forward, &old_term);
+  ::sigaction(SIGHUP, &forward, &old_hup);
+  ::close(report[1]);
+  int exec_errno = 0;
+  const bool exec_failed = ::read(report[0], &exec_errno, sizeof exec_errno) == ssize_t(sizeof exec_errno);
+  ::close(report[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  g_child = 0;
+  for (auto [sig, act] :
+       {std::pair{SIGINT, &old_int}, {SIGQUIT, &old_quit}, {SIGTERM, &old_term}, {SIGHUP, &old_hup}})
+    ::sigaction(sig, act, nullptr);
+  if (exec_failed) throw InputError(command.front() + ": cannot run it: " + std::strerror(exec_errno));
+
+  Child c;
+  c.wall_s = double(now_ns() - t0) / 1e9;
+  c.host_cpu_busy = host_cpu_busy(host_before, host_cpu_times());
+  if (WIFEXITED(status)) c.exit_code = WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) {
+    c.signal = WTERMSIG(status);
+    c.exit_code = 128 + c.signal;
+  }
+  rusage ru{};
+  ::getrusage(RUSAGE_CHILDREN, &ru);
+  c.tree_cpu_s = double(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+                 double(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+  return c;
+}
+
+nlohmann::json pass_json(const JobPassFigures& p, const JobEpoch& e) {
+  return {
+      {"pass", p.id},
+      {"batches", p.batches},
+      {"steps", p.steps},
+      {"au", p.au},
+      {"stall_fraction", p.stall_fraction},
+      {"first_wait_ms", p.first_wait_ms},
+      {"wait_p50_ms", p.wait_p50_ms},
+      {"wait_p99_ms", p.wait_p99_ms},
+      {"wait_max_ms", p.wait_max_ms},
+      {"wall_s", p.wall_s},
+      {"ended", p.ended},
+      {"loader",
+       {{"batch_size", e.batch_size},
+        {"num_workers", e.num_workers},
+        {"prefetch_factor", e.prefetch_factor ? nlohmann::json(*e.prefetch_factor) : nlohmann::json(nullptr)},
+        {"pin_memory", e.pin_memory},
+        {"persistent_workers", e.persistent_workers},
+        {"start_method", e.start_method}}}};
+}
+
+// RETURNS: the job as one result entry: the loader family's counters, the passes in extra.
+BenchmarkEntry job_entry(const std::string& name, const std::vector<std::string>& command, const Child& child,
+                         const JobLog& log, const JobFigures& f, const JobVerdict& v, double target) {
+  BenchmarkEntry e;
+  e.name = e.run_name = e.case_name = "job/" + name;
+  e.run_type = "iteration";
+  e.real_time = e.cpu_time = child.wall_s * 1e3;
+  e.params = {{"family", "job"}, {"name", name}, {"target_au", target}};
+  e.cache = nullptr;
+  nlohmann::json passes = nlohmann::json::array();
+  for (const JobPassFigures& p : f.passes)
+    for (const JobEpoch& ep : log.epochs)
+      if (ep.id == p.id) passes.push_back(pass_json(p, ep));
+  e.extra = {
+      {"command", command},
+      {"exit_code", child.exit_code},
+      {"failed", child.exit_code != 0},
+      {"wall_s", child.wall_s},
+      {"tree_cpu_s", child.tree_cpu_s},
+      {"host_cpu_busy", child.host_cpu_busy ? nlohmann::json(*child.host_cpu_busy) : nlohmann::json(nullptr)},
+      {"passes", passes},
+      {"headroom", f.headroom},
+      {"first_wait_ms_max", f.first_wait_ms_max},
+      {"fetch_cpu_share", f.fetch_cpu_share ? nlohmann::json(*f.fetch_cpu_share) : nlohmann::json(nullptr)},
+      {"fetch_s", f.fetch_s},
+      {"fetch_cpu_s", f.fetch_cpu_s},
+      {"fetch_runqueue_s", f.fetch_runqueue_s},
+      {"au_after_first", f.au_after_first},
+      {"processes_recorded", log.processes},
+      {"torn_lines", log.torn_lines},
+      {"probe_errors", log.probe_errors},
+      {"verdict", v.text},
+      {"limited_by", v.by},
+      {"record_format", kJobLogVersion}};
+  if (child.signal) e.extra["signal"] = child.signal;
+  if (f.steps == 0) {
+    e.error_occurred = true;
+    e.error_message = log.epochs.empty() ? "no DataLoader batch recorded: the job did not iterate a "
+                                           "torch.utils.data.DataLoader under /usr/bin/python3's probe"
+                                         : "too few batches: none had a step after it";
+    return e;
+  }
+  const double loop_s = f.wait_s + f.step_s;
+  e.counters = {{"au", f.au},
+                {"stall_fraction", f.stall_fraction},
+                {"wait_p50_ms", f.wait_p50_ms},
+                {"wait_p99_ms", f.wait_p99_ms},
+                {"wait_max_ms", f.wait_max_ms},
+                {"steps", double(f.steps)},
+                {"samples_per_second", loop_s > 0 ? double(f.samples) / loop_s : 0}};
+  e.latency = StoredHistogram(f.wait_ns);
+  if (child.exit_code != 0) e.label = "job failed: exit " + std::to_string(child.exit_code);
+  return e;
+}
+
+std::string fmt(const char* format, double a, double b = 0, double c = 0) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf, format, a, b, c);
+  return buf;
+}
+
+}  // namespace
+
+int watch_main(int argc, char** argv) {
+  // Everything after "--" is the job's; before it, ours.
+  int split = 1;
+  while (split < argc && std::strcmp(argv[split], "--") != 0) ++split;
+  std::vector<std::string> command(argv + std::min(split + 1, argc), argv + argc);
+  std::string out_path, name;
+  double target = 0.9;
+  po::options_description opts("options");
+  opts.add_options()("help,h", "this help")("out,o", po::value(&out_path)->value_name("FILE"),
+                                            "write the job as a result entry job/NAME to FILE")(
+      "name", po::value(&name)->value_name("NAME"),
+      "the job's name (default: the .py file's stem, else the command)")(
+      "target-au", po::value(&target)->value_name("AU"),
+      "the AU (0..1) at which the job is fed (default 0.9)");
+  po::variables_map vm;
+  if (parse_command_line(split, argv, opts, vm)) {
+    std::cout << kUsage << "options:\n" << options_help(opts);
+    return 0;
+  }
+  if (command.empty())
+    throw InputError("expected a command after --, e.g. feedbench watch -- python3 train.py");
+  if (!(target >= 0 && target <= 1))
+    throw InputError("--target-au: expected a number from 0 to 1, got " + std::to_string(target));
+  if (vm.count("out") && out_path.empty()) throw InputError("--out: expected a file name, got ''");
+  if (!out_path.empty() && fs::is_directory(out_path))
+    throw InputError("--out " + out_path + ": is a folder, expected a file");
+  if (vm.count("name") && (name.empty() || name.find('/') != std::string::npos))
+    throw InputError("--name: expected a name without '/', got '" + name + "'");
+  if (name.empty()) name = default_name(command);
+
+  WatchFolder folder;
+  const Child child = run_child(command, folder);
+  const JobLog log = read_job_log(folder.records());
+  const JobFigures f = job_figures(log);
+  const JobVerdict v = job_verdict(f, target, child.host_cpu_busy, usable_cores());
+
+  std::string say = "\nfeedbench watch: job/" + name + " exited " + std::to_string(child.exit_code) +
+                    fmt(" after %.1f s\n", child.wall_s);
+  if (f.steps == 0) {
+    say += log.epochs.empty()
+               ? "  no DataLoader batches recorded (not a PyTorch DataLoader job, or not under "
+                 "a Python that reads PYTHONPATH): nothing to judge\n"
+               : "  no batch had a step after it: nothing to judge\n";
+  } else {
+    say += "  " + v.text + "\n";
+    say += fmt("  %.0f batches in %.0f pass", double(f.batches), double(f.passes.size())) +
+           (f.passes.size() == 1 ? "" : "es") +
+           fmt("; wait p50 %.2f ms, p99 %.2f ms, max %.2f ms", f.wait_p50_ms, f.wait_p99_ms, f.wait_max_ms) +
+           fmt("; first batch of a pass up to %.0f ms (worker start-up)\n", f.first_wait_ms_max);
+    for (const JobPassFigures& p : f.passes)
+      say += fmt("  pass %.0f: AU %.1f%%, ", double(p.id), 100 * p.au) +
+             fmt("%.0f batches, first batch %.1f ms", double(p.batches), p.first_wait_ms) +
+             (p.ended ? "" : ", abandoned") + "\n";
+  }
+  for (const std::string& e : log.probe_errors) say += "  probe: " + e + "\n";
+  std::fputs(say.c_str(), stderr);
+
+  if (!out_path.empty()) {
+    ResultDocument doc;
+    doc.context = {{"date", local_date()},
+                   {"host_name", host_name()},
+                   {"executable", "feedbench watch"},
+                   {"num_cpus", usable_cores()}};
+    doc.tool = describe_tool();
+    doc.command_line.assign(argv, argv + argc);
+    doc.environment = describe_environment({});
+    doc.benchmarks.push_back(job_entry(name, command, child, log, f, v, target));
+    doc.summary = {{"watch", {{"job", "job/" + name}, {"verdict", v.by}, {"text", v.text}}}};
+    doc.save(out_path);
+    std::fprintf(stderr, "  result: %s\n", out_path.c_str());
+  }
+  return child.exit_code;
+}
+
+}  // namespace feedbench
