@@ -25,6 +25,15 @@ std::int64_t integer(const json& r, const char* key, const std::string& where) {
   return it->get<std::int64_t>();
 }
 
+// RETURNS: r[key] as a time or duration in ns: an integer from 0 (CLOCK_MONOTONIC never reads
+// below it), so that differences of two never overflow. Throws InputError at `where`.
+std::int64_t nanoseconds(const json& r, const char* key, const std::string& where) {
+  const std::int64_t v = integer(r, key, where);
+  if (v < 0)
+    throw InputError(where + ": \"" + key + "\" is a time or duration in ns, got " + std::to_string(v));
+  return v;
+}
+
 std::optional<std::int64_t> optional_integer(const json& r, const char* key, const std::string& where) {
   auto it = r.find(key);
   if (it == r.end() || it->is_null()) return std::nullopt;
@@ -51,7 +60,7 @@ struct Reader {
       JobEpoch p;
       p.id = integer(r, "it", where);
       p.loader = std::uint64_t(integer(r, "loader", where));
-      p.start_ns = integer(r, "t", where);
+      p.start_ns = nanoseconds(r, "t", where);
       p.batch_size = optional_integer(r, "batch_size", where).value_or(0);
       p.num_workers = integer(r, "num_workers", where);
       p.prefetch_factor = optional_integer(r, "prefetch_factor", where);
@@ -62,19 +71,20 @@ struct Reader {
       epochs[{pid, p.id}] = std::move(p);
     } else if (e == "batch") {
       JobEpoch& p = epoch_of(pid, integer(r, "it", where), where);
-      JobEpoch::Batch b{integer(r, "k", where), integer(r, "ask", where), integer(r, "got", where)};
+      JobEpoch::Batch b{integer(r, "k", where), nanoseconds(r, "ask", where), nanoseconds(r, "got", where)};
       if (b.got_ns < b.ask_ns) throw InputError(where + ": a batch got before it was asked for");
       p.batches.push_back(b);
     } else if (e == "end") {
-      epoch_of(pid, integer(r, "it", where), where).end_ns = integer(r, "t", where);
+      epoch_of(pid, integer(r, "it", where), where).end_ns = nanoseconds(r, "t", where);
     } else if (e == "fetch") {
       JobFetch f{pid,
                  integer(r, "worker", where),
-                 integer(r, "t0", where),
-                 integer(r, "t1", where),
-                 integer(r, "cpu", where),
-                 optional_integer(r, "runq", where).value_or(0),
+                 nanoseconds(r, "t0", where),
+                 nanoseconds(r, "t1", where),
+                 nanoseconds(r, "cpu", where),
+                 r.contains("runq") ? nanoseconds(r, "runq", where) : 0,
                  integer(r, "n", where)};
+      if (f.end_ns < f.start_ns) throw InputError(where + ": a fetch that ended before it began");
       log.fetches.push_back(f);
     } else if (e == "probe_error") {
       log.probe_errors.push_back(r.value("what", std::string("?")));
