@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "feedbench/base/error.h"
+#include "feedbench/base/text.h"
 
 #ifndef FEEDBENCH_BENCHMARK_VERSION
 #define FEEDBENCH_BENCHMARK_VERSION "unknown"
@@ -15,18 +16,6 @@
 namespace feedbench {
 
 namespace {
-
-// Google Benchmark's LocalDateTimeString: "2024-05-01T12:34:56+02:00".
-std::string local_date_time() {
-  std::time_t now = std::time(nullptr);
-  std::tm local{};
-  ::localtime_r(&now, &local);
-  char buf[64];
-  std::size_t n = std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S%z", &local);
-  std::string s(buf, n);
-  if (s.size() >= 5 && (s[s.size() - 5] == '+' || s[s.size() - 5] == '-')) s.insert(s.size() - 2, ":");
-  return s;
-}
 
 // Google Benchmark's line about its own build, which its console reporter prints raw.
 constexpr const char* kDebugWarning = "***WARNING*** Library was built as DEBUG.";

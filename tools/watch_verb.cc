@@ -8,7 +8,6 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
-#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -26,6 +25,8 @@
 #include "feedbench/base/clock.h"
 #include "feedbench/base/cores.h"
 #include "feedbench/base/error.h"
+#include "feedbench/base/text.h"
+#include "feedbench/cluster/cluster.h"
 #include "feedbench/results/environment.h"
 #include "feedbench/results/result.h"
 #include "feedbench/watch/job_figures.h"
@@ -61,21 +62,6 @@ volatile sig_atomic_t g_child = 0;
 
 void forward_signal(int sig) {
   if (g_child > 0) ::kill(pid_t(g_child), sig);
-}
-
-std::string host_name() {
-  char buf[256] = {};
-  ::gethostname(buf, sizeof buf - 1);
-  return buf[0] ? buf : "host";
-}
-
-std::string local_date() {
-  const std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  ::localtime_r(&now, &tm);
-  char buf[64];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S%z", &tm);
-  return buf;
 }
 
 // RETURNS: the job's name: the stem of the first argument that names a .py file, else the
@@ -327,8 +313,8 @@ int watch_main(int argc, char** argv) {
 
   if (!out_path.empty()) {
     ResultDocument doc;
-    doc.context = {{"date", local_date()},
-                   {"host_name", host_name()},
+    doc.context = {{"date", local_date_time()},
+                   {"host_name", cluster_host_name()},
                    {"executable", "feedbench watch"},
                    {"num_cpus", usable_cores()}};
     doc.tool = describe_tool();

@@ -35,6 +35,17 @@ std::string utc_timestamp(bool compact) {
   return buf;
 }
 
+std::string local_date_time() {
+  std::time_t now = std::time(nullptr);
+  std::tm local{};
+  ::localtime_r(&now, &local);
+  char buf[64];
+  std::size_t n = std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S%z", &local);
+  std::string s(buf, n);
+  if (s.size() >= 5 && (s[s.size() - 5] == '+' || s[s.size() - 5] == '-')) s.insert(s.size() - 2, ":");
+  return s;
+}
+
 std::string selection_text(const std::vector<std::string>& globs, std::size_t shown) {
   return globs.empty() ? "every file" : "include " + globs_text(globs, shown);
 }

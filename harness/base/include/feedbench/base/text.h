@@ -28,4 +28,8 @@ std::string trim_space(std::string s);
 // `compact` as "YYYYMMDDTHHMMSSZ" (for file names).
 std::string utc_timestamp(bool compact = false);
 
+// RETURNS: the local time as Google Benchmark's LocalDateTimeString writes it, a result's
+// context.date: "2024-05-01T12:34:56+02:00".
+std::string local_date_time();
+
 }  // namespace feedbench
