@@ -27,6 +27,7 @@
 #include "feedbench/base/error.h"
 #include "feedbench/base/text.h"
 #include "feedbench/cluster/cluster.h"
+#include "feedbench/plan/preflight.h"
 #include "feedbench/results/environment.h"
 #include "feedbench/results/result.h"
 #include "feedbench/watch/job_figures.h"
@@ -283,6 +284,17 @@ int watch_main(int argc, char** argv) {
   if (vm.count("name") && (name.empty() || name.find('/') != std::string::npos))
     throw InputError("--name: expected a name without '/', got '" + name + "'");
   if (name.empty()) name = default_name(command);
+  // The result never lands on what the job reads: a file its command names (its script), or
+  // inside a folder it names (its data).
+  if (!out_path.empty()) {
+    std::vector<NamedPath> inputs, roots;
+    std::error_code ec;
+    for (const std::string& a : command) {
+      if (fs::is_regular_file(a, ec)) inputs.push_back({"the command's argument", a});
+      if (fs::is_directory(a, ec)) roots.push_back({"the command's argument", a});
+    }
+    check_outputs_apart({{"--out", out_path}}, inputs, roots);
+  }
 
   WatchFolder folder;
   const Child child = run_child(command, folder);

@@ -64,3 +64,12 @@ expect_exit 2 "$FEEDBENCH" watch -- "$WORK/no-such-command"
 expect_in "$WORK/err" "cannot run it"
 expect_exit 2 "$FEEDBENCH" watch --target-au 2 -- true
 [ ! -e "$WORK/x.json" ] || fail "a refused watch wrote a result"
+# The result never lands on what the job reads: its script, or inside its data folder.
+cp "$JOB" "$WORK/job.py"
+before=$(sha256sum "$WORK/job.py")
+expect_exit 2 "$FEEDBENCH" watch --out "$WORK/job.py" -- $PY "$WORK/job.py" "$WORK/data"
+expect_in "$WORK/err" "--out $WORK/job.py: the same file as the command's argument"
+[ "$(sha256sum "$WORK/job.py")" = "$before" ] || fail "watch overwrote the job's script"
+expect_exit 2 "$FEEDBENCH" watch --out "$WORK/data/r.json" -- $PY "$WORK/job.py" "$WORK/data"
+expect_in "$WORK/err" "inside the command's argument"
+[ ! -e "$WORK/data/r.json" ] || fail "watch wrote into the job's data folder"
