@@ -34,6 +34,24 @@ std::int64_t nanoseconds(const json& r, const char* key, const std::string& wher
   return v;
 }
 
+// RETURNS: r[key] as a boolean, `otherwise` when absent or null. Throws InputError at `where`
+// for any other type.
+bool boolean(const json& r, const char* key, bool otherwise, const std::string& where) {
+  auto it = r.find(key);
+  if (it == r.end() || it->is_null()) return otherwise;
+  if (!it->is_boolean())
+    throw InputError(where + ": \"" + key + "\" must be true or false, got " + it->dump());
+  return it->get<bool>();
+}
+
+// RETURNS: r[key] as a string, "" when absent or null. Throws InputError at `where` otherwise.
+std::string text(const json& r, const char* key, const std::string& where) {
+  auto it = r.find(key);
+  if (it == r.end() || it->is_null()) return "";
+  if (!it->is_string()) throw InputError(where + ": \"" + key + "\" must be a string, got " + it->dump());
+  return it->get<std::string>();
+}
+
 std::optional<std::int64_t> optional_integer(const json& r, const char* key, const std::string& where) {
   auto it = r.find(key);
   if (it == r.end() || it->is_null()) return std::nullopt;
@@ -64,10 +82,9 @@ struct Reader {
       p.batch_size = optional_integer(r, "batch_size", where).value_or(0);
       p.num_workers = integer(r, "num_workers", where);
       p.prefetch_factor = optional_integer(r, "prefetch_factor", where);
-      p.pin_memory = r.value("pin_memory", false);
-      p.persistent_workers = r.value("persistent_workers", false);
-      if (r.contains("start_method") && r.at("start_method").is_string())
-        p.start_method = r.at("start_method").get<std::string>();
+      p.pin_memory = boolean(r, "pin_memory", false, where);
+      p.persistent_workers = boolean(r, "persistent_workers", false, where);
+      p.start_method = text(r, "start_method", where);
       epochs[{pid, p.id}] = std::move(p);
     } else if (e == "batch") {
       JobEpoch& p = epoch_of(pid, integer(r, "it", where), where);
@@ -87,19 +104,15 @@ struct Reader {
       if (f.end_ns < f.start_ns) throw InputError(where + ": a fetch that ended before it began");
       log.fetches.push_back(f);
     } else if (e == "probe_error") {
-      log.probe_errors.push_back(r.value("what", std::string("?")));
+      log.probe_errors.push_back(text(r, "what", where));
     } else {
       throw InputError(where + ": unknown record kind \"" + e + "\" (record format version " +
                        std::to_string(kJobLogVersion) + ")");
     }
   }
 
-  void file(const fs::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw InputError(path.string() + ": cannot read");
-    std::stringstream text;
-    text << in.rdbuf();
-    const std::string all = text.str();
+  void file(const JobRecordFile& f) {
+    const std::string& all = f.text;
     std::size_t at = 0, line = 0;
     while (at < all.size()) {
       ++line;
@@ -108,7 +121,7 @@ struct Reader {
         ++log.torn_lines;
         break;
       }
-      const std::string where = path.string() + ":" + std::to_string(line);
+      const std::string where = f.name + ":" + std::to_string(line);
       json r;
       try {
         r = json::parse(all.begin() + std::ptrdiff_t(at), all.begin() + std::ptrdiff_t(nl));
@@ -124,19 +137,31 @@ struct Reader {
 
 }  // namespace
 
-JobLog read_job_log(const std::string& dir) {
+JobLog parse_job_log(const std::vector<JobRecordFile>& files) {
   Reader reader;
-  std::error_code ec;
-  std::vector<fs::path> files;
-  for (const auto& entry : fs::directory_iterator(dir, ec))
-    if (entry.path().extension() == ".jsonl") files.push_back(entry.path());
-  if (ec) throw InputError(dir + ": cannot list the job's records: " + ec.message());
-  std::sort(files.begin(), files.end());
-  for (const fs::path& f : files) reader.file(f);
+  for (const JobRecordFile& f : files) reader.file(f);
   for (auto& [key, p] : reader.epochs) reader.log.epochs.push_back(std::move(p));
   std::sort(reader.log.epochs.begin(), reader.log.epochs.end(),
             [](const JobEpoch& a, const JobEpoch& b) { return a.start_ns < b.start_ns; });
   return reader.log;
+}
+
+JobLog read_job_log(const std::string& dir) {
+  std::error_code ec;
+  std::vector<fs::path> paths;
+  for (const auto& entry : fs::directory_iterator(dir, ec))
+    if (entry.path().extension() == ".jsonl") paths.push_back(entry.path());
+  if (ec) throw InputError(dir + ": cannot list the job's records: " + ec.message());
+  std::sort(paths.begin(), paths.end());
+  std::vector<JobRecordFile> files;
+  for (const fs::path& p : paths) {
+    std::ifstream in(p, std::ios::binary);
+    if (!in) throw InputError(p.string() + ": cannot read");
+    std::stringstream text;
+    text << in.rdbuf();
+    files.push_back({p.string(), text.str()});
+  }
+  return parse_job_log(files);
 }
 
 }  // namespace feedbench

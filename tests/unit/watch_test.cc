@@ -97,6 +97,10 @@ TEST(WatchTest, AMalformedRecordIsNamedByFileAndLine) {
   EXPECT_THROW(read_job_log(dir.path()), InputError);
   write(dir.path() + "/10.jsonl", batch_line(3, 0, 0, 1));  // a batch of a pass never begun
   EXPECT_THROW(read_job_log(dir.path()), InputError);
+  // A field of the wrong type is bad input, not an escaped JSON exception (the fuzzer's find).
+  std::string e = epoch_line(1, 0);
+  write(dir.path() + "/10.jsonl", e.replace(e.find("\"pin_memory\":false"), 18, "\"pin_memory\":0"));
+  EXPECT_THROW(read_job_log(dir.path()), InputError);
   // Times below 0 would let a difference overflow: refused.
   write(dir.path() + "/10.jsonl", epoch_line(1, 0) + batch_line(1, 0, INT64_MIN, INT64_MAX));
   EXPECT_THROW(read_job_log(dir.path()), InputError);

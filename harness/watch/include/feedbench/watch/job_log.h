@@ -50,4 +50,13 @@ struct JobLog {
 // naming the file and line for any other malformed line, or for an unknown record kind.
 JobLog read_job_log(const std::string& dir);
 
+// One process's record file: its name (for messages) and text.
+struct JobRecordFile {
+  std::string name, text;
+};
+
+// RETURNS: the records of `files`, as read_job_log reads a folder's (which calls it). Throws
+// InputError likewise.
+JobLog parse_job_log(const std::vector<JobRecordFile>& files);
+
 }  // namespace feedbench
