@@ -21,6 +21,16 @@ peak_kib() {
   /usr/bin/time -f %M -o "$WORK/rss" "$@" >"$WORK/out" 2>"$WORK/err" || { cat "$WORK/err"; fail "$*"; }
   tail -n 1 "$WORK/rss"
 }
+# least_peak_kib CMD...: the least of three runs' peaks: a peak is noisy upward only (when the
+# allocator's arenas grow, what else the host does), and the bound below is a fraction of a MB.
+least_peak_kib() {
+  local least="" k
+  for _ in 1 2 3; do
+    k=$(peak_kib "$@")
+    if [ -z "$least" ] || [ "$k" -lt "$least" ]; then least=$k; fi
+  done
+  echo "$least"
+}
 # slope VERB SMALL_KIB BIG_KIB READS MAX: MB of memory per MB of result (READS results of each
 # size read per command), printed; fails above MAX.
 slope() {
@@ -45,8 +55,9 @@ doc = json.load(open(sys.argv[1]))
 doc["benchmarks"] = doc["benchmarks"][:3]  # one case measured again
 json.dump(doc, open(sys.argv[2], "w"))
 EOF
-rerun=$(peak_kib "$FEEDBENCH" diff "$WORK/r5.json" "$WORK/r5.json" --rerun-result "$WORK/rerun.json")
-awk -v a="$big" -v b="$rerun" -v l="$(stat -c %s "$WORK/r5.json")" 'BEGIN {
+plain=$(least_peak_kib "$FEEDBENCH" diff "$WORK/r5.json" "$WORK/r5.json")
+rerun=$(least_peak_kib "$FEEDBENCH" diff "$WORK/r5.json" "$WORK/r5.json" --rerun-result "$WORK/rerun.json")
+awk -v a="$plain" -v b="$rerun" -v l="$(stat -c %s "$WORK/r5.json")" 'BEGIN {
   per = (b - a) * 1024 / l
   printf "diff --rerun-result: %.1f MB more per MB of NEW (at most 0.5)\n", per
   exit per > 0.5 }' || fail "--rerun-result copies NEW"
