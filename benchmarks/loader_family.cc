@@ -64,11 +64,7 @@ std::unique_ptr<SampleSource> source_of(const Case& c, const FileSet& files,
   return make_file_source(files, engine, 1 << 20, std::move(throttle));
 }
 
-std::string percent(double f) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f%%", 100 * f);
-  return buf;
-}
+std::string percent(double f) { return format_percent(f); }
 
 // An epoch that began with at least this share of the data set in the page cache read it
 // from memory: the same rule as a warm round.

@@ -45,17 +45,9 @@ std::string join(const std::vector<std::string>& parts, const char* sep) {
   return out;
 }
 
-std::string percent_text(double fraction) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f%%", 100 * fraction);
-  return buf;
-}
+std::string percent_text(double fraction) { return format_percent(fraction); }
 
-std::string whole_percent_text(double fraction) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.0f%%", 100 * fraction);
-  return buf;
-}
+std::string whole_percent_text(double fraction) { return format_percent(fraction, 0); }
 
 // One column of a family's line: its title, width and the text of a case's value.
 struct Column {

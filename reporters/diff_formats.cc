@@ -38,7 +38,7 @@ std::string format_change(double change) {
 
 std::string format_p(double p) { return p < 0.001 ? "<0.001" : format_printf("%.3f", p); }
 
-std::string format_percent(double fraction) { return format_printf("%g%%", fraction * 100); }
+std::string shortest_percent(double fraction) { return format_printf("%g%%", fraction * 100); }
 
 const char* verdict_word(Verdict v) {
   switch (v) {
@@ -166,7 +166,7 @@ std::string summary_line(const Comparison& c, bool strict) {
   std::string s = std::to_string(r) + (r == 1 ? " regression, " : " regressions, ") + std::to_string(i) +
                   (i == 1 ? " improvement, " : " improvements, ") + std::to_string(z) + " noisy in " +
                   std::to_string(compared) + (compared == 1 ? " compared case" : " compared cases") +
-                  " (threshold " + format_percent(c.options.threshold) + ", alpha " +
+                  " (threshold " + shortest_percent(c.options.threshold) + ", alpha " +
                   format_printf("%g", c.options.alpha) + ")";
   const std::size_t m = c.missing();
   if (m > 0)
@@ -497,7 +497,7 @@ std::string outlier_text(const OutlierRepetition& o) {
 
 std::string outlier_rule_text() {
   return "farther than " + format_printf("%g", kOutlierScaledMads) + " scaled MADs and " +
-         format_percent(kOutlierMinDeviation) + " from the median";
+         shortest_percent(kOutlierMinDeviation) + " from the median";
 }
 
 nlohmann::ordered_json diff_to_json(const Comparison& c, bool strict) {

@@ -134,11 +134,7 @@ std::vector<std::string> skipped_lines(const json& skipped) {
   return lines;
 }
 
-std::string percent_text(double share) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.0f%%", share * 100);
-  return buf;
-}
+std::string percent_text(double share) { return format_percent(share, 0); }
 
 // One measured storage case: its params and the fold's median.
 struct Measured {

@@ -338,6 +338,12 @@ std::string format_transform(const TransformCost& t) {
   return "none";
 }
 
+std::string format_percent(double fraction, int decimals) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.*f%%", decimals, 100 * fraction);
+  return buf;
+}
+
 std::string format_printf(const char* format, double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, format, v);

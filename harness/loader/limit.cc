@@ -9,7 +9,7 @@
 namespace feedbench {
 namespace {
 
-std::string percent(double f) { return format_printf("%.0f%%", 100 * f); }
+std::string percent(double f) { return format_percent(f, 0); }
 
 // "the decode", "the decode and crop", "the transform".
 std::string transform_name(const std::string& t) {

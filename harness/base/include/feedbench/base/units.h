@@ -36,6 +36,9 @@ std::string format_number(double v);
 // RETURNS: a count with 3 significant digits and an SI prefix: "4.10k", "390", "12.3M".
 std::string format_count(double v);
 
+// RETURNS: a share (0..1) as a percentage with `decimals` decimals: "97.6%", "98%".
+std::string format_percent(double fraction, int decimals = 1);
+
 // RETURNS: `v` printed by one printf conversion, e.g. format_printf("%+.1f%%", change).
 // REQUIRES: `format` holds exactly one conversion of a double.
 std::string format_printf(const char* format, double v);
