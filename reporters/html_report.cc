@@ -501,6 +501,7 @@ struct CaseLabels {
 std::vector<std::string> key_counters(const std::string& family) {
   if (family == "loader") return {"samples_per_second", "au", "stall_fraction"};
   if (family == "stage") return {"bytes_per_second", "files_per_second"};
+  if (family == "job") return {"au", "wait_p99_ms", "samples_per_second"};
   return {"bytes_per_second", "items_per_second", "lat_p50_us", "lat_p99_us", "residency_before"};
 }
 
@@ -836,6 +837,15 @@ nlohmann::json html_report_data(const std::vector<ResultDocument>& docs,
 std::vector<std::string> html_report_verdicts(const ResultDocument& doc) {
   // The summary's answers, as the run stored them: the page judges nothing itself.
   std::vector<std::string> out = answer_sentences(summary_of(doc).value("answers", json::object()));
+  // A watched job's verdict, as feedbench watch wrote it.
+  for (const BenchmarkEntry& e : doc.benchmarks) {
+    // Read as text: a hand-edited file may hold anything there.
+    if (text_at(e.params, {"family"}) != "job") continue;
+    const std::string verdict = text_at(e.extra, {"verdict"});
+    const std::string failed =
+        text_at(e.extra, {"failed"}) == "yes" ? " (the job failed: exit " + text_at(e.extra, {"exit_code"}) + ")" : "";
+    if (!verdict.empty()) out.push_back(e.case_name + failed + ": " + verdict);
+  }
   if (out.empty()) out.push_back("No case completed, so there is nothing to judge: see the errors below.");
   return out;
 }

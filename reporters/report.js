@@ -84,7 +84,7 @@
   // (Re)draws a canvas. The series names stay on it (data-series) so a test can read them.
   const draw = (canvas, config) => {
     canvas.dataset.series = config.data.datasets.filter((d) => !d.reference).map((d) => d.label).join(' | ');
-    config.plugins = [htmlLegend];
+    config.plugins = [htmlLegend].concat(config.plugins || []);  // a chart's own plugins after the legend
     config.options.plugins.legend = { display: false };
     const old = Chart.getChart(canvas);
     const chart = new Chart(canvas, (old && old.destroy(), config));
@@ -344,6 +344,66 @@
         build: lineBuilder('accelerators', au, 'Simulated accelerators', 'Accelerator utilisation (%)', auScale, targetLine('accelerators')),
       });
     }
+  }
+
+  // ---- watched jobs (feedbench watch): per job, its batches in time (wait and step, each pass's
+  // start marked), its wait's distribution, and its processes' CPU and reads over time.
+  const jobs = casesOf('job').filter((x) => x.c.extra && x.c.extra.timeline);
+  if (jobs.length) {
+    const into = section('jobs', 'Watched jobs', 'A real training job run under feedbench watch: the time its trainer waited for each batch (asking to getting it) and the step after it (getting it to asking for the next), the wait\'s distribution, and what its processes did.');
+    // Dashed lines where a pass (an epoch of a DataLoader) began.
+    const passLines = (starts) => ({
+      id: 'passLines',
+      afterDatasetsDraw(chart) {
+        const { ctx, chartArea: a, scales: { x } } = chart;
+        ctx.save();
+        ctx.strokeStyle = '#7a828f';
+        ctx.setLineDash([4, 4]);
+        starts.forEach((t) => { const px = x.getPixelForValue(t); if (px >= a.left && px <= a.right) { ctx.beginPath(); ctx.moveTo(px, a.top); ctx.lineTo(px, a.bottom); ctx.stroke(); } });
+        ctx.restore();
+      },
+    });
+    const line = (label, data, i, extra) => Object.assign({ label, data, borderColor: palette[i], backgroundColor: palette[i], pointRadius: 0, borderWidth: 1.5, spanGaps: false }, extra || {});
+    jobs.forEach((x) => {
+      const e = x.c.extra;
+      const name = x.c.case + (multi ? ' — ' + D.files[x.file].name : '');
+      const tl = e.timeline;
+      const starts = tl.pass.map((pid, i) => (i === 0 || tl.pass[i - 1] !== pid ? tl.t_s[i] : null)).filter((t) => t !== null);
+      const pts = (ys) => tl.t_s.map((t, i) => ({ x: t, y: ys[i] }));
+      const per = tl.batches_per_point > 1 ? ' (each point the mean of ' + tl.batches_per_point + ' batches)' : '';
+      const canvas = figure(into, 'Each batch' + per + ': how long the trainer waited for it and the step after it. Dashed lines mark where a pass began: its first batch carries the workers\' start-up.');
+      draw(canvas, {
+        type: 'line',
+        data: { datasets: [line('data wait (ms)', pts(tl.wait_ms), 3), line('step (ms)', pts(tl.step_ms), 0)] },
+        options: { parsing: false, plugins: { title: { display: true, text: [name, e.verdict ? e.verdict.split(':')[0] : ''] } },
+                   scales: { x: axis('Time since the job started (s)', { type: 'linear' }), y: axis('Milliseconds', { beginAtZero: true }) } },
+        plugins: [passLines(starts)],
+      });
+      if (x.c.latency && x.c.latency.cdf) {
+        const cdf = figure(into, 'The share of batches whose wait was at most a given time (every batch, first batches included).');
+        draw(cdf, {
+          type: 'line',
+          data: { datasets: [line('wait', x.c.latency.cdf.map(([us, q]) => ({ x: us / 1000, y: 100 * q })), 1, { stepped: true })] },
+          options: { parsing: false, plugins: { title: { display: true, text: [name, 'Data wait per batch'] } },
+                     scales: { x: axis('Wait (ms)', { type: 'linear', beginAtZero: true }), y: axis('Batches (%)', { min: 0, max: 100 }) } },
+        });
+      }
+      const pr = e.processes;
+      if (pr && pr.t_s && pr.t_s.length) {
+        const at = (ys) => pr.t_s.map((t, i) => ({ x: t, y: ys[i] }));
+        const sets = [line('trainer (cores)', at(pr.trainer_cores), 0, { yAxisID: 'y' }), line('workers (cores)', at(pr.worker_cores), 1, { yAxisID: 'y' }),
+                      line('read (MiB/s)', at(pr.read_mib_s), 2, { yAxisID: 'rate', borderDash: [6, 3] }),
+                      line('from storage (MiB/s)', at(pr.storage_read_mib_s), 4, { yAxisID: 'rate', borderDash: [2, 2] })];
+        if (pr.device_read_mib_s) sets.push(line('device ' + pr.device + ' (MiB/s)', at(pr.device_read_mib_s), 5, { yAxisID: 'rate', borderDash: [8, 2, 2, 2] }));
+        draw(figure(into, 'Every ' + pr.interval_s + ' s: the CPU the trainer and the DataLoader workers used, what their reads returned, what storage served them' + (pr.device_read_mib_s ? ', and what the data device read (every reader of it).' : ' (the data device not counted: ' + pr.device + ').')), {
+          type: 'line',
+          data: { datasets: sets },
+          options: { parsing: false, plugins: { title: { display: true, text: [name, 'CPU and reads over time'] } },
+                     scales: { x: axis('Time since the job started (s)', { type: 'linear' }), y: axis('Cores', { beginAtZero: true, position: 'left' }),
+                               rate: axis('MiB/s', { beginAtZero: true, position: 'right', grid: { drawOnChartArea: false } }) } },
+        });
+      }
+    });
   }
 
   // ---- across ranks: per case run under MPI, each rank's rate (file_read) or the lowest AU of

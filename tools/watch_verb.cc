@@ -1,4 +1,4 @@
-// `feedbench watch [--out FILE] [--name NAME] [--target-au AU] -- COMMAND [ARGS...]`: runs the
+// `feedbench watch [--out FILE] [--name NAME] [--target-au AU] [--interval DUR] -- COMMAND...`: runs the
 // user's own training command unchanged and says whether it waited for data. A probe put first
 // on the child's PYTHONPATH (harness/watch/python/sitecustomize.py) records every DataLoader
 // batch's ask and got and every worker fetch; this verb reads the records back
@@ -26,11 +26,16 @@
 #include "feedbench/base/cores.h"
 #include "feedbench/base/error.h"
 #include "feedbench/base/text.h"
+#include "feedbench/base/units.h"
 #include "feedbench/cluster/cluster.h"
+#include "feedbench/gpu/gpu.h"
+#include "feedbench/io/device_reads.h"
 #include "feedbench/plan/preflight.h"
 #include "feedbench/results/environment.h"
 #include "feedbench/results/result.h"
 #include "feedbench/watch/job_figures.h"
+#include "feedbench/watch/job_result.h"
+#include "feedbench/watch/process_sampler.h"
 #include "feedbench/watch_sitecustomize.h"
 #include "verbs.h"
 
@@ -41,7 +46,8 @@ namespace feedbench {
 namespace {
 
 constexpr const char* kUsage =
-    "usage: feedbench watch [--out FILE] [--name NAME] [--target-au AU] -- COMMAND [ARGS...]\n"
+    "usage: feedbench watch [--out FILE] [--name NAME] [--target-au AU] [--interval DUR]\n"
+    "                       -- COMMAND [ARGS...]\n"
     "\n"
     "Runs COMMAND as it is and says whether it waited for data. For a Python job that uses\n"
     "PyTorch's DataLoader (any number of loaders, workers forked or spawned), a probe on the\n"
@@ -49,7 +55,9 @@ constexpr const char* kUsage =
     "what each worker's fetch cost in CPU; nothing in the job changes. It prints the job's AU\n"
     "(step / (step + wait)), the wait's p50/p99/max, each pass's first batch apart (worker\n"
     "start-up), how much faster the loop would run with data instant, and a verdict: fed,\n"
-    "CPU-bound or storage-bound. --out writes it as a result entry job/NAME, which diff and\n"
+    "CPU-bound or storage-bound. From outside, in any language, it samples the job's process\n"
+    "tree (CPU of the trainer and the workers, bytes read), the data device and GPUs (NVML).\n"
+    "--out writes it as a result entry job/NAME, which diff and\n"
     "report read. COMMAND's exit code is passed through; Ctrl-C reaches COMMAND, and the result\n"
     "is written even when it fails (marked so).\n"
     "\n"
@@ -99,16 +107,17 @@ struct WatchFolder {
   std::string records() const { return root + "/records"; }
 };
 
-struct Child {
-  int exit_code = 0;  // as a shell reports it: the status, or 128 + the signal
-  int signal = 0;
-  double wall_s = 0;
-  double tree_cpu_s = 0;  // the job and every descendant it waited for
-  std::optional<double> host_cpu_busy;
+// What watched the job from outside it, any language: its process tree, the data device, GPUs.
+struct Outside {
+  std::int64_t interval_ns = 0;
+  DeviceReads device{{}, {}};  // none until the command names a data folder
+  nlohmann::json gpu;          // GpuSampler::stop()'s figures, or why there are none
+  ProcessSamples samples;      // filled when the job ends
 };
 
-// Runs `command` with the probe on its PYTHONPATH. Throws InputError when it cannot be started.
-Child run_child(const std::vector<std::string>& command, const WatchFolder& folder) {
+// Runs `command` with the probe on its PYTHONPATH, sampling its processes meanwhile. Throws
+// InputError when it cannot be started.
+JobRun run_child(const std::vector<std::string>& command, const WatchFolder& folder, Outside& outside) {
   int report[2];  // the child's exec error, if any: the pipe closes on a successful exec
   if (::pipe2(report, O_CLOEXEC) != 0) throw RunError(std::string("pipe: ") + std::strerror(errno));
   const char* old = std::getenv("PYTHONPATH");
@@ -140,12 +149,26 @@ Child run_child(const std::vector<std::string>& command, const WatchFolder& fold
     ::_exit(127);
   }
   g_child = pid;
+  ProcessSampler sampler(pid, outside.interval_ns, [&outside] { return outside.device.bytes_read(); });
+  const std::string sampler_refused = sampler.start();
+  const GpuInventory gpus = list_gpus();
+  GpuSampler gpu_sampler;
+  if (gpus.driver) gpu_sampler.start();
   ::sigaction(SIGTERM, &forward, &old_term);
   ::sigaction(SIGHUP, &forward, &old_hup);
   ::close(report[1]);
   int exec_errno = 0;
   const bool exec_failed = ::read(report[0], &exec_errno, sizeof exec_errno) == ssize_t(sizeof exec_errno);
   ::close(report[0]);
+  // Waited for without reaping it first: its counts are read once more before it is gone.
+  siginfo_t info{};
+  while (::waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT) < 0 && errno == EINTR) {
+  }
+  outside.samples = sampler.stop();
+  if (!sampler_refused.empty())
+    outside.samples.io_why = "sampled only at the start and end: " + sampler_refused;
+  outside.gpu = gpus.driver ? gpu_sampler.stop() : nlohmann::json{{"measured", false}, {"why", gpus.why}};
+  if (outside.gpu.is_null()) outside.gpu = {{"measured", false}, {"why", "NVML gave no sample"}};
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
@@ -155,7 +178,9 @@ Child run_child(const std::vector<std::string>& command, const WatchFolder& fold
     ::sigaction(sig, act, nullptr);
   if (exec_failed) throw InputError(command.front() + ": cannot run it: " + std::strerror(exec_errno));
 
-  Child c;
+  JobRun c;
+  c.command = command;
+  c.start_ns = t0;
   c.wall_s = double(now_ns() - t0) / 1e9;
   c.host_cpu_busy = host_cpu_busy(host_before, host_cpu_times());
   if (WIFEXITED(status)) c.exit_code = WEXITSTATUS(status);
@@ -168,83 +193,6 @@ Child run_child(const std::vector<std::string>& command, const WatchFolder& fold
   c.tree_cpu_s = double(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
                  double(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
   return c;
-}
-
-nlohmann::json pass_json(const JobPassFigures& p, const JobEpoch& e) {
-  return {
-      {"pass", p.id},
-      {"batches", p.batches},
-      {"steps", p.steps},
-      {"au", p.au},
-      {"stall_fraction", p.stall_fraction},
-      {"first_wait_ms", p.first_wait_ms},
-      {"wait_p50_ms", p.wait_p50_ms},
-      {"wait_p99_ms", p.wait_p99_ms},
-      {"wait_max_ms", p.wait_max_ms},
-      {"wall_s", p.wall_s},
-      {"ended", p.ended},
-      {"loader",
-       {{"batch_size", e.batch_size},
-        {"num_workers", e.num_workers},
-        {"prefetch_factor", e.prefetch_factor ? nlohmann::json(*e.prefetch_factor) : nlohmann::json(nullptr)},
-        {"pin_memory", e.pin_memory},
-        {"persistent_workers", e.persistent_workers},
-        {"start_method", e.start_method}}}};
-}
-
-// RETURNS: the job as one result entry: the loader family's counters, the passes in extra.
-BenchmarkEntry job_entry(const std::string& name, const std::vector<std::string>& command, const Child& child,
-                         const JobLog& log, const JobFigures& f, const JobVerdict& v, double target) {
-  BenchmarkEntry e;
-  e.name = e.run_name = e.case_name = "job/" + name;
-  e.run_type = "iteration";
-  e.real_time = e.cpu_time = child.wall_s * 1e3;
-  e.params = {{"family", "job"}, {"name", name}, {"target_au", target}};
-  e.cache = nullptr;
-  nlohmann::json passes = nlohmann::json::array();
-  for (const JobPassFigures& p : f.passes)
-    for (const JobEpoch& ep : log.epochs)
-      if (ep.id == p.id) passes.push_back(pass_json(p, ep));
-  e.extra = {
-      {"command", command},
-      {"exit_code", child.exit_code},
-      {"failed", child.exit_code != 0},
-      {"wall_s", child.wall_s},
-      {"tree_cpu_s", child.tree_cpu_s},
-      {"host_cpu_busy", child.host_cpu_busy ? nlohmann::json(*child.host_cpu_busy) : nlohmann::json(nullptr)},
-      {"passes", passes},
-      {"headroom", f.headroom},
-      {"first_wait_ms_max", f.first_wait_ms_max},
-      {"fetch_cpu_share", f.fetch_cpu_share ? nlohmann::json(*f.fetch_cpu_share) : nlohmann::json(nullptr)},
-      {"fetch_s", f.fetch_s},
-      {"fetch_cpu_s", f.fetch_cpu_s},
-      {"fetch_runqueue_s", f.fetch_runqueue_s},
-      {"au_after_first", f.au_after_first},
-      {"processes_recorded", log.processes},
-      {"torn_lines", log.torn_lines},
-      {"probe_errors", log.probe_errors},
-      {"verdict", v.text},
-      {"limited_by", v.by},
-      {"record_format", kJobLogVersion}};
-  if (child.signal) e.extra["signal"] = child.signal;
-  if (f.steps == 0) {
-    e.error_occurred = true;
-    e.error_message = log.epochs.empty() ? "no DataLoader batch recorded: the job did not iterate a "
-                                           "torch.utils.data.DataLoader under /usr/bin/python3's probe"
-                                         : "too few batches: none had a step after it";
-    return e;
-  }
-  const double loop_s = f.wait_s + f.step_s;
-  e.counters = {{"au", f.au},
-                {"stall_fraction", f.stall_fraction},
-                {"wait_p50_ms", f.wait_p50_ms},
-                {"wait_p99_ms", f.wait_p99_ms},
-                {"wait_max_ms", f.wait_max_ms},
-                {"steps", double(f.steps)},
-                {"samples_per_second", loop_s > 0 ? double(f.samples) / loop_s : 0}};
-  e.latency = StoredHistogram(f.wait_ns);
-  if (child.exit_code != 0) e.label = "job failed: exit " + std::to_string(child.exit_code);
-  return e;
 }
 
 std::string fmt(const char* format, double a, double b = 0, double c = 0) {
@@ -260,7 +208,7 @@ int watch_main(int argc, char** argv) {
   int split = 1;
   while (split < argc && std::strcmp(argv[split], "--") != 0) ++split;
   std::vector<std::string> command(argv + std::min(split + 1, argc), argv + argc);
-  std::string out_path, name;
+  std::string out_path, name, interval = "250ms";
   double target = 0.9;
   po::options_description opts("options");
   opts.add_options()("help,h", "this help")("out,o", po::value(&out_path)->value_name("FILE"),
@@ -268,7 +216,9 @@ int watch_main(int argc, char** argv) {
       "name", po::value(&name)->value_name("NAME"),
       "the job's name (default: the .py file's stem, else the command)")(
       "target-au", po::value(&target)->value_name("AU"),
-      "the AU (0..1) at which the job is fed (default 0.9)");
+      "the AU (0..1) at which the job is fed (default 0.9)")(
+      "interval", po::value(&interval)->value_name("DUR"),
+      "how often the job's processes, the data device and GPUs are sampled (default 250ms)");
   po::variables_map vm;
   if (parse_command_line(split, argv, opts, vm)) {
     std::cout << kUsage << "options:\n" << options_help(opts);
@@ -284,20 +234,38 @@ int watch_main(int argc, char** argv) {
   if (vm.count("name") && (name.empty() || name.find('/') != std::string::npos))
     throw InputError("--name: expected a name without '/', got '" + name + "'");
   if (name.empty()) name = default_name(command);
+  Outside outside;
+  outside.interval_ns = parse_duration_ns(interval, "--interval");
+  if (outside.interval_ns < 10'000'000)
+    throw InputError("--interval: expected at least 10ms (each sample reads every process's /proc), got " +
+                     interval);
+  // The folders and files the command names: its data and its script.
+  std::vector<NamedPath> inputs, roots;
+  std::vector<std::string> folders;
+  std::error_code ec;
+  for (const std::string& a : command) {
+    if (fs::is_regular_file(a, ec)) inputs.push_back({"the command's argument", a});
+    if (fs::is_directory(a, ec)) {
+      roots.push_back({"the command's argument", a});
+      folders.push_back(a);
+    }
+  }
   // The result never lands on what the job reads: a file its command names (its script), or
   // inside a folder it names (its data).
-  if (!out_path.empty()) {
-    std::vector<NamedPath> inputs, roots;
-    std::error_code ec;
-    for (const std::string& a : command) {
-      if (fs::is_regular_file(a, ec)) inputs.push_back({"the command's argument", a});
-      if (fs::is_directory(a, ec)) roots.push_back({"the command's argument", a});
+  if (!out_path.empty()) check_outputs_apart({{"--out", out_path}}, inputs, roots);
+  // The data device: the one under the folders the command names.
+  std::string device = "no data folder named on the command line";
+  if (!folders.empty()) {
+    outside.device = DeviceReads::under(folders);
+    device = outside.device.why();
+    if (outside.device.available()) {
+      device.clear();
+      for (const std::string& d : outside.device.names()) device += (device.empty() ? "" : ", ") + d;
     }
-    check_outputs_apart({{"--out", out_path}}, inputs, roots);
   }
 
   WatchFolder folder;
-  const Child child = run_child(command, folder);
+  const JobRun child = run_child(command, folder, outside);
   const JobLog log = read_job_log(folder.records());
   const JobFigures f = job_figures(log);
   const JobVerdict v = job_verdict(f, target, child.host_cpu_busy, usable_cores());
@@ -320,6 +288,10 @@ int watch_main(int argc, char** argv) {
              fmt("%.0f batches, first batch %.1f ms", double(p.batches), p.first_wait_ms) +
              (p.ended ? "" : ", abandoned") + "\n";
   }
+  const JobProcesses processes = job_processes(outside.samples, log, child.start_ns, device);
+  say += "  " + job_processes_text(processes) + "\n";
+  if (!outside.gpu.value("measured", true))
+    say += "  GPU: not measured: " + outside.gpu.value("why", "") + "\n";
   for (const std::string& e : log.probe_errors) say += "  probe: " + e + "\n";
   std::fputs(say.c_str(), stderr);
 
@@ -332,7 +304,7 @@ int watch_main(int argc, char** argv) {
     doc.tool = describe_tool();
     doc.command_line.assign(argv, argv + argc);
     doc.environment = describe_environment({});
-    doc.benchmarks.push_back(job_entry(name, command, child, log, f, v, target));
+    doc.benchmarks.push_back(job_entry(name, child, log, f, v, target, processes, outside.gpu));
     doc.summary = {{"watch", {{"job", "job/" + name}, {"verdict", v.by}, {"text", v.text}}}};
     doc.save(out_path);
     std::fprintf(stderr, "  result: %s\n", out_path.c_str());

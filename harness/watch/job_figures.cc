@@ -1,6 +1,8 @@
 // A watched job's figures and verdict (see job_figures.h).
 #include "feedbench/watch/job_figures.h"
 
+#include "feedbench/base/units.h"
+
 #include <algorithm>
 #include <cstdio>
 
@@ -12,11 +14,7 @@ constexpr double kCpuSaturated = 0.85;
 // Workers whose fetches ran on CPU this much of their time were computing, not waiting to read.
 constexpr double kFetchOnCpu = 0.6;
 
-std::string percent(double f) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f%%", 100 * f);
-  return buf;
-}
+std::string percent(double f) { return format_percent(f); }
 
 std::string fmt_ms(double ms) {
   char buf[32];
@@ -92,6 +90,33 @@ JobFigures job_figures(const JobLog& log) {
   f.fetch_s = wall / 1e9;
   f.fetch_cpu_s = cpu / 1e9;
   return f;
+}
+
+JobTimeline job_timeline(const JobLog& log, std::int64_t origin_ns, std::size_t max_points) {
+  JobTimeline t;
+  std::size_t total = 0;
+  for (const JobEpoch& p : log.epochs) total += p.batches.size();
+  max_points = std::max<std::size_t>(max_points, 1);
+  t.batches_per_point = std::max<std::size_t>(1, (total + max_points - 1) / max_points);
+  for (const JobEpoch& p : log.epochs) {
+    for (std::size_t k = 0; k < p.batches.size(); k += t.batches_per_point) {
+      const std::size_t end = std::min(p.batches.size(), k + t.batches_per_point);
+      double wait = 0, step = 0;
+      std::size_t steps = 0;
+      for (std::size_t i = k; i < end; ++i) {
+        wait += double(p.batches[i].got_ns - p.batches[i].ask_ns);
+        if (i + 1 < p.batches.size()) {
+          step += double(p.batches[i + 1].ask_ns - p.batches[i].got_ns);
+          ++steps;
+        }
+      }
+      t.t_s.push_back(double(p.batches[end - 1].got_ns - origin_ns) / 1e9);
+      t.wait_ms.push_back(wait / double(end - k) / 1e6);
+      t.step_ms.push_back(steps ? std::optional<double>(step / double(steps) / 1e6) : std::nullopt);
+      t.pass.push_back(p.id);
+    }
+  }
+  return t;
 }
 
 JobVerdict job_verdict(const JobFigures& f, double target_au, std::optional<double> host_cpu_busy,

@@ -48,8 +48,44 @@ check slowstore storage
 watch cpubound --workers 4 --batch 8 --step-ms 5 --burn-ms 4
 check cpubound cpu
 
+# The processes over time: the workers' CPU apart from the trainer's, every interval; four
+# workers burning on 2 cores used most of them, workers asleep in a slow store hardly any.
+$PY - "$WORK/cpubound.json" "$WORK/slowstore.json" <<'PY' || fail "the processes' figures"
+import json, sys
+cpu, slow = (json.load(open(f))["benchmarks"][0]["extra"] for f in sys.argv[1:])
+for e in (cpu, slow):
+    p = e["processes"]
+    assert len(p["t_s"]) >= 4 and len(p["worker_cores"]) == len(p["t_s"]) == len(p["read_mib_s"]), p
+    assert e["read_bytes_per_second"] > 0, e["read_bytes_per_second"]
+    t = e["timeline"]
+    assert len(t["t_s"]) == sum(x["batches"] for x in e["passes"]) and t["batches_per_point"] == 1, t
+    assert e["gpu"]["measured"] is False or "util_percent" in json.dumps(e["gpu"]), e["gpu"]
+# Sampled from outside, the workers' CPU matches what the probe timed inside their fetches (less
+# a worker's last interval, lost when it exits between samples); asleep, they used little.
+assert cpu["worker_cpu_s"] >= 0.7 * cpu["fetch_cpu_s"], (cpu["worker_cpu_s"], cpu["fetch_cpu_s"])
+assert slow["worker_cpu_s"] < 0.5 * cpu["worker_cpu_s"], (slow["worker_cpu_s"], cpu["worker_cpu_s"])
+print("workers' CPU sampled: CPU-bound %.2f s (fetches %.2f s), slow store %.2f s" % (cpu["worker_cpu_s"], cpu["fetch_cpu_s"], slow["worker_cpu_s"]))
+PY
+expect_in "$WORK/cpubound.err" "processes: trainer"
+
 # The two watched runs diff as any two results do.
 "$FEEDBENCH" diff "$WORK/fed.json" "$WORK/fed.json" >"$WORK/diff.out" 2>&1 || { cat "$WORK/diff.out"; fail "diff of a watched result with itself"; }
+# report draws each job: its batches in time, its wait's distribution, its processes.
+expect_exit 0 "$FEEDBENCH" report "$WORK/fed.json" "$WORK/cpubound.json" --out "$WORK/jobs.html"
+expect_in "$WORK/jobs.html" "job/cpubound: AU"
+expect_in "$WORK/jobs.html" "Watched jobs"
+CHROMIUM=$(command -v chromium || command -v chromium-browser || true)
+if [ -n "$CHROMIUM" ]; then
+  timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu --no-first-run --disable-background-networking \
+    --disable-component-update --disable-sync --disable-dev-shm-usage --user-data-dir="$WORK/chrome" \
+    --virtual-time-budget=5000 --dump-dom "file://$WORK/jobs.html" >"$WORK/jobs.dom" 2>"$WORK/chrome.log" ||
+    fail "chromium could not load jobs.html"
+  # 3 charts a job, and the ratio chart of the two files' AU.
+  grep -q 'data-report-status="ok [0-9]* charts"' "$WORK/jobs.dom" ||
+    { grep -o 'data-report-status="[^"]*"' "$WORK/jobs.dom"; fail "jobs.html: charts not all drawn"; }
+  n=$(grep -o 'data-report-status="ok [0-9]*' "$WORK/jobs.dom" | grep -o '[0-9]*$')
+  [ "$n" -ge 6 ] || fail "jobs.html: $n charts, expected at least 6 (3 a job)"
+fi
 
 # A crash: its exit code passed through, its result written and marked failed.
 expect_exit 1 "$FEEDBENCH" watch --out "$WORK/crash.json" -- $PY "$JOB" "$WORK/data" --crash-after 15

@@ -48,6 +48,20 @@ struct JobFigures {
 // RETURNS: the figures of `log`; passes with no batch are left out.
 JobFigures job_figures(const JobLog& log);
 
+// The batches in time, for a chart: every batch, or when there are more than the bound, runs of
+// consecutive batches of one pass (batches_per_point of them) as one point.
+struct JobTimeline {
+  std::size_t batches_per_point = 1;
+  std::vector<double> t_s;                     // the point's last got, seconds since the origin
+  std::vector<double> wait_ms;                 // the mean wait of its batches
+  std::vector<std::optional<double>> step_ms;  // the mean step of those with one (a pass's last has none)
+  std::vector<std::int64_t> pass;              // the pass's id
+};
+
+// RETURNS: the timeline of `log`'s batches, times from `origin_ns` (CLOCK_MONOTONIC), at most
+// about `max_points` points (each pass's batches grouped alike).
+JobTimeline job_timeline(const JobLog& log, std::int64_t origin_ns, std::size_t max_points = 2000);
+
 // What held the job back, or that nothing did.
 struct JobVerdict {
   // "fed", "startup" (the workers' start-up, each pass's first batch, is most of the wait),

@@ -1,0 +1,192 @@
+// A watched job as a result entry (see job_result.h).
+#include "feedbench/watch/job_result.h"
+
+#include <cmath>
+#include <set>
+
+#include "feedbench/base/units.h"
+
+namespace feedbench {
+namespace {
+
+using nlohmann::json;
+
+// Three decimals: a chart's series need no more, and a long job's result stays small.
+double rounded(double v) { return std::round(v * 1000) / 1000; }
+
+json series(const std::vector<double>& v, double scale = 1) {
+  json out = json::array();
+  for (const double x : v) out.push_back(rounded(x * scale));
+  return out;
+}
+
+json or_null(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+
+double per_second(double total, double span_s) { return span_s > 0 ? total / span_s : 0; }
+
+json pass_json(const JobPassFigures& p, const JobEpoch& e) {
+  return {{"pass", p.id},
+          {"batches", p.batches},
+          {"steps", p.steps},
+          {"au", p.au},
+          {"stall_fraction", p.stall_fraction},
+          {"first_wait_ms", p.first_wait_ms},
+          {"wait_p50_ms", p.wait_p50_ms},
+          {"wait_p99_ms", p.wait_p99_ms},
+          {"wait_max_ms", p.wait_max_ms},
+          {"wall_s", p.wall_s},
+          {"ended", p.ended},
+          {"loader",
+           {{"batch_size", e.batch_size},
+            {"num_workers", e.num_workers},
+            {"prefetch_factor", e.prefetch_factor ? json(*e.prefetch_factor) : json(nullptr)},
+            {"pin_memory", e.pin_memory},
+            {"persistent_workers", e.persistent_workers},
+            {"start_method", e.start_method}}}};
+}
+
+json timeline_json(const JobTimeline& t) {
+  json steps = json::array();
+  for (const auto& s : t.step_ms) steps.push_back(s ? json(rounded(*s)) : json(nullptr));
+  return {{"batches_per_point", t.batches_per_point},
+          {"t_s", series(t.t_s)},
+          {"wait_ms", series(t.wait_ms)},
+          {"step_ms", steps},
+          {"pass", t.pass}};
+}
+
+json processes_json(const JobProcesses& p) {
+  constexpr double kMiB = 1.0 / (1 << 20);
+  std::vector<double> read, storage;
+  for (std::size_t k = 0; k < p.trainer.t_s.size(); ++k) {
+    read.push_back(p.trainer.read_bps[k] + p.workers.read_bps[k]);
+    storage.push_back(p.trainer.storage_bps[k] + p.workers.storage_bps[k]);
+  }
+  return {{"interval_s", p.interval_s},
+          {"t_s", series(p.trainer.t_s)},
+          {"trainer_cores", series(p.trainer.cores)},
+          {"worker_cores", series(p.workers.cores)},
+          {"read_mib_s", series(read, kMiB)},
+          {"storage_read_mib_s", series(storage, kMiB)},
+          {"device_read_mib_s", p.device_bps.empty() ? json(nullptr) : series(p.device_bps, kMiB)},
+          {"device", p.device},
+          {"device_read_bytes", or_null(p.device_bytes)},
+          {"io_why", p.io_why}};
+}
+
+}  // namespace
+
+JobProcesses job_processes(const ProcessSamples& s, const JobLog& log, std::int64_t origin_ns,
+                           const std::string& device) {
+  std::set<std::int64_t> workers;
+  for (const JobFetch& x : log.fetches)
+    if (x.worker >= 0) workers.insert(x.pid);
+  JobProcesses p;
+  p.interval_s = double(s.interval_ns) / 1e9;
+  p.trainer = rate_series(
+      s, [&](std::int64_t pid) { return workers.count(pid) == 0; }, origin_ns);
+  p.workers = rate_series(
+      s, [&](std::int64_t pid) { return workers.count(pid) != 0; }, origin_ns);
+  p.device_bps = device_rate_series(s);
+  // The device's bytes over the whole job: its first and last counts.
+  std::optional<std::uint64_t> first, last;
+  for (const auto& b : s.device_bytes)
+    if (b) {
+      if (!first) first = b;
+      last = b;
+    }
+  if (first && *last >= *first) p.device_bytes = double(*last - *first);
+  p.device = device;
+  p.io_why = s.io_why;
+  if (s.t_ns.size() >= 2) p.span_s = double(s.t_ns.back() - s.t_ns.front()) / 1e9;
+  return p;
+}
+
+std::string job_processes_text(const JobProcesses& p) {
+  if (p.span_s <= 0) return "processes: not sampled (the job ended before the first interval)";
+  const double read = (p.trainer.read_bytes + p.workers.read_bytes) / p.span_s;
+  const double storage = (p.trainer.storage_bytes + p.workers.storage_bytes) / p.span_s;
+  std::string out = "processes: trainer " + format_printf("%.2f", per_second(p.trainer.cpu_s, p.span_s)) +
+                    " cores, workers " + format_printf("%.2f", per_second(p.workers.cpu_s, p.span_s)) +
+                    " cores (mean over " + format_printf("%.1f", p.span_s) + " s); read " +
+                    format_rate(read) + ", " + format_rate(storage) + " of it from storage";
+  if (p.device_bytes) {
+    out += "; device " + p.device + " " + format_rate(*p.device_bytes / p.span_s) + " (every reader of it)";
+  } else {
+    out += "; device not counted: " + p.device;
+  }
+  if (!p.io_why.empty()) out += "; " + p.io_why;
+  return out;
+}
+
+BenchmarkEntry job_entry(const std::string& name, const JobRun& run, const JobLog& log, const JobFigures& f,
+                         const JobVerdict& v, double target_au, const JobProcesses& processes,
+                         const nlohmann::json& gpu) {
+  BenchmarkEntry e;
+  e.name = e.run_name = e.case_name = "job/" + name;
+  e.run_type = "iteration";
+  e.real_time = e.cpu_time = run.wall_s * 1e3;
+  e.params = {{"family", "job"}, {"name", name}, {"target_au", target_au}};
+  e.cache = nullptr;
+  json passes = json::array();
+  std::size_t i = 0;  // f.passes are log.epochs with batches, in the same order
+  for (const JobPassFigures& p : f.passes) {
+    while (i < log.epochs.size() && log.epochs[i].id != p.id) ++i;
+    if (i < log.epochs.size()) passes.push_back(pass_json(p, log.epochs[i]));
+  }
+  const double span = processes.span_s;
+  e.extra = {{"command", run.command},
+             {"exit_code", run.exit_code},
+             {"failed", run.exit_code != 0},
+             {"wall_s", run.wall_s},
+             {"tree_cpu_s", run.tree_cpu_s},
+             {"host_cpu_busy", or_null(run.host_cpu_busy)},
+             {"passes", passes},
+             {"headroom", f.headroom},
+             {"first_wait_ms_max", f.first_wait_ms_max},
+             {"fetch_cpu_share", or_null(f.fetch_cpu_share)},
+             {"fetch_s", f.fetch_s},
+             {"fetch_cpu_s", f.fetch_cpu_s},
+             {"fetch_runqueue_s", f.fetch_runqueue_s},
+             {"au_after_first", f.au_after_first},
+             {"trainer_cpu_s", processes.trainer.cpu_s},
+             {"worker_cpu_s", processes.workers.cpu_s},
+             {"trainer_cores_mean", per_second(processes.trainer.cpu_s, span)},
+             {"worker_cores_mean", per_second(processes.workers.cpu_s, span)},
+             {"read_bytes_per_second",
+              per_second(processes.trainer.read_bytes + processes.workers.read_bytes, span)},
+             {"storage_read_bytes_per_second",
+              per_second(processes.trainer.storage_bytes + processes.workers.storage_bytes, span)},
+             {"device_read_bytes_per_second",
+              processes.device_bytes ? json(per_second(*processes.device_bytes, span)) : json(nullptr)},
+             {"timeline", timeline_json(job_timeline(log, run.start_ns))},
+             {"processes", processes_json(processes)},
+             {"gpu", gpu},
+             {"processes_recorded", log.processes},
+             {"torn_lines", log.torn_lines},
+             {"probe_errors", log.probe_errors},
+             {"verdict", v.text},
+             {"limited_by", v.by},
+             {"record_format", kJobLogVersion}};
+  if (run.signal) e.extra["signal"] = run.signal;
+  if (f.steps == 0) {
+    e.error_occurred = true;
+    e.error_message = log.epochs.empty() ? "no DataLoader batch recorded: the job did not iterate a "
+                                           "torch.utils.data.DataLoader under a Python that read the probe"
+                                         : "too few batches: none had a step after it";
+    return e;
+  }
+  const double loop_s = f.wait_s + f.step_s;
+  e.counters = {{"au", f.au},
+                {"stall_fraction", f.stall_fraction},
+                {"wait_p50_ms", f.wait_p50_ms},
+                {"wait_p99_ms", f.wait_p99_ms},
+                {"wait_max_ms", f.wait_max_ms},
+                {"steps", double(f.steps)},
+                {"samples_per_second", loop_s > 0 ? double(f.samples) / loop_s : 0}};
+  e.latency = StoredHistogram(f.wait_ns);
+  if (run.exit_code != 0) e.label = "job failed: exit " + std::to_string(run.exit_code);
+  return e;
+}
+
+}  // namespace feedbench
