@@ -1,12 +1,16 @@
 #include "feedbench/base/file_system.h"
+#include "feedbench/base/error.h"
 #include "feedbench/base/text.h"
 
 #include <cerrno>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <utility>
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 
@@ -45,6 +49,13 @@ std::string file_system_at(const std::string& path) {
   struct statfs s {};
   if (::statfs(path.c_str(), &s) != 0) return "an unknown file system";
   return file_system_name(s.f_type);
+}
+
+std::string block_device_label(std::uint64_t dev) {
+  const std::string majmin = std::to_string(major(dev_t(dev))) + ":" + std::to_string(minor(dev_t(dev)));
+  std::error_code ec;
+  const std::filesystem::path dir = std::filesystem::canonical("/sys/dev/block/" + majmin, ec);
+  return ec ? majmin : majmin + " (" + dir.filename().string() + ")";
 }
 
 std::string read_first_line(const std::string& path) {
@@ -88,5 +99,77 @@ std::uint64_t available_memory_bytes() {
 }
 
 std::uint64_t total_memory_bytes() { return meminfo_bytes("MemTotal"); }
+
+AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
+  namespace fs = std::filesystem;
+  const fs::path parent = fs::path(path_).parent_path();
+  if (!parent.empty()) {
+    std::error_code ec;
+    fs::create_directories(parent, ec);
+    if (ec) throw RunError(path_ + ": cannot create folder " + parent.string() + ": " + ec.message());
+  }
+  tmp_ = path_ + ".tmp." + std::to_string(::getpid());
+  fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd_ < 0) throw RunError(errno_message(tmp_ + ": cannot create", errno));
+}
+
+AtomicFile::~AtomicFile() {
+  if (fd_ >= 0) {
+    ::close(fd_);
+    ::unlink(tmp_.c_str());
+  }
+}
+
+void AtomicFile::give_up(const std::string& what, int err) {
+  ::close(fd_);
+  fd_ = -1;
+  ::unlink(tmp_.c_str());
+  throw RunError(errno_message(tmp_ + ": " + what, err));
+}
+
+void AtomicFile::flush() {
+  std::string_view rest = buffer_;
+  while (!rest.empty()) {
+    const ssize_t w = ::write(fd_, rest.data(), rest.size());
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      give_up("cannot write", errno);
+    }
+    rest.remove_prefix(std::size_t(w));
+  }
+  buffer_.clear();
+}
+
+void AtomicFile::write(std::string_view text) {
+  FB_CHECK(fd_ >= 0, "AtomicFile written after commit");
+  buffer_ += text;
+  if (buffer_.size() >= (1u << 20)) flush();
+}
+
+void AtomicFile::commit() {
+  FB_CHECK(fd_ >= 0, "AtomicFile committed twice");
+  flush();
+  // Data on disk before the rename, so a crash leaves the old file or the whole new one.
+  if (::fsync(fd_) != 0) give_up("cannot sync", errno);
+  const int fd = fd_;
+  fd_ = -1;
+  if (::close(fd) != 0) {
+    const int err = errno;
+    ::unlink(tmp_.c_str());
+    throw RunError(errno_message(tmp_ + ": cannot close", err));
+  }
+  if (::rename(tmp_.c_str(), path_.c_str()) != 0) {
+    const int err = errno;
+    ::unlink(tmp_.c_str());
+    throw RunError(errno_message(path_ + ": cannot rename " + tmp_ + " into place", err));
+  }
+  // Make the rename itself durable; a failure here loses nothing already written.
+  const std::string parent = std::filesystem::path(path_).parent_path().string();
+  const int dir = ::open(parent.empty() ? "." : parent.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir >= 0) {
+    ::fsync(dir);
+    ::close(dir);
+  }
+}
 
 }  // namespace feedbench

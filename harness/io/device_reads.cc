@@ -39,17 +39,6 @@ DeviceReads::DeviceReads(const FileSet& files) {
   // and the source) shows each, without a stat of every file of a large set.
   const std::size_t n = files.size(), step = std::max<std::size_t>(1, n / 64);
   for (std::size_t i = 0; i < n; i += step) paths.push_back(files.absolute_path(i));
-  find(paths);
-}
-
-DeviceReads DeviceReads::under(const std::vector<std::string>& paths) {
-  DeviceReads d;
-  d.find(paths);
-  return d;
-}
-
-void DeviceReads::find(const std::vector<std::string>& paths) {
-  const std::string& root = paths.front();
   std::set<dev_t> devices;
   for (const std::string& p : paths) {
     struct stat st {};
@@ -57,7 +46,7 @@ void DeviceReads::find(const std::vector<std::string>& paths) {
     if (devices.size() > kMaxDevices) break;
   }
   if (devices.empty()) {
-    why_ = "none of its files could be examined (" + root + ")";
+    why_ = "none of its files could be examined (" + files.root() + ")";
     return;
   }
   for (const dev_t d : devices) {
@@ -66,8 +55,8 @@ void DeviceReads::find(const std::vector<std::string>& paths) {
     std::error_code ec;
     const fs::path dir = fs::canonical(link, ec);
     if (ec || !fs::exists(dir / "stat", ec)) {
-      const std::string type = fs_type_name(root);
-      why_ = (type.empty() ? "its file system" : type) + " has no block device to count (" + root +
+      const std::string type = fs_type_name(files.root());
+      why_ = (type.empty() ? "its file system" : type) + " has no block device to count (" + files.root() +
              ", device " + majmin + ")";
       stat_files_.clear();
       names_.clear();

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "feedbench/base/error.h"
+#include "feedbench/base/file_system.h"
 #include "feedbench/base/json_limits.h"
 #include "feedbench/base/units.h"
 #include "feedbench/results/counters.h"
@@ -481,49 +482,9 @@ std::string ResultDocument::dump() const {
 void ResultDocument::save(const std::string& path) const { write_file_atomically(path, dump()); }
 
 void write_file_atomically(const std::string& path, const std::string& text) {
-  namespace fs = std::filesystem;
-  fs::path parent = fs::path(path).parent_path();
-  if (!parent.empty()) {
-    std::error_code ec;
-    fs::create_directories(parent, ec);
-    if (ec) throw RunError(path + ": cannot create folder " + parent.string() + ": " + ec.message());
-  }
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw RunError(errno_message(tmp + ": cannot create", errno));
-  auto give_up = [&](const std::string& what) {
-    int err = errno;
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    throw RunError(errno_message(tmp + ": " + what, err));
-  };
-  std::string_view rest = text;
-  while (!rest.empty()) {
-    ssize_t w = ::write(fd, rest.data(), rest.size());
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      give_up("cannot write");
-    }
-    rest.remove_prefix(std::size_t(w));
-  }
-  // Data on disk before the rename, so a crash leaves the old file or the whole new one.
-  if (::fsync(fd) != 0) give_up("cannot sync");
-  if (::close(fd) != 0) {
-    int err = errno;
-    ::unlink(tmp.c_str());
-    throw RunError(errno_message(tmp + ": cannot close", err));
-  }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    int err = errno;
-    ::unlink(tmp.c_str());
-    throw RunError(errno_message(path + ": cannot rename " + tmp + " into place", err));
-  }
-  // Make the rename itself durable; a failure here loses nothing already written.
-  int dir = ::open(parent.empty() ? "." : parent.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir >= 0) {
-    ::fsync(dir);
-    ::close(dir);
-  }
+  AtomicFile out(path);
+  out.write(text);
+  out.commit();
 }
 
 bool is_calibration(const BenchmarkEntry& e) {

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace feedbench {
 
@@ -15,6 +16,10 @@ std::string file_system_name(long f_type);
 // RETURNS: the name of the file system at `path` (a file or a folder), or "an unknown file
 // system" when statfs(2) fails.
 std::string file_system_at(const std::string& path);
+
+// RETURNS: "7:0 (loop0)" for a device number as st_dev holds it, named by sysfs
+// (/sys/dev/block/MAJ:MIN); "MAJ:MIN" alone where sysfs names no block device (tmpfs, overlay).
+std::string block_device_label(std::uint64_t dev);
 
 // RETURNS: the first line of the file at `path` without surrounding white space ("" when it
 // cannot be read): a /sys or /proc value such as "tsc" or "[madvise] never".
@@ -30,5 +35,29 @@ std::uint64_t available_memory_bytes();
 std::uint64_t meminfo_bytes(const std::string& field);
 // RETURNS: MemTotal in bytes, 0 when unknown.
 std::uint64_t total_memory_bytes();
+
+// A file written through a temporary name beside it (PATH.tmp.PID) and renamed into place when
+// complete: a reader sees the old file or the whole new one, never half of it. For output too
+// large to hold (a trace); write_file_atomically (results/result.h) writes a string with it.
+class AtomicFile {
+ public:
+  // Creates the temporary (and `path`'s folder). Throws RunError when it cannot.
+  explicit AtomicFile(std::string path);
+  // Removes the temporary when commit() was not reached.
+  ~AtomicFile();
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+
+  // Appends `text` (buffered). Throws RunError when it cannot be written.
+  void write(std::string_view text);
+  // Syncs, renames into place, syncs the folder. Throws RunError when it cannot.
+  void commit();
+
+ private:
+  void flush();
+  [[noreturn]] void give_up(const std::string& what, int err);
+  std::string path_, tmp_, buffer_;
+  int fd_ = -1;
+};
 
 }  // namespace feedbench

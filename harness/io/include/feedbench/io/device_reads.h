@@ -21,9 +21,6 @@ class DeviceReads {
   // Never throws: where a file system has no block device (tmpfs, overlay, NFS) or sysfs cannot
   // be read, available() is false and why() says so.
   explicit DeviceReads(const FileSet& files);
-  // The devices holding `paths` (files or folders; the first names the set in messages), as the
-  // constructor above finds them. REQUIRES: paths not empty.
-  static DeviceReads under(const std::vector<std::string>& paths);
   // For tests: the given counter files (/sys/dev/block/MAJ:MIN/stat or files like them).
   DeviceReads(std::vector<std::string> stat_files, std::vector<std::string> names);
 
@@ -39,9 +36,6 @@ class DeviceReads {
   static constexpr std::size_t kMaxDevices = 8;
 
  private:
-  DeviceReads() = default;
-  void find(const std::vector<std::string>& paths);
-
   std::vector<std::string> stat_files_;
   std::vector<std::string> names_;
   std::string why_;
