@@ -842,8 +842,9 @@ std::vector<std::string> html_report_verdicts(const ResultDocument& doc) {
     // Read as text: a hand-edited file may hold anything there.
     if (text_at(e.params, {"family"}) != "job") continue;
     const std::string verdict = text_at(e.extra, {"verdict"});
-    const std::string failed =
-        text_at(e.extra, {"failed"}) == "yes" ? " (the job failed: exit " + text_at(e.extra, {"exit_code"}) + ")" : "";
+    const std::string failed = text_at(e.extra, {"failed"}) == "yes"
+                                   ? " (the job failed: exit " + text_at(e.extra, {"exit_code"}) + ")"
+                                   : "";
     if (!verdict.empty()) out.push_back(e.case_name + failed + ": " + verdict);
   }
   if (out.empty()) out.push_back("No case completed, so there is nothing to judge: see the errors below.");

@@ -1,4 +1,4 @@
-// `feedbench watch [--out FILE] [--name NAME] [--target-au AU] [--interval DUR] -- COMMAND...`: runs the
+// `feedbench watch [--out FILE] [--trace FILE] [--name NAME] [--interval DUR] -- COMMAND...`: runs the
 // user's own training command unchanged and says whether it waited for data. A probe put first
 // on the child's PYTHONPATH (harness/watch/python/sitecustomize.py) records every DataLoader
 // batch's ask and got and every worker fetch; this verb reads the records back
@@ -11,11 +11,14 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <set>
 #include <string>
 #include <vector>
 
 #include <fcntl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -25,16 +28,21 @@
 #include "feedbench/base/clock.h"
 #include "feedbench/base/cores.h"
 #include "feedbench/base/error.h"
+#include "feedbench/base/file_system.h"
 #include "feedbench/base/text.h"
 #include "feedbench/base/units.h"
+#include "feedbench/cache/cache_verification.h"
+#include "feedbench/cache/manifest.h"
+#include "feedbench/cache/stager.h"
 #include "feedbench/cluster/cluster.h"
+#include "feedbench/dataset/dataset.h"
 #include "feedbench/gpu/gpu.h"
-#include "feedbench/io/device_reads.h"
 #include "feedbench/plan/preflight.h"
 #include "feedbench/results/environment.h"
 #include "feedbench/results/result.h"
 #include "feedbench/watch/job_figures.h"
 #include "feedbench/watch/job_result.h"
+#include "feedbench/watch/job_trace.h"
 #include "feedbench/watch/process_sampler.h"
 #include "feedbench/watch_sitecustomize.h"
 #include "verbs.h"
@@ -46,8 +54,8 @@ namespace feedbench {
 namespace {
 
 constexpr const char* kUsage =
-    "usage: feedbench watch [--out FILE] [--name NAME] [--target-au AU] [--interval DUR]\n"
-    "                       -- COMMAND [ARGS...]\n"
+    "usage: feedbench watch [--out FILE] [--trace FILE] [--name NAME] [--target-au AU]\n"
+    "                       [--interval DUR] -- COMMAND [ARGS...]\n"
     "\n"
     "Runs COMMAND as it is and says whether it waited for data. For a Python job that uses\n"
     "PyTorch's DataLoader (any number of loaders, workers forked or spawned), a probe on the\n"
@@ -55,8 +63,10 @@ constexpr const char* kUsage =
     "what each worker's fetch cost in CPU; nothing in the job changes. It prints the job's AU\n"
     "(step / (step + wait)), the wait's p50/p99/max, each pass's first batch apart (worker\n"
     "start-up), how much faster the loop would run with data instant, and a verdict: fed,\n"
-    "CPU-bound or storage-bound. From outside, in any language, it samples the job's process\n"
-    "tree (CPU of the trainer and the workers, bytes read), the data device and GPUs (NVML).\n"
+    "CPU-bound or storage-bound. In any language, a read recorder on the job's LD_PRELOAD\n"
+    "records every file each process read (the data folders, their file systems and devices),\n"
+    "and watch samples the process tree (CPU of the trainer and the workers, bytes read), the\n"
+    "data device and GPUs (NVML). --trace writes every batch, fetch and read for replay.\n"
     "--out writes it as a result entry job/NAME, which diff and\n"
     "report read. COMMAND's exit code is passed through; Ctrl-C reaches COMMAND, and the result\n"
     "is written even when it fails (marked so).\n"
@@ -64,6 +74,7 @@ constexpr const char* kUsage =
     "examples:\n"
     "  feedbench watch -- /usr/bin/python3 train.py --epochs 1\n"
     "  feedbench watch --out before.json --name resnet -- python3 train.py\n"
+    "  feedbench watch --trace job.trace.json -- /usr/bin/python3 train.py\n"
     "\n";
 
 // The child's pid while it runs, for the forwarding handler.
@@ -107,13 +118,35 @@ struct WatchFolder {
   std::string records() const { return root + "/records"; }
 };
 
-// What watched the job from outside it, any language: its process tree, the data device, GPUs.
+// What watched the job from outside it, any language: its process tree, the block devices,
+// GPUs, and the read recorder put on its LD_PRELOAD.
 struct Outside {
   std::int64_t interval_ns = 0;
-  DeviceReads device{{}, {}};  // none until the command names a data folder
-  nlohmann::json gpu;          // GpuSampler::stop()'s figures, or why there are none
-  ProcessSamples samples;      // filled when the job ends
+  std::string recorder;    // the read recorder library, "" when not found
+  bool trace = false;      // the recorder records every open and read too
+  nlohmann::json gpu;      // GpuSampler::stop()'s figures, or why there are none
+  ProcessSamples samples;  // filled when the job ends
 };
+
+constexpr const char* kRecorderName = "libfeedbench-read-recorder.so";
+
+// RETURNS: the read recorder library: $FEEDBENCH_READ_RECORDER, else beside this binary (a
+// build folder), else ../lib/feedbench/ from it (installed); "" with *why when none is there.
+std::string find_recorder(std::string* why) {
+  if (const char* env = std::getenv("FEEDBENCH_READ_RECORDER"); env != nullptr && *env != '\0') {
+    if (::access(env, R_OK) == 0) return env;
+    *why = "FEEDBENCH_READ_RECORDER=" + std::string(env) + " cannot be read";
+    return "";
+  }
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  for (const fs::path& p :
+       {exe.parent_path() / kRecorderName, exe.parent_path() / "../lib/feedbench" / kRecorderName})
+    if (!ec && ::access(p.c_str(), R_OK) == 0) return fs::weakly_canonical(p, ec).string();
+  *why = std::string("the read recorder ") + kRecorderName + " is not beside " + exe.string() +
+         " nor in ../lib/feedbench/ (set FEEDBENCH_READ_RECORDER to its path)";
+  return "";
+}
 
 // Runs `command` with the probe on its PYTHONPATH, sampling its processes meanwhile. Throws
 // InputError when it cannot be started.
@@ -122,6 +155,11 @@ JobRun run_child(const std::vector<std::string>& command, const WatchFolder& fol
   if (::pipe2(report, O_CLOEXEC) != 0) throw RunError(std::string("pipe: ") + std::strerror(errno));
   const char* old = std::getenv("PYTHONPATH");
   const std::string pythonpath = folder.probe() + (old && *old ? ":" + std::string(old) : "");
+  const char* old_preload = std::getenv("LD_PRELOAD");
+  const std::string preload =
+      outside.recorder.empty()
+          ? ""
+          : outside.recorder + (old_preload && *old_preload ? ":" + std::string(old_preload) : "");
   std::vector<char*> args;
   for (const std::string& a : command) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
@@ -143,13 +181,15 @@ JobRun run_child(const std::vector<std::string>& command, const WatchFolder& fol
     ::sigaction(SIGQUIT, &old_quit, nullptr);
     ::setenv("PYTHONPATH", pythonpath.c_str(), 1);
     ::setenv("FEEDBENCH_WATCH_DIR", folder.records().c_str(), 1);
+    if (!preload.empty()) ::setenv("LD_PRELOAD", preload.c_str(), 1);
+    if (outside.trace) ::setenv("FEEDBENCH_WATCH_TRACE", "1", 1);
     ::execvp(args[0], args.data());
     const int e = errno;
     [[maybe_unused]] ssize_t n = ::write(report[1], &e, sizeof e);
     ::_exit(127);
   }
   g_child = pid;
-  ProcessSampler sampler(pid, outside.interval_ns, [&outside] { return outside.device.bytes_read(); });
+  ProcessSampler sampler(pid, outside.interval_ns);
   const std::string sampler_refused = sampler.start();
   const GpuInventory gpus = list_gpus();
   GpuSampler gpu_sampler;
@@ -201,101 +241,234 @@ std::string fmt(const char* format, double a, double b = 0, double c = 0) {
   return buf;
 }
 
-}  // namespace
+// The verb's options, checked.
+struct WatchOptions {
+  std::vector<std::string> command;
+  std::string out_path, trace_path, name;
+  double target = 0.9;
+  std::int64_t interval_ns = 0;
+  std::vector<NamedPath> inputs, roots;  // the files and folders the command names
+  std::vector<std::string> folders;      // the folders it names
+};
 
-int watch_main(int argc, char** argv) {
+// RETURNS: the options, or nullopt when --help was asked (and printed). Throws InputError.
+std::optional<WatchOptions> parse_watch(int argc, char** argv) {
+  WatchOptions o;
   // Everything after "--" is the job's; before it, ours.
   int split = 1;
   while (split < argc && std::strcmp(argv[split], "--") != 0) ++split;
-  std::vector<std::string> command(argv + std::min(split + 1, argc), argv + argc);
-  std::string out_path, name, interval = "250ms";
-  double target = 0.9;
+  o.command.assign(argv + std::min(split + 1, argc), argv + argc);
+  std::string interval = "250ms";
   po::options_description opts("options");
-  opts.add_options()("help,h", "this help")("out,o", po::value(&out_path)->value_name("FILE"),
+  opts.add_options()("help,h", "this help")("out,o", po::value(&o.out_path)->value_name("FILE"),
                                             "write the job as a result entry job/NAME to FILE")(
-      "name", po::value(&name)->value_name("NAME"),
+      "trace", po::value(&o.trace_path)->value_name("FILE"),
+      "write every batch, fetch, open and read the job made to FILE (Chrome trace-event JSON: "
+      "Perfetto opens it; feedbench replay reads it)")(
+      "name", po::value(&o.name)->value_name("NAME"),
       "the job's name (default: the .py file's stem, else the command)")(
-      "target-au", po::value(&target)->value_name("AU"),
+      "target-au", po::value(&o.target)->value_name("AU"),
       "the AU (0..1) at which the job is fed (default 0.9)")(
       "interval", po::value(&interval)->value_name("DUR"),
       "how often the job's processes, the data device and GPUs are sampled (default 250ms)");
   po::variables_map vm;
   if (parse_command_line(split, argv, opts, vm)) {
     std::cout << kUsage << "options:\n" << options_help(opts);
-    return 0;
+    return std::nullopt;
   }
-  if (command.empty())
+  if (o.command.empty())
     throw InputError("expected a command after --, e.g. feedbench watch -- python3 train.py");
-  if (!(target >= 0 && target <= 1))
-    throw InputError("--target-au: expected a number from 0 to 1, got " + std::to_string(target));
-  if (vm.count("out") && out_path.empty()) throw InputError("--out: expected a file name, got ''");
-  if (!out_path.empty() && fs::is_directory(out_path))
-    throw InputError("--out " + out_path + ": is a folder, expected a file");
-  if (vm.count("name") && (name.empty() || name.find('/') != std::string::npos))
-    throw InputError("--name: expected a name without '/', got '" + name + "'");
-  if (name.empty()) name = default_name(command);
-  Outside outside;
-  outside.interval_ns = parse_duration_ns(interval, "--interval");
-  if (outside.interval_ns < 10'000'000)
+  if (!(o.target >= 0 && o.target <= 1))
+    throw InputError("--target-au: expected a number from 0 to 1, got " + std::to_string(o.target));
+  for (const auto& [option, path] : {std::pair{"--out", &o.out_path}, {"--trace", &o.trace_path}}) {
+    if (vm.count(option + 2) &&
+        path->empty())  // option + 2: its name without the dashes throw InputError(std::string(option) + ":
+                        // expected a file name, got ''");
+      if (!path->empty() && fs::is_directory(*path))
+        throw InputError(std::string(option) + " " + *path + ": is a folder, expected a file");
+  }
+  if (vm.count("name") && (o.name.empty() || o.name.find('/') != std::string::npos))
+    throw InputError("--name: expected a name without '/', got '" + o.name + "'");
+  if (o.name.empty()) o.name = default_name(o.command);
+  o.interval_ns = parse_duration_ns(interval, "--interval");
+  if (o.interval_ns < 10'000'000)
     throw InputError("--interval: expected at least 10ms (each sample reads every process's /proc), got " +
                      interval);
-  // The folders and files the command names: its data and its script.
-  std::vector<NamedPath> inputs, roots;
-  std::vector<std::string> folders;
   std::error_code ec;
-  for (const std::string& a : command) {
-    if (fs::is_regular_file(a, ec)) inputs.push_back({"the command's argument", a});
+  for (const std::string& a : o.command) {
+    if (fs::is_regular_file(a, ec)) o.inputs.push_back({"the command's argument", a});
     if (fs::is_directory(a, ec)) {
-      roots.push_back({"the command's argument", a});
-      folders.push_back(a);
+      o.roots.push_back({"the command's argument", a});
+      o.folders.push_back(a);
     }
   }
-  // The result never lands on what the job reads: a file its command names (its script), or
-  // inside a folder it names (its data).
-  if (!out_path.empty()) check_outputs_apart({{"--out", out_path}}, inputs, roots);
-  // The data device: the one under the folders the command names.
-  std::string device = "no data folder named on the command line";
-  if (!folders.empty()) {
-    outside.device = DeviceReads::under(folders);
-    device = outside.device.why();
-    if (outside.device.available()) {
-      device.clear();
-      for (const std::string& d : outside.device.names()) device += (device.empty() ? "" : ", ") + d;
-    }
-  }
+  // The result and the trace never land on what the job reads: a file its command names (its
+  // script), or inside a folder it names (its data).
+  std::vector<NamedPath> outputs;
+  if (!o.out_path.empty()) outputs.push_back({"--out", o.out_path});
+  if (!o.trace_path.empty()) outputs.push_back({"--trace", o.trace_path});
+  if (!outputs.empty()) check_outputs_apart(outputs, o.inputs, o.roots);
+  return o;
+}
 
-  WatchFolder folder;
-  const JobRun child = run_child(command, folder, outside);
-  const JobLog log = read_job_log(folder.records());
-  const JobFigures f = job_figures(log);
-  const JobVerdict v = job_verdict(f, target, child.host_cpu_busy, usable_cores());
-
-  std::string say = "\nfeedbench watch: job/" + name + " exited " + std::to_string(child.exit_code) +
-                    fmt(" after %.1f s\n", child.wall_s);
-  if (f.steps == 0) {
-    say += log.epochs.empty()
+// RETURNS: the lines on the job's loop: the verdict, the waits, each pass.
+std::string loop_text(const JobLog& log, const JobFigures& f, const JobVerdict& v) {
+  if (f.steps == 0)
+    return log.epochs.empty()
                ? "  no DataLoader batches recorded (not a PyTorch DataLoader job, or not under "
                  "a Python that reads PYTHONPATH): nothing to judge\n"
                : "  no batch had a step after it: nothing to judge\n";
-  } else {
-    say += "  " + v.text + "\n";
-    say += fmt("  %.0f batches in %.0f pass", double(f.batches), double(f.passes.size())) +
-           (f.passes.size() == 1 ? "" : "es") +
-           fmt("; wait p50 %.2f ms, p99 %.2f ms, max %.2f ms", f.wait_p50_ms, f.wait_p99_ms, f.wait_max_ms) +
-           fmt("; first batch of a pass up to %.0f ms (worker start-up)\n", f.first_wait_ms_max);
-    for (const JobPassFigures& p : f.passes)
-      say += fmt("  pass %.0f: AU %.1f%%, ", double(p.id), 100 * p.au) +
-             fmt("%.0f batches, first batch %.1f ms", double(p.batches), p.first_wait_ms) +
-             (p.ended ? "" : ", abandoned") + "\n";
+  std::string say = "  " + v.text + "\n";
+  say += fmt("  %.0f batches in %.0f pass", double(f.batches), double(f.passes.size())) +
+         (f.passes.size() == 1 ? "" : "es") +
+         fmt("; wait p50 %.2f ms, p99 %.2f ms, max %.2f ms", f.wait_p50_ms, f.wait_p99_ms, f.wait_max_ms) +
+         fmt("; first batch of a pass up to %.0f ms (worker start-up)\n", f.first_wait_ms_max);
+  for (const JobPassFigures& p : f.passes)
+    say += fmt("  pass %.0f: AU %.1f%%, ", double(p.id), 100 * p.au) +
+           fmt("%.0f batches, first batch %.1f ms", double(p.batches), p.first_wait_ms) +
+           (p.ended ? "" : ", abandoned") + "\n";
+  return say;
+}
+
+// RETURNS: the cache staged by feedbench stage that holds `folder` (the nearest folder at or
+// above it with a manifest), or "".
+std::string cache_root_of(const fs::path& folder) {
+  std::error_code ec;
+  for (fs::path p = folder; !p.empty(); p = p.parent_path()) {
+    if (fs::exists(p / kManifestJsonName, ec)) return p.string();
+    if (p == p.root_path()) break;
   }
-  const JobProcesses processes = job_processes(outside.samples, log, child.start_ns, device);
+  return "";
+}
+
+// RETURNS: what the reads say of a staged cache: each of the most read data folders inside one,
+// with the cheap check `run` makes (the cache's listing, sizes and mtimes against its manifest
+// and its source) made now; and a cache the command names whose source the job read instead.
+std::vector<std::string> cache_notes(const ReadSummary& s, const std::vector<std::string>& folders) {
+  std::vector<std::string> notes;
+  std::set<std::string> seen;
+  const auto staged = [](const std::string& root, std::string* why) -> std::optional<Manifest> {
+    try {
+      return read_manifest(root, why);
+    } catch (const std::runtime_error& e) {  // InputError or RunError: say why, judge on
+      *why = e.what();
+      return std::nullopt;
+    }
+  };
+  for (std::size_t i = 0; i < s.folders.size() && i < 5; ++i) {
+    const std::string root = cache_root_of(s.folders[i].path);
+    if (root.empty() || !seen.insert(root).second) continue;
+    std::string why;
+    const std::optional<Manifest> m = staged(root, &why);
+    if (!m) {
+      notes.push_back("cache: read from " + root +
+                      ", a cache staged by feedbench stage whose manifest cannot be read (" + why +
+                      "): not verified");
+      continue;
+    }
+    std::string check;
+    try {
+      const FileSet source = scan_dataset(m->source_root, m->include);
+      const std::string stale = check_cache(root, source, m, "");
+      const CacheVerification v = check_cache_listing(*m, scan_dataset(root, m->include), source);
+      check =
+          !stale.empty() ? "not verified: " + stale
+          : v.ok
+              ? "verified now: it holds the " + std::to_string(v.files_checked) +
+                    " files its manifest lists, sizes and mtimes as staged (feedbench verify re-hashes them)"
+              : "not verified: " + v.summary(root, 3);
+    } catch (const std::runtime_error& e) {  // the source gone, a folder unreadable
+      check = std::string("not verified: ") + e.what();
+    }
+    notes.push_back("cache: read from " + root + ", a cache staged by feedbench stage from " +
+                    m->source_root + " (label " + m->label + "); " + check);
+  }
+  // A cache the command names while the job read its source.
+  for (const std::string& f : folders) {
+    const std::string root = cache_root_of(fs::absolute(f));
+    if (root.empty() || seen.count(root)) continue;
+    std::string why;
+    const std::optional<Manifest> m = staged(root, &why);
+    if (!m) continue;
+    const std::string source = fs::weakly_canonical(m->source_root).string();
+    for (std::size_t i = 0; i < s.folders.size() && i < 5; ++i)
+      if (s.folders[i].path == source || s.folders[i].path.starts_with(source + "/")) {
+        notes.push_back("cache: read from the source " + source + " though a cache of it is staged at " +
+                        root + " (label " + m->label +
+                        "): point the job at the cache to read the staged copy");
+        break;
+      }
+  }
+  return notes;
+}
+
+// What the job read (recorder_why: why it was not recorded, else ""), each data folder's file
+// system and device named, what it says of staged caches; and the data device: the one under the
+// folder the job read most from, else under the first folder its command names.
+struct ReadsAndDevice {
+  JobReads reads;
+  std::optional<std::uint64_t> dev;
+  std::string device = "no data read and no data folder named on the command line";
+};
+
+ReadsAndDevice reads_and_device(const std::string& records, const std::string& recorder_why,
+                                const std::vector<std::string>& folders) {
+  ReadsAndDevice r;
+  r.reads.why_not = recorder_why;
+  if (recorder_why.empty()) r.reads.summary = read_summary(records);
+  struct stat st {};
+  if (!r.reads.summary.folders.empty()) {
+    const auto& top = r.reads.summary.folders.front();
+    r.dev = std::uint64_t(makedev(top.dev_major, top.dev_minor));
+  } else if (!folders.empty() && ::stat(folders.front().c_str(), &st) == 0) {
+    r.dev = std::uint64_t(st.st_dev);
+  }
+  if (r.dev) r.device = block_device_label(*r.dev);
+  for (const auto& f : r.reads.summary.folders)
+    r.reads.where.push_back(file_system_at(f.path) + " on " +
+                            block_device_label(std::uint64_t(makedev(f.dev_major, f.dev_minor))));
+  r.reads.notes = cache_notes(r.reads.summary, folders);
+  return r;
+}
+
+}  // namespace
+
+int watch_main(int argc, char** argv) {
+  const std::optional<WatchOptions> parsed = parse_watch(argc, argv);
+  if (!parsed) return 0;
+  const WatchOptions& o = *parsed;
+  Outside outside;
+  outside.interval_ns = o.interval_ns;
+  std::string recorder_why;
+  outside.recorder = find_recorder(&recorder_why);
+  outside.trace = !o.trace_path.empty();
+
+  WatchFolder folder;
+  const JobRun child = run_child(o.command, folder, outside);
+  const JobLog log = read_job_log(folder.records());
+  const JobFigures f = job_figures(log);
+  const JobVerdict v = job_verdict(f, o.target, child.host_cpu_busy, usable_cores());
+  const ReadsAndDevice rd = reads_and_device(folder.records(), recorder_why, o.folders);
+  const JobProcesses processes = job_processes(outside.samples, log, child.start_ns, rd.dev, rd.device);
+
+  std::string say = "\nfeedbench watch: job/" + o.name + " exited " + std::to_string(child.exit_code) +
+                    fmt(" after %.1f s\n", child.wall_s) + loop_text(log, f, v);
+  for (const std::string& line : job_reads_text(rd.reads)) say += "  " + line + "\n";
   say += "  " + job_processes_text(processes) + "\n";
   if (!outside.gpu.value("measured", true))
     say += "  GPU: not measured: " + outside.gpu.value("why", "") + "\n";
   for (const std::string& e : log.probe_errors) say += "  probe: " + e + "\n";
   std::fputs(say.c_str(), stderr);
 
-  if (!out_path.empty()) {
+  if (!o.trace_path.empty()) {
+    const JobTraceCounts t = write_job_trace(o.trace_path, log, folder.records(), child.start_ns, o.command);
+    const std::string line = "  trace: " + o.trace_path + " (" + format_count(double(t.events)) +
+                             " events; " + format_count(double(t.reads)) + " reads of data, " +
+                             format_count(double(t.reads_in_batches)) + " of them in a batch's fetch" +
+                             (recorder_why.empty() ? "" : "; reads not recorded: " + recorder_why) + ")\n";
+    std::fputs(line.c_str(), stderr);
+  }
+  if (!o.out_path.empty()) {
     ResultDocument doc;
     doc.context = {{"date", local_date_time()},
                    {"host_name", cluster_host_name()},
@@ -304,10 +477,10 @@ int watch_main(int argc, char** argv) {
     doc.tool = describe_tool();
     doc.command_line.assign(argv, argv + argc);
     doc.environment = describe_environment({});
-    doc.benchmarks.push_back(job_entry(name, child, log, f, v, target, processes, outside.gpu));
-    doc.summary = {{"watch", {{"job", "job/" + name}, {"verdict", v.by}, {"text", v.text}}}};
-    doc.save(out_path);
-    std::fprintf(stderr, "  result: %s\n", out_path.c_str());
+    doc.benchmarks.push_back(job_entry(o.name, child, log, f, v, o.target, processes, rd.reads, outside.gpu));
+    doc.summary = {{"watch", {{"job", "job/" + o.name}, {"verdict", v.by}, {"text", v.text}}}};
+    doc.save(o.out_path);
+    std::fprintf(stderr, "  result: %s\n", o.out_path.c_str());
   }
   return child.exit_code;
 }

@@ -85,6 +85,17 @@ struct Reader {
       p.pin_memory = boolean(r, "pin_memory", false, where);
       p.persistent_workers = boolean(r, "persistent_workers", false, where);
       p.start_method = text(r, "start_method", where);
+      p.pid = pid;
+      p.iter = std::uint64_t(optional_integer(r, "iter", where).value_or(0));
+      if (auto w = r.find("workers"); w != r.end() && !w->is_null()) {
+        if (!w->is_array())
+          throw InputError(where + ": \"workers\" must be a list of pids, got " + w->dump());
+        for (const json& x : *w) {
+          if (!x.is_number_integer())
+            throw InputError(where + ": \"workers\" must be a list of pids, got " + w->dump());
+          p.workers.push_back(x.get<std::int64_t>());
+        }
+      }
       epochs[{pid, p.id}] = std::move(p);
     } else if (e == "batch") {
       JobEpoch& p = epoch_of(pid, integer(r, "it", where), where);
@@ -102,6 +113,10 @@ struct Reader {
                  r.contains("runq") ? nanoseconds(r, "runq", where) : 0,
                  integer(r, "n", where)};
       if (f.end_ns < f.start_ns) throw InputError(where + ": a fetch that ended before it began");
+      f.tid = optional_integer(r, "tid", where).value_or(0);
+      f.batch = optional_integer(r, "batch", where).value_or(-1);
+      f.pass = optional_integer(r, "pass", where).value_or(-1);
+      f.resumes = optional_integer(r, "resumes", where).value_or(-1);
       log.fetches.push_back(f);
     } else if (e == "probe_error") {
       log.probe_errors.push_back(text(r, "what", where));
@@ -136,6 +151,24 @@ struct Reader {
 };
 
 }  // namespace
+
+std::vector<std::int64_t> fetch_passes(const JobLog& log) {
+  std::map<std::int64_t, std::vector<std::int64_t>> served;  // worker pid -> its passes, in order
+  for (const JobEpoch& e : log.epochs)
+    for (const std::int64_t w : e.workers) served[w].push_back(e.id);
+  std::vector<std::int64_t> out;
+  out.reserve(log.fetches.size());
+  for (const JobFetch& f : log.fetches) {
+    std::int64_t pass = f.pass;
+    if (pass < 0) {
+      auto it = served.find(f.pid);
+      const std::size_t k = std::size_t(std::max<std::int64_t>(f.resumes, 0));
+      if (it != served.end() && k < it->second.size()) pass = it->second[k];
+    }
+    out.push_back(pass);
+  }
+  return out;
+}
 
 JobLog parse_job_log(const std::vector<JobRecordFile>& files) {
   Reader reader;

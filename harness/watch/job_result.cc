@@ -74,10 +74,74 @@ json processes_json(const JobProcesses& p) {
           {"io_why", p.io_why}};
 }
 
+json folder_json(const ReadSummary::Folder& f, const std::string& where, std::int64_t origin_ns) {
+  return {{"path", f.path},
+          {"where", where},
+          {"files", f.files},
+          {"bytes", f.bytes},
+          {"reads", f.reads},
+          {"first_s", f.first_ns > 0 ? json(double(f.first_ns - origin_ns) / 1e9) : json(nullptr)},
+          {"last_s", f.last_ns > 0 ? json(double(f.last_ns - origin_ns) / 1e9) : json(nullptr)}};
+}
+
+// The folders a result keeps: the most read, enough to say where the data came from.
+constexpr std::size_t kFoldersKept = 50;
+
+json reads_json(const JobReads& r, std::int64_t origin_ns) {
+  if (!r.why_not.empty()) return {{"recorded", false}, {"why", r.why_not}};
+  const ReadSummary& s = r.summary;
+  json folders = json::array();
+  for (std::size_t i = 0; i < s.folders.size() && i < kFoldersKept; ++i)
+    folders.push_back(folder_json(s.folders[i], i < r.where.size() ? r.where[i] : "", origin_ns));
+  ReadSummary::Folder rest = s.other;
+  for (std::size_t i = kFoldersKept; i < s.folders.size(); ++i) {
+    rest.files += s.folders[i].files;
+    rest.bytes += s.folders[i].bytes;
+    rest.reads += s.folders[i].reads;
+  }
+  return {{"recorded", true},
+          {"files", s.files},
+          {"bytes", s.bytes},
+          {"reads", s.reads},
+          {"folders", folders},
+          {"other_folders",
+           {{"folders", s.folders.size() > kFoldersKept ? s.folders.size() - kFoldersKept : 0},
+            {"files", rest.files},
+            {"bytes", rest.bytes}}},
+          {"code", {{"files", s.code.files}, {"bytes", s.code.bytes}, {"reads", s.code.reads}}},
+          {"processes", s.processes},
+          {"torn_lines", s.torn_lines},
+          {"notes", r.notes},
+          {"record_format", kReadLogVersion}};
+}
+
 }  // namespace
 
+std::vector<std::string> job_reads_text(const JobReads& r, std::size_t shown) {
+  if (!r.why_not.empty()) return {"reads: not recorded: " + r.why_not};
+  const ReadSummary& s = r.summary;
+  std::vector<std::string> out;
+  std::string line = "reads: " + format_size(double(s.bytes)) + " of data in " +
+                     format_count(double(s.files)) + (s.files == 1 ? " file" : " files") + " (" +
+                     format_count(double(s.reads)) + " reads)";
+  const std::size_t folders = s.folders.size() + (s.other.files ? 1 : 0);
+  if (folders > 0) line += " from " + format_count(double(folders)) + (folders == 1 ? " folder" : " folders");
+  line += "; the job's code and libraries " + format_size(double(s.code.bytes)) + " in " +
+          format_count(double(s.code.files)) + " files";
+  out.push_back(line);
+  for (std::size_t i = 0; i < s.folders.size() && i < shown; ++i) {
+    const auto& f = s.folders[i];
+    out.push_back("  " + f.path + (i < r.where.size() && !r.where[i].empty() ? " (" + r.where[i] + ")" : "") +
+                  ": " + format_size(double(f.bytes)) + " in " + format_count(double(f.files)) + " files");
+  }
+  if (s.folders.size() > shown)
+    out.push_back("  and " + format_count(double(s.folders.size() - shown)) + " more folders");
+  for (const std::string& n : r.notes) out.push_back(n);
+  return out;
+}
+
 JobProcesses job_processes(const ProcessSamples& s, const JobLog& log, std::int64_t origin_ns,
-                           const std::string& device) {
+                           std::optional<std::uint64_t> dev, const std::string& device) {
   std::set<std::int64_t> workers;
   for (const JobFetch& x : log.fetches)
     if (x.worker >= 0) workers.insert(x.pid);
@@ -87,15 +151,10 @@ JobProcesses job_processes(const ProcessSamples& s, const JobLog& log, std::int6
       s, [&](std::int64_t pid) { return workers.count(pid) == 0; }, origin_ns);
   p.workers = rate_series(
       s, [&](std::int64_t pid) { return workers.count(pid) != 0; }, origin_ns);
-  p.device_bps = device_rate_series(s);
-  // The device's bytes over the whole job: its first and last counts.
-  std::optional<std::uint64_t> first, last;
-  for (const auto& b : s.device_bytes)
-    if (b) {
-      if (!first) first = b;
-      last = b;
-    }
-  if (first && *last >= *first) p.device_bytes = double(*last - *first);
+  if (dev) {
+    p.device_bps = device_rate_series(s, *dev);
+    p.device_bytes = device_bytes_read(s, *dev);
+  }
   p.device = device;
   p.io_why = s.io_why;
   if (s.t_ns.size() >= 2) p.span_s = double(s.t_ns.back() - s.t_ns.front()) / 1e9;
@@ -121,7 +180,7 @@ std::string job_processes_text(const JobProcesses& p) {
 
 BenchmarkEntry job_entry(const std::string& name, const JobRun& run, const JobLog& log, const JobFigures& f,
                          const JobVerdict& v, double target_au, const JobProcesses& processes,
-                         const nlohmann::json& gpu) {
+                         const JobReads& reads, const nlohmann::json& gpu) {
   BenchmarkEntry e;
   e.name = e.run_name = e.case_name = "job/" + name;
   e.run_type = "iteration";
@@ -161,6 +220,7 @@ BenchmarkEntry job_entry(const std::string& name, const JobRun& run, const JobLo
               processes.device_bytes ? json(per_second(*processes.device_bytes, span)) : json(nullptr)},
              {"timeline", timeline_json(job_timeline(log, run.start_ns))},
              {"processes", processes_json(processes)},
+             {"reads", reads_json(reads, run.start_ns)},
              {"gpu", gpu},
              {"processes_recorded", log.processes},
              {"torn_lines", log.torn_lines},

@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -94,11 +95,11 @@ ProcessSamples halve_samples(const ProcessSamples& s) {
   // New sample k stands for old 2k-1 and 2k: it keeps old 2k's time (old 0 stays 0).
   for (std::size_t i = 0; i < s.t_ns.size(); i += 2) {
     h.t_ns.push_back(s.t_ns[i]);
-    h.device_bytes.push_back(s.device_bytes[i]);
+    h.devices.push_back(s.devices[i]);
   }
   if (s.t_ns.size() % 2 == 0 && !s.t_ns.empty()) {  // an odd last one: its time and counts kept
     h.t_ns.push_back(s.t_ns.back());
-    h.device_bytes.push_back(s.device_bytes.back());
+    h.devices.push_back(s.devices.back());
   }
   for (const ProcessSeries& p : s.processes) {
     ProcessSeries q;
@@ -150,23 +151,60 @@ RateSeries rate_series(const ProcessSamples& s, const std::function<bool(std::in
   return r;
 }
 
-std::vector<double> device_rate_series(const ProcessSamples& s) {
-  std::vector<double> out;
-  if (std::none_of(s.device_bytes.begin(), s.device_bytes.end(), [](const auto& b) { return b.has_value(); }))
-    return out;
-  for (std::size_t k = 0; k + 1 < s.t_ns.size(); ++k) {
-    const auto& a = s.device_bytes[k];
-    const auto& b = s.device_bytes[k + 1];
-    const double dt = double(s.t_ns[k + 1] - s.t_ns[k]) / 1e9;
-    out.push_back(a && b && *b >= *a && dt > 0 ? double(*b - *a) / dt : 0);
+std::vector<DeviceCount> parse_diskstats(const std::string& text) {
+  // Documented in the kernel's Documentation/admin-guide/iostats.rst: major, minor, name, reads
+  // completed, reads merged, sectors read (512 bytes each, whatever the device's block size), ...
+  std::vector<DeviceCount> out;
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::istringstream in(line);
+    unsigned major_no = 0, minor_no = 0;
+    std::string name;
+    std::uint64_t ios = 0, merges = 0, sectors = 0;
+    if (in >> major_no >> minor_no >> name >> ios >> merges >> sectors)
+      out.push_back({std::uint64_t(makedev(major_no, minor_no)), sectors * 512});
   }
   return out;
+}
+
+namespace {
+
+std::optional<std::uint64_t> count_of(const std::vector<DeviceCount>& at, std::uint64_t dev) {
+  for (const DeviceCount& d : at)
+    if (d.dev == dev) return d.bytes;
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::vector<double> device_rate_series(const ProcessSamples& s, std::uint64_t dev) {
+  std::vector<double> out;
+  bool any = false;
+  for (std::size_t k = 0; k + 1 < s.t_ns.size(); ++k) {
+    const auto a = count_of(s.devices[k], dev), b = count_of(s.devices[k + 1], dev);
+    const double dt = double(s.t_ns[k + 1] - s.t_ns[k]) / 1e9;
+    any = any || (a && b);
+    out.push_back(a && b && *b >= *a && dt > 0 ? double(*b - *a) / dt : 0);
+  }
+  if (!any) out.clear();
+  return out;
+}
+
+std::optional<double> device_bytes_read(const ProcessSamples& s, std::uint64_t dev) {
+  std::optional<std::uint64_t> first, last;
+  for (const auto& at : s.devices)
+    if (const auto b = count_of(at, dev)) {
+      if (!first) first = b;
+      last = b;
+    }
+  if (!first || *last < *first) return std::nullopt;
+  return double(*last - *first);
 }
 
 struct ProcessSampler::Impl {
   pid_t root;
   std::int64_t interval_ns;
-  std::function<std::optional<std::uint64_t>()> device_bytes;
   std::size_t max_samples;
   bool use_children_files = true;
   ProcessSamples samples;
@@ -225,7 +263,7 @@ struct ProcessSampler::Impl {
       seen.emplace_back(pid, *c);
       io_missing.push_back(io.empty());
     }
-    const std::optional<std::uint64_t> dev = device_bytes ? device_bytes() : std::nullopt;
+    const std::vector<DeviceCount> devices = parse_diskstats(slurp("/proc/diskstats"));
     const std::int64_t t = now_ns();
     std::lock_guard<std::mutex> lock(mu);
     if (io_refused && samples.io_why.empty())
@@ -234,7 +272,7 @@ struct ProcessSampler::Impl {
           "traceable): its read rates leave those out";
     const auto k = std::uint32_t(samples.t_ns.size());
     samples.t_ns.push_back(t);
-    samples.device_bytes.push_back(dev);
+    samples.devices.push_back(devices);
     for (std::size_t i = 0; i < seen.size(); ++i) {
       auto [pid, c] = seen[i];
       auto [it, fresh] = index_of.try_emplace(pid, samples.processes.size());
@@ -263,13 +301,10 @@ struct ProcessSampler::Impl {
   }
 };
 
-ProcessSampler::ProcessSampler(pid_t root, std::int64_t interval_ns,
-                               std::function<std::optional<std::uint64_t>()> device_bytes,
-                               std::size_t max_samples)
+ProcessSampler::ProcessSampler(pid_t root, std::int64_t interval_ns, std::size_t max_samples)
     : impl_(std::make_unique<Impl>()) {
   impl_->root = root;
   impl_->interval_ns = std::max<std::int64_t>(interval_ns, 1'000'000);
-  impl_->device_bytes = std::move(device_bytes);
   impl_->max_samples = std::max<std::size_t>(max_samples, 4);
   impl_->samples.interval_ns = impl_->interval_ns;
   const long hz = ::sysconf(_SC_CLK_TCK);

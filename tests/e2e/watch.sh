@@ -68,6 +68,58 @@ print("workers' CPU sampled: CPU-bound %.2f s (fetches %.2f s), slow store %.2f 
 PY
 expect_in "$WORK/cpubound.err" "processes: trainer"
 
+# What the job read, from every process (the read recorder on LD_PRELOAD): the data folder, its
+# 480 files of 16 KiB once each, the code and libraries apart.
+$PY - "$WORK/slowstore.json" "$WORK/data" <<'PY' || fail "the reads recorded"
+import json, os, sys
+r = json.load(open(sys.argv[1]))["benchmarks"][0]["extra"]["reads"]
+assert r["recorded"] and r["files"] == 480 and r["bytes"] == 480 * 16384, r
+(f,) = r["folders"]
+assert f["path"] == os.path.realpath(sys.argv[2]) and f["files"] == 480 and " on " in f["where"], f
+assert r["code"]["files"] > 0, r["code"]
+PY
+expect_in "$WORK/slowstore.err" "reads: 7.5 MiB of data in 480 files"
+# Any language: dd's reads, recorded in a job with no Python at all.
+expect_exit 0 "$FEEDBENCH" watch --out "$WORK/dd.json" -- sh -c "dd if=$WORK/data/file_000007.bin of=/dev/null bs=4k 2>/dev/null"
+$PY -c "import json,sys; r=json.load(open(sys.argv[1]))['benchmarks'][0]['extra']['reads']; assert r['bytes']==16384 and r['files']==1, r" "$WORK/dd.json"
+
+# A staged cache: said so, with the cheap check run makes, made now; changed, not verified; the
+# source read while the command names its cache, said too.
+"$FEEDBENCH" stage --from "$WORK/data" --to "$WORK/cache" >/dev/null 2>&1 || fail "stage"
+expect_exit 0 "$FEEDBENCH" watch -- $PY "$JOB" "$WORK/cache" --workers 2 --batch 8 --step-ms 1
+expect_in "$WORK/err" "a cache staged by feedbench stage from $WORK/data"
+expect_in "$WORK/err" "verified now: it holds the 480 files its manifest lists"
+touch -d 2001-01-01 "$WORK/cache/file_000003.bin"
+expect_exit 0 "$FEEDBENCH" watch -- $PY "$JOB" "$WORK/cache" --workers 2 --batch 8 --step-ms 1
+expect_in "$WORK/err" "not verified: the cache $WORK/cache does not hold what its manifest lists"
+expect_exit 0 "$FEEDBENCH" watch -- sh -c "dd if=$WORK/data/file_000001.bin of=/dev/null 2>/dev/null" _ "$WORK/cache"
+expect_in "$WORK/err" "read from the source $WORK/data though a cache of it is staged at $WORK/cache"
+
+# The trace: every data read placed in the batch whose fetch made it, each batch's reads the
+# bytes of its 8 files, for spawned workers over two passes; Perfetto's JSON form.
+expect_exit 0 "$FEEDBENCH" watch --trace "$WORK/trace.json" -- $PY "$JOB" "$WORK/data" --workers 2 --batch 8 --step-ms 2 --start spawn --epochs 2
+grep -Eq "reads of data, ([0-9.k]+) of them in a batch's fetch" "$WORK/err" &&
+  grep -Eq " ([0-9.k]+) reads of data, \1 of them in a batch's fetch" "$WORK/err" ||
+  { cat "$WORK/err"; fail "a data read outside every batch's fetch"; }
+$PY - "$WORK/trace.json" <<'PY' || fail "the trace"
+import collections, json, sys
+t = json.load(open(sys.argv[1]))
+assert t["otherData"]["format"] == "feedbench-watch-trace" and t["otherData"]["version"] == 1, t["otherData"]
+ev = t["traceEvents"]
+reads = [e for e in ev if e.get("cat") == "read"]
+assert reads and all(e["args"]["batch"] is not None for e in reads), [e for e in reads if e["args"]["batch"] is None][:3]
+per = collections.Counter()
+for e in reads:
+    per[(e["args"]["pass"], e["args"]["batch"])] += e["args"]["bytes"]
+assert len(per) == 120 and set(per.values()) == {8 * 16384}, collections.Counter(per.values())
+waits = [e for e in ev if e.get("name") == "wait"]
+assert len(waits) == 120 and {e["args"]["pass"] for e in waits} == {p for p, _ in per}, len(waits)
+assert all(e["ph"] in ("X", "i", "M") and "ts" in e for e in ev if e["ph"] != "M")
+print("trace: %d reads in %d batches, %d events" % (len(reads), len(per), len(ev)))
+PY
+expect_exit 2 "$FEEDBENCH" watch --trace "$WORK/data/t.json" -- $PY "$JOB" "$WORK/data"
+expect_in "$WORK/err" "inside the command's argument"
+
 # The two watched runs diff as any two results do.
 "$FEEDBENCH" diff "$WORK/fed.json" "$WORK/fed.json" >"$WORK/diff.out" 2>&1 || { cat "$WORK/diff.out"; fail "diff of a watched result with itself"; }
 # report draws each job: its batches in time, its wait's distribution, its processes.

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -41,7 +42,7 @@ ProcessSamples two_processes() {
   s.ticks_per_second = 100;
   for (int k = 0; k < 5; ++k) {
     s.t_ns.push_back(100 * kS + k * kS);
-    s.device_bytes.push_back(std::uint64_t(k) * 4096);
+    s.devices.push_back({{7, std::uint64_t(k) * 4096}, {8, 0}});
   }
   ProcessSeries trainer{1, {}, {}};
   for (std::uint32_t k = 0; k < 5; ++k) {
@@ -51,6 +52,17 @@ ProcessSamples two_processes() {
   ProcessSeries worker{2, {1, 2}, {{100, 10u << 20, 5u << 20}, {200, 20u << 20, 10u << 20}}};
   s.processes = {trainer, worker};
   return s;
+}
+
+TEST(ProcessSamplerTest, ReadsEachDevicesSectorsFromDiskstats) {
+  const auto d = parse_diskstats(
+      "   7       0 loop0 120 0 2048 33 0 0 0 0 0 40 33\n"
+      " 254       1 vda1 5 1 16 2 9 9 9 9 0 4 4\n"
+      "garbage\n");
+  ASSERT_EQ(d.size(), 2u);
+  EXPECT_EQ(d[0].dev, std::uint64_t(makedev(7, 0)));
+  EXPECT_EQ(d[0].bytes, 2048u * 512);
+  EXPECT_EQ(d[1].dev, std::uint64_t(makedev(254, 1)));
 }
 
 TEST(ProcessSamplerTest, RatesPerIntervalPerGroupCountingAProcessFromItsStart) {
@@ -68,9 +80,12 @@ TEST(ProcessSamplerTest, RatesPerIntervalPerGroupCountingAProcessFromItsStart) {
   EXPECT_DOUBLE_EQ(w.read_bps[1], double(10 << 20));
   EXPECT_DOUBLE_EQ(w.storage_bytes, double(10 << 20));
   EXPECT_DOUBLE_EQ(w.cpu_s, 2.0);
-  const std::vector<double> dev = device_rate_series(s);
+  const std::vector<double> dev = device_rate_series(s, 7);
   ASSERT_EQ(dev.size(), 4u);
   EXPECT_DOUBLE_EQ(dev[3], 4096.0);
+  EXPECT_DOUBLE_EQ(*device_bytes_read(s, 7), 4.0 * 4096);
+  EXPECT_TRUE(device_rate_series(s, 9).empty());  // a device no sample holds
+  EXPECT_FALSE(device_bytes_read(s, 9));
 }
 
 TEST(ProcessSamplerTest, HalvingKeepsEveryCountAndDoublesTheInterval) {
@@ -85,7 +100,7 @@ TEST(ProcessSamplerTest, HalvingKeepsEveryCountAndDoublesTheInterval) {
   // An even count of samples: the odd last one is kept.
   ProcessSamples even = s;
   even.t_ns.pop_back();
-  even.device_bytes.pop_back();
+  even.devices.pop_back();
   even.processes[0].at.pop_back();
   even.processes[0].counts.pop_back();
   const ProcessSamples he = halve_samples(even);
@@ -112,7 +127,7 @@ TEST(ProcessSamplerTest, SamplesARealChildsCpuAndItsReads) {
     } while (t.tv_sec * 1'000'000'000LL + t.tv_nsec < 400'000'000LL);
     ::_exit(0);
   }
-  ProcessSampler sampler(pid, 50'000'000, {}, 6);  // 6: halved at least once in 0.4 s
+  ProcessSampler sampler(pid, 50'000'000, 6);  // 6: halved at least once in 0.4 s
   ASSERT_EQ(sampler.start(), "");
   siginfo_t info{};
   ASSERT_EQ(::waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT), 0);
@@ -125,7 +140,8 @@ TEST(ProcessSamplerTest, SamplesARealChildsCpuAndItsReads) {
   EXPECT_NEAR(r.cpu_s, 0.4, 0.05);  // clock ticks: 10 ms each
   EXPECT_EQ(s.io_why, "");          // the exited child, not yet reaped, is no refusal
   EXPECT_GE(r.read_bytes, double(1 << 20));
-  EXPECT_TRUE(device_rate_series(s).empty());
+  // Every block device counted at every sample (none in some containers).
+  for (const auto& at : s.devices) EXPECT_EQ(at.size(), s.devices.front().size());
 }
 
 TEST(ProcessSamplerTest, TimelineGroupsBatchesWithinAPassAtTheBound) {

@@ -4,7 +4,7 @@
 # job imports torch.utils.data, and chains to any other sitecustomize on the path. Each process
 # appends JSON lines to a file of its own under $FEEDBENCH_WATCH_DIR (one write per line, so a
 # killed job leaves whole lines); times are CLOCK_MONOTONIC nanoseconds, as the watcher's.
-# The record format is feedbench's (harness/watch/include/feedbench/watch/job_log.h), version 1.
+# The record format is feedbench's (harness/watch/include/feedbench/watch/job_log.h), version 2.
 import os
 import sys
 
@@ -73,7 +73,11 @@ def _patch(dl):
         """An iterator's pass over its loader: a fresh iterator, or a persistent one reset."""
         with lock:
             self._feedbench_epoch = next(serial)
-        _log.write(dict({"e": "epoch", "it": self._feedbench_epoch, "t": clock()}, **self._feedbench_settings))
+        # Its workers' pids (started by now), so that their fetches map to this pass; a persistent
+        # iterator's workers serve every pass of it, told apart by their count of resumes.
+        workers = [w.pid for w in getattr(self, "_workers", None) or [] if getattr(w, "pid", None)]
+        _log.write(dict({"e": "epoch", "it": self._feedbench_epoch, "t": clock(), "iter": id(self),
+                         "workers": workers}, **self._feedbench_settings))
 
     init, reset = base.__init__, base._reset
 
@@ -106,6 +110,8 @@ def _patch(dl):
         # The previous batch's record is written here, inside this batch's wait, which both the
         # job's own timing and ours count: the probe's write never lands in the job's step.
         flush()
+        # Without workers this process fetches the batch itself: which one, for its fetch record.
+        current[:] = [self._feedbench_epoch, self._num_yielded, None]
         try:
             data = nxt(self)
         except StopIteration:
@@ -128,6 +134,42 @@ def _patch(dl):
         except (OSError, IndexError, ValueError):
             return 0
 
+    # The batch this thread is fetching: [pass or None, batch index, resumes or None]. A worker
+    # learns it from its index queue: each task is (batch index, sample indices), and a
+    # _ResumeIteration starts a persistent worker's next pass.
+    current = [None, None, None]
+
+    class _IndexQueue:
+        def __init__(self, q):
+            self._q = q
+            self._resumes = 0
+
+        def get(self, *a, **k):
+            r = self._q.get(*a, **k)
+            if isinstance(r, tuple) and len(r) == 2:
+                current[:] = [None, r[0], self._resumes]
+            elif type(r).__name__ == "_ResumeIteration":
+                self._resumes += 1
+            return r
+
+        def __getattr__(self, name):
+            return getattr(self._q, name)
+
+    from torch.utils.data._utils import worker as worker_module
+    loop = worker_module._worker_loop
+
+    def _worker_loop(*a, **k):
+        if "index_queue" in k:
+            k["index_queue"] = _IndexQueue(k["index_queue"])
+        elif len(a) > 2:
+            a = a[:2] + (_IndexQueue(a[2]),) + a[3:]
+        return loop(*a, **k)
+
+    # Pickled by name for spawned workers: the same name finds this one in the child, patched too.
+    _worker_loop.__module__, _worker_loop.__qualname__ = loop.__module__, loop.__qualname__
+    _worker_loop.__name__ = loop.__name__
+    worker_module._worker_loop = _worker_loop
+
     def wrap_fetch(cls):
         inner = cls.fetch
 
@@ -138,9 +180,16 @@ def _patch(dl):
             finally:
                 from torch.utils.data import get_worker_info
                 info = get_worker_info()
-                _log.write({"e": "fetch", "worker": info.id if info is not None else -1, "t0": t0, "t1": clock(),
-                            "cpu": time.thread_time_ns() - c0, "runq": runqueue_ns() - q0,
-                            "n": len(index) if hasattr(index, "__len__") else 1})
+                record = {"e": "fetch", "worker": info.id if info is not None else -1, "t0": t0, "t1": clock(),
+                          "cpu": time.thread_time_ns() - c0, "runq": runqueue_ns() - q0,
+                          "n": len(index) if hasattr(index, "__len__") else 1, "tid": threading.get_native_id()}
+                if current[1] is not None:
+                    record["batch"] = current[1]
+                    if current[0] is not None:
+                        record["pass"] = current[0]
+                    if current[2] is not None:
+                        record["resumes"] = current[2]
+                _log.write(record)
 
         cls.fetch = fetch_
 

@@ -1,4 +1,4 @@
-// What a watched job recorded (harness/watch/python/sitecustomize.py, record format version 1):
+// What a watched job recorded (harness/watch/python/sitecustomize.py, record format version 2):
 // one file of JSON lines per process under the watch folder, read back here into its DataLoader
 // passes (each batch's ask and got), its workers' fetches, and what the probe could not do.
 #pragma once
@@ -10,14 +10,18 @@
 
 namespace feedbench {
 
-inline constexpr int kJobLogVersion = 1;
+// Version 2 added the pass's pid, iterator and workers, and each fetch's thread and batch.
+inline constexpr int kJobLogVersion = 2;
 
 // One pass of one DataLoader iterator over its loader (an epoch, as the job ran it).
 struct JobEpoch {
-  std::int64_t id = 0;          // the probe's serial, in the order passes began
-  std::uint64_t loader = 0;     // which DataLoader object (its id() in the job)
-  std::int64_t start_ns = 0;    // CLOCK_MONOTONIC
-  std::int64_t batch_size = 0;  // 0: none (batch_size=None)
+  std::int64_t id = 0;                // the probe's serial, in the order passes began
+  std::int64_t pid = 0;               // the training process
+  std::uint64_t iter = 0;             // which iterator object (a persistent one makes several passes)
+  std::vector<std::int64_t> workers;  // its worker processes' pids (none without workers)
+  std::uint64_t loader = 0;           // which DataLoader object (its id() in the job)
+  std::int64_t start_ns = 0;          // CLOCK_MONOTONIC
+  std::int64_t batch_size = 0;        // 0: none (batch_size=None)
   std::int64_t num_workers = 0;
   std::optional<std::int64_t> prefetch_factor;  // none without workers
   bool pin_memory = false, persistent_workers = false;
@@ -35,6 +39,10 @@ struct JobEpoch {
 // reading or asleep. worker -1: the training process itself.
 struct JobFetch {
   std::int64_t pid = 0, worker = 0, start_ns = 0, end_ns = 0, cpu_ns = 0, runqueue_ns = 0, samples = 0;
+  std::int64_t tid = 0;       // the fetching thread (0: not recorded)
+  std::int64_t batch = -1;    // the batch's index in its pass (-1: not known)
+  std::int64_t pass = -1;     // the pass, where the fetching process knows it (no workers)
+  std::int64_t resumes = -1;  // a worker's count of passes resumed before this one (persistent)
 };
 
 struct JobLog {
@@ -44,6 +52,11 @@ struct JobLog {
   std::size_t processes = 0;              // record files read
   std::size_t torn_lines = 0;             // a last line cut short (a process killed mid-write)
 };
+
+// RETURNS: per fetch of `log`, the id of the pass it built a batch of: its own, else the pass
+// whose workers include its process (the resumes-th of those for a persistent iterator's); -1
+// when none.
+std::vector<std::int64_t> fetch_passes(const JobLog& log);
 
 // RETURNS: the records under `dir` (every "*.jsonl" file). A file's last line without its
 // newline is a process killed mid-write: counted in torn_lines, not read. Throws InputError

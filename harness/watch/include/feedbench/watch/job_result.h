@@ -15,6 +15,7 @@
 #include "feedbench/watch/job_figures.h"
 #include "feedbench/watch/job_log.h"
 #include "feedbench/watch/process_sampler.h"
+#include "feedbench/watch/read_log.h"
 
 namespace feedbench {
 
@@ -41,9 +42,22 @@ struct JobProcesses {
   double span_s = 0;                   // first sample to last
 };
 
-// RETURNS: `s` split by `log`'s workers; `device` names the counted device (or why none).
+// RETURNS: `s` split by `log`'s workers; `dev` the data device (st_dev) whose reads are counted,
+// none when not known; `device` names it ("7:0 (loop0)"), or why there is none.
 JobProcesses job_processes(const ProcessSamples& s, const JobLog& log, std::int64_t origin_ns,
-                           const std::string& device);
+                           std::optional<std::uint64_t> dev, const std::string& device);
+
+// What the job read (read_log.h), each data folder's file system and device named.
+struct JobReads {
+  std::string why_not;  // "" when recorded, else why not
+  ReadSummary summary;
+  std::vector<std::string> where;  // per summary.folders[i]: "ext4 on 7:0 (loop0)"
+  std::vector<std::string> notes;  // what else the reads say: a staged cache read, or passed by
+};
+
+// RETURNS: the lines the console prints: the data read and its folders (at most `shown`), the
+// code and libraries apart, the notes.
+std::vector<std::string> job_reads_text(const JobReads& r, std::size_t shown = 3);
 
 // RETURNS: the line the console prints: each group's mean cores, the read rates, the device's.
 std::string job_processes_text(const JobProcesses& p);
@@ -53,6 +67,6 @@ std::string job_processes_text(const JobProcesses& p);
 // it is an error entry (nothing to judge), its extra still written.
 BenchmarkEntry job_entry(const std::string& name, const JobRun& run, const JobLog& log, const JobFigures& f,
                          const JobVerdict& v, double target_au, const JobProcesses& processes,
-                         const nlohmann::json& gpu);
+                         const JobReads& reads, const nlohmann::json& gpu);
 
 }  // namespace feedbench

@@ -2,7 +2,8 @@
 // each process of the job's tree (the command and its descendants, /proc/PID/task/TID/children,
 // else a scan of /proc), its CPU time (/proc/PID/stat: utime + stime, every thread) and its bytes
 // read (/proc/PID/io: rchar, every read() the page cache served included; read_bytes, what the
-// kernel fetched from storage for it), and a device counter the caller gives. The counts kept are
+// kernel fetched from storage for it), and every block device's bytes read (/proc/diskstats), of
+// which the job's data device is picked once the job has shown what it read. The counts kept are
 // cumulative, so halving the samples when they reach the bound loses resolution, never a byte
 // or a CPU second of a process that was seen.
 #pragma once
@@ -30,11 +31,20 @@ struct ProcessSeries {
   std::vector<ProcessCounts> counts;
 };
 
+// A block device's bytes read since boot (sectors read x 512, /proc/diskstats).
+struct DeviceCount {
+  std::uint64_t dev = 0;  // makedev(major, minor), as st_dev holds it
+  std::uint64_t bytes = 0;
+};
+
+// RETURNS: each device's count in a /proc/diskstats text (lines it cannot read are skipped).
+std::vector<DeviceCount> parse_diskstats(const std::string& text);
+
 struct ProcessSamples {
   std::int64_t interval_ns = 0;  // between samples, after any halving
   std::int64_t ticks_per_second = 100;
-  std::vector<std::int64_t> t_ns;                          // each sample's time (CLOCK_MONOTONIC)
-  std::vector<std::optional<std::uint64_t>> device_bytes;  // the caller's counter at each sample
+  std::vector<std::int64_t> t_ns;                 // each sample's time (CLOCK_MONOTONIC)
+  std::vector<std::vector<DeviceCount>> devices;  // every block device's count at each sample
   std::vector<ProcessSeries> processes;
   // Why a part could not be read ("" when it was): /proc/PID/io refused (another user's
   // process, or no permission to trace it).
@@ -56,9 +66,11 @@ struct RateSeries {
 RateSeries rate_series(const ProcessSamples& s, const std::function<bool(std::int64_t pid)>& in_group,
                        std::int64_t origin_ns);
 
-// RETURNS: the device counter's rate per interval (bytes per second; 0 where a counter is
-// missing), or empty when no sample has it.
-std::vector<double> device_rate_series(const ProcessSamples& s);
+// RETURNS: device `dev`'s reads per interval (bytes per second; 0 where its count is missing),
+// or empty when no sample has it.
+std::vector<double> device_rate_series(const ProcessSamples& s, std::uint64_t dev);
+// RETURNS: the bytes device `dev` read from the first sample holding it to the last, or nullopt.
+std::optional<double> device_bytes_read(const ProcessSamples& s, std::uint64_t dev);
 
 // RETURNS: `s` with every two intervals merged into one (sample 2k-1 and 2k become k, keeping
 // each process's latest counts), the interval doubled. Used at the bound; public for tests.
@@ -66,10 +78,9 @@ ProcessSamples halve_samples(const ProcessSamples& s);
 
 class ProcessSampler {
  public:
-  // Samples the tree under `root` every `interval_ns` from start() to stop(); `device_bytes`
-  // (may be empty) is read at each sample. At `max_samples` the samples are halved.
-  ProcessSampler(pid_t root, std::int64_t interval_ns,
-                 std::function<std::optional<std::uint64_t>()> device_bytes, std::size_t max_samples = 4096);
+  // Samples the tree under `root` and the block devices every `interval_ns` from start() to
+  // stop(). At `max_samples` the samples are halved.
+  ProcessSampler(pid_t root, std::int64_t interval_ns, std::size_t max_samples = 4096);
   ~ProcessSampler();
   ProcessSampler(const ProcessSampler&) = delete;
   ProcessSampler& operator=(const ProcessSampler&) = delete;

@@ -1,0 +1,80 @@
+// What a watched job read, from its read recorder's files (harness/watch/preload/read_recorder.cc,
+// record format version 1): one `reads-PID.txt` per process, a line per file it closed (F), and
+// with a trace a line per open (O) and per read (R). Read back here line by line into bounded
+// summaries: the job's data folders (resolved paths, the device under each), its code and
+// libraries apart, and for the trace each process's opens and reads in turn.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <istream>
+#include <string>
+#include <vector>
+
+namespace feedbench {
+
+inline constexpr int kReadLogVersion = 1;
+
+// One file a process opened and closed (or held open at its end).
+struct FileRecord {
+  std::int64_t pid = 0, tid = 0, open_ns = 0, first_ns = 0, last_ns = 0;  // first/last 0: never read
+  std::uint64_t bytes = 0, reads = 0, size = 0;
+  std::uint32_t dev_major = 0, dev_minor = 0;
+  std::uint64_t inode = 0;
+  std::string path;  // decoded
+};
+
+// With a trace: an open (its serial is unique within the process) and a read of it.
+struct OpenRecord {
+  std::int64_t pid = 0;
+  std::uint64_t serial = 0;
+  std::int64_t open_ns = 0;
+  std::uint64_t size = 0;
+  std::string path;
+};
+struct ReadRecord {
+  std::int64_t pid = 0, tid = 0;
+  std::uint64_t serial = 0;
+  std::int64_t t0_ns = 0, t1_ns = 0, offset = 0, bytes = 0;
+};
+
+// RETURNS: whether `path` is the job's code or its libraries rather than its data: under a
+// system folder (/usr/, /lib/, /etc/, /proc/, /sys/, /dev/, /opt/conda/...) or a Python, shared
+// object or .pth file anywhere.
+bool is_code_path(const std::string& path);
+
+// The job's reads by folder, bounded: at most kMaxFolders folders, the rest together.
+struct ReadSummary {
+  struct Folder {
+    std::string path;  // the folder, as the kernel resolved it
+    std::uint32_t dev_major = 0, dev_minor = 0;
+    std::uint64_t files = 0, bytes = 0, reads = 0;  // files: opens
+    std::int64_t first_ns = 0, last_ns = 0;
+  };
+  static constexpr std::size_t kMaxFolders = 4096;
+  std::vector<Folder> folders;                    // the data folders, most bytes first
+  Folder other;                                   // data folders past the bound, together (path "")
+  Folder code;                                    // the job's code and libraries, together (is_code_path)
+  std::uint64_t files = 0, bytes = 0, reads = 0;  // the data's
+  std::uint64_t processes = 0, torn_lines = 0;
+};
+
+// Calls the visitor for each record of one process's file, read from `in` line by line (a
+// trace's file may be large), in order. A last line without its
+// newline is a process killed mid-write: counted in *torn, not visited. Throws InputError naming
+// `name` and the line for a malformed line.
+struct ReadLogVisitor {
+  std::function<void(const FileRecord&)> file;
+  std::function<void(const OpenRecord&)> open;
+  std::function<void(const ReadRecord&)> read;
+};
+void parse_read_log(const std::string& name, std::istream& in, const ReadLogVisitor& visit,
+                    std::uint64_t* torn);
+
+// RETURNS: the paths of the recorder's files under `dir` ("reads-*.txt"), sorted.
+std::vector<std::string> read_log_files(const std::string& dir);
+
+// RETURNS: the summary of the files under `dir`. Throws InputError as parse_read_log does.
+ReadSummary read_summary(const std::string& dir);
+
+}  // namespace feedbench

@@ -1,0 +1,149 @@
+// What a watched job read, as its read recorder wrote it: the records parsed (paths %XX-decoded,
+// a torn last line counted, a malformed one named by file and line), the data folders summarised
+// with the code apart and bounded, and the trace placing each read in the batch whose fetch it
+// fell in.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "feedbench/base/error.h"
+#include "feedbench/watch/job_trace.h"
+#include "feedbench/watch/read_log.h"
+#include "test_util.h"
+
+namespace feedbench {
+namespace {
+
+std::vector<FileRecord> files_of(const std::string& text, std::uint64_t* torn) {
+  std::vector<FileRecord> out;
+  std::istringstream in(text);
+  ReadLogVisitor v;
+  v.file = [&](const FileRecord& r) { out.push_back(r); };
+  parse_read_log("reads-7.txt", in, v, torn);
+  return out;
+}
+
+TEST(ReadLogTest, ParsesFileRecordsDecodingPathsAndCountsATornLastLine) {
+  std::uint64_t torn = 0;
+  const auto f = files_of(
+      "F 7 8 100 110 190 4096 2 4096 7 0 12 /data/a%20b%25.bin\n"
+      "F 7 8 200 0 0 0 0 10 7 0 13 /data/unread\n"
+      "F 7 8 300 310",
+      &torn);
+  ASSERT_EQ(f.size(), 2u);
+  EXPECT_EQ(f[0].path, "/data/a b%.bin");
+  EXPECT_EQ(f[0].bytes, 4096u);
+  EXPECT_EQ(f[0].reads, 2u);
+  EXPECT_EQ(f[0].dev_major, 7u);
+  EXPECT_EQ(f[0].inode, 12u);
+  EXPECT_EQ(torn, 1u);
+}
+
+TEST(ReadLogTest, AMalformedLineIsAnInputErrorNamingFileAndLine) {
+  for (const std::string bad :
+       {"F 7 8 100 110 190 x 2 4096 7 0 12 /p\n", "Q 1 2\n", "F 7 8 100\n", "R 7 8 1 50 40 0 10\n",
+        "R 7 8 1 40 50 0 10 extra\n", "F 7 8 -1 0 0 0 0 0 0 0 0 /p\n", "O 7 1 10 5 /bad%4\n", "x\n"}) {
+    std::uint64_t torn = 0;
+    try {
+      files_of("F 7 8 100 110 190 1 1 1 7 0 12 /ok\n" + bad, &torn);
+      ADD_FAILURE() << "accepted: " << bad;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("reads-7.txt:2"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(ReadLogTest, CodeAndLibrariesAreToldApartFromData) {
+  EXPECT_TRUE(is_code_path("/usr/lib/python3.11/os.py"));
+  EXPECT_TRUE(is_code_path("/home/me/venv/lib/site-packages/torch/_C.cpython-311-x86_64-linux-gnu.so"));
+  EXPECT_TRUE(is_code_path("/home/me/proj/__pycache__/train.cpython-311.pyc"));
+  EXPECT_TRUE(is_code_path("/opt/libfoo.so.1"));
+  EXPECT_FALSE(is_code_path("/data/imagenet/train/n01440764/a.JPEG"));
+  EXPECT_FALSE(is_code_path("/mnt/shards/shard-00001.tfrecord"));
+}
+
+TEST(ReadLogTest, SummaryByFolderMostBytesFirstCodeApartBounded) {
+  testing::TempDir dir;
+  std::string text;
+  text += "F 7 7 1 2 3 100 1 100 7 0 1 /data/small/a\n";
+  text += "F 7 7 1 2 3 900 2 900 7 0 2 /data/big/b\n";
+  text += "F 7 7 1 2 3 800 2 800 7 0 3 /data/big/c\n";
+  text += "F 7 7 1 0 0 0 0 800 7 0 4 /data/big/never-read\n";
+  text += "F 7 7 1 2 3 5000 1 5000 254 1 5 /usr/lib/python3.11/os.py\n";
+  // Folders past the bound are counted together.
+  for (std::size_t i = 0; i < ReadSummary::kMaxFolders + 3; ++i)
+    text += "F 8 8 1 2 3 1 1 1 7 0 9 /many/d" + std::to_string(i) + "/f\n";
+  testing::write_file(dir.path() + "/reads-7.txt", text);
+  testing::write_file(dir.path() + "/other.jsonl", "{}\n");  // the probe's, not the recorder's
+  const ReadSummary s = read_summary(dir.path());
+  EXPECT_EQ(s.processes, 1u);
+  ASSERT_EQ(s.folders.size(), ReadSummary::kMaxFolders);
+  EXPECT_EQ(s.folders[0].path, "/data/big");
+  EXPECT_EQ(s.folders[0].files, 2u);  // the file never read is not counted
+  EXPECT_EQ(s.folders[0].bytes, 1700u);
+  EXPECT_EQ(s.folders[1].path, "/data/small");
+  EXPECT_EQ(s.code.bytes, 5000u);
+  EXPECT_EQ(s.other.files, 5u);  // 4096 + 3 + 2 folders, 4096 kept
+  EXPECT_EQ(s.files, 3u + ReadSummary::kMaxFolders + 3);
+  EXPECT_EQ(s.bytes, 1800u + ReadSummary::kMaxFolders + 3);
+}
+
+TEST(ReadLogTest, TracePlacesEachReadInTheBatchWhoseFetchItFellIn) {
+  testing::TempDir dir;
+  // Pass 1 of iterator 5 in pid 10, workers 20 and 21; batch 0 built by 20, batch 1 by 21.
+  JobLog log;
+  JobEpoch e;
+  e.id = 1;
+  e.pid = 10;
+  e.iter = 5;
+  e.workers = {20, 21};
+  e.batch_size = 2;
+  e.num_workers = 2;
+  e.batches = {{0, 1000, 5000}, {1, 6000, 6500}};
+  log.epochs.push_back(e);
+  JobFetch a{20, 0, 1000, 4000, 10, 0, 2};
+  a.tid = 20;
+  a.batch = 0;
+  a.resumes = 0;
+  JobFetch b{21, 1, 1500, 4500, 10, 0, 2};
+  b.tid = 21;
+  b.batch = 1;
+  b.resumes = 0;
+  log.fetches = {a, b};
+  testing::write_file(dir.path() + "/reads-20.txt",
+                      "O 20 1 1100 100 /data/x.bin\n"
+                      "R 20 20 1 1200 1300 0 100\n"
+                      "O 20 2 1300 50 /usr/lib/python3/foo.py\n"
+                      "R 20 20 2 1310 1320 0 50\n"     // code: left out
+                      "R 20 20 1 4200 4300 100 0\n");  // after its fetch: no batch
+  testing::write_file(dir.path() + "/reads-21.txt",
+                      "O 21 1 1600 100 /data/y.bin\nR 21 21 1 1700 1800 0 100\n");
+  const std::string out = dir.path() + "/trace.json";
+  const JobTraceCounts c = write_job_trace(out, log, dir.path(), 0, {"python3", "train.py"});
+  EXPECT_EQ(c.reads, 3u);
+  EXPECT_EQ(c.reads_in_batches, 2u);
+  EXPECT_EQ(c.opens, 2u);
+  std::ifstream in(out);
+  const nlohmann::json t = nlohmann::json::parse(in);
+  EXPECT_EQ(t["otherData"]["format"], kJobTraceFormat);
+  EXPECT_EQ(t["otherData"]["version"], kJobTraceVersion);
+  std::map<std::int64_t, nlohmann::json> read_batch;  // by pid, of the first read in a fetch
+  std::size_t waits = 0, steps = 0;
+  for (const auto& ev : t["traceEvents"]) {
+    if (ev.value("cat", "") == "read" && !ev["args"]["batch"].is_null())
+      read_batch[ev["pid"].get<std::int64_t>()] = ev["args"];
+    if (ev.value("name", "") == "wait") ++waits;
+    if (ev.value("name", "") == "step") ++steps;
+  }
+  EXPECT_EQ(waits, 2u);
+  EXPECT_EQ(steps, 1u);  // the pass's last batch has none
+  EXPECT_EQ(read_batch[20]["batch"], 0);
+  EXPECT_EQ(read_batch[21]["batch"], 1);
+  EXPECT_EQ(read_batch[21]["pass"], 1);  // through its worker's pid
+}
+
+}  // namespace
+}  // namespace feedbench
