@@ -447,9 +447,14 @@ int watch_main(int argc, char** argv) {
   const JobRun child = run_child(o.command, folder, outside);
   const JobLog log = read_job_log(folder.records());
   const JobFigures f = job_figures(log);
-  const JobVerdict v = job_verdict(f, o.target, child.host_cpu_busy, usable_cores());
+  JobVerdict v = job_verdict(f, o.target, child.host_cpu_busy, usable_cores());
   const ReadsAndDevice rd = reads_and_device(folder.records(), recorder_why, o.folders);
   const JobProcesses processes = job_processes(outside.samples, log, child.start_ns, rd.dev, rd.device);
+  // Storage-bound: at what rate the data device served the loop, to hold against what `run`
+  // measures for it.
+  if (v.by == "storage")
+    if (const auto rate = device_rate_during(processes, log, child.start_ns))
+      v.text += "; the data device " + rd.device + " read " + format_rate(*rate) + " during the loop";
 
   std::string say = "\nfeedbench watch: job/" + o.name + " exited " + std::to_string(child.exit_code) +
                     fmt(" after %.1f s\n", child.wall_s) + loop_text(log, f, v);

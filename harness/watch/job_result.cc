@@ -1,6 +1,8 @@
 // A watched job as a result entry (see job_result.h).
 #include "feedbench/watch/job_result.h"
 
+#include <algorithm>
+#include <climits>
 #include <cmath>
 #include <set>
 
@@ -159,6 +161,28 @@ JobProcesses job_processes(const ProcessSamples& s, const JobLog& log, std::int6
   p.io_why = s.io_why;
   if (s.t_ns.size() >= 2) p.span_s = double(s.t_ns.back() - s.t_ns.front()) / 1e9;
   return p;
+}
+
+std::optional<double> device_rate_during(const JobProcesses& p, const JobLog& log, std::int64_t origin_ns) {
+  if (p.device_bps.empty() || log.epochs.empty()) return std::nullopt;
+  std::int64_t first = INT64_MAX, last = 0;
+  for (const JobEpoch& e : log.epochs)
+    if (!e.batches.empty()) {
+      first = std::min(first, e.batches.front().ask_ns);
+      last = std::max(last, e.batches.back().got_ns);
+    }
+  if (last <= first) return std::nullopt;
+  const double from = double(first - origin_ns) / 1e9, to = double(last - origin_ns) / 1e9;
+  double bytes = 0, span = 0;
+  for (std::size_t k = 0; k < p.device_bps.size() && k < p.trainer.t_s.size(); ++k) {
+    const double end = p.trainer.t_s[k], start = k == 0 ? end - p.interval_s : p.trainer.t_s[k - 1];
+    if (start >= from && end <= to) {
+      bytes += p.device_bps[k] * (end - start);
+      span += end - start;
+    }
+  }
+  if (span <= 0) return std::nullopt;
+  return bytes / span;
 }
 
 std::string job_processes_text(const JobProcesses& p) {

@@ -1,7 +1,9 @@
 """A small real PyTorch training job for feedbench watch's tests: a Dataset over the files of a
 folder, a DataLoader with workers, a CPU step; it times itself the method's way (AU = step /
 (step + wait), wait from asking for a batch to getting it, over every batch but each pass's last)
-and prints {"au": ..., "batches": ...} as its last line. Run under /usr/bin/python3 (python3-torch).
+and prints {"au": ..., "batches": ..., "steps_per_second": ...} as its last line (steps per second
+over the loop's wall time, from the first iter() to the last pass's end, which
+tools/watch-overhead compares watched and not). Run under /usr/bin/python3 (python3-torch).
 
     watch_job.py DATA [--workers 2] [--batch 8] [--step-ms 20] [--epochs 1] [--start fork|spawn]
                       [--sleep-ms 0] [--burn-ms 0] [--loaders 1] [--crash-after N]
@@ -54,6 +56,7 @@ def main():
                for _ in range(a.loaders)]
     clock = time.monotonic_ns
     wait = step = batches = 0
+    loop_start = clock()
     for _ in range(a.epochs):
         for loader in loaders:
             it = iter(loader)
@@ -76,8 +79,10 @@ def main():
                 time.sleep(max(0, deadline - clock() - 100_000) / 1e9)
                 while clock() < deadline:
                     pass
+    loop_s = (clock() - loop_start) / 1e9
     # The last batch of each pass has no step after it, as watch counts.
-    print(json.dumps({"au": step / (step + wait), "batches": batches}))
+    print(json.dumps({"au": step / (step + wait), "batches": batches,
+                      "steps_per_second": batches / loop_s if loop_s > 0 else 0.0}))
 
 
 if __name__ == "__main__":

@@ -59,6 +59,10 @@ struct JobReads {
 // code and libraries apart, the notes.
 std::vector<std::string> job_reads_text(const JobReads& r, std::size_t shown = 3);
 
+// RETURNS: the data device's read rate over the DataLoader passes (from the first ask to the
+// last got, by the sampled intervals inside that span), nullopt when not counted or too short.
+std::optional<double> device_rate_during(const JobProcesses& p, const JobLog& log, std::int64_t origin_ns);
+
 // RETURNS: the line the console prints: each group's mean cores, the read rates, the device's.
 std::string job_processes_text(const JobProcesses& p);
 
