@@ -326,6 +326,10 @@ std::string loop_text(const JobLog& log, const JobFigures& f, const JobVerdict& 
   for (const JobPassFigures& p : f.passes)
     say += fmt("  pass %.0f: AU %.1f%%, ", double(p.id), 100 * p.au) +
            fmt("%.0f batches, first batch %.1f ms", double(p.batches), p.first_wait_ms) +
+           (p.data_bytes && p.device_bytes && *p.data_bytes > 0
+                ? fmt(", the device read %.0f%% of its data's bytes",
+                      std::min(1.0, *p.device_bytes / *p.data_bytes) * 100)
+                : "") +
            (p.ended ? "" : ", abandoned") + "\n";
   return say;
 }
@@ -412,10 +416,11 @@ struct ReadsAndDevice {
 };
 
 ReadsAndDevice reads_and_device(const std::string& records, const std::string& recorder_why,
-                                const std::vector<std::string>& folders) {
+                                const std::vector<std::string>& folders,
+                                const std::vector<TimeWindow>& passes) {
   ReadsAndDevice r;
   r.reads.why_not = recorder_why;
-  if (recorder_why.empty()) r.reads.summary = read_summary(records);
+  if (recorder_why.empty()) r.reads.summary = read_summary(records, passes);
   struct stat st {};
   if (!r.reads.summary.folders.empty()) {
     const auto& top = r.reads.summary.folders.front();
@@ -446,10 +451,14 @@ int watch_main(int argc, char** argv) {
   WatchFolder folder;
   const JobRun child = run_child(o.command, folder, outside);
   const JobLog log = read_job_log(folder.records());
-  const JobFigures f = job_figures(log);
+  JobFigures f = job_figures(log);
   JobVerdict v = job_verdict(f, o.target, child.host_cpu_busy, usable_cores());
-  const ReadsAndDevice rd = reads_and_device(folder.records(), recorder_why, o.folders);
+  const ReadsAndDevice rd = reads_and_device(folder.records(), recorder_why, o.folders, pass_windows(log, f));
   const JobProcesses processes = job_processes(outside.samples, log, child.start_ns, rd.dev, rd.device);
+  // Which passes storage fed and which the page cache did: a data set read again from memory
+  // is not storage keeping up.
+  attribute_passes(f, log, rd.reads.summary, processes, child.start_ns);
+  if (!v.by.empty()) v.text += pass_sources_text(f);
   // Storage-bound: at what rate the data device served the loop, to hold against what `run`
   // measures for it.
   if (v.by == "storage")

@@ -13,6 +13,8 @@ namespace {
 constexpr double kCpuSaturated = 0.85;
 // Workers whose fetches ran on CPU this much of their time were computing, not waiting to read.
 constexpr double kFetchOnCpu = 0.6;
+// Workers fetching less than this share of the time they had kept the batches ready.
+constexpr double kWorkersIdle = 0.5;
 
 std::string percent(double f) { return format_percent(f); }
 
@@ -76,6 +78,12 @@ JobFigures job_figures(const JobLog& log) {
   f.wait_p50_ms = f.wait_ns.quantile(0.5) / 1e6;
   f.wait_p99_ms = f.wait_ns.quantile(0.99) / 1e6;
   f.wait_max_ms = double(f.wait_ns.max()) / 1e6;
+  double capacity = 0, worker_wall = 0;  // the workers' time, and what of it they fetched
+  for (std::size_t i = 0, k = 0; i < log.epochs.size(); ++i)
+    if (!log.epochs[i].batches.empty()) capacity += double(log.epochs[i].num_workers) * f.passes[k++].wall_s;
+  for (const JobFetch& x : log.fetches)
+    if (x.worker >= 0) worker_wall += double(x.end_ns - x.start_ns) / 1e9;
+  if (capacity > 0) f.worker_busy_share = std::min(1.0, worker_wall / capacity);
   double cpu = 0, wall = 0, runq = 0;
   for (const JobFetch& x : log.fetches) {
     cpu += double(x.cpu_ns);
@@ -144,6 +152,19 @@ JobVerdict job_verdict(const JobFigures& f, double target_au, std::optional<doub
              fmt_ms(f.first_wait_ms_max) + ", " + percent(f.first_wait_s / f.wait_s) +
              " of the wait; past it AU " + percent(f.au_after_first) +
              ": persistent_workers=True, or longer passes, not faster storage" + faster;
+    return v;
+  }
+  // Workers idle most of the time they had: the batches waited for the trainer, not the other
+  // way; what the trainer still waits is taking a ready batch (PyTorch's hand-over from a worker
+  // process: the queue, unpickling, shared memory), which neither storage nor workers change.
+  if (f.worker_busy_share && *f.worker_busy_share < kWorkersIdle) {
+    v.by = "handover";
+    v.text = text + ": the trainer's own cost of taking a ready batch — the workers were busy " +
+             percent(*f.worker_busy_share) + " of their time (batches ready before the ask), a wait of " +
+             format_printf("%.2f ms", f.wait_p50_ms) +
+             " a batch at the median: fewer, larger batches, or less to hand over per sample, not faster "
+             "storage nor more workers" +
+             faster;
     return v;
   }
   const bool saturated = host_cpu_busy && *host_cpu_busy >= kCpuSaturated;

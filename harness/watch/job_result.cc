@@ -38,6 +38,8 @@ json pass_json(const JobPassFigures& p, const JobEpoch& e) {
           {"wait_max_ms", p.wait_max_ms},
           {"wall_s", p.wall_s},
           {"ended", p.ended},
+          {"data_bytes", or_null(p.data_bytes)},
+          {"device_bytes", or_null(p.device_bytes)},
           {"loader",
            {{"batch_size", e.batch_size},
             {"num_workers", e.num_workers},
@@ -185,6 +187,60 @@ std::optional<double> device_rate_during(const JobProcesses& p, const JobLog& lo
   return bytes / span;
 }
 
+std::vector<TimeWindow> pass_windows(const JobLog& log, const JobFigures& f) {
+  std::vector<TimeWindow> out;
+  for (const JobPassFigures& pf : f.passes)
+    for (const JobEpoch& e : log.epochs)
+      if (e.id == pf.id && !e.batches.empty()) {
+        // From its start (the workers begin fetching at iter()) to its end.
+        out.push_back(
+            {std::min(e.start_ns, e.batches.front().ask_ns), e.end_ns.value_or(e.batches.back().got_ns)});
+        break;
+      }
+  return out;
+}
+
+void attribute_passes(JobFigures& f, const JobLog& log, const ReadSummary& reads, const JobProcesses& p,
+                      std::int64_t origin_ns) {
+  const std::vector<TimeWindow> windows = pass_windows(log, f);
+  for (std::size_t i = 0; i < f.passes.size() && i < windows.size(); ++i) {
+    if (i < reads.window_bytes.size()) f.passes[i].data_bytes = double(reads.window_bytes[i]);
+    if (p.device_bps.empty()) continue;
+    const double from = double(windows[i].from_ns - origin_ns) / 1e9,
+                 to = double(windows[i].to_ns - origin_ns) / 1e9;
+    double bytes = 0;
+    for (std::size_t k = 0; k < p.device_bps.size() && k < p.trainer.t_s.size(); ++k) {
+      const double end = p.trainer.t_s[k], start = k == 0 ? end - p.interval_s : p.trainer.t_s[k - 1];
+      const double overlap = std::min(end, to) - std::max(start, from);
+      if (overlap > 0 && end > start) bytes += p.device_bps[k] * overlap;
+    }
+    f.passes[i].device_bytes = bytes;
+  }
+}
+
+std::string pass_sources_text(const JobFigures& f) {
+  std::string cold, warm;
+  double warm_lo = 1, warm_hi = 0;
+  for (const JobPassFigures& pf : f.passes) {
+    if (!pf.data_bytes || !pf.device_bytes || *pf.data_bytes <= 0) return "";
+    const double share = *pf.device_bytes / *pf.data_bytes;
+    std::string& list = share >= 0.5 ? cold : share < 0.2 ? warm : cold;
+    list += (list.empty() ? "" : ", ") + std::to_string(pf.id);
+    if (share < 0.2) {
+      warm_lo = std::min(warm_lo, pf.au);
+      warm_hi = std::max(warm_hi, pf.au);
+    }
+  }
+  if (cold.empty() || warm.empty()) return "";
+  const auto passes = [](const std::string& list) {
+    return (list.find(',') == std::string::npos ? "pass " : "passes ") + list;
+  };
+  return "; " + passes(cold) + " read its data from the device, " + passes(warm) +
+         " from the page cache (the device read under a fifth of it), AU " + format_percent(warm_lo) +
+         (warm_hi > warm_lo ? "–" + format_percent(warm_hi) : "") +
+         ": a data set larger than memory, or a cold start, is what storage must feed";
+}
+
 std::string job_processes_text(const JobProcesses& p) {
   if (p.span_s <= 0) return "processes: not sampled (the job ended before the first interval)";
   const double read = (p.trainer.read_bytes + p.workers.read_bytes) / p.span_s;
@@ -232,6 +288,7 @@ BenchmarkEntry job_entry(const std::string& name, const JobRun& run, const JobLo
              {"fetch_cpu_s", f.fetch_cpu_s},
              {"fetch_runqueue_s", f.fetch_runqueue_s},
              {"au_after_first", f.au_after_first},
+             {"worker_busy_share", or_null(f.worker_busy_share)},
              {"trainer_cpu_s", processes.trainer.cpu_s},
              {"worker_cpu_s", processes.workers.cpu_s},
              {"trainer_cores_mean", per_second(processes.trainer.cpu_s, span)},

@@ -165,8 +165,9 @@ std::vector<std::string> read_log_files(const std::string& dir) {
   return out;
 }
 
-ReadSummary read_summary(const std::string& dir) {
+ReadSummary read_summary(const std::string& dir, const std::vector<TimeWindow>& windows) {
   ReadSummary s;
+  s.window_bytes.assign(windows.size(), 0);
   std::map<std::string, ReadSummary::Folder> folders;
   ReadLogVisitor visit;
   visit.file = [&](const FileRecord& r) {
@@ -178,6 +179,8 @@ ReadSummary read_summary(const std::string& dir) {
     ++s.files;
     s.bytes += r.bytes;
     s.reads += r.reads;
+    for (std::size_t w = 0; w < windows.size(); ++w)
+      if (r.first_ns >= windows[w].from_ns && r.first_ns < windows[w].to_ns) s.window_bytes[w] += r.bytes;
     const std::string folder = fs::path(r.path).parent_path().string();
     auto it = folders.find(folder);
     if (it == folders.end()) {

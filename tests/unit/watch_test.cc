@@ -83,6 +83,29 @@ TEST(WatchTest, TheVerdictNamesFedCpuOrStorage) {
   EXPECT_EQ(job_verdict(JobFigures{}, 0.9, std::nullopt, 2).by, "");
 }
 
+TEST(WatchTest, WorkersMostlyIdleMakeTheWaitTheTrainersHandOver) {
+  // 2 workers over 1.2 s, fetching 0.1 s in all (batches ready long before the trainer asks),
+  // on CPU while they fetch (page-cached reads); still each ask waits 2 ms against a 5 ms step.
+  testing::TempDir dir;
+  std::string text = epoch_line(1, 0);
+  std::int64_t t = 0;
+  for (int k = 0; k < 100; ++k) {
+    text += batch_line(1, k, t, t + 2 * kMs);
+    t += 7 * kMs;
+  }
+  for (int k = 0; k < 100; ++k)
+    text += R"({"e":"fetch","worker":)" + std::to_string(k % 2) + R"(,"t0":)" + std::to_string(k * 7 * kMs) +
+            R"(,"t1":)" + std::to_string(k * 7 * kMs + kMs) + R"(,"cpu":)" + std::to_string(kMs) +
+            R"(,"n":4,"pid":)" + std::to_string(11 + k % 2) + "}\n";
+  write(dir.path() + "/10.jsonl", text);
+  const JobFigures f = job_figures(read_job_log(dir.path()));
+  ASSERT_TRUE(f.worker_busy_share);
+  EXPECT_NEAR(*f.worker_busy_share, 0.1 / (2 * 0.695), 0.01);  // the pass: first ask to last got
+  const JobVerdict v = job_verdict(f, 0.9, 0.5, 2);
+  EXPECT_EQ(v.by, "handover") << v.text;
+  EXPECT_NE(v.text.find("not faster storage nor more workers"), std::string::npos) << v.text;
+}
+
 TEST(WatchTest, AMalformedRecordIsNamedByFileAndLine) {
   testing::TempDir dir;
   write(dir.path() + "/10.jsonl", epoch_line(1, 0) + "{not json\n");

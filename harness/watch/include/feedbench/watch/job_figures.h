@@ -21,6 +21,9 @@ struct JobPassFigures {
   double wait_p50_ms = 0, wait_p99_ms = 0, wait_max_ms = 0;
   double wall_s = 0;   // first ask to the last got (or StopIteration)
   bool ended = false;  // false: abandoned before StopIteration
+  // Where its bytes came from (job_result.h's attribute_passes): the data it first read, what
+  // the data device read meanwhile; nullopt where either was not measured.
+  std::optional<double> data_bytes, device_bytes;
 };
 
 struct JobFigures {
@@ -43,6 +46,9 @@ struct JobFigures {
   // (CPU + runqueue) / wall of the fetches: the share a worker wanted a core (nullopt without).
   std::optional<double> fetch_cpu_wanted_share;
   double loop_s = 0;  // the passes' wall time together (first ask to last got)
+  // The workers' fetches over what they could have fetched (each pass's workers x its wall):
+  // low, the batches were ready before the trainer asked (nullopt without workers).
+  std::optional<double> worker_busy_share;
 };
 
 // RETURNS: the figures of `log`; passes with no batch are left out.
@@ -65,14 +71,16 @@ JobTimeline job_timeline(const JobLog& log, std::int64_t origin_ns, std::size_t 
 // What held the job back, or that nothing did.
 struct JobVerdict {
   // "fed", "startup" (the workers' start-up, each pass's first batch, is most of the wait),
-  // "cpu", "storage", or "" (nothing to judge: no batch with a step).
+  // "handover" (the workers were mostly idle, batches ready: the wait is the trainer's own cost
+  // of taking one), "cpu", "storage", or "" (nothing to judge: no batch with a step).
   std::string by;
   std::string text;
 };
 
 // RETURNS: the verdict on `f` at `target_au`, given the host's CPU busy share over the job
 // (cores.h; nullopt when unknown) and the `cores` it may use: fed at or above the target; else
-// start-up when the passes' first batches hold at least half the wait; else CPU when the usable
+// start-up when the passes' first batches hold at least half the wait; else the hand-over when
+// the workers were busy less than half the time they had (the batches were ready); else CPU when the usable
 // workers' fetches kept the cores busy or mostly wanted a core (on CPU or waiting for one); else
 // storage (the workers were mostly blocked in their fetches: reading).
 JobVerdict job_verdict(const JobFigures& f, double target_au, std::optional<double> host_cpu_busy,

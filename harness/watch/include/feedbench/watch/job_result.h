@@ -63,6 +63,18 @@ std::vector<std::string> job_reads_text(const JobReads& r, std::size_t shown = 3
 // last got, by the sampled intervals inside that span), nullopt when not counted or too short.
 std::optional<double> device_rate_during(const JobProcesses& p, const JobLog& log, std::int64_t origin_ns);
 
+// RETURNS: each pass's window in time: from its start to its end (or its last got).
+std::vector<TimeWindow> pass_windows(const JobLog& log, const JobFigures& f);
+
+// Fills each pass's data_bytes (reads.window_bytes, from read_summary over pass_windows) and
+// device_bytes (the data device's count over the pass, sampled intervals prorated).
+void attribute_passes(JobFigures& f, const JobLog& log, const ReadSummary& reads, const JobProcesses& p,
+                      std::int64_t origin_ns);
+
+// RETURNS: what the passes' sources add to a verdict: "" unless some passes read mostly from the
+// device and others mostly from the page cache, then which were which.
+std::string pass_sources_text(const JobFigures& f);
+
 // RETURNS: the line the console prints: each group's mean cores, the read rates, the device's.
 std::string job_processes_text(const JobProcesses& p);
 

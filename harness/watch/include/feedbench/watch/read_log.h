@@ -57,6 +57,13 @@ struct ReadSummary {
   Folder code;                                    // the job's code and libraries, together (is_code_path)
   std::uint64_t files = 0, bytes = 0, reads = 0;  // the data's
   std::uint64_t processes = 0, torn_lines = 0;
+  // Per window asked for: the data bytes of the files first read inside it.
+  std::vector<std::uint64_t> window_bytes;
+};
+
+// A span of CLOCK_MONOTONIC time, [from_ns, to_ns).
+struct TimeWindow {
+  std::int64_t from_ns = 0, to_ns = 0;
 };
 
 // Calls the visitor for each record of one process's file, read from `in` line by line (a
@@ -74,7 +81,8 @@ void parse_read_log(const std::string& name, std::istream& in, const ReadLogVisi
 // RETURNS: the paths of the recorder's files under `dir` ("reads-*.txt"), sorted.
 std::vector<std::string> read_log_files(const std::string& dir);
 
-// RETURNS: the summary of the files under `dir`. Throws InputError as parse_read_log does.
-ReadSummary read_summary(const std::string& dir);
+// RETURNS: the summary of the files under `dir`, with the data bytes first read in each of
+// `windows` (a DataLoader pass each). Throws InputError as parse_read_log does.
+ReadSummary read_summary(const std::string& dir, const std::vector<TimeWindow>& windows = {});
 
 }  // namespace feedbench
