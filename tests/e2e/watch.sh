@@ -10,28 +10,9 @@ JOB="$FEEDBENCH_SOURCE_DIR/tests/e2e/watch_job.py"
 "$FEEDBENCH" gen --out "$WORK/data" --files 480 --file-size 16KiB --layout flat --seed 3 >/dev/null
 rm -f "$WORK/data/feedbench-gen.json"
 
-# watch NAME JOB-ARGS...: runs the job under watch, result in $WORK/NAME.json, the job's own AU
-# (its last stdout line) in $WORK/NAME.own.
-watch() {
-  local name=$1; shift
-  expect_exit 0 "$FEEDBENCH" watch --out "$WORK/$name.json" --name "$name" -- $PY "$JOB" "$WORK/data" "$@"
-  tail -n 1 "$WORK/out" >"$WORK/$name.own"
-  cp "$WORK/err" "$WORK/$name.err"
-}
-# check NAME VERDICT: the watched AU within 3 points of the job's own, and the verdict.
-check() {
-  $PY - "$WORK/$1.json" "$WORK/$1.own" "$2" <<'PY' || { cat "$WORK/$1.err"; fail "$1"; }
-import json, sys
-doc = json.load(open(sys.argv[1]))
-own = json.loads(open(sys.argv[2]).read())
-(e,) = doc["benchmarks"]
-assert e["name"].startswith("job/") and not e.get("error_occurred"), e
-assert abs(e["au"] - own["au"]) <= 0.03, (e["au"], own["au"])
-assert e["extra"]["limited_by"] == sys.argv[3], e["extra"]["verdict"]
-assert e["steps"] + len(e["extra"]["passes"]) == own["batches"], (e["steps"], own["batches"])
-print(sys.argv[1], "watched AU %.3f, own %.3f, %s" % (e["au"], own["au"], e["extra"]["verdict"]))
-PY
-}
+source "$(dirname "$0")/watch_lib.bash"
+# watch NAME JOB-ARGS...: the job on its data under watch (watch_lib.bash's watch_job).
+watch() { local name=$1; shift; watch_job "$name" "$WORK/data" -- "$@"; }
 
 # A 50 ms step against 8 small files read from the page cache: fed even on a loaded host.
 watch fed --workers 2 --batch 8 --step-ms 50

@@ -49,31 +49,9 @@ warm() {
   [ "$r" = unknown ] || [ "$r" = "$DATA_BYTES" ] || fail "only $r of $DATA_BYTES bytes cached after reading"
 }
 
-# watch NAME JOB-ARGS...: the job under watch inside the throttle's cgroup; result in
-# $WORK/NAME.json, the job's own figures (its last stdout line) in $WORK/NAME.own.
-watch() {
-  local name=$1; shift
-  expect_exit 0 "$SLOW" run "$WORK/slow" -- \
-    "$FEEDBENCH" watch --out "$WORK/$name.json" --name "$name" -- $PY "$JOB" "$DATA" "$@"
-  tail -n 1 "$WORK/out" >"$WORK/$name.own"
-  cp "$WORK/err" "$WORK/$name.err"
-}
-# check NAME VERDICT: the watched AU within 3 points of the job's own, and the verdict.
-check() {
-  $PY - "$WORK/$1.json" "$WORK/$1.own" "$2" <<'PY' || { cat "$WORK/$1.err"; fail "$1"; }
-import json, sys
-doc = json.load(open(sys.argv[1]))
-own = json.loads(open(sys.argv[2]).read())
-(e,) = doc["benchmarks"]
-x = e["extra"]
-print("%s: watched AU %.3f, own AU %.3f, limited_by %s, %.1f s: %s"
-      % (e["name"], e["au"], own["au"], x["limited_by"], x["wall_s"], x["verdict"]))
-assert e["name"].startswith("job/") and not e.get("error_occurred"), e
-assert abs(e["au"] - own["au"]) <= 0.03, (e["au"], own["au"])
-assert x["limited_by"] == sys.argv[3], x["verdict"]
-assert e["steps"] + len(x["passes"]) == own["batches"], (e["steps"], own["batches"])
-PY
-}
+source "$(dirname "$0")/watch_lib.bash"
+# watch NAME JOB-ARGS...: the job on its data under watch (watch_lib.bash's watch_job).
+watch() { local name=$1; shift; watch_job "$name" "$DATA" "$SLOW" run "$WORK/slow" -- "$@"; }
 
 # device_read NAME BEFORE: the bytes the device served since BEFORE, which must be about the data
 # set's (metadata adds a little): the job's reads reached the device, not the page cache.
