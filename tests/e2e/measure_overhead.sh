@@ -17,20 +17,22 @@ expect_exit 0 "$T/measure-overhead" --feedbench "$FEEDBENCH" --dir "$WORK/o" --s
 expect_in "$WORK/out" "method: runs"
 expect_in "$WORK/out" "overhead of latency recording: "
 
-PYTHONPATH="$(dirname "$0")" python3 - "$T" <<'PY' || fail "median_ci or verdict"
+PYTHONPATH="$(dirname "$0"):$T" python3 - "$T" <<'PY' || fail "median_ci or verdict"
 import sys
+import paired_stats as ps
 import tool_module
 mo = tool_module.load(sys.argv[1], "measure-overhead")
+# The interval is tools/paired_stats.py's, which watch-overhead shares; the verdict the tool's.
 # n = 10: P(X <= 1) = 11/1024 is within 2.5%, P(X <= 2) = 56/1024 is not: the 2nd and 9th values.
-assert mo.median_ci(list(range(10, 0, -1))) == (5.5, 2, 9), mo.median_ci(list(range(10, 0, -1)))
+assert ps.median_ci(list(range(10, 0, -1))) == (5.5, 2, 9), ps.median_ci(list(range(10, 0, -1)))
 # Past 1,023 values 2^n overflows a float: checked against exact integers at 2,000.
 from fractions import Fraction
 import math
-med, low, high = mo.median_ci(list(range(2000)))
+med, low, high = ps.median_ci(list(range(2000)))
 below = sum(math.comb(2000, i) for i in range(low + 1))
 assert Fraction(below, 2 ** 2000) <= Fraction(1, 40) < Fraction(below + math.comb(2000, low + 1), 2 ** 2000), low
 assert high == 1999 - low, (low, high)
-assert mo.median_ci([1.0, 2.0, 3.0])[1:] == (None, None)  # too few for 95%
+assert ps.median_ci([1.0, 2.0, 3.0])[1:] == (None, None)  # too few for 95%
 assert mo.verdict(2.0, 2.9).startswith("target met")
 assert mo.verdict(3.0, 4.0).startswith("target missed")
 assert mo.verdict(2.5, 3.5).startswith("cannot tell")

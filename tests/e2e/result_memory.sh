@@ -48,7 +48,8 @@ small=$(peak_kib "$FEEDBENCH" diff "$WORK/r1.json" "$WORK/r1.json")
 big=$(peak_kib "$FEEDBENCH" diff "$WORK/r5.json" "$WORK/r5.json")
 slope diff "$small" "$big" 2 8
 # A confirmation re-run's cases replace NEW's in place: NEW is not copied (it was: 1.7 MB more
-# per MB of NEW).
+# per MB of NEW). Not copied, it reads 0.2-0.3 MB alone and 0.6-0.7 beside other tests (ASan
+# hands freed memory back to the system later on a busy host): the bound sits between.
 python3 - "$WORK/qualify.json" "$WORK/rerun.json" <<'EOF' || fail "rerun fixture"
 import json, sys
 doc = json.load(open(sys.argv[1]))
@@ -59,8 +60,8 @@ plain=$(least_peak_kib "$FEEDBENCH" diff "$WORK/r5.json" "$WORK/r5.json")
 rerun=$(least_peak_kib "$FEEDBENCH" diff "$WORK/r5.json" "$WORK/r5.json" --rerun-result "$WORK/rerun.json")
 awk -v a="$plain" -v b="$rerun" -v l="$(stat -c %s "$WORK/r5.json")" 'BEGIN {
   per = (b - a) * 1024 / l
-  printf "diff --rerun-result: %.1f MB more per MB of NEW (at most 0.5)\n", per
-  exit per > 0.5 }' || fail "--rerun-result copies NEW"
+  printf "diff --rerun-result: %.1f MB more per MB of NEW (at most 1.1)\n", per
+  exit per > 1.1 }' || fail "--rerun-result copies NEW"
 small=$(peak_kib "$FEEDBENCH" report "$WORK/r1.json" --out "$WORK/r1.html")
 big=$(peak_kib "$FEEDBENCH" report "$WORK/r5.json" --out "$WORK/r5.html")
 # Most of report's share is the page's: it folds each case's latency histogram (58 KiB decoded)
