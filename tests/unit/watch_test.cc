@@ -93,7 +93,7 @@ TEST(WatchTest, WorkersMostlyIdleMakeTheWaitTheTrainersHandOver) {
     text += batch_line(1, k, t, t + 2 * kMs);
     t += 7 * kMs;
   }
-  for (int k = 0; k < 100; ++k)
+  for (std::int64_t k = 0; k < 100; ++k)
     text += R"({"e":"fetch","worker":)" + std::to_string(k % 2) + R"(,"t0":)" + std::to_string(k * 7 * kMs) +
             R"(,"t1":)" + std::to_string(k * 7 * kMs + kMs) + R"(,"cpu":)" + std::to_string(kMs) +
             R"(,"n":4,"pid":)" + std::to_string(11 + k % 2) + "}\n";
