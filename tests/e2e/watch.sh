@@ -76,6 +76,10 @@ expect_in "$WORK/err" "not verified: the cache $WORK/cache does not hold what it
 expect_exit 0 "$FEEDBENCH" watch -- sh -c "dd if=$WORK/data/file_000001.bin of=/dev/null 2>/dev/null" _ "$WORK/cache"
 expect_in "$WORK/err" "read from the source $WORK/data though a cache of it is staged at $WORK/cache"
 
+# Without the recorder: said so, and why, never guessed.
+FEEDBENCH_READ_RECORDER=/no/such.so expect_exit 0 "$FEEDBENCH" watch -- sh -c "cat $WORK/data/file_000001.bin >/dev/null"
+expect_in "$WORK/err" "reads: not recorded: FEEDBENCH_READ_RECORDER=/no/such.so cannot be read"
+
 # The trace: every data read placed in the batch whose fetch made it, each batch's reads the
 # bytes of its 8 files, for spawned workers over two passes; Perfetto's JSON form.
 expect_exit 0 "$FEEDBENCH" watch --trace "$WORK/trace.json" -- $PY "$JOB" "$WORK/data" --workers 2 --batch 8 --step-ms 2 --start spawn --epochs 2
