@@ -280,12 +280,12 @@ std::optional<WatchOptions> parse_watch(int argc, char** argv) {
     throw InputError("expected a command after --, e.g. feedbench watch -- python3 train.py");
   if (!(o.target >= 0 && o.target <= 1))
     throw InputError("--target-au: expected a number from 0 to 1, got " + std::to_string(o.target));
+  // The two output files: named when given, never a folder (option + 2: its name without "--").
   for (const auto& [option, path] : {std::pair{"--out", &o.out_path}, {"--trace", &o.trace_path}}) {
-    if (vm.count(option + 2) &&
-        path->empty())  // option + 2: its name without the dashes throw InputError(std::string(option) + ":
-                        // expected a file name, got ''");
-      if (!path->empty() && fs::is_directory(*path))
-        throw InputError(std::string(option) + " " + *path + ": is a folder, expected a file");
+    if (vm.count(option + 2) && path->empty())
+      throw InputError(std::string(option) + ": expected a file name, got ''");
+    if (!path->empty() && fs::is_directory(*path))
+      throw InputError(std::string(option) + " " + *path + ": is a folder, expected a file");
   }
   if (vm.count("name") && (o.name.empty() || o.name.find('/') != std::string::npos))
     throw InputError("--name: expected a name without '/', got '" + o.name + "'");
@@ -308,6 +308,15 @@ std::optional<WatchOptions> parse_watch(int argc, char** argv) {
   if (!o.out_path.empty()) outputs.push_back({"--out", o.out_path});
   if (!o.trace_path.empty()) outputs.push_back({"--trace", o.trace_path});
   if (!outputs.empty()) check_outputs_apart(outputs, o.inputs, o.roots);
+  // Where they cannot be written, said now, not after the job has run: a temporary made there
+  // and removed (the file itself is written at the end, through a temporary as always).
+  for (const NamedPath& out : outputs) {
+    try {
+      AtomicFile probe(out.path);
+    } catch (const RunError& e) {
+      throw InputError(out.option + " " + out.path + ": cannot be written: " + e.what());
+    }
+  }
   return o;
 }
 

@@ -136,6 +136,16 @@ expect_in "$WORK/err" "expected a command after --"
 expect_exit 2 "$FEEDBENCH" watch -- "$WORK/no-such-command"
 expect_in "$WORK/err" "cannot run it"
 expect_exit 2 "$FEEDBENCH" watch --target-au 2 -- true
+# Outputs that cannot be: refused before the job runs (it would have run for nothing).
+for opt in --out --trace; do
+  expect_exit 2 "$FEEDBENCH" watch $opt "$WORK" -- touch "$WORK/ran"
+  expect_in "$WORK/err" "$opt $WORK: is a folder, expected a file"
+  expect_exit 2 "$FEEDBENCH" watch $opt "" -- touch "$WORK/ran"
+  expect_in "$WORK/err" "$opt: expected a file name, got ''"
+  expect_exit 2 "$FEEDBENCH" watch $opt /proc/no-such/x.json -- touch "$WORK/ran"
+  expect_in "$WORK/err" "$opt /proc/no-such/x.json: cannot be written"
+done
+[ ! -e "$WORK/ran" ] || fail "watch ran the job though an output could not be written"
 [ ! -e "$WORK/x.json" ] || fail "a refused watch wrote a result"
 # The result never lands on what the job reads: its script, or inside its data folder.
 cp "$JOB" "$WORK/job.py"
