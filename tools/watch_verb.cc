@@ -101,7 +101,7 @@ struct WatchFolder {
     if (::mkdtemp(pattern.data()) == nullptr)
       throw RunError("cannot make a folder for the job's records under " + pattern + ": " +
                      std::strerror(errno));
-    root = pattern;
+    root = fs::absolute(pattern).string();  // a relative TMPDIR would break when the job changes folder
     fs::create_directory(probe());
     fs::create_directory(records());
     std::ofstream out(probe() + "/sitecustomize.py", std::ios::binary);
@@ -179,6 +179,7 @@ JobRun run_child(const std::vector<std::string>& command, const WatchFolder& fol
   if (pid == 0) {
     ::sigaction(SIGINT, &old_int, nullptr);
     ::sigaction(SIGQUIT, &old_quit, nullptr);
+    ::signal(SIGXFSZ, SIG_DFL);  // feedbench ignores it (a file size limit is an error it reports)
     ::setenv("PYTHONPATH", pythonpath.c_str(), 1);
     ::setenv("FEEDBENCH_WATCH_DIR", folder.records().c_str(), 1);
     if (!preload.empty()) ::setenv("LD_PRELOAD", preload.c_str(), 1);
@@ -422,6 +423,7 @@ struct ReadsAndDevice {
   JobReads reads;
   std::optional<std::uint64_t> dev;
   std::string device = "no data read and no data folder named on the command line";
+  std::string unreadable;  // why the recorder's records could not be read ("")
 };
 
 ReadsAndDevice reads_and_device(const std::string& records, const std::string& recorder_why,
@@ -429,7 +431,14 @@ ReadsAndDevice reads_and_device(const std::string& records, const std::string& r
                                 const std::vector<TimeWindow>& passes) {
   ReadsAndDevice r;
   r.reads.why_not = recorder_why;
-  if (recorder_why.empty()) r.reads.summary = read_summary(records, passes);
+  if (recorder_why.empty()) {
+    try {
+      r.reads.summary = read_summary(records, passes);
+    } catch (const InputError& e) {
+      r.reads.why_not = "its records cannot be read";
+      r.unreadable = std::string("the read recorder's records: ") + e.what();
+    }
+  }
   struct stat st {};
   if (!r.reads.summary.folders.empty()) {
     const auto& top = r.reads.summary.folders.front();
@@ -459,7 +468,15 @@ int watch_main(int argc, char** argv) {
 
   WatchFolder folder;
   const JobRun child = run_child(o.command, folder, outside);
-  const JobLog log = read_job_log(folder.records());
+  // A record the job's processes wrote that cannot be read costs the figures, never the job's
+  // exit code nor what else was seen.
+  std::string unreadable;
+  JobLog log;
+  try {
+    log = read_job_log(folder.records());
+  } catch (const InputError& e) {
+    unreadable = std::string("the probe's records: ") + e.what();
+  }
   JobFigures f = job_figures(log);
   JobVerdict v = job_verdict(f, o.target, child.host_cpu_busy, usable_cores());
   const ReadsAndDevice rd = reads_and_device(folder.records(), recorder_why, o.folders, pass_windows(log, f));
@@ -476,6 +493,8 @@ int watch_main(int argc, char** argv) {
 
   std::string say = "\nfeedbench watch: job/" + o.name + " exited " + std::to_string(child.exit_code) +
                     fmt(" after %.1f s\n", child.wall_s) + loop_text(log, f, v);
+  if (!unreadable.empty()) say += "  cannot read " + unreadable + "\n";
+  if (!rd.unreadable.empty()) say += "  cannot read " + rd.unreadable + "\n";
   for (const std::string& line : job_reads_text(rd.reads)) say += "  " + line + "\n";
   say += "  " + job_processes_text(processes) + "\n";
   if (!outside.gpu.value("measured", true))
@@ -484,12 +503,17 @@ int watch_main(int argc, char** argv) {
   std::fputs(say.c_str(), stderr);
 
   if (!o.trace_path.empty()) {
-    const JobTraceCounts t = write_job_trace(o.trace_path, log, folder.records(), child.start_ns, o.command);
-    const std::string line = "  trace: " + o.trace_path + " (" + format_count(double(t.events)) +
-                             " events; " + format_count(double(t.reads)) + " reads of data, " +
-                             format_count(double(t.reads_in_batches)) + " of them in a batch's fetch" +
-                             (recorder_why.empty() ? "" : "; reads not recorded: " + recorder_why) + ")\n";
-    std::fputs(line.c_str(), stderr);
+    try {
+      const JobTraceCounts t =
+          write_job_trace(o.trace_path, log, folder.records(), child.start_ns, o.command);
+      const std::string line = "  trace: " + o.trace_path + " (" + format_count(double(t.events)) +
+                               " events; " + format_count(double(t.reads)) + " reads of data, " +
+                               format_count(double(t.reads_in_batches)) + " of them in a batch's fetch" +
+                               (recorder_why.empty() ? "" : "; reads not recorded: " + recorder_why) + ")\n";
+      std::fputs(line.c_str(), stderr);
+    } catch (const InputError& e) {  // nothing written (its temporary removed): said, and on
+      std::fprintf(stderr, "  trace: not written: %s\n", e.what());
+    }
   }
   if (!o.out_path.empty()) {
     ResultDocument doc;

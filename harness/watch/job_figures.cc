@@ -83,7 +83,10 @@ JobFigures job_figures(const JobLog& log) {
     if (!log.epochs[i].batches.empty()) capacity += double(log.epochs[i].num_workers) * f.passes[k++].wall_s;
   for (const JobFetch& x : log.fetches)
     if (x.worker >= 0) worker_wall += double(x.end_ns - x.start_ns) / 1e9;
-  if (capacity > 0) f.worker_busy_share = std::min(1.0, worker_wall / capacity);
+  // Only where workers recorded fetches: a probe inactive in them is no evidence of idle workers.
+  const bool worker_fetches =
+      std::any_of(log.fetches.begin(), log.fetches.end(), [](const JobFetch& x) { return x.worker >= 0; });
+  if (capacity > 0 && worker_fetches) f.worker_busy_share = std::min(1.0, worker_wall / capacity);
   double cpu = 0, wall = 0, runq = 0;
   for (const JobFetch& x : log.fetches) {
     cpu += double(x.cpu_ns);

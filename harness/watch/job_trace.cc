@@ -139,7 +139,7 @@ JobTraceCounts write_job_trace(const std::string& path, const JobLog& log, const
   std::set<std::pair<std::int64_t, std::uint64_t>> code;
   ReadLogVisitor visit;
   visit.open = [&](const OpenRecord& o) {
-    if (is_code_path(o.path)) {
+    if (is_code_path(o.path) || is_kernel_path(o.path)) {
       code.insert({o.pid, o.serial});
       return;
     }
@@ -169,6 +169,7 @@ JobTraceCounts write_job_trace(const std::string& path, const JobLog& log, const
   for (const std::string& file : read_log_files(records_dir)) {
     std::ifstream in(file, std::ios::binary);
     if (!in) throw RunError("cannot read " + file);
+    code.clear();  // one process's opens at a time: what it held is no other's
     std::uint64_t torn = 0;
     parse_read_log(file, in, visit, &torn);
   }

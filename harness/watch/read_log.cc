@@ -70,9 +70,11 @@ class Fields {
   std::string where_;
 };
 
-constexpr std::string_view kCodeFolders[] = {"/usr/", "/lib/", "/lib64/",     "/etc/", "/proc/",
-                                             "/sys/", "/dev/", "/opt/conda/", "/bin/", "/sbin/"};
-constexpr std::string_view kCodeSuffixes[] = {".py", ".pyc", ".so", ".pth", ".pyi"};
+constexpr std::string_view kCodeFolders[] = {"/usr/",       "/lib/", "/lib64/", "/etc/",
+                                             "/opt/conda/", "/bin/", "/sbin/"};
+constexpr std::string_view kCodeSuffixes[] = {".py", ".pyc", ".so", ".pyi"};
+// The kernel's own files: neither the job's data nor its code (the probe reads /proc too).
+constexpr std::string_view kKernelFolders[] = {"/proc/", "/sys/"};
 
 void add(ReadSummary::Folder& f, const FileRecord& r) {
   ++f.files;
@@ -84,9 +86,21 @@ void add(ReadSummary::Folder& f, const FileRecord& r) {
 
 }  // namespace
 
+bool is_kernel_path(const std::string& path) {
+  for (const std::string_view d : kKernelFolders)
+    if (path.starts_with(d)) return true;
+  return false;
+}
+
 bool is_code_path(const std::string& path) {
   for (const std::string_view d : kCodeFolders)
     if (path.starts_with(d)) return true;
+  // /dev/shm holds data staged in memory; the rest of /dev is no file a job reads as data.
+  if (path.starts_with("/dev/") && !path.starts_with("/dev/shm/")) return true;
+  // .pth is a site folder's path file there, and PyTorch's tensor file anywhere else.
+  if (path.ends_with(".pth") && (path.find("/site-packages/") != std::string::npos ||
+                                 path.find("/dist-packages/") != std::string::npos))
+    return true;
   const std::string name = fs::path(path).filename().string();
   for (const std::string_view s : kCodeSuffixes)
     if (name.ends_with(s) || name.find(std::string(s) + ".") != std::string::npos) return true;  // libx.so.1
@@ -171,7 +185,7 @@ ReadSummary read_summary(const std::string& dir, const std::vector<TimeWindow>& 
   std::map<std::string, ReadSummary::Folder> folders;
   ReadLogVisitor visit;
   visit.file = [&](const FileRecord& r) {
-    if (r.reads == 0) return;  // opened, never read: not a read of the job's
+    if (r.reads == 0 || is_kernel_path(r.path)) return;  // opened, never read; or the kernel's
     if (is_code_path(r.path)) {
       add(s.code, r);
       return;

@@ -76,6 +76,28 @@ expect_in "$WORK/err" "not verified: the cache $WORK/cache does not hold what it
 expect_exit 0 "$FEEDBENCH" watch -- sh -c "dd if=$WORK/data/file_000001.bin of=/dev/null 2>/dev/null" _ "$WORK/cache"
 expect_in "$WORK/err" "read from the source $WORK/data though a cache of it is staged at $WORK/cache"
 
+# What the job's processes do around their reads does not lose them: a failed exec from Python's
+# subprocess (a vfork child calling _exit in the parent's memory) between two reads of one file,
+# and os.dup (fcntl F_DUPFD_CLOEXEC) then a read of the copy.
+expect_exit 0 "$FEEDBENCH" watch --out "$WORK/vfork.json" -- $PY -c "
+import os, subprocess
+fd = os.open('$WORK/data/file_000001.bin', os.O_RDONLY)
+os.read(fd, 8192)
+try:
+    subprocess.run(['$WORK/no-such-program'])
+except OSError:
+    pass
+os.read(fd, 8192)
+copy = os.dup(os.open('$WORK/data/file_000002.bin', os.O_RDONLY))
+os.read(copy, 1 << 20)
+"
+$PY -c "import json,sys; r=json.load(open(sys.argv[1]))['benchmarks'][0]['extra']['reads']; assert r['bytes'] == 2 * 16384 and r['reads'] == 3, r" "$WORK/vfork.json" ||
+  fail "reads lost around a failed exec or a dup"
+# A record the job garbled costs the figures, said so, never the job's exit code or the rest.
+expect_exit 5 "$FEEDBENCH" watch --out "$WORK/garbled.json" -- sh -c 'echo "{not json" > "$FEEDBENCH_WATCH_DIR/x.jsonl"; exit 5'
+expect_in "$WORK/err" "cannot read the probe's records"
+[ -s "$WORK/garbled.json" ] || fail "no result for a job whose records were garbled"
+
 # Without the recorder: said so, and why, never guessed.
 FEEDBENCH_READ_RECORDER=/no/such.so expect_exit 0 "$FEEDBENCH" watch -- sh -c "cat $WORK/data/file_000001.bin >/dev/null"
 expect_in "$WORK/err" "reads: not recorded: FEEDBENCH_READ_RECORDER=/no/such.so cannot be read"

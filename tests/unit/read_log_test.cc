@@ -63,6 +63,11 @@ TEST(ReadLogTest, CodeAndLibrariesAreToldApartFromData) {
   EXPECT_TRUE(is_code_path("/opt/libfoo.so.1"));
   EXPECT_FALSE(is_code_path("/data/imagenet/train/n01440764/a.JPEG"));
   EXPECT_FALSE(is_code_path("/mnt/shards/shard-00001.tfrecord"));
+  EXPECT_FALSE(is_code_path("/dev/shm/staged/a.bin"));            // data staged in memory
+  EXPECT_FALSE(is_code_path("/data/features/sample-00017.pth"));  // PyTorch's tensor files
+  EXPECT_TRUE(is_code_path("/venv/lib/python3.11/site-packages/distutils-precedence.pth"));
+  EXPECT_TRUE(is_kernel_path("/proc/thread-self/schedstat"));
+  EXPECT_FALSE(is_kernel_path("/data/proc/a.bin"));
 }
 
 TEST(ReadLogTest, SummaryByFolderMostBytesFirstCodeApartBounded) {

@@ -49,6 +49,7 @@ using PreadvFn = ssize_t (*)(int, const iovec*, int, off_t);
 using LseekFn = off_t (*)(int, off_t, int);
 using CloseFn = int (*)(int);
 using DupFn = int (*)(int);
+using FcntlFn = int (*)(int, int, ...);
 using Dup2Fn = int (*)(int, int);
 using Dup3Fn = int (*)(int, int, int);
 using FopenFn = FILE* (*)(const char*, const char*);
@@ -81,6 +82,8 @@ struct Real {
   LseekFn lseek64 = next_fn<LseekFn>("lseek64");
   CloseFn close = next_fn<CloseFn>("close");
   DupFn dup = next_fn<DupFn>("dup");
+  FcntlFn fcntl = next_fn<FcntlFn>("fcntl");
+  FcntlFn fcntl64 = next_fn<FcntlFn>("fcntl64");
   Dup2Fn dup2 = next_fn<Dup2Fn>("dup2");
   Dup3Fn dup3 = next_fn<Dup3Fn>("dup3");
   FopenFn fopen = next_fn<FopenFn>("fopen");
@@ -156,6 +159,11 @@ char* put(char* at, std::int64_t v) {
   while (n > 0) *at++ = digits[--n];
   return at;
 }
+
+// RETURNS: whether this process may touch the recorder's state: not a vfork child (posix_spawn,
+// Python's subprocess), which shares the parent's memory until it execs or exits and runs no
+// fork handler, so still carries the parent's g_pid. One getpid a call: only on open, close, dup.
+bool ours() { return g_on && getpid() == g_pid; }
 
 // REQUIRES: g_out_mu held.
 void flush_locked() {
@@ -236,7 +244,7 @@ void track(int fd, const char* path, const struct stat& st) {
 
 // After a successful open of `fd` with `flags`: tracked when it is a regular file opened to read.
 void opened(int fd, int flags) {
-  if (!g_on || fd < 0 || fd >= kMaxFd || (flags & O_ACCMODE) == O_WRONLY) return;
+  if (fd < 0 || fd >= kMaxFd || (flags & O_ACCMODE) == O_WRONLY || (flags & O_PATH) != 0 || !ours()) return;
   struct stat st {};
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return;
   char link[64], path[4096];
@@ -249,18 +257,16 @@ void opened(int fd, int flags) {
   track(fd, path, st);
 }
 
-void closed(int fd);
+void closed(int fd, bool release = true);
 
 // After `to` became a copy of `from` (dup, dup2, dup3): its reads are recorded as another open of
 // the same file, from its position (a program that opens, dup2s to 0 and reads stdin, as dd does).
 void duplicated(int from, int to) {
-  if (!g_on || from < 0 || from >= kMaxFd || to < 0 || to >= kMaxFd || from == to) return;
+  if (to < 0 || to >= kMaxFd || from == to || !ours()) return;
+  closed(to);  // dup2 closed what `to` was
+  if (from < 0 || from >= kMaxFd) return;
   Slot& f = g_slots[from];
-  if (f.serial.load(std::memory_order_acquire) == 0 || f.path == nullptr) {
-    closed(to);  // dup2 closed what `to` was
-    return;
-  }
-  closed(to);
+  if (f.serial.load(std::memory_order_acquire) == 0 || f.path == nullptr) return;
   struct stat st {};
   st.st_size = off_t(f.size);
   st.st_dev = dev_t(f.dev);
@@ -297,9 +303,11 @@ void did_read(int fd, ssize_t n, std::int64_t offset, std::int64_t t0) {
   }
 }
 
-// The file record of `fd`, written when it closes (or the process ends with it open).
-void closed(int fd) {
-  if (!g_on || fd < 0 || fd >= kMaxFd) return;
+// The file record of `fd`, written when it closes (or the process ends with it open);
+// `release` false on the way out of the process, where freeing memory may not be safe.
+void closed(int fd, bool release) {
+  if (fd < 0 || fd >= kMaxFd) return;
+  if (fd == g_out) g_out = -1;  // the job closed the record file: reopened at the next flush
   Slot& s = g_slots[fd];
   if (s.serial.exchange(0) == 0) return;
   char head[256];
@@ -309,16 +317,34 @@ void closed(int fd) {
            static_cast<unsigned long long>(s.reads.load()), static_cast<unsigned long long>(s.size),
            major(dev_t(s.dev)), minor(dev_t(s.dev)), static_cast<unsigned long long>(s.ino));
   emit(head, s.path);
-  free(s.path);
-  s.path = nullptr;
+  if (release) {
+    free(s.path);
+    s.path = nullptr;
+  }
 }
 
 // Files still open when the process ends are recorded as if closed then.
 void close_all_and_flush() {
-  if (!g_on) return;
+  if (!ours()) return;
   for (int fd = 0; fd < kMaxFd; ++fd)
-    if (g_slots[fd].serial.load(std::memory_order_relaxed) != 0) closed(fd);
+    if (g_slots[fd].serial.load(std::memory_order_relaxed) != 0) closed(fd, false);
   flush();
+}
+
+// On _exit, which a signal handler may call (PyTorch's workers do on SIGTERM) while this thread
+// is inside emit() holding the lock: the records are written only when the lock can be had
+// within a moment, else given up, never waited for (a deadlock would hang the job's exit).
+void flush_on_exit() {
+  if (!ours()) return;
+  for (int tries = 0; tries < 100; ++tries) {
+    if (pthread_mutex_trylock(&g_out_mu) == 0) {
+      pthread_mutex_unlock(&g_out_mu);
+      close_all_and_flush();
+      return;
+    }
+    const timespec pause{0, 100'000};
+    nanosleep(&pause, nullptr);
+  }
 }
 
 void before_fork() { pthread_mutex_lock(&g_out_mu); }
@@ -331,13 +357,21 @@ void after_fork_child() {
   g_pid = getpid();
   ++g_fork_generation;  // every thread id cached before the fork is the parent's
   pthread_mutex_unlock(&g_out_mu);
-  // What the parent read of them is the parent's record, not this one's.
+  // What the parent read of them is the parent's record, not this one's; with a trace, each is
+  // opened again under this pid, so that this process's reads of it name an open of its own.
   for (Slot& s : g_slots) {
     if (s.serial.load(std::memory_order_relaxed) == 0) continue;
     s.first_ns = 0;
     s.last_ns = 0;
     s.bytes = 0;
     s.reads = 0;
+    if (g_trace && s.path != nullptr) {
+      char head[128];
+      snprintf(head, sizeof head, "O %d %llu %lld %llu", int(g_pid),
+               static_cast<unsigned long long>(s.serial.load()), static_cast<long long>(s.open_ns),
+               static_cast<unsigned long long>(s.size));
+      emit(head, s.path);
+    }
   }
 }
 
@@ -352,7 +386,9 @@ __attribute__((constructor)) void start_recording() {
   g_on = true;
 }
 
-int mode_of(int flags, va_list ap) { return (flags & (O_CREAT | O_TMPFILE)) != 0 ? va_arg(ap, int) : 0; }
+int mode_of(int flags, va_list ap) {
+  return (flags & O_CREAT) != 0 || (flags & O_TMPFILE) == O_TMPFILE ? va_arg(ap, int) : 0;
+}
 
 }  // namespace
 
@@ -478,8 +514,30 @@ __attribute__((visibility("default"))) off_t lseek64(int fd, off_t offset, int w
 }
 
 __attribute__((visibility("default"))) int close(int fd) {
-  closed(fd);
+  if (ours()) closed(fd);
   return real().close(fd);
+}
+
+// fcntl's third argument is read as the C library itself reads it (a pointer-sized word), and
+// passed on; F_DUPFD and F_DUPFD_CLOEXEC make a copy as dup does (Python's os.dup).
+__attribute__((visibility("default"))) int fcntl(int fd, int cmd, ...) {
+  va_list ap;
+  va_start(ap, cmd);
+  void* arg = va_arg(ap, void*);
+  va_end(ap);
+  const int r = real().fcntl(fd, cmd, arg);
+  if (r >= 0 && (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC)) duplicated(fd, r);
+  return r;
+}
+
+__attribute__((visibility("default"))) int fcntl64(int fd, int cmd, ...) {
+  va_list ap;
+  va_start(ap, cmd);
+  void* arg = va_arg(ap, void*);
+  va_end(ap);
+  const int r = (real().fcntl64 != nullptr ? real().fcntl64 : real().fcntl)(fd, cmd, arg);
+  if (r >= 0 && (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC)) duplicated(fd, r);
+  return r;
 }
 
 __attribute__((visibility("default"))) int dup(int fd) {
@@ -522,20 +580,20 @@ __attribute__((visibility("default"))) size_t fread(void* buf, size_t size, size
 }
 
 __attribute__((visibility("default"))) int fclose(FILE* f) {
-  if (f != nullptr) closed(fileno(f));
+  if (f != nullptr && ours()) closed(fileno(f));
   return real().fclose(f);
 }
 
 // A process that ends with _exit (Python's os._exit, as DataLoader workers end) runs no atexit
 // handler: its records are written here first.
 __attribute__((visibility("default"), noreturn)) void _exit(int status) {
-  close_all_and_flush();
+  flush_on_exit();
   real().exit_(status);
   __builtin_unreachable();
 }
 
 __attribute__((visibility("default"), noreturn)) void _Exit(int status) {
-  close_all_and_flush();
+  flush_on_exit();
   real().exit2(status);
   __builtin_unreachable();
 }

@@ -35,14 +35,14 @@ class _Log:
     def write(self, record):
         import json
         pid = os.getpid()
-        if pid != self.pid:
-            self.pid = pid
-            self.fd = os.open(os.path.join(_DIR, "%d.jsonl" % pid), os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
-        record["pid"] = pid
         try:
+            if pid != self.pid:
+                self.fd = os.open(os.path.join(_DIR, "%d.jsonl" % pid), os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
+                self.pid = pid  # only once its file is open: a failed open is tried again
+            record["pid"] = pid
             os.write(self.fd, (json.dumps(record, separators=(",", ":")) + "\n").encode())
         except OSError:
-            pass  # a full disk costs the record, never the job
+            pass  # out of descriptors, a full disk: that costs the record, never the job
 
 
 _log = _Log()
@@ -102,6 +102,9 @@ def _patch(dl):
 
     import atexit
     atexit.register(flush)
+    # A process forked from the trainer (not a DataLoader worker) must not write the trainer's
+    # pending batch as its own.
+    os.register_at_fork(after_in_child=pending.clear)
 
     def __next__(self):
         if getattr(self, "_feedbench_epoch", None) is None:

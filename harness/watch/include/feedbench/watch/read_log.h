@@ -39,9 +39,12 @@ struct ReadRecord {
 };
 
 // RETURNS: whether `path` is the job's code or its libraries rather than its data: under a
-// system folder (/usr/, /lib/, /etc/, /proc/, /sys/, /dev/, /opt/conda/...) or a Python, shared
-// object or .pth file anywhere.
+// system folder (/usr/, /lib/, /etc/, /dev/ but /dev/shm/, /opt/conda/...), a Python source,
+// compiled module or shared object anywhere, a .pth file in a site-packages folder.
 bool is_code_path(const std::string& path);
+
+// RETURNS: whether `path` is the kernel's (/proc/, /sys/): neither data nor code, not counted.
+bool is_kernel_path(const std::string& path);
 
 // The job's reads by folder, bounded: at most kMaxFolders folders, the rest together.
 struct ReadSummary {
