@@ -249,7 +249,11 @@ struct WatchOptions {
   double target = 0.9;
   std::int64_t interval_ns = 0;
   std::vector<NamedPath> inputs, roots;  // the files and folders the command names
-  std::vector<std::string> folders;      // the folders it names
+  std::vector<std::string> folders() const {
+    std::vector<std::string> out;
+    for (const NamedPath& r : roots) out.push_back(r.path);
+    return out;
+  }
 };
 
 // RETURNS: the options, or nullopt when --help was asked (and printed). Throws InputError.
@@ -298,10 +302,7 @@ std::optional<WatchOptions> parse_watch(int argc, char** argv) {
   std::error_code ec;
   for (const std::string& a : o.command) {
     if (fs::is_regular_file(a, ec)) o.inputs.push_back({"the command's argument", a});
-    if (fs::is_directory(a, ec)) {
-      o.roots.push_back({"the command's argument", a});
-      o.folders.push_back(a);
-    }
+    if (fs::is_directory(a, ec)) o.roots.push_back({"the command's argument", a});
   }
   // The result and the trace never land on what the job reads: a file its command names (its
   // script), or inside a folder it names (its data).
@@ -479,7 +480,8 @@ int watch_main(int argc, char** argv) {
   }
   JobFigures f = job_figures(log);
   JobVerdict v = job_verdict(f, o.target, child.host_cpu_busy, usable_cores());
-  const ReadsAndDevice rd = reads_and_device(folder.records(), recorder_why, o.folders, pass_windows(log, f));
+  const ReadsAndDevice rd =
+      reads_and_device(folder.records(), recorder_why, o.folders(), pass_windows(log, f));
   const JobProcesses processes = job_processes(outside.samples, log, child.start_ns, rd.dev, rd.device);
   // Which passes storage fed and which the page cache did: a data set read again from memory
   // is not storage keeping up.

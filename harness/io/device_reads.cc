@@ -1,6 +1,8 @@
 // DeviceReads: the devices under a file set, found by st_dev, and their sectors read.
 #include "feedbench/io/device_reads.h"
 
+#include "feedbench/base/file_system.h"
+
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/sysmacros.h>
@@ -63,7 +65,7 @@ DeviceReads::DeviceReads(const FileSet& files) {
       return;
     }
     stat_files_.push_back((dir / "stat").string());
-    names_.push_back(majmin + " (" + dir.filename().string() + ")");
+    names_.push_back(block_device_label(std::uint64_t(d)));
   }
 }
 

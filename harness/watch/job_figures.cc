@@ -28,10 +28,12 @@ std::string fmt_ms(double ms) {
 
 JobFigures job_figures(const JobLog& log) {
   JobFigures f;
-  for (const JobEpoch& p : log.epochs) {
+  for (std::size_t e = 0; e < log.epochs.size(); ++e) {
+    const JobEpoch& p = log.epochs[e];
     if (p.batches.empty()) continue;
     JobPassFigures pf;
     pf.id = p.id;
+    pf.epoch = e;
     pf.ended = p.end_ns.has_value();
     Histogram wait;
     double wait_ns = 0, step_ns = 0;
@@ -79,13 +81,14 @@ JobFigures job_figures(const JobLog& log) {
   f.wait_p99_ms = f.wait_ns.quantile(0.99) / 1e6;
   f.wait_max_ms = double(f.wait_ns.max()) / 1e6;
   double capacity = 0, worker_wall = 0;  // the workers' time, and what of it they fetched
-  for (std::size_t i = 0, k = 0; i < log.epochs.size(); ++i)
-    if (!log.epochs[i].batches.empty()) capacity += double(log.epochs[i].num_workers) * f.passes[k++].wall_s;
+  for (const JobPassFigures& pf : f.passes) capacity += double(log.epochs[pf.epoch].num_workers) * pf.wall_s;
+  bool worker_fetches = false;
   for (const JobFetch& x : log.fetches)
-    if (x.worker >= 0) worker_wall += double(x.end_ns - x.start_ns) / 1e9;
+    if (x.worker >= 0) {
+      worker_wall += double(x.end_ns - x.start_ns) / 1e9;
+      worker_fetches = true;
+    }
   // Only where workers recorded fetches: a probe inactive in them is no evidence of idle workers.
-  const bool worker_fetches =
-      std::any_of(log.fetches.begin(), log.fetches.end(), [](const JobFetch& x) { return x.worker >= 0; });
   if (capacity > 0 && worker_fetches) f.worker_busy_share = std::min(1.0, worker_wall / capacity);
   double cpu = 0, wall = 0, runq = 0;
   for (const JobFetch& x : log.fetches) {

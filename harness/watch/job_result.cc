@@ -78,6 +78,15 @@ json processes_json(const JobProcesses& p) {
           {"io_why", p.io_why}};
 }
 
+// Calls fn(start_s, end_s, bytes per second) for each sampled interval of the data device.
+template <class F>
+void each_device_interval(const JobProcesses& p, F&& fn) {
+  for (std::size_t k = 0; k < p.device_bps.size() && k < p.trainer.t_s.size(); ++k) {
+    const double end = p.trainer.t_s[k];
+    fn(k == 0 ? end - p.interval_s : p.trainer.t_s[k - 1], end, p.device_bps[k]);
+  }
+}
+
 json folder_json(const ReadSummary::Folder& f, const std::string& where, std::int64_t origin_ns) {
   return {{"path", f.path},
           {"where", where},
@@ -176,27 +185,24 @@ std::optional<double> device_rate_during(const JobProcesses& p, const JobLog& lo
   if (last <= first) return std::nullopt;
   const double from = double(first - origin_ns) / 1e9, to = double(last - origin_ns) / 1e9;
   double bytes = 0, span = 0;
-  for (std::size_t k = 0; k < p.device_bps.size() && k < p.trainer.t_s.size(); ++k) {
-    const double end = p.trainer.t_s[k], start = k == 0 ? end - p.interval_s : p.trainer.t_s[k - 1];
+  each_device_interval(p, [&](double start, double end, double bps) {
     if (start >= from && end <= to) {
-      bytes += p.device_bps[k] * (end - start);
+      bytes += bps * (end - start);
       span += end - start;
     }
-  }
+  });
   if (span <= 0) return std::nullopt;
   return bytes / span;
 }
 
 std::vector<TimeWindow> pass_windows(const JobLog& log, const JobFigures& f) {
   std::vector<TimeWindow> out;
-  for (const JobPassFigures& pf : f.passes)
-    for (const JobEpoch& e : log.epochs)
-      if (e.id == pf.id && !e.batches.empty()) {
-        // From its start (the workers begin fetching at iter()) to its end.
-        out.push_back(
-            {std::min(e.start_ns, e.batches.front().ask_ns), e.end_ns.value_or(e.batches.back().got_ns)});
-        break;
-      }
+  for (const JobPassFigures& pf : f.passes) {
+    // From its start (the workers begin fetching at iter()) to its end.
+    const JobEpoch& e = log.epochs[pf.epoch];
+    out.push_back(
+        {std::min(e.start_ns, e.batches.front().ask_ns), e.end_ns.value_or(e.batches.back().got_ns)});
+  }
   return out;
 }
 
@@ -209,11 +215,10 @@ void attribute_passes(JobFigures& f, const JobLog& log, const ReadSummary& reads
     const double from = double(windows[i].from_ns - origin_ns) / 1e9,
                  to = double(windows[i].to_ns - origin_ns) / 1e9;
     double bytes = 0;
-    for (std::size_t k = 0; k < p.device_bps.size() && k < p.trainer.t_s.size(); ++k) {
-      const double end = p.trainer.t_s[k], start = k == 0 ? end - p.interval_s : p.trainer.t_s[k - 1];
+    each_device_interval(p, [&](double start, double end, double bps) {
       const double overlap = std::min(end, to) - std::max(start, from);
-      if (overlap > 0 && end > start) bytes += p.device_bps[k] * overlap;
-    }
+      if (overlap > 0 && end > start) bytes += bps * overlap;
+    });
     f.passes[i].device_bytes = bytes;
   }
 }
@@ -268,11 +273,7 @@ BenchmarkEntry job_entry(const std::string& name, const JobRun& run, const JobLo
   e.params = {{"family", "job"}, {"name", name}, {"target_au", target_au}};
   e.cache = nullptr;
   json passes = json::array();
-  std::size_t i = 0;  // f.passes are log.epochs with batches, in the same order
-  for (const JobPassFigures& p : f.passes) {
-    while (i < log.epochs.size() && log.epochs[i].id != p.id) ++i;
-    if (i < log.epochs.size()) passes.push_back(pass_json(p, log.epochs[i]));
-  }
+  for (const JobPassFigures& p : f.passes) passes.push_back(pass_json(p, log.epochs[p.epoch]));
   const double span = processes.span_s;
   e.extra = {{"command", run.command},
              {"exit_code", run.exit_code},

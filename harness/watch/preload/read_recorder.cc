@@ -386,6 +386,12 @@ __attribute__((constructor)) void start_recording() {
   g_on = true;
 }
 
+// After fcntl returned `r`: F_DUPFD and F_DUPFD_CLOEXEC made a copy, as dup does. RETURNS: r.
+int after_fcntl(int fd, int cmd, int r) {
+  if (r >= 0 && (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC)) duplicated(fd, r);
+  return r;
+}
+
 int mode_of(int flags, va_list ap) {
   return (flags & O_CREAT) != 0 || (flags & O_TMPFILE) == O_TMPFILE ? va_arg(ap, int) : 0;
 }
@@ -525,9 +531,7 @@ __attribute__((visibility("default"))) int fcntl(int fd, int cmd, ...) {
   va_start(ap, cmd);
   void* arg = va_arg(ap, void*);
   va_end(ap);
-  const int r = real().fcntl(fd, cmd, arg);
-  if (r >= 0 && (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC)) duplicated(fd, r);
-  return r;
+  return after_fcntl(fd, cmd, real().fcntl(fd, cmd, arg));
 }
 
 __attribute__((visibility("default"))) int fcntl64(int fd, int cmd, ...) {
@@ -535,9 +539,7 @@ __attribute__((visibility("default"))) int fcntl64(int fd, int cmd, ...) {
   va_start(ap, cmd);
   void* arg = va_arg(ap, void*);
   va_end(ap);
-  const int r = (real().fcntl64 != nullptr ? real().fcntl64 : real().fcntl)(fd, cmd, arg);
-  if (r >= 0 && (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC)) duplicated(fd, r);
-  return r;
+  return after_fcntl(fd, cmd, (real().fcntl64 != nullptr ? real().fcntl64 : real().fcntl)(fd, cmd, arg));
 }
 
 __attribute__((visibility("default"))) int dup(int fd) {

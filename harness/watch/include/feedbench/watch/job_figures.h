@@ -15,6 +15,7 @@ namespace feedbench {
 
 struct JobPassFigures {
   std::int64_t id = 0;
+  std::size_t epoch = 0;                 // its index in JobLog::epochs
   std::uint64_t batches = 0, steps = 0;  // steps: batches with a step after them
   double au = 0, stall_fraction = 0;
   double first_wait_ms = 0;  // the pass's first batch: its workers' start-up and first reads
