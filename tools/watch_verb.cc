@@ -338,7 +338,7 @@ std::string loop_text(const JobLog& log, const JobFigures& f, const JobVerdict& 
     say += fmt("  pass %.0f: AU %.1f%%, ", double(p.id), 100 * p.au) +
            fmt("%.0f batches, first batch %.1f ms", double(p.batches), p.first_wait_ms) +
            (p.data_bytes && p.device_bytes && *p.data_bytes > 0
-                ? fmt(", the device read %.0f%% of its data's bytes",
+                ? fmt(", the device read %.0f%% of its data's bytes (every reader of the device counts)",
                       std::min(1.0, *p.device_bytes / *p.data_bytes) * 100)
                 : "") +
            (p.ended ? "" : ", abandoned") + "\n";

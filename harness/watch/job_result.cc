@@ -243,7 +243,9 @@ std::string pass_sources_text(const JobFigures& f) {
   return "; " + passes(cold) + " read its data from the device, " + passes(warm) +
          " from the page cache (the device read under a fifth of it), AU " + format_percent(warm_lo) +
          (warm_hi > warm_lo ? "–" + format_percent(warm_hi) : "") +
-         ": a data set larger than memory, or a cold start, is what storage must feed";
+         ": a data set larger than memory, or a cold start, is what storage must feed (by the device's own "
+         "count, to which its other readers add: a pass read from memory can look read from the device, "
+         "never the other way)";
 }
 
 std::string job_processes_text(const JobProcesses& p) {
