@@ -109,7 +109,8 @@ AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
     if (ec) throw RunError(path_ + ": cannot create folder " + parent.string() + ": " + ec.message());
   }
   tmp_ = path_ + ".tmp." + std::to_string(::getpid());
-  fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  // O_NOFOLLOW: a link planted at the temporary name must not carry the write to what it names.
+  fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
   if (fd_ < 0) throw RunError(errno_message(tmp_ + ": cannot create", errno));
 }
 

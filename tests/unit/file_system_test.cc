@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "feedbench/base/error.h"
 #include "feedbench/base/unique_fd.h"
 #include "test_util.h"
 
@@ -41,6 +42,28 @@ TEST(FileSystemTest, ReadToEndReadsEveryByteFromTheOffset) {
   EXPECT_EQ(out, big);
   UniqueFd folder(::open(dir.path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   EXPECT_EQ(read_to_end(folder.get(), &out), EISDIR);
+}
+
+TEST(AtomicFileTest, WritesWholeThroughATemporaryAndNeverThroughALinkPlantedThere) {
+  testing::TempDir dir;
+  const std::string path = dir.path() + "/out.json";
+  {
+    AtomicFile out(path);
+    out.write("half");
+    EXPECT_FALSE(::access(path.c_str(), F_OK) == 0);  // nothing there before the commit
+    out.write(" and whole");
+    out.commit();
+  }
+  EXPECT_EQ(testing::read_file(path), "half and whole");
+  { AtomicFile abandoned(path); }  // not committed: the old file stays, no temporary left
+  EXPECT_EQ(testing::read_file(path), "half and whole");
+  EXPECT_NE(::access((path + ".tmp." + std::to_string(::getpid())).c_str(), F_OK), 0);
+  // A link at the temporary name (another user's, in a shared folder) is refused, its target kept.
+  const std::string victim = dir.path() + "/victim";
+  testing::write_file(victim, "keep");
+  ASSERT_EQ(::symlink(victim.c_str(), (path + ".tmp." + std::to_string(::getpid())).c_str()), 0);
+  EXPECT_THROW(AtomicFile{path}, RunError);
+  EXPECT_EQ(testing::read_file(victim), "keep");
 }
 
 }  // namespace
