@@ -77,6 +77,8 @@ std::string planned_refusal(const Case& c, RunContext& context) {
       return "a partial cache (dataset.partial_cache) is read by one process only, not across ranks";
     if (c.family == "file_read") return file_read_refusal(c, context);
     if (c.family == "loader") return loader_refusal(c, context);
+    if (c.family == "replay" && context.ranks().size() > 1)
+      return "replay runs a recorded job in one process: run it without mpirun";
   } catch (const std::exception& e) {  // a source's set-up: the run skips the case with it
     return e.what();
   }

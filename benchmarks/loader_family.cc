@@ -23,6 +23,7 @@
 #include "feedbench/io/skew.h"
 #include "feedbench/loader/limit.h"
 #include "feedbench/loader/loader.h"
+#include "loader_record.h"
 
 namespace feedbench {
 namespace {
@@ -96,8 +97,10 @@ nlohmann::json epoch_json(const EpochFigures& f) {
 
 // RETURNS: what the later epochs' page-cache state means, with the data set against memory
 // ("" for one epoch or no files read).
-std::string memory_note(const LoaderResult& r, std::uint64_t dataset_bytes, std::uint64_t available,
-                        const Throttle* throttle) {
+}  // namespace
+
+std::string loader_memory_note(const LoaderResult& r, std::uint64_t dataset_bytes, std::uint64_t available,
+                               const Throttle* throttle) {
   if (r.epochs.size() < 2 || !r.epochs[1].residency_before) return "";
   std::string note = "data set " + format_size(double(dataset_bytes)) + ", " +
                      format_size(double(available)) + " of memory available: ";
@@ -117,6 +120,8 @@ std::string memory_note(const LoaderResult& r, std::uint64_t dataset_bytes, std:
             ", which paces reads from memory too, so those epochs go no faster";
   return note;
 }
+
+namespace {
 
 // RETURNS: for a verdict over several epochs of which a later one was served from memory, what
 // each epoch measured (" — over 2 epochs: epoch 1 AU 87.3% from storage, epoch 2 AU 99.5% from
@@ -226,6 +231,8 @@ std::optional<Measured> measure(CaseRun& run, benchmark::State& state, LoaderSim
   return out;
 }
 
+}  // namespace
+
 void loader_counters(CaseRun& run, const LoaderResult& result) {
   const Histogram& h = result.wait_ns;
   run.counter("samples_per_second", result.samples_per_second);
@@ -242,18 +249,21 @@ void loader_counters(CaseRun& run, const LoaderResult& result) {
   run.counter("residency_before", run.record().cache["residency_before"].get<double>());
 }
 
+namespace {
+
 // A calibration (no I/O) shows the harness adds no stall at this AU: the summary's rule.
 constexpr double kCalibrationMinAu = 0.99;
 
 // The round's figures for its limit (limit.h): over every epoch, or over epoch `only` alone.
-SupplyFigures supply_of(const Case& c, const LoaderResult& r, double target,
+SupplyFigures supply_of(const std::string& transform, const LoaderResult& r, double target,
                         const std::vector<EpochRereads>& rereads, const DeviceReads* devices,
                         std::optional<std::size_t> only = std::nullopt) {
   SupplyFigures f;
   f.target_au = target;
   f.read_s = r.read_s;
   f.transform_s = r.transform_s;
-  f.transform = c.str("transform");
+  f.transform_idle_s = r.transform_idle_s;
+  f.transform = transform;
   f.cores = r.cores;
   if (devices && !devices->available()) f.device_why = devices->why();
   if (!devices) f.device_why = "no files read";
@@ -286,31 +296,33 @@ nlohmann::json limit_json(const LoaderLimit& l) {
   return j;
 }
 
-// A judged round's limit, over the run and per epoch.
-struct Limits {
-  LoaderLimit run;
-  std::vector<LoaderLimit> epochs;
-};
+}  // namespace
 
-Limits limits_of(const Case& c, const LoaderResult& r, double target, const DeviceReads* devices,
-                 const SampleSource& source) {
+LoaderLimits loader_limits(const std::string& transform, const LoaderResult& r, double target,
+                           const DeviceReads* devices, const std::vector<EpochRereads>& rereads) {
+  LoaderLimits out;
+  out.run = loader_limit(supply_of(transform, r, target, rereads, devices));
+  for (std::size_t e = 0; e < r.epochs.size(); ++e)
+    out.epochs.push_back(loader_limit(supply_of(transform, r, target, rereads, devices, e)));
+  return out;
+}
+
+namespace {
+
+LoaderLimits limits_of(const Case& c, const LoaderResult& r, double target, const DeviceReads* devices,
+                       const SampleSource& source) {
   const std::vector<EpochRereads> rereads =
       source.reads_files()
           ? loader_epoch_rereads(options_of(c), r.schedule, source.count(), source.shard_records())
           : std::vector<EpochRereads>{};
-  Limits out;
-  out.run = loader_limit(supply_of(c, r, target, rereads, devices));
-  for (std::size_t e = 0; e < r.epochs.size(); ++e)
-    out.epochs.push_back(loader_limit(supply_of(c, r, target, rereads, devices, e)));
-  return out;
+  return loader_limits(c.str("transform"), r, target, devices, rereads);
 }
 
-// RETURNS: the case's verdict on `result` with its limit, or why it carries none (too few
-// measured steps, or measured steps that read less than they took: the figures are recorded, but
-// no verdict and no limit).
-std::string verdict_of(const Case& c, const LoaderResult& result,
-                       const std::optional<LoaderAcrossRanks>& across, double target, bool calibration,
-                       const DeviceReads* devices, const LoaderLimit* limit) {
+}  // namespace
+
+std::string loader_run_verdict(const std::string& transform, const LoaderResult& result,
+                               const std::optional<LoaderAcrossRanks>& across, double target,
+                               bool calibration, const DeviceReads* devices, const LoaderLimit* limit) {
   if (!result.judged() || !limit) return result.not_judged_reason();
   if (calibration)  // no I/O: what it measures is the harness's own hand-over
     return format_printf("AU %.1f%% — ", 100 * result.au) +
@@ -320,15 +332,14 @@ std::string verdict_of(const Case& c, const LoaderResult& result,
                                 "itself stalls (calibration)",
                                 100 * result.stall_fraction));
   std::string verdict =
-      loader_verdict(supply_of(c, result, target, {}, devices), *limit) + epochs_qualifier(result);
+      loader_verdict(supply_of(transform, result, target, {}, devices), *limit) + epochs_qualifier(result);
   if (across) verdict += across->verdict;
   return verdict;
 }
 
-// The record's `extra` of a loader run: its verdict and the figures behind it.
-nlohmann::json run_json(const LoaderResult& result, const std::string& verdict, double target,
-                        const std::optional<Limits>& limits, bool calibration, std::uint64_t dataset_bytes,
-                        std::uint64_t available) {
+nlohmann::json loader_run_json(const LoaderResult& result, const std::string& verdict, double target,
+                               const std::optional<LoaderLimits>& limits, bool calibration,
+                               std::uint64_t dataset_bytes, std::uint64_t available) {
   const LoaderSchedule& schedule = result.schedule;
   const bool cpu_bound = limits && limits->run.by == "cpu";
   nlohmann::json epochs = nlohmann::json::array();
@@ -369,6 +380,8 @@ nlohmann::json run_json(const LoaderResult& result, const std::string& verdict, 
       {"device_bytes", result.device_bytes ? nlohmann::json(*result.device_bytes) : nlohmann::json(nullptr)},
       {"limit", limits ? limit_json(limits->run) : nlohmann::json(nullptr)}};
 }
+
+namespace {
 
 // The device's side of the step: what was copied (every step, warm-up included) and how long
 // the copies and the kernels took on the device's clock.
@@ -439,13 +452,13 @@ void run_loader_case(const Case& c, RunContext& context, benchmark::State& state
   const LoaderResult& result = measured->result;
 
   loader_counters(run, result);
-  std::optional<Limits> limits;
+  std::optional<LoaderLimits> limits;
   if (result.judged()) limits = limits_of(c, result, target, devices.get(), *source);
-  const std::string verdict = verdict_of(c, result, measured->across, target, calibration, devices.get(),
-                                         limits ? &limits->run : nullptr);
+  const std::string verdict = loader_run_verdict(c.str("transform"), result, measured->across, target,
+                                                 calibration, devices.get(), limits ? &limits->run : nullptr);
   const std::uint64_t available = available_memory_bytes();
   run.record().extra =
-      run_json(result, verdict, target, limits, calibration, files->total_bytes(), available);
+      loader_run_json(result, verdict, target, limits, calibration, files->total_bytes(), available);
   if (devices && devices->available()) run.record().extra["devices"] = devices->names();
   nlohmann::json& extra = run.record().extra;
   if (result.device_copy) record_device(run, c, result);
@@ -466,7 +479,7 @@ void run_loader_case(const Case& c, RunContext& context, benchmark::State& state
   }
   if (!calibration) {
     const std::string note =
-        memory_note(result, files->total_bytes(), available, run.throttle(c.str("path")).get());
+        loader_memory_note(result, files->total_bytes(), available, run.throttle(c.str("path")).get());
     if (!note.empty()) extra["memory_note"] = note;
   }
   run.record_reads(result);

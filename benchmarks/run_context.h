@@ -4,6 +4,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -16,6 +17,7 @@
 #include "feedbench/dataset/dataset.h"
 #include "feedbench/plan/config.h"
 #include "feedbench/plan/plan.h"
+#include "feedbench/replay/recorded_job.h"
 
 namespace feedbench {
 
@@ -60,6 +62,8 @@ struct RunContext {
   // The ranks of the run; families call it around each round. Never null during a run.
   Cluster* cluster = nullptr;
   RunLog log;
+  // The traces replay cases read (by the path a case names), read and checked before any case.
+  std::map<std::string, std::shared_ptr<const RecordedJob>> recorded_jobs;
 
   // RETURNS: `cluster`, or one process when none was set (tests, verbs that run alone).
   Cluster& ranks();

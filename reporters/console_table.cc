@@ -96,7 +96,7 @@ const std::vector<Column>& columns_of(const std::string& family) {
       {"spread", 7, [](const CaseView& c) { return spread_of(c, "bytes_per_second"); }},
       {"files/s", 9, [](const CaseView& c) { return or_dash(at(c, "files_per_second"), format_count); }},
       {"CPU", 6, [](const CaseView& c) { return or_dash(at(c, "cpu_util"), whole_percent_text); }}};
-  if (family == "loader") return loader;
+  if (family == "loader" || family == "replay") return loader;
   if (family == "stage") return stage;
   return file_read;
 }
@@ -121,7 +121,7 @@ enum class Tone { good, doubtful, bad };
 // RETURNS: the case's short verdict and its tone.
 std::pair<std::string, Tone> verdict_of(const CaseView& c) {
   if (!c.measured()) return {c.errored > 0 ? "skipped" : "excluded", Tone::bad};
-  if (c.family == "loader") {
+  if (c.family == "loader" || c.family == "replay") {
     const double au = c.worst_au().value_or(0);
     if (c.calibration) return au >= 0.99 ? std::pair{"ok", Tone::good} : std::pair{"FAILED", Tone::bad};
     if (!c.extra.value("judged", true)) return {"not judged", Tone::doubtful};
@@ -150,7 +150,7 @@ std::vector<std::string> notes_of(const CaseView& c) {
   for (const std::string& e : c.errors) notes.push_back(e);
   if (std::string x = c.exclusion_note(); !x.empty()) notes.push_back(x);
   if (!c.measured()) return notes;
-  if (c.family == "loader") {
+  if (c.family == "loader" || c.family == "replay") {
     // The verdict's words after its figure, where the short verdict is not "fed".
     const auto [verdict, tone] = verdict_of(c);
     const std::string text = c.extra.value("verdict", std::string());

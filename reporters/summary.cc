@@ -1082,6 +1082,18 @@ json summarize(const ResultDocument& doc) {
   if (!skipped.empty()) out["skipped"] = skipped;
   json loader = summarize_loader(doc);
   if (loader.is_object() && !loader.empty()) out["loader"] = loader;
+  // Each replayed job: its AU against the one recorded, and its verdict.
+  json replays = json::array();
+  for (const CaseView& c : views) {
+    if (c.family != "replay" || !c.measured()) continue;
+    const json* rec = c.extra.contains("replay") ? &c.extra["replay"] : nullptr;
+    replays.push_back(
+        {{"case", c.name},
+         {"au", c.counter("au") ? json(*c.counter("au")) : json(nullptr)},
+         {"recorded_au", rec && rec->contains("recorded_au") ? (*rec)["recorded_au"] : json(nullptr)},
+         {"verdict", c.extra.value("verdict", std::string())}});
+  }
+  if (!replays.empty()) out["replay"] = replays;
   json across = summarize_ranks(doc);
   if (!across.empty()) out["ranks"] = across;
   json stragglers = summarize_stragglers(doc);
@@ -1119,6 +1131,17 @@ std::string format_summary(const json& summary) {
   for (const std::string& text : skipped_lines(summary.value("skipped", json::array()))) line(text);
   out += rank_lines(summary, unverified);
   if (summary.contains("loader")) out += format_loader_summary(summary["loader"], unverified);
+  for (const json& r : summary.value("replay", json::array())) {
+    if (!r.is_object() || !r.value("au", json()).is_number()) continue;
+    std::string text = r.value("case", "") + ": AU " + format_percent(r["au"].get<double>());
+    if (r.value("recorded_au", json()).is_number())
+      text += " (the job recorded " + format_percent(r["recorded_au"].get<double>()) + ")";
+    const std::string verdict = r.value("verdict", "");
+    const std::string dash = " \xe2\x80\x94 ";  // " — ": the verdict's words after its AU
+    if (const std::size_t at = verdict.find(dash); at != std::string::npos)
+      text += dash + verdict.substr(at + dash.size());
+    line("replay " + text);
+  }
   if (summary.contains("sizing") && summary["sizing"].is_object())
     if (std::string note = summary["sizing"].value("note", ""); !note.empty()) line("sizing: " + note);
   return out == "Summary\n" ? std::string() : out;

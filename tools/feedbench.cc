@@ -28,6 +28,8 @@ constexpr Verb kVerbs[] = {
     {"report", feedbench::report_main, "turn result files into a self-contained HTML report"},
     {"env", feedbench::env_main, "describe this host and the paths given"},
     {"watch", feedbench::watch_main, "run a training command unchanged and say whether it waited for data"},
+    {"replay", feedbench::replay_main,
+     "run a watched job's data loading again from its trace, what-ifs and all"},
 };
 
 void usage(std::FILE* out) {

@@ -58,13 +58,15 @@ std::string why_nothing_counts(const ResultDocument& doc) {
          "; the result file records why): " + why;
 }
 
-int run_ranks(int argc, char** argv, Cluster& cluster, RankProgress& together);
+int run_ranks(int argc, char** argv, Cluster& cluster, RankProgress& together, const RunConfigText* config);
 int write_results(const RunSetup& run, MeasuredCases measured);
 
 }  // namespace
 }  // namespace run_steps
 
-int run_main(int argc, char** argv) {
+int run_main(int argc, char** argv) { return run_config_main(argc, argv, nullptr); }
+
+int run_config_main(int argc, char** argv, const RunConfigText* config) {
   using run_steps::agree_to_start;
   std::unique_ptr<Cluster> cluster = start_cluster(&argc, &argv);
   // Rank 0 alone prints; the others' reasons reach it through the agreements below.
@@ -73,7 +75,7 @@ int run_main(int argc, char** argv) {
   }
   run_steps::RankProgress together;
   try {
-    const int rc = run_steps::run_ranks(argc, argv, *cluster, together);
+    const int rc = run_steps::run_ranks(argc, argv, *cluster, together, config);
     if (!together.started) agree_to_start(*cluster, together, nullptr);  // --help, --dry-run
     return rc;
   } catch (...) {
@@ -95,8 +97,9 @@ namespace run_steps {
 namespace {
 
 // One rank's run, step by step (run/run_steps.h): every refusal before the first case.
-int run_ranks(int argc, char** argv, Cluster& cluster, RankProgress& together) {
+int run_ranks(int argc, char** argv, Cluster& cluster, RankProgress& together, const RunConfigText* config) {
   RunSetup run(cluster, together);
+  if (config) run.options.config_text = config->text, run.options.config_path = config->name;
   if (!parse_run_options(argc, argv, cluster, run.options)) return 0;  // --help
   load_plan(run);
   check_output_files(run);

@@ -4,9 +4,20 @@
 // printed by main as "feedbench <verb>: <message>" with exit code 2.
 #pragma once
 
+#include <string>
+
 namespace feedbench {
 
 int run_main(int argc, char** argv);     // run_verb.cc
+int replay_main(int argc, char** argv);  // replay_verb.cc
+
+// A config a verb writes itself (replay's), run as `run` runs a config file: `name` stands for
+// the file in messages and the result.
+struct RunConfigText {
+  std::string text, name;
+};
+// RETURNS: as run_main, with `config` (when not null) in place of --config. run_verb.cc.
+int run_config_main(int argc, char** argv, const RunConfigText* config);
 int gen_main(int argc, char** argv);     // gen_verb.cc
 int stage_main(int argc, char** argv);   // stage_verb.cc
 int verify_main(int argc, char** argv);  // verify_verb.cc

@@ -507,7 +507,7 @@ int watch_main(int argc, char** argv) {
   if (!o.trace_path.empty()) {
     try {
       const JobTraceCounts t =
-          write_job_trace(o.trace_path, log, folder.records(), child.start_ns, o.command);
+          write_job_trace(o.trace_path, log, folder.records(), child.start_ns, o.command, o.name);
       const std::string line = "  trace: " + o.trace_path + " (" + format_count(double(t.events)) +
                                " events; " + format_count(double(t.reads)) + " reads of data, " +
                                format_count(double(t.reads_in_batches)) + " of them in a batch's fetch" +

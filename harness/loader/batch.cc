@@ -6,10 +6,7 @@
 #include "feedbench/base/splitmix.h"
 
 namespace feedbench {
-namespace {
 
-// CPU work of `ns` of this thread's CPU time: on a saturated CPU it takes longer in wall time,
-// as a real decode would.
 void burn_cpu_ns(std::int64_t ns) {
   if (ns <= 0) return;
   const std::int64_t end = thread_cpu_ns() + ns;
@@ -20,6 +17,8 @@ void burn_cpu_ns(std::int64_t ns) {
     sink = sink + x;
   } while (thread_cpu_ns() < end);
 }
+
+namespace {
 
 std::int64_t transform_ns(const TransformCost& t, std::uint64_t bytes) {
   switch (t.per) {

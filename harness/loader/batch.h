@@ -23,12 +23,17 @@ struct Batch {
 
 struct WorkerTotals {
   std::int64_t read_ns = 0;
-  std::int64_t transform_ns = 0;      // wall time
-  std::int64_t transform_cpu_ns = 0;  // the worker thread's CPU time in it
-  std::uint64_t pixels = 0;           // decoded (decode transform)
-  std::uint64_t bytes = 0;            // read, warm-up included: what the transform had to work on
-  std::uint64_t samples = 0;          // read and transformed, warm-up included
+  std::int64_t transform_ns = 0;       // wall time
+  std::int64_t transform_cpu_ns = 0;   // the worker thread's CPU time in it
+  std::int64_t transform_idle_ns = 0;  // of transform_ns, a recorded job's own waits
+  std::uint64_t pixels = 0;            // decoded (decode transform)
+  std::uint64_t bytes = 0;             // read, warm-up included: what the transform had to work on
+  std::uint64_t samples = 0;           // read and transformed, warm-up included
 };
+
+// CPU work of `ns` of this thread's CPU time: on a saturated CPU it takes longer in wall time,
+// as a real decode would.
+void burn_cpu_ns(std::int64_t ns);
 
 // Builds one batch: reads its samples and applies the transform, timing each part. `decoder`:
 // the worker's own, for a decode transform.

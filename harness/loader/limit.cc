@@ -86,6 +86,16 @@ LoaderLimit loader_limit(const SupplyFigures& f) {
              ": more workers will not help on this CPU; then storage: " + source_clause(l, f, "the device");
     return l;
   }
+  if (f.transform_idle_s > 0.5 * std::max(worker_s, 1e-9)) {
+    // Most of the workers' time is the job's own waiting, neither reading nor computing.
+    l.by = "job_waits";
+    l.text = "limit: the job's own waits — its workers spent " + percent(f.transform_idle_s / worker_s) +
+             " of their time in its fetches neither reading nor on the CPU (asleep, on a lock, a remote "
+             "call), as recorded" +
+             (l.idle_cores >= 0.5 ? ": more workers may help" : "") +
+             "; then storage: " + source_clause(l, f, "the device");
+    return l;
+  }
   l.by = "storage";
   if (l.memory_share && *l.memory_share >= 0.995)  // from memory, yet too slow: not the device
     l.text =

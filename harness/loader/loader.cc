@@ -181,6 +181,7 @@ void add_trainer(const TrainerOutcome& o, LoaderResult& r) {
   r.transform_bytes += o.work.bytes;
   r.transform_samples += o.work.samples;
   r.transform_cpu_s += double(o.work.transform_cpu_ns) * 1e-9;
+  r.transform_idle_s += double(o.work.transform_idle_ns) * 1e-9;
   r.decoded_pixels += o.work.pixels;
   std::int64_t c = 0, s = 0;
   for (const EpochOutcome& eo : o.epochs) c += eo.compute_ns, s += eo.step_ns;

@@ -136,6 +136,74 @@ class FileSource : public SampleSource {
   EngineOptions options_;
 };
 
+// A recorded job's samples: each opens its file, reads its recorded ranges in order (one engine
+// request each: the engine's block holds the largest), and closes it, as the job did.
+class RecordedReader : public SampleReader {
+ public:
+  RecordedReader(const FileSet& files, std::span<const RecordedRead> reads,
+                 std::span<const RecordedSample> samples, const std::string& engine,
+                 const EngineOptions& options)
+      : files_(files), reads_(reads), samples_(samples), engine_(make_engine(engine, options)) {}
+  std::uint64_t read(std::size_t i) override {
+    data_.clear();
+    const RecordedSample& s = samples_[i];
+    if (s.count == 0) return 0;
+    const std::string path = files_.absolute_path(reads_[s.first].file);
+    FileHandle fh;
+    if (!open_unless_vanished(*engine_, path, &fh)) return 0;
+    std::uint64_t n = 0;
+    try {
+      for (std::uint64_t k = s.first; k < s.first + s.count; ++k)
+        n += read_range(*engine_, fh, reads_[k].offset, reads_[k].bytes, path, keep_ ? &data_ : nullptr);
+    } catch (...) {
+      engine_->close(fh);
+      throw;
+    }
+    engine_->close(fh);
+    return n;
+  }
+  std::uint64_t planned_bytes(std::size_t i) const override {
+    std::uint64_t n = 0;
+    for (std::uint64_t k = samples_[i].first; k < samples_[i].first + samples_[i].count; ++k)
+      n += reads_[k].bytes;
+    return n;
+  }
+  Engine::OpenCounts open_counts() const override { return engine_->open_counts(); }
+  std::string sample_name(std::size_t i) const override {
+    return samples_[i].count ? files_.absolute_path(reads_[samples_[i].first].file) : unread_name(i);
+  }
+
+ private:
+  static std::string unread_name(std::size_t i) { return "sample " + std::to_string(i) + " (no read)"; }
+  const FileSet& files_;
+  std::span<const RecordedRead> reads_;
+  std::span<const RecordedSample> samples_;
+  std::unique_ptr<Engine> engine_;
+};
+
+class RecordedSource : public SampleSource {
+ public:
+  RecordedSource(const FileSet& files, std::span<const RecordedRead> reads,
+                 std::span<const RecordedSample> samples, std::string engine, EngineOptions options)
+      : files_(files), reads_(reads), samples_(samples), engine_(std::move(engine)),
+        options_(std::move(options)) {
+    for (const RecordedRead& r : reads) total_ += r.bytes;
+  }
+  std::size_t count() const override { return samples_.size(); }
+  std::uint64_t total_bytes() const override { return total_; }
+  std::unique_ptr<SampleReader> make_reader() const override {
+    return std::make_unique<RecordedReader>(files_, reads_, samples_, engine_, options_);
+  }
+
+ private:
+  const FileSet& files_;
+  std::span<const RecordedRead> reads_;
+  std::span<const RecordedSample> samples_;
+  std::string engine_;
+  EngineOptions options_;
+  std::uint64_t total_ = 0;
+};
+
 class RecordSource;
 
 class RecordReader : public SampleReader {
@@ -476,6 +544,18 @@ class DelaySource : public SampleSource {
 std::unique_ptr<SampleSource> make_file_source(const FileSet& files, const std::string& engine,
                                                std::size_t block_size, std::shared_ptr<Throttle> throttle) {
   return std::make_unique<FileSource>(files, engine, reader_options(block_size, std::move(throttle)));
+}
+
+std::unique_ptr<SampleSource> make_recorded_source(const FileSet& files, std::span<const RecordedRead> reads,
+                                                   std::span<const RecordedSample> samples,
+                                                   const std::string& engine,
+                                                   std::shared_ptr<Throttle> throttle) {
+  // One request per recorded read: the block holds the largest (at least 64 KiB, at most 64 MiB).
+  std::size_t block = 64 << 10;
+  for (const RecordedRead& r : reads) block = std::max<std::size_t>(block, r.bytes);
+  block = std::min<std::size_t>(block, std::size_t{64} << 20);
+  return std::make_unique<RecordedSource>(files, reads, samples, engine,
+                                          reader_options(block, std::move(throttle)));
 }
 
 std::unique_ptr<SampleSource> make_record_source(const FileSet& files, std::uint64_t record_size,

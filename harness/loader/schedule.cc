@@ -95,8 +95,46 @@ void stream_schedule(const LoaderOptions& o, const std::vector<std::uint64_t>& s
 
 }  // namespace
 
+namespace {
+
+// A recorded job's schedule: its batches as recorded, no warm-up (a watched job's every step
+// counts), judged on the steps of its first epoch.
+LoaderSchedule recorded_schedule(const LoaderOptions& o, std::size_t samples, std::uint64_t dataset_bytes) {
+  LoaderSchedule s;
+  s.samples = samples;
+  s.dataset_bytes = dataset_bytes;
+  s.whole_epoch = true;
+  s.share = samples;
+  const RecordedLoading& r = *o.recorded;
+  std::int64_t first_steps = 0;
+  for (std::size_t e = 0; e < r.epochs.size(); ++e) {
+    s.steps_per_epoch = std::max(s.steps_per_epoch, std::int64_t(r.epochs[e].batches.size()));
+    for (const RecordedLoading::Batch& b : r.epochs[e].batches) {
+      if (e == 0 && b.step_ns >= 0) ++first_steps;
+      if (b.first + b.count > samples && s.refused.empty())
+        s.refused = "replay: a batch of epoch " + std::to_string(e + 1) + " reads samples up to " +
+                    std::to_string(b.first + b.count) + ", but the recording holds " +
+                    std::to_string(samples);
+    }
+  }
+  if (o.accelerators != 1 || o.nodes != 1)
+    s.refused = "replay: a recorded job runs as one trainer on one node (accelerators 1)";
+  if (r.epochs.empty()) s.refused = "replay: the recording holds no batch";
+  const int workers = r.epochs.empty() ? 0 : r.epochs[0].workers;
+  s.min_measured_steps = std::max<std::int64_t>(kMinMeasuredSteps, 2 * std::int64_t(workers));
+  s.measured_first_epoch = first_steps;
+  s.prefetch = r.epochs.empty() ? o.prefetch : r.epochs[0].prefetch;
+  s.workers = workers;
+  s.batch_size = o.batch_size;
+  s.accelerators = 1;
+  return s;
+}
+
+}  // namespace
+
 LoaderSchedule loader_schedule(const LoaderOptions& o, std::size_t samples, std::uint64_t dataset_bytes,
                                const std::vector<std::uint64_t>* shard_records) {
+  if (o.recorded) return recorded_schedule(o, samples, dataset_bytes);
   LoaderSchedule s;
   s.samples = samples;
   s.dataset_bytes = dataset_bytes;
@@ -214,6 +252,11 @@ std::vector<std::uint64_t> loader_sample_reads(const LoaderOptions& o, const Loa
 std::vector<EpochRereads> loader_epoch_rereads(const LoaderOptions& o, const LoaderSchedule& schedule,
                                                std::size_t count,
                                                const std::vector<std::uint64_t>* shard_records) {
+  if (o.recorded) {  // counted as the recording was built
+    std::vector<EpochRereads> out;
+    for (const RecordedLoading::Epoch& e : o.recorded->epochs) out.push_back(e.rereads);
+    return out;
+  }
   std::vector<EpochRereads> out(std::size_t(std::max(o.epochs, 0)));
   const std::uint64_t per_trainer = std::uint64_t(schedule.steps_per_epoch) * std::uint64_t(o.batch_size);
   if (shard_records) {  // streams read each of their shards' records once an epoch

@@ -119,18 +119,24 @@ void BatchQueue::stop() {
   cv_.notify_all();
 }
 
+std::size_t Trainer::workers_of(int epoch) const {
+  return std::size_t(o_.recorded ? o_.recorded->epochs[std::size_t(epoch)].workers : o_.workers);
+}
+
 void Trainer::run_epoch(int epoch, EpochOutcome& out) {
-  const std::size_t batches = std::size_t(schedule_.steps_per_epoch);
-  const std::size_t W = std::size_t(o_.workers);
+  const RecordedLoading::Epoch* recorded = o_.recorded ? &o_.recorded->epochs[std::size_t(epoch)] : nullptr;
+  const std::size_t batches = recorded ? recorded->batches.size() : std::size_t(schedule_.steps_per_epoch);
+  const std::size_t W = workers_of(epoch);
   const EpochJobs jobs = deal_batches(epoch, batches);
-  BatchQueue queue(batches, W * std::size_t(std::max(o_.prefetch, 1)));
+  const int prefetch = recorded ? recorded->prefetch : o_.prefetch;
+  BatchQueue queue(batches, W * std::size_t(std::max(prefetch, 1)));
   std::vector<WorkerTotals> totals(std::max<std::size_t>(W, 1));
   std::optional<BatchChannel> channel;
   if (crosses_processes()) channel.emplace();
 
   const std::int64_t epoch_start = now_ns();
   std::vector<std::thread> threads;
-  start_workers(jobs, queue, channel ? &*channel : nullptr, totals, threads);
+  start_workers(jobs, queue, channel ? &*channel : nullptr, totals, threads, epoch_start);
   for (std::size_t j = 0; j < batches && !run_.failed; ++j) {
     const std::int64_t t0 = now_ns();
     Batch b;
@@ -144,10 +150,15 @@ void Trainer::run_epoch(int epoch, EpochOutcome& out) {
     // The framework's own cost of next() on a ready batch is the trainer's wait too.
     if (const std::int64_t cost = loader_next_cost_ns(o_, b.bytes); cost > 0) wait_until_ns(now_ns() + cost);
     const std::int64_t t1 = now_ns();
-    if (!compute_step(b, t1, j + 1 == batches)) break;  // the workers are stopped and joined below
+    const std::int64_t recorded_step = recorded ? recorded->batches[j].step_ns : 0;
+    const std::int64_t compute_ns =
+        recorded ? std::max<std::int64_t>(recorded_step, 0) : draw_step_ns(o_.step_time, rng_);
+    if (!compute_step(b, t1, compute_ns, j + 1 == batches))
+      break;  // the workers are stopped and joined below
     const std::int64_t t2 = now_ns();
-    // The warm-up is the first steps of the run: later epochs are measured whole.
-    if (epoch == 0 && std::int64_t(out.warmup) < schedule_.warmup_steps) {
+    // The warm-up is the first steps of the run: later epochs are measured whole. A recorded
+    // batch with no step after it is no step either.
+    if ((epoch == 0 && std::int64_t(out.warmup) < schedule_.warmup_steps) || recorded_step < 0) {
       ++out.warmup;
       out.warmup_read_bytes += b.read;
     } else {
@@ -162,6 +173,7 @@ void Trainer::run_epoch(int epoch, EpochOutcome& out) {
     outcome.work.read_ns += t.read_ns;
     outcome.work.transform_ns += t.transform_ns;
     outcome.work.transform_cpu_ns += t.transform_cpu_ns;
+    outcome.work.transform_idle_ns += t.transform_idle_ns;
     outcome.work.pixels += t.pixels;
     outcome.work.bytes += t.bytes;
     outcome.work.samples += t.samples;
@@ -171,7 +183,24 @@ void Trainer::run_epoch(int epoch, EpochOutcome& out) {
 EpochJobs Trainer::deal_batches(int epoch, std::size_t batches) {
   const std::size_t B = std::size_t(o_.batch_size);
   EpochJobs out;
-  out.jobs.resize(std::max<std::size_t>(std::size_t(o_.workers), 1));
+  out.jobs.resize(std::max<std::size_t>(workers_of(epoch), 1));
+  if (o_.recorded) {
+    // The recording's batches: each by its recorded worker where the epoch has it, else in
+    // PyTorch's round robin.
+    const RecordedLoading::Epoch& e = o_.recorded->epochs[std::size_t(epoch)];
+    out.recorded = &e;
+    std::uint64_t low = UINT64_MAX, high = 0;
+    for (const RecordedLoading::Batch& b : e.batches)
+      low = std::min(low, b.first), high = std::max(high, b.first + b.count);
+    out.base = low == UINT64_MAX ? 0 : low;
+    for (std::uint64_t i = out.base; i < high; ++i) out.mine.push_back(std::size_t(i));
+    for (std::size_t j = 0; j < batches; ++j) {
+      const std::int32_t w = e.batches[j].worker;
+      out.jobs[w >= 0 && std::size_t(w) < out.jobs.size() ? std::size_t(w) : j % out.jobs.size()].push_back(
+          j);
+    }
+    return out;
+  }
   const std::vector<std::uint64_t>* shard_records = source_.shard_records();
   out.streams = shard_records != nullptr;
   if (shard_records) {
@@ -196,8 +225,11 @@ EpochJobs Trainer::deal_batches(int epoch, std::size_t batches) {
 }
 
 void Trainer::start_workers(const EpochJobs& jobs, BatchQueue& queue, BatchChannel* channel,
-                            std::vector<WorkerTotals>& totals, std::vector<std::thread>& threads) {
-  const std::size_t W = std::size_t(o_.workers);
+                            std::vector<WorkerTotals>& totals, std::vector<std::thread>& threads,
+                            std::int64_t epoch_start) {
+  const std::size_t W = jobs.recorded ? std::size_t(jobs.recorded->workers) : std::size_t(o_.workers);
+  // A recorded job's workers started this long after its first ask (processes spawned, imports).
+  const std::int64_t start_at = jobs.recorded ? epoch_start + jobs.recorded->start_ns : 0;
   auto stop = [&queue, channel] {
     queue.stop();
     if (channel) channel->stop();
@@ -205,8 +237,9 @@ void Trainer::start_workers(const EpochJobs& jobs, BatchQueue& queue, BatchChann
   for (std::size_t w = 0; w < W; ++w) {
     const std::string refused = start_thread(
         threads,
-        [&, w, channel, stop] {  // channel and stop by value: they are this call's
+        [&, w, channel, stop, start_at] {  // by value: this call's own
           try {
+            if (start_at > 0) wait_until_ns(start_at);
             // At most `depth` batches are outstanding ahead of the trainer.
             for (std::size_t j : jobs.jobs[w]) {
               if (!queue.wait_turn(j)) return;
@@ -233,14 +266,35 @@ void Trainer::start_workers(const EpochJobs& jobs, BatchQueue& queue, BatchChann
 }
 
 Batch Trainer::build(const EpochJobs& jobs, std::size_t w, std::size_t j, WorkerTotals& totals, bool hold) {
+  if (jobs.recorded) {
+    // The recorded reads, then what the job's worker spent on the CPU beyond them (its
+    // transform and collate: this worker's own reads' CPU counted against it).
+    const RecordedLoading::Batch& rb = jobs.recorded->batches[j];
+    const std::int64_t cpu0 = thread_cpu_ns();
+    const std::size_t from = std::size_t(rb.first - jobs.base);
+    Batch b = build_batch(*readers_[w], &jobs.mine, from, from + rb.count, TransformCost{}, totals,
+                          decoders_[w].get(), hold ? &held_[w] : nullptr);
+    const std::int64_t t0 = now_ns(), spent = thread_cpu_ns() - cpu0;
+    if (rb.cpu_ns > spent) {
+      burn_cpu_ns(rb.cpu_ns - spent);
+      totals.transform_cpu_ns += rb.cpu_ns - spent;
+      totals.transform_ns += now_ns() - t0;
+    }
+    if (rb.idle_ns > 0) {  // the job's own wait in its fetch: the transform's wall, not its CPU
+      const std::int64_t t1 = now_ns();
+      wait_until_ns(t1 + rb.idle_ns);
+      totals.transform_ns += now_ns() - t1;
+      totals.transform_idle_ns += now_ns() - t1;
+    }
+    return b;
+  }
   const std::size_t B = std::size_t(o_.batch_size);
   const std::size_t end = jobs.streams ? (j + 1) * B : std::min(jobs.mine.size(), (j + 1) * B);
   return build_batch(*readers_[w], jobs.streams ? nullptr : &jobs.mine, j * B, end, o_.transform, totals,
                      decoders_[w].get(), hold ? &held_[w] : nullptr);
 }
 
-bool Trainer::compute_step(const Batch& b, std::int64_t t1, bool last_of_epoch) {
-  const std::int64_t compute_ns = draw_step_ns(o_.step_time, rng_);
+bool Trainer::compute_step(const Batch& b, std::int64_t t1, std::int64_t compute_ns, bool last_of_epoch) {
   if (!device_) {
     wait_until_ns(t1 + compute_ns);
     return true;

@@ -89,6 +89,9 @@ struct EpochJobs {
   // empty, and batch j is B records of its worker's stream.
   std::vector<std::size_t> mine;
   bool streams = false;
+  // A recorded job's epoch: batch j is its batches[j], samples from `base` in `mine`.
+  const RecordedLoading::Epoch* recorded = nullptr;
+  std::uint64_t base = 0;
 };
 
 // One simulated accelerator: its readers and step-time stream live across epochs; each epoch
@@ -113,14 +116,18 @@ class Trainer {
   EpochJobs deal_batches(int epoch, std::size_t batches);
   // Starts a thread per worker building its batches into `queue` (each first sent through
   // `channel` when the hand-over is across processes); on a refused thread, fails the run.
+  // A recorded epoch's workers first wait out its recorded start-up from `epoch_start`.
   void start_workers(const EpochJobs& jobs, BatchQueue& queue, BatchChannel* channel,
-                     std::vector<WorkerTotals>& totals, std::vector<std::thread>& threads);
+                     std::vector<WorkerTotals>& totals, std::vector<std::thread>& threads,
+                     std::int64_t epoch_start);
   // RETURNS: batch j of the epoch, built by worker w's reader; with `hold`, each of its samples'
   // outputs kept in held_[w] for the hand-over.
   Batch build(const EpochJobs& jobs, std::size_t w, std::size_t j, WorkerTotals& totals, bool hold = false);
-  // The accelerator's step on batch b, from t1: a drawn step time on the device or as a wait.
+  // The accelerator's step on batch b, from t1, of compute_ns on the device or as a wait.
   // RETURNS: false after failing the run (the device failed).
-  bool compute_step(const Batch& b, std::int64_t t1, bool last_of_epoch);
+  bool compute_step(const Batch& b, std::int64_t t1, std::int64_t compute_ns, bool last_of_epoch);
+  // RETURNS: the workers of epoch `epoch` (a recorded epoch's own).
+  std::size_t workers_of(int epoch) const;
 
   static void record_step(EpochOutcome& out, std::int64_t t0, std::int64_t t1, std::int64_t t2,
                           const Batch& b);

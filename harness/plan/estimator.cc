@@ -172,6 +172,11 @@ CaseCost estimate_case(const Case& c, const FileSet& files, const PathRate& rate
     if (c.integer("steps") > 0) steps = std::min(steps, double(c.integer("steps")));
     const double read_s = samples == "memory" ? 0 : steps * per_step * sample_bytes / round_rate;
     cost.round_s = epochs * std::max(read_s, steps * mean_step_s(c));
+  } else if (c.family == "replay") {
+    // The recording's own loop (its waits and steps), set when the run read the trace: a
+    // replay on storage like the job's takes about as long.
+    const double scale = c.has("step_scale") ? c.number("step_scale") : 1.0;
+    cost.round_s = c.params.value("recorded_wait_s", 0.0) + scale * c.params.value("recorded_step_s", 0.0);
   } else if (c.family == "stage") {
     cost.round_s = 3 * selection / cold;  // read, write, verify
   }

@@ -40,6 +40,9 @@ struct Param {
   // Unset by default (the schema's default is null): absent from Case::params and from the
   // name, so adding such a parameter leaves every existing case name, and baseline, as it was.
   bool optional = false;
+  // In Case::params but not in the name: what the case reads rather than how (replay's trace),
+  // as a dataset root is no part of a file_read case's name. Never swept.
+  bool hidden = false;
 };
 
 constexpr std::int64_t kMaxBlockBytes = std::int64_t{1} << 30;
@@ -91,6 +94,20 @@ const std::vector<FamilySpec>& family_specs() {
         {"handover", "handover", Kind::choice, 0, 0, true},
         {"next_cost", "next", Kind::duration, 0, 0, true},
         {"next_cost_per_mib", "next_mib", Kind::duration, 0, 0, true}}},
+      // A watched job run again (harness/replay): every what-if unset by default, so a faithful
+      // replay's name is replay/job:NAME/state:cold/path:source, which diff matches to the
+      // watched job/NAME (comparison.h's case_identity).
+      {"replay",
+       {{"trace", "trace", Kind::choice, 0, 0, false, true},
+        {"job", "job", Kind::choice, 0, 0, true},
+        {"step_scale", "step_scale", Kind::number, 0, 0, true},
+        {"workers", "workers", Kind::integer, 0, 1024, true},
+        {"batch_size", "batch", Kind::integer, 1, 65536, true},
+        {"epochs", "epochs", Kind::integer, 1, 10000, true},
+        {"cache_state", "state", Kind::choice},
+        {"path", "path", Kind::choice},
+        {"target_au", "target", Kind::number, 0, 0, true},
+        {"allow_resized", "allow_resized", Kind::boolean, 0, 0, true, true}}},
       {"stage",
        {{"workers", "workers", Kind::integer, 1, 1024},
         {"cache_state", "state", Kind::choice},
@@ -237,6 +254,8 @@ std::string infeasible(const Case& c) {
       return "accelerators x workers = " + std::to_string(threads) +
              " reader threads, more than the limit of " + std::to_string(kMaxLoaderThreads);
   }
+  if (c.family == "replay" && c.has("step_scale") && !(c.number("step_scale") > 0))
+    return "step_scale must be above 0 (0.5: every recorded step half as long)";
   if (c.family != "file_read") return "";
   const std::string engine = c.str("engine");
   const std::string state = c.str("cache_state");
@@ -321,8 +340,11 @@ struct FamilyAxes {
 Choice written_value(const Param& p, const json& entry, const std::string& family, const std::string& at,
                      const json& defaults, const json& schema) {
   if (entry.contains(p.key)) return {entry.at(p.key), at + "/" + p.key};
-  // (The loader's sampling is its own: defaults.pattern is file_read's read order.)
-  if (defaults.contains(p.key) && p.kind != Kind::sampling)
+  // (The loader's sampling is its own: defaults.pattern is file_read's read order. A replay's
+  // what-ifs are its own too: a config's default workers or batch_size is the loaders', and would
+  // change the recorded job without a word; it takes only the conditions, state and path.)
+  const bool replay_own = family == "replay" && p.kind != Kind::choice;
+  if (defaults.contains(p.key) && p.kind != Kind::sampling && !replay_own)
     return {defaults.at(p.key), std::string("/defaults/") + p.key};
   return {schema.at(json::json_pointer(builtin_default_pointer(family, p.key))),
           "built-in default of " + family + "." + p.key};
@@ -338,6 +360,8 @@ std::vector<Choice> parameter_axis(const Param& p, const Choice& written, const 
   const std::string& where = written.where;
   if (p.optional && value.is_null()) return {};  // unset: no axis
   std::vector<Choice> axis;
+  if (value.is_array() && p.hidden)
+    throw InputError(file + ": " + where + ": expected one value (" + p.key + " is not swept), got a list");
   if (value.is_array()) {
     for (std::size_t k = 0; k < value.size(); ++k)
       axis.push_back({value[k], where + "/" + std::to_string(k)});
@@ -434,7 +458,7 @@ void add_cases(const FamilyAxes& f, std::uint64_t seed, const std::string& file,
 std::vector<NamePart> Case::name_parts() const {
   std::vector<NamePart> parts;
   for (const auto& p : spec_of(family).params) {
-    if (p.optional && !params.contains(p.key)) continue;
+    if (p.hidden || (p.optional && !params.contains(p.key))) continue;
     FB_CHECK(params.contains(p.key), std::string("case without ") + p.key);
     parts.push_back({p.key, p.short_key, value_text(params.at(p.key))});
   }

@@ -144,6 +144,17 @@ std::string segment_key(const std::string& seg) {
 
 }  // namespace
 
+std::string replay_as_job(const std::string& identity) {
+  const std::vector<std::string> segs = split_segments(identity);
+  if (segs.size() < 2 || segs[0] != "replay" || !segs[1].starts_with("job:")) return identity;
+  // The job's own conditions: read cold from where it read (the recording was the job's first
+  // read of its data unless the watch said otherwise).
+  std::string out = "job/" + segs[1].substr(4);
+  for (std::size_t i = 2; i < segs.size(); ++i)
+    if (segs[i] != "state:cold" && segs[i] != "path:source") out += "/" + segs[i];
+  return out;
+}
+
 std::string case_identity(const BenchmarkEntry& entry, const std::vector<std::string>& ignore) {
   const bool canonical = !entry.case_name.empty() && entry.case_name != entry.run_name;
   std::string name = !entry.case_name.empty()  ? entry.case_name
@@ -156,7 +167,7 @@ std::string case_identity(const BenchmarkEntry& entry, const std::vector<std::st
     if (!key.empty() && std::find(ignore.begin(), ignore.end(), key) != ignore.end()) continue;
     out += out.empty() ? seg : "/" + seg;
   }
-  return out;
+  return replay_as_job(out);
 }
 
 namespace {

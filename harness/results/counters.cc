@@ -30,13 +30,13 @@ const std::vector<CounterInfo>& known_counters() {
        "wait p99 ms",
        true,
        D::kLowerIsBetter,
-       {"loader", "job"},
+       {"loader", "job", "replay"},
        1,
        "1 ms",
        true},
       {"wait_max_ms", U::kMilliseconds, "wait max ms", true, D::kLowerIsBetter, {}, 1, "1 ms", true},
       {"stall_fraction", U::kFraction, "stall %", true, D::kLowerIsBetter, {}, 0.02, "2 points"},
-      {"au", U::kFraction, "AU %", true, D::kHigherIsBetter, {"loader", "job"}, 0.02, "2 points"},
+      {"au", U::kFraction, "AU %", true, D::kHigherIsBetter, {"loader", "job", "replay"}, 0.02, "2 points"},
       // A GPU sink's or a CUDA loader's host-to-device copies (a pinned buffer to device memory).
       {"h2d_bytes_per_second", U::kBytesPerSecond, "H2D MiB/s", true, D::kHigherIsBetter, {}},
       {"copy_p50_us", U::kMicroseconds, "copy p50 µs", true, D::kLowerIsBetter, {}, 5, "5 us"},
@@ -54,7 +54,7 @@ const CounterInfo* find_counter(std::string_view name) {
 }
 
 const char* primary_counter(std::string_view family) {
-  return family == "loader" || family == "job" ? "au" : "bytes_per_second";
+  return family == "loader" || family == "job" || family == "replay" ? "au" : "bytes_per_second";
 }
 
 std::size_t counter_rank(std::string_view name) {

@@ -71,7 +71,8 @@ json or_null(std::int64_t v) { return v >= 0 ? json(v) : json(nullptr); }
 }  // namespace
 
 JobTraceCounts write_job_trace(const std::string& path, const JobLog& log, const std::string& records_dir,
-                               std::int64_t origin_ns, const std::vector<std::string>& command) {
+                               std::int64_t origin_ns, const std::vector<std::string>& command,
+                               const std::string& name) {
   Writer w(path, origin_ns);
   json passes = json::array();
   for (const JobEpoch& e : log.epochs)
@@ -88,6 +89,7 @@ JobTraceCounts write_job_trace(const std::string& path, const JobLog& log, const
   w.head({{"format", kJobTraceFormat},
           {"version", kJobTraceVersion},
           {"origin_ns", origin_ns},
+          {"name", name},
           {"command", command},
           {"passes", passes}});
 
@@ -118,7 +120,8 @@ JobTraceCounts write_job_trace(const std::string& path, const JobLog& log, const
             {"batch", or_null(f.batch)},
             {"worker", f.worker},
             {"samples", f.samples},
-            {"cpu_ms", double(f.cpu_ns) / 1e6}});
+            {"cpu_ms", double(f.cpu_ns) / 1e6},
+            {"runqueue_ms", double(f.runqueue_ns) / 1e6}});
     threads[{f.pid, f.tid}].by_start.emplace_back(f.start_ns, i);
   }
   for (auto& [_, t] : threads) std::sort(t.by_start.begin(), t.by_start.end());

@@ -526,7 +526,8 @@ TEST(ComparisonTest, FileReadGatesOnThroughputAndP99Latency) {
   EXPECT_EQ(c.exit_code(false), 0);
   for (const CounterInfo* m : judged_metrics())  // every gating metric has a direction and a row
     for (const std::string& family : m->gates)
-      EXPECT_TRUE(family == "file_read" || family == "loader" || family == "stage" || family == "job")
+      EXPECT_TRUE(family == "file_read" || family == "loader" || family == "stage" || family == "job" ||
+                  family == "replay")
           << m->name;
 }
 

@@ -205,9 +205,9 @@ TEST_F(ConfigTest, WrongTypesNameWhatWasExpected) {
             "got \"four\"");
   EXPECT_EQ(error_of(one({{"family", "file_read"}, {"queue_depth", {1, 8192}}})),
             "f.json: /families/0/queue_depth/1: expected an integer from 1 to 4096, got 8192");
-  EXPECT_EQ(
-      error_of(one({{"family", "file_reed"}})),
-      "f.json: /families/0/family: expected one of \"file_read\", \"loader\", \"stage\", got \"file_reed\"");
+  EXPECT_EQ(error_of(one({{"family", "file_reed"}})),
+            "f.json: /families/0/family: expected one of \"file_read\", \"loader\", \"replay\", \"stage\", "
+            "got \"file_reed\"");
   EXPECT_EQ(error_of(one({{"family", "stage"}, {"verify", "yes"}})),
             "f.json: /families/0/verify: expected true or false, or a non-empty list of them (a sweep), got "
             "\"yes\"");
@@ -259,7 +259,8 @@ TEST_F(ConfigTest, MissingKeysAndPaths) {
   EXPECT_EQ(error_of(R"({"name": "t", "dataset": {}, "families": [{"family": "stage"}]})"),
             "f.json: /dataset/source: expected a non-empty string (required), got nothing");
   EXPECT_EQ(error_of(config_text(source, json::array({json::object()}))),
-            "f.json: /families/0/family: expected one of \"file_read\", \"loader\", \"stage\" (required), "
+            "f.json: /families/0/family: expected one of \"file_read\", \"loader\", \"replay\", \"stage\" "
+            "(required), "
             "got nothing");
   EXPECT_EQ(error_of(config_text("/x/y", json::array({{{"family", "stage"}}}))),
             "f.json: /dataset/source: /x/y does not exist");

@@ -4,7 +4,9 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -14,6 +16,7 @@
 #include "feedbench/base/text.h"
 #include "feedbench/cache/manifest.h"
 #include "feedbench/plan/preflight.h"
+#include "feedbench/replay/recorded_job.h"
 #include "run/run_steps.h"
 
 namespace feedbench::run_steps {
@@ -57,6 +60,29 @@ bool uses_path(const Plan& plan, const std::string& role) {
   return false;
 }
 
+// Every trace a replay case names, read once and checked before anything else: a case is
+// named after the job its trace records, unless its config names it.
+void read_replay_traces(RunSetup& run) {
+  std::set<std::string> names;
+  for (Case& c : run.plan.cases) {
+    if (c.family != "replay") continue;
+    const std::string trace = c.str("trace");
+    auto& job = run.context.recorded_jobs[trace];
+    if (!job) job = std::make_shared<const RecordedJob>(load_recorded_job(trace));
+    if (!c.has("job")) c.params["job"] = job->name;
+    // For the estimate (estimator.h): what the recording waited and stepped.
+    double wait_s = 0, step_s = 0;
+    for (const RecordedPass& p : job->passes)
+      for (const RecordedBatch& b : p.batches)
+        wait_s += double(b.wait_ns) * 1e-9, step_s += double(std::max<std::int64_t>(b.step_ns, 0)) * 1e-9;
+    c.params["recorded_wait_s"] = wait_s;
+    c.params["recorded_step_s"] = step_s;
+    if (!names.insert(c.name()).second)
+      throw InputError(run.config.file + ": " + c.group + ": two replay cases are named " + c.name() +
+                       " (two traces of jobs with one name): give each family its own \"job\"");
+  }
+}
+
 void load_plan(RunSetup& run) {
   const RunOptions& o = run.options;
   run.started = std::chrono::steady_clock::now();
@@ -66,7 +92,8 @@ void load_plan(RunSetup& run) {
   overrides.set = parse_sets(o.sets);
   overrides.throttle = parse_throttles(o.throttles);
   Config& config = run.config;
-  config = load_config(o.config_path, overrides);
+  config = o.config_text.empty() ? load_config(o.config_path, overrides)
+                                 : parse_config(o.config_text, o.config_path, overrides);
   if (o.include_from_cache) {
     if (config.cache_root.empty())
       throw InputError("--include-from-cache: reads the cache's manifest: set dataset.cache (or --cache)");
@@ -75,6 +102,7 @@ void load_plan(RunSetup& run) {
   if (config.include_from_cache) config.include = include_from_cache(config);
   refuse_throttle_without_cache(config, overrides);
   run.plan = expand_plan(config, parse_whole_number(o.max_cases_text, "--max-cases", 1, UINT64_MAX));
+  read_replay_traces(run);
   // A partial cache's hit share and ranking count files by their place in the source, which a
   // rank's share of the selection does not keep: refused before anything runs, not per case.
   if (o.many && config.partial_cache && uses_path(run.plan, "cache"))
@@ -113,7 +141,10 @@ void check_output_files(RunSetup& run) {
   std::vector<NamedPath> roots{{o.source ? "--source" : "dataset.source", run.config.source_root}};
   if (!run.config.cache_root.empty())
     roots.push_back({o.cache ? "--cache" : "dataset.cache", run.config.cache_root});
-  check_outputs_apart(outputs, {{"--config", o.config_path}}, roots);
+  std::vector<NamedPath> inputs;
+  if (o.config_text.empty()) inputs.push_back({"--config", o.config_path});
+  for (const auto& [trace, job] : run.context.recorded_jobs) inputs.push_back({"the replayed trace", trace});
+  check_outputs_apart(outputs, inputs, roots);
 }
 
 void print_plan(const RunSetup& run) {

@@ -32,6 +32,8 @@ namespace feedbench::run_steps {
 // The command line as parsed and checked on its own (before the config is read).
 struct RunOptions {
   std::vector<std::string> command_line;  // "feedbench run ...", as the result records it
+  // A verb that runs a config of its own (replay) gives its text; config_path then names it.
+  std::string config_text;
   std::string config_path, out_path, csv_path, markdown_path, emit_fio_dir;
   std::string max_cases_text = std::to_string(kDefaultMaxCases);
   std::string fingerprint_kind = "metadata";
@@ -147,12 +149,14 @@ void agree_to_start(Cluster& cluster, RankProgress& progress, const std::excepti
 // Benchmark's flags. RETURNS: false when --help was printed (the run ends there, exit 0).
 bool parse_run_options(int argc, char** argv, const Cluster& cluster, RunOptions& options);
 // plan.cc: reads the config and expands the plan (REQUIRES: options parsed); refuses a throttle
-// of a cache the config does not have.
+// of a cache the config does not have; reads every trace a replay case names (once each, into
+// context.recorded_jobs: a bad one refused here), each case named after its job.
 void load_plan(RunSetup& run);
 // plan.cc: fixes the result file's default path; checks every file the run will write, and
 // that none is the config, lies in the source or the cache, or is another of them.
 void check_output_files(RunSetup& run);
-// scan.cc: sets up the run's context and scans each root once (REQUIRES: the plan).
+// scan.cc: sets up the run's context and scans each root once (REQUIRES: the plan); refuses a
+// replay whose recorded files are missing under its root, or resized unless allowed.
 void scan_roots(RunSetup& run);
 // plan.cc: prints the plan's first line and its dropped combinations.
 void print_plan(const RunSetup& run);

@@ -12,6 +12,7 @@
 #include "feedbench/base/error.h"
 #include "feedbench/dataset/dataset.h"
 #include "feedbench/plan/preflight.h"
+#include "feedbench/replay/recorded_job.h"
 #include "run/run_steps.h"
 
 namespace feedbench::run_steps {
@@ -62,6 +63,16 @@ void scan_roots(RunSetup& run) {
     if (a.assumed) std::fprintf(stderr, "feedbench run: note: %s: %s\n", role.c_str(), a.how.c_str());
     return a;
   });
+  // A replay's recorded files are found under its root now: missing or resized ones are
+  // refused before anything runs (the family maps them again, per case, to read them).
+  for (const Case& c : plan.cases) {
+    if (c.family != "replay") continue;
+    const FileSet* files =
+        c.str("path") == "cache" && !config.partial_cache ? context.files_for("cache") : &*context.source;
+    if (files)
+      map_recorded_files(*context.recorded_jobs.at(c.str("trace")), *files,
+                         c.has("allow_resized") && c.params.at("allow_resized").get<bool>());
+  }
   run.plan_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - run.started).count();
 
   // What the scans left out is named, never dropped silently; a cache's own manifest,

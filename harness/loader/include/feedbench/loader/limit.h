@@ -33,15 +33,18 @@ struct SupplyFigures {
   std::string device_why;                       // why device_bytes is not known
   std::uint64_t samples_read = 0, rereads = 0;  // reads of samples, and of those already read this round
   double read_s = 0, transform_s = 0;           // worker wall time reading, transforming
-  std::string transform;                        // "decode", "random_resized_crop:224", "5ms", "none"
-  std::optional<double> host_cpu_busy;          // share of the usable cores busy, every process
-  double cpu_util = 0;                          // ours alone
+  // The workers' wall time in the transform not on the CPU nor waiting for one: a recorded job's
+  // own waits in its fetches (a sleep, a lock, a remote call), which a replay waits out.
+  double transform_idle_s = 0;
+  std::string transform;                // "decode", "random_resized_crop:224", "5ms", "none"
+  std::optional<double> host_cpu_busy;  // share of the usable cores busy, every process
+  double cpu_util = 0;                  // ours alone
   unsigned cores = 1;
 };
 
 struct LoaderLimit {
-  // "cpu", "storage" (below target); "page_cache", "storage" when fed; "" when fed and the
-  // device's share is not known.
+  // "cpu", "storage", "job_waits" (a replayed job's own waits in its fetches) below target;
+  // "page_cache", "storage" when fed; "" when fed and the device's share is not known.
   std::string by;
   bool fed = false;
   std::optional<double> memory_share;             // of the bytes read; nullopt: not measured

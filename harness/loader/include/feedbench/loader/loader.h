@@ -163,6 +163,61 @@ std::unique_ptr<SampleSource> make_memory_source(const FileSet& files);
 std::unique_ptr<SampleSource> make_delay_source(std::size_t count, std::uint64_t sample_bytes,
                                                 std::int64_t delay_ns);
 
+// A recorded job's reads, sample by sample (harness/replay builds them from a watched job's
+// trace): a sample is reads [first, first + count) of the reads, each one read call of the job
+// as it returned (a range of a file of the FileSet), in the job's order.
+struct RecordedRead {
+  std::uint64_t offset = 0;
+  std::uint32_t bytes = 0;
+  std::uint32_t file = 0;  // index in the FileSet
+};
+struct RecordedSample {
+  std::uint64_t first = 0;  // its first read
+  std::uint32_t count = 0;  // its reads
+};
+
+// Per epoch of a run: how many samples its batches read (warm-up included, every trainer of this
+// node) and how many of those reads were of a sample read before in the run (earlier in the epoch,
+// or in an earlier epoch): the reads the page cache can serve.
+struct EpochRereads {
+  std::uint64_t reads = 0, rereads = 0;
+};
+
+// A recorded job's loading, run again (harness/replay): in place of the shuffled order, the
+// drawn step and the transform, each epoch's batches as the job's workers built them — which
+// samples of a recorded source (make_recorded_source), which worker, the CPU time the worker
+// spent on it, the trainer's step after it — with the epoch's workers, prefetch depth and the
+// workers' start-up.
+struct RecordedLoading {
+  struct Batch {
+    std::uint64_t first = 0;  // samples [first, first + count) of the source
+    std::uint32_t count = 0;
+    std::int32_t worker = -1;   // the worker that builds it (-1, or beyond the epoch's: round robin)
+    std::int64_t cpu_ns = 0;    // the worker's CPU time on it, its reads included
+    std::int64_t step_ns = -1;  // the trainer's step after it; < 0: none (a pass's last batch)
+    // The worker's time on it neither reading, on the CPU nor waiting for a core (asleep, on a
+    // lock, a remote call): waited out after its reads and CPU time.
+    std::int64_t idle_ns = 0;
+  };
+  struct Epoch {
+    std::vector<Batch> batches;
+    int workers = 0;            // 0: the trainer builds its batches itself
+    int prefetch = 2;           // batches in flight per worker
+    std::int64_t start_ns = 0;  // from the epoch's first ask to its workers' first fetch
+    EpochRereads rereads;       // its samples' files read before in the run
+  };
+  std::vector<Epoch> epochs;
+};
+
+// The samples of a recorded job (RecordedLoading): sample i reads samples[i]'s reads of `files`,
+// each range as recorded, opening its file for the sample and closing it after, through engine
+// `engine`, paced by `throttle` when given. A range past a file's end reads what is there.
+// REQUIRES: `files`, `reads` and `samples` outlive the source; every read's file is in `files`.
+std::unique_ptr<SampleSource> make_recorded_source(const FileSet& files, std::span<const RecordedRead> reads,
+                                                   std::span<const RecordedSample> samples,
+                                                   const std::string& engine,
+                                                   std::shared_ptr<Throttle> throttle = nullptr);
+
 struct LoaderOptions {
   int batch_size = 1;
   int workers = 1;          // 0: the trainer loads each batch itself (PyTorch's num_workers=0)
@@ -218,6 +273,12 @@ struct LoaderOptions {
   // few milliseconds a batch that grow with the host's load (docs/method.md). 0: none.
   std::int64_t next_cost_ns = 0;
   std::int64_t next_cost_per_mib_ns = 0;
+  // A recorded job's loading (set: a replay): its epochs, batches, workers, prefetch and steps
+  // replace epochs, the shuffle, workers, prefetch, step_time and transform (epochs and workers
+  // must be set to the recording's count and largest). A batch with no step after it (a pass's
+  // last) is taken, its reads counted, but is no measured step: a watched job's AU leaves it out.
+  // One accelerator, one node, no warm-up: the job's every step is measured, as watch measures it.
+  std::shared_ptr<const RecordedLoading> recorded;
 };
 
 // RETURNS: the trainer's cost to take a batch of `bytes` (LoaderOptions::next_cost_ns, _per_mib_ns).
@@ -332,6 +393,7 @@ struct LoaderResult : ReadTally {
   std::uint64_t transform_bytes = 0;    // bytes the transform worked on (all batches)
   std::uint64_t transform_samples = 0;  // samples it worked on (all batches)
   double transform_cpu_s = 0;           // the workers' CPU time in the transform (transform_s: wall)
+  double transform_idle_s = 0;          // of transform_s, a recorded job's own waits (RecordedLoading)
   std::uint64_t decoded_pixels = 0;     // pixels a decode transform produced (all batches)
   double cpu_util = 0;                  // process CPU over the run / (wall × cores)
   unsigned cores = 1;                   // usable_cores() as the run began
@@ -372,13 +434,6 @@ std::vector<std::size_t> loader_trainer_share(const std::vector<std::size_t>& al
 // their shares. REQUIRES: schedule is loader_schedule(options, count, ...) and not refused.
 std::vector<std::uint64_t> loader_sample_reads(const LoaderOptions& options, const LoaderSchedule& schedule,
                                                std::size_t count);
-
-// Per epoch of a run: how many samples its batches read (warm-up included, every trainer of this
-// node) and how many of those reads were of a sample read before in the run (earlier in the epoch,
-// or in an earlier epoch): the reads the page cache can serve.
-struct EpochRereads {
-  std::uint64_t reads = 0, rereads = 0;
-};
 
 // RETURNS: the re-reads of each epoch of `options` over `count` samples; for a streaming source
 // (shard_records set) none in the first epoch, every read after it. REQUIRES: as loader_sample_reads.

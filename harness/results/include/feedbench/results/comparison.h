@@ -171,8 +171,15 @@ struct Comparison {
 };
 
 // RETURNS: the identity diff matches on: the case name (Google Benchmark's run name without
-// its decorations when a file has none) with the `/key:value` segments of `ignore` removed.
+// its decorations when a file has none) with the `/key:value` segments of `ignore` removed; a
+// replay's as replay_as_job says.
 std::string case_identity(const BenchmarkEntry& entry, const std::vector<std::string>& ignore);
+
+// RETURNS: a replay's identity as the job it replays, so that a faithful replay matches the
+// watched job and a what-if matches the same what-if on another machine:
+// replay/job:NAME[/what-ifs] is job/NAME[/what-ifs], its default conditions (state:cold,
+// path:source) left out; any other identity as it is.
+std::string replay_as_job(const std::string& identity);
 
 // RETURNS: one line per difference that makes BASE and NEW hard to compare: config hash,
 // feedbench and Google Benchmark versions, CPU model, kernel, instance type (where the machine

@@ -9,8 +9,8 @@
 //   cat "open":  a file opened to read (an instant), args {file, path, size}
 //   cat "read":  one read call, args {file, offset, bytes, pass, batch} (pass and batch null when
 //                the read was no batch's fetch); (pid, file) names the open it read
-// and "otherData" holds the format, version, command, the origin's CLOCK_MONOTONIC time and the
-// passes' loader settings.
+// and "otherData" holds the format, version, the job's name, command, the origin's CLOCK_MONOTONIC time and
+// the passes' loader settings.
 #pragma once
 
 #include <cstdint>
@@ -30,9 +30,11 @@ struct JobTraceCounts {
 
 // Writes the trace of `log` and the read recorder's files under `records_dir` (read_log.h) to
 // `path` through a temporary name, streaming the reads (memory bounded by the log, not the
-// reads). `origin_ns`: the job's start. RETURNS: what it wrote. Throws RunError when it cannot
-// write, InputError for a malformed record.
+// reads). `origin_ns`: the job's start; `name`: the job's (watch --name), which a replay's
+// entry carries. RETURNS: what it wrote. Throws RunError when it cannot write, InputError for a
+// malformed record.
 JobTraceCounts write_job_trace(const std::string& path, const JobLog& log, const std::string& records_dir,
-                               std::int64_t origin_ns, const std::vector<std::string>& command);
+                               std::int64_t origin_ns, const std::vector<std::string>& command,
+                               const std::string& name = "job");
 
 }  // namespace feedbench

@@ -1,0 +1,118 @@
+// The replay family: a watched job's data loading run again (harness/replay) through the
+// loader's LoaderSim — the recorded batches in order, built by the recorded workers with the
+// recorded prefetch, CPU time and start-up, consumed with the recorded steps and hand-over —
+// from a cold or warm page cache, on the source or the cache path. Its figures and verdict are
+// the loader's (loader_record.h), so a replay diffs against the watched job and against
+// another machine's replay.
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "case_run.h"
+#include "families.h"
+#include "feedbench/base/error.h"
+#include "feedbench/base/file_system.h"
+#include "feedbench/base/units.h"
+#include "feedbench/io/device_reads.h"
+#include "feedbench/io/page_cache.h"
+#include "feedbench/loader/loader.h"
+#include "feedbench/replay/recorded_job.h"
+#include "loader_record.h"
+
+namespace feedbench {
+
+ReplayKnobs replay_knobs(const Case& c) {
+  ReplayKnobs k;
+  if (c.has("step_scale")) k.step_scale = c.number("step_scale");
+  if (c.has("workers")) k.workers = int(c.integer("workers"));
+  if (c.has("batch_size")) k.batch_size = c.integer("batch_size");
+  if (c.has("epochs")) k.epochs = int(c.integer("epochs"));
+  return k;
+}
+
+bool replay_allows_resized(const Case& c) {
+  return c.has("allow_resized") && c.params.at("allow_resized").get<bool>();
+}
+
+void run_replay_case(const Case& c, RunContext& context, benchmark::State& state) {
+  CaseRun run(c, context, state);
+  if (run.many()) run.note_stop("replay runs a recorded job in one process: run it without mpirun");
+  const std::string path = c.str("path");
+  const CaseRun::FilesToRead to_read = run.files_to_read(path);
+  if (!run.agree()) return;
+  const FileSet* files = to_read.get();
+  const std::string cache_state = c.str("cache_state");
+  const double target = c.has("target_au") ? c.number("target_au") : 0.90;
+  const auto found = context.recorded_jobs.find(c.str("trace"));
+  FB_CHECK(found != context.recorded_jobs.end(), "the run reads every replayed trace before its cases");
+  const RecordedJob& job = *found->second;
+
+  std::optional<LoaderResult> result;
+  std::shared_ptr<DeviceReads> devices;
+  std::vector<RecordedRead> reads;
+  std::unique_ptr<SampleSource> source;
+  LoaderOptions options;
+  try {
+    // The recorded files by their paths under the source (a partial cache's index for index).
+    reads = map_recorded_files(job, to_read.tiered ? *context.source : *files, replay_allows_resized(c));
+    auto loading = std::make_shared<RecordedLoading>(replay_loading(job, replay_knobs(c)));
+    options.recorded = loading;
+    options.epochs = int(loading->epochs.size());
+    for (const RecordedLoading::Epoch& e : loading->epochs)
+      options.workers = std::max(options.workers, e.workers);
+    options.prefetch = loading->epochs.front().prefetch;
+    options.batch_size = int(std::max<std::int64_t>(
+        1, c.has("batch_size") ? c.integer("batch_size") : job.passes.front().batch_size));
+    options.warmup_steps = 0;
+    // The trainer's own cost of taking a ready batch, as the job paid it (recorded_job.h).
+    options.next_cost_ns = job.handover_ns;
+    source = make_recorded_source(*files, reads, job.samples, "psync", run.throttle(path));
+    options.residency = [files] { return measure_residency(*files).fraction(); };
+    devices = std::make_shared<DeviceReads>(*files);
+    options.device_read_bytes = [d = devices] { return d->bytes_read(); };
+    LoaderSim sim(options, *source);
+    run.note_stop(sim.schedule().refused);
+    if (!run.agree()) return;
+    if (!run.prepare(cache_state, *files, *files)) return;
+    for (auto _ : state) {
+      result = sim.run();
+      state.SetIterationTime(result->measured_s > 0 ? result->measured_s : 1e-9);
+    }
+  } catch (const std::exception& e) {
+    return run.skip(e.what());
+  }
+  if (!result) return;
+  loader_counters(run, *result);
+  std::optional<LoaderLimits> limits;
+  const std::vector<EpochRereads> rereads =
+      loader_epoch_rereads(options, result->schedule, source->count(), nullptr);
+  if (result->judged()) limits = loader_limits("recorded", *result, target, devices.get(), rereads);
+  const std::string verdict = loader_run_verdict("recorded", *result, std::nullopt, target, false,
+                                                 devices.get(), limits ? &limits->run : nullptr);
+  const std::uint64_t available = available_memory_bytes();
+  nlohmann::json& extra = run.record().extra;
+  extra = loader_run_json(*result, verdict, target, limits, false, files->total_bytes(), available);
+  if (devices->available()) extra["devices"] = devices->names();
+  extra["replay"] = {{"trace", job.trace},
+                     {"job", job.name},
+                     {"recorded_root", job.data_root},
+                     {"recorded_au", job.au},
+                     {"recorded_reads", job.reads.size()},
+                     {"recorded_bytes", job.bytes()},
+                     {"recorded_files", job.files.size()},
+                     {"recorded_passes", job.passes.size()},
+                     {"handover_ms", double(job.handover_ns) / 1e6},
+                     {"reads_left_out",
+                      {{"outside_batches", job.reads_outside},
+                       {"empty", job.reads_empty},
+                       {"untaken_batches", job.reads_untaken}}},
+                     {"bytes_per_recorded_read", job.bytes_per_read()}};
+  const std::string note =
+      loader_memory_note(*result, files->total_bytes(), available, run.throttle(path).get());
+  if (!note.empty()) extra["memory_note"] = note;
+  run.record_reads(*result);
+  run.record().latency = result->wait_ns;
+  run.finish(verdict);
+}
+
+}  // namespace feedbench

@@ -1,0 +1,228 @@
+// A watched job's trace read back as a stream of events (see trace_reader.h).
+#include "feedbench/replay/trace_reader.h"
+
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "feedbench/base/error.h"
+#include "feedbench/watch/job_trace.h"
+
+namespace feedbench {
+namespace {
+
+using nlohmann::json;
+
+// Nesting a trace needs: the document, traceEvents, an event, its args, and a little more.
+constexpr int kMaxDepth = 16;
+
+// One event or the header, checked field by field; each message names its JSON pointer.
+class Fields {
+ public:
+  Fields(const json& v, std::string where, std::string pointer)
+      : v_(v), where_(std::move(where)), pointer_(std::move(pointer)) {
+    if (!v_.is_object()) fail("", "an object", v_);
+  }
+
+  [[noreturn]] void fail(const std::string& key, const std::string& expected, const json& got) const {
+    std::string text = got.dump(-1, ' ', false, json::error_handler_t::replace);
+    if (text.size() > 80) text = text.substr(0, 77) + "...";
+    throw InputError(where_ + ": " + pointer_ + (key.empty() ? "" : "/" + key) + ": expected " + expected +
+                     ", got " + text);
+  }
+  const json& at(const std::string& key) const {
+    const auto it = v_.find(key);
+    if (it == v_.end()) fail(key, "a value", json("nothing"));
+    return *it;
+  }
+  bool has(const std::string& key) const { return v_.contains(key); }
+  std::string text(const std::string& key) const {
+    const json& x = at(key);
+    if (!x.is_string()) fail(key, "a string", x);
+    return x.get<std::string>();
+  }
+  std::int64_t integer(const std::string& key, std::int64_t min = 0) const {
+    const json& x = at(key);
+    if (!x.is_number_integer() ||
+        (x.is_number_unsigned() && x.get<std::uint64_t>() > std::uint64_t(INT64_MAX)) ||
+        x.get<std::int64_t>() < min)
+      fail(key, "an integer of at least " + std::to_string(min), x);
+    return x.get<std::int64_t>();
+  }
+  // RETURNS: -1 for null.
+  std::int64_t integer_or_null(const std::string& key) const {
+    if (at(key).is_null()) return -1;
+    return integer(key);
+  }
+  double number(const std::string& key, double min = -1e300) const {
+    const json& x = at(key);
+    if (!x.is_number() || !(x.get<double>() >= min)) fail(key, "a number", x);
+    return x.get<double>();
+  }
+  Fields object(const std::string& key) const { return Fields(at(key), where_, pointer_ + "/" + key); }
+  const std::string& pointer() const { return pointer_; }
+
+ private:
+  const json& v_;
+  std::string where_, pointer_;
+};
+
+TraceHeader header_of(const json& other, const std::string& where) {
+  const Fields f(other, where, "/otherData");
+  TraceHeader h;
+  h.format = f.has("format") && f.at("format").is_string() ? f.text("format") : "";
+  if (h.format != kJobTraceFormat)
+    throw InputError(where + ": not a " + std::string(kJobTraceFormat) + " (otherData/format is " +
+                     (f.has("format") ? f.at("format").dump() : std::string("missing")) +
+                     "): write one with feedbench watch --trace FILE -- COMMAND");
+  h.version = f.integer("version", 1);
+  if (h.version > kJobTraceVersion)
+    throw InputError(where + ": version " + std::to_string(h.version) +
+                     " is newer than this feedbench reads (" + std::to_string(kJobTraceVersion) +
+                     "): replay it with a newer feedbench");
+  if (f.has("name")) h.name = f.text("name");
+  if (f.has("command") && f.at("command").is_array())
+    for (const json& a : f.at("command"))
+      if (a.is_string()) h.command.push_back(a.get<std::string>());
+  if (!f.has("passes") || !f.at("passes").is_array())
+    f.fail("passes", "an array of passes", f.has("passes") ? f.at("passes") : json("nothing"));
+  const json& passes = f.at("passes");
+  for (std::size_t i = 0; i < passes.size(); ++i) {
+    const Fields p(passes[i], where, "/otherData/passes/" + std::to_string(i));
+    TracePass tp;
+    tp.pass = p.integer("pass", INT64_MIN);
+    tp.batch_size = p.at("batch_size").is_null() ? 0 : p.integer("batch_size");
+    tp.num_workers = p.integer("num_workers");
+    if (p.has("prefetch_factor") && !p.at("prefetch_factor").is_null())
+      tp.prefetch_factor = p.integer("prefetch_factor", 1);
+    if (p.has("persistent_workers")) {
+      if (!p.at("persistent_workers").is_boolean())
+        p.fail("persistent_workers", "true or false", p.at("persistent_workers"));
+      tp.persistent_workers = p.at("persistent_workers").get<bool>();
+    }
+    h.passes.push_back(tp);
+  }
+  return h;
+}
+
+// Hands one event to the visitor.
+void dispatch(const json& e, const std::string& where, std::size_t index, const TraceVisitor& visit) {
+  const Fields f(e, where, "/traceEvents/" + std::to_string(index));
+  if (!f.has("cat")) return;  // metadata (process names)
+  const std::string cat = f.text("cat");
+  if (cat == "batch") {
+    if (!visit.batch) return;
+    TraceBatch b;
+    const std::string name = f.text("name");
+    if (name != "wait" && name != "step") f.fail("name", "\"wait\" or \"step\"", f.at("name"));
+    b.step = name == "step";
+    const Fields a = f.object("args");
+    b.pass = a.integer("pass", INT64_MIN);
+    b.batch = a.integer("batch");
+    b.ts_us = f.number("ts");
+    b.dur_us = f.number("dur", 0);
+    visit.batch(b);
+  } else if (cat == "fetch") {
+    if (!visit.fetch) return;
+    TraceFetch x;
+    x.pid = f.integer("pid", INT64_MIN);
+    x.tid = f.integer("tid", INT64_MIN);
+    x.ts_us = f.number("ts");
+    x.dur_us = f.number("dur", 0);
+    const Fields a = f.object("args");
+    x.pass = a.at("pass").is_null() ? -1 : a.integer("pass", INT64_MIN);
+    x.batch = a.integer_or_null("batch");
+    x.worker = a.integer("worker", -1);
+    x.samples = a.integer("samples");
+    x.cpu_ms = a.number("cpu_ms", 0);
+    if (a.has("runqueue_ms")) x.runqueue_ms = a.number("runqueue_ms", 0);
+    visit.fetch(x);
+  } else if (cat == "open") {
+    if (!visit.open) return;
+    TraceOpen o;
+    o.pid = f.integer("pid", INT64_MIN);
+    o.ts_us = f.number("ts");
+    const Fields a = f.object("args");
+    o.file = std::uint64_t(a.integer("file"));
+    o.path = a.text("path");
+    if (o.path.empty() || o.path.front() != '/') a.fail("path", "an absolute path", a.at("path"));
+    o.size = std::uint64_t(a.integer("size"));
+    visit.open(o);
+  } else if (cat == "read") {
+    if (!visit.read) return;
+    TraceRead r;
+    r.pid = f.integer("pid", INT64_MIN);
+    r.ts_us = f.number("ts");
+    r.dur_us = f.number("dur", 0);
+    const Fields a = f.object("args");
+    r.file = std::uint64_t(a.integer("file"));
+    r.offset = std::uint64_t(a.integer("offset"));
+    r.bytes = std::uint64_t(a.integer("bytes"));
+    r.pass = a.at("pass").is_null() ? -1 : a.integer("pass", INT64_MIN);
+    r.batch = a.integer_or_null("batch");
+    visit.read(r);
+  }
+}
+
+}  // namespace
+
+void read_trace(std::istream& in, const std::string& where, const TraceVisitor& visit) {
+  std::string top_key;  // the document's key being read
+  bool have_header = false, have_events = false;
+  std::size_t index = 0;
+  const json::parser_callback_t cb = [&](int depth, json::parse_event_t event, json& parsed) -> bool {
+    if (depth > kMaxDepth)
+      throw InputError(where + ": expected events nested at most " + std::to_string(kMaxDepth) +
+                       " deep, got deeper");
+    if (event == json::parse_event_t::key && depth == 1) {
+      top_key = parsed.get<std::string>();
+      if (top_key == "traceEvents") {
+        if (!have_header)
+          throw InputError(where +
+                           ": expected otherData (format, version, passes) before traceEvents, as "
+                           "feedbench watch --trace writes it");
+        have_events = true;
+      }
+      return true;
+    }
+    if (depth == 1 && top_key == "otherData" &&
+        (event == json::parse_event_t::object_end || event == json::parse_event_t::value)) {
+      const TraceHeader h = header_of(parsed, where);
+      have_header = true;
+      if (visit.header) visit.header(h);
+      return false;
+    }
+    if (depth == 2 && top_key == "traceEvents" &&
+        (event == json::parse_event_t::object_end || event == json::parse_event_t::value)) {
+      dispatch(parsed, where, index++, visit);
+      return false;  // dropped: the array never holds the events
+    }
+    if (depth == 1 && top_key == "traceEvents" && event == json::parse_event_t::value && !parsed.is_array())
+      throw InputError(where + ": /traceEvents: expected an array of events, got " + parsed.dump());
+    return true;
+  };
+  json doc;
+  try {
+    doc = json::parse(in, cb, /*allow_exceptions=*/true);
+  } catch (const json::parse_error& e) {
+    const std::string what = e.what();
+    // The input ran out inside a value (a string, a number, an object): the file was cut short.
+    if (in.eof() || what.find("unexpected end of input") != std::string::npos)
+      throw InputError(where + ": cut short at byte " + std::to_string(e.byte) +
+                       " (a truncated trace: was its watch interrupted, or the copy incomplete?)");
+    throw InputError(where + ": not valid JSON at byte " + std::to_string(e.byte) + ": " + what);
+  }
+  if (!doc.is_object())
+    throw InputError(where + ": expected a trace object {\"otherData\": ..., \"traceEvents\": [...]}");
+  if (!have_header)
+    throw InputError(where + ": /otherData: expected the trace's format and version, got nothing");
+  if (!have_events) throw InputError(where + ": /traceEvents: expected an array of events, got nothing");
+}
+
+void read_trace_file(const std::string& path, const TraceVisitor& visit) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(errno_message("cannot read the trace " + path, errno));
+  read_trace(in, path, visit);
+}
+
+}  // namespace feedbench

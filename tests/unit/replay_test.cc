@@ -1,0 +1,200 @@
+// The replay's reading of a watched job's trace (trace_reader.h) and the job it builds from it
+// (recorded_job.h): samples, batches, steps, CPU and idle time, the hand-over, what-ifs, and the
+// files found under another root; each refusal's words.
+#include <gtest/gtest.h>
+
+#include <sstream>
+#include <string>
+
+#include "feedbench/base/error.h"
+#include "feedbench/replay/recorded_job.h"
+#include "feedbench/replay/trace_reader.h"
+#include "test_util.h"
+
+namespace feedbench {
+namespace {
+
+using testing::input_error_of;
+using testing::TempDir;
+using testing::write_file;
+
+// A trace as watch writes it: one pass of two workers, batch 0 from worker 0 (files a, b), batch
+// 1 from worker 1 (file c read in two calls, then a 0-byte read), an index read outside every
+// fetch; batch 0 has a step of 5 ms after it, batch 1 (the pass's last) none.
+std::string small_trace(int version = 1) {
+  return R"({"otherData": {"format": "feedbench-watch-trace", "version": )" + std::to_string(version) +
+         R"(, "name": "train", "origin_ns": 1, "command": ["python3", "t.py"],
+  "passes": [{"pass": 1, "batch_size": 2, "num_workers": 2, "prefetch_factor": 3, "persistent_workers": false, "pid": 10, "workers": [11, 12]}]},
+"displayTimeUnit": "ms",
+"traceEvents": [
+{"args": {"name": "trainer"}, "name": "process_name", "ph": "M", "pid": 10, "tid": 10},
+{"args": {"batch": 0, "pass": 1}, "cat": "batch", "dur": 3000, "name": "wait", "ph": "X", "pid": 10, "tid": 10, "ts": 1000},
+{"args": {"batch": 0, "pass": 1}, "cat": "batch", "dur": 5000, "name": "step", "ph": "X", "pid": 10, "tid": 10, "ts": 4000},
+{"args": {"batch": 1, "pass": 1}, "cat": "batch", "dur": 1000, "name": "wait", "ph": "X", "pid": 10, "tid": 10, "ts": 9000},
+{"args": {"batch": 0, "cpu_ms": 1.0, "runqueue_ms": 0.5, "pass": 1, "samples": 2, "worker": 0}, "cat": "fetch", "dur": 2500, "name": "fetch", "ph": "X", "pid": 11, "tid": 11, "ts": 1200},
+{"args": {"batch": 1, "cpu_ms": 0.5, "pass": 1, "samples": 1, "worker": 1}, "cat": "fetch", "dur": 2000, "name": "fetch", "ph": "X", "pid": 12, "tid": 12, "ts": 1300},
+{"args": {"file": 1, "path": "/data/set/idx.txt", "size": 10}, "cat": "open", "name": "open", "ph": "i", "pid": 10, "s": "t", "tid": 10, "ts": 10},
+{"args": {"bytes": 10, "file": 1, "offset": 0, "pass": null, "batch": null}, "cat": "read", "dur": 1, "name": "read", "ph": "X", "pid": 10, "tid": 10, "ts": 11},
+{"args": {"file": 1, "path": "/data/set/x/a.bin", "size": 100}, "cat": "open", "name": "open", "ph": "i", "pid": 11, "s": "t", "tid": 11, "ts": 1210},
+{"args": {"bytes": 100, "file": 1, "offset": 0, "pass": 1, "batch": 0}, "cat": "read", "dur": 400, "name": "read", "ph": "X", "pid": 11, "tid": 11, "ts": 1220},
+{"args": {"file": 2, "path": "/data/set/y/b.bin", "size": 200}, "cat": "open", "name": "open", "ph": "i", "pid": 11, "s": "t", "tid": 11, "ts": 1700},
+{"args": {"bytes": 200, "file": 2, "offset": 0, "pass": 1, "batch": 0}, "cat": "read", "dur": 600, "name": "read", "ph": "X", "pid": 11, "tid": 11, "ts": 1710},
+{"args": {"file": 1, "path": "/data/set/x/c.bin", "size": 300}, "cat": "open", "name": "open", "ph": "i", "pid": 12, "s": "t", "tid": 12, "ts": 1310},
+{"args": {"bytes": 150, "file": 1, "offset": 0, "pass": 1, "batch": 1}, "cat": "read", "dur": 10, "name": "read", "ph": "X", "pid": 12, "tid": 12, "ts": 1320},
+{"args": {"bytes": 150, "file": 1, "offset": 150, "pass": 1, "batch": 1}, "cat": "read", "dur": 10, "name": "read", "ph": "X", "pid": 12, "tid": 12, "ts": 1340},
+{"args": {"bytes": 0, "file": 1, "offset": 300, "pass": 1, "batch": 1}, "cat": "read", "dur": 1, "name": "read", "ph": "X", "pid": 12, "tid": 12, "ts": 1360}
+ ]}
+)";
+}
+
+RecordedJob job_of(const std::string& text) {
+  TempDir dir;
+  write_file(dir / "t.json", text);
+  return load_recorded_job(dir / "t.json");
+}
+
+TEST(ReplayTraceTest, ReadsEveryEventInOrderAndTheHeader) {
+  std::istringstream in(small_trace());
+  TraceVisitor v;
+  TraceHeader header;
+  int batches = 0, fetches = 0, opens = 0, reads = 0;
+  v.header = [&](const TraceHeader& h) { header = h; };
+  v.batch = [&](const TraceBatch&) { ++batches; };
+  v.fetch = [&](const TraceFetch&) { ++fetches; };
+  v.open = [&](const TraceOpen&) { ++opens; };
+  v.read = [&](const TraceRead&) { ++reads; };
+  read_trace(in, "t.json", v);
+  EXPECT_EQ(header.name, "train");
+  ASSERT_EQ(header.passes.size(), 1u);
+  EXPECT_EQ(header.passes[0].num_workers, 2);
+  EXPECT_EQ(header.passes[0].prefetch_factor, 3);
+  EXPECT_EQ(batches, 3);
+  EXPECT_EQ(fetches, 2);
+  EXPECT_EQ(opens, 4);
+  EXPECT_EQ(reads, 6);
+}
+
+TEST(ReplayTraceTest, RefusesWhatItCannotReadWithOneMessage) {
+  auto error = [](const std::string& text) {
+    std::istringstream in(text);
+    TraceVisitor v;
+    v.read = [](const TraceRead&) {};
+    return input_error_of([&] { read_trace(in, "t.json", v); });
+  };
+  EXPECT_NE(error(small_trace().substr(0, 900)).find("t.json: cut short at byte"), std::string::npos);
+  EXPECT_NE(error(small_trace(2)).find("t.json: version 2 is newer than this feedbench reads (1)"),
+            std::string::npos);
+  std::string other = small_trace();
+  other.replace(other.find("feedbench-watch-trace"), 21, "chrome");
+  EXPECT_NE(error(other).find("not a feedbench-watch-trace"), std::string::npos);
+  std::string field = small_trace();
+  field.replace(field.find("\"bytes\": 100"), 12, "\"bytes\": -4");
+  EXPECT_NE(error(field).find("t.json: /traceEvents/9/args/bytes: expected an integer of at least 0, got -4"),
+            std::string::npos)
+      << error(field);
+  EXPECT_NE(error("[1, 2]").find("expected a trace object"), std::string::npos) << error("[1, 2]");
+  EXPECT_NE(error(R"({"traceEvents": []})").find("expected otherData"), std::string::npos);
+  EXPECT_NE(error("{\"otherData\": {\"format\": \"feedbench-watch-trace\", \"version\": 1, \"passes\": []}}")
+                .find("/traceEvents: expected an array of events, got nothing"),
+            std::string::npos);
+}
+
+TEST(RecordedJobTest, GroupsReadsIntoSamplesAndBatchesAsTheTrainerTookThem) {
+  const RecordedJob job = job_of(small_trace());
+  EXPECT_EQ(job.name, "train");
+  EXPECT_EQ(job.data_root, "/data/set");
+  ASSERT_EQ(job.files.size(), 3u);
+  EXPECT_EQ(job.files[0].path, "x/a.bin");
+  EXPECT_EQ(job.files[1].path, "y/b.bin");
+  EXPECT_EQ(job.files[2].path, "x/c.bin");
+  ASSERT_EQ(job.reads.size(), 4u);  // the index read and the 0-byte read left out
+  EXPECT_EQ(job.reads_outside, 1u);
+  EXPECT_EQ(job.reads_empty, 1u);
+  EXPECT_EQ(job.bytes(), 600u);
+  ASSERT_EQ(job.samples.size(), 3u);  // a, b, then c's two reads as one sample
+  EXPECT_EQ(job.samples[2].count, 2u);
+  ASSERT_EQ(job.passes.size(), 1u);
+  const RecordedPass& p = job.passes[0];
+  EXPECT_EQ(p.workers, 2);
+  EXPECT_EQ(p.prefetch, 3);
+  EXPECT_EQ(p.start_ns, 200'000);  // first ask at 1000 µs, first fetch at 1200
+  ASSERT_EQ(p.batches.size(), 2u);
+  EXPECT_EQ(p.batches[0].count, 2u);
+  EXPECT_EQ(p.batches[0].worker, 0);
+  EXPECT_EQ(p.batches[0].cpu_ns, 1'000'000);
+  EXPECT_EQ(p.batches[0].step_ns, 5'000'000);
+  // 2.5 ms of fetch: 1 ms on the CPU, 0.5 ms waiting for a core, 1 ms reading: nothing idle.
+  EXPECT_EQ(p.batches[0].idle_ns, 0);
+  EXPECT_EQ(p.batches[1].step_ns, -1);
+  // 2 ms of fetch: 0.5 ms on the CPU, 21 µs reading (the 0-byte read's too): the rest asleep.
+  EXPECT_EQ(p.batches[1].idle_ns, 1'479'000);
+  // Hand-over: batch 0 got at 4000 µs, its fetch ended at 3700: 300 µs; batch 1 got at 10000, its
+  // fetch ended at 3300, before the ask at 9000: 1000 µs. The median of two is the larger.
+  EXPECT_EQ(job.handover_ns, 1'000'000);
+  EXPECT_DOUBLE_EQ(job.au, 5000.0 / 8000.0);
+  EXPECT_GT(job.bytes_per_read(), 0);
+}
+
+TEST(RecordedJobTest, WhatIfsRegroupScaleAndRepeat) {
+  const RecordedJob job = job_of(small_trace());
+  ReplayKnobs k;
+  k.step_scale = 0.5;
+  k.epochs = 3;
+  k.workers = 1;
+  const RecordedLoading as_is = replay_loading(job, k);
+  ASSERT_EQ(as_is.epochs.size(), 3u);  // the one pass three times
+  EXPECT_EQ(as_is.epochs[0].workers, 1);
+  EXPECT_EQ(as_is.epochs[0].batches[0].step_ns, 2'500'000);
+  EXPECT_EQ(as_is.epochs[0].batches[0].worker, -1);  // round robin over the new workers
+  EXPECT_EQ(as_is.epochs[0].rereads.rereads, 0u);
+  EXPECT_EQ(as_is.epochs[1].rereads.rereads, 3u);  // every file read again
+  ReplayKnobs one;
+  one.batch_size = 1;  // a sample a batch: 3 batches, the last with no step
+  const RecordedLoading regrouped = replay_loading(job, one);
+  const auto& b = regrouped.epochs[0].batches;
+  ASSERT_EQ(b.size(), 3u);
+  EXPECT_EQ(b[0].count, 1u);
+  EXPECT_EQ(b[0].cpu_ns, 500'000);     // half of batch 0's CPU
+  EXPECT_EQ(b[1].step_ns, 2'500'000);  // half of batch 0's step
+  EXPECT_EQ(b[2].step_ns, -1);
+  EXPECT_EQ(b[2].cpu_ns, 500'000);
+  EXPECT_EQ(b[2].idle_ns, 1'479'000);
+}
+
+TEST(RecordedJobTest, FindsItsFilesUnderAnotherRootOrSaysWhichAreNot) {
+  const RecordedJob job = job_of(small_trace());
+  TempDir root;
+  write_file(root / "x/a.bin", std::string(100, 'a'));
+  write_file(root / "y/b.bin", std::string(200, 'b'));
+  const std::string missing =
+      input_error_of([&] { map_recorded_files(job, scan_dataset(root.path()), false); });
+  EXPECT_NE(missing.find("1 of the 3 files the job read are missing under " + root.path() + " (x/c.bin;"),
+            std::string::npos)
+      << missing;
+  write_file(root / "x/c.bin", std::string(30, 'c'));
+  const std::string resized =
+      input_error_of([&] { map_recorded_files(job, scan_dataset(root.path()), false); });
+  EXPECT_NE(resized.find("1 of the 3 files the job read differ in size under " + root.path() +
+                         " (x/c.bin (300 bytes recorded, 30 here))"),
+            std::string::npos)
+      << resized;
+  const FileSet files = scan_dataset(root.path());
+  const std::vector<RecordedRead> reads = map_recorded_files(job, files, true);
+  ASSERT_EQ(reads.size(), 4u);
+  EXPECT_EQ(files.relative_path(reads[0].file), "x/a.bin");
+  EXPECT_EQ(files.relative_path(reads[3].file), "x/c.bin");
+}
+
+TEST(RecordedJobTest, RefusesATraceWithoutBatchesOrWithAReadOfNoOpen) {
+  std::string none = small_trace();
+  for (std::size_t at; (at = none.find("\"cat\": \"batch\"")) != std::string::npos;)
+    none.replace(at, 14, "\"cat\": \"other\"");
+  EXPECT_NE(input_error_of([&] { job_of(none); }).find("holds no batch the trainer took"), std::string::npos);
+  std::string orphan = small_trace();
+  const std::size_t at = orphan.find("{\"args\": {\"file\": 1, \"path\": \"/data/set/x/a.bin\"");
+  orphan.erase(at, orphan.find('\n', at) - at + 1);
+  EXPECT_NE(input_error_of([&] { job_of(orphan); }).find("comes before any open of it"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace feedbench
