@@ -48,32 +48,38 @@ void run_replay_case(const Case& c, RunContext& context, benchmark::State& state
   const RecordedJob& job = *found->second;
 
   std::optional<LoaderResult> result;
+  std::optional<FileSet> replayed;  // the recorded files, in the recording's order
   std::shared_ptr<DeviceReads> devices;
-  std::vector<RecordedRead> reads;
   std::unique_ptr<SampleSource> source;
   LoaderOptions options;
   try {
-    // The recorded files by their paths under the source (a partial cache's index for index).
-    reads = map_recorded_files(job, to_read.tiered ? *context.source : *files, replay_allows_resized(c));
+    // The recorded files by their paths under the root (a partial cache's, index for index with
+    // its source); only they are evicted, warmed and counted.
+    replayed.emplace(
+        recorded_file_set(job, to_read.tiered ? *context.source : *files, *files, replay_allows_resized(c)));
+    const FileSet& set = *replayed;
     auto loading = std::make_shared<RecordedLoading>(replay_loading(job, replay_knobs(c)));
     options.recorded = loading;
     options.epochs = int(loading->epochs.size());
     for (const RecordedLoading::Epoch& e : loading->epochs)
       options.workers = std::max(options.workers, e.workers);
     options.prefetch = loading->epochs.front().prefetch;
-    options.batch_size = int(std::max<std::int64_t>(
-        1, c.has("batch_size") ? c.integer("batch_size") : job.passes.front().batch_size));
+    options.batch_size = int(std::clamp<std::int64_t>(
+        c.has("batch_size") ? c.integer("batch_size") : job.passes.front().batch_size, 1, 1 << 24));
     options.warmup_steps = 0;
     // The trainer's own cost of taking a ready batch, as the job paid it (recorded_job.h).
     options.next_cost_ns = job.handover_ns;
-    source = make_recorded_source(*files, reads, job.samples, "psync", run.throttle(path));
-    options.residency = [files] { return measure_residency(*files).fraction(); };
-    devices = std::make_shared<DeviceReads>(*files);
+    source = make_recorded_source(set, job.reads, job.samples, "psync", run.throttle(path));
+    options.residency = [&set] { return measure_residency(set).fraction(); };
+    devices = std::make_shared<DeviceReads>(set);
     options.device_read_bytes = [d = devices] { return d->bytes_read(); };
+    if (std::int64_t(options.workers) > kMaxLoaderThreads)
+      run.note_stop("workers " + std::to_string(options.workers) +
+                    ": more reader threads than the limit of " + std::to_string(kMaxLoaderThreads));
     LoaderSim sim(options, *source);
     run.note_stop(sim.schedule().refused);
     if (!run.agree()) return;
-    if (!run.prepare(cache_state, *files, *files)) return;
+    if (!run.prepare(cache_state, set, set)) return;
     for (auto _ : state) {
       result = sim.run();
       state.SetIterationTime(result->measured_s > 0 ? result->measured_s : 1e-9);
@@ -91,7 +97,7 @@ void run_replay_case(const Case& c, RunContext& context, benchmark::State& state
                                                  devices.get(), limits ? &limits->run : nullptr);
   const std::uint64_t available = available_memory_bytes();
   nlohmann::json& extra = run.record().extra;
-  extra = loader_run_json(*result, verdict, target, limits, false, files->total_bytes(), available);
+  extra = loader_run_json(*result, verdict, target, limits, false, replayed->total_bytes(), available);
   if (devices->available()) extra["devices"] = devices->names();
   extra["replay"] = {{"trace", job.trace},
                      {"job", job.name},

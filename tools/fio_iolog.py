@@ -97,6 +97,8 @@ def write_iolog(trace_path, out_path, source=None, recorded_root=None):
     closed just after its last.
     RETURNS: {"reads", "bytes", "files", "span_ms" (first read's start to last read's end,
     as recorded), "unmatched" (replayable reads of no known open: left out)}."""
+    if os.path.exists(out_path) and os.path.samefile(out_path, trace_path):
+        raise ValueError(f"{out_path}: the trace itself: write the iolog elsewhere")
     events = _events(trace_path)
     other = next(events)
     if other.get("format") != FORMAT or not isinstance(other.get("version"), int) \

@@ -73,16 +73,21 @@ int replay_main(int argc, char** argv) {
       throw InputError(std::string("--") + option + ": expected a path, got ''");
   // The trace read now, so that its folder is the default source and a bad one is refused
   // before anything else; the run reads it again as it reads any config's.
-  const RecordedJob job = load_recorded_job(trace);
+  std::string job_name, data_root;
+  {  // not held while the run reads it again
+    const RecordedJob job = load_recorded_job(trace);
+    job_name = job.name;
+    data_root = job.data_root;
+  }
   std::string name = "replay-";
-  for (char ch : job.name)
+  for (char ch : job_name)
     name += std::isalnum(static_cast<unsigned char>(ch)) || ch == '.' || ch == '_' || ch == '-' ? ch : '_';
   nlohmann::json family = {{"family", "replay"}, {"trace", trace}};
   if (allow_resized) family["allow_resized"] = true;
   nlohmann::json config = {
       {"name", name},
       {"description", "feedbench replay " + trace},
-      {"dataset", {{"source", source.empty() ? job.data_root : source}}},
+      {"dataset", {{"source", source.empty() ? data_root : source}}},
       {"defaults", {{"repetitions", parse_whole_number(repetitions, "--repetitions", 1, 1000)}}},
       {"families", {family}}};
   if (!cache.empty()) config["dataset"]["cache"] = cache;

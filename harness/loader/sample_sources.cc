@@ -154,7 +154,7 @@ class RecordedReader : public SampleReader {
     std::uint64_t n = 0;
     try {
       for (std::uint64_t k = s.first; k < s.first + s.count; ++k)
-        n += read_range(*engine_, fh, reads_[k].offset, reads_[k].bytes, path, keep_ ? &data_ : nullptr);
+        n += read_range(*engine_, fh, reads_[k].offset, bytes_of(reads_[k]), path, keep_ ? &data_ : nullptr);
     } catch (...) {
       engine_->close(fh);
       throw;
@@ -165,8 +165,14 @@ class RecordedReader : public SampleReader {
   std::uint64_t planned_bytes(std::size_t i) const override {
     std::uint64_t n = 0;
     for (std::uint64_t k = samples_[i].first; k < samples_[i].first + samples_[i].count; ++k)
-      n += reads_[k].bytes;
+      n += bytes_of(reads_[k]);
     return n;
+  }
+  // RETURNS: what read `r` can return of its file as scanned: its bytes, cut at the file's end
+  // (a copy of the data whose files changed size, replayed as it is).
+  std::uint64_t bytes_of(const RecordedRead& r) const {
+    const std::uint64_t size = files_.file_size(r.file);
+    return r.offset >= size ? 0 : std::min<std::uint64_t>(r.bytes, size - r.offset);
   }
   Engine::OpenCounts open_counts() const override { return engine_->open_counts(); }
   std::string sample_name(std::size_t i) const override {
@@ -187,7 +193,10 @@ class RecordedSource : public SampleSource {
                  std::span<const RecordedSample> samples, std::string engine, EngineOptions options)
       : files_(files), reads_(reads), samples_(samples), engine_(std::move(engine)),
         options_(std::move(options)) {
-    for (const RecordedRead& r : reads) total_ += r.bytes;
+    for (const RecordedRead& r : reads)
+      total_ += r.offset >= files.file_size(r.file)
+                    ? 0
+                    : std::min<std::uint64_t>(r.bytes, files.file_size(r.file) - r.offset);
   }
   std::size_t count() const override { return samples_.size(); }
   std::uint64_t total_bytes() const override { return total_; }

@@ -157,8 +157,12 @@ void Trainer::run_epoch(int epoch, EpochOutcome& out) {
       break;  // the workers are stopped and joined below
     const std::int64_t t2 = now_ns();
     // The warm-up is the first steps of the run: later epochs are measured whole. A recorded
-    // batch with no step after it is no step either.
-    if ((epoch == 0 && std::int64_t(out.warmup) < schedule_.warmup_steps) || recorded_step < 0) {
+    // batch with no step after it (a pass's last) is no step either, but its wait is one of the
+    // job's waits, as watch counts them.
+    if (recorded_step < 0) {
+      out.warmup_read_bytes += b.read;
+      out.wait.record(std::uint64_t(t1 - t0));
+    } else if (epoch == 0 && std::int64_t(out.warmup) < schedule_.warmup_steps) {
       ++out.warmup;
       out.warmup_read_bytes += b.read;
     } else {
@@ -280,6 +284,7 @@ Batch Trainer::build(const EpochJobs& jobs, std::size_t w, std::size_t j, Worker
       totals.transform_cpu_ns += rb.cpu_ns - spent;
       totals.transform_ns += now_ns() - t0;
     }
+    if (rb.samples > 0) b.samples = rb.samples;  // the job's samples, not its files read
     if (rb.idle_ns > 0) {  // the job's own wait in its fetch: the transform's wall, not its CPU
       const std::int64_t t1 = now_ns();
       wait_until_ns(t1 + rb.idle_ns);

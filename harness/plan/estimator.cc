@@ -176,7 +176,10 @@ CaseCost estimate_case(const Case& c, const FileSet& files, const PathRate& rate
     // The recording's own loop (its waits and steps), set when the run read the trace: a
     // replay on storage like the job's takes about as long.
     const double scale = c.has("step_scale") ? c.number("step_scale") : 1.0;
-    cost.round_s = c.params.value("recorded_wait_s", 0.0) + scale * c.params.value("recorded_step_s", 0.0);
+    const double passes = std::max(1.0, c.params.value("recorded_passes", 1.0));
+    const double epochs = c.has("epochs") ? double(c.integer("epochs")) : passes;
+    cost.round_s = epochs / passes *
+                   (c.params.value("recorded_wait_s", 0.0) + scale * c.params.value("recorded_step_s", 0.0));
   } else if (c.family == "stage") {
     cost.round_s = 3 * selection / cold;  // read, write, verify
   }

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <unordered_map>
 
@@ -33,7 +34,11 @@ struct FetchSide {
   double read_us = 0;  // its reads' time
 };
 
-std::int64_t ns_of(double us) { return std::int64_t(std::llround(us * 1e3)); }
+// Times the reader bounds (trace_reader.cc: 1e11 µs) and their sums, kept within what any sum
+// or deadline of them can hold.
+constexpr double kMaxNs = 1e17;
+
+std::int64_t ns_of(double us) { return std::int64_t(std::llround(std::clamp(us * 1e3, -kMaxNs, kMaxNs))); }
 
 // RETURNS: the folder of `path` ("/a/b" for "/a/b/c").
 std::string folder_of(const std::string& path) {
@@ -69,9 +74,11 @@ double RecordedJob::bytes_per_read() const {
   return held / double(reads.size());
 }
 
-RecordedJob load_recorded_job(const std::string& path) {
-  RecordedJob job;
-  job.trace = path;
+namespace {
+
+// What the trace's events say, gathered as they stream by: settings, files, reads, both sides of
+// every batch.
+struct TraceParts {
   std::map<std::int64_t, TracePass> settings;
   std::map<std::pair<std::int64_t, std::uint64_t>, std::uint32_t> opened;  // (pid, file) → data file
   std::unordered_map<std::string, std::uint32_t> by_path;
@@ -81,7 +88,22 @@ RecordedJob load_recorded_job(const std::string& path) {
   std::map<BatchKey, TrainerSide> trainer;
   std::map<BatchKey, FetchSide> fetches;
   std::map<BatchKey, double> read_time;  // µs in each batch's reads
+};
 
+// RETURNS: the events of the trace `read` hands its visitor to; counts in `job` the reads it
+// leaves out.
+TraceParts collect_trace(const std::string& path, const std::function<void(const TraceVisitor&)>& read,
+                         RecordedJob& job) {
+  TraceParts t;
+  auto& settings = t.settings;
+  auto& opened = t.opened;
+  auto& by_path = t.by_path;
+  auto& paths = t.paths;
+  auto& sizes = t.sizes;
+  auto& pending = t.pending;
+  auto& trainer = t.trainer;
+  auto& fetches = t.fetches;
+  auto& read_time = t.read_time;
   TraceVisitor visit;
   visit.header = [&](const TraceHeader& h) {
     job.name = h.name.empty() ? "job" : h.name;
@@ -123,105 +145,160 @@ RecordedJob load_recorded_job(const std::string& path) {
     s.wall_us += f.dur_us;
     s.samples += f.samples;
   };
-  read_trace_file(path, visit);
+  read(visit);
+  return t;
+}
 
-  // The batches the trainer took, pass by pass, in the order it took them; each batch's reads.
-  std::stable_sort(pending.begin(), pending.end(), [](const PendingRead& a, const PendingRead& b) {
-    return a.pass != b.pass ? a.pass < b.pass : a.batch < b.batch;
-  });
-  std::map<std::int64_t, std::vector<std::pair<double, std::int64_t>>> taken;  // pass → (ask, batch)
-  for (const auto& [key, t] : trainer) taken[key.first].emplace_back(t.ask_us, key.second);
-  std::vector<std::uint32_t> file_index(paths.size(), UINT32_MAX);  // trace's data file → job.files
-  std::vector<std::string> used;
+// The job as its batches are added: which trace files it read, the hand-overs, the AU's sums.
+struct Assembly {
+  std::vector<std::uint32_t> file_index;  // trace's data file → job.files
+  std::vector<std::string> used;          // job.files' absolute paths
   std::vector<std::int64_t> handovers;
   std::uint64_t replayed = 0;
-  double step_sum = 0, wait_sum = 0;
-  for (auto& [pass, batches] : taken) {
-    std::sort(batches.begin(), batches.end());
-    RecordedPass p;
-    p.id = pass;
-    if (const auto s = settings.find(pass); s != settings.end()) {
-      p.workers = int(s->second.num_workers);
-      p.prefetch = int(s->second.prefetch_factor.value_or(2));
-      p.batch_size = s->second.batch_size;
-    }
-    double first_fetch = INFINITY;
-    for (const auto& [ask, index] : batches) {
-      const TrainerSide& t = trainer.at({pass, index});
-      RecordedBatch b;
-      b.first = job.samples.size();
-      b.wait_ns = ns_of(t.wait_us);
-      b.step_ns = t.step_us ? ns_of(*t.step_us) : -1;
-      if (t.step_us) step_sum += *t.step_us, wait_sum += t.wait_us;
-      if (const auto f = fetches.find({pass, index}); f != fetches.end()) {
-        b.worker = std::int32_t(f->second.worker);
-        b.cpu_ns = ns_of(f->second.cpu_ms * 1e3);
-        b.samples = f->second.samples;
-        const auto rt = read_time.find({pass, index});
-        const double other_us = f->second.wall_us - f->second.cpu_ms * 1e3 - f->second.runqueue_ms * 1e3 -
-                                (rt == read_time.end() ? 0 : rt->second);
-        b.idle_ns = std::max<std::int64_t>(0, ns_of(other_us));
-        first_fetch = std::min(first_fetch, f->second.start_us);
-        const double got = t.ask_us + t.wait_us;
-        handovers.push_back(std::max<std::int64_t>(0, ns_of(got - std::max(t.ask_us, f->second.end_us))));
-      }
-      const PendingRead key{pass, index, 0, 0, 0};
-      const auto [lo, hi] = std::equal_range(pending.begin(), pending.end(), key,
-                                             [](const PendingRead& a, const PendingRead& c) {
-                                               return a.pass != c.pass ? a.pass < c.pass : a.batch < c.batch;
-                                             });
-      for (auto r = lo; r != hi; ++r) {
-        if (file_index[r->file] == UINT32_MAX) {
-          file_index[r->file] = std::uint32_t(used.size());
-          used.push_back(paths[r->file]);
-          job.files.push_back({"", sizes[r->file]});
-        }
-        const std::uint32_t f = file_index[r->file];
-        // A sample: one file's consecutive reads within the batch.
-        if (r == lo || job.reads.back().file != f) job.samples.push_back({job.reads.size(), 0});
-        job.reads.push_back({r->offset, r->bytes, f});
-        ++job.samples.back().count;
-        ++replayed;
-      }
-      b.count = std::uint32_t(job.samples.size() - b.first);
-      p.batches.push_back(b);
-    }
-    if (!batches.empty()) {
-      const double first_ask = batches.front().first;
-      p.start_ns = std::isfinite(first_fetch) && p.workers > 0
-                       ? std::max<std::int64_t>(0, ns_of(first_fetch - first_ask))
-                       : 0;
-      job.passes.push_back(std::move(p));
-    }
+  double step_sum = 0, wait_sum = 0, first_fetch = INFINITY;
+};
+
+// Adds batch `index` of pass `pass` to `job` and `p`: both sides of it, and its reads as samples.
+void add_batch(const TraceParts& parts, std::int64_t pass, std::int64_t index, RecordedJob& job,
+               RecordedPass& p, Assembly& a) {
+  const auto& pending = parts.pending;
+  const auto& trainer = parts.trainer;
+  const auto& fetches = parts.fetches;
+  const auto& read_time = parts.read_time;
+  const auto& paths = parts.paths;
+  const auto& sizes = parts.sizes;
+  const TrainerSide& t = trainer.at({pass, index});
+  RecordedBatch b;
+  b.first = job.samples.size();
+  b.wait_ns = ns_of(t.wait_us);
+  b.step_ns = t.step_us ? ns_of(*t.step_us) : -1;
+  if (t.step_us) a.step_sum += *t.step_us, a.wait_sum += t.wait_us;
+  if (const auto f = fetches.find({pass, index}); f != fetches.end()) {
+    b.worker = std::int32_t(f->second.worker);
+    b.cpu_ns = ns_of(f->second.cpu_ms * 1e3);
+    b.samples = f->second.samples;
+    const auto rt = read_time.find({pass, index});
+    const double other_us = f->second.wall_us - f->second.cpu_ms * 1e3 - f->second.runqueue_ms * 1e3 -
+                            (rt == read_time.end() ? 0 : rt->second);
+    b.idle_ns = std::max<std::int64_t>(0, ns_of(other_us));
+    a.first_fetch = std::min(a.first_fetch, f->second.start_us);
+    const double got = t.ask_us + t.wait_us;
+    a.handovers.push_back(std::max<std::int64_t>(0, ns_of(got - std::max(t.ask_us, f->second.end_us))));
   }
-  job.reads_untaken = pending.size() - replayed;
+  const PendingRead key{pass, index, 0, 0, 0};
+  const auto [lo, hi] =
+      std::equal_range(pending.begin(), pending.end(), key, [](const PendingRead& a, const PendingRead& c) {
+        return a.pass != c.pass ? a.pass < c.pass : a.batch < c.batch;
+      });
+  for (auto r = lo; r != hi; ++r) {
+    if (a.file_index[r->file] == UINT32_MAX) {
+      a.file_index[r->file] = std::uint32_t(a.used.size());
+      a.used.push_back(paths[r->file]);
+      job.files.push_back({"", sizes[r->file]});
+    }
+    const std::uint32_t f = a.file_index[r->file];
+    // A sample: one file's consecutive reads within the batch.
+    if (r == lo || job.reads.back().file != f) job.samples.push_back({job.reads.size(), 0});
+    job.reads.push_back({r->offset, r->bytes, f});
+    ++job.samples.back().count;
+    ++a.replayed;
+  }
+  b.count = std::uint32_t(job.samples.size() - b.first);
+  p.batches.push_back(b);
+}
+
+// Refuses a job with nothing to replay; sets its hand-over cost, AU, data folder and paths.
+void finish_job(const std::string& path, Assembly& a, RecordedJob& job) {
   if (job.passes.empty())
     throw InputError(path +
                      ": the trace holds no batch the trainer took: nothing to replay (was the job's "
                      "DataLoader iterated while watched?)");
-  if (!handovers.empty()) {
-    std::nth_element(handovers.begin(), handovers.begin() + std::ptrdiff_t(handovers.size() / 2),
-                     handovers.end());
-    job.handover_ns = handovers[handovers.size() / 2];
+  if (a.used.empty())
+    throw InputError(path +
+                     ": the trace's batches read no file: nothing to replay (a data set read through "
+                     "mmap, io_uring or from memory is not recorded: docs/trace-format.md)");
+  if (!a.handovers.empty()) {
+    std::nth_element(a.handovers.begin(), a.handovers.begin() + std::ptrdiff_t(a.handovers.size() / 2),
+                     a.handovers.end());
+    job.handover_ns = a.handovers[a.handovers.size() / 2];
   }
-  job.au = step_sum + wait_sum > 0 ? step_sum / (step_sum + wait_sum) : 0;
+  job.au = a.step_sum + a.wait_sum > 0 ? a.step_sum / (a.step_sum + a.wait_sum) : 0;
   // The data folder: the deepest holding every file the batches read.
-  if (!used.empty()) {
-    job.data_root = folder_of(used.front());
-    for (const std::string& u : used) job.data_root = common_folder(job.data_root, folder_of(u));
-    const std::size_t cut = job.data_root == "/" ? 1 : job.data_root.size() + 1;
-    for (std::size_t i = 0; i < used.size(); ++i) job.files[i].path = used[i].substr(cut);
+  if (!a.used.empty()) {
+    job.data_root = folder_of(a.used.front());
+    for (const std::string& u : a.used) job.data_root = common_folder(job.data_root, folder_of(u));
+    // Files of no common folder below the root would make a replay scan, and a cold one evict,
+    // the whole machine.
+    if (job.data_root == "/")
+      throw InputError(path + ": the job read its data from folders that share none below / (" +
+                       a.used.front() + ", ...): a replay reads one data folder");
+    for (std::size_t i = 0; i < a.used.size(); ++i)
+      job.files[i].path = a.used[i].substr(job.data_root.size() + 1);
   }
   job.reads.shrink_to_fit();
   job.samples.shrink_to_fit();
+}
+
+// RETURNS: the job of the trace `read` hands its visitor to, named `path` in messages.
+RecordedJob build_recorded_job(const std::string& path,
+                               const std::function<void(const TraceVisitor&)>& read) {
+  RecordedJob job;
+  job.trace = path;
+  TraceParts parts = collect_trace(path, read, job);
+  // The batches the trainer took, pass by pass, in the order it took them; each batch's reads.
+  std::stable_sort(parts.pending.begin(), parts.pending.end(),
+                   [](const PendingRead& a, const PendingRead& b) {
+                     return a.pass != b.pass ? a.pass < b.pass : a.batch < b.batch;
+                   });
+  std::map<std::int64_t, std::vector<std::pair<double, std::int64_t>>> taken;  // pass → (ask, batch)
+  for (const auto& [key, t] : parts.trainer) taken[key.first].emplace_back(t.ask_us, key.second);
+  Assembly a;
+  a.file_index.assign(parts.paths.size(), UINT32_MAX);
+  for (auto& [pass, batches] : taken) {
+    std::sort(batches.begin(), batches.end());
+    RecordedPass p;
+    p.id = pass;
+    if (const auto s = parts.settings.find(pass); s != parts.settings.end()) {
+      p.workers = int(s->second.num_workers);
+      p.prefetch = int(s->second.prefetch_factor.value_or(2));
+      p.batch_size = s->second.batch_size;
+    } else {
+      // A pass the header does not list: its workers are those its fetches name.
+      for (const auto& [key, f] : parts.fetches)
+        if (key.first == pass) p.workers = std::max(p.workers, int(f.worker) + 1);
+    }
+    a.first_fetch = INFINITY;
+    for (const auto& [ask, index] : batches) add_batch(parts, pass, index, job, p, a);
+    if (!batches.empty()) {
+      const double first_ask = batches.front().first;
+      p.start_ns = std::isfinite(a.first_fetch) && p.workers > 0
+                       ? std::max<std::int64_t>(0, ns_of(a.first_fetch - first_ask))
+                       : 0;
+      job.passes.push_back(std::move(p));
+    }
+  }
+  job.reads_untaken = parts.pending.size() - a.replayed;
+  finish_job(path, a, job);
   return job;
+}
+
+}  // namespace
+
+RecordedJob load_recorded_job(const std::string& path) {
+  return build_recorded_job(path, [&](const TraceVisitor& v) { read_trace_file(path, v); });
+}
+
+RecordedJob read_recorded_job(std::istream& in, const std::string& where) {
+  return build_recorded_job(where, [&](const TraceVisitor& v) { read_trace(in, where, v); });
 }
 
 RecordedLoading replay_loading(const RecordedJob& job, const ReplayKnobs& knobs) {
   RecordedLoading out;
   const int epochs = knobs.epochs.value_or(int(job.passes.size()));
   std::vector<bool> seen(job.files.size(), false);
-  auto scaled = [&](double step_ns) { return std::int64_t(std::llround(step_ns * knobs.step_scale)); };
+  auto scaled = [&](double step_ns) {
+    return std::int64_t(std::llround(std::clamp(step_ns * knobs.step_scale, 0.0, kMaxNs)));
+  };
   for (int e = 0; e < epochs; ++e) {
     const RecordedPass& p = job.passes[std::size_t(e) % job.passes.size()];
     RecordedLoading::Epoch epoch;
@@ -231,7 +308,8 @@ RecordedLoading replay_loading(const RecordedJob& job, const ReplayKnobs& knobs)
     if (!knobs.batch_size) {
       for (const RecordedBatch& b : p.batches)
         epoch.batches.push_back({b.first, b.count, knobs.workers ? -1 : b.worker, b.cpu_ns,
-                                 b.step_ns < 0 ? -1 : scaled(double(b.step_ns)), b.idle_ns});
+                                 b.step_ns < 0 ? -1 : scaled(double(b.step_ns)), b.idle_ns,
+                                 std::uint32_t(b.samples > 0 ? b.samples : b.count)});
     } else {
       // Regrouped: each sample carries its batch's CPU time and step in equal shares; a new batch
       // takes batch_size of the job's samples (a sample of k files: k of ours), the pass's last
@@ -242,24 +320,31 @@ RecordedLoading replay_loading(const RecordedJob& job, const ReplayKnobs& knobs)
       const double per_sample =
           recorded > 0 ? std::max(1.0, std::round(double(groups) / double(recorded))) : 1.0;
       const auto size = std::uint64_t(std::max(1.0, double(*knobs.batch_size) * per_sample));
+      // A sample of the pass's last batch (no step after it) takes the pass's mean step a sample.
+      double stepped = 0, stepped_samples = 0;
+      for (const RecordedBatch& b : p.batches)
+        if (b.step_ns >= 0) stepped += double(b.step_ns), stepped_samples += b.count;
+      const double mean_step = stepped_samples > 0 ? stepped / stepped_samples : 0;
       RecordedLoading::Batch cur;
       double cpu = 0, step = 0, idle = 0;
       bool open = false;
       for (const RecordedBatch& b : p.batches)
         for (std::uint32_t k = 0; k < b.count; ++k) {
-          if (!open) cur = {b.first + k, 0, -1, 0, 0, 0}, cpu = step = idle = 0, open = true;
+          if (!open) cur = {b.first + k, 0, -1, 0, 0, 0, 0}, cpu = step = idle = 0, open = true;
           ++cur.count;
           cpu += double(b.cpu_ns) / b.count;
           idle += double(b.idle_ns) / b.count;
-          step += b.step_ns > 0 ? double(b.step_ns) / b.count : 0;
+          step += b.step_ns >= 0 ? double(b.step_ns) / b.count : mean_step;
           if (cur.count == size) {
             cur.cpu_ns = std::int64_t(cpu), cur.step_ns = scaled(step), cur.idle_ns = std::int64_t(idle);
+            cur.samples = std::uint32_t(*knobs.batch_size);
             epoch.batches.push_back(cur);
             open = false;
           }
         }
       if (open) {
         cur.cpu_ns = std::int64_t(cpu), cur.step_ns = scaled(step), cur.idle_ns = std::int64_t(idle);
+        cur.samples = std::uint32_t(std::max(1.0, std::round(double(cur.count) / per_sample)));
         epoch.batches.push_back(cur);
       }
       if (!epoch.batches.empty()) epoch.batches.back().step_ns = -1;
@@ -278,24 +363,24 @@ RecordedLoading replay_loading(const RecordedJob& job, const ReplayKnobs& knobs)
   return out;
 }
 
-std::vector<RecordedRead> map_recorded_files(const RecordedJob& job, const FileSet& files,
-                                             bool allow_resized) {
-  std::vector<std::uint32_t> index(job.files.size(), UINT32_MAX);
+FileSet recorded_file_set(const RecordedJob& job, const FileSet& lookup, const FileSet& from,
+                          bool allow_resized) {
+  std::vector<std::size_t> index(job.files.size(), SIZE_MAX);
   std::vector<std::size_t> missing, resized;
   // FileSet's relative paths are sorted (byte order): each recorded path found by bisection.
   for (std::size_t i = 0; i < job.files.size(); ++i) {
-    std::size_t lo = 0, hi = files.size();
+    std::size_t lo = 0, hi = lookup.size();
     while (lo < hi) {
       const std::size_t mid = (lo + hi) / 2;
-      if (files.relative_path(mid) < job.files[i].path) lo = mid + 1;
+      if (lookup.relative_path(mid) < job.files[i].path) lo = mid + 1;
       else hi = mid;
     }
-    if (lo == files.size() || files.relative_path(lo) != job.files[i].path) {
+    if (lo == lookup.size() || lookup.relative_path(lo) != job.files[i].path) {
       missing.push_back(i);
       continue;
     }
-    index[i] = std::uint32_t(lo);
-    if (files.file_size(lo) != job.files[i].size) resized.push_back(i);
+    index[i] = lo;
+    if (from.file_size(lo) != job.files[i].size) resized.push_back(i);
   }
   auto examples = [&](const std::vector<std::size_t>& which, bool sizes) {
     std::string text;
@@ -304,29 +389,23 @@ std::vector<RecordedRead> map_recorded_files(const RecordedJob& job, const FileS
       text += (k ? ", " : "") + f.path;
       if (sizes)
         text += " (" + std::to_string(f.size) + " bytes recorded, " +
-                std::to_string(files.file_size(index[which[k]])) + " here)";
+                std::to_string(from.file_size(index[which[k]])) + " here)";
     }
     return text + (which.size() > 3 ? ", ..." : "");
   };
   const std::string of = " of the " + std::to_string(job.files.size()) + " files the job read";
   if (!missing.empty())
     throw InputError(job.trace + ": " + std::to_string(missing.size()) + of + " are missing under " +
-                     files.root() + " (" + examples(missing, false) + "; recorded under " + job.data_root +
-                     "): replay on a copy of the data the job read (--source DIR), or make a stand-in with "
-                     "feedbench gen --like " +
-                     job.trace);
+                     lookup.root() + " (" + examples(missing, false) + "; recorded under " + job.data_root +
+                     "): replay on a copy of the data the job read (--source DIR)");
   if (!resized.empty() && !allow_resized)
     throw InputError(job.trace + ": " + std::to_string(resized.size()) + of + " differ in size under " +
-                     files.root() + " (" + examples(resized, true) +
+                     lookup.root() + " (" + examples(resized, true) +
                      "): this is not the data the job read; --allow-resized replays them as they are");
-  std::vector<RecordedRead> out = job.reads;
-  for (RecordedRead& r : out) {
-    r.file = index[r.file];
-    // A resized file's reads end at its end now: what a replay plans is what is there to read.
-    const std::uint64_t size = files.file_size(r.file);
-    r.bytes = r.offset >= size ? 0 : std::uint32_t(std::min<std::uint64_t>(r.bytes, size - r.offset));
-  }
-  return out;
+  FileSet out(from.root());
+  for (std::size_t i = 0; i < job.files.size(); ++i)
+    out.add(from.relative_path(index[i]), from.file_size(index[i]), from.mtime_ns(index[i]));
+  return out;  // not sorted: in the recording's order, so that its reads index it as they are
 }
 
 }  // namespace feedbench

@@ -1,11 +1,13 @@
 // A watched job's trace read back as a stream of events (see trace_reader.h).
 #include "feedbench/replay/trace_reader.h"
 
+#include <filesystem>
 #include <fstream>
 
 #include <nlohmann/json.hpp>
 
 #include "feedbench/base/error.h"
+#include "feedbench/base/units.h"
 #include "feedbench/watch/job_trace.h"
 
 namespace feedbench {
@@ -15,6 +17,13 @@ using nlohmann::json;
 
 // Nesting a trace needs: the document, traceEvents, an event, its args, and a little more.
 constexpr int kMaxDepth = 16;
+// Bounds on what a replay computes with, so that no sum or deadline of them overflows: times
+// within about 28 hours of the job's start (µs), CPU times as long, counts and settings as
+// large as a job has.
+constexpr double kMaxTimeUs = 1e11;
+constexpr double kMaxCpuMs = 1e8;
+constexpr std::int64_t kMaxCount = std::int64_t{1} << 31;
+constexpr std::int64_t kMaxWorkers = 1024;
 
 // One event or the header, checked field by field; each message names its JSON pointer.
 class Fields {
@@ -41,24 +50,30 @@ class Fields {
     if (!x.is_string()) fail(key, "a string", x);
     return x.get<std::string>();
   }
-  std::int64_t integer(const std::string& key, std::int64_t min = 0) const {
+  std::int64_t integer(const std::string& key, std::int64_t min = 0, std::int64_t max = INT64_MAX) const {
     const json& x = at(key);
     if (!x.is_number_integer() ||
         (x.is_number_unsigned() && x.get<std::uint64_t>() > std::uint64_t(INT64_MAX)) ||
-        x.get<std::int64_t>() < min)
-      fail(key, "an integer of at least " + std::to_string(min), x);
+        x.get<std::int64_t>() < min || x.get<std::int64_t>() > max)
+      fail(key,
+           "an integer of at least " + std::to_string(min) +
+               (max < INT64_MAX ? " and at most " + std::to_string(max) : std::string()),
+           x);
     return x.get<std::int64_t>();
   }
   // RETURNS: -1 for null.
-  std::int64_t integer_or_null(const std::string& key) const {
+  std::int64_t integer_or_null(const std::string& key, std::int64_t max = INT64_MAX) const {
     if (at(key).is_null()) return -1;
-    return integer(key);
+    return integer(key, 0, max);
   }
-  double number(const std::string& key, double min = -1e300) const {
+  double number(const std::string& key, double min, double max) const {
     const json& x = at(key);
-    if (!x.is_number() || !(x.get<double>() >= min)) fail(key, "a number", x);
+    if (!x.is_number() || !(x.get<double>() >= min) || !(x.get<double>() <= max))
+      fail(key, "a number from " + format_printf("%g", min) + " to " + format_printf("%g", max), x);
     return x.get<double>();
   }
+  double time_us(const std::string& key) const { return number(key, -kMaxTimeUs, kMaxTimeUs); }
+  double duration_us(const std::string& key) const { return number(key, 0, kMaxTimeUs); }
   Fields object(const std::string& key) const { return Fields(at(key), where_, pointer_ + "/" + key); }
   const std::string& pointer() const { return pointer_; }
 
@@ -91,10 +106,10 @@ TraceHeader header_of(const json& other, const std::string& where) {
     const Fields p(passes[i], where, "/otherData/passes/" + std::to_string(i));
     TracePass tp;
     tp.pass = p.integer("pass", INT64_MIN);
-    tp.batch_size = p.at("batch_size").is_null() ? 0 : p.integer("batch_size");
-    tp.num_workers = p.integer("num_workers");
+    tp.batch_size = p.at("batch_size").is_null() ? 0 : p.integer("batch_size", 0, kMaxCount);
+    tp.num_workers = p.integer("num_workers", 0, kMaxWorkers);
     if (p.has("prefetch_factor") && !p.at("prefetch_factor").is_null())
-      tp.prefetch_factor = p.integer("prefetch_factor", 1);
+      tp.prefetch_factor = p.integer("prefetch_factor", 1, kMaxWorkers);
     if (p.has("persistent_workers")) {
       if (!p.at("persistent_workers").is_boolean())
         p.fail("persistent_workers", "true or false", p.at("persistent_workers"));
@@ -118,30 +133,30 @@ void dispatch(const json& e, const std::string& where, std::size_t index, const 
     b.step = name == "step";
     const Fields a = f.object("args");
     b.pass = a.integer("pass", INT64_MIN);
-    b.batch = a.integer("batch");
-    b.ts_us = f.number("ts");
-    b.dur_us = f.number("dur", 0);
+    b.batch = a.integer("batch", 0, kMaxCount);
+    b.ts_us = f.time_us("ts");
+    b.dur_us = f.duration_us("dur");
     visit.batch(b);
   } else if (cat == "fetch") {
     if (!visit.fetch) return;
     TraceFetch x;
     x.pid = f.integer("pid", INT64_MIN);
     x.tid = f.integer("tid", INT64_MIN);
-    x.ts_us = f.number("ts");
-    x.dur_us = f.number("dur", 0);
+    x.ts_us = f.time_us("ts");
+    x.dur_us = f.duration_us("dur");
     const Fields a = f.object("args");
     x.pass = a.at("pass").is_null() ? -1 : a.integer("pass", INT64_MIN);
-    x.batch = a.integer_or_null("batch");
-    x.worker = a.integer("worker", -1);
-    x.samples = a.integer("samples");
-    x.cpu_ms = a.number("cpu_ms", 0);
-    if (a.has("runqueue_ms")) x.runqueue_ms = a.number("runqueue_ms", 0);
+    x.batch = a.integer_or_null("batch", kMaxCount);
+    x.worker = a.integer("worker", -1, kMaxWorkers);
+    x.samples = a.integer("samples", 0, kMaxCount);
+    x.cpu_ms = a.number("cpu_ms", 0, kMaxCpuMs);
+    if (a.has("runqueue_ms")) x.runqueue_ms = a.number("runqueue_ms", 0, kMaxCpuMs);
     visit.fetch(x);
   } else if (cat == "open") {
     if (!visit.open) return;
     TraceOpen o;
     o.pid = f.integer("pid", INT64_MIN);
-    o.ts_us = f.number("ts");
+    o.ts_us = f.time_us("ts");
     const Fields a = f.object("args");
     o.file = std::uint64_t(a.integer("file"));
     o.path = a.text("path");
@@ -152,14 +167,14 @@ void dispatch(const json& e, const std::string& where, std::size_t index, const 
     if (!visit.read) return;
     TraceRead r;
     r.pid = f.integer("pid", INT64_MIN);
-    r.ts_us = f.number("ts");
-    r.dur_us = f.number("dur", 0);
+    r.ts_us = f.time_us("ts");
+    r.dur_us = f.duration_us("dur");
     const Fields a = f.object("args");
     r.file = std::uint64_t(a.integer("file"));
     r.offset = std::uint64_t(a.integer("offset"));
     r.bytes = std::uint64_t(a.integer("bytes"));
     r.pass = a.at("pass").is_null() ? -1 : a.integer("pass", INT64_MIN);
-    r.batch = a.integer_or_null("batch");
+    r.batch = a.integer_or_null("batch", kMaxCount);
     visit.read(r);
   }
 }
@@ -197,8 +212,18 @@ void read_trace(std::istream& in, const std::string& where, const TraceVisitor& 
       dispatch(parsed, where, index++, visit);
       return false;  // dropped: the array never holds the events
     }
-    if (depth == 1 && top_key == "traceEvents" && event == json::parse_event_t::value && !parsed.is_array())
-      throw InputError(where + ": /traceEvents: expected an array of events, got " + parsed.dump());
+    if (depth == 1 && top_key == "traceEvents" &&
+        (event == json::parse_event_t::object_start ||
+         (event == json::parse_event_t::value && !parsed.is_array())))
+      throw InputError(
+          where + ": /traceEvents: expected an array of events, got " +
+          (event == json::parse_event_t::object_start ? std::string("an object") : parsed.dump()));
+    // Any other key of the document (displayTimeUnit, what another tool adds) is passed over,
+    // never held.
+    if (depth == 1 && top_key != "traceEvents" && top_key != "otherData" &&
+        (event == json::parse_event_t::object_end || event == json::parse_event_t::array_end ||
+         event == json::parse_event_t::value))
+      return false;
     return true;
   };
   json doc;
@@ -220,8 +245,13 @@ void read_trace(std::istream& in, const std::string& where, const TraceVisitor& 
 }
 
 void read_trace_file(const std::string& path, const TraceVisitor& visit) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw InputError(path + ": is a folder, expected a trace file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(errno_message("cannot read the trace " + path, errno));
+  if (in.peek() == std::ifstream::traits_type::eof())
+    throw InputError(path + ": is empty, expected a trace (feedbench watch --trace FILE -- COMMAND)");
   read_trace(in, path, visit);
 }
 

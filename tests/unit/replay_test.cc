@@ -166,23 +166,30 @@ TEST(RecordedJobTest, FindsItsFilesUnderAnotherRootOrSaysWhichAreNot) {
   TempDir root;
   write_file(root / "x/a.bin", std::string(100, 'a'));
   write_file(root / "y/b.bin", std::string(200, 'b'));
-  const std::string missing =
-      input_error_of([&] { map_recorded_files(job, scan_dataset(root.path()), false); });
+  auto set_of = [&](bool allow) {
+    const FileSet files = scan_dataset(root.path());
+    return recorded_file_set(job, files, files, allow);
+  };
+  const std::string missing = input_error_of([&] { set_of(false); });
   EXPECT_NE(missing.find("1 of the 3 files the job read are missing under " + root.path() + " (x/c.bin;"),
             std::string::npos)
       << missing;
   write_file(root / "x/c.bin", std::string(30, 'c'));
-  const std::string resized =
-      input_error_of([&] { map_recorded_files(job, scan_dataset(root.path()), false); });
+  const std::string resized = input_error_of([&] { set_of(false); });
   EXPECT_NE(resized.find("1 of the 3 files the job read differ in size under " + root.path() +
                          " (x/c.bin (300 bytes recorded, 30 here))"),
             std::string::npos)
       << resized;
-  const FileSet files = scan_dataset(root.path());
-  const std::vector<RecordedRead> reads = map_recorded_files(job, files, true);
-  ASSERT_EQ(reads.size(), 4u);
-  EXPECT_EQ(files.relative_path(reads[0].file), "x/a.bin");
-  EXPECT_EQ(files.relative_path(reads[3].file), "x/c.bin");
+  // In the recording's order, so that the job's reads index it as they are; c.bin as it is now.
+  const FileSet set = set_of(true);
+  ASSERT_EQ(set.size(), 3u);
+  EXPECT_EQ(set.relative_path(0), "x/a.bin");
+  EXPECT_EQ(set.relative_path(1), "y/b.bin");
+  EXPECT_EQ(set.relative_path(2), "x/c.bin");
+  EXPECT_EQ(set.file_size(2), 30u);
+  const auto source = make_recorded_source(set, job.reads, job.samples, "psync");
+  EXPECT_EQ(source->total_bytes(), 100u + 200u + 30u);  // c.bin's reads cut at its end
+  EXPECT_EQ(source->make_reader()->read(2), 30u);
 }
 
 TEST(RecordedJobTest, RefusesATraceWithoutBatchesOrWithAReadOfNoOpen) {
@@ -194,6 +201,28 @@ TEST(RecordedJobTest, RefusesATraceWithoutBatchesOrWithAReadOfNoOpen) {
   const std::size_t at = orphan.find("{\"args\": {\"file\": 1, \"path\": \"/data/set/x/a.bin\"");
   orphan.erase(at, orphan.find('\n', at) - at + 1);
   EXPECT_NE(input_error_of([&] { job_of(orphan); }).find("comes before any open of it"), std::string::npos);
+}
+
+TEST(RecordedJobTest, RefusesValuesBeyondItsBoundsAndDataUnderNoFolder) {
+  auto error_with = [](std::string text, const std::string& from, const std::string& to) {
+    text.replace(text.find(from), from.size(), to);
+    return input_error_of([&] { job_of(text); });
+  };
+  const std::string workers = error_with(small_trace(), "\"num_workers\": 2", "\"num_workers\": 5000");
+  EXPECT_NE(
+      workers.find("/otherData/passes/0/num_workers: expected an integer of at least 0 and at most 1024"),
+      std::string::npos)
+      << workers;
+  const std::string forever = error_with(small_trace(), "\"dur\": 5000", "\"dur\": 1e15");
+  EXPECT_NE(forever.find("/traceEvents/2/dur: expected a number from 0 to 1e+11"), std::string::npos)
+      << forever;
+  const std::string apart = error_with(small_trace(), "/data/set/y/b.bin", "/other/y/b.bin");
+  EXPECT_NE(apart.find("share none below /"), std::string::npos) << apart;
+  std::string object = small_trace();
+  object = object.substr(0, object.find("\"traceEvents\": [")) + "\"traceEvents\": {\"a\": 1}}";
+  const std::string not_array = input_error_of([&] { job_of(object); });
+  EXPECT_NE(not_array.find("/traceEvents: expected an array of events, got an object"), std::string::npos)
+      << not_array;
 }
 
 }  // namespace

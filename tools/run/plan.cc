@@ -77,6 +77,7 @@ void read_replay_traces(RunSetup& run) {
         wait_s += double(b.wait_ns) * 1e-9, step_s += double(std::max<std::int64_t>(b.step_ns, 0)) * 1e-9;
     c.params["recorded_wait_s"] = wait_s;
     c.params["recorded_step_s"] = step_s;
+    c.params["recorded_passes"] = job->passes.size();
     if (!names.insert(c.name()).second)
       throw InputError(run.config.file + ": " + c.group + ": two replay cases are named " + c.name() +
                        " (two traces of jobs with one name): give each family its own \"job\"");

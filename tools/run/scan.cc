@@ -70,8 +70,8 @@ void scan_roots(RunSetup& run) {
     const FileSet* files =
         c.str("path") == "cache" && !config.partial_cache ? context.files_for("cache") : &*context.source;
     if (files)
-      map_recorded_files(*context.recorded_jobs.at(c.str("trace")), *files,
-                         c.has("allow_resized") && c.params.at("allow_resized").get<bool>());
+      recorded_file_set(*context.recorded_jobs.at(c.str("trace")), *files, *files,
+                        c.has("allow_resized") && c.params.at("allow_resized").get<bool>());
   }
   run.plan_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - run.started).count();
 

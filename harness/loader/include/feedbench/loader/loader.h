@@ -198,6 +198,7 @@ struct RecordedLoading {
     // The worker's time on it neither reading, on the CPU nor waiting for a core (asleep, on a
     // lock, a remote call): waited out after its reads and CPU time.
     std::int64_t idle_ns = 0;
+    std::uint32_t samples = 0;  // the job's samples in it (its batch size), for the figures; 0: count
   };
   struct Epoch {
     std::vector<Batch> batches;

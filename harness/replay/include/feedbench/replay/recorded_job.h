@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <istream>
 #include <optional>
 #include <string>
 #include <vector>
@@ -70,6 +71,8 @@ struct RecordedJob {
 // for a trace read_trace refuses, one without a batch, a read of a file with no open event, and
 // files read in batches that share no folder.
 RecordedJob load_recorded_job(const std::string& path);
+// As load_recorded_job, from `in`, named `where` in messages.
+RecordedJob read_recorded_job(std::istream& in, const std::string& where);
 
 // What a replay changes from the recording (unset: as recorded).
 struct ReplayKnobs {
@@ -85,11 +88,13 @@ struct ReplayKnobs {
 // batch_size >= 1, epochs >= 1).
 RecordedLoading replay_loading(const RecordedJob& job, const ReplayKnobs& knobs);
 
-// RETURNS: job.reads with each read's file an index of `files` (the root a replay reads: the
-// recorded files by their path under data_root). Throws InputError naming the trace and the
-// root, with a count and examples, when files are missing, or differ in size unless
-// `allow_resized` (then each read is cut at its file's end as the FileSet has it).
-std::vector<RecordedRead> map_recorded_files(const RecordedJob& job, const FileSet& files,
-                                             bool allow_resized);
+// RETURNS: the recorded files as a replay reads them: entry i is job.files[i] (so job.reads
+// index it as they are), found by its path under data_root in `lookup` (a scanned root), taken
+// from `from` at that index (`lookup` itself, or a partial cache's tiered set, index for index
+// with its source). Throws InputError naming the trace and the root, with a count and examples,
+// when files are missing, or differ in size unless `allow_resized` (then a replay cuts each read
+// at its file's end as the set has it).
+FileSet recorded_file_set(const RecordedJob& job, const FileSet& lookup, const FileSet& from,
+                          bool allow_resized);
 
 }  // namespace feedbench
