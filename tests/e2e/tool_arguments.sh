@@ -11,7 +11,7 @@ check() {  # check WANT-IN-ERROR TOOL ARGS...
   expect_in "$WORK/err" "$want"
   [ ! -s "$WORK/out" ] || fail "$*: wrote to stdout: $(cat "$WORK/out")"
 }
-for tool in compare-fio measure-overhead mpi-overhead tidy; do
+for tool in compare-fio measure-overhead mpi-overhead tidy compare-replay replay-memory; do
   check "$tool: unrecognized arguments: --no-such-option" "$T/$tool" --no-such-option
 done
 for tool in compare-fio measure-overhead mpi-overhead; do
