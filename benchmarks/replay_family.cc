@@ -20,6 +20,7 @@
 #include "loader_record.h"
 
 namespace feedbench {
+namespace {
 
 ReplayKnobs replay_knobs(const Case& c) {
   ReplayKnobs k;
@@ -29,6 +30,8 @@ ReplayKnobs replay_knobs(const Case& c) {
   if (c.has("epochs")) k.epochs = int(c.integer("epochs"));
   return k;
 }
+
+}  // namespace
 
 bool replay_allows_resized(const Case& c) {
   return c.has("allow_resized") && c.params.at("allow_resized").get<bool>();

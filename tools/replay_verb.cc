@@ -2,6 +2,7 @@
 // config with one `replay` family (see docs/replay.md).
 #include <cstdio>
 #include <iostream>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -71,14 +72,11 @@ int replay_main(int argc, char** argv) {
   for (const char* option : {"source", "cache", "out"})
     if (vm.count(option) && vm[option].as<std::string>().empty())
       throw InputError(std::string("--") + option + ": expected a path, got ''");
-  // The trace read now, so that its folder is the default source and a bad one is refused
-  // before anything else; the run reads it again as it reads any config's.
-  std::string job_name, data_root;
-  {  // not held while the run reads it again
-    const RecordedJob job = load_recorded_job(trace);
-    job_name = job.name;
-    data_root = job.data_root;
-  }
+  // The trace read once, now: its folder is the default source, and a bad one is refused before
+  // anything else; the run takes it as read.
+  const auto job = std::make_shared<const RecordedJob>(load_recorded_job(trace));
+  const std::string& job_name = job->name;
+  const std::string& data_root = job->data_root;
   std::string name = "replay-";
   for (char ch : job_name)
     name += std::isalnum(static_cast<unsigned char>(ch)) || ch == '.' || ch == '_' || ch == '-' ? ch : '_';
@@ -100,7 +98,7 @@ int replay_main(int argc, char** argv) {
   std::vector<char*> argv2;
   for (std::string& a : args) argv2.push_back(a.data());
   argv2.push_back(nullptr);
-  const RunConfigText text{config.dump(2), "feedbench replay " + trace};
+  const RunConfigText text{config.dump(2), "feedbench replay " + trace, {{trace, job}}};
   return run_config_main(int(argv2.size() - 1), argv2.data(), &text);
 }
 

@@ -99,7 +99,10 @@ namespace {
 // One rank's run, step by step (run/run_steps.h): every refusal before the first case.
 int run_ranks(int argc, char** argv, Cluster& cluster, RankProgress& together, const RunConfigText* config) {
   RunSetup run(cluster, together);
-  if (config) run.options.config_text = config->text, run.options.config_path = config->name;
+  if (config) {
+    run.options.config_text = config->text, run.options.config_path = config->name;
+    run.context.recorded_jobs = config->recorded_jobs;
+  }
   if (!parse_run_options(argc, argv, cluster, run.options)) return 0;  // --help
   load_plan(run);
   check_output_files(run);

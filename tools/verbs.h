@@ -4,7 +4,11 @@
 // printed by main as "feedbench <verb>: <message>" with exit code 2.
 #pragma once
 
+#include <map>
+#include <memory>
 #include <string>
+
+#include "feedbench/replay/recorded_job.h"
 
 namespace feedbench {
 
@@ -15,6 +19,8 @@ int replay_main(int argc, char** argv);  // replay_verb.cc
 // the file in messages and the result.
 struct RunConfigText {
   std::string text, name;
+  // Traces the verb has read already, by the path its config names: not read again.
+  std::map<std::string, std::shared_ptr<const RecordedJob>> recorded_jobs;
 };
 // RETURNS: as run_main, with `config` (when not null) in place of --config. run_verb.cc.
 int run_config_main(int argc, char** argv, const RunConfigText* config);

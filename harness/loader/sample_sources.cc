@@ -138,6 +138,14 @@ class FileSource : public SampleSource {
 
 // A recorded job's samples: each opens its file, reads its recorded ranges in order (one engine
 // request each: the engine's block holds the largest), and closes it, as the job did.
+
+// RETURNS: what read `r` can return of its file as `files` scanned it: its bytes, cut at the
+// file's end (a copy of the data whose files changed size, replayed as it is).
+std::uint64_t recorded_read_bytes(const FileSet& files, const RecordedRead& r) {
+  const std::uint64_t size = files.file_size(r.file);
+  return r.offset >= size ? 0 : std::min<std::uint64_t>(r.bytes, size - r.offset);
+}
+
 class RecordedReader : public SampleReader {
  public:
   RecordedReader(const FileSet& files, std::span<const RecordedRead> reads,
@@ -168,12 +176,7 @@ class RecordedReader : public SampleReader {
       n += bytes_of(reads_[k]);
     return n;
   }
-  // RETURNS: what read `r` can return of its file as scanned: its bytes, cut at the file's end
-  // (a copy of the data whose files changed size, replayed as it is).
-  std::uint64_t bytes_of(const RecordedRead& r) const {
-    const std::uint64_t size = files_.file_size(r.file);
-    return r.offset >= size ? 0 : std::min<std::uint64_t>(r.bytes, size - r.offset);
-  }
+  std::uint64_t bytes_of(const RecordedRead& r) const { return recorded_read_bytes(files_, r); }
   Engine::OpenCounts open_counts() const override { return engine_->open_counts(); }
   std::string sample_name(std::size_t i) const override {
     return samples_[i].count ? files_.absolute_path(reads_[samples_[i].first].file) : unread_name(i);
@@ -193,10 +196,7 @@ class RecordedSource : public SampleSource {
                  std::span<const RecordedSample> samples, std::string engine, EngineOptions options)
       : files_(files), reads_(reads), samples_(samples), engine_(std::move(engine)),
         options_(std::move(options)) {
-    for (const RecordedRead& r : reads)
-      total_ += r.offset >= files.file_size(r.file)
-                    ? 0
-                    : std::min<std::uint64_t>(r.bytes, files.file_size(r.file) - r.offset);
+    for (const RecordedRead& r : reads) total_ += recorded_read_bytes(files, r);
   }
   std::size_t count() const override { return samples_.size(); }
   std::uint64_t total_bytes() const override { return total_; }

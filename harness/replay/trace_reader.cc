@@ -72,6 +72,8 @@ class Fields {
       fail(key, "a number from " + format_printf("%g", min) + " to " + format_printf("%g", max), x);
     return x.get<double>();
   }
+  // RETURNS: args.pass, -1 for null (a read or fetch of no known pass).
+  std::int64_t pass_or_null() const { return at("pass").is_null() ? -1 : integer("pass", INT64_MIN); }
   double time_us(const std::string& key) const { return number(key, -kMaxTimeUs, kMaxTimeUs); }
   double duration_us(const std::string& key) const { return number(key, 0, kMaxTimeUs); }
   Fields object(const std::string& key) const { return Fields(at(key), where_, pointer_ + "/" + key); }
@@ -145,7 +147,7 @@ void dispatch(const json& e, const std::string& where, std::size_t index, const 
     x.ts_us = f.time_us("ts");
     x.dur_us = f.duration_us("dur");
     const Fields a = f.object("args");
-    x.pass = a.at("pass").is_null() ? -1 : a.integer("pass", INT64_MIN);
+    x.pass = a.pass_or_null();
     x.batch = a.integer_or_null("batch", kMaxCount);
     x.worker = a.integer("worker", -1, kMaxWorkers);
     x.samples = a.integer("samples", 0, kMaxCount);
@@ -173,7 +175,7 @@ void dispatch(const json& e, const std::string& where, std::size_t index, const 
     r.file = std::uint64_t(a.integer("file"));
     r.offset = std::uint64_t(a.integer("offset"));
     r.bytes = std::uint64_t(a.integer("bytes"));
-    r.pass = a.at("pass").is_null() ? -1 : a.integer("pass", INT64_MIN);
+    r.pass = a.pass_or_null();
     r.batch = a.integer_or_null("batch", kMaxCount);
     visit.read(r);
   }

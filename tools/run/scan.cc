@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "command_line.h"
+#include "families.h"
 #include "feedbench/base/error.h"
 #include "feedbench/dataset/dataset.h"
 #include "feedbench/plan/preflight.h"
@@ -70,8 +71,7 @@ void scan_roots(RunSetup& run) {
     const FileSet* files =
         c.str("path") == "cache" && !config.partial_cache ? context.files_for("cache") : &*context.source;
     if (files)
-      recorded_file_set(*context.recorded_jobs.at(c.str("trace")), *files, *files,
-                        c.has("allow_resized") && c.params.at("allow_resized").get<bool>());
+      recorded_file_set(*context.recorded_jobs.at(c.str("trace")), *files, *files, replay_allows_resized(c));
   }
   run.plan_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - run.started).count();
 
