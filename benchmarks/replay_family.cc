@@ -31,6 +31,21 @@ ReplayKnobs replay_knobs(const Case& c) {
   return k;
 }
 
+// RETURNS: the CPU time the job spent outside its fetches, as recorded, in ms: its workers'
+// start-up and hand-overs, its trainer's taking batches and stepping.
+nlohmann::json recorded_cpu_outside_fetches_ms(const RecordedJob& job) {
+  double startup = 0, after = 0, take = 0, step = 0;
+  for (const RecordedPass& p : job.passes) {
+    startup += double(p.startup_cpu_ns) * p.workers;
+    for (const RecordedBatch& b : p.batches)
+      after += double(b.after_cpu_ns), take += double(b.take_cpu_ns), step += double(b.step_cpu_ns);
+  }
+  return {{"worker_startup", startup / 1e6},
+          {"worker_handover", after / 1e6},
+          {"trainer_take", take / 1e6},
+          {"trainer_step", step / 1e6}};
+}
+
 }  // namespace
 
 bool replay_allows_resized(const Case& c) {
@@ -111,6 +126,7 @@ void run_replay_case(const Case& c, RunContext& context, benchmark::State& state
                      {"recorded_files", job.files.size()},
                      {"recorded_passes", job.passes.size()},
                      {"handover_ms", double(job.handover_ns) / 1e6},
+                     {"recorded_cpu_outside_fetches_ms", recorded_cpu_outside_fetches_ms(job)},
                      {"reads_left_out",
                       {{"outside_batches", job.reads_outside},
                        {"empty", job.reads_empty},

@@ -147,12 +147,16 @@ void Trainer::run_epoch(int epoch, EpochOutcome& out) {
       if (channel && (shared = channel->receive(j)).empty()) break;  // a worker failed
       if (!queue.take(j, &b)) break;
     }
-    // The framework's own cost of next() on a ready batch is the trainer's wait too.
-    if (const std::int64_t cost = loader_next_cost_ns(o_, b.bytes); cost > 0) wait_until_ns(now_ns() + cost);
+    // The framework's own cost of next() on a ready batch is the trainer's wait too; a recorded
+    // job's trainer spent so much of it on the CPU (unpickling).
+    const std::int64_t taken = now_ns();
+    if (recorded) burn_cpu_ns(recorded->batches[j].take_cpu_ns);
+    if (const std::int64_t cost = loader_next_cost_ns(o_, b.bytes); cost > 0) wait_until_ns(taken + cost);
     const std::int64_t t1 = now_ns();
     const std::int64_t recorded_step = recorded ? recorded->batches[j].step_ns : 0;
     const std::int64_t compute_ns =
         recorded ? std::max<std::int64_t>(recorded_step, 0) : draw_step_ns(o_.step_time, rng_);
+    if (recorded) burn_cpu_ns(recorded->batches[j].step_cpu_ns);  // the step's CPU, within its wall
     if (!compute_step(b, t1, compute_ns, j + 1 == batches))
       break;  // the workers are stopped and joined below
     const std::int64_t t2 = now_ns();
@@ -234,6 +238,7 @@ void Trainer::start_workers(const EpochJobs& jobs, BatchQueue& queue, BatchChann
   const std::size_t W = jobs.recorded ? std::size_t(jobs.recorded->workers) : std::size_t(o_.workers);
   // A recorded job's workers started this long after its first ask (processes spawned, imports).
   const std::int64_t start_at = jobs.recorded ? epoch_start + jobs.recorded->start_ns : 0;
+  const std::int64_t startup_cpu = jobs.recorded ? jobs.recorded->startup_cpu_ns : 0;
   auto stop = [&queue, channel] {
     queue.stop();
     if (channel) channel->stop();
@@ -241,8 +246,9 @@ void Trainer::start_workers(const EpochJobs& jobs, BatchQueue& queue, BatchChann
   for (std::size_t w = 0; w < W; ++w) {
     const std::string refused = start_thread(
         threads,
-        [&, w, channel, stop, start_at] {  // by value: this call's own
+        [&, w, channel, stop, start_at, startup_cpu] {  // by value: this call's own
           try {
+            burn_cpu_ns(startup_cpu);  // the worker's own start-up on the CPU, then the rest waited
             if (start_at > 0) wait_until_ns(start_at);
             // At most `depth` batches are outstanding ahead of the trainer.
             for (std::size_t j : jobs.jobs[w]) {

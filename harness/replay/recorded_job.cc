@@ -26,12 +26,15 @@ struct PendingRead {
 struct TrainerSide {
   double ask_us = 0, wait_us = 0;
   std::optional<double> step_us;
+  double wait_cpu_ms = 0, step_cpu_ms = 0;  // 0 where the trace has none
 };
 
 struct FetchSide {
   std::int64_t worker = -1, samples = 0;
   double start_us = 0, end_us = 0, cpu_ms = 0, runqueue_ms = 0, wall_us = 0;
   double read_us = 0;  // its reads' time
+  double after_cpu_ms = 0;
+  std::optional<double> startup_cpu_ms;  // on its worker's first fetch
 };
 
 // Times the reader bounds (trace_reader.cc: 1e11 µs) and their sums, kept within what any sum
@@ -130,8 +133,9 @@ TraceParts collect_trace(const std::string& path, const std::function<void(const
   };
   visit.batch = [&](const TraceBatch& b) {
     TrainerSide& t = trainer[{b.pass, b.batch}];
-    if (b.step) t.step_us = b.dur_us;
-    else t.ask_us = b.ts_us, t.wait_us = b.dur_us;
+    const double cpu = std::max(b.cpu_ms, 0.0);
+    if (b.step) t.step_us = b.dur_us, t.step_cpu_ms = cpu;
+    else t.ask_us = b.ts_us, t.wait_us = b.dur_us, t.wait_cpu_ms = cpu;
   };
   visit.fetch = [&](const TraceFetch& f) {
     if (f.pass < 0 || f.batch < 0) return;
@@ -144,6 +148,8 @@ TraceParts collect_trace(const std::string& path, const std::function<void(const
     s.runqueue_ms += f.runqueue_ms;
     s.wall_us += f.dur_us;
     s.samples += f.samples;
+    s.after_cpu_ms += std::max(f.after_cpu_ms, 0.0);
+    if (f.startup_cpu_ms >= 0) s.startup_cpu_ms = s.startup_cpu_ms.value_or(0) + f.startup_cpu_ms;
   };
   read(visit);
   return t;
@@ -154,6 +160,8 @@ struct Assembly {
   std::vector<std::uint32_t> file_index;  // trace's data file → job.files
   std::vector<std::string> used;          // job.files' absolute paths
   std::vector<std::int64_t> handovers;
+  double startup_cpu_ms = 0;  // the pass's workers' start-up CPU, summed
+  int started = 0;            // over this many
   std::uint64_t replayed = 0;
   double step_sum = 0, wait_sum = 0, first_fetch = INFINITY;
 };
@@ -172,11 +180,17 @@ void add_batch(const TraceParts& parts, std::int64_t pass, std::int64_t index, R
   b.first = job.samples.size();
   b.wait_ns = ns_of(t.wait_us);
   b.step_ns = t.step_us ? ns_of(*t.step_us) : -1;
+  b.step_cpu_ns = t.step_us ? std::min(ns_of(t.step_cpu_ms * 1e3), b.step_ns) : 0;
+  b.take_cpu_ns = ns_of(t.wait_cpu_ms * 1e3);
   if (t.step_us) a.step_sum += *t.step_us, a.wait_sum += t.wait_us;
   if (const auto f = fetches.find({pass, index}); f != fetches.end()) {
     b.worker = std::int32_t(f->second.worker);
     b.cpu_ns = ns_of(f->second.cpu_ms * 1e3);
     b.samples = f->second.samples;
+    b.after_cpu_ns = ns_of(f->second.after_cpu_ms * 1e3);
+    // Without workers the trainer's wait is its own fetch: that CPU is the fetch's, not the take's.
+    if (f->second.worker < 0) b.take_cpu_ns = std::max<std::int64_t>(0, b.take_cpu_ns - b.cpu_ns);
+    if (f->second.startup_cpu_ms) a.startup_cpu_ms += *f->second.startup_cpu_ms, ++a.started;
     const auto rt = read_time.find({pass, index});
     const double other_us = f->second.wall_us - f->second.cpu_ms * 1e3 - f->second.runqueue_ms * 1e3 -
                             (rt == read_time.end() ? 0 : rt->second);
@@ -268,7 +282,9 @@ RecordedJob build_recorded_job(const std::string& path,
         if (key.first == pass) p.workers = std::max(p.workers, int(f.worker) + 1);
     }
     a.first_fetch = INFINITY;
+    a.startup_cpu_ms = 0, a.started = 0;
     for (const auto& [ask, index] : batches) add_batch(parts, pass, index, job, p, a);
+    if (a.started > 0) p.startup_cpu_ns = ns_of(a.startup_cpu_ms * 1e3 / a.started);
     if (!batches.empty()) {
       const double first_ask = batches.front().first;
       p.start_ns = std::isfinite(a.first_fetch) && p.workers > 0
@@ -305,11 +321,13 @@ RecordedLoading replay_loading(const RecordedJob& job, const ReplayKnobs& knobs)
     epoch.workers = knobs.workers.value_or(p.workers);
     epoch.prefetch = std::max(p.prefetch, 1);
     epoch.start_ns = epoch.workers > 0 ? p.start_ns : 0;
+    epoch.startup_cpu_ns = epoch.workers > 0 ? p.startup_cpu_ns : 0;
     if (!knobs.batch_size) {
       for (const RecordedBatch& b : p.batches)
-        epoch.batches.push_back({b.first, b.count, knobs.workers ? -1 : b.worker, b.cpu_ns,
+        epoch.batches.push_back({b.first, b.count, knobs.workers ? -1 : b.worker, b.cpu_ns + b.after_cpu_ns,
                                  b.step_ns < 0 ? -1 : scaled(double(b.step_ns)), b.idle_ns,
-                                 std::uint32_t(b.samples > 0 ? b.samples : b.count)});
+                                 std::uint32_t(b.samples > 0 ? b.samples : b.count), b.take_cpu_ns,
+                                 b.step_ns < 0 ? 0 : scaled(double(b.step_cpu_ns))});
     } else {
       // Regrouped: each sample carries its batch's CPU time and step in equal shares; a new batch
       // takes batch_size of the job's samples (a sample of k files: k of ours), the pass's last
@@ -325,29 +343,39 @@ RecordedLoading replay_loading(const RecordedJob& job, const ReplayKnobs& knobs)
       for (const RecordedBatch& b : p.batches)
         if (b.step_ns >= 0) stepped += double(b.step_ns), stepped_samples += b.count;
       const double mean_step = stepped_samples > 0 ? stepped / stepped_samples : 0;
+      double stepped_cpu = 0;
+      for (const RecordedBatch& b : p.batches)
+        if (b.step_ns >= 0) stepped_cpu += double(b.step_cpu_ns);
+      const double mean_step_cpu = stepped_samples > 0 ? stepped_cpu / stepped_samples : 0;
       RecordedLoading::Batch cur;
-      double cpu = 0, step = 0, idle = 0;
+      double cpu = 0, step = 0, idle = 0, take = 0, step_cpu = 0;
       bool open = false;
+      auto close = [&] {
+        cur.cpu_ns = std::int64_t(cpu), cur.step_ns = scaled(step), cur.idle_ns = std::int64_t(idle);
+        cur.take_cpu_ns = std::int64_t(take), cur.step_cpu_ns = std::min(scaled(step_cpu), cur.step_ns);
+        epoch.batches.push_back(cur);
+        open = false;
+      };
       for (const RecordedBatch& b : p.batches)
         for (std::uint32_t k = 0; k < b.count; ++k) {
-          if (!open) cur = {b.first + k, 0, -1, 0, 0, 0, 0}, cpu = step = idle = 0, open = true;
+          if (!open)
+            cur = {b.first + k, 0, -1, 0, 0, 0, 0}, cpu = step = idle = take = step_cpu = 0, open = true;
           ++cur.count;
-          cpu += double(b.cpu_ns) / b.count;
+          cpu += double(b.cpu_ns + b.after_cpu_ns) / b.count;
           idle += double(b.idle_ns) / b.count;
+          take += double(b.take_cpu_ns) / b.count;
           step += b.step_ns >= 0 ? double(b.step_ns) / b.count : mean_step;
+          step_cpu += b.step_ns >= 0 ? double(b.step_cpu_ns) / b.count : mean_step_cpu;
           if (cur.count == size) {
-            cur.cpu_ns = std::int64_t(cpu), cur.step_ns = scaled(step), cur.idle_ns = std::int64_t(idle);
             cur.samples = std::uint32_t(*knobs.batch_size);
-            epoch.batches.push_back(cur);
-            open = false;
+            close();
           }
         }
       if (open) {
-        cur.cpu_ns = std::int64_t(cpu), cur.step_ns = scaled(step), cur.idle_ns = std::int64_t(idle);
         cur.samples = std::uint32_t(std::max(1.0, std::round(double(cur.count) / per_sample)));
-        epoch.batches.push_back(cur);
+        close();
       }
-      if (!epoch.batches.empty()) epoch.batches.back().step_ns = -1;
+      if (!epoch.batches.empty()) epoch.batches.back().step_ns = -1, epoch.batches.back().step_cpu_ns = 0;
     }
     for (const RecordedLoading::Batch& b : epoch.batches)
       for (std::uint64_t s = b.first; s < b.first + b.count; ++s) {

@@ -138,6 +138,7 @@ void dispatch(const json& e, const std::string& where, std::size_t index, const 
     b.batch = a.integer("batch", 0, kMaxCount);
     b.ts_us = f.time_us("ts");
     b.dur_us = f.duration_us("dur");
+    if (a.has("cpu_ms")) b.cpu_ms = a.number("cpu_ms", 0, kMaxCpuMs);
     visit.batch(b);
   } else if (cat == "fetch") {
     if (!visit.fetch) return;
@@ -153,6 +154,8 @@ void dispatch(const json& e, const std::string& where, std::size_t index, const 
     x.samples = a.integer("samples", 0, kMaxCount);
     x.cpu_ms = a.number("cpu_ms", 0, kMaxCpuMs);
     if (a.has("runqueue_ms")) x.runqueue_ms = a.number("runqueue_ms", 0, kMaxCpuMs);
+    if (a.has("after_cpu_ms")) x.after_cpu_ms = a.number("after_cpu_ms", 0, kMaxCpuMs);
+    if (a.has("startup_cpu_ms")) x.startup_cpu_ms = a.number("startup_cpu_ms", 0, kMaxCpuMs);
     visit.fetch(x);
   } else if (cat == "open") {
     if (!visit.open) return;

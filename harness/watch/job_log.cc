@@ -101,6 +101,13 @@ struct Reader {
       JobEpoch& p = epoch_of(pid, integer(r, "it", where), where);
       JobEpoch::Batch b{integer(r, "k", where), nanoseconds(r, "ask", where), nanoseconds(r, "got", where)};
       if (b.got_ns < b.ask_ns) throw InputError(where + ": a batch got before it was asked for");
+      if (r.contains("cask") && r.contains("cgot")) {
+        const std::int64_t cask = nanoseconds(r, "cask", where), cgot = nanoseconds(r, "cgot", where);
+        if (cgot < cask)
+          throw InputError(where + ": a batch's \"cgot\" below its \"cask\" (CPU time runs back)");
+        b.cpu_ns = cgot - cask;
+      }
+      if (r.contains("step_cpu")) b.step_cpu_ns = nanoseconds(r, "step_cpu", where);
       p.batches.push_back(b);
     } else if (e == "end") {
       epoch_of(pid, integer(r, "it", where), where).end_ns = nanoseconds(r, "t", where);
@@ -117,7 +124,10 @@ struct Reader {
       f.batch = optional_integer(r, "batch", where).value_or(-1);
       f.pass = optional_integer(r, "pass", where).value_or(-1);
       f.resumes = optional_integer(r, "resumes", where).value_or(-1);
+      if (r.contains("pcpu")) f.process_cpu_ns = nanoseconds(r, "pcpu", where);
       log.fetches.push_back(f);
+    } else if (e == "worker_end") {
+      log.worker_ends.push_back({pid, nanoseconds(r, "t", where), nanoseconds(r, "pcpu", where)});
     } else if (e == "probe_error") {
       log.probe_errors.push_back(text(r, "what", where));
     } else {

@@ -68,6 +68,41 @@ class Writer {
 
 json or_null(std::int64_t v) { return v >= 0 ? json(v) : json(nullptr); }
 
+// A worker process's CPU outside its fetches, per fetch: from the process CPU each fetch began
+// at (all its threads': the loop, the queue's feeder pickling the batch it built).
+struct OutsideCpu {
+  std::vector<std::int64_t> after;    // per fetch: its process's CPU from its start to the next's,
+                                      // less the fetch's own (-1: not known)
+  std::vector<std::int64_t> startup;  // per fetch: its process's CPU before it when it is the
+                                      // process's first (-1: not the first, or not known)
+};
+
+OutsideCpu outside_cpu(const JobLog& log) {
+  OutsideCpu out{std::vector<std::int64_t>(log.fetches.size(), -1),
+                 std::vector<std::int64_t>(log.fetches.size(), -1)};
+  std::map<std::int64_t, std::vector<std::size_t>> by_pid;  // worker processes' fetches
+  for (std::size_t i = 0; i < log.fetches.size(); ++i)
+    if (log.fetches[i].worker >= 0 && log.fetches[i].process_cpu_ns >= 0)
+      by_pid[log.fetches[i].pid].push_back(i);
+  std::map<std::int64_t, std::int64_t> ended;  // pid → its CPU at its loop's end
+  for (const JobWorkerEnd& e : log.worker_ends) ended[e.pid] = std::max(ended[e.pid], e.process_cpu_ns);
+  for (auto& [pid, v] : by_pid) {
+    std::sort(v.begin(), v.end(), [&](std::size_t a, std::size_t b) {
+      return log.fetches[a].start_ns < log.fetches[b].start_ns;
+    });
+    out.startup[v.front()] = log.fetches[v.front()].process_cpu_ns;
+    const auto end = ended.find(pid);
+    for (std::size_t k = 0; k < v.size(); ++k) {
+      const JobFetch& f = log.fetches[v[k]];
+      const std::int64_t next = k + 1 < v.size()     ? log.fetches[v[k + 1]].process_cpu_ns
+                                : end != ended.end() ? end->second
+                                                     : -1;
+      if (next >= 0) out.after[v[k]] = std::max<std::int64_t>(0, next - f.process_cpu_ns - f.cpu_ns);
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 JobTraceCounts write_job_trace(const std::string& path, const JobLog& log, const std::string& records_dir,
@@ -105,23 +140,31 @@ JobTraceCounts write_job_trace(const std::string& path, const JobLog& log, const
     for (std::size_t k = 0; k < e.batches.size(); ++k) {
       const auto& b = e.batches[k];
       const json args = {{"pass", e.id}, {"batch", b.index}};
-      w.span("wait", "batch", e.pid, e.pid, b.ask_ns, b.got_ns, args);
+      auto with_cpu = [&](std::int64_t cpu) {
+        json a = args;
+        if (cpu >= 0) a["cpu_ms"] = double(cpu) / 1e6;
+        return a;
+      };
+      w.span("wait", "batch", e.pid, e.pid, b.ask_ns, b.got_ns, with_cpu(b.cpu_ns));
       if (k + 1 < e.batches.size())
-        w.span("step", "batch", e.pid, e.pid, b.got_ns, e.batches[k + 1].ask_ns, args);
+        w.span("step", "batch", e.pid, e.pid, b.got_ns, e.batches[k + 1].ask_ns, with_cpu(b.step_cpu_ns));
     }
 
   // The workers' fetches, and an index of them by thread to place each read in its batch.
   const std::vector<std::int64_t> pass = fetch_passes(log);
+  const OutsideCpu outside = outside_cpu(log);
   std::map<std::pair<std::int64_t, std::int64_t>, ThreadFetches> threads;
   for (std::size_t i = 0; i < log.fetches.size(); ++i) {
     const JobFetch& f = log.fetches[i];
-    w.span("fetch", "fetch", f.pid, f.tid ? f.tid : f.pid, f.start_ns, f.end_ns,
-           {{"pass", or_null(pass[i])},
-            {"batch", or_null(f.batch)},
-            {"worker", f.worker},
-            {"samples", f.samples},
-            {"cpu_ms", double(f.cpu_ns) / 1e6},
-            {"runqueue_ms", double(f.runqueue_ns) / 1e6}});
+    json args = {{"pass", or_null(pass[i])},
+                 {"batch", or_null(f.batch)},
+                 {"worker", f.worker},
+                 {"samples", f.samples},
+                 {"cpu_ms", double(f.cpu_ns) / 1e6},
+                 {"runqueue_ms", double(f.runqueue_ns) / 1e6}};
+    if (outside.after[i] >= 0) args["after_cpu_ms"] = double(outside.after[i]) / 1e6;
+    if (outside.startup[i] >= 0) args["startup_cpu_ms"] = double(outside.startup[i]) / 1e6;
+    w.span("fetch", "fetch", f.pid, f.tid ? f.tid : f.pid, f.start_ns, f.end_ns, std::move(args));
     threads[{f.pid, f.tid}].by_start.emplace_back(f.start_ns, i);
   }
   for (auto& [_, t] : threads) std::sort(t.by_start.begin(), t.by_start.end());

@@ -2,7 +2,8 @@
 # --trace): the replay takes every recorded batch and read (the same bytes, the same files), its
 # AU near the job's for a slow store (workers asleep) and a CPU-heavy transform; its result
 # diffs against the watched job and against another replay; what-ifs (step_scale, workers,
-# batch_size, epochs) change what they say; bad traces (truncated, a newer version, another
+# batch_size, epochs) change what they say; the run's options (--dry-run, --repetitions,
+# --throttle, --cache with path=cache, job, target_au) act; bad traces (truncated, a newer version, another
 # format, files gone or resized) get one error, exit 2, and no result.
 source "$(dirname "$0")/lib.bash"
 PY=/usr/bin/python3
@@ -88,6 +89,36 @@ assert r["case"] == "replay/job:slow/batch:16/epochs:3/state:cold/path:source", 
 assert len(r["extra"]["epochs"]) == 3, r["extra"]["epochs"]
 # 240 samples a pass in batches of 16: 15 batches, 14 with a step after them.
 assert [e["steps"] for e in r["extra"]["epochs"]] == [14, 14, 14], r["extra"]["epochs"]
+PY
+
+# The run's own options through replay: --dry-run prices it and writes nothing; --repetitions,
+# --throttle (4 MiB/s for the source's reads: the store slower than the job's), the job's name
+# and target_au carried into the case; --cache with path=cache reads the staged copy.
+expect_exit 0 "$FEEDBENCH" replay "$WORK/slow.trace.json" --dry-run --out "$WORK/dry.json"
+expect_in "$WORK/out" "replay/job:slow/state:cold/path:source"
+[ ! -e "$WORK/dry.json" ] || fail "a dry run wrote a result"
+expect_exit 0 "$FEEDBENCH" replay "$WORK/slow.trace.json" --repetitions 2 --throttle source=4MiB/s \
+  --set job=renamed --set target_au=0.2 --out "$WORK/options.json" --quiet
+expect_exit 0 "$FEEDBENCH" stage --from "$WORK/data" --to "$WORK/cache"
+expect_exit 0 "$FEEDBENCH" replay "$WORK/slow.trace.json" --cache "$WORK/cache" --set path=cache \
+  --out "$WORK/cached.json" --quiet
+$PY - "$WORK/options.json" "$WORK/cached.json" "$WORK/slow.replay.json" <<'PY' || fail "the run's options"
+import json, sys
+def runs(f):
+    return [b for b in json.load(open(f))["benchmarks"] if b.get("run_type") == "iteration"]
+opts, cached, (base,) = runs(sys.argv[1]), runs(sys.argv[2]), runs(sys.argv[3])
+print("throttled to 4 MiB/s: AU %s (unthrottled %.3f); from the cache: %.3f, %s"
+      % (["%.3f" % r["au"] for r in opts], base["au"], cached[0]["au"], cached[0]["case"]))
+assert len(opts) == 2, len(opts)  # two repetitions
+for r in opts:
+    assert r["case"] == "replay/job:renamed/state:cold/path:source/target:0.2", r["case"]
+    assert r["extra"]["target_au"] == 0.2, r["extra"]["target_au"]
+    # 7.5 MiB over two passes at 4 MiB/s: the reads alone take ~1.9 s, longer than the job's loop.
+    assert r["au"] < base["au"] - 0.05, (r["au"], base["au"])
+(c,) = cached
+assert c["case"] == "replay/job:slow/state:cold/path:cache", c["case"]
+x = c["extra"]
+assert x["measured_read_bytes"] + x["warmup_read_bytes"] == x["replay"]["recorded_bytes"], x
 PY
 
 # Bad traces: one error naming what is wrong, exit 2, nothing written.

@@ -107,17 +107,20 @@ TEST(ReadLogTest, TracePlacesEachReadInTheBatchWhoseFetchItFellIn) {
   e.workers = {20, 21};
   e.batch_size = 2;
   e.num_workers = 2;
-  e.batches = {{0, 1000, 5000}, {1, 6000, 6500}};
+  e.batches = {{0, 1000, 5000, 300, 700}, {1, 6000, 6500, 200, -1}};
   log.epochs.push_back(e);
   JobFetch a{20, 0, 1000, 4000, 10, 0, 2};
   a.tid = 20;
   a.batch = 0;
   a.resumes = 0;
+  a.process_cpu_ns = 40'000;  // its worker's start-up
   JobFetch b{21, 1, 1500, 4500, 10, 0, 2};
   b.tid = 21;
   b.batch = 1;
   b.resumes = 0;
+  b.process_cpu_ns = 50'000;
   log.fetches = {a, b};
+  log.worker_ends = {{20, 9000, 41'000}};  // worker 21's end not recorded (killed)
   testing::write_file(dir.path() + "/reads-20.txt",
                       "O 20 1 1100 100 /data/x.bin\n"
                       "R 20 20 1 1200 1300 0 100\n"
@@ -136,18 +139,66 @@ TEST(ReadLogTest, TracePlacesEachReadInTheBatchWhoseFetchItFellIn) {
   EXPECT_EQ(t["otherData"]["format"], kJobTraceFormat);
   EXPECT_EQ(t["otherData"]["version"], kJobTraceVersion);
   std::map<std::int64_t, nlohmann::json> read_batch;  // by pid, of the first read in a fetch
+  std::map<std::int64_t, nlohmann::json> fetch;       // by pid
   std::size_t waits = 0, steps = 0;
   for (const auto& ev : t["traceEvents"]) {
     if (ev.value("cat", "") == "read" && !ev["args"]["batch"].is_null())
       read_batch[ev["pid"].get<std::int64_t>()] = ev["args"];
-    if (ev.value("name", "") == "wait") ++waits;
-    if (ev.value("name", "") == "step") ++steps;
+    if (ev.value("cat", "") == "fetch") fetch[ev["pid"].get<std::int64_t>()] = ev["args"];
+    if (ev.value("name", "") == "wait") {
+      ++waits;
+      EXPECT_DOUBLE_EQ(ev["args"]["cpu_ms"].get<double>(), ev["args"]["batch"] == 0 ? 3e-4 : 2e-4);
+    }
+    if (ev.value("name", "") == "step") {
+      ++steps;
+      EXPECT_DOUBLE_EQ(ev["args"]["cpu_ms"].get<double>(), 7e-4);
+    }
   }
+  // Worker 20's process: 40 µs before its fetch, then 1 µs more to its loop's end, 10 ns of which
+  // the fetch's own: 990 ns outside it. Worker 21's end is unknown: no after_cpu_ms.
+  EXPECT_DOUBLE_EQ(fetch[20]["startup_cpu_ms"].get<double>(), 0.04);
+  EXPECT_DOUBLE_EQ(fetch[20]["after_cpu_ms"].get<double>(), 990e-6);
+  EXPECT_DOUBLE_EQ(fetch[21]["startup_cpu_ms"].get<double>(), 0.05);
+  EXPECT_FALSE(fetch[21].contains("after_cpu_ms"));
   EXPECT_EQ(waits, 2u);
   EXPECT_EQ(steps, 1u);  // the pass's last batch has none
   EXPECT_EQ(read_batch[20]["batch"], 0);
   EXPECT_EQ(read_batch[21]["batch"], 1);
   EXPECT_EQ(read_batch[21]["pass"], 1);  // through its worker's pid
+}
+
+TEST(ReadLogTest, JobLogReadsTheTrainersAndWorkersCpuOutsideFetches) {
+  const std::string epoch =
+      R"({"e":"epoch","it":1,"t":10,"pid":5,"loader":1,"batch_size":2,"num_workers":1,"workers":[6]})";
+  const JobLog log = parse_job_log(
+      {{"5.jsonl",
+        epoch + "\n" +
+            R"({"e":"batch","it":1,"k":0,"ask":20,"got":30,"cask":100,"cgot":140,"step_cpu":7,"pid":5})"
+            "\n"},
+       {"6.jsonl", R"({"e":"fetch","worker":0,"t0":21,"t1":25,"cpu":3,"n":2,"pcpu":900,"pid":6})"
+                   "\n"
+                   R"({"e":"worker_end","t":50,"pcpu":1000,"pid":6})"
+                   "\n"}});
+  ASSERT_EQ(log.epochs.size(), 1u);
+  ASSERT_EQ(log.epochs[0].batches.size(), 1u);
+  EXPECT_EQ(log.epochs[0].batches[0].cpu_ns, 40);
+  EXPECT_EQ(log.epochs[0].batches[0].step_cpu_ns, 7);
+  ASSERT_EQ(log.fetches.size(), 1u);
+  EXPECT_EQ(log.fetches[0].process_cpu_ns, 900);
+  ASSERT_EQ(log.worker_ends.size(), 1u);
+  EXPECT_EQ(log.worker_ends[0].process_cpu_ns, 1000);
+  // A record of version 2 has none: not recorded, not zero.
+  const JobLog old = parse_job_log({{"5.jsonl", epoch + "\n" +
+                                                    R"({"e":"batch","it":1,"k":0,"ask":20,"got":30,"pid":5})"
+                                                    "\n"}});
+  EXPECT_EQ(old.epochs[0].batches[0].cpu_ns, -1);
+  const std::string back = testing::input_error_of([&] {
+    parse_job_log(
+        {{"5.jsonl", epoch + "\n" +
+                         R"({"e":"batch","it":1,"k":0,"ask":20,"got":30,"cask":140,"cgot":100,"pid":5})"
+                         "\n"}});
+  });
+  EXPECT_NE(back.find("5.jsonl:2: a batch's \"cgot\" below its \"cask\""), std::string::npos) << back;
 }
 
 }  // namespace

@@ -3,10 +3,13 @@
 // files found under another root; each refusal's words.
 #include <gtest/gtest.h>
 
+#include <ctime>
+#include <memory>
 #include <sstream>
 #include <string>
 
 #include "feedbench/base/error.h"
+#include "feedbench/loader/loader.h"
 #include "feedbench/replay/recorded_job.h"
 #include "feedbench/replay/trace_reader.h"
 #include "test_util.h"
@@ -159,6 +162,85 @@ TEST(RecordedJobTest, WhatIfsRegroupScaleAndRepeat) {
   EXPECT_EQ(b[2].step_ns, -1);
   EXPECT_EQ(b[2].cpu_ns, 500'000);
   EXPECT_EQ(b[2].idle_ns, 1'479'000);
+}
+
+// RETURNS: `text` with `from` (once) replaced by `to`.
+std::string with(std::string text, const std::string& from, const std::string& to) {
+  const auto at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  return at == std::string::npos ? text : text.replace(at, from.size(), to);
+}
+
+TEST(RecordedJobTest, CarriesTheCpuSpentOutsideFetchesIntoTheReplay) {
+  // The trainer took batch 0 on 0.2 ms of CPU and stepped on 1 ms; worker 0 started on 40 ms and
+  // spent 0.3 ms handing batch 0 over, worker 1 20 ms and none.
+  std::string t = with(small_trace(), R"("batch": 0, "pass": 1}, "cat": "batch", "dur": 3000)",
+                       R"("batch": 0, "pass": 1, "cpu_ms": 0.2}, "cat": "batch", "dur": 3000)");
+  t = with(t, R"("batch": 0, "pass": 1}, "cat": "batch", "dur": 5000)",
+           R"("batch": 0, "pass": 1, "cpu_ms": 1.0}, "cat": "batch", "dur": 5000)");
+  t = with(t, R"("cpu_ms": 1.0, "runqueue_ms": 0.5,)",
+           R"("cpu_ms": 1.0, "after_cpu_ms": 0.3, "startup_cpu_ms": 40, "runqueue_ms": 0.5,)");
+  t = with(t, R"("cpu_ms": 0.5, "pass": 1,)", R"("cpu_ms": 0.5, "startup_cpu_ms": 20, "pass": 1,)");
+  const RecordedJob job = job_of(t);
+  const RecordedPass& p = job.passes[0];
+  EXPECT_EQ(p.startup_cpu_ns, 30'000'000);  // the mean of its two workers'
+  EXPECT_EQ(p.batches[0].take_cpu_ns, 200'000);
+  EXPECT_EQ(p.batches[0].step_cpu_ns, 1'000'000);
+  EXPECT_EQ(p.batches[0].after_cpu_ns, 300'000);
+  EXPECT_EQ(p.batches[1].after_cpu_ns, 0);
+  ReplayKnobs half;
+  half.step_scale = 0.5;
+  const RecordedLoading r = replay_loading(job, half);
+  EXPECT_EQ(r.epochs[0].startup_cpu_ns, 30'000'000);
+  EXPECT_EQ(r.epochs[0].batches[0].cpu_ns, 1'300'000);  // the fetch's and the hand-over's
+  EXPECT_EQ(r.epochs[0].batches[0].take_cpu_ns, 200'000);
+  EXPECT_EQ(r.epochs[0].batches[0].step_cpu_ns, 500'000);  // the step scaled, its CPU with it
+  EXPECT_EQ(r.epochs[0].batches[1].step_cpu_ns, 0);        // the pass's last: no step
+  ReplayKnobs one;
+  one.batch_size = 1;
+  const RecordedLoading regrouped = replay_loading(job, one);
+  const auto& b = regrouped.epochs[0].batches;
+  ASSERT_EQ(b.size(), 3u);
+  EXPECT_EQ(b[0].cpu_ns, 650'000);  // half of batch 0's
+  EXPECT_EQ(b[0].take_cpu_ns, 100'000);
+  EXPECT_EQ(b[1].step_cpu_ns, 500'000);
+  EXPECT_EQ(b[2].step_cpu_ns, 0);
+  ReplayKnobs serial;
+  serial.workers = 0;
+  EXPECT_EQ(replay_loading(job, serial).epochs[0].startup_cpu_ns, 0);  // no workers to start
+}
+
+TEST(RecordedJobTest, TheLoaderBurnsTheRecordedCpuOutsideFetches) {
+  // One worker starting on 30 ms of CPU, two batches each taken on 10 ms of the trainer's CPU,
+  // the first stepped on 15 ms of its 20 ms: a replay spends at least those 65 ms on the CPU.
+  TempDir dir;
+  write_file(dir / "a.bin", std::string(4096, 'a'));
+  write_file(dir / "b.bin", std::string(4096, 'b'));
+  FileSet files(dir.path());
+  files.add("a.bin", 4096, 0);
+  files.add("b.bin", 4096, 0);
+  const std::vector<RecordedRead> reads = {{0, 4096, 0}, {0, 4096, 1}};
+  const std::vector<RecordedSample> samples = {{0, 1}, {1, 1}};
+  auto loading = std::make_shared<RecordedLoading>();
+  RecordedLoading::Epoch e;
+  e.workers = 1;
+  e.startup_cpu_ns = 30'000'000;
+  e.batches = {{0, 1, 0, 0, 20'000'000, 0, 1, 10'000'000, 15'000'000}, {1, 1, 0, 0, -1, 0, 1, 10'000'000, 0}};
+  loading->epochs = {e};
+  LoaderOptions o;
+  o.recorded = loading;
+  o.workers = 1;
+  o.warmup_steps = 0;
+  const auto source = make_recorded_source(files, reads, samples, "psync");
+  LoaderSim sim(o, *source);
+  timespec t0{}, t1{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t0);
+  const LoaderResult r = sim.run();
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t1);
+  const double cpu_s = double(t1.tv_sec - t0.tv_sec) + double(t1.tv_nsec - t0.tv_nsec) / 1e9;
+  EXPECT_GE(cpu_s, 0.065);
+  EXPECT_EQ(r.steps, 1u);  // the pass's last batch is no step
+  EXPECT_GE(r.compute_s, 0.020);
 }
 
 TEST(RecordedJobTest, FindsItsFilesUnderAnotherRootOrSaysWhichAreNot) {

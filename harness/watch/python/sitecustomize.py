@@ -1,10 +1,13 @@
 # feedbench watch's probe, put first on a watched job's PYTHONPATH: it records, for every batch a
 # PyTorch DataLoader iterator yields, when the trainer asked for it and when it got it, and in
-# the workers when each batch was fetched, how much CPU that took and how long it waited for a core. It does nothing until the
+# the workers when each batch was fetched, how much CPU that took and how long it waited for a core;
+# the CPU the trainer's thread spent taking each batch and stepping after it, and each worker
+# process's CPU when each fetch began (what it spent outside its fetches: start-up, handing
+# batches over). It does nothing until the
 # job imports torch.utils.data, and chains to any other sitecustomize on the path. Each process
 # appends JSON lines to a file of its own under $FEEDBENCH_WATCH_DIR (one write per line, so a
 # killed job leaves whole lines); times are CLOCK_MONOTONIC nanoseconds, as the watcher's.
-# The record format is feedbench's (harness/watch/include/feedbench/watch/job_log.h), version 2.
+# The record format is feedbench's (harness/watch/include/feedbench/watch/job_log.h), version 3.
 import os
 import sys
 
@@ -95,6 +98,7 @@ def _patch(dl):
 
     nxt = base.__next__
     pending = []  # the last batch's record, written during the next ask's wait
+    thread_cpu = time.thread_time_ns
 
     def flush():
         while pending:
@@ -109,7 +113,10 @@ def _patch(dl):
     def __next__(self):
         if getattr(self, "_feedbench_epoch", None) is None:
             new_epoch(self)  # a single-process iterator is never reset
-        ask = clock()
+        ask, cask = clock(), thread_cpu()
+        # The previous batch's step, on this thread's CPU: from its got to this ask, same pass.
+        if pending and pending[-1]["it"] == self._feedbench_epoch:
+            pending[-1]["step_cpu"] = cask - pending[-1]["cgot"]
         # The previous batch's record is written here, inside this batch's wait, which both the
         # job's own timing and ours count: the probe's write never lands in the job's step.
         flush()
@@ -120,8 +127,9 @@ def _patch(dl):
         except StopIteration:
             _log.write({"e": "end", "it": self._feedbench_epoch, "t": clock()})
             raise
+        got, cgot = clock(), thread_cpu()
         pending.append({"e": "batch", "it": self._feedbench_epoch, "k": self._num_yielded - 1,
-                        "ask": ask, "got": clock()})
+                        "ask": ask, "got": got, "cask": cask, "cgot": cgot})
         return data
 
     base.__next__ = __next__
@@ -166,7 +174,12 @@ def _patch(dl):
             k["index_queue"] = _IndexQueue(k["index_queue"])
         elif len(a) > 2:
             a = a[:2] + (_IndexQueue(a[2]),) + a[3:]
-        return loop(*a, **k)
+        try:
+            return loop(*a, **k)
+        finally:
+            # The worker's CPU in all, its threads' (the queue's feeder pickling batches) with
+            # it: what its last fetch handed over is the part after that fetch began.
+            _log.write({"e": "worker_end", "t": clock(), "pcpu": time.process_time_ns()})
 
     # Pickled by name for spawned workers: the same name finds this one in the child, patched too.
     _worker_loop.__module__, _worker_loop.__qualname__ = loop.__module__, loop.__qualname__
@@ -177,14 +190,14 @@ def _patch(dl):
         inner = cls.fetch
 
         def fetch_(self, index):
-            t0, c0, q0 = clock(), time.thread_time_ns(), runqueue_ns()
+            t0, c0, q0, p0 = clock(), time.thread_time_ns(), runqueue_ns(), time.process_time_ns()
             try:
                 return inner(self, index)
             finally:
                 from torch.utils.data import get_worker_info
                 info = get_worker_info()
                 record = {"e": "fetch", "worker": info.id if info is not None else -1, "t0": t0, "t1": clock(),
-                          "cpu": time.thread_time_ns() - c0, "runq": runqueue_ns() - q0,
+                          "cpu": time.thread_time_ns() - c0, "runq": runqueue_ns() - q0, "pcpu": p0,
                           "n": len(index) if hasattr(index, "__len__") else 1, "tid": threading.get_native_id()}
                 if current[1] is not None:
                     record["batch"] = current[1]

@@ -199,13 +199,17 @@ struct RecordedLoading {
     // lock, a remote call): waited out after its reads and CPU time.
     std::int64_t idle_ns = 0;
     std::uint32_t samples = 0;  // the job's samples in it (its batch size), for the figures; 0: count
+    // The trainer's CPU time: taking it once ready (within the hand-over, next_cost_ns), and in
+    // its step (within step_ns).
+    std::int64_t take_cpu_ns = 0, step_cpu_ns = 0;
   };
   struct Epoch {
     std::vector<Batch> batches;
-    int workers = 0;            // 0: the trainer builds its batches itself
-    int prefetch = 2;           // batches in flight per worker
-    std::int64_t start_ns = 0;  // from the epoch's first ask to its workers' first fetch
-    EpochRereads rereads;       // its samples' files read before in the run
+    int workers = 0;                  // 0: the trainer builds its batches itself
+    int prefetch = 2;                 // batches in flight per worker
+    std::int64_t start_ns = 0;        // from the epoch's first ask to its workers' first fetch
+    std::int64_t startup_cpu_ns = 0;  // each worker's CPU time in that start-up
+    EpochRereads rereads;             // its samples' files read before in the run
   };
   std::vector<Epoch> epochs;
 };

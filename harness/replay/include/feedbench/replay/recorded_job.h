@@ -29,6 +29,10 @@ struct RecordedBatch {
   // The fetch's wall neither in its reads, on the CPU nor waiting for a core (recorded_job.h's
   // RecordedLoading::Batch::idle_ns).
   std::int64_t idle_ns = 0;
+  // CPU time outside the fetch (0 where the trace has none): its worker process's after it (the
+  // loop, pickling the batch into shared memory); the trainer thread's taking it (unpickling)
+  // and in its step.
+  std::int64_t after_cpu_ns = 0, take_cpu_ns = 0, step_cpu_ns = 0;
 };
 
 struct RecordedPass {
@@ -37,6 +41,9 @@ struct RecordedPass {
   int workers = 0, prefetch = 2;
   std::int64_t batch_size = 0;
   std::int64_t start_ns = 0;  // its first ask to its workers' first fetch
+  // A worker's CPU before its first fetch (process start, imports), the mean of those started
+  // for this pass (0: none, or not in the trace).
+  std::int64_t startup_cpu_ns = 0;
 };
 
 struct RecordedFile {

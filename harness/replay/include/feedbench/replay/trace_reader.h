@@ -35,6 +35,7 @@ struct TraceBatch {
   bool step = false;  // false: the wait
   std::int64_t pass = 0, batch = 0;
   double ts_us = 0, dur_us = 0;
+  double cpu_ms = -1;  // the trainer thread's CPU time in it (< 0: not in the trace)
 };
 
 // cat "fetch": a worker building one batch (pass and batch -1 where the trace has null).
@@ -42,6 +43,9 @@ struct TraceFetch {
   std::int64_t pid = 0, tid = 0, pass = -1, batch = -1, worker = 0, samples = 0;
   double ts_us = 0, dur_us = 0, cpu_ms = 0;
   double runqueue_ms = 0;  // runnable, waiting for a core (0 where the trace has none)
+  // The worker process's CPU outside its fetches: from this fetch's start to its next's, less
+  // the fetch's own (after); before its first fetch (startup, on that one). < 0: not in the trace.
+  double after_cpu_ms = -1, startup_cpu_ms = -1;
 };
 
 // cat "open": a data file opened; (pid, file) names it for the reads.

@@ -1,4 +1,4 @@
-// What a watched job recorded (harness/watch/python/sitecustomize.py, record format version 2):
+// What a watched job recorded (harness/watch/python/sitecustomize.py, record format version 3):
 // one file of JSON lines per process under the watch folder, read back here into its DataLoader
 // passes (each batch's ask and got), its workers' fetches, and what the probe could not do.
 #pragma once
@@ -10,8 +10,9 @@
 
 namespace feedbench {
 
-// Version 2 added the pass's pid, iterator and workers, and each fetch's thread and batch.
-inline constexpr int kJobLogVersion = 2;
+// Version 2 added the pass's pid, iterator and workers, and each fetch's thread and batch;
+// version 3 the trainer's CPU per batch and step, each fetch's process CPU, a worker's end.
+inline constexpr int kJobLogVersion = 3;
 
 // One pass of one DataLoader iterator over its loader (an epoch, as the job ran it).
 struct JobEpoch {
@@ -28,6 +29,9 @@ struct JobEpoch {
   std::string start_method;  // fork, spawn, forkserver; "" for the default context
   struct Batch {
     std::int64_t index = 0, ask_ns = 0, got_ns = 0;
+    // The trainer thread's CPU time from ask to got (taking the batch: unpickling it, and without
+    // workers fetching it), and from got to the next ask of the pass (its step); -1: not recorded.
+    std::int64_t cpu_ns = -1, step_cpu_ns = -1;
   };
   std::vector<Batch> batches;          // in the order the trainer got them
   std::optional<std::int64_t> end_ns;  // when the iterator said StopIteration; none if abandoned
@@ -43,11 +47,19 @@ struct JobFetch {
   std::int64_t batch = -1;    // the batch's index in its pass (-1: not known)
   std::int64_t pass = -1;     // the pass, where the fetching process knows it (no workers)
   std::int64_t resumes = -1;  // a worker's count of passes resumed before this one (persistent)
+  // The fetching process's CPU time, all its threads', when the fetch began (-1: not recorded).
+  std::int64_t process_cpu_ns = -1;
+};
+
+// A DataLoader worker's loop ended: its process's CPU time then, all its threads'.
+struct JobWorkerEnd {
+  std::int64_t pid = 0, end_ns = 0, process_cpu_ns = 0;
 };
 
 struct JobLog {
   std::vector<JobEpoch> epochs;  // ordered by id
   std::vector<JobFetch> fetches;
+  std::vector<JobWorkerEnd> worker_ends;
   std::vector<std::string> probe_errors;  // "<what>" the probe met patching this torch
   std::size_t processes = 0;              // record files read
   std::size_t torn_lines = 0;             // a last line cut short (a process killed mid-write)
