@@ -160,8 +160,9 @@ struct Assembly {
   std::vector<std::uint32_t> file_index;  // trace's data file → job.files
   std::vector<std::string> used;          // job.files' absolute paths
   std::vector<std::int64_t> handovers;
-  double startup_cpu_ms = 0;  // the pass's workers' start-up CPU, summed
+  double startup_cpu_ms = 0;  // the pass's workers' start-up CPU after its first ask, summed
   int started = 0;            // over this many
+  double first_ask = 0;       // the pass's
   std::uint64_t replayed = 0;
   double step_sum = 0, wait_sum = 0, first_fetch = INFINITY;
 };
@@ -190,7 +191,13 @@ void add_batch(const TraceParts& parts, std::int64_t pass, std::int64_t index, R
     b.after_cpu_ns = ns_of(f->second.after_cpu_ms * 1e3);
     // Without workers the trainer's wait is its own fetch: that CPU is the fetch's, not the take's.
     if (f->second.worker < 0) b.take_cpu_ns = std::max<std::int64_t>(0, b.take_cpu_ns - b.cpu_ns);
-    if (f->second.startup_cpu_ms) a.startup_cpu_ms += *f->second.startup_cpu_ms, ++a.started;
+    if (f->second.startup_cpu_ms) {
+      // Only the start-up after the pass's first ask is in the pass: iter() starts the workers
+      // before the trainer asks, and a forked one may be fetching by then. A worker starts up on
+      // one thread, so it spent at most the wall from the ask to its first fetch.
+      const double after_ask_ms = std::max(0.0, (f->second.start_us - a.first_ask) / 1e3);
+      a.startup_cpu_ms += std::min(*f->second.startup_cpu_ms, after_ask_ms), ++a.started;
+    }
     const auto rt = read_time.find({pass, index});
     const double other_us = f->second.wall_us - f->second.cpu_ms * 1e3 - f->second.runqueue_ms * 1e3 -
                             (rt == read_time.end() ? 0 : rt->second);
@@ -282,7 +289,7 @@ RecordedJob build_recorded_job(const std::string& path,
         if (key.first == pass) p.workers = std::max(p.workers, int(f.worker) + 1);
     }
     a.first_fetch = INFINITY;
-    a.startup_cpu_ms = 0, a.started = 0;
+    a.startup_cpu_ms = 0, a.started = 0, a.first_ask = batches.front().first;
     for (const auto& [ask, index] : batches) add_batch(parts, pass, index, job, p, a);
     if (a.started > 0) p.startup_cpu_ns = ns_of(a.startup_cpu_ms * 1e3 / a.started);
     if (!batches.empty()) {

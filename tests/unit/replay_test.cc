@@ -172,8 +172,8 @@ std::string with(std::string text, const std::string& from, const std::string& t
 }
 
 TEST(RecordedJobTest, CarriesTheCpuSpentOutsideFetchesIntoTheReplay) {
-  // The trainer took batch 0 on 0.2 ms of CPU and stepped on 1 ms; worker 0 started on 40 ms and
-  // spent 0.3 ms handing batch 0 over, worker 1 20 ms and none.
+  // The trainer took batch 0 on 0.2 ms of CPU and stepped on 1 ms; worker 0 started on 40 ms of
+  // CPU and spent 0.3 ms handing batch 0 over, worker 1 on 20 ms and none.
   std::string t = with(small_trace(), R"("batch": 0, "pass": 1}, "cat": "batch", "dur": 3000)",
                        R"("batch": 0, "pass": 1, "cpu_ms": 0.2}, "cat": "batch", "dur": 3000)");
   t = with(t, R"("batch": 0, "pass": 1}, "cat": "batch", "dur": 5000)",
@@ -183,7 +183,9 @@ TEST(RecordedJobTest, CarriesTheCpuSpentOutsideFetchesIntoTheReplay) {
   t = with(t, R"("cpu_ms": 0.5, "pass": 1,)", R"("cpu_ms": 0.5, "startup_cpu_ms": 20, "pass": 1,)");
   const RecordedJob job = job_of(t);
   const RecordedPass& p = job.passes[0];
-  EXPECT_EQ(p.startup_cpu_ns, 30'000'000);  // the mean of its two workers'
+  // Of their start-up, only what fits between the first ask (1000 µs) and each one's first fetch
+  // (1200, 1300 µs) is the pass's: iter() started them before the trainer asked.
+  EXPECT_EQ(p.startup_cpu_ns, 250'000);  // the mean of 0.2 and 0.3 ms
   EXPECT_EQ(p.batches[0].take_cpu_ns, 200'000);
   EXPECT_EQ(p.batches[0].step_cpu_ns, 1'000'000);
   EXPECT_EQ(p.batches[0].after_cpu_ns, 300'000);
@@ -191,7 +193,7 @@ TEST(RecordedJobTest, CarriesTheCpuSpentOutsideFetchesIntoTheReplay) {
   ReplayKnobs half;
   half.step_scale = 0.5;
   const RecordedLoading r = replay_loading(job, half);
-  EXPECT_EQ(r.epochs[0].startup_cpu_ns, 30'000'000);
+  EXPECT_EQ(r.epochs[0].startup_cpu_ns, 250'000);
   EXPECT_EQ(r.epochs[0].batches[0].cpu_ns, 1'300'000);  // the fetch's and the hand-over's
   EXPECT_EQ(r.epochs[0].batches[0].take_cpu_ns, 200'000);
   EXPECT_EQ(r.epochs[0].batches[0].step_cpu_ns, 500'000);  // the step scaled, its CPU with it
@@ -208,6 +210,11 @@ TEST(RecordedJobTest, CarriesTheCpuSpentOutsideFetchesIntoTheReplay) {
   ReplayKnobs serial;
   serial.workers = 0;
   EXPECT_EQ(replay_loading(job, serial).epochs[0].startup_cpu_ns, 0);  // no workers to start
+  // A worker fetching before the trainer's first ask (a forked one, fast) started up outside the
+  // pass: none of its start-up is replayed.
+  const RecordedJob early = job_of(with(t, R"("name": "fetch", "ph": "X", "pid": 11, "tid": 11, "ts": 1200)",
+                                        R"("name": "fetch", "ph": "X", "pid": 11, "tid": 11, "ts": 900)"));
+  EXPECT_EQ(early.passes[0].startup_cpu_ns, 150'000);  // (0 + 0.3 ms) / 2
 }
 
 TEST(RecordedJobTest, TheLoaderBurnsTheRecordedCpuOutsideFetches) {

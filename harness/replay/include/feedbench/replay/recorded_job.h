@@ -41,8 +41,9 @@ struct RecordedPass {
   int workers = 0, prefetch = 2;
   std::int64_t batch_size = 0;
   std::int64_t start_ns = 0;  // its first ask to its workers' first fetch
-  // A worker's CPU before its first fetch (process start, imports), the mean of those started
-  // for this pass (0: none, or not in the trace).
+  // A worker's CPU before its first fetch (process start, imports) after the pass's first ask
+  // (at most the wall from the ask to that fetch), the mean of those started for this pass (0:
+  // none, or not in the trace).
   std::int64_t startup_cpu_ns = 0;
 };
 
