@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <random>
 
+#include "feedbench/base/text.h"
 #include "feedbench/base/units.h"
 #include "feedbench/io/skew.h"
 
@@ -127,6 +128,7 @@ LoaderSchedule recorded_schedule(const LoaderOptions& o, std::size_t samples, st
   s.workers = workers;
   s.batch_size = o.batch_size;
   s.accelerators = 1;
+  s.recorded = true;
   return s;
 }
 
@@ -191,6 +193,12 @@ LoaderSchedule loader_schedule(const LoaderOptions& o, std::size_t samples, std:
 std::string LoaderSchedule::not_judged_reason() const {
   if (!refused.empty()) return refused;
   if (judged()) return "";
+  // A replay's steps are the job's batches: more data would not add any, smaller batches do.
+  if (recorded)
+    return "not enough steps to judge: the recorded job's first pass took " +
+           plural(std::size_t(measured_first_epoch), "step", "steps") + ", " +
+           std::to_string(min_measured_steps) +
+           " needed; --set batch_size=K regroups its samples into more, smaller batches";
   std::string why = "not enough steps to judge: " + std::to_string(measured_first_epoch) + " measured, " +
                     std::to_string(min_measured_steps) + " needed per trainer (" +
                     std::to_string(steps_per_epoch) + " steps in epoch 1 − a warm-up of " +
@@ -199,6 +207,7 @@ std::string LoaderSchedule::not_judged_reason() const {
     why += " = prefetch " + std::to_string(prefetch) + " × workers " + std::to_string(workers);
   if (fill_counted) why += ": the shuffle buffer's fill is measured";
   why += ")";
+
   const std::int64_t steps_needed = warmup_steps + min_measured_steps;
   const std::uint64_t samples_needed =
       std::uint64_t(steps_needed) * std::uint64_t(batch_size) * std::uint64_t(accelerators);

@@ -248,6 +248,12 @@ TEST(RecordedJobTest, TheLoaderBurnsTheRecordedCpuOutsideFetches) {
   EXPECT_GE(cpu_s, 0.065);
   EXPECT_EQ(r.steps, 1u);  // the pass's last batch is no step
   EXPECT_GE(r.compute_s, 0.020);
+  // Too few steps to judge: a bigger data set would add none; smaller batches would.
+  const LoaderSchedule schedule = loader_schedule(o, 2);
+  EXPECT_FALSE(schedule.judged());
+  EXPECT_EQ(schedule.not_judged_reason(),
+            "not enough steps to judge: the recorded job's first pass took 1 step, 10 needed; --set "
+            "batch_size=K regroups its samples into more, smaller batches");
 }
 
 TEST(RecordedJobTest, FindsItsFilesUnderAnotherRootOrSaysWhichAreNot) {

@@ -311,6 +311,7 @@ struct LoaderSchedule {
   bool whole_epoch = false;               // steps 0: each trainer's whole share
   int prefetch = 0, workers = 0;          // as configured, for the reasons' texts
   std::int64_t batch_size = 0, accelerators = 0;
+  bool recorded = false;  // a replay's: its steps are the recorded job's
 
   // RETURNS: whether the figures can carry a verdict (not refused, enough measured steps);
   // LoaderResult::judged adds what the measured steps read.
