@@ -8,9 +8,12 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <set>
 
+#include <cctype>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <iostream>
 #include <string>
 
@@ -19,12 +22,14 @@
 #include "command_line.h"
 #include "feedbench/base/error.h"
 #include "feedbench/base/statistics.h"
+#include "feedbench/base/text.h"
 #include "feedbench/base/units.h"
 #include "feedbench/cache/manifest.h"
 #include "feedbench/dataset/dataset.h"
 #include "feedbench/dataset/generator.h"
 #include "feedbench/dataset/shape.h"
 #include "feedbench/plan/preflight.h"
+#include "feedbench/replay/recorded_job.h"
 #include "verbs.h"
 
 namespace po = boost::program_options;
@@ -35,6 +40,7 @@ namespace {
 constexpr const char* kUsage =
     "usage: feedbench gen --out DIR --files N --file-size SIZE|MIN..MAX [options]\n"
     "       feedbench gen --out DIR --like DIR|MANIFEST [--scale F] [--seed S]\n"
+    "       feedbench gen --out DIR --like TRACE [--seed S]\n"
     "\n"
     "Writes a deterministic synthetic data set: same seed, same names, sizes and bytes.\n"
     "Contents are incompressible pseudo-random bytes, or with --format jpeg real JPEG images\n"
@@ -53,6 +59,11 @@ constexpr const char* kUsage =
     "sizes; no file is opened); a stage manifest (feedbench-manifest.json or MANIFEST.sha256) takes\n"
     "the files it lists from its cache folder. DIR/feedbench-gen.json records where the shape came\n"
     "from, and a run's result carries it (dataset.source.generated_like).\n"
+    "--like TRACE (a trace `feedbench watch --trace` wrote) writes every file the job read, at its\n"
+    "path under the job's data folder and its exact size: real JPEG images where the job read\n"
+    "*.jpg or *.jpeg files (padded to the byte with comment segments), pseudo-random bytes\n"
+    "elsewhere. A stand-in for data that cannot travel: `feedbench replay TRACE --source DIR`\n"
+    "then replays the job on it.\n"
     "\n"
     "examples:\n"
     "  feedbench gen --out /var/tmp/imagenet-mini --files 20000 --file-size 64KiB..256KiB \\\n"
@@ -62,6 +73,7 @@ constexpr const char* kUsage =
     "                --jpeg-quality 90 --bytes-per-pixel 0.8 --classes 20 --seed 7\n"
     "  feedbench gen --out /var/tmp/shards --files 100000 --file-size 4KiB --layout shards --shards 8\n"
     "  feedbench gen --out /var/tmp/like-train --like /data/train --scale 0.1 --seed 7\n"
+    "  feedbench gen --out /var/tmp/stand-in --like job.trace.json\n"
     "  feedbench gen --out /var/tmp/tfrecords --files 20000 --file-size 16KiB..256KiB --layout tfrecord "
     "--shards 16\n"
     "\n";
@@ -186,8 +198,8 @@ FileSet scan_like(const std::string& like, std::string& kind, std::string& where
   const std::filesystem::path path(like);
   const std::string name = path.filename().string();
   if (!S_ISREG(st.st_mode) || (name != kManifestJsonName && name != kManifestSumsName))
-    throw InputError("--like '" + like + "': expected a folder or a stage manifest (" + kManifestJsonName +
-                     " or " + kManifestSumsName + ")");
+    throw InputError("--like '" + like + "': expected a folder, a stage manifest (" + kManifestJsonName +
+                     " or " + kManifestSumsName + ") or a watch trace");
   const std::string dir = path.has_parent_path() ? path.parent_path().string() : ".";
   std::string why;
   const std::optional<Manifest> manifest = read_manifest(dir, &why);
@@ -259,6 +271,91 @@ int gen_like(GenOptions o, const std::string& like, double scale) {
   return 0;
 }
 
+// RETURNS: whether --like names a trace: a regular file that is not a stage manifest.
+bool like_is_trace(const std::string& like) {
+  struct stat st {};
+  if (::stat(like.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
+  const std::string name = std::filesystem::path(like).filename().string();
+  return name != kManifestJsonName && name != kManifestSumsName;
+}
+
+// RETURNS: the files `job` read, at their paths under its data folder, with the folders they
+// need (parents first) and where the list came from.
+GenListing listing_of(const RecordedJob& job, const std::string& trace) {
+  GenListing l;
+  std::set<std::string> dirs, holding;
+  std::uint64_t bytes = 0, jpegs = 0;
+  for (const RecordedFile& f : job.files) {
+    l.files.push_back({f.path, f.size});
+    bytes += f.size;
+    jpegs += listed_as_jpeg(f.path) ? 1 : 0;
+    const auto slash = f.path.find_last_of('/');
+    if (slash != std::string::npos) holding.insert(f.path.substr(0, slash));
+    else holding.insert("");
+    for (auto at = f.path.find('/'); at != std::string::npos; at = f.path.find('/', at + 1))
+      dirs.insert(f.path.substr(0, at));
+  }
+  // "a" sorts before "a/b": parents come first.
+  l.dirs.assign(dirs.begin(), dirs.end());
+  l.folders = holding.size();
+  l.origin = {{"path", std::filesystem::absolute(trace).lexically_normal().string()},
+              {"kind", "trace"},
+              {"job", job.name},
+              {"data_root", job.data_root},
+              {"files", l.files.size()},
+              {"bytes", bytes},
+              {"folders", l.folders},
+              {"jpeg_files", jpegs},
+              {"scale", 1}};
+  return l;
+}
+
+// gen --like TRACE: every file the traced job read, at its path and size.
+int gen_like_trace(GenOptions o, const std::string& trace) {
+  // A file that does not open as a JSON object is no trace: say what --like takes.
+  std::ifstream in(trace, std::ios::binary);
+  char first = 0;
+  while (in.get(first) && std::isspace(static_cast<unsigned char>(first))) {
+  }
+  if (!in || first != '{')
+    throw InputError("--like '" + trace + "': expected a folder, a stage manifest (" + kManifestJsonName +
+                     " or " + kManifestSumsName + ") or a watch trace (feedbench watch --trace); it is none");
+  RecordedJob job;
+  try {
+    job = load_recorded_job(trace);
+  } catch (const InputError& e) {
+    throw InputError(std::string("--like: ") + e.what());
+  }
+  // The job's own data (where it still is, here) and the trace are never written to.
+  check_outputs_apart({{"--out", o.out, true}}, {{"--like", trace}},
+                      {{"the traced job's data folder", job.data_root}});
+  auto listing = std::make_shared<GenListing>(listing_of(job, trace));
+  o.layout = GenLayout::kListed;
+  o.files = listing->files.size();
+  o.listed = listing;
+  validate_gen_options(o);
+  std::printf("like %s (job %s, read from %s): %zu files, %s in %llu %s, %llu named as JPEGs; seed %llu\n",
+              trace.c_str(), job.name.c_str(), job.data_root.c_str(), listing->files.size(),
+              format_size(double(listing->origin["bytes"].get<std::uint64_t>())).c_str(),
+              static_cast<unsigned long long>(listing->folders), listing->folders == 1 ? "folder" : "folders",
+              static_cast<unsigned long long>(listing->origin["jpeg_files"].get<std::uint64_t>()),
+              static_cast<unsigned long long>(o.seed));
+  const GenSummary s = generate_with_progress(o);
+  std::printf("wrote %llu files, %s in %llu %s to %s, each at its recorded path and size",
+              static_cast<unsigned long long>(s.files), format_size(double(s.bytes)).c_str(),
+              static_cast<unsigned long long>(s.folders), s.folders == 1 ? "folder" : "folders",
+              o.out.c_str());
+  if (s.images > 0)
+    std::printf("; %llu real JPEGs, %s pixels an image on average", static_cast<unsigned long long>(s.images),
+                format_count(double(s.pixels) / double(s.images)).c_str());
+  if (s.images_as_bytes > 0)
+    std::printf("; %llu named as JPEGs too small for one, written as bytes",
+                static_cast<unsigned long long>(s.images_as_bytes));
+  std::printf("; origin in %s\nreplay it: feedbench replay %s --source %s\n", kGenRecordName,
+              shell_quote(trace).c_str(), shell_quote(o.out).c_str());
+  return 0;
+}
+
 }  // namespace
 
 int gen_main(int argc, char** argv) {
@@ -287,10 +384,10 @@ int gen_main(int argc, char** argv) {
       "classes", po::value(&classes_text)->value_name("K"), "class folders, --layout classes  [10]")(
       "shards", po::value(&shards_text)->value_name("K"), "shard files, --layout shards or tfrecord  [4]")(
       "like", po::value(&like_text)->value_name("PATH"),
-      "a real data set (a folder, or a stage manifest) whose folders, count and sizes to copy")(
-      "scale", po::value(&scale_text)->value_name("F"),
-      "with --like: files and folders × F, 0 < F <= 1  [1]")("seed", po::value(&seed_text)->value_name("S"),
-                                                             "seed: same seed, same data set  [0]")(
+      "a real data set (a folder, or a stage manifest) whose folders, count and sizes to copy; or a "
+      "watch trace whose files to write")("scale", po::value(&scale_text)->value_name("F"),
+                                          "with --like: files and folders × F, 0 < F <= 1  [1]")(
+      "seed", po::value(&seed_text)->value_name("S"), "seed: same seed, same data set  [0]")(
       "force", po::bool_switch(&force),
       "write into a non-empty folder (files of the same name are replaced)")(
       "max-files", po::value(&max_files_text)->value_name("N"),
@@ -306,6 +403,8 @@ int gen_main(int argc, char** argv) {
     throw InputError("--scale: only with --like (it scales the real data set's files and folders)");
   if (vm.count("like")) {
     if (!vm.count("out")) throw InputError("--out is required (see feedbench gen --help)");
+    if (vm.count("scale") && like_is_trace(like_text))
+      throw InputError("--scale: not with --like TRACE: a replay reads every file the job read");
     for (const auto& [option, why] :
          {std::pair{"files", "the file count is the real data set's, times --scale"},
           {"file-size", "sizes are drawn from the real data set's"},
@@ -324,6 +423,7 @@ int gen_main(int argc, char** argv) {
     o.seed = parse_count(seed_text, "--seed");
     o.force = force;
     o.max_files = parse_count(max_files_text, "--max-files");
+    if (like_is_trace(like_text)) return gen_like_trace(o, like_text);
     return gen_like(o, like_text, parse_scale(scale_text));
   }
   if (format == GenFormat::kJpeg && !vm.count("file-size"))

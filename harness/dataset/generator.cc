@@ -18,15 +18,18 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "feedbench/base/cores.h"
 #include "feedbench/base/error.h"
+#include "feedbench/base/open_beneath.h"
 #include "feedbench/base/splitmix.h"
 #include "feedbench/base/text.h"
 #include "feedbench/base/threads.h"
+#include "feedbench/base/unique_fd.h"
 #include "feedbench/base/units.h"
 #include "feedbench/build_info.h"
 #include "feedbench/dataset/jpeg.h"
@@ -170,36 +173,55 @@ std::uint64_t write_tfrecord_shard(const GenOptions& o, int fd, std::uint64_t in
   return written;
 }
 
-// Writes file `index` under `out_fd`: "<name>.fbtmp", then renamed. RETURNS bytes written.
+// RETURNS: the folder of `path` (relative to out_fd) opened beneath out_fd without following a
+// symbolic link (out_fd itself, not owned, for a file at the root), and in *leaf its last name.
+UniqueFd open_parent_beneath(const GenOptions& o, int out_fd, const std::string& path, std::string* leaf) {
+  const auto slash = path.find_last_of('/');
+  *leaf = slash == std::string::npos ? path : path.substr(slash + 1);
+  if (slash == std::string::npos) return UniqueFd();
+  const std::string parent = path.substr(0, slash);
+  UniqueFd fd(open_beneath(out_fd, parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!fd) throw RunError(errno_message("gen: open folder '" + o.out + "/" + parent + "'", errno));
+  return fd;
+}
+
+// Writes file `index` under `out_fd`: "<name>.fbtmp", then renamed. RETURNS bytes written;
+// *pixels the image's where it is one.
 std::uint64_t write_one(const GenOptions& o, int out_fd, std::uint64_t index, char* buffer,
                         std::size_t buffer_size, std::uint64_t* pixels) {
   const std::string name = gen_file_name(o, index);
-  const std::string tmp = name + ".fbtmp";
+  std::string leaf;
+  const UniqueFd parent = open_parent_beneath(o, out_fd, name, &leaf);
+  const int dir_fd = parent ? parent.get() : out_fd;
+  const std::string tmp = leaf + ".fbtmp";
   std::uint64_t size = gen_file_size(o, index);
   std::vector<std::uint8_t> image;
-  if (o.format == GenFormat::kJpeg) {
-    image = make_sized_jpeg(o.seed, index, size, o.jpeg);
+  if (o.format == GenFormat::kJpeg) image = make_sized_jpeg(o.seed, index, size, o.jpeg);
+  else if (o.layout == GenLayout::kListed && listed_as_jpeg(name))
+    image = make_exact_jpeg(o.seed, index, size);  // empty: too small for one, written as bytes
+  const bool is_image = !image.empty();
+  if (is_image) {
     size = image.size();
     *pixels = jpeg_header_pixels(image);
   }
-  int fd = ::openat(out_fd, tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-  if (fd < 0) throw RunError(errno_message("gen: create '" + o.out + "/" + tmp + "'", errno));
+  int fd = ::openat(dir_fd, tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (fd < 0) throw RunError(errno_message("gen: create '" + o.out + "/" + name + ".fbtmp'", errno));
   std::uint64_t offset = 0;
   try {
     if (o.layout == GenLayout::kTfrecord)
       offset = size = write_tfrecord_shard(o, fd, index, buffer, buffer_size, o.out + "/" + tmp);
     while (offset < size) {
       std::size_t len = static_cast<std::size_t>(std::min<std::uint64_t>(buffer_size, size - offset));
-      if (o.format == GenFormat::kJpeg) std::memcpy(buffer, image.data() + offset, len);
+      if (is_image) std::memcpy(buffer, image.data() + offset, len);
       else gen_fill(o.seed, index, offset, buffer, len);
-      if (o.format == GenFormat::kBin && offset == 0 && size < 16 &&
+      if (!is_image && offset == 0 && size < 16 &&
           std::all_of(buffer, buffer + len, [](char c) { return c == 0; }))
         buffer[0] = 0x5A;  // never an all-zero file, even of a few bytes
       for (std::size_t done = 0; done < len;) {
         ssize_t n = ::write(fd, buffer + done, len - done);
         if (n < 0) {
           if (errno == EINTR) continue;
-          throw RunError(errno_message("gen: write '" + o.out + "/" + tmp + "'", errno));
+          throw RunError(errno_message("gen: write '" + o.out + "/" + name + ".fbtmp'", errno));
         }
         done += static_cast<std::size_t>(n);
       }
@@ -207,14 +229,14 @@ std::uint64_t write_one(const GenOptions& o, int out_fd, std::uint64_t index, ch
     }
     if (::close(fd) != 0) {
       fd = -1;
-      throw RunError(errno_message("gen: close '" + o.out + "/" + tmp + "'", errno));
+      throw RunError(errno_message("gen: close '" + o.out + "/" + name + ".fbtmp'", errno));
     }
     fd = -1;
-    if (::renameat(out_fd, tmp.c_str(), out_fd, name.c_str()) != 0)
+    if (::renameat(dir_fd, tmp.c_str(), dir_fd, leaf.c_str()) != 0)
       throw RunError(errno_message("gen: rename to '" + o.out + "/" + name + "'", errno));
   } catch (...) {
     if (fd >= 0) ::close(fd);
-    ::unlinkat(out_fd, tmp.c_str(), 0);
+    ::unlinkat(dir_fd, tmp.c_str(), 0);
     throw;
   }
   return size;
@@ -226,11 +248,16 @@ void write_gen_record(const GenOptions& o, int out_fd, const GenSummary& summary
   nlohmann::ordered_json j;
   j["schema"] = kGenRecordSchema;
   // An image folder's record has no time: the same seed and options write the same bytes.
-  if (o.like) j["created_utc"] = utc_timestamp();
+  if (o.like || o.listed) j["created_utc"] = utc_timestamp();
   j["feedbench_version"] = build::kVersion;
   j["seed"] = o.seed;
   if (o.like) j["like"] = o.like->origin;
+  if (o.listed) j["like"] = o.listed->origin;
   j["generated"] = {{"files", summary.files}, {"bytes", summary.bytes}, {"folders", summary.folders}};
+  if (o.listed)
+    j["generated"]["images"] = {{"jpeg", summary.images},
+                                {"named_jpeg_written_as_bytes", summary.images_as_bytes},
+                                {"pixels", summary.pixels}};
   if (o.format == GenFormat::kJpeg) {
     // What was asked for, and what the images hold (what decoding them costs follows the pixels).
     const double pixels = double(summary.pixels);
@@ -289,19 +316,28 @@ int open_out_folder(const GenOptions& o) {
   return out_fd;
 }
 
-// Creates under `out_fd` the folders the files go in: kLike's (parents first), kClasses' one
-// per class. RETURNS: how many folders hold files. Closes out_fd when it throws.
+// Creates under `out_fd` the folders the files go in: kLike's and kListed's (parents first),
+// kClasses' one per class, each in its parent opened beneath out_fd (a symbolic link on the way
+// is refused, not followed). RETURNS: how many folders hold files. Closes out_fd when it throws.
 std::uint64_t create_folders(const GenOptions& o, int out_fd) {
   auto create = [&](const std::string& folder) {
-    if (::mkdirat(out_fd, folder.c_str(), 0755) != 0 && errno != EEXIST) {
-      int err = errno;
+    try {
+      std::string leaf;
+      const UniqueFd parent = open_parent_beneath(o, out_fd, folder, &leaf);
+      if (::mkdirat(parent ? parent.get() : out_fd, leaf.c_str(), 0755) != 0 && errno != EEXIST)
+        throw RunError(errno_message("gen: create folder '" + o.out + "/" + folder + "'", errno));
+    } catch (...) {
       ::close(out_fd);
-      throw RunError(errno_message("gen: create folder '" + o.out + "/" + folder + "'", err));
+      throw;
     }
   };
   if (o.layout == GenLayout::kLike) {
     for (const std::string& folder : o.like->dirs) create(folder);
     return o.like->folders.size();
+  }
+  if (o.layout == GenLayout::kListed) {
+    for (const std::string& folder : o.listed->dirs) create(folder);
+    return o.listed->folders;
   }
   if (o.layout == GenLayout::kClasses) {
     for (std::uint64_t c = 0; c < o.classes; ++c) create(class_folder(o, c));
@@ -312,7 +348,7 @@ std::uint64_t create_folders(const GenOptions& o, int out_fd) {
 
 // What the writer threads share: the next file to take, what is written, the first failure.
 struct WriteState {
-  std::atomic<std::uint64_t> next{0}, files_done{0}, bytes_done{0}, pixels_done{0};
+  std::atomic<std::uint64_t> next{0}, files_done{0}, bytes_done{0}, pixels_done{0}, images_done{0};
   std::atomic<bool> failed{false};
   std::mutex error_mutex;
   std::string error;  // the first failure; read once every writer is done
@@ -331,6 +367,7 @@ void write_files(const GenOptions& o, int out_fd, std::uint64_t files, WriteStat
       std::uint64_t n = write_one(o, out_fd, i, buffer.get(), kBuffer, &pixels);
       state.bytes_done.fetch_add(n, std::memory_order_relaxed);
       state.pixels_done.fetch_add(pixels, std::memory_order_relaxed);
+      if (pixels > 0) state.images_done.fetch_add(1, std::memory_order_relaxed);
       state.files_done.fetch_add(1, std::memory_order_relaxed);
     } catch (const std::exception& e) {
       std::lock_guard<std::mutex> lock(state.error_mutex);
@@ -419,6 +456,19 @@ void validate_jpeg_style(const GenOptions& o) {
 
 void validate_gen_options(const GenOptions& o) {
   if (o.out.empty()) throw InputError("--out: expected a folder to write into");
+  if (o.layout == GenLayout::kListed) {
+    FB_CHECK(o.listed && o.listed->files.size() == o.files, "a listed data set needs its list");
+    if (o.format != GenFormat::kBin)
+      throw InputError("--format: --like TRACE writes JPEGs where the job read them; expected bin");
+    if (o.files == 0) throw InputError("--like: expected at least 1 file to write");
+    if (o.files > o.max_files)
+      throw InputError("--like: the data set would hold " + std::to_string(o.files) + " files, more than " +
+                       std::to_string(o.max_files) + " (raise the limit with --max-files N)");
+    for (const ListedFile& f : o.listed->files)
+      if (const std::string problem = beneath_path_problem(f.path); !problem.empty())
+        throw InputError("--like: the file '" + f.path + "' " + problem + "; expected a path beneath --out");
+    return;
+  }
   if (o.layout == GenLayout::kLike) {
     FB_CHECK(o.like && o.like->files == o.files && !o.like->folders.empty(), "--like needs its shape");
     if (o.format != GenFormat::kBin)
@@ -476,7 +526,7 @@ void validate_gen_options(const GenOptions& o) {
       break;
     case GenLayout::kFlat:
     case GenLayout::kLike:  // checked above
-      break;
+    case GenLayout::kListed: break;
   }
 }
 
@@ -492,7 +542,8 @@ std::uint64_t gen_total_bytes(const GenOptions& o) {
     }
     return total;
   }
-  if (o.layout == GenLayout::kShards || (o.layout != GenLayout::kLike && o.min_size == o.max_size)) {
+  if (o.layout == GenLayout::kShards ||
+      (o.layout != GenLayout::kLike && o.layout != GenLayout::kListed && o.min_size == o.max_size)) {
     // Records (or files) of one size: a product, saturated.
     const std::uint64_t count = o.files;
     return o.min_size != 0 && count > UINT64_MAX / o.min_size ? UINT64_MAX : count * o.min_size;
@@ -533,6 +584,7 @@ std::string gen_file_name(const GenOptions& o, std::uint64_t index) {
     case GenLayout::kTfrecord:
       std::snprintf(buf, sizeof buf, "shard_%0*llu.tfrecord", std::max(5, digits(o.shards - 1)), i);
       break;
+    case GenLayout::kListed: return o.listed->files[index].path;
   }
   return buf;
 }
@@ -550,10 +602,18 @@ std::uint64_t gen_file_size(const GenOptions& o, std::uint64_t index) {
     return total;
   }
   if (o.layout == GenLayout::kLike) return shape_file_size(o.like->sizes, o.files, o.seed, index);
+  if (o.layout == GenLayout::kListed) return o.listed->files[index].size;
   return drawn_size(o, index);
 }
 
 std::uint64_t gen_record_size(const GenOptions& o, std::uint64_t record) { return drawn_size(o, record); }
+
+bool listed_as_jpeg(const std::string& path) {
+  const auto dot = path.find_last_of("./");
+  if (dot == std::string::npos || path[dot] != '.') return false;
+  const char* ext = path.c_str() + dot + 1;
+  return ::strcasecmp(ext, "jpg") == 0 || ::strcasecmp(ext, "jpeg") == 0;
+}
 
 std::uint64_t gen_first_record(const GenOptions& o, std::uint64_t shard) {
   return ceil_div_mul(shard, o.files, o.shards);
@@ -596,9 +656,14 @@ GenSummary generate_dataset(const GenOptions& o, const std::function<void(const 
   run_writers(o, out_fd, summary.files, progress, total_progress, state);
   summary.bytes = state.bytes_done.load();
   summary.pixels = state.pixels_done.load();
+  summary.images = state.images_done.load();
+  if (o.listed)
+    for (const ListedFile& f : o.listed->files) summary.images_as_bytes += listed_as_jpeg(f.path) ? 1 : 0;
+  summary.images_as_bytes -= std::min(summary.images_as_bytes, summary.images);
   std::string& error = state.error;
   // Written last: a folder with the record holds every file it describes.
-  if (error.empty() && (o.layout == GenLayout::kLike || o.format == GenFormat::kJpeg)) {
+  if (error.empty() &&
+      (o.layout == GenLayout::kLike || o.layout == GenLayout::kListed || o.format == GenFormat::kJpeg)) {
     try {
       write_gen_record(o, out_fd, summary);
     } catch (const std::exception& e) {

@@ -149,6 +149,50 @@ std::vector<std::uint8_t> make_sized_jpeg(std::uint64_t seed, std::uint64_t inde
   return jpeg;
 }
 
+namespace {
+
+// Inserts comment segments of `gap` bytes in all right after `jpeg`'s start marker (FF D8): each
+// FF FE, a 16-bit length (its own 2 bytes and the payload's), pseudo-random payload that does
+// not compress. REQUIRES: gap == 0 or gap >= 4 (the smallest segment).
+void pad_with_comments(std::vector<std::uint8_t>& jpeg, std::uint64_t gap, std::uint64_t key) {
+  constexpr std::uint64_t kMostSegment = 2 + 65535;  // the marker, and the most a length names
+  std::vector<std::uint8_t> pad;
+  pad.reserve(gap);
+  std::uint64_t counter = key;
+  while (gap > 0) {
+    std::uint64_t n = std::min(gap, kMostSegment);
+    if (gap - n > 0 && gap - n < 4) n = gap - 4;  // leave room for one more whole segment
+    const std::uint64_t length = n - 2;
+    pad.insert(pad.end(), {0xFF, 0xFE, std::uint8_t(length >> 8), std::uint8_t(length & 0xFF)});
+    for (std::uint64_t i = 4; i < n; ++i) {
+      if ((i - 4) % 8 == 0) counter += kSplitmixGolden;
+      pad.push_back(std::uint8_t(mix64(counter) >> (8 * ((i - 4) % 8))));
+    }
+    gap -= n;
+  }
+  jpeg.insert(jpeg.begin() + 2, pad.begin(), pad.end());
+}
+
+}  // namespace
+
+std::vector<std::uint8_t> make_exact_jpeg(std::uint64_t seed, std::uint64_t index, std::uint64_t bytes,
+                                          const JpegStyle& style) {
+  if (bytes > (std::uint64_t(256) << 20)) return {};  // gen's largest image
+  // make_sized_jpeg lands within a few percent above 8 KiB, further below: aim lower and lower
+  // until the image leaves room for a comment segment (or is the size itself).
+  for (const double aim : {0.97, 0.93, 0.85, 0.7, 0.5, 0.3}) {
+    const auto target = std::uint64_t(double(bytes) * aim);
+    if (target < 64) break;
+    std::vector<std::uint8_t> jpeg = make_sized_jpeg(seed, index, target, style);
+    if (jpeg.size() == bytes) return jpeg;
+    if (jpeg.size() + 4 <= bytes) {
+      pad_with_comments(jpeg, bytes - jpeg.size(), mix64(seed ^ (index + 1) * kSplitmixGolden ^ 0x434F4DULL));
+      return jpeg;
+    }
+  }
+  return {};
+}
+
 std::uint64_t jpeg_header_pixels(const std::vector<std::uint8_t>& jpeg) {
   tjhandle handle = tjInitDecompress();
   if (!handle) throw RunError("jpeg: cannot start the libjpeg-turbo decoder");

@@ -111,7 +111,7 @@ for args in "--like $WORK/missing|--like '$WORK/missing': No such file or direct
             "--like $real --scale 0.5 --files 10|--files: not with --like" \
             "--like $real --file-size 4KiB|--file-size: not with --like" \
             "--scale 0.5 --files 10 --file-size 4KiB|--scale: only with --like" \
-            "--like $real/f000.dat|expected a folder or a stage manifest"; do
+            "--like $real/f000.dat|expected a folder, a stage manifest"; do
   expect_exit 2 "$FEEDBENCH" gen --out "$WORK/bad" ${args%%|*}
   expect_in "$WORK/err" "${args#*|}"
   [ ! -e "$WORK/bad" ] || fail "gen ${args%%|*} wrote $WORK/bad"

@@ -6,7 +6,11 @@
 #include <array>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <set>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "feedbench/base/error.h"
 #include "feedbench/dataset/dataset.h"
@@ -181,6 +185,68 @@ TEST(GeneratorTest, NoTemporariesLeftAndMissingParentsCreated) {
   for (const auto& e : std::filesystem::recursive_directory_iterator(o.out))
     EXPECT_EQ(e.path().string().find(".fbtmp"), std::string::npos) << e.path();
   EXPECT_EQ(scan_dataset(o.out).size(), 20u);
+}
+
+// A kListed set of `files` ({path, size}), as gen --like TRACE makes one.
+GenOptions listed(const std::string& out, std::vector<ListedFile> files, std::vector<std::string> dirs) {
+  auto l = std::make_shared<GenListing>();
+  l->files = std::move(files);
+  l->dirs = std::move(dirs);
+  l->folders = l->dirs.size() + 1;
+  l->origin = {{"kind", "trace"}};
+  GenOptions o;
+  o.out = out;
+  o.layout = GenLayout::kListed;
+  o.files = l->files.size();
+  o.listed = l;
+  return o;
+}
+
+TEST(GeneratorTest, ListedFilesAreWrittenAtTheirPathsAndSizesJpegsAsImages) {
+  TempDir dir;
+  const GenOptions o = listed(dir / "d",
+                              {{"top.bin", 10},
+                               {"a/b/img_1.JPEG", 20'000},
+                               {"a/b/tiny.jpg", 50},
+                               {"a/c/empty.dat", 0},
+                               {"a/c/photo.jpg", 70'001}},
+                              {"a", "a/b", "a/c"});
+  const GenSummary s = generate_dataset(o);
+  EXPECT_EQ(s.files, 5u);
+  EXPECT_EQ(s.images, 2u);
+  EXPECT_EQ(s.images_as_bytes, 1u);  // tiny.jpg: no image fits 50 bytes
+  const auto t = tree(o.out);
+  ASSERT_EQ(t.size(), 5u);
+  EXPECT_EQ(t.at("top.bin").size(), 10u);
+  EXPECT_EQ(t.at("a/b/img_1.JPEG").size(), 20'000u);
+  EXPECT_EQ(t.at("a/b/tiny.jpg").size(), 50u);
+  EXPECT_EQ(t.at("a/c/empty.dat").size(), 0u);
+  EXPECT_EQ(t.at("a/c/photo.jpg").size(), 70'001u);
+  EXPECT_EQ(t.at("a/c/photo.jpg").substr(0, 2), "\xFF\xD8");
+  EXPECT_NE(t.at("a/b/tiny.jpg").substr(0, 2), "\xFF\xD8");
+  const auto record = nlohmann::json::parse(read_file(dir / (std::string("d/") + kGenRecordName)));
+  EXPECT_EQ(record["like"]["kind"], "trace");
+  EXPECT_EQ(record["generated"]["images"]["jpeg"], 2);
+}
+
+TEST(GeneratorTest, ListedPathsOutsideTheFolderOrThroughALinkAreRefused) {
+  TempDir dir;
+  for (const char* bad : {"../escape.bin", "/etc/passwd", "a/../../x", "a//b"}) {
+    const GenOptions o = listed(dir / "d", {{bad, 5}}, {});
+    EXPECT_THROW(validate_gen_options(o), InputError) << bad;
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir / "escape.bin"));
+  // A folder of --force's out that is a link elsewhere is not followed, for a folder or a file.
+  std::filesystem::create_directories(dir / "elsewhere");
+  std::filesystem::create_directories(dir / "f");
+  std::filesystem::create_directory_symlink(dir / "elsewhere", dir / "f/a");
+  GenOptions o = listed(dir / "f", {{"a/b/x.bin", 5}}, {"a", "a/b"});
+  o.force = true;
+  EXPECT_THROW(generate_dataset(o), RunError);
+  GenOptions file = listed(dir / "f", {{"a/y.bin", 5}}, {"a"});
+  file.force = true;
+  EXPECT_THROW(generate_dataset(file), RunError);
+  EXPECT_TRUE(std::filesystem::is_empty(dir / "elsewhere"));
 }
 
 TEST(GeneratorTest, BadOptionsAreInputErrors) {

@@ -118,6 +118,27 @@ TEST(JpegTest, SizesFollowTheDrawnRange) {
   }
 }
 
+TEST(JpegTest, ExactImagesHaveTheSizeToTheByteAndDecodeWhole) {
+  // From a few hundred bytes to beyond one comment segment's 64 KiB of padding, sizes on and off
+  // any round number: each image exactly that size, every pixel decoding (the padding is
+  // comment segments, which the decoder skips), and the same bytes again for the same seed.
+  JpegDecoder decoder;
+  for (std::uint64_t bytes : {std::uint64_t(900), std::uint64_t(4093), std::uint64_t(16384),
+                              std::uint64_t(100'003), std::uint64_t(2'500'001)}) {
+    const auto jpeg = make_exact_jpeg(5, bytes, bytes);
+    ASSERT_EQ(jpeg.size(), bytes);
+    const std::string name = "exact_" + std::to_string(bytes) + ".jpg";
+    const std::string data(jpeg.begin(), jpeg.end());
+    const DecodedImage img = decoder.decode(bytes_of(data), 0, name);
+    EXPECT_TRUE(img.corrupt.empty()) << name << ": " << img.corrupt;
+    EXPECT_GT(img.pixels(), 0u) << name;
+    EXPECT_EQ(img.pixels(), jpeg_header_pixels(jpeg)) << name;
+    EXPECT_EQ(make_exact_jpeg(5, bytes, bytes), jpeg) << name;
+  }
+  // Below the smallest image with its headers: none.
+  EXPECT_TRUE(make_exact_jpeg(5, 0, 100).empty());
+}
+
 TEST(JpegTest, NotAJpegIsARunErrorNamingTheSample) {
   JpegDecoder decoder;
   const std::string junk(4096, 'x');

@@ -7,6 +7,9 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "feedbench/dataset/jpeg.h"
 #include "feedbench/dataset/shape.h"
@@ -19,6 +22,7 @@ enum class GenLayout {
   kShards,    // shard_00000.bin …: few large files of fixed-size records back to back
   kLike,      // dir_000/…/file_000000.bin: a real data set's folders, count and sizes (shape.h)
   kTfrecord,  // shard_00000.tfrecord …: TFRecord shards (tfrecord.h) of records of drawn sizes
+  kListed,    // files named and sized one by one (GenListing): a traced job's, at its paths
 };
 
 enum class GenFormat {
@@ -35,6 +39,23 @@ inline constexpr std::uint64_t kMinJpegSize = 4 << 10;
 // Files one `gen` writes unless --max-files raises it: every file is named, sized and written
 // up front, so a typo in --files should not mean hours of work.
 inline constexpr std::uint64_t kDefaultMaxGenFiles = 10'000'000;
+
+// The files of a kListed data set: gen --like TRACE lists every file the traced job read, at its
+// path under the job's data folder and its size. A file named *.jpg or *.jpeg (any case) is
+// written as a real JPEG of exactly its size (make_exact_jpeg), the rest as pseudo-random bytes.
+struct ListedFile {
+  std::string path;  // relative to the written root; beneath it (open_beneath.h's rules)
+  std::uint64_t size = 0;
+};
+struct GenListing {
+  std::vector<std::string> dirs;  // every folder to create, parents first (the root not listed)
+  std::vector<ListedFile> files;
+  std::uint64_t folders = 0;      // folders holding files
+  nlohmann::ordered_json origin;  // where the list came from: feedbench-gen.json's "like"
+};
+
+// RETURNS: whether a listed file named `path` is written as a JPEG (it ends in .jpg or .jpeg).
+bool listed_as_jpeg(const std::string& path);
 
 struct GenOptions {
   std::string out;             // folder to write into (created when missing)
@@ -56,6 +77,9 @@ struct GenOptions {
   // kLike: the shape to write (files must equal like->files; min_size and max_size are unused).
   // Its origin is written to <out>/feedbench-gen.json once every file is in place.
   std::shared_ptr<const DataShape> like;
+  // kListed: the files to write (files must equal listed->files.size()); its origin is written
+  // to <out>/feedbench-gen.json once every file is in place.
+  std::shared_ptr<const GenListing> listed;
 };
 
 struct GenProgress {
@@ -69,7 +93,10 @@ struct GenSummary {
   std::uint64_t files = 0;  // files written
   std::uint64_t bytes = 0;
   std::uint64_t folders = 0;  // folders holding files
-  std::uint64_t pixels = 0;   // kJpeg: of every image written
+  std::uint64_t pixels = 0;   // kJpeg, kListed: of every image written
+  std::uint64_t images = 0;   // kJpeg, kListed: files written as JPEG images
+  // kListed: files named as JPEGs too small for one (under a few hundred bytes), written as bytes
+  std::uint64_t images_as_bytes = 0;
 };
 
 // The most pixels --jpeg-pixels takes, and the least bytes a pixel --bytes-per-pixel does (an
@@ -79,8 +106,9 @@ inline constexpr std::uint64_t kMinGenJpegPixels = 4096;
 
 // Checks options without writing. Throws InputError naming the option (--files, --file-size,
 // --classes, --shards, --out; --scale for kLike; --jpeg-quality, --bytes-per-pixel, --jpeg-pixels
-// for kJpeg: a density these images cannot take at that quality, JpegDensity) and what was
-// expected, also for more files than max_files.
+// for kJpeg: a density these images cannot take at that quality, JpegDensity; --like for
+// kListed: a listed path that is not beneath --out) and what was expected, also for more files
+// than max_files.
 void validate_gen_options(const GenOptions& options);
 
 // RETURNS: the bytes the data set holds (the sum of every file's size), UINT64_MAX when that
@@ -106,9 +134,10 @@ std::uint64_t gen_first_record(const GenOptions& options, std::uint64_t shard);
 void gen_fill(std::uint64_t seed, std::uint64_t index, std::uint64_t offset, char* buffer, std::size_t size);
 
 // Writes the data set. Each file goes to "<name>.fbtmp" and is renamed into place when
-// complete, so an interrupted run never leaves a short file under a real name. The record
-// <out>/feedbench-gen.json follows the last file for kLike (its origin) and kJpeg (the style
-// asked for and the bytes a pixel and pixels an image written).
+// complete, so an interrupted run never leaves a short file under a real name; every folder
+// and file is made beneath `out` without following a symbolic link (open_beneath.h). The record
+// <out>/feedbench-gen.json follows the last file for kLike and kListed (its origin) and kJpeg
+// (the style asked for and the bytes a pixel and pixels an image written).
 // Throws InputError for bad options, a non-empty `out` without `force`, or a data set larger than
 // the free space of the file system at `out` (checked before anything is written); RunError on I/O.
 // `progress` is called from the calling thread, about every 100 ms.

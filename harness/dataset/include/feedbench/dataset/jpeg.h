@@ -62,6 +62,14 @@ class JpegDensity {
 std::vector<std::uint8_t> make_sized_jpeg(std::uint64_t seed, std::uint64_t index, std::uint64_t target_bytes,
                                           const JpegStyle& style = {});
 
+// RETURNS: a JPEG of exactly `bytes` bytes (gen --like TRACE: a stand-in for an image the job
+// read, at its size): make_sized_jpeg's image of somewhat fewer bytes, padded with comment (COM)
+// segments of pseudo-random bytes right after its start marker, which every decoder skips.
+// Empty when no image of this style fits in `bytes` (a few hundred bytes of headers).
+// Deterministic in (seed, index, bytes, style).
+std::vector<std::uint8_t> make_exact_jpeg(std::uint64_t seed, std::uint64_t index, std::uint64_t bytes,
+                                          const JpegStyle& style = {});
+
 // RETURNS: width × height as the header of `jpeg` (one make_sized_jpeg wrote) declares them.
 // Throws RunError when it has none.
 std::uint64_t jpeg_header_pixels(const std::vector<std::uint8_t>& jpeg);

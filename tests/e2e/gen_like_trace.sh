@@ -1,0 +1,98 @@
+# gen --like TRACE: a stand-in for data that cannot travel, from a real PyTorch job's trace
+# (tests/e2e/watch_job.py under feedbench watch --trace). Every file the job read comes back at
+# its path and exact size, JPEGs as real images (PIL, the job's own decoder, and djpeg open them
+# whole), other bytes never the originals'; the trace replays on the stand-in as on the data;
+# refusals (--scale, --out onto the job's data, a hostile path) exit 2 and write nothing.
+source "$(dirname "$0")/lib.bash"
+PY=/usr/bin/python3
+$PY -c "import torch, PIL" 2>/dev/null || skip "no python3-torch and python3-pil under /usr/bin/python3"
+JOB="$FEEDBENCH_SOURCE_DIR/tests/e2e/watch_job.py"
+
+# A job over 48 JPEGs and 16 other files, watched with a trace.
+"$FEEDBENCH" gen --out "$WORK/data" --files 48 --format jpeg --file-size 8KiB..64KiB --layout flat --seed 5 \
+  >/dev/null
+rm -f "$WORK/data/feedbench-gen.json"
+"$FEEDBENCH" gen --out "$WORK/bins" --files 16 --file-size 1000..9000 --layout flat --seed 6 >/dev/null
+for f in "$WORK"/bins/*.bin; do mv "$f" "$WORK/data/extra_$(basename "$f")"; done
+expect_exit 0 "$FEEDBENCH" watch --out "$WORK/job.json" --trace "$WORK/job.trace.json" --name jpegs \
+  -- $PY "$JOB" "$WORK/data" --workers 2 --batch 8 --step-ms 2
+before=$(tree_digest "$WORK/data")
+
+expect_exit 0 "$FEEDBENCH" gen --like "$WORK/job.trace.json" --out "$WORK/standin" --seed 9
+expect_in "$WORK/out" "64 files"
+expect_in "$WORK/out" "48 real JPEGs"
+expect_in "$WORK/out" "replay it: feedbench replay"
+$PY - "$WORK/data" "$WORK/standin" <<'PY' || fail "the stand-in's files"
+import hashlib, json, os, sys
+from PIL import Image
+data, standin = sys.argv[1], sys.argv[2]
+names = sorted(n for n in os.listdir(data))
+got = sorted(n for n in os.listdir(standin) if n != "feedbench-gen.json")
+assert got == names, (got[:3], names[:3])
+same = 0
+for n in names:
+    a, b = os.path.join(data, n), os.path.join(standin, n)
+    assert os.path.getsize(a) == os.path.getsize(b), (n, os.path.getsize(a), os.path.getsize(b))
+    ba, bb = open(a, "rb").read(), open(b, "rb").read()
+    same += ba == bb
+    if n.endswith(".jpg"):
+        with Image.open(b) as im:
+            im.load()  # every pixel: a file cut short or padded wrongly raises here
+            assert im.format == "JPEG" and im.size[0] >= 8, (n, im.format, im.size)
+assert same == 0, "%d files are the originals' bytes" % same
+rec = json.load(open(os.path.join(standin, "feedbench-gen.json")))
+assert rec["like"]["kind"] == "trace" and rec["like"]["job"] == "jpegs", rec["like"]
+assert rec["generated"]["images"]["jpeg"] == 48, rec["generated"]
+print("stand-in: %d files at their sizes, 48 JPEGs decoded by PIL" % len(names))
+PY
+if command -v djpeg >/dev/null; then
+  for f in "$WORK"/standin/*.jpg; do
+    djpeg -outfile /dev/null "$f" 2>"$WORK/djpeg.err" || fail "djpeg: $f: $(cat "$WORK/djpeg.err")"
+    [ ! -s "$WORK/djpeg.err" ] || fail "djpeg warned on $f: $(cat "$WORK/djpeg.err")"
+  done
+fi
+# The same seed writes the same bytes.
+expect_exit 0 "$FEEDBENCH" gen --like "$WORK/job.trace.json" --out "$WORK/again" --seed 9
+diff <(cd "$WORK/standin" && find . -type f ! -name feedbench-gen.json -print0 | sort -z | xargs -0 sha256sum) \
+  <(cd "$WORK/again" && find . -type f ! -name feedbench-gen.json -print0 | sort -z | xargs -0 sha256sum) \
+  >/dev/null || fail "the same seed wrote other bytes"
+
+# The trace replays on the stand-in, every recorded byte read again, no --allow-resized needed.
+expect_exit 0 "$FEEDBENCH" replay "$WORK/job.trace.json" --source "$WORK/standin" --out "$WORK/replay.json" \
+  --quiet
+$PY - "$WORK/replay.json" <<'PY' || fail "the replay on the stand-in"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+(rep,) = [b for b in doc["benchmarks"] if b.get("run_type") == "iteration"]
+x = rep["extra"]
+assert x["measured_read_bytes"] + x["warmup_read_bytes"] == x["replay"]["recorded_bytes"], x
+like = doc["dataset"]["source"]["generated_like"]
+assert like["kind"] == "trace", like
+print("replayed on the stand-in: %d bytes, AU %.3f" % (x["replay"]["recorded_bytes"], rep["au"]))
+PY
+
+# Refusals: one error, exit 2, nothing written.
+expect_exit 2 "$FEEDBENCH" gen --like "$WORK/job.trace.json" --out "$WORK/scaled" --scale 0.5
+expect_in "$WORK/err" "--scale: not with --like TRACE"
+[ ! -e "$WORK/scaled" ] || fail "a refused gen wrote"
+expect_exit 2 "$FEEDBENCH" gen --like "$WORK/job.trace.json" --out "$WORK/data" --force
+expect_in "$WORK/err" "the traced job's data folder"
+[ "$(tree_digest "$WORK/data")" = "$before" ] || fail "gen wrote onto the job's data"
+# A trace whose files share the folder /tmp/x but one climbs out of it.
+$PY - "$WORK/job.trace.json" "$WORK/hostile.json" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))
+for e in t["traceEvents"]:
+    if e.get("cat") == "open":
+        e["args"]["path"] = e["args"]["path"].replace("/data/", "/data/../../../../escape/", 1)
+        break
+json.dump(t, open(sys.argv[2], "w"))
+PY
+expect_exit 2 "$FEEDBENCH" gen --like "$WORK/hostile.json" --out "$WORK/hostile"
+[ ! -e "$WORK/hostile" ] || fail "a refused gen wrote"
+cut=$(($(stat -c %s "$WORK/job.trace.json") / 2))
+head -c "$cut" "$WORK/job.trace.json" >"$WORK/cut.json"
+expect_exit 2 "$FEEDBENCH" gen --like "$WORK/cut.json" --out "$WORK/cut"
+expect_in "$WORK/err" "cut short at byte"
+[ ! -e "$WORK/cut" ] || fail "a refused gen wrote"
+echo "PASS"
