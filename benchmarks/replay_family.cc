@@ -76,7 +76,8 @@ void run_replay_case(const Case& c, RunContext& context, benchmark::State& state
     replayed.emplace(
         recorded_file_set(job, to_read.tiered ? *context.source : *files, *files, replay_allows_resized(c)));
     const FileSet& set = *replayed;
-    auto loading = std::make_shared<RecordedLoading>(replay_loading(job, replay_knobs(c)));
+    const ReplayKnobs knobs = replay_knobs(c);
+    auto loading = std::make_shared<RecordedLoading>(replay_loading(job, knobs));
     options.recorded = loading;
     options.epochs = int(loading->epochs.size());
     for (const RecordedLoading::Epoch& e : loading->epochs)
@@ -85,8 +86,10 @@ void run_replay_case(const Case& c, RunContext& context, benchmark::State& state
     options.batch_size = int(std::clamp<std::int64_t>(
         c.has("batch_size") ? c.integer("batch_size") : job.passes.front().batch_size, 1, 1 << 24));
     options.warmup_steps = 0;
-    // The trainer's own cost of taking a ready batch, as the job paid it (recorded_job.h).
-    options.next_cost_ns = job.handover_ns;
+    // The trainer's own cost of taking a ready batch, as the job paid it (recorded_job.h); none
+    // where the what-if loads in the trainer's process what the job's workers handed over.
+    const bool in_process = knobs.workers == 0 && !job.passes.empty() && job.passes.front().workers > 0;
+    options.next_cost_ns = in_process ? 0 : job.handover_ns;
     source = make_recorded_source(set, job.reads, job.samples, "psync", run.throttle(path));
     options.residency = [&set] { return measure_residency(set).fraction(); };
     devices = std::make_shared<DeviceReads>(set);

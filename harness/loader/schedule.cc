@@ -195,10 +195,10 @@ std::string LoaderSchedule::not_judged_reason() const {
   if (judged()) return "";
   // A replay's steps are the job's batches: more data would not add any, smaller batches do.
   if (recorded)
-    return "not enough steps to judge: the recorded job's first pass took " +
+    return "not enough steps to judge: the replay's first pass takes " +
            plural(std::size_t(measured_first_epoch), "step", "steps") + ", " +
            std::to_string(min_measured_steps) +
-           " needed; --set batch_size=K regroups its samples into more, smaller batches";
+           " needed; --set batch_size=K regroups the recorded samples into more, smaller batches";
   std::string why = "not enough steps to judge: " + std::to_string(measured_first_epoch) + " measured, " +
                     std::to_string(min_measured_steps) + " needed per trainer (" +
                     std::to_string(steps_per_epoch) + " steps in epoch 1 − a warm-up of " +

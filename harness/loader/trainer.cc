@@ -259,6 +259,15 @@ void Trainer::start_workers(const EpochJobs& jobs, BatchQueue& queue, BatchChann
                 channel->send(j, samples);
               }
               queue.put(j, b);
+              // The job's worker put the batch on its queue, whose feeder thread pickled it
+              // while the worker went on to its next: that CPU, after the hand-over.
+              if (const std::int64_t after = jobs.recorded ? jobs.recorded->batches[j].after_cpu_ns : 0;
+                  after > 0) {
+                const std::int64_t t0 = now_ns();
+                burn_cpu_ns(after);
+                totals[w].transform_cpu_ns += after;
+                totals[w].transform_ns += now_ns() - t0;
+              }
             }
           } catch (const std::exception& ex) {
             if (queue.stopped()) return;  // the epoch ended while this worker sent ahead of it

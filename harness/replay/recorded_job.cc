@@ -17,10 +17,12 @@ namespace {
 using BatchKey = std::pair<std::int64_t, std::int64_t>;  // (pass, batch)
 
 // A read of a batch as the trace streams it, before the batches are known.
+// A read of a batch, held until every batch is known. 32 bytes: pass and batch fit 32 bits (the
+// reader bounds them by 2^31), and `seq`, its place in the trace, keeps a batch's reads in order
+// through an in-place sort (a stable sort's buffer would cost as much again).
 struct PendingRead {
-  std::int64_t pass = 0, batch = 0;
+  std::uint32_t pass = 0, batch = 0, seq = 0, bytes = 0, file = 0;
   std::uint64_t offset = 0;
-  std::uint32_t bytes = 0, file = 0;
 };
 
 struct TrainerSide {
@@ -129,7 +131,10 @@ TraceParts collect_trace(const std::string& path, const std::function<void(const
     if (r.bytes > UINT32_MAX)
       throw InputError(path + ": a read of " + std::to_string(r.bytes) +
                        " bytes: expected at most 4 GiB a call");
-    pending.push_back({r.pass, r.batch, r.offset, std::uint32_t(r.bytes), it->second});
+    if (pending.size() >= UINT32_MAX)
+      throw InputError(path + ": more than " + std::to_string(UINT32_MAX) + " reads: expected fewer");
+    pending.push_back({std::uint32_t(r.pass), std::uint32_t(r.batch), std::uint32_t(pending.size()),
+                       std::uint32_t(r.bytes), it->second, r.offset});
   };
   visit.batch = [&](const TraceBatch& b) {
     TrainerSide& t = trainer[{b.pass, b.batch}];
@@ -206,7 +211,7 @@ void add_batch(const TraceParts& parts, std::int64_t pass, std::int64_t index, R
     const double got = t.ask_us + t.wait_us;
     a.handovers.push_back(std::max<std::int64_t>(0, ns_of(got - std::max(t.ask_us, f->second.end_us))));
   }
-  const PendingRead key{pass, index, 0, 0, 0};
+  const PendingRead key{std::uint32_t(pass), std::uint32_t(index), 0, 0, 0, 0};
   const auto [lo, hi] =
       std::equal_range(pending.begin(), pending.end(), key, [](const PendingRead& a, const PendingRead& c) {
         return a.pass != c.pass ? a.pass < c.pass : a.batch < c.batch;
@@ -267,14 +272,14 @@ RecordedJob build_recorded_job(const std::string& path,
   job.trace = path;
   TraceParts parts = collect_trace(path, read, job);
   // The batches the trainer took, pass by pass, in the order it took them; each batch's reads.
-  std::stable_sort(parts.pending.begin(), parts.pending.end(),
-                   [](const PendingRead& a, const PendingRead& b) {
-                     return a.pass != b.pass ? a.pass < b.pass : a.batch < b.batch;
-                   });
+  std::sort(parts.pending.begin(), parts.pending.end(), [](const PendingRead& a, const PendingRead& b) {
+    return a.pass != b.pass ? a.pass < b.pass : a.batch != b.batch ? a.batch < b.batch : a.seq < b.seq;
+  });
   std::map<std::int64_t, std::vector<std::pair<double, std::int64_t>>> taken;  // pass → (ask, batch)
   for (const auto& [key, t] : parts.trainer) taken[key.first].emplace_back(t.ask_us, key.second);
   Assembly a;
   a.file_index.assign(parts.paths.size(), UINT32_MAX);
+  job.reads.reserve(parts.pending.size());  // no doubling's copy beside the pending reads
   for (auto& [pass, batches] : taken) {
     std::sort(batches.begin(), batches.end());
     RecordedPass p;
@@ -329,12 +334,25 @@ RecordedLoading replay_loading(const RecordedJob& job, const ReplayKnobs& knobs)
     epoch.prefetch = std::max(p.prefetch, 1);
     epoch.start_ns = epoch.workers > 0 ? p.start_ns : 0;
     epoch.startup_cpu_ns = epoch.workers > 0 ? p.startup_cpu_ns : 0;
+    // Loaded in the trainer's process where the job had workers: no batch is pickled by a worker
+    // nor unpickled by the trainer.
+    const bool handed_over = epoch.workers > 0 || p.workers == 0;
+    auto after_of = [&](const RecordedBatch& b) { return handed_over ? b.after_cpu_ns : 0; };
+    auto take_of = [&](const RecordedBatch& b) { return handed_over ? b.take_cpu_ns : 0; };
     if (!knobs.batch_size) {
-      for (const RecordedBatch& b : p.batches)
-        epoch.batches.push_back({b.first, b.count, knobs.workers ? -1 : b.worker, b.cpu_ns + b.after_cpu_ns,
-                                 b.step_ns < 0 ? -1 : scaled(double(b.step_ns)), b.idle_ns,
-                                 std::uint32_t(b.samples > 0 ? b.samples : b.count), b.take_cpu_ns,
-                                 b.step_ns < 0 ? 0 : scaled(double(b.step_cpu_ns))});
+      for (const RecordedBatch& b : p.batches) {
+        RecordedLoading::Batch r{b.first,
+                                 b.count,
+                                 knobs.workers ? -1 : b.worker,
+                                 b.cpu_ns,
+                                 b.step_ns < 0 ? -1 : scaled(double(b.step_ns)),
+                                 b.idle_ns,
+                                 std::uint32_t(b.samples > 0 ? b.samples : b.count),
+                                 take_of(b),
+                                 b.step_ns < 0 ? 0 : scaled(double(b.step_cpu_ns))};
+        r.after_cpu_ns = after_of(b);
+        epoch.batches.push_back(r);
+      }
     } else {
       // Regrouped: each sample carries its batch's CPU time and step in equal shares; a new batch
       // takes batch_size of the job's samples (a sample of k files: k of ours), the pass's last
@@ -355,10 +373,11 @@ RecordedLoading replay_loading(const RecordedJob& job, const ReplayKnobs& knobs)
         if (b.step_ns >= 0) stepped_cpu += double(b.step_cpu_ns);
       const double mean_step_cpu = stepped_samples > 0 ? stepped_cpu / stepped_samples : 0;
       RecordedLoading::Batch cur;
-      double cpu = 0, step = 0, idle = 0, take = 0, step_cpu = 0;
+      double cpu = 0, step = 0, idle = 0, take = 0, step_cpu = 0, after = 0;
       bool open = false;
       auto close = [&] {
         cur.cpu_ns = std::int64_t(cpu), cur.step_ns = scaled(step), cur.idle_ns = std::int64_t(idle);
+        cur.after_cpu_ns = std::int64_t(after);
         cur.take_cpu_ns = std::int64_t(take), cur.step_cpu_ns = std::min(scaled(step_cpu), cur.step_ns);
         epoch.batches.push_back(cur);
         open = false;
@@ -366,11 +385,13 @@ RecordedLoading replay_loading(const RecordedJob& job, const ReplayKnobs& knobs)
       for (const RecordedBatch& b : p.batches)
         for (std::uint32_t k = 0; k < b.count; ++k) {
           if (!open)
-            cur = {b.first + k, 0, -1, 0, 0, 0, 0}, cpu = step = idle = take = step_cpu = 0, open = true;
+            cur = {b.first + k, 0, -1, 0, 0, 0, 0}, cpu = step = idle = take = step_cpu = after = 0,
+            open = true;
           ++cur.count;
-          cpu += double(b.cpu_ns + b.after_cpu_ns) / b.count;
+          cpu += double(b.cpu_ns) / b.count;
+          after += double(after_of(b)) / b.count;
           idle += double(b.idle_ns) / b.count;
-          take += double(b.take_cpu_ns) / b.count;
+          take += double(take_of(b)) / b.count;
           step += b.step_ns >= 0 ? double(b.step_ns) / b.count : mean_step;
           step_cpu += b.step_ns >= 0 ? double(b.step_cpu_ns) / b.count : mean_step_cpu;
           if (cur.count == size) {

@@ -113,8 +113,9 @@ assert len(opts) == 2, len(opts)  # two repetitions
 for r in opts:
     assert r["case"] == "replay/job:renamed/state:cold/path:source/target:0.2", r["case"]
     assert r["extra"]["target_au"] == 0.2, r["extra"]["target_au"]
-    # 7.5 MiB over two passes at 4 MiB/s: the reads alone take ~1.9 s, longer than the job's loop.
-    assert r["au"] < base["au"] - 0.05, (r["au"], base["au"])
+    # 7.5 MiB over two passes at 4 MiB/s: the reads alone take ~1.9 s against 60 steps of 5 ms,
+    # an AU of 0.14 at most (a loaded host lowers it, never raises it).
+    assert r["au"] < 0.16, (r["au"], base["au"])
 (c,) = cached
 assert c["case"] == "replay/job:slow/state:cold/path:cache", c["case"]
 x = c["extra"]

@@ -202,6 +202,10 @@ struct RecordedLoading {
     // The trainer's CPU time: taking it once ready (within the hand-over, next_cost_ns), and in
     // its step (within step_ns).
     std::int64_t take_cpu_ns = 0, step_cpu_ns = 0;
+    // The worker's CPU time after handing it over, before its next (PyTorch's queue feeder
+    // pickling it into shared memory while the worker goes on): within the hand-over's wall
+    // already, so it delays the worker's next batch, not this one.
+    std::int64_t after_cpu_ns = 0;
   };
   struct Epoch {
     std::vector<Batch> batches;
