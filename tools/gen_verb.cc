@@ -271,6 +271,19 @@ int gen_like(GenOptions o, const std::string& like, double scale) {
   return 0;
 }
 
+// RETURNS: whether the folder `outer` exists and holds `inner` at some depth (compared by device
+// and inode up `inner`'s parents, so a symlink or bind mount of `outer` counts).
+bool folder_holds(const std::string& outer, const std::string& inner) {
+  struct stat o {
+  }, p{};
+  if (::stat(outer.c_str(), &o) != 0 || !S_ISDIR(o.st_mode)) return false;
+  for (std::filesystem::path at = std::filesystem::path(inner).lexically_normal(); at.has_relative_path();) {
+    at = at.parent_path();
+    if (::stat(at.c_str(), &p) == 0 && p.st_dev == o.st_dev && p.st_ino == o.st_ino) return true;
+  }
+  return false;
+}
+
 // RETURNS: whether --like names a trace: a regular file that is not a stage manifest.
 bool like_is_trace(const std::string& like) {
   struct stat st {};
@@ -313,11 +326,14 @@ GenListing listing_of(const RecordedJob& job, const std::string& trace) {
 // gen --like TRACE: every file the traced job read, at its path and size.
 int gen_like_trace(GenOptions o, const std::string& trace) {
   // A file that does not open as a JSON object is no trace: say what --like takes.
-  std::ifstream in(trace, std::ios::binary);
   char first = 0;
-  while (in.get(first) && std::isspace(static_cast<unsigned char>(first))) {
+  {
+    std::ifstream in(trace, std::ios::binary);
+    while (in.get(first) && std::isspace(static_cast<unsigned char>(first))) {
+    }
+    if (!in) first = 0;
   }
-  if (!in || first != '{')
+  if (first != '{')
     throw InputError("--like '" + trace + "': expected a folder, a stage manifest (" + kManifestJsonName +
                      " or " + kManifestSumsName + ") or a watch trace (feedbench watch --trace); it is none");
   RecordedJob job;
@@ -329,6 +345,10 @@ int gen_like_trace(GenOptions o, const std::string& trace) {
   // The job's own data (where it still is, here) and the trace are never written to.
   check_outputs_apart({{"--out", o.out, true}}, {{"--like", trace}},
                       {{"the traced job's data folder", job.data_root}});
+  if (folder_holds(o.out, job.data_root))
+    throw InputError(
+        "--out " + o.out + ": holds the traced job's data folder " + job.data_root +
+        " (compared by device and inode): feedbench never writes over the data; choose a path outside it");
   auto listing = std::make_shared<GenListing>(listing_of(job, trace));
   o.layout = GenLayout::kListed;
   o.files = listing->files.size();
@@ -403,27 +423,29 @@ int gen_main(int argc, char** argv) {
     throw InputError("--scale: only with --like (it scales the real data set's files and folders)");
   if (vm.count("like")) {
     if (!vm.count("out")) throw InputError("--out is required (see feedbench gen --help)");
-    if (vm.count("scale") && like_is_trace(like_text))
+    const bool trace = like_is_trace(like_text);
+    if (vm.count("scale") && trace)
       throw InputError("--scale: not with --like TRACE: a replay reads every file the job read");
+    const char* contents = trace ? "it writes JPEGs where the job read them, pseudo-random bytes elsewhere"
+                                 : "it writes pseudo-random bytes of the real sizes (bin)";
     for (const auto& [option, why] :
          {std::pair{"files", "the file count is the real data set's, times --scale"},
           {"file-size", "sizes are drawn from the real data set's"},
           {"layout", "the folders are shaped like the real data set's"},
           {"classes", "the folders are shaped like the real data set's"},
           {"shards", "the folders are shaped like the real data set's"},
-          {"jpeg-quality", "it writes pseudo-random bytes of the real sizes (bin)"},
-          {"bytes-per-pixel", "it writes pseudo-random bytes of the real sizes (bin)"},
-          {"jpeg-pixels", "it writes pseudo-random bytes of the real sizes (bin)"}})
+          {"jpeg-quality", contents},
+          {"bytes-per-pixel", contents},
+          {"jpeg-pixels", contents}})
       if (vm.count(option)) throw InputError(std::string("--") + option + ": not with --like: " + why);
-    if (format != GenFormat::kBin)
-      throw InputError("--format: not with --like: it writes pseudo-random bytes of the real sizes (bin)");
+    if (format != GenFormat::kBin) throw InputError(std::string("--format: not with --like: ") + contents);
     GenOptions o;
     o.out = out;
     o.format = format;
     o.seed = parse_count(seed_text, "--seed");
     o.force = force;
     o.max_files = parse_count(max_files_text, "--max-files");
-    if (like_is_trace(like_text)) return gen_like_trace(o, like_text);
+    if (trace) return gen_like_trace(o, like_text);
     return gen_like(o, like_text, parse_scale(scale_text));
   }
   if (format == GenFormat::kJpeg && !vm.count("file-size"))

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -115,7 +116,9 @@ void check_free_space(const GenOptions& o, std::uint64_t bytes) {
   if (bytes <= free_bytes) return;
   const std::string need =
       bytes == UINT64_MAX ? "more than " + std::to_string(UINT64_MAX) : std::to_string(bytes);
-  throw InputError("--files/--file-size: the data set needs " + need + " bytes (" +
+  const char* option =
+      o.layout == GenLayout::kLike || o.layout == GenLayout::kListed ? "--like" : "--files/--file-size";
+  throw InputError(std::string(option) + ": the data set needs " + need + " bytes (" +
                    format_size(double(bytes)) + "), more than the " +
                    std::to_string(static_cast<std::uint64_t>(free_bytes)) + " bytes (" +
                    format_size(double(free_bytes)) + ") free on the file system at '" + at + "'");
@@ -185,7 +188,8 @@ UniqueFd open_parent_beneath(const GenOptions& o, int out_fd, const std::string&
   return fd;
 }
 
-// Writes file `index` under `out_fd`: "<name>.fbtmp", then renamed. RETURNS bytes written;
+// Writes file `index` under `out_fd`: ".fb-<index in hex>.fbtmp" in its folder, then renamed.
+// RETURNS bytes written;
 // *pixels the image's where it is one.
 std::uint64_t write_one(const GenOptions& o, int out_fd, std::uint64_t index, char* buffer,
                         std::size_t buffer_size, std::uint64_t* pixels) {
@@ -193,7 +197,11 @@ std::uint64_t write_one(const GenOptions& o, int out_fd, std::uint64_t index, ch
   std::string leaf;
   const UniqueFd parent = open_parent_beneath(o, out_fd, name, &leaf);
   const int dir_fd = parent ? parent.get() : out_fd;
-  const std::string tmp = leaf + ".fbtmp";
+  // A short name of its own whatever the file's (a name of 250 bytes has no room for a suffix),
+  // ending as every feedbench temporary does, so that a scan skips one left behind.
+  char tmp_name[40];
+  std::snprintf(tmp_name, sizeof tmp_name, ".fb-%016llx.fbtmp", static_cast<unsigned long long>(index));
+  const std::string tmp = tmp_name;
   std::uint64_t size = gen_file_size(o, index);
   std::vector<std::uint8_t> image;
   if (o.format == GenFormat::kJpeg) image = make_sized_jpeg(o.seed, index, size, o.jpeg);
@@ -205,7 +213,8 @@ std::uint64_t write_one(const GenOptions& o, int out_fd, std::uint64_t index, ch
     *pixels = jpeg_header_pixels(image);
   }
   int fd = ::openat(dir_fd, tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-  if (fd < 0) throw RunError(errno_message("gen: create '" + o.out + "/" + name + ".fbtmp'", errno));
+  if (fd < 0)
+    throw RunError(errno_message("gen: create a temporary for '" + o.out + "/" + name + "'", errno));
   std::uint64_t offset = 0;
   try {
     if (o.layout == GenLayout::kTfrecord)
@@ -221,7 +230,7 @@ std::uint64_t write_one(const GenOptions& o, int out_fd, std::uint64_t index, ch
         ssize_t n = ::write(fd, buffer + done, len - done);
         if (n < 0) {
           if (errno == EINTR) continue;
-          throw RunError(errno_message("gen: write '" + o.out + "/" + name + ".fbtmp'", errno));
+          throw RunError(errno_message("gen: write '" + o.out + "/" + name + "'", errno));
         }
         done += static_cast<std::size_t>(n);
       }
@@ -229,7 +238,7 @@ std::uint64_t write_one(const GenOptions& o, int out_fd, std::uint64_t index, ch
     }
     if (::close(fd) != 0) {
       fd = -1;
-      throw RunError(errno_message("gen: close '" + o.out + "/" + name + ".fbtmp'", errno));
+      throw RunError(errno_message("gen: close '" + o.out + "/" + name + "'", errno));
     }
     fd = -1;
     if (::renameat(dir_fd, tmp.c_str(), dir_fd, leaf.c_str()) != 0)
@@ -464,9 +473,16 @@ void validate_gen_options(const GenOptions& o) {
     if (o.files > o.max_files)
       throw InputError("--like: the data set would hold " + std::to_string(o.files) + " files, more than " +
                        std::to_string(o.max_files) + " (raise the limit with --max-files N)");
-    for (const ListedFile& f : o.listed->files)
+    const std::set<std::string> dirs(o.listed->dirs.begin(), o.listed->dirs.end());
+    for (const ListedFile& f : o.listed->files) {
       if (const std::string problem = beneath_path_problem(f.path); !problem.empty())
         throw InputError("--like: the file '" + f.path + "' " + problem + "; expected a path beneath --out");
+      if (dirs.count(f.path))
+        throw InputError("--like: '" + f.path + "' is listed as a file and as a folder holding files");
+      if (f.path.ends_with(".fbtmp") || f.path == kGenRecordName)
+        throw InputError("--like: the file '" + f.path + "' has a name of feedbench's own (" +
+                         kGenRecordName + ", *.fbtmp), which a scan leaves out; expected another");
+    }
     return;
   }
   if (o.layout == GenLayout::kLike) {

@@ -149,12 +149,7 @@ std::vector<std::uint8_t> make_sized_jpeg(std::uint64_t seed, std::uint64_t inde
   return jpeg;
 }
 
-namespace {
-
-// Inserts comment segments of `gap` bytes in all right after `jpeg`'s start marker (FF D8): each
-// FF FE, a 16-bit length (its own 2 bytes and the payload's), pseudo-random payload that does
-// not compress. REQUIRES: gap == 0 or gap >= 4 (the smallest segment).
-void pad_with_comments(std::vector<std::uint8_t>& jpeg, std::uint64_t gap, std::uint64_t key) {
+void pad_jpeg_with_comments(std::vector<std::uint8_t>& jpeg, std::uint64_t gap, std::uint64_t key) {
   constexpr std::uint64_t kMostSegment = 2 + 65535;  // the marker, and the most a length names
   std::vector<std::uint8_t> pad;
   pad.reserve(gap);
@@ -170,10 +165,11 @@ void pad_with_comments(std::vector<std::uint8_t>& jpeg, std::uint64_t gap, std::
     }
     gap -= n;
   }
-  jpeg.insert(jpeg.begin() + 2, pad.begin(), pad.end());
+  std::size_t at = 2;
+  if (jpeg.size() >= 6 && jpeg[2] == 0xFF && jpeg[3] == 0xE0)
+    at = std::min(jpeg.size(), 4 + (std::size_t(jpeg[4]) << 8 | jpeg[5]));
+  jpeg.insert(jpeg.begin() + std::ptrdiff_t(at), pad.begin(), pad.end());
 }
-
-}  // namespace
 
 std::vector<std::uint8_t> make_exact_jpeg(std::uint64_t seed, std::uint64_t index, std::uint64_t bytes,
                                           const JpegStyle& style) {
@@ -186,7 +182,8 @@ std::vector<std::uint8_t> make_exact_jpeg(std::uint64_t seed, std::uint64_t inde
     std::vector<std::uint8_t> jpeg = make_sized_jpeg(seed, index, target, style);
     if (jpeg.size() == bytes) return jpeg;
     if (jpeg.size() + 4 <= bytes) {
-      pad_with_comments(jpeg, bytes - jpeg.size(), mix64(seed ^ (index + 1) * kSplitmixGolden ^ 0x434F4DULL));
+      pad_jpeg_with_comments(jpeg, bytes - jpeg.size(),
+                             mix64(seed ^ (index + 1) * kSplitmixGolden ^ 0x434F4DULL));
       return jpeg;
     }
   }

@@ -77,6 +77,8 @@ expect_in "$WORK/err" "--scale: not with --like TRACE"
 [ ! -e "$WORK/scaled" ] || fail "a refused gen wrote"
 expect_exit 2 "$FEEDBENCH" gen --like "$WORK/job.trace.json" --out "$WORK/data" --force
 expect_in "$WORK/err" "the traced job's data folder"
+expect_exit 2 "$FEEDBENCH" gen --like "$WORK/job.trace.json" --out "$WORK" --force
+expect_in "$WORK/err" "holds the traced job's data folder"
 [ "$(tree_digest "$WORK/data")" = "$before" ] || fail "gen wrote onto the job's data"
 # A trace whose files share the folder /tmp/x but one climbs out of it.
 $PY - "$WORK/job.trace.json" "$WORK/hostile.json" <<'PY'

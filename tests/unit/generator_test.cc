@@ -236,6 +236,16 @@ TEST(GeneratorTest, ListedPathsOutsideTheFolderOrThroughALinkAreRefused) {
     EXPECT_THROW(validate_gen_options(o), InputError) << bad;
   }
   EXPECT_FALSE(std::filesystem::exists(dir / "escape.bin"));
+  // A path both a file and a folder, and names of feedbench's own, before anything is written.
+  EXPECT_THROW(validate_gen_options(listed(dir / "d", {{"a", 5}, {"a/b", 5}}, {"a"})), InputError);
+  EXPECT_THROW(validate_gen_options(listed(dir / "d", {{"x.fbtmp", 5}}, {})), InputError);
+  EXPECT_THROW(validate_gen_options(listed(dir / "d", {{kGenRecordName, 5}}, {})), InputError);
+  EXPECT_NO_THROW(validate_gen_options(listed(dir / "d", {{"sub/feedbench-gen.json", 5}}, {"sub"})));
+  // A name of 255 bytes, the most a folder entry takes, is written (its temporary's name is short).
+  const std::string longest(251, 'n');
+  const GenOptions long_name = listed(dir / "long", {{longest + ".bin", 3}}, {});
+  generate_dataset(long_name);
+  EXPECT_EQ(std::filesystem::file_size(dir / ("long/" + longest + ".bin")), 3u);
   // A folder of --force's out that is a link elsewhere is not followed, for a folder or a file.
   std::filesystem::create_directories(dir / "elsewhere");
   std::filesystem::create_directories(dir / "f");

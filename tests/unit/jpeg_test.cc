@@ -139,6 +139,30 @@ TEST(JpegTest, ExactImagesHaveTheSizeToTheByteAndDecodeWhole) {
   EXPECT_TRUE(make_exact_jpeg(5, 0, 100).empty());
 }
 
+TEST(JpegTest, CommentPaddingIsExactKeepsTheJfifHeaderFirstAndDecodes) {
+  // Gaps at a segment's smallest, at its largest (65537 bytes) and just past it, where one
+  // segment must leave room for a whole second one.
+  const std::vector<std::uint8_t> image = encode_noise_jpeg(1, 2, 32, 24);
+  ASSERT_EQ(std::string(image.begin() + 6, image.begin() + 10), "JFIF");
+  JpegDecoder decoder;
+  for (std::uint64_t gap : {4, 5, 65537, 65538, 65539, 65540, 65541, 131074, 131075}) {
+    std::vector<std::uint8_t> jpeg = image;
+    pad_jpeg_with_comments(jpeg, gap, 7);
+    ASSERT_EQ(jpeg.size(), image.size() + gap) << gap;
+    EXPECT_EQ(std::string(jpeg.begin() + 6, jpeg.begin() + 10), "JFIF") << gap;
+    const std::string data(jpeg.begin(), jpeg.end());
+    const DecodedImage img = decoder.decode(bytes_of(data), 0, "padded.jpg");
+    EXPECT_TRUE(img.corrupt.empty()) << gap << ": " << img.corrupt;
+    EXPECT_EQ(img.width, 32) << gap;
+    EXPECT_EQ(decoder.pixels(), [&] {
+      const std::string plain(image.begin(), image.end());
+      JpegDecoder d;
+      d.decode(bytes_of(plain), 0, "plain.jpg");
+      return d.pixels();
+    }()) << gap;  // the same pixels as the image unpadded
+  }
+}
+
 TEST(JpegTest, NotAJpegIsARunErrorNamingTheSample) {
   JpegDecoder decoder;
   const std::string junk(4096, 'x');

@@ -133,9 +133,9 @@ std::uint64_t gen_first_record(const GenOptions& options, std::uint64_t shard);
 // offset). REQUIRES: offset is a multiple of 8.
 void gen_fill(std::uint64_t seed, std::uint64_t index, std::uint64_t offset, char* buffer, std::size_t size);
 
-// Writes the data set. Each file goes to "<name>.fbtmp" and is renamed into place when
-// complete, so an interrupted run never leaves a short file under a real name; every folder
-// and file is made beneath `out` without following a symbolic link (open_beneath.h). The record
+// Writes the data set. Each file goes to a temporary ".fb-<index in hex>.fbtmp" beside it and is renamed into
+// place when complete, so an interrupted run never leaves a short file under a real name; every folder and
+// file is made beneath `out` without following a symbolic link (open_beneath.h). The record
 // <out>/feedbench-gen.json follows the last file for kLike and kListed (its origin) and kJpeg
 // (the style asked for and the bytes a pixel and pixels an image written).
 // Throws InputError for bad options, a non-empty `out` without `force`, or a data set larger than

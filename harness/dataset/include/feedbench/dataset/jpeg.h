@@ -62,9 +62,15 @@ class JpegDensity {
 std::vector<std::uint8_t> make_sized_jpeg(std::uint64_t seed, std::uint64_t index, std::uint64_t target_bytes,
                                           const JpegStyle& style = {});
 
+// Inserts comment segments of `gap` bytes in all after `jpeg`'s start marker (FF D8) and its JFIF
+// header (APP0) where it has one, which must come first: each FF FE, a 16-bit length (its own 2
+// bytes and the payload's), payload of pseudo-random bytes from `key` that do not compress.
+// REQUIRES: `jpeg` starts with FF D8; gap == 0 or gap >= 4 (the smallest segment).
+void pad_jpeg_with_comments(std::vector<std::uint8_t>& jpeg, std::uint64_t gap, std::uint64_t key);
+
 // RETURNS: a JPEG of exactly `bytes` bytes (gen --like TRACE: a stand-in for an image the job
 // read, at its size): make_sized_jpeg's image of somewhat fewer bytes, padded with comment (COM)
-// segments of pseudo-random bytes right after its start marker, which every decoder skips.
+// segments of pseudo-random bytes after its JFIF header, which every decoder skips.
 // Empty when no image of this style fits in `bytes` (a few hundred bytes of headers).
 // Deterministic in (seed, index, bytes, style).
 std::vector<std::uint8_t> make_exact_jpeg(std::uint64_t seed, std::uint64_t index, std::uint64_t bytes,
