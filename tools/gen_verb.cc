@@ -404,10 +404,10 @@ int gen_main(int argc, char** argv) {
       "classes", po::value(&classes_text)->value_name("K"), "class folders, --layout classes  [10]")(
       "shards", po::value(&shards_text)->value_name("K"), "shard files, --layout shards or tfrecord  [4]")(
       "like", po::value(&like_text)->value_name("PATH"),
-      "a real data set (a folder, or a stage manifest) whose folders, count and sizes to copy; or a "
-      "watch trace whose files to write")("scale", po::value(&scale_text)->value_name("F"),
-                                          "with --like: files and folders × F, 0 < F <= 1  [1]")(
-      "seed", po::value(&seed_text)->value_name("S"), "seed: same seed, same data set  [0]")(
+      "a data set (folder, stage manifest) whose shape to copy, or a watch trace whose files to write")(
+      "scale", po::value(&scale_text)->value_name("F"),
+      "with --like: files and folders × F, 0 < F <= 1  [1]")("seed", po::value(&seed_text)->value_name("S"),
+                                                             "seed: same seed, same data set  [0]")(
       "force", po::bool_switch(&force),
       "write into a non-empty folder (files of the same name are replaced)")(
       "max-files", po::value(&max_files_text)->value_name("N"),
