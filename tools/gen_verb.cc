@@ -271,19 +271,6 @@ int gen_like(GenOptions o, const std::string& like, double scale) {
   return 0;
 }
 
-// RETURNS: whether the folder `outer` exists and holds `inner` at some depth (compared by device
-// and inode up `inner`'s parents, so a symlink or bind mount of `outer` counts).
-bool folder_holds(const std::string& outer, const std::string& inner) {
-  struct stat o {
-  }, p{};
-  if (::stat(outer.c_str(), &o) != 0 || !S_ISDIR(o.st_mode)) return false;
-  for (std::filesystem::path at = std::filesystem::path(inner).lexically_normal(); at.has_relative_path();) {
-    at = at.parent_path();
-    if (::stat(at.c_str(), &p) == 0 && p.st_dev == o.st_dev && p.st_ino == o.st_ino) return true;
-  }
-  return false;
-}
-
 // RETURNS: whether --like names a trace: a regular file that is not a stage manifest.
 bool like_is_trace(const std::string& like) {
   struct stat st {};

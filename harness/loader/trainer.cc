@@ -41,6 +41,16 @@ std::int64_t draw_step_ns(const Distribution& d, std::mt19937_64& rng) {
   return d.a_ns;
 }
 
+// Spends `ns` of a recorded job's CPU time on this worker thread (none when ns <= 0), counted
+// as its transform's.
+void burn_recorded_cpu(std::int64_t ns, WorkerTotals& totals) {
+  if (ns <= 0) return;
+  const std::int64_t t0 = now_ns();
+  burn_cpu_ns(ns);
+  totals.transform_cpu_ns += ns;
+  totals.transform_ns += now_ns() - t0;
+}
+
 }  // namespace
 
 Trainer::Trainer(const LoaderOptions& o, const LoaderSchedule& schedule, const SampleSource& source,
@@ -261,13 +271,7 @@ void Trainer::start_workers(const EpochJobs& jobs, BatchQueue& queue, BatchChann
               queue.put(j, b);
               // The job's worker put the batch on its queue, whose feeder thread pickled it
               // while the worker went on to its next: that CPU, after the hand-over.
-              if (const std::int64_t after = jobs.recorded ? jobs.recorded->batches[j].after_cpu_ns : 0;
-                  after > 0) {
-                const std::int64_t t0 = now_ns();
-                burn_cpu_ns(after);
-                totals[w].transform_cpu_ns += after;
-                totals[w].transform_ns += now_ns() - t0;
-              }
+              if (jobs.recorded) burn_recorded_cpu(jobs.recorded->batches[j].after_cpu_ns, totals[w]);
             }
           } catch (const std::exception& ex) {
             if (queue.stopped()) return;  // the epoch ended while this worker sent ahead of it
@@ -293,12 +297,7 @@ Batch Trainer::build(const EpochJobs& jobs, std::size_t w, std::size_t j, Worker
     const std::size_t from = std::size_t(rb.first - jobs.base);
     Batch b = build_batch(*readers_[w], &jobs.mine, from, from + rb.count, TransformCost{}, totals,
                           decoders_[w].get(), hold ? &held_[w] : nullptr);
-    const std::int64_t t0 = now_ns(), spent = thread_cpu_ns() - cpu0;
-    if (rb.cpu_ns > spent) {
-      burn_cpu_ns(rb.cpu_ns - spent);
-      totals.transform_cpu_ns += rb.cpu_ns - spent;
-      totals.transform_ns += now_ns() - t0;
-    }
+    burn_recorded_cpu(rb.cpu_ns - (thread_cpu_ns() - cpu0), totals);
     if (rb.samples > 0) b.samples = rb.samples;  // the job's samples, not its files read
     if (rb.idle_ns > 0) {  // the job's own wait in its fetch: the transform's wall, not its CPU
       const std::int64_t t1 = now_ns();

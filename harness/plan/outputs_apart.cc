@@ -167,6 +167,11 @@ void refuse_roots(const NamedPath& out, const Place& at, const std::vector<Named
 
 }  // namespace
 
+bool folder_holds(const std::string& outer, const std::string& inner) {
+  const std::optional<Folder> out = open_folder(outer), in = open_folder(inner);
+  return out && in && folder_in_root(*in, *out) == Overlap::kInside;
+}
+
 void check_outputs_apart(const std::vector<NamedPath>& outputs, const std::vector<NamedPath>& inputs,
                          const std::vector<NamedPath>& data_roots) {
   std::vector<std::pair<Place, const NamedPath*>> placed;

@@ -50,6 +50,11 @@ struct NamedPath {
 void check_outputs_apart(const std::vector<NamedPath>& outputs, const std::vector<NamedPath>& inputs,
                          const std::vector<NamedPath>& data_roots);
 
+// RETURNS: whether the folder `outer` holds the folder `inner` below it, at any depth (compared
+// by device and inode, as check_outputs_apart compares, so symlinks and bind mounts count);
+// false where either is not a folder.
+bool folder_holds(const std::string& outer, const std::string& inner);
+
 // The offset and length alignment O_DIRECT reads need on one file system.
 struct DirectAlignment {
   std::uint64_t bytes = 512;
