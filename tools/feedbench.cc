@@ -11,6 +11,10 @@
 #include "feedbench/base/error.h"
 #include "verbs.h"
 
+namespace feedbench {
+struct sigaction g_inherited_sigxfsz {};
+}  // namespace feedbench
+
 namespace {
 
 struct Verb {
@@ -44,7 +48,9 @@ void usage(std::FILE* out) {
 int main(int argc, char** argv) {
   // Past a file-size limit (ulimit -f) a write then fails with EFBIG, reported like a full disk
   // (temporaries removed), instead of SIGXFSZ killing the process mid-file.
-  std::signal(SIGXFSZ, SIG_IGN);
+  struct sigaction ignore {};
+  ignore.sa_handler = SIG_IGN;
+  ::sigaction(SIGXFSZ, &ignore, &feedbench::g_inherited_sigxfsz);
   if (argc < 2) {
     usage(stderr);
     return 2;

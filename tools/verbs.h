@@ -4,6 +4,7 @@
 // printed by main as "feedbench <verb>: <message>" with exit code 2.
 #pragma once
 
+#include <csignal>
 #include <map>
 #include <memory>
 #include <string>
@@ -31,5 +32,9 @@ int diff_main(int argc, char** argv);    // diff_verb.cc
 int report_main(int argc, char** argv);  // report_verb.cc
 int env_main(int argc, char** argv);     // env_verb.cc
 int watch_main(int argc, char** argv);   // watch_verb.cc
+
+// SIGXFSZ's disposition as feedbench was started with it (main ignores it, so that a write past
+// a file-size limit fails with EFBIG): the job watch runs gets it back. feedbench.cc.
+extern struct sigaction g_inherited_sigxfsz;
 
 }  // namespace feedbench

@@ -4,6 +4,7 @@
 // batch's ask and got and every worker fetch; this verb reads the records back
 // (harness/watch/), states the job's AU the method's way and a verdict, and writes them as a
 // result entry `job/NAME` that diff and report read as they read a run's.
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -13,9 +14,11 @@
 #include <iostream>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <fcntl.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -44,6 +47,7 @@
 #include "feedbench/watch/job_result.h"
 #include "feedbench/watch/job_trace.h"
 #include "feedbench/watch/process_sampler.h"
+#include "feedbench/watch/read_log.h"
 #include "feedbench/watch_sitecustomize.h"
 #include "verbs.h"
 
@@ -92,12 +96,43 @@ std::string default_name(const std::vector<std::string>& command) {
   return fs::path(command.front()).filename().string();
 }
 
-// A private folder for the probe and its records, removed when the verb ends.
+// The folder watch's folders are made in: TMPDIR, else /tmp.
+std::string watch_folders_home() {
+  const char* tmp = std::getenv("TMPDIR");
+  return tmp && *tmp ? tmp : "/tmp";
+}
+
+constexpr std::string_view kWatchFolderPrefix = "feedbench-watch-";
+
+// Removes the folders of watchers that are gone (killed outright: nothing ran their clean-up):
+// only "feedbench-watch-<pid>-XXXXXX" folders, not links, owned by this user, whose watcher pid
+// no longer runs. A folder of a live watcher, or one this cannot prove stale, stays.
+void remove_stale_watch_folders() {
+  std::error_code ec;
+  for (const fs::directory_entry& e : fs::directory_iterator(watch_folders_home(), ec)) {
+    const std::string name = e.path().filename().string();
+    if (!name.starts_with(kWatchFolderPrefix)) continue;
+    const std::string rest = name.substr(kWatchFolderPrefix.size());
+    const std::size_t dash = rest.find('-');
+    if (dash == 0 || dash == std::string::npos || rest.size() != dash + 7 ||
+        rest.find_first_not_of("0123456789") != dash)
+      continue;
+    struct stat st {};
+    if (::lstat(e.path().c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid()) continue;
+    const long pid = std::strtol(rest.c_str(), nullptr, 10);
+    if (pid <= 0 || pid > INT32_MAX || ::kill(pid_t(pid), 0) == 0 || errno != ESRCH) continue;
+    std::error_code ignored;
+    fs::remove_all(e.path(), ignored);
+  }
+}
+
+// A private folder for the probe and its records, removed when the verb ends. Its name holds
+// the watcher's pid, so that a later watch can tell it stale (remove_stale_watch_folders).
 struct WatchFolder {
   std::string root;
   WatchFolder() {
-    const char* tmp = std::getenv("TMPDIR");
-    std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/feedbench-watch-XXXXXX";
+    std::string pattern =
+        watch_folders_home() + "/" + std::string(kWatchFolderPrefix) + std::to_string(::getpid()) + "-XXXXXX";
     if (::mkdtemp(pattern.data()) == nullptr)
       throw RunError("cannot make a folder for the job's records under " + pattern + ": " +
                      std::strerror(errno));
@@ -174,12 +209,17 @@ JobRun run_child(const std::vector<std::string>& command, const WatchFolder& fol
   forward.sa_handler = forward_signal;
   ::sigaction(SIGINT, &ignore, &old_int);
   ::sigaction(SIGQUIT, &ignore, &old_quit);
+  const pid_t watcher = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) throw RunError(std::string("fork: ") + std::strerror(errno));
   if (pid == 0) {
     ::sigaction(SIGINT, &old_int, nullptr);
     ::sigaction(SIGQUIT, &old_quit, nullptr);
-    ::signal(SIGXFSZ, SIG_DFL);  // feedbench ignores it (a file size limit is an error it reports)
+    ::sigaction(SIGXFSZ, &g_inherited_sigxfsz, nullptr);  // feedbench ignores it for itself
+    // The job ends with its watcher: a watcher killed outright (SIGKILL) must not leave it
+    // running and recording into a folder nobody removes. SIGTERM, which a job may catch to
+    // save its state, as a terminal's hang-up would be; a watcher gone before the call counts.
+    if (::prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || ::getppid() != watcher) ::raise(SIGTERM);
     ::setenv("PYTHONPATH", pythonpath.c_str(), 1);
     ::setenv("FEEDBENCH_WATCH_DIR", folder.records().c_str(), 1);
     if (!preload.empty()) ::setenv("LD_PRELOAD", preload.c_str(), 1);
@@ -214,6 +254,9 @@ JobRun run_child(const std::vector<std::string>& command, const WatchFolder& fol
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   g_child = 0;
+  // From here on the watcher only writes and prints: a reader that went away (watch ... | head)
+  // costs the lines, never the result, the trace or the job's exit status.
+  ::signal(SIGPIPE, SIG_IGN);
   for (auto [sig, act] :
        {std::pair{SIGINT, &old_int}, {SIGQUIT, &old_quit}, {SIGTERM, &old_term}, {SIGHUP, &old_hup}})
     ::sigaction(sig, act, nullptr);
@@ -345,65 +388,95 @@ std::string loop_text(const JobLog& log, const JobFigures& f, const JobVerdict& 
   return say;
 }
 
-// RETURNS: the cache staged by feedbench stage that holds `folder` (the nearest folder at or
-// above it with a manifest), or "".
-std::string cache_root_of(const fs::path& folder) {
+// RETURNS: whether `m` lists a file in the folder `rel` (relative to its cache root, "" the
+// root itself): a manifest above a data folder is that data's only when it lists what is there.
+bool manifest_lists_folder(const Manifest& m, const std::string& rel) {
+  const std::string prefix = rel.empty() ? "" : rel + "/";
+  const auto at = std::lower_bound(m.files.begin(), m.files.end(), prefix,
+                                   [](const ManifestEntry& e, const std::string& p) { return e.path < p; });
+  return at != m.files.end() && at->path.starts_with(prefix) &&
+         at->path.find('/', prefix.size()) == std::string::npos;
+}
+
+// A staged cache found for a data folder: its root and manifest, or why the manifest at the
+// folder itself cannot be read.
+struct StagedCache {
+  std::string root;
+  std::optional<Manifest> manifest;
+  std::string why;
+};
+
+// RETURNS: the cache staged by feedbench stage that holds the data folder `folder`: the nearest
+// folder at or above it whose manifest lists a file in `folder`; a manifest at `folder` itself
+// that cannot be read, with why; else none. A manifest above the data that does not list it
+// (planted, or another cache's) is never taken for it, nor its source scanned.
+std::optional<StagedCache> staged_cache_of(const fs::path& folder) {
   std::error_code ec;
+  std::string rel;
   for (fs::path p = folder; !p.empty(); p = p.parent_path()) {
-    if (fs::exists(p / kManifestJsonName, ec)) return p.string();
+    if (fs::exists(p / kManifestJsonName, ec)) {
+      StagedCache c{p.string(), std::nullopt, ""};
+      try {
+        c.manifest = read_manifest(c.root, &c.why);
+      } catch (const std::runtime_error& e) {  // InputError or RunError: say why, judge on
+        c.why = e.what();
+      }
+      if (c.manifest ? manifest_lists_folder(*c.manifest, rel) : p == folder) return c;
+    }
     if (p == p.root_path()) break;
+    rel = rel.empty() ? p.filename().string() : p.filename().string() + "/" + rel;
   }
-  return "";
+  return std::nullopt;
 }
 
 // RETURNS: what the reads say of a staged cache: each of the most read data folders inside one,
 // with the cheap check `run` makes (the cache's listing, sizes and mtimes against its manifest
 // and its source) made now; and a cache the command names whose source the job read instead.
+// The scans are bounded by the manifest: a selection with more files than it lists is stale.
 std::vector<std::string> cache_notes(const ReadSummary& s, const std::vector<std::string>& folders) {
   std::vector<std::string> notes;
   std::set<std::string> seen;
-  const auto staged = [](const std::string& root, std::string* why) -> std::optional<Manifest> {
-    try {
-      return read_manifest(root, why);
-    } catch (const std::runtime_error& e) {  // InputError or RunError: say why, judge on
-      *why = e.what();
-      return std::nullopt;
-    }
-  };
   for (std::size_t i = 0; i < s.folders.size() && i < 5; ++i) {
-    const std::string root = cache_root_of(s.folders[i].path);
-    if (root.empty() || !seen.insert(root).second) continue;
-    std::string why;
-    const std::optional<Manifest> m = staged(root, &why);
-    if (!m) {
+    const std::optional<StagedCache> c = staged_cache_of(s.folders[i].path);
+    if (!c || !seen.insert(c->root).second) continue;
+    const std::string& root = c->root;
+    if (!c->manifest) {
       notes.push_back("cache: read from " + root +
-                      ", a cache staged by feedbench stage whose manifest cannot be read (" + why +
+                      ", a cache staged by feedbench stage whose manifest cannot be read (" + c->why +
                       "): not verified");
       continue;
     }
+    const Manifest& m = *c->manifest;
     std::string check;
     try {
-      const FileSet source = scan_dataset(m->source_root, m->include);
+      ScanOptions bounded;
+      bounded.limits.max_files = m.files.size() + 1;
+      const FileSet source = scan_dataset(m.source_root, m.include, bounded);
       const std::string stale = check_cache(root, source, m, "");
-      const CacheVerification v = check_cache_listing(*m, scan_dataset(root, m->include), source);
+      const CacheVerification v = check_cache_listing(m, scan_dataset(root, m.include, bounded), source);
       check =
           !stale.empty() ? "not verified: " + stale
           : v.ok
               ? "verified now: it holds the " + std::to_string(v.files_checked) +
                     " files its manifest lists, sizes and mtimes as staged (feedbench verify re-hashes them)"
               : "not verified: " + v.summary(root, 3);
-    } catch (const std::runtime_error& e) {  // the source gone, a folder unreadable
+    } catch (const std::runtime_error& e) {  // the source gone, a folder unreadable, more files
       check = std::string("not verified: ") + e.what();
     }
-    notes.push_back("cache: read from " + root + ", a cache staged by feedbench stage from " +
-                    m->source_root + " (label " + m->label + "); " + check);
+    notes.push_back("cache: read from " + root + ", a cache staged by feedbench stage from " + m.source_root +
+                    " (label " + m.label + "); " + check);
   }
-  // A cache the command names while the job read its source.
+  // A cache the command names (its manifest at the named folder) while the job read its source.
   for (const std::string& f : folders) {
-    const std::string root = cache_root_of(fs::absolute(f));
-    if (root.empty() || seen.count(root)) continue;
-    std::string why;
-    const std::optional<Manifest> m = staged(root, &why);
+    std::error_code ec;
+    std::string root = fs::weakly_canonical(fs::absolute(f), ec).string();
+    while (root.size() > 1 && root.back() == '/') root.pop_back();
+    if (seen.count(root) || !fs::exists(fs::path(root) / kManifestJsonName, ec)) continue;
+    std::optional<Manifest> m;
+    try {
+      m = read_manifest(root);
+    } catch (const std::runtime_error&) {
+    }
     if (!m) continue;
     const std::string source = fs::weakly_canonical(m->source_root).string();
     for (std::size_t i = 0; i < s.folders.size() && i < 5; ++i)
@@ -455,12 +528,55 @@ ReadsAndDevice reads_and_device(const std::string& records, const std::string& r
   return r;
 }
 
-}  // namespace
+// Where a result or trace goes when the path asked for cannot take it: a file of its own,
+// created exclusively under TMPDIR (or /tmp). RETURNS: its path; "" when none can be made.
+std::string fallback_path(const std::string& name, const std::string& suffix) {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string pattern =
+      std::string(tmp && *tmp ? tmp : "/tmp") + "/feedbench-watch-" + name + "-XXXXXX" + suffix;
+  const int fd = ::mkstemps(pattern.data(), int(suffix.size()));
+  if (fd < 0) return "";
+  ::close(fd);
+  return fs::absolute(pattern).string();
+}
 
-int watch_main(int argc, char** argv) {
-  const std::optional<WatchOptions> parsed = parse_watch(argc, argv);
-  if (!parsed) return 0;
-  const WatchOptions& o = *parsed;
+// RETURNS: why writing `out` would destroy what the job read ("" when it would not): a file the
+// job opened to read (its script, a data file, a config), by device and inode from the
+// recorder's records. Checked after the job, when what it read is known; the command line's own
+// files and folders were checked before it ran. (A folder the job read is not refused: a job
+// that reads a config beside its results would have every result refused.)
+std::string lands_on_job_input(const std::string& out, const std::string& records) {
+  struct stat st {};
+  if (::stat(out.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return "";
+  std::string hit;
+  const ReadLogVisitor visit{[&](const FileRecord& r) {
+                               if (hit.empty() && r.inode == std::uint64_t(st.st_ino) &&
+                                   makedev(r.dev_major, r.dev_minor) == st.st_dev)
+                                 hit = r.path;
+                             },
+                             nullptr, nullptr};
+  for (const std::string& file : read_log_files(records)) {
+    std::ifstream in(file, std::ios::binary);
+    std::uint64_t torn = 0;
+    try {
+      parse_read_log(file, in, visit, &torn);
+    } catch (const InputError&) {  // an unreadable record file: the rest are still checked
+    }
+    if (!hit.empty()) return "the job read it (" + hit + ")";
+  }
+  return "";
+}
+
+// What watching a job came to: the job's own end, and the exit status watch gives.
+struct WatchOutcome {
+  JobRun child;
+  int exit_code = 0;
+};
+
+// Runs and judges the job; writes the result and the trace, then prints (a reader gone away
+// costs the lines, never the files). RETURNS: the outcome; exit_code is the job's unless an
+// output was refused after it ran (2, when the job itself succeeded).
+WatchOutcome watch_job(const WatchOptions& o, int argc, char** argv) {
   Outside outside;
   outside.interval_ns = o.interval_ns;
   std::string recorder_why;
@@ -468,7 +584,10 @@ int watch_main(int argc, char** argv) {
   outside.trace = !o.trace_path.empty();
 
   WatchFolder folder;
-  const JobRun child = run_child(o.command, folder, outside);
+  WatchOutcome outcome;
+  outcome.child = run_child(o.command, folder, outside);
+  const JobRun& child = outcome.child;
+  outcome.exit_code = child.exit_code;
   // A record the job's processes wrote that cannot be read costs the figures, never the job's
   // exit code nor what else was seen.
   std::string unreadable;
@@ -479,9 +598,12 @@ int watch_main(int argc, char** argv) {
     unreadable = std::string("the probe's records: ") + e.what();
   }
   JobFigures f = job_figures(log);
-  JobVerdict v = job_verdict(f, o.target, child.host_cpu_busy, usable_cores());
   const ReadsAndDevice rd =
       reads_and_device(folder.records(), recorder_why, o.folders(), pass_windows(log, f));
+  // Storage is named only where reads of data were seen (nullopt: none were recorded).
+  const std::optional<std::uint64_t> data_bytes =
+      rd.reads.why_not.empty() ? std::optional<std::uint64_t>(rd.reads.summary.bytes) : std::nullopt;
+  JobVerdict v = job_verdict(f, o.target, child.host_cpu_busy, usable_cores(), data_bytes);
   const JobProcesses processes = job_processes(outside.samples, log, child.start_ns, rd.dev, rd.device);
   // Which passes storage fed and which the page cache did: a data set read again from memory
   // is not storage keeping up.
@@ -494,6 +616,7 @@ int watch_main(int argc, char** argv) {
       v.text += "; the data device " + rd.device + " read " + format_rate(*rate) + " during the loop";
 
   std::string say = "\nfeedbench watch: job/" + o.name + " exited " + std::to_string(child.exit_code) +
+                    (child.signal > 0 ? std::string(" (killed by ") + sigabbrev_np(child.signal) + ")" : "") +
                     fmt(" after %.1f s\n", child.wall_s) + loop_text(log, f, v);
   if (!unreadable.empty()) say += "  cannot read " + unreadable + "\n";
   if (!rd.unreadable.empty()) say += "  cannot read " + rd.unreadable + "\n";
@@ -502,19 +625,34 @@ int watch_main(int argc, char** argv) {
   if (!outside.gpu.value("measured", true))
     say += "  GPU: not measured: " + outside.gpu.value("why", "") + "\n";
   for (const std::string& e : log.probe_errors) say += "  probe: " + e + "\n";
-  std::fputs(say.c_str(), stderr);
 
+  // The outputs, written before anything is printed. One that would land on what the job read
+  // (found only now: the recorder knows what it opened) goes to a file of its own, said so.
+  bool refused = false;
+  const auto place = [&](const char* option, const std::string& path, const std::string& suffix) {
+    const std::string why = lands_on_job_input(path, folder.records());
+    if (why.empty()) return path;
+    refused = true;
+    const std::string kept = fallback_path(o.name, suffix);
+    say += std::string("  ") + option + " " + path +
+           ": refused, it would overwrite what the job read: " + why +
+           (kept.empty() ? "; not written\n" : "; written to " + kept + " instead\n");
+    return kept;
+  };
   if (!o.trace_path.empty()) {
+    const std::string path = place("--trace", o.trace_path, ".trace.json");
     try {
-      const JobTraceCounts t =
-          write_job_trace(o.trace_path, log, folder.records(), child.start_ns, o.command, o.name);
-      const std::string line = "  trace: " + o.trace_path + " (" + format_count(double(t.events)) +
-                               " events; " + format_count(double(t.reads)) + " reads of data, " +
-                               format_count(double(t.reads_in_batches)) + " of them in a batch's fetch" +
-                               (recorder_why.empty() ? "" : "; reads not recorded: " + recorder_why) + ")\n";
-      std::fputs(line.c_str(), stderr);
-    } catch (const InputError& e) {  // nothing written (its temporary removed): said, and on
-      std::fprintf(stderr, "  trace: not written: %s\n", e.what());
+      if (!path.empty()) {
+        const JobTraceCounts t =
+            write_job_trace(path, log, folder.records(), child.start_ns, o.command, o.name);
+        say += "  trace: " + path + " (" + format_count(double(t.events)) + " events; " +
+               format_count(double(t.reads)) + " reads of data, " + format_count(double(t.reads_in_batches)) +
+               " of them in a batch's fetch" +
+               (recorder_why.empty() ? "" : "; reads not recorded: " + recorder_why) + ")\n";
+      }
+    } catch (const std::runtime_error& e) {  // a full disk, a bad record: nothing written (its
+      // temporary removed), said; the result and the job's exit status stand
+      say += std::string("  trace: not written: ") + e.what() + "\n";
     }
   }
   if (!o.out_path.empty()) {
@@ -528,10 +666,59 @@ int watch_main(int argc, char** argv) {
     doc.environment = describe_environment({});
     doc.benchmarks.push_back(job_entry(o.name, child, log, f, v, o.target, processes, rd.reads, outside.gpu));
     doc.summary = {{"watch", {{"job", "job/" + o.name}, {"verdict", v.by}, {"text", v.text}}}};
-    doc.save(o.out_path);
-    std::fprintf(stderr, "  result: %s\n", o.out_path.c_str());
+    const std::string path = place("--out", o.out_path, ".json");
+    try {
+      if (!path.empty()) {
+        doc.save(path);
+        say += "  result: " + path + "\n";
+      }
+    } catch (const std::runtime_error& e) {  // the disk filled during the job: kept elsewhere
+      const std::string kept = fallback_path(o.name, ".json");
+      std::string again;
+      try {
+        if (!kept.empty()) doc.save(kept);
+      } catch (const std::runtime_error& e2) {
+        again = e2.what();
+      }
+      say +=
+          std::string("  result: not written to ") + o.out_path + ": " + e.what() +
+          (kept.empty() || !again.empty() ? "; nowhere else either" : "; written to " + kept + " instead") +
+          "\n";
+    }
   }
-  return child.exit_code;
+  // An output refused after the job ran is bad input (exit 2), unless the job's own failure
+  // is the status to keep.
+  if (refused && outcome.exit_code == 0) outcome.exit_code = 2;
+  std::fputs(say.c_str(), stderr);
+  std::fflush(stderr);
+  return outcome;
+}
+
+// Ends watch as the job ended: a job killed by a signal kills watch by the same signal (as
+// timeout(1) and env(1) do), so that a shell or a parent sees the death, not a plain exit code.
+// RETURNS: the exit code otherwise.
+int end_as_job(const WatchOutcome& w) {
+  if (w.child.signal <= 0 || w.exit_code != w.child.exit_code) return w.exit_code;
+  std::fflush(nullptr);
+  // No core of the watcher: the job dumped its own where it was asked to.
+  const rlimit no_core{0, 0};
+  ::setrlimit(RLIMIT_CORE, &no_core);
+  ::signal(w.child.signal, SIG_DFL);
+  sigset_t only{};
+  sigemptyset(&only);
+  sigaddset(&only, w.child.signal);
+  ::sigprocmask(SIG_UNBLOCK, &only, nullptr);
+  ::raise(w.child.signal);
+  return w.exit_code;  // a signal whose default is not to end a process (SIGCHLD, SIGWINCH)
+}
+
+}  // namespace
+
+int watch_main(int argc, char** argv) {
+  const std::optional<WatchOptions> parsed = parse_watch(argc, argv);
+  if (!parsed) return 0;
+  remove_stale_watch_folders();
+  return end_as_job(watch_job(*parsed, argc, argv));
 }
 
 }  // namespace feedbench

@@ -134,7 +134,7 @@ JobTimeline job_timeline(const JobLog& log, std::int64_t origin_ns, std::size_t 
 }
 
 JobVerdict job_verdict(const JobFigures& f, double target_au, std::optional<double> host_cpu_busy,
-                       unsigned cores) {
+                       unsigned cores, std::optional<std::uint64_t> data_bytes) {
   JobVerdict v;
   if (f.steps == 0) {
     v.text = "no DataLoader batch with a step after it was recorded: nothing to judge";
@@ -191,13 +191,25 @@ JobVerdict job_verdict(const JobFigures& f, double target_au, std::optional<doub
              faster;
     return v;
   }
-  v.by = "storage";
   const std::string blocked =
       f.fetch_cpu_wanted_share
           ? "the workers' fetches " + percent(1 - *f.fetch_cpu_wanted_share) + " blocked off the CPU"
           : "the workers (no fetch recorded)";
-  v.text = text + ": storage-bound — " + blocked + " (reading)" + (busy.empty() ? "" : ", " + busy) +
-           (saturated ? " by other programs too" : "") + faster;
+  const std::string tail =
+      (busy.empty() ? "" : ", " + busy) + (saturated ? " by other programs too" : "") + faster;
+  // Blocked is not reading: storage is named only where the job was seen reading its data.
+  if (!data_bytes || *data_bytes == 0) {
+    v.by = "blocked";
+    v.text = text + ": blocked off the CPU, not reading — " + blocked +
+             (data_bytes ? ", and no read of data was seen (a sleep, a lock, the network, memory-mapped "
+                           "or io_uring reads: what the read recorder does not see)"
+                         : ", and the reads were not recorded (nothing says it was storage)") +
+             tail;
+    return v;
+  }
+  v.by = "storage";
+  v.text = text + ": storage-bound — " + blocked + " while reading " + format_size(double(*data_bytes)) +
+           " of data" + tail;
   return v;
 }
 

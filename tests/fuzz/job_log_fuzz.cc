@@ -21,7 +21,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   feedbench::fuzz::expect_only_input_errors([&] {
     const feedbench::JobFigures f = feedbench::job_figures(feedbench::parse_job_log(files));
-    (void)feedbench::job_verdict(f, 0.9, 0.5, 2);
+    (void)feedbench::job_verdict(f, 0.9, 0.5, 2, 0);
   });
   return 0;
 }

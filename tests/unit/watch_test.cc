@@ -56,7 +56,7 @@ TEST(WatchTest, AuIsStepOverStepAndWaitWithTheFirstBatchApart) {
   EXPECT_NEAR(f.first_wait_ms_max, 100, 1e-9);
   EXPECT_NEAR(*f.fetch_cpu_share, 0.25, 1e-9);
   EXPECT_TRUE(f.passes.at(0).ended);
-  EXPECT_EQ(job_verdict(f, 0.9, 0.2, 2).by, "startup");
+  EXPECT_EQ(job_verdict(f, 0.9, 0.2, 2, 1).by, "startup");
 }
 
 TEST(WatchTest, TheVerdictNamesFedCpuOrStorage) {
@@ -65,22 +65,31 @@ TEST(WatchTest, TheVerdictNamesFedCpuOrStorage) {
   f.step_s = 1;
   f.wait_s = 0.05;
   f.au = 1 / 1.05;
-  EXPECT_EQ(job_verdict(f, 0.9, 0.5, 2).by, "fed");
+  EXPECT_EQ(job_verdict(f, 0.9, 0.5, 2, 1).by, "fed");
   f.wait_s = 1;
   f.au = 0.5;
   f.loop_s = 2;
   f.fetch_cpu_s = 0.2;
   f.fetch_cpu_share = f.fetch_cpu_wanted_share = 0.1;
-  EXPECT_EQ(job_verdict(f, 0.9, 0.3, 2).by, "storage");
-  EXPECT_EQ(job_verdict(f, 0.9, 0.98, 2).by, "storage")
+  const std::uint64_t read = 1 << 20;
+  EXPECT_EQ(job_verdict(f, 0.9, 0.3, 2, read).by, "storage");
+  EXPECT_EQ(job_verdict(f, 0.9, 0.98, 2, read).by, "storage")
       << "cores busy with other programs: the workers still wait to read";
+  // Blocked is not reading: without a read of data seen, or with the reads not recorded,
+  // storage is never named.
+  for (const std::optional<std::uint64_t> none :
+       {std::optional<std::uint64_t>(0), std::optional<std::uint64_t>()}) {
+    const JobVerdict v = job_verdict(f, 0.9, 0.3, 2, none);
+    EXPECT_EQ(v.by, "blocked") << v.text;
+    EXPECT_EQ(v.text.find("storage"), std::string::npos) << v.text;
+  }
   f.fetch_cpu_wanted_share = 0.9;  // on CPU a tenth of the fetch, waiting for a core the rest
-  EXPECT_EQ(job_verdict(f, 0.9, 0.98, 2).by, "cpu");
+  EXPECT_EQ(job_verdict(f, 0.9, 0.98, 2, read).by, "cpu");
   f.fetch_cpu_s = 3.6;  // 1.8 of 2 cores, each worker on CPU half its fetch
   f.fetch_cpu_share = 0.5;
   f.fetch_cpu_wanted_share = 0.5;
-  EXPECT_EQ(job_verdict(f, 0.9, std::nullopt, 2).by, "cpu");
-  EXPECT_EQ(job_verdict(JobFigures{}, 0.9, std::nullopt, 2).by, "");
+  EXPECT_EQ(job_verdict(f, 0.9, std::nullopt, 2, read).by, "cpu");
+  EXPECT_EQ(job_verdict(JobFigures{}, 0.9, std::nullopt, 2, read).by, "");
 }
 
 TEST(WatchTest, WorkersMostlyIdleMakeTheWaitTheTrainersHandOver) {
@@ -101,7 +110,7 @@ TEST(WatchTest, WorkersMostlyIdleMakeTheWaitTheTrainersHandOver) {
   const JobFigures f = job_figures(read_job_log(dir.path()));
   ASSERT_TRUE(f.worker_busy_share);
   EXPECT_NEAR(*f.worker_busy_share, 0.1 / (2 * 0.695), 0.01);  // the pass: first ask to last got
-  const JobVerdict v = job_verdict(f, 0.9, 0.5, 2);
+  const JobVerdict v = job_verdict(f, 0.9, 0.5, 2, 1);
   EXPECT_EQ(v.by, "handover") << v.text;
   EXPECT_NE(v.text.find("not faster storage nor more workers"), std::string::npos) << v.text;
 }

@@ -73,7 +73,8 @@ JobTimeline job_timeline(const JobLog& log, std::int64_t origin_ns, std::size_t 
 struct JobVerdict {
   // "fed", "startup" (the workers' start-up, each pass's first batch, is most of the wait),
   // "handover" (the workers were mostly idle, batches ready: the wait is the trainer's own cost
-  // of taking one), "cpu", "storage", or "" (nothing to judge: no batch with a step).
+  // of taking one), "cpu", "storage" (blocked while reading data), "blocked" (blocked off the
+  // CPU with no read of data seen), or "" (nothing to judge: no batch with a step).
   std::string by;
   std::string text;
 };
@@ -83,8 +84,10 @@ struct JobVerdict {
 // start-up when the passes' first batches hold at least half the wait; else the hand-over when
 // the workers were busy less than half the time they had (the batches were ready); else CPU when the usable
 // workers' fetches kept the cores busy or mostly wanted a core (on CPU or waiting for one); else
-// storage (the workers were mostly blocked in their fetches: reading).
+// storage when the workers were mostly blocked in their fetches while the job read `data_bytes`
+// of data; else "blocked" (blocked off the CPU with no read of data seen, or `data_bytes` nullopt:
+// the reads were not recorded), never storage without reads.
 JobVerdict job_verdict(const JobFigures& f, double target_au, std::optional<double> host_cpu_busy,
-                       unsigned cores);
+                       unsigned cores, std::optional<std::uint64_t> data_bytes);
 
 }  // namespace feedbench
