@@ -182,11 +182,24 @@ JobTraceCounts write_job_trace(const std::string& path, const JobLog& log, const
 
   // The job's code and libraries (Python's imports) are no part of its data: left out, and
   // their reads with them (a few thousand opens at most).
-  std::set<std::pair<std::int64_t, std::uint64_t>> code;
+  std::set<std::uint64_t> code;
+  // A process file holds every image its pid ran (a launcher, then the job it exec'd), each
+  // numbering its opens from 1: the trace's file numbers are made unique within the pid by
+  // putting each image's after the highest of the images before it (an image's records all come
+  // before the next image's, which starts only when it is gone).
+  std::map<std::int64_t, std::uint64_t> image_base;
+  std::uint64_t top = 0;
+  const auto file_of = [&](std::int64_t image, std::uint64_t serial) {
+    const auto it = image_base.try_emplace(image, top).first;
+    const std::uint64_t id = it->second + serial;
+    top = std::max(top, id);
+    return id;
+  };
   ReadLogVisitor visit;
   visit.open = [&](const OpenRecord& o) {
+    const std::uint64_t file = file_of(o.image, o.serial);
     if (is_code_path(o.path) || is_kernel_path(o.path)) {
-      code.insert({o.pid, o.serial});
+      code.insert(file);
       return;
     }
     ++w.counts.opens;
@@ -197,14 +210,15 @@ JobTraceCounts write_job_trace(const std::string& path, const JobLog& log, const
              {"ts", w.us(o.open_ns)},
              {"pid", o.pid},
              {"tid", o.pid},
-             {"args", {{"file", o.serial}, {"path", o.path}, {"size", o.size}}}});
+             {"args", {{"file", file}, {"path", o.path}, {"size", o.size}}}});
   };
   visit.read = [&](const ReadRecord& r) {
-    if (code.count({r.pid, r.serial})) return;
+    const std::uint64_t file = file_of(r.image, r.serial);
+    if (code.count(file)) return;
     ++w.counts.reads;
     const std::int64_t i = fetch_at(r.pid, r.tid, r.t0_ns);
     json args = {
-        {"file", r.serial}, {"offset", r.offset}, {"bytes", r.bytes}, {"pass", nullptr}, {"batch", nullptr}};
+        {"file", file}, {"offset", r.offset}, {"bytes", r.bytes}, {"pass", nullptr}, {"batch", nullptr}};
     if (i >= 0) {
       ++w.counts.reads_in_batches;
       args["pass"] = or_null(pass[std::size_t(i)]);
@@ -216,6 +230,8 @@ JobTraceCounts write_job_trace(const std::string& path, const JobLog& log, const
     std::ifstream in(file, std::ios::binary);
     if (!in) throw RunError("cannot read " + file);
     code.clear();  // one process's opens at a time: what it held is no other's
+    image_base.clear();
+    top = 0;
     std::uint64_t torn = 0;
     parse_read_log(file, in, visit, &torn);
   }
