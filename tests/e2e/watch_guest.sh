@@ -38,7 +38,7 @@ static unsigned long read_all(const char* dir, int out) {
       for (ssize_t k = 0; k < n; ++k) sum = sum * 31 + (unsigned char)buf[k];
     close(fd);
     if (out >= 0) dprintf(out, "file %d sum %lu\n", i, sum);
-    if (out >= 0) dprintf(out + 1, "%lu\n", sum);
+    for (int k = 1; out >= 0 && k <= 4; ++k) dprintf(out + k, "%lu\n", sum);
   }
   return sum;
 }
@@ -47,11 +47,14 @@ int main(int argc, char** argv) {
   for (int r = 0; r < 4; ++r) a += read_all(argv[1], -1);
   if (close_range(3, ~0U, 0) != 0) return 2;
   int out = open("out.txt", O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (open("sums.txt", O_WRONLY | O_CREAT | O_TRUNC, 0644) != out + 1) return 3;
+  char sums[32];
+  for (int k = 1; k <= 4; ++k) {  // the recorder's descriptor, whichever it was, reused
+    snprintf(sums, sizeof sums, "sums%d.txt", k);
+    if (open(sums, O_WRONLY | O_CREAT | O_TRUNC, 0644) != out + k) return 3;
+  }
   unsigned long b = read_all(argv[1], out);
   b += read_all(argv[1], out);
-  close(out);
-  close(out + 1);
+  for (int k = 0; k <= 4; ++k) close(out + k);
   printf("closerange job: %lu %lu\n", a, b);
   return 0;
 }
@@ -173,7 +176,7 @@ same() {
     diff <(tree_digest "$WORK/u-$name") <(tree_digest "$WORK/w-$name") || true
     fail "$name: watching changed the job"
   fi
-  echo "$name: the same watched and not (exit $plain): $(head -c 200 "$WORK/$name.out")"
+  echo "$name: the same watched and not (exit $plain): $(head -c 100 "$WORK/$name.out" | tr -cd '[:print:]')"
 }
 
 # trace_reads TRACE: "READS OPENS" of the trace's reads and opens of the data folder's files,
@@ -266,7 +269,7 @@ assert x['refused'] >= 1 and x['refused_uid'] == 65534, x" "$WORK/setuid.json" |
 # 6. A TMPDIR too small for the records: the job unchanged, the records lost counted and said.
 mkdir "$WORK/tiny"
 if mount -t tmpfs -o size=200k tmpfs "$WORK/tiny" 2>/dev/null; then
-  trap 'umount "$WORK/tiny" 2>/dev/null; rm -rf "$WORK"' EXIT
+  trap 'umount "$WORK/tiny" 2>/dev/null || true; rm -rf "$WORK"' EXIT
   TMPDIR="$WORK/tiny" same tinytmp --trace "$WORK/tinytmp.trace.json" -- "$WORK/closerange" "$WORK/data"
   expect_in "$WORK/tinytmp.err" "for want of space"
   $PY -c "
@@ -306,30 +309,21 @@ def run(workers, start, out=None):
     return total
 
 if __name__ == "__main__":
-    mode = sys.argv[2]
-    if mode == "closerange":
-        a = run(0, None)
-        os.closerange(3, 65536)
-        with open("out.txt", "w") as out:
-            b = run(0, None, out)
-        print("closerange", a, b)
-    else:
-        print(mode, run(2, mode), run(2, mode))
+    # Spawned and forkserver workers, then every descriptor closed and an output of its own.
+    a, b = run(2, "spawn"), run(2, "forkserver")
+    os.closerange(3, 65536)
+    with open("out.txt", "w") as out:
+        c = run(0, None, out)
+    print("spawn", a, "forkserver", b, "closerange", c)
 PY
-  same pyclose -- $PY "$WORK/dl_job.py" "$WORK/data" closerange
-  for start in spawn forkserver; do
-    same "$start" -- $PY "$WORK/dl_job.py" "$WORK/data" "$start"
-    $PY -c "
-import json, sys
-e = json.load(open(sys.argv[1]))['benchmarks'][0]
-assert e['steps'] + len(e['extra']['passes']) == 24, (e['steps'], len(e['extra']['passes']))" "$WORK/$start.json" ||
-      fail "$start: not every batch recorded"
-  done
+  same python -- $PY "$WORK/dl_job.py" "$WORK/data"
+  [ -s "$WORK/w-python/out.txt" ] || fail "python: no output"
   $PY -c "
 import json, sys
 e = json.load(open(sys.argv[1]))['benchmarks'][0]
-assert e['steps'] + len(e['extra']['passes']) == 24, (e['steps'], len(e['extra']['passes']))" "$WORK/pyclose.json" ||
-    fail "pyclose: not every batch recorded"
+methods = [p['loader']['start_method'] for p in e['extra']['passes']]
+assert e['steps'] + len(methods) == 36 and methods == ['spawn', 'forkserver', ''], (e['steps'], methods)" "$WORK/python.json" ||
+    fail "python: not every batch recorded"
 else
   echo "the Python probe's jobs not tried: no python3-torch under $PY"
 fi
