@@ -103,6 +103,25 @@ OutsideCpu outside_cpu(const JobLog& log) {
   return out;
 }
 
+// The trace's file numbers of one process file. It holds every image its pid ran (a launcher,
+// then the job it exec'd), each numbering its opens from 1: each image's are put after the
+// highest of the images before it (an image's records all come before the next image's, which
+// starts only when it is gone), so that (pid, file) names one open.
+class FileNumbers {
+ public:
+  // RETURNS: the trace's number for open `serial` of process image `image`.
+  std::uint64_t of(std::int64_t image, std::uint64_t serial) {
+    const auto it = base_.try_emplace(image, top_).first;
+    const std::uint64_t id = it->second + serial;
+    top_ = std::max(top_, id);
+    return id;
+  }
+
+ private:
+  std::map<std::int64_t, std::uint64_t> base_;
+  std::uint64_t top_ = 0;
+};
+
 }  // namespace
 
 JobTraceCounts write_job_trace(const std::string& path, const JobLog& log, const std::string& records_dir,
@@ -183,21 +202,10 @@ JobTraceCounts write_job_trace(const std::string& path, const JobLog& log, const
   // The job's code and libraries (Python's imports) are no part of its data: left out, and
   // their reads with them (a few thousand opens at most).
   std::set<std::uint64_t> code;
-  // A process file holds every image its pid ran (a launcher, then the job it exec'd), each
-  // numbering its opens from 1: the trace's file numbers are made unique within the pid by
-  // putting each image's after the highest of the images before it (an image's records all come
-  // before the next image's, which starts only when it is gone).
-  std::map<std::int64_t, std::uint64_t> image_base;
-  std::uint64_t top = 0;
-  const auto file_of = [&](std::int64_t image, std::uint64_t serial) {
-    const auto it = image_base.try_emplace(image, top).first;
-    const std::uint64_t id = it->second + serial;
-    top = std::max(top, id);
-    return id;
-  };
+  FileNumbers numbers;
   ReadLogVisitor visit;
   visit.open = [&](const OpenRecord& o) {
-    const std::uint64_t file = file_of(o.image, o.serial);
+    const std::uint64_t file = numbers.of(o.image, o.serial);
     if (is_code_path(o.path) || is_kernel_path(o.path)) {
       code.insert(file);
       return;
@@ -213,7 +221,7 @@ JobTraceCounts write_job_trace(const std::string& path, const JobLog& log, const
              {"args", {{"file", file}, {"path", o.path}, {"size", o.size}}}});
   };
   visit.read = [&](const ReadRecord& r) {
-    const std::uint64_t file = file_of(r.image, r.serial);
+    const std::uint64_t file = numbers.of(r.image, r.serial);
     if (code.count(file)) return;
     ++w.counts.reads;
     const std::int64_t i = fetch_at(r.pid, r.tid, r.t0_ns);
@@ -230,8 +238,7 @@ JobTraceCounts write_job_trace(const std::string& path, const JobLog& log, const
     std::ifstream in(file, std::ios::binary);
     if (!in) throw RunError("cannot read " + file);
     code.clear();  // one process's opens at a time: what it held is no other's
-    image_base.clear();
-    top = 0;
+    numbers = FileNumbers();
     std::uint64_t torn = 0;
     parse_read_log(file, in, visit, &torn);
   }
