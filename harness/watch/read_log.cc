@@ -258,7 +258,7 @@ std::string lost_records_text(const LostRecords& lost) {
   if (!why.empty()) {
     say = "records lost: " + std::to_string(lost.total()) + " of the job's records could not be written: ";
     for (std::size_t i = 0; i < why.size(); ++i) say += (i ? "; " : "") + why[i];
-    say += "; the figures above miss them";
+    say += "; watch's figures miss them";
   }
   if (lost.unrecorded_calls)
     say += std::string(say.empty() ? "" : "\n  ") + std::to_string(lost.unrecorded_calls) +
