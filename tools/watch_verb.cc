@@ -19,6 +19,7 @@
 
 #include <fcntl.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -43,6 +44,7 @@
 #include "feedbench/plan/preflight.h"
 #include "feedbench/results/environment.h"
 #include "feedbench/results/result.h"
+#include "feedbench/watch/guest_counters.h"
 #include "feedbench/watch/job_figures.h"
 #include "feedbench/watch/job_result.h"
 #include "feedbench/watch/job_trace.h"
@@ -126,10 +128,15 @@ void remove_stale_watch_folders() {
   }
 }
 
-// A private folder for the probe and its records, removed when the verb ends. Its name holds
-// the watcher's pid, so that a later watch can tell it stale (remove_stale_watch_folders).
+// A private folder for the probe and its records, removed when the verb ends; in it the counters
+// file the job's guests count lost records in (guest_counters.h), its blocks allocated before the
+// job (a full file system must not cost the counts too), and a descriptor of it left to the job
+// ($FEEDBENCH_WATCH_COUNTERS) for a process that changed user and cannot open it by its path.
+// Its name holds the watcher's pid, so that a later watch can tell it stale
+// (remove_stale_watch_folders).
 struct WatchFolder {
   std::string root;
+  int counters = -1, inherited = -1;
   WatchFolder() {
     std::string pattern =
         watch_folders_home() + "/" + std::string(kWatchFolderPrefix) + std::to_string(::getpid()) + "-XXXXXX";
@@ -142,8 +149,27 @@ struct WatchFolder {
     std::ofstream out(probe() + "/sitecustomize.py", std::ios::binary);
     out << embedded::kWatchSitecustomize;
     if (!out.flush()) throw RunError("cannot write the probe into " + probe());
+    namespace gc = guest_counters;
+    const std::string path = records() + "/" + gc::kFileName;
+    std::uint64_t token = 0;
+    while (token == 0)
+      if (::getrandom(&token, sizeof token, 0) != ssize_t(sizeof token)) token = std::uint64_t(now_ns()) | 1;
+    unsigned char first[8];
+    for (int b = 0; b < 8; ++b) first[b] = static_cast<unsigned char>(token >> (8 * b));
+    counters = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    const int e = counters < 0 ? errno : ::posix_fallocate(counters, 0, off_t(gc::kBytes));
+    if (e != 0 || ::pwrite(counters, first, sizeof first, 0) != ssize_t(sizeof first))
+      throw RunError("cannot make " + path +
+                     " (where the job's lost records are counted): " + std::strerror(e != 0 ? e : errno));
+    inherited = ::fcntl(counters, F_DUPFD, 100);  // high, out of the job's way; no close-on-exec
+    char spec[64];
+    std::snprintf(spec, sizeof spec, "%d:%llx", inherited, static_cast<unsigned long long>(token));
+    if (inherited >= 0) ::setenv("FEEDBENCH_WATCH_COUNTERS", spec, 1);
   }
   ~WatchFolder() {
+    ::unsetenv("FEEDBENCH_WATCH_COUNTERS");
+    for (const int fd : {counters, inherited})
+      if (fd >= 0) ::close(fd);
     std::error_code ec;
     fs::remove_all(root, ec);
   }
@@ -151,6 +177,12 @@ struct WatchFolder {
   WatchFolder& operator=(const WatchFolder&) = delete;
   std::string probe() const { return root + "/python"; }
   std::string records() const { return root + "/records"; }
+  // RETURNS: what the job's guests could not record (after the job).
+  LostRecords lost() const {
+    std::string bytes(guest_counters::kBytes, '\0');
+    if (::pread(counters, bytes.data(), bytes.size(), 0) != ssize_t(bytes.size())) return {};
+    return lost_records(bytes);
+  }
 };
 
 // What watched the job from outside it, any language: its process tree, the block devices,
@@ -615,9 +647,16 @@ WatchOutcome watch_job(const WatchOptions& o, int argc, char** argv) {
     if (const auto rate = device_rate_during(processes, log, child.start_ns))
       v.text += "; the data device " + rd.device + " read " + format_rate(*rate) + " during the loop";
 
+  // Records the job's guests could not write: said, and the loop not judged "not a DataLoader job".
+  const LostRecords lost = folder.lost();
+  const std::string lost_text = lost_records_text(lost);
   std::string say = "\nfeedbench watch: job/" + o.name + " exited " + std::to_string(child.exit_code) +
                     (child.signal > 0 ? std::string(" (killed by ") + sigabbrev_np(child.signal) + ")" : "") +
-                    fmt(" after %.1f s\n", child.wall_s) + loop_text(log, f, v);
+                    fmt(" after %.1f s\n", child.wall_s) +
+                    (lost.total() > 0 && log.epochs.empty()
+                         ? "  no DataLoader batches recorded: the job's records were lost (below)\n"
+                         : loop_text(log, f, v));
+  if (!lost_text.empty()) say += "  " + lost_text + "\n";
   if (!unreadable.empty()) say += "  cannot read " + unreadable + "\n";
   if (!rd.unreadable.empty()) say += "  cannot read " + rd.unreadable + "\n";
   for (const std::string& line : job_reads_text(rd.reads)) say += "  " + line + "\n";
@@ -665,6 +704,12 @@ WatchOutcome watch_job(const WatchOptions& o, int argc, char** argv) {
     doc.command_line.assign(argv, argv + argc);
     doc.environment = describe_environment({});
     doc.benchmarks.push_back(job_entry(o.name, child, log, f, v, o.target, processes, rd.reads, outside.gpu));
+    doc.benchmarks.back().extra["lost_records"] = {
+        {"no_space", lost.no_space},
+        {"refused", lost.refused},
+        {"other", lost.other},
+        {"unrecorded_calls", lost.unrecorded_calls},
+        {"refused_uid", lost.refused_uid ? nlohmann::json(*lost.refused_uid) : nlohmann::json()}};
     doc.summary = {{"watch", {{"job", "job/" + o.name}, {"verdict", v.by}, {"text", v.text}}}};
     const std::string path = place("--out", o.out_path, ".json");
     try {

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
@@ -60,10 +61,14 @@ std::optional<std::int64_t> optional_integer(const json& r, const char* key, con
 
 struct Reader {
   JobLog log;
-  std::map<std::pair<std::int64_t, std::int64_t>, JobEpoch> epochs;  // (pid, id)
+  // (pid, process image, the probe's pass serial): a launcher that execs the job runs two images
+  // under one pid, each probe numbering its passes from 1.
+  using Key = std::tuple<std::int64_t, std::int64_t, std::int64_t>;
+  std::map<Key, JobEpoch> epochs;
+  std::vector<std::int64_t> fetch_images;  // per fetch, its process image
 
-  JobEpoch& epoch_of(std::int64_t pid, std::int64_t id, const std::string& where) {
-    auto it = epochs.find({pid, id});
+  JobEpoch& epoch_of(std::int64_t pid, std::int64_t image, std::int64_t id, const std::string& where) {
+    auto it = epochs.find({pid, image, id});
     if (it == epochs.end())
       throw InputError(where + ": a record of pass " + std::to_string(id) + " before the pass began");
     return it->second;
@@ -74,6 +79,7 @@ struct Reader {
       throw InputError(where + ": expected a record object with a string \"e\"");
     const std::string e = r.at("e").get<std::string>();
     const std::int64_t pid = integer(r, "pid", where);
+    const std::int64_t image = optional_integer(r, "img", where).value_or(0);
     if (e == "epoch") {
       JobEpoch p;
       p.id = integer(r, "it", where);
@@ -96,9 +102,9 @@ struct Reader {
           p.workers.push_back(x.get<std::int64_t>());
         }
       }
-      epochs[{pid, p.id}] = std::move(p);
+      epochs[{pid, image, p.id}] = std::move(p);
     } else if (e == "batch") {
-      JobEpoch& p = epoch_of(pid, integer(r, "it", where), where);
+      JobEpoch& p = epoch_of(pid, image, integer(r, "it", where), where);
       JobEpoch::Batch b{integer(r, "k", where), nanoseconds(r, "ask", where), nanoseconds(r, "got", where)};
       if (b.got_ns < b.ask_ns) throw InputError(where + ": a batch got before it was asked for");
       if (r.contains("cask") && r.contains("cgot")) {
@@ -110,7 +116,7 @@ struct Reader {
       if (r.contains("step_cpu")) b.step_cpu_ns = nanoseconds(r, "step_cpu", where);
       p.batches.push_back(b);
     } else if (e == "end") {
-      epoch_of(pid, integer(r, "it", where), where).end_ns = nanoseconds(r, "t", where);
+      epoch_of(pid, image, integer(r, "it", where), where).end_ns = nanoseconds(r, "t", where);
     } else if (e == "fetch") {
       JobFetch f{pid,
                  integer(r, "worker", where),
@@ -126,6 +132,7 @@ struct Reader {
       f.resumes = optional_integer(r, "resumes", where).value_or(-1);
       if (r.contains("pcpu")) f.process_cpu_ns = nanoseconds(r, "pcpu", where);
       log.fetches.push_back(f);
+      fetch_images.push_back(image);
     } else if (e == "worker_end") {
       log.worker_ends.push_back({pid, nanoseconds(r, "t", where), nanoseconds(r, "pcpu", where)});
     } else if (e == "probe_error") {
@@ -183,9 +190,24 @@ std::vector<std::int64_t> fetch_passes(const JobLog& log) {
 JobLog parse_job_log(const std::vector<JobRecordFile>& files) {
   Reader reader;
   for (const JobRecordFile& f : files) reader.file(f);
-  for (auto& [key, p] : reader.epochs) reader.log.epochs.push_back(std::move(p));
-  std::sort(reader.log.epochs.begin(), reader.log.epochs.end(),
-            [](const JobEpoch& a, const JobEpoch& b) { return a.start_ns < b.start_ns; });
+  // The passes numbered anew from 1 in the order they began, over every process and image (the
+  // probe's own numbers restart in each): a fetch that names its pass is renamed with it.
+  std::vector<std::pair<Reader::Key, JobEpoch*>> order;
+  for (auto& [key, p] : reader.epochs) order.emplace_back(key, &p);
+  std::stable_sort(order.begin(), order.end(),
+                   [](const auto& a, const auto& b) { return a.second->start_ns < b.second->start_ns; });
+  std::map<Reader::Key, std::int64_t> renamed;
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    renamed[order[i].first] = std::int64_t(i) + 1;
+    order[i].second->id = std::int64_t(i) + 1;
+    reader.log.epochs.push_back(std::move(*order[i].second));
+  }
+  for (std::size_t i = 0; i < reader.log.fetches.size(); ++i) {
+    JobFetch& f = reader.log.fetches[i];
+    if (f.pass < 0) continue;
+    const auto it = renamed.find({f.pid, reader.fetch_images[i], f.pass});
+    f.pass = it == renamed.end() ? -1 : it->second;
+  }
   return reader.log;
 }
 

@@ -103,6 +103,25 @@ OutsideCpu outside_cpu(const JobLog& log) {
   return out;
 }
 
+// The trace's file numbers of one process file. It holds every image its pid ran (a launcher,
+// then the job it exec'd), each numbering its opens from 1: each image's are put after the
+// highest of the images before it (an image's records all come before the next image's, which
+// starts only when it is gone), so that (pid, file) names one open.
+class FileNumbers {
+ public:
+  // RETURNS: the trace's number for open `serial` of process image `image`.
+  std::uint64_t of(std::int64_t image, std::uint64_t serial) {
+    const auto it = base_.try_emplace(image, top_).first;
+    const std::uint64_t id = it->second + serial;
+    top_ = std::max(top_, id);
+    return id;
+  }
+
+ private:
+  std::map<std::int64_t, std::uint64_t> base_;
+  std::uint64_t top_ = 0;
+};
+
 }  // namespace
 
 JobTraceCounts write_job_trace(const std::string& path, const JobLog& log, const std::string& records_dir,
@@ -182,11 +201,13 @@ JobTraceCounts write_job_trace(const std::string& path, const JobLog& log, const
 
   // The job's code and libraries (Python's imports) are no part of its data: left out, and
   // their reads with them (a few thousand opens at most).
-  std::set<std::pair<std::int64_t, std::uint64_t>> code;
+  std::set<std::uint64_t> code;
+  FileNumbers numbers;
   ReadLogVisitor visit;
   visit.open = [&](const OpenRecord& o) {
+    const std::uint64_t file = numbers.of(o.image, o.serial);
     if (is_code_path(o.path) || is_kernel_path(o.path)) {
-      code.insert({o.pid, o.serial});
+      code.insert(file);
       return;
     }
     ++w.counts.opens;
@@ -197,14 +218,15 @@ JobTraceCounts write_job_trace(const std::string& path, const JobLog& log, const
              {"ts", w.us(o.open_ns)},
              {"pid", o.pid},
              {"tid", o.pid},
-             {"args", {{"file", o.serial}, {"path", o.path}, {"size", o.size}}}});
+             {"args", {{"file", file}, {"path", o.path}, {"size", o.size}}}});
   };
   visit.read = [&](const ReadRecord& r) {
-    if (code.count({r.pid, r.serial})) return;
+    const std::uint64_t file = numbers.of(r.image, r.serial);
+    if (code.count(file)) return;
     ++w.counts.reads;
     const std::int64_t i = fetch_at(r.pid, r.tid, r.t0_ns);
     json args = {
-        {"file", r.serial}, {"offset", r.offset}, {"bytes", r.bytes}, {"pass", nullptr}, {"batch", nullptr}};
+        {"file", file}, {"offset", r.offset}, {"bytes", r.bytes}, {"pass", nullptr}, {"batch", nullptr}};
     if (i >= 0) {
       ++w.counts.reads_in_batches;
       args["pass"] = or_null(pass[std::size_t(i)]);
@@ -216,6 +238,7 @@ JobTraceCounts write_job_trace(const std::string& path, const JobLog& log, const
     std::ifstream in(file, std::ios::binary);
     if (!in) throw RunError("cannot read " + file);
     code.clear();  // one process's opens at a time: what it held is no other's
+    numbers = FileNumbers();
     std::uint64_t torn = 0;
     parse_read_log(file, in, visit, &torn);
   }

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "feedbench/base/error.h"
+#include "feedbench/watch/guest_counters.h"
 
 namespace feedbench {
 namespace {
@@ -125,6 +126,7 @@ void parse_read_log(const std::string& name, std::istream& in, const ReadLogVisi
       case 'F': {
         FileRecord r;
         r.pid = f.number<std::int64_t>("pid");
+        r.image = f.number<std::int64_t>("image");
         r.tid = f.number<std::int64_t>("tid");
         r.open_ns = f.time("open time");
         r.first_ns = f.time("first read's time");
@@ -142,6 +144,7 @@ void parse_read_log(const std::string& name, std::istream& in, const ReadLogVisi
       case 'O': {
         OpenRecord r;
         r.pid = f.number<std::int64_t>("pid");
+        r.image = f.number<std::int64_t>("image");
         r.serial = f.number<std::uint64_t>("serial");
         r.open_ns = f.time("open time");
         r.size = f.number<std::uint64_t>("size");
@@ -152,6 +155,7 @@ void parse_read_log(const std::string& name, std::istream& in, const ReadLogVisi
       case 'R': {
         ReadRecord r;
         r.pid = f.number<std::int64_t>("pid");
+        r.image = f.number<std::int64_t>("image");
         r.tid = f.number<std::int64_t>("tid");
         r.serial = f.number<std::uint64_t>("serial");
         r.t0_ns = f.time("start");
@@ -217,6 +221,49 @@ ReadSummary read_summary(const std::string& dir, const std::vector<TimeWindow>& 
     return a.bytes != b.bytes ? a.bytes > b.bytes : a.path < b.path;
   });
   return s;
+}
+
+LostRecords lost_records(const std::string& bytes) {
+  namespace gc = guest_counters;
+  LostRecords l;
+  if (bytes.size() < gc::kBytes) return l;
+  const auto word = [&](std::size_t i) {
+    std::uint64_t v = 0;
+    for (int b = 7; b >= 0; --b) v = v << 8 | std::uint8_t(bytes[i * 8 + std::size_t(b)]);
+    return v;
+  };
+  std::uint64_t* reasons[3] = {&l.no_space, &l.refused, &l.other};
+  for (std::size_t r = 0; r < 3; ++r) {
+    *reasons[r] += word(gc::kRecorderLost + r);
+    for (std::size_t s = 0; s < gc::kProbeSlotCount; ++s)
+      *reasons[r] += word(gc::kProbeSlots + s * gc::kProbeSlotWords + 1 + r);
+  }
+  l.unrecorded_calls = word(gc::kUnrecorded);
+  if (const std::uint64_t uid = word(gc::kRefusedUid); uid > 0) l.refused_uid = std::uint32_t(uid - 1);
+  return l;
+}
+
+std::string lost_records_text(const LostRecords& lost) {
+  std::vector<std::string> why;
+  if (lost.no_space)
+    why.push_back(std::to_string(lost.no_space) +
+                  " for want of space where the records go (TMPDIR's file system full)");
+  if (lost.refused)
+    why.push_back(std::to_string(lost.refused) + " refused" +
+                  (lost.refused_uid ? " to a process of user " + std::to_string(*lost.refused_uid) +
+                                          " (the job changed user: watch's folder is its own user's)"
+                                    : " (permission denied)"));
+  if (lost.other) why.push_back(std::to_string(lost.other) + " for other reasons");
+  std::string say;
+  if (!why.empty()) {
+    say = "records lost: " + std::to_string(lost.total()) + " of the job's records could not be written: ";
+    for (std::size_t i = 0; i < why.size(); ++i) say += (i ? "; " : "") + why[i];
+    say += "; watch's figures miss them";
+  }
+  if (lost.unrecorded_calls)
+    say += std::string(say.empty() ? "" : "\n  ") + std::to_string(lost.unrecorded_calls) +
+           " calls made inside the read recorder (a signal handler's) were passed on unrecorded";
+  return say;
 }
 
 }  // namespace feedbench

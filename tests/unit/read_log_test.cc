@@ -5,11 +5,15 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <map>
+#include <set>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "feedbench/base/error.h"
+#include "feedbench/watch/guest_counters.h"
+#include "feedbench/watch/job_log.h"
 #include "feedbench/watch/job_trace.h"
 #include "feedbench/watch/read_log.h"
 #include "test_util.h"
@@ -29,9 +33,9 @@ std::vector<FileRecord> files_of(const std::string& text, std::uint64_t* torn) {
 TEST(ReadLogTest, ParsesFileRecordsDecodingPathsAndCountsATornLastLine) {
   std::uint64_t torn = 0;
   const auto f = files_of(
-      "F 7 8 100 110 190 4096 2 4096 7 0 12 /data/a%20b%25.bin\n"
-      "F 7 8 200 0 0 0 0 10 7 0 13 /data/unread\n"
-      "F 7 8 300 310",
+      "F 7 1 8 100 110 190 4096 2 4096 7 0 12 /data/a%20b%25.bin\n"
+      "F 7 1 8 200 0 0 0 0 10 7 0 13 /data/unread\n"
+      "F 7 1 8 300 310",
       &torn);
   ASSERT_EQ(f.size(), 2u);
   EXPECT_EQ(f[0].path, "/data/a b%.bin");
@@ -44,11 +48,11 @@ TEST(ReadLogTest, ParsesFileRecordsDecodingPathsAndCountsATornLastLine) {
 
 TEST(ReadLogTest, AMalformedLineIsAnInputErrorNamingFileAndLine) {
   for (const std::string bad :
-       {"F 7 8 100 110 190 x 2 4096 7 0 12 /p\n", "Q 1 2\n", "F 7 8 100\n", "R 7 8 1 50 40 0 10\n",
-        "R 7 8 1 40 50 0 10 extra\n", "F 7 8 -1 0 0 0 0 0 0 0 0 /p\n", "O 7 1 10 5 /bad%4\n", "x\n"}) {
+       {"F 7 1 8 100 110 190 x 2 4096 7 0 12 /p\n", "Q 1 2\n", "F 7 1 8 100\n", "R 7 1 8 1 50 40 0 10\n",
+        "R 7 1 8 1 40 50 0 10 extra\n", "F 7 1 8 -1 0 0 0 0 0 0 0 0 /p\n", "O 7 1 1 10 5 /bad%4\n", "x\n"}) {
     std::uint64_t torn = 0;
     try {
-      files_of("F 7 8 100 110 190 1 1 1 7 0 12 /ok\n" + bad, &torn);
+      files_of("F 7 1 8 100 110 190 1 1 1 7 0 12 /ok\n" + bad, &torn);
       ADD_FAILURE() << "accepted: " << bad;
     } catch (const InputError& e) {
       EXPECT_NE(std::string(e.what()).find("reads-7.txt:2"), std::string::npos) << e.what();
@@ -73,14 +77,14 @@ TEST(ReadLogTest, CodeAndLibrariesAreToldApartFromData) {
 TEST(ReadLogTest, SummaryByFolderMostBytesFirstCodeApartBounded) {
   testing::TempDir dir;
   std::string text;
-  text += "F 7 7 1 2 3 100 1 100 7 0 1 /data/small/a\n";
-  text += "F 7 7 1 2 3 900 2 900 7 0 2 /data/big/b\n";
-  text += "F 7 7 1 2 3 800 2 800 7 0 3 /data/big/c\n";
-  text += "F 7 7 1 0 0 0 0 800 7 0 4 /data/big/never-read\n";
-  text += "F 7 7 1 2 3 5000 1 5000 254 1 5 /usr/lib/python3.11/os.py\n";
+  text += "F 7 1 7 1 2 3 100 1 100 7 0 1 /data/small/a\n";
+  text += "F 7 1 7 1 2 3 900 2 900 7 0 2 /data/big/b\n";
+  text += "F 7 1 7 1 2 3 800 2 800 7 0 3 /data/big/c\n";
+  text += "F 7 1 7 1 0 0 0 0 800 7 0 4 /data/big/never-read\n";
+  text += "F 7 1 7 1 2 3 5000 1 5000 254 1 5 /usr/lib/python3.11/os.py\n";
   // Folders past the bound are counted together.
   for (std::size_t i = 0; i < ReadSummary::kMaxFolders + 3; ++i)
-    text += "F 8 8 1 2 3 1 1 1 7 0 9 /many/d" + std::to_string(i) + "/f\n";
+    text += "F 8 1 8 1 2 3 1 1 1 7 0 9 /many/d" + std::to_string(i) + "/f\n";
   testing::write_file(dir.path() + "/reads-7.txt", text);
   testing::write_file(dir.path() + "/other.jsonl", "{}\n");  // the probe's, not the recorder's
   const ReadSummary s = read_summary(dir.path());
@@ -122,13 +126,13 @@ TEST(ReadLogTest, TracePlacesEachReadInTheBatchWhoseFetchItFellIn) {
   log.fetches = {a, b};
   log.worker_ends = {{20, 9000, 41'000}};  // worker 21's end not recorded (killed)
   testing::write_file(dir.path() + "/reads-20.txt",
-                      "O 20 1 1100 100 /data/x.bin\n"
-                      "R 20 20 1 1200 1300 0 100\n"
-                      "O 20 2 1300 50 /usr/lib/python3/foo.py\n"
-                      "R 20 20 2 1310 1320 0 50\n"     // code: left out
-                      "R 20 20 1 4200 4300 100 0\n");  // after its fetch: no batch
+                      "O 20 1 1 1100 100 /data/x.bin\n"
+                      "R 20 1 20 1 1200 1300 0 100\n"
+                      "O 20 1 2 1300 50 /usr/lib/python3/foo.py\n"
+                      "R 20 1 20 2 1310 1320 0 50\n"     // code: left out
+                      "R 20 1 20 1 4200 4300 100 0\n");  // after its fetch: no batch
   testing::write_file(dir.path() + "/reads-21.txt",
-                      "O 21 1 1600 100 /data/y.bin\nR 21 21 1 1700 1800 0 100\n");
+                      "O 21 1 1 1600 100 /data/y.bin\nR 21 1 21 1 1700 1800 0 100\n");
   const std::string out = dir.path() + "/trace.json";
   const JobTraceCounts c = write_job_trace(out, log, dir.path(), 0, {"python3", "train.py"});
   EXPECT_EQ(c.reads, 3u);
@@ -199,6 +203,108 @@ TEST(ReadLogTest, JobLogReadsTheTrainersAndWorkersCpuOutsideFetches) {
                          "\n"}});
   });
   EXPECT_NE(back.find("5.jsonl:2: a batch's \"cgot\" below its \"cask\""), std::string::npos) << back;
+}
+
+// Record format 2: each record names its process image; a PATH_MAX-long path, every byte of it
+// %XX-encoded (three times as long a line), is read back whole.
+TEST(ReadLogTest, RecordsNameTheirImageAndALongEncodedPathIsReadWhole) {
+  std::string path = "/";
+  std::string encoded = "/";
+  while (path.size() + 2 < 4095) {
+    path += "\xc3\xa9";
+    encoded += "%C3%A9";
+  }
+  std::uint64_t torn = 0;
+  const auto f = files_of("F 7 3 8 100 110 190 1 1 1 7 0 12 " + encoded + "\n", &torn);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].image, 3);
+  EXPECT_EQ(f[0].tid, 8);
+  EXPECT_EQ(f[0].path, path);
+  EXPECT_GT(encoded.size(), 12000u);
+}
+
+// A launcher that exec'd the job: one pid, two images, each numbering its opens from 1. The
+// launcher's open 1 (its code) must not hide the job's open 1 (its data), and the trace numbers
+// them apart.
+TEST(JobTraceTest, AnExecdImagesOpensAreNumberedApartFromTheLaunchers) {
+  testing::TempDir dir;
+  testing::write_file(dir.path() + "/reads-30.txt",
+                      "O 30 1 1 100 50 /usr/lib/python3/launcher_lib.py\n"
+                      "R 30 1 30 1 110 120 0 50\n"
+                      "O 30 1 2 130 100 /data/a.bin\n"
+                      "R 30 1 30 2 140 150 0 100\n"
+                      "O 30 2 1 200 100 /data/b.bin\n"
+                      "R 30 2 30 1 210 220 0 100\n"
+                      "O 30 2 2 230 100 /data/c.bin\n"
+                      "R 30 2 30 2 240 250 0 100\n");
+  const std::string out = dir.path() + "/trace.json";
+  const JobTraceCounts c = write_job_trace(out, JobLog{}, dir.path(), 0, {"python3", "launcher.py"});
+  EXPECT_EQ(c.opens, 3u);
+  EXPECT_EQ(c.reads, 3u);
+  std::ifstream in(out);
+  const nlohmann::json t = nlohmann::json::parse(in);
+  std::map<std::uint64_t, std::string> opens;
+  for (const auto& ev : t["traceEvents"]) {
+    if (ev.value("cat", "") != "open") continue;
+    EXPECT_TRUE(opens.emplace(ev["args"]["file"].get<std::uint64_t>(), ev["args"]["path"]).second) << ev;
+  }
+  std::set<std::string> read;
+  for (const auto& ev : t["traceEvents"])
+    if (ev.value("cat", "") == "read") read.insert(opens.at(ev["args"]["file"].get<std::uint64_t>()));
+  EXPECT_EQ(read, (std::set<std::string>{"/data/a.bin", "/data/b.bin", "/data/c.bin"}));
+}
+
+// Two images under one pid, each probe numbering its passes from 1: two passes, numbered in the
+// order they began, and a fetch that names its pass follows it.
+TEST(JobLogTest, PassesOfTwoImagesOfOnePidAreKeptApart) {
+  const std::string a =
+      R"({"e":"epoch","it":1,"t":100,"loader":1,"batch_size":2,"num_workers":0,"pid":5,"img":11})"
+      "\n"
+      R"({"e":"batch","it":1,"k":0,"ask":110,"got":120,"pid":5,"img":11})"
+      "\n"
+      R"({"e":"epoch","it":1,"t":1000,"loader":1,"batch_size":2,"num_workers":0,"pid":5,"img":12})"
+      "\n"
+      R"({"e":"fetch","worker":-1,"t0":1005,"t1":1008,"cpu":1,"n":2,"batch":0,"pass":1,"pid":5,"img":12})"
+      "\n"
+      R"({"e":"batch","it":1,"k":0,"ask":1001,"got":1010,"pid":5,"img":12})"
+      "\n"
+      R"({"e":"batch","it":1,"k":1,"ask":1020,"got":1030,"pid":5,"img":12})"
+      "\n";
+  const JobLog log = parse_job_log({{"5.jsonl", a}});
+  ASSERT_EQ(log.epochs.size(), 2u);
+  EXPECT_EQ(log.epochs[0].id, 1);
+  EXPECT_EQ(log.epochs[0].batches.size(), 1u);
+  EXPECT_EQ(log.epochs[1].id, 2);
+  EXPECT_EQ(log.epochs[1].batches.size(), 2u);
+  ASSERT_EQ(log.fetches.size(), 1u);
+  EXPECT_EQ(log.fetches[0].pass, 2);
+}
+
+// The guests' counters file: the recorder's counts and every probe slot's, summed by why.
+TEST(LostRecordsTest, CountsAreSummedByWhyAndSaid) {
+  namespace gc = guest_counters;
+  std::string bytes(gc::kBytes, '\0');
+  const auto set = [&](std::size_t word, std::uint64_t v) {
+    for (int b = 0; b < 8; ++b) bytes[word * 8 + std::size_t(b)] = char((v >> (8 * b)) & 0xff);
+  };
+  EXPECT_EQ(lost_records_text(lost_records(bytes)), "");
+  set(gc::kRecorderLost + gc::kNoSpace, 300);
+  set(gc::kProbeSlots + 1 + gc::kNoSpace, 2);  // a probe's slot: pid, then its reasons
+  set(gc::kProbeSlots + gc::kProbeSlotWords * 5 + 1 + gc::kRefused, 4);
+  set(gc::kRefusedUid, 65534 + 1);
+  set(gc::kUnrecorded, 9);
+  const LostRecords l = lost_records(bytes);
+  EXPECT_EQ(l.no_space, 302u);
+  EXPECT_EQ(l.refused, 4u);
+  EXPECT_EQ(l.other, 0u);
+  EXPECT_EQ(l.unrecorded_calls, 9u);
+  ASSERT_TRUE(l.refused_uid);
+  EXPECT_EQ(*l.refused_uid, 65534u);
+  const std::string say = lost_records_text(l);
+  EXPECT_NE(say.find("records lost: 306 "), std::string::npos) << say;
+  EXPECT_NE(say.find("refused to a process of user 65534"), std::string::npos) << say;
+  EXPECT_NE(say.find("9 calls made inside the read recorder"), std::string::npos) << say;
+  EXPECT_EQ(lost_records(bytes.substr(0, 100)).total(), 0u);  // a file cut short: nothing counted
 }
 
 }  // namespace

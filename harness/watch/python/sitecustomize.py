@@ -7,12 +7,21 @@
 # job imports torch.utils.data, and chains to any other sitecustomize on the path. Each process
 # appends JSON lines to a file of its own under $FEEDBENCH_WATCH_DIR (one write per line, so a
 # killed job leaves whole lines); times are CLOCK_MONOTONIC nanoseconds, as the watcher's.
-# The record format is feedbench's (harness/watch/include/feedbench/watch/job_log.h), version 3.
+# Each record names its process image ("img"): a launcher that execs the job under the same pid
+# is another image. The record format is feedbench's
+# (harness/watch/include/feedbench/watch/job_log.h), version 4.
+#
+# The probe holds no descriptor: each record's file is opened, written and closed (a job that
+# closes every descriptor, then opens its own output, never gets a record). A record it cannot
+# write is counted by why in the watcher's counters file (guest_counters.h), mapped on the first
+# loss without keeping a descriptor.
 import os
 import sys
 
 _DIR = os.environ.get("FEEDBENCH_WATCH_DIR", "")
 _HERE = os.path.dirname(os.path.abspath(__file__))
+# This process image's number: its start time (one pid's images run one after another).
+_IMAGE = __import__("time").monotonic_ns()
 
 
 def _chain():
@@ -28,24 +37,102 @@ def _chain():
     spec.loader.exec_module(module)
 
 
-class _Log:
-    """This process's record file, opened on first use (a forked child opens its own)."""
+class _Lost:
+    """The watcher's counters file (guest_counters.h), mapped on first use through ctypes (Python's
+    mmap module would keep a duplicate descriptor): this process counts in a slot of its own."""
+
+    _BYTES, _TOKEN, _REFUSED_UID, _SLOTS, _SLOT_WORDS = 12288, 0, 6, 64, 4
 
     def __init__(self):
-        self.pid = None
-        self.fd = -1
+        self.words = None
+        self.tried = False
+
+    def _map(self):
+        import ctypes
+        spec = os.environ.get("FEEDBENCH_WATCH_COUNTERS", "")
+        inherited, _, token = spec.partition(":")
+        try:
+            token = int(token, 16)
+            inherited = int(inherited)
+        except ValueError:
+            return None
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.mmap.restype = ctypes.c_void_p
+        libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int,
+                              ctypes.c_long]
+        import mmap
+        try:  # by its path; a process that changed user cannot: the descriptor the watcher left
+            fd, own = os.open(os.path.join(_DIR, "counters"), os.O_RDWR | os.O_CLOEXEC | os.O_NOFOLLOW), True
+        except OSError:
+            fd, own = inherited, False
+        try:
+            if os.fstat(fd).st_size != self._BYTES:
+                return None
+            at = libc.mmap(None, self._BYTES, mmap.PROT_READ | mmap.PROT_WRITE, mmap.MAP_SHARED, fd, 0)
+        except OSError:
+            return None
+        finally:
+            if own:
+                os.close(fd)
+        if at is None or at == ctypes.c_void_p(-1).value:
+            return None
+        words = (ctypes.c_uint64 * (self._BYTES // 8)).from_address(at)
+        return words if token and words[self._TOKEN] == token else None
+
+    def count(self, error):
+        """Counts one record lost to `error` (an OSError) in this process's slot."""
+        import errno
+        try:
+            if not self.tried:
+                self.tried = True
+                self.words = self._map()
+            w = self.words
+            if w is None:
+                return
+            code = getattr(error, "errno", None)
+            reason = 0 if code in (errno.ENOSPC, errno.EDQUOT) else 1 if code in (errno.EACCES, errno.EPERM, errno.EROFS) else 2
+            if reason == 1:
+                w[self._REFUSED_UID] = os.geteuid() + 1
+            pid, slots = os.getpid(), (len(w) - self._SLOTS) // self._SLOT_WORDS
+            for k in range(slots):
+                at = self._SLOTS + ((pid + k) % slots) * self._SLOT_WORDS
+                if w[at] in (0, pid):
+                    w[at] = pid
+                    w[at + 1 + reason] += 1
+                    return
+        except Exception:
+            pass  # counting must never cost the job
+
+
+_lost = _Lost()
+
+
+class _Log:
+    """This process's record file, opened, written and closed per record."""
 
     def write(self, record):
         import json
         pid = os.getpid()
+        record["pid"] = pid
+        record["img"] = _IMAGE
+        data = (json.dumps(record, separators=(",", ":")) + "\n").encode()
         try:
-            if pid != self.pid:
-                self.fd = os.open(os.path.join(_DIR, "%d.jsonl" % pid), os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
-                self.pid = pid  # only once its file is open: a failed open is tried again
-            record["pid"] = pid
-            os.write(self.fd, (json.dumps(record, separators=(",", ":")) + "\n").encode())
-        except OSError:
-            pass  # out of descriptors, a full disk: that costs the record, never the job
+            fd = os.open(os.path.join(_DIR, "%d.jsonl" % pid), os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+        except OSError as e:  # out of descriptors, a full disk, another user: counted, never the job's
+            _lost.count(e)
+            return
+        try:
+            n = os.write(fd, data)
+            if n < len(data):  # a full disk cut it short: cut back to the last whole line, counted
+                try:
+                    os.ftruncate(fd, os.lseek(fd, 0, os.SEEK_END) - n)
+                except OSError:
+                    pass
+                raise OSError(__import__("errno").ENOSPC, "short write")
+        except OSError as e:
+            _lost.count(e)
+        finally:
+            os.close(fd)
 
 
 _log = _Log()

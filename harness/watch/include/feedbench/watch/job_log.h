@@ -1,4 +1,4 @@
-// What a watched job recorded (harness/watch/python/sitecustomize.py, record format version 3):
+// What a watched job recorded (harness/watch/python/sitecustomize.py, record format version 4):
 // one file of JSON lines per process under the watch folder, read back here into its DataLoader
 // passes (each batch's ask and got), its workers' fetches, and what the probe could not do.
 #pragma once
@@ -11,12 +11,13 @@
 namespace feedbench {
 
 // Version 2 added the pass's pid, iterator and workers, and each fetch's thread and batch;
-// version 3 the trainer's CPU per batch and step, each fetch's process CPU, a worker's end.
-inline constexpr int kJobLogVersion = 3;
+// version 3 the trainer's CPU per batch and step, each fetch's process CPU, a worker's end;
+// version 4 each record's process image ("img": a launcher and the job it exec'd share a pid).
+inline constexpr int kJobLogVersion = 4;
 
 // One pass of one DataLoader iterator over its loader (an epoch, as the job ran it).
 struct JobEpoch {
-  std::int64_t id = 0;                // the probe's serial, in the order passes began
+  std::int64_t id = 0;                // from 1, in the order passes began (over processes and images)
   std::int64_t pid = 0;               // the training process
   std::uint64_t iter = 0;             // which iterator object (a persistent one makes several passes)
   std::vector<std::int64_t> workers;  // its worker processes' pids (none without workers)
@@ -45,7 +46,7 @@ struct JobFetch {
   std::int64_t pid = 0, worker = 0, start_ns = 0, end_ns = 0, cpu_ns = 0, runqueue_ns = 0, samples = 0;
   std::int64_t tid = 0;       // the fetching thread (0: not recorded)
   std::int64_t batch = -1;    // the batch's index in its pass (-1: not known)
-  std::int64_t pass = -1;     // the pass, where the fetching process knows it (no workers)
+  std::int64_t pass = -1;     // the pass (its JobEpoch::id), where the fetching process knows it (no workers)
   std::int64_t resumes = -1;  // a worker's count of passes resumed before this one (persistent)
   // The fetching process's CPU time, all its threads', when the fetch began (-1: not recorded).
   std::int64_t process_cpu_ns = -1;

@@ -1,5 +1,6 @@
 // What a watched job read, from its read recorder's files (harness/watch/preload/read_recorder.cc,
-// record format version 1): one `reads-PID.txt` per process, a line per file it closed (F), and
+// record format version 2): one `reads-PID.txt` per process (the images one pid ran, a launcher
+// and the job it exec'd, told apart by their image number), a line per file it closed (F), and
 // with a trace a line per open (O) and per read (R). Read back here line by line into bounded
 // summaries: the job's data folders (resolved paths, the device under each), its code and
 // libraries apart, and for the trace each process's opens and reads in turn.
@@ -8,32 +9,35 @@
 #include <cstdint>
 #include <functional>
 #include <istream>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace feedbench {
 
-inline constexpr int kReadLogVersion = 1;
+// Version 2 added each record's process image (a pid's opens are numbered afresh after an exec).
+inline constexpr int kReadLogVersion = 2;
 
 // One file a process opened and closed (or held open at its end).
 struct FileRecord {
-  std::int64_t pid = 0, tid = 0, open_ns = 0, first_ns = 0, last_ns = 0;  // first/last 0: never read
+  std::int64_t pid = 0, image = 0, tid = 0, open_ns = 0, first_ns = 0,
+               last_ns = 0;  // first/last 0: never read
   std::uint64_t bytes = 0, reads = 0, size = 0;
   std::uint32_t dev_major = 0, dev_minor = 0;
   std::uint64_t inode = 0;
   std::string path;  // decoded
 };
 
-// With a trace: an open (its serial is unique within the process) and a read of it.
+// With a trace: an open (its serial is unique within the process image) and a read of it.
 struct OpenRecord {
-  std::int64_t pid = 0;
+  std::int64_t pid = 0, image = 0;
   std::uint64_t serial = 0;
   std::int64_t open_ns = 0;
   std::uint64_t size = 0;
   std::string path;
 };
 struct ReadRecord {
-  std::int64_t pid = 0, tid = 0;
+  std::int64_t pid = 0, image = 0, tid = 0;
   std::uint64_t serial = 0;
   std::int64_t t0_ns = 0, t1_ns = 0, offset = 0, bytes = 0;
 };
@@ -87,5 +91,22 @@ std::vector<std::string> read_log_files(const std::string& dir);
 // RETURNS: the summary of the files under `dir`, with the data bytes first read in each of
 // `windows` (a DataLoader pass each). Throws InputError as parse_read_log does.
 ReadSummary read_summary(const std::string& dir, const std::vector<TimeWindow>& windows = {});
+
+// What watch's guests (the read recorder, the Python probe) could not record, from the counters
+// file they share with the watcher (guest_counters.h).
+struct LostRecords {
+  std::uint64_t no_space = 0, refused = 0, other = 0;  // records lost, by why
+  std::uint64_t unrecorded_calls = 0;  // calls made inside the recorder (a signal handler's), not recorded
+  std::optional<std::uint32_t> refused_uid;  // the effective user last refused, when one was
+  std::uint64_t total() const { return no_space + refused + other; }
+};
+
+// RETURNS: the counts of the counters file's `bytes` (guest_counters::kBytes of them; fewer:
+// nothing counted).
+LostRecords lost_records(const std::string& bytes);
+
+// RETURNS: the console's words on `lost`: "" when nothing was lost or left unrecorded, else a
+// line naming how many records and why (two, joined by "\n  ", when calls went unrecorded too).
+std::string lost_records_text(const LostRecords& lost);
 
 }  // namespace feedbench
