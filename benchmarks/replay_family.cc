@@ -79,10 +79,10 @@ void run_replay_case(const Case& c, RunContext& context, benchmark::State& state
     const ReplayKnobs knobs = replay_knobs(c);
     auto loading = std::make_shared<RecordedLoading>(replay_loading(job, knobs));
     options.recorded = loading;
-    options.epochs = int(loading->epochs.size());
-    for (const RecordedLoading::Epoch& e : loading->epochs)
+    options.epochs = loading->epochs;
+    for (const RecordedLoading::Epoch& e : loading->passes)
       options.workers = std::max(options.workers, e.workers);
-    options.prefetch = loading->epochs.front().prefetch;
+    options.prefetch = loading->passes.front().prefetch;
     options.batch_size = int(std::clamp<std::int64_t>(
         c.has("batch_size") ? c.integer("batch_size") : job.passes.front().batch_size, 1, 1 << 24));
     options.warmup_steps = 0;

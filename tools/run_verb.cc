@@ -113,7 +113,11 @@ int run_ranks(int argc, char** argv, Cluster& cluster, RankProgress& together, c
   // --budget and --dry-run price the plan from each path's probed rate; a budget the plan
   // cannot fit is refused like bad input, before anything is measured.
   std::optional<RunEstimate> estimate;
-  if (run.options.budget_ns > 0 || run.options.dry_run) estimate = estimate_run(run.plan, run.context);
+  const bool estimate_first = config && config->estimate_first;
+  if (run.options.budget_ns > 0 || run.options.dry_run || estimate_first)
+    estimate = estimate_run(run.plan, run.context);
+  // A verb's estimate first, over budget or not: a refusal then follows what it refuses.
+  if (estimate_first && !run.options.dry_run) print_estimate_first(run, *estimate);
   if (run.options.budget_ns > 0) fit_to_budget(run, *estimate);
   // --dry-run stops here: every refusal above is the run's own, so a dry run that passes is
   // a run that starts (the cache was checked by listing, not re-hashed).

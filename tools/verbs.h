@@ -22,6 +22,9 @@ struct RunConfigText {
   std::string text, name;
   // Traces the verb has read already, by the path its config names: not read again.
   std::map<std::string, std::shared_ptr<const RecordedJob>> recorded_jobs;
+  // Print the run's estimated duration before anything is measured, as --dry-run prices it
+  // (replay: a trace can hold a day of steps).
+  bool estimate_first = false;
 };
 // RETURNS: as run_main, with `config` (when not null) in place of --config. run_verb.cc.
 int run_config_main(int argc, char** argv, const RunConfigText* config);

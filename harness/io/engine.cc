@@ -62,7 +62,9 @@ namespace {
 }  // namespace
 
 int Engine::open_for_read(const std::string& path, bool direct) {
-  const DataFile f = open_data_file(AT_FDCWD, path, {.direct = direct, .noatime = try_noatime_});
+  const bool beneath = options_.beneath_fd >= 0;
+  const DataFile f = open_data_file(beneath ? options_.beneath_fd : AT_FDCWD, path,
+                                    {.direct = direct, .noatime = try_noatime_, .beneath = beneath});
   if (!f.ok()) open_failed(path, direct, f);
   if (f.noatime) {
     ++open_counts_.noatime;

@@ -155,7 +155,9 @@ void for_each_file(const FileSet& files, const Progress& progress, Fn fn) {
       std::size_t end = std::min(total, begin + kChunk);
       for (std::size_t i = begin; i < end; ++i) {
         rel.assign(files.relative_path(i));  // reuses capacity: no allocation per file
-        const DataFile f = open_data_file(root_fd, rel);
+        // Beneath the root, through no link: a folder of the set swapped for a link since the
+        // scan leads no eviction, warming or residency check outside it.
+        const DataFile f = open_data_file(root_fd, rel, {.beneath = true});
         const int fd = f.fd;
         try {
           if (fd < 0)

@@ -156,9 +156,18 @@ class RecordedReader : public SampleReader {
     data_.clear();
     const RecordedSample& s = samples_[i];
     if (s.count == 0) return 0;
-    const std::string path = files_.absolute_path(reads_[s.first].file);
+    // Beneath the root by its path there (the engine's beneath_fd), through no link, on every
+    // open: a folder swapped for a link mid-replay leads nowhere outside it.
+    const std::uint32_t file = reads_[s.first].file;
+    const std::string path = files_.absolute_path(file);
     FileHandle fh;
-    if (!open_unless_vanished(*engine_, path, &fh)) return 0;
+    try {
+      fh = engine_->open(std::string(files_.relative_path(file)));
+    } catch (const RunError& e) {
+      if (::access(path.c_str(), F_OK) != 0 && errno == ENOENT) return 0;  // vanished
+      throw RunError(std::string(e.what()) + " (under " + files_.root() +
+                     ", where a replay opens every file beneath, through no symbolic link)");
+    }
     std::uint64_t n = 0;
     try {
       for (std::uint64_t k = s.first; k < s.first + s.count; ++k)
@@ -195,7 +204,10 @@ class RecordedSource : public SampleSource {
   RecordedSource(const FileSet& files, std::span<const RecordedRead> reads,
                  std::span<const RecordedSample> samples, std::string engine, EngineOptions options)
       : files_(files), reads_(reads), samples_(samples), engine_(std::move(engine)),
-        options_(std::move(options)) {
+        options_(std::move(options)), root_(files.open_root()) {
+    if (!root_)
+      throw RunError(errno_message("cannot open the replayed files' folder " + files.root(), errno));
+    options_.beneath_fd = root_.get();
     for (const RecordedRead& r : reads) total_ += recorded_read_bytes(files, r);
   }
   std::size_t count() const override { return samples_.size(); }
@@ -210,6 +222,7 @@ class RecordedSource : public SampleSource {
   std::span<const RecordedSample> samples_;
   std::string engine_;
   EngineOptions options_;
+  UniqueFd root_;  // the files' folder, opened once: every read opens beneath it
   std::uint64_t total_ = 0;
 };
 

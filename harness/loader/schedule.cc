@@ -108,9 +108,10 @@ LoaderSchedule recorded_schedule(const LoaderOptions& o, std::size_t samples, st
   s.share = samples;
   const RecordedLoading& r = *o.recorded;
   std::int64_t first_steps = 0;
-  for (std::size_t e = 0; e < r.epochs.size(); ++e) {
-    s.steps_per_epoch = std::max(s.steps_per_epoch, std::int64_t(r.epochs[e].batches.size()));
-    for (const RecordedLoading::Batch& b : r.epochs[e].batches) {
+  // Each pass once: the epochs beyond go over them again.
+  for (std::size_t e = 0; e < r.passes.size(); ++e) {
+    s.steps_per_epoch = std::max(s.steps_per_epoch, std::int64_t(r.passes[e].batches.size()));
+    for (const RecordedLoading::Batch& b : r.passes[e].batches) {
       if (e == 0 && b.step_ns >= 0) ++first_steps;
       if (b.first + b.count > samples && s.refused.empty())
         s.refused = "replay: a batch of epoch " + std::to_string(e + 1) + " reads samples up to " +
@@ -120,11 +121,11 @@ LoaderSchedule recorded_schedule(const LoaderOptions& o, std::size_t samples, st
   }
   if (o.accelerators != 1 || o.nodes != 1)
     s.refused = "replay: a recorded job runs as one trainer on one node (accelerators 1)";
-  if (r.epochs.empty()) s.refused = "replay: the recording holds no batch";
-  const int workers = r.epochs.empty() ? 0 : r.epochs[0].workers;
+  if (r.passes.empty() || r.epochs < 1) s.refused = "replay: the recording holds no batch";
+  const int workers = r.passes.empty() ? 0 : r.passes[0].workers;
   s.min_measured_steps = std::max<std::int64_t>(kMinMeasuredSteps, 2 * std::int64_t(workers));
   s.measured_first_epoch = first_steps;
-  s.prefetch = r.epochs.empty() ? o.prefetch : r.epochs[0].prefetch;
+  s.prefetch = r.passes.empty() ? o.prefetch : r.passes[0].prefetch;
   s.workers = workers;
   s.batch_size = o.batch_size;
   s.accelerators = 1;
@@ -263,7 +264,9 @@ std::vector<EpochRereads> loader_epoch_rereads(const LoaderOptions& o, const Loa
                                                const std::vector<std::uint64_t>* shard_records) {
   if (o.recorded) {  // counted as the recording was built
     std::vector<EpochRereads> out;
-    for (const RecordedLoading::Epoch& e : o.recorded->epochs) out.push_back(e.rereads);
+    if (!o.recorded->passes.empty())
+      for (std::size_t e = 0; e < std::size_t(std::max(o.recorded->epochs, 0)); ++e)
+        out.push_back(o.recorded->rereads(e));
     return out;
   }
   std::vector<EpochRereads> out(std::size_t(std::max(o.epochs, 0)));

@@ -130,11 +130,11 @@ void BatchQueue::stop() {
 }
 
 std::size_t Trainer::workers_of(int epoch) const {
-  return std::size_t(o_.recorded ? o_.recorded->epochs[std::size_t(epoch)].workers : o_.workers);
+  return std::size_t(o_.recorded ? o_.recorded->epoch(std::size_t(epoch)).workers : o_.workers);
 }
 
 void Trainer::run_epoch(int epoch, EpochOutcome& out) {
-  const RecordedLoading::Epoch* recorded = o_.recorded ? &o_.recorded->epochs[std::size_t(epoch)] : nullptr;
+  const RecordedLoading::Epoch* recorded = o_.recorded ? &o_.recorded->epoch(std::size_t(epoch)) : nullptr;
   const std::size_t batches = recorded ? recorded->batches.size() : std::size_t(schedule_.steps_per_epoch);
   const std::size_t W = workers_of(epoch);
   const EpochJobs jobs = deal_batches(epoch, batches);
@@ -205,7 +205,7 @@ EpochJobs Trainer::deal_batches(int epoch, std::size_t batches) {
   if (o_.recorded) {
     // The recording's batches: each by its recorded worker where the epoch has it, else in
     // PyTorch's round robin.
-    const RecordedLoading::Epoch& e = o_.recorded->epochs[std::size_t(epoch)];
+    const RecordedLoading::Epoch& e = o_.recorded->epoch(std::size_t(epoch));
     out.recorded = &e;
     std::uint64_t low = UINT64_MAX, high = 0;
     for (const RecordedLoading::Batch& b : e.batches)

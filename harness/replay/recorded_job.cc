@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "feedbench/base/error.h"
+#include "feedbench/base/open_beneath.h"
 #include "feedbench/base/text.h"
 #include "feedbench/replay/trace_reader.h"
 
@@ -249,6 +250,13 @@ void finish_job(const std::string& path, Assembly& a, RecordedJob& job) {
     job.handover_ns = a.handovers[a.handovers.size() / 2];
   }
   job.au = a.step_sum + a.wait_sum > 0 ? a.step_sum / (a.step_sum + a.wait_sum) : 0;
+  // Every file the replay reads is a plain absolute path, so that its path under the data folder
+  // names it beneath that folder and nowhere else ('/data/set/../../etc/shadow' would be
+  // '../../etc/shadow' under /data/set): refused before anything is opened.
+  for (const std::string& u : a.used)
+    if (const std::string problem = beneath_path_problem(std::string_view(u).substr(1)); !problem.empty())
+      throw InputError(path + ": the path '" + u + "' of a file the job read " + problem +
+                       ": a replay reads only plain paths beneath the job's data folder");
   // The data folder: the deepest holding every file the batches read.
   if (!a.used.empty()) {
     job.data_root = folder_of(a.used.front());
@@ -277,6 +285,11 @@ RecordedJob build_recorded_job(const std::string& path,
   });
   std::map<std::int64_t, std::vector<std::pair<double, std::int64_t>>> taken;  // pass → (ask, batch)
   for (const auto& [key, t] : parts.trainer) taken[key.first].emplace_back(t.ask_us, key.second);
+  // A pass the header does not list has the workers its fetches name: counted in one walk of
+  // the fetches (one walk per pass would take passes × fetches steps).
+  std::map<std::int64_t, int> fetch_workers;
+  for (const auto& [key, f] : parts.fetches)
+    fetch_workers[key.first] = std::max(fetch_workers[key.first], int(f.worker) + 1);
   Assembly a;
   a.file_index.assign(parts.paths.size(), UINT32_MAX);
   job.reads.reserve(parts.pending.size());  // no doubling's copy beside the pending reads
@@ -290,8 +303,7 @@ RecordedJob build_recorded_job(const std::string& path,
       p.batch_size = s->second.batch_size;
     } else {
       // A pass the header does not list: its workers are those its fetches name.
-      for (const auto& [key, f] : parts.fetches)
-        if (key.first == pass) p.workers = std::max(p.workers, int(f.worker) + 1);
+      if (const auto w = fetch_workers.find(pass); w != fetch_workers.end()) p.workers = w->second;
     }
     a.first_fetch = INFINITY;
     a.startup_cpu_ms = 0, a.started = 0, a.first_ask = batches.front().first;
@@ -322,13 +334,15 @@ RecordedJob read_recorded_job(std::istream& in, const std::string& where) {
 
 RecordedLoading replay_loading(const RecordedJob& job, const ReplayKnobs& knobs) {
   RecordedLoading out;
-  const int epochs = knobs.epochs.value_or(int(job.passes.size()));
+  out.epochs = knobs.epochs.value_or(int(job.passes.size()));
+  // Each pass built once, however many epochs go over them again (RecordedLoading::epoch).
+  const std::size_t built = std::min(std::size_t(std::max(out.epochs, 0)), job.passes.size());
   std::vector<bool> seen(job.files.size(), false);
   auto scaled = [&](double step_ns) {
     return std::int64_t(std::llround(std::clamp(step_ns * knobs.step_scale, 0.0, kMaxNs)));
   };
-  for (int e = 0; e < epochs; ++e) {
-    const RecordedPass& p = job.passes[std::size_t(e) % job.passes.size()];
+  for (std::size_t e = 0; e < built; ++e) {
+    const RecordedPass& p = job.passes[e];
     RecordedLoading::Epoch epoch;
     epoch.workers = knobs.workers.value_or(p.workers);
     epoch.prefetch = std::max(p.prefetch, 1);
@@ -414,9 +428,27 @@ RecordedLoading replay_loading(const RecordedJob& job, const ReplayKnobs& knobs)
         if (seen[f]) ++epoch.rereads.rereads;
         seen[f] = true;
       }
-    out.epochs.push_back(std::move(epoch));
+    out.passes.push_back(std::move(epoch));
   }
   return out;
+}
+
+std::string system_folder_holding(const std::string& folder) {
+  // The system's own folders: a job's data is never there, a trace naming them is hostile or
+  // broken. Beneath /var only those that hold the system's state.
+  static const char* const kSystem[] = {"/etc",     "/proc",      "/sys",     "/dev",      "/boot",
+                                        "/run",     "/root",      "/usr",     "/bin",      "/sbin",
+                                        "/lib",     "/lib32",     "/lib64",   "/libx32",   "/var/lib",
+                                        "/var/log", "/var/spool", "/var/run", "/var/mail", "/snap"};
+  if (folder == "/") return "/";
+  // Shared memory is where a data set is staged to be read fast: a data folder, not the system's.
+  if (folder.starts_with("/dev/shm/")) return "";
+  for (const char* s : kSystem) {
+    const std::string_view root(s);
+    if (folder.starts_with(root) && (folder.size() == root.size() || folder[root.size()] == '/'))
+      return std::string(root);
+  }
+  return "";
 }
 
 FileSet recorded_file_set(const RecordedJob& job, const FileSet& lookup, const FileSet& from,
@@ -443,9 +475,8 @@ FileSet recorded_file_set(const RecordedJob& job, const FileSet& lookup, const F
     for (std::size_t k = 0; k < std::min<std::size_t>(which.size(), 3); ++k) {
       const RecordedFile& f = job.files[which[k]];
       text += (k ? ", " : "") + f.path;
-      if (sizes)
-        text += " (" + std::to_string(f.size) + " bytes recorded, " +
-                std::to_string(from.file_size(index[which[k]])) + " here)";
+      // The recorded size only: nothing of a file it refuses is said (a trace can name any file).
+      if (sizes) text += " (" + std::to_string(f.size) + " bytes recorded)";
     }
     return text + (which.size() > 3 ? ", ..." : "");
   };

@@ -1,6 +1,7 @@
 // A watched job's trace read back as a stream of events (see trace_reader.h).
 #include "feedbench/replay/trace_reader.h"
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 
@@ -24,6 +25,13 @@ constexpr double kMaxTimeUs = 1e11;
 constexpr double kMaxCpuMs = 1e8;
 constexpr std::int64_t kMaxCount = std::int64_t{1} << 31;
 constexpr std::int64_t kMaxWorkers = 1024;
+// Pass and batch numbers as a replay keys them (32 bits: recorded_job.cc), so that two numbers
+// of the trace never name one pass or batch there (a pass 1 + 2^32 replaying pass 1's reads).
+constexpr std::int64_t kMaxIndex = std::int64_t{INT32_MAX};
+// A read's length (32 bits where a replay holds it; more than any read call returns at once),
+// and its offset and a file's size, whose sums stay within 63 bits.
+constexpr std::int64_t kMaxReadBytes = std::int64_t{UINT32_MAX};
+constexpr std::int64_t kMaxOffset = std::int64_t{1} << 62;
 
 // One event or the header, checked field by field; each message names its JSON pointer.
 class Fields {
@@ -73,7 +81,7 @@ class Fields {
     return x.get<double>();
   }
   // RETURNS: args.pass, -1 for null (a read or fetch of no known pass).
-  std::int64_t pass_or_null() const { return at("pass").is_null() ? -1 : integer("pass", INT64_MIN); }
+  std::int64_t pass_or_null() const { return at("pass").is_null() ? -1 : integer("pass", 0, kMaxIndex); }
   double time_us(const std::string& key) const { return number(key, -kMaxTimeUs, kMaxTimeUs); }
   double duration_us(const std::string& key) const { return number(key, 0, kMaxTimeUs); }
   Fields object(const std::string& key) const { return Fields(at(key), where_, pointer_ + "/" + key); }
@@ -107,7 +115,7 @@ TraceHeader header_of(const json& other, const std::string& where) {
   for (std::size_t i = 0; i < passes.size(); ++i) {
     const Fields p(passes[i], where, "/otherData/passes/" + std::to_string(i));
     TracePass tp;
-    tp.pass = p.integer("pass", INT64_MIN);
+    tp.pass = p.integer("pass", 0, kMaxIndex);
     tp.batch_size = p.at("batch_size").is_null() ? 0 : p.integer("batch_size", 0, kMaxCount);
     tp.num_workers = p.integer("num_workers", 0, kMaxWorkers);
     if (p.has("prefetch_factor") && !p.at("prefetch_factor").is_null())
@@ -134,8 +142,8 @@ void dispatch(const json& e, const std::string& where, std::size_t index, const 
     if (name != "wait" && name != "step") f.fail("name", "\"wait\" or \"step\"", f.at("name"));
     b.step = name == "step";
     const Fields a = f.object("args");
-    b.pass = a.integer("pass", INT64_MIN);
-    b.batch = a.integer("batch", 0, kMaxCount);
+    b.pass = a.integer("pass", 0, kMaxIndex);
+    b.batch = a.integer("batch", 0, kMaxIndex);
     b.ts_us = f.time_us("ts");
     b.dur_us = f.duration_us("dur");
     if (a.has("cpu_ms")) b.cpu_ms = a.number("cpu_ms", 0, kMaxCpuMs);
@@ -149,7 +157,7 @@ void dispatch(const json& e, const std::string& where, std::size_t index, const 
     x.dur_us = f.duration_us("dur");
     const Fields a = f.object("args");
     x.pass = a.pass_or_null();
-    x.batch = a.integer_or_null("batch", kMaxCount);
+    x.batch = a.integer_or_null("batch", kMaxIndex);
     x.worker = a.integer("worker", -1, kMaxWorkers);
     x.samples = a.integer("samples", 0, kMaxCount);
     x.cpu_ms = a.number("cpu_ms", 0, kMaxCpuMs);
@@ -166,7 +174,7 @@ void dispatch(const json& e, const std::string& where, std::size_t index, const 
     o.file = std::uint64_t(a.integer("file"));
     o.path = a.text("path");
     if (o.path.empty() || o.path.front() != '/') a.fail("path", "an absolute path", a.at("path"));
-    o.size = std::uint64_t(a.integer("size"));
+    o.size = std::uint64_t(a.integer("size", 0, kMaxOffset));
     visit.open(o);
   } else if (cat == "read") {
     if (!visit.read) return;
@@ -176,10 +184,10 @@ void dispatch(const json& e, const std::string& where, std::size_t index, const 
     r.dur_us = f.duration_us("dur");
     const Fields a = f.object("args");
     r.file = std::uint64_t(a.integer("file"));
-    r.offset = std::uint64_t(a.integer("offset"));
-    r.bytes = std::uint64_t(a.integer("bytes"));
+    r.offset = std::uint64_t(a.integer("offset", 0, kMaxOffset));
+    r.bytes = std::uint64_t(a.integer("bytes", 0, kMaxReadBytes));
     r.pass = a.pass_or_null();
-    r.batch = a.integer_or_null("batch", kMaxCount);
+    r.batch = a.integer_or_null("batch", kMaxIndex);
     visit.read(r);
   }
 }
@@ -231,16 +239,35 @@ void read_trace(std::istream& in, const std::string& where, const TraceVisitor& 
       return false;
     return true;
   };
+  // A trace is a JSON object: anything else from its first byte (a binary file, a text of
+  // another kind) is not one, whatever its length; only a trace that ends early is cut short.
+  for (int c = in.peek(); c == ' ' || c == '\t' || c == '\n' || c == '\r'; c = in.peek()) in.get();
+  const int first = in.peek();
+  if (first != '{' && first != '[') {
+    if (first == std::istream::traits_type::eof())
+      throw InputError(where + ": holds no JSON (only white space), expected a trace");
+    char byte[8];
+    std::snprintf(byte, sizeof byte, "0x%02x", unsigned(first) & 0xffU);
+    throw InputError(
+        where + ": not JSON, so not a trace (its first byte is " + byte +
+        ", where a trace starts with '{'): write one with feedbench watch --trace FILE -- COMMAND");
+  }
   json doc;
   try {
     doc = json::parse(in, cb, /*allow_exceptions=*/true);
   } catch (const json::parse_error& e) {
     const std::string what = e.what();
     // The input ran out inside a value (a string, a number, an object): the file was cut short.
-    if (in.eof() || what.find("unexpected end of input") != std::string::npos)
+    // A bad byte before the end is malformed JSON, not a truncation.
+    const bool was_eof = in.eof();
+    in.clear();
+    const std::streamoff end = in.seekg(0, std::ios::end).tellg();
+    const bool at_end = end < 0 ? was_eof : e.byte + 1 >= std::size_t(end);
+    if (what.find("unexpected end of input") != std::string::npos || at_end)
       throw InputError(where + ": cut short at byte " + std::to_string(e.byte) +
                        " (a truncated trace: was its watch interrupted, or the copy incomplete?)");
-    throw InputError(where + ": not valid JSON at byte " + std::to_string(e.byte) + ": " + what);
+    throw InputError(where + ": not valid JSON at byte " + std::to_string(e.byte) +
+                     ", so not a trace: " + what);
   }
   if (!doc.is_object())
     throw InputError(where + ": expected a trace object {\"otherData\": ..., \"traceEvents\": [...]}");

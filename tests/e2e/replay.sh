@@ -41,6 +41,7 @@ PY
 record slow --workers 2 --batch 8 --step-ms 5 --sleep-ms 4 --epochs 2
 expect_exit 0 "$FEEDBENCH" replay "$WORK/slow.trace.json" --out "$WORK/slow.replay.json"
 expect_in "$WORK/out" "replay /families/0: job:slow cold source"
+expect_in "$WORK/out" "estimated duration: "  # first, before anything is read
 same slow "$WORK/slow.replay.json" 0.08
 # A CPU-heavy transform: 2 workers burning 3 ms a sample.
 record cpu --workers 2 --batch 8 --step-ms 5 --burn-ms 3
@@ -146,6 +147,8 @@ head -c 8192 "$WORK/data/file_000003.bin" >"$WORK/resized/file_000003.bin"
 expect_exit 2 "$FEEDBENCH" replay "$T" --source "$WORK/resized" --out "$WORK/bad.json"
 expect_in "$WORK/err" "1 of the 240 files the job read differ in size"
 expect_in "$WORK/err" "--allow-resized"
+# Nothing of a refused file is said: the recorded size only, never the one found.
+grep -q "8192" "$WORK/err" && fail "the refusal printed the size of the file it refused"
 [ ! -e "$WORK/bad.json" ] || fail "a refused replay wrote a result"
 expect_exit 0 "$FEEDBENCH" replay "$T" --source "$WORK/resized" --allow-resized --out "$WORK/resized.json" --quiet
 # An output onto the trace itself is refused, the trace intact.

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <ctime>
+#include <filesystem>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -92,7 +93,8 @@ TEST(ReplayTraceTest, RefusesWhatItCannotReadWithOneMessage) {
   EXPECT_NE(error(other).find("not a feedbench-watch-trace"), std::string::npos);
   std::string field = small_trace();
   field.replace(field.find("\"bytes\": 100"), 12, "\"bytes\": -4");
-  EXPECT_NE(error(field).find("t.json: /traceEvents/9/args/bytes: expected an integer of at least 0, got -4"),
+  EXPECT_NE(error(field).find("t.json: /traceEvents/9/args/bytes: expected an integer of at least 0 and at "
+                              "most 4294967295, got -4"),
             std::string::npos)
       << error(field);
   EXPECT_NE(error("[1, 2]").find("expected a trace object"), std::string::npos) << error("[1, 2]");
@@ -145,16 +147,18 @@ TEST(RecordedJobTest, WhatIfsRegroupScaleAndRepeat) {
   k.epochs = 3;
   k.workers = 1;
   const RecordedLoading as_is = replay_loading(job, k);
-  ASSERT_EQ(as_is.epochs.size(), 3u);  // the one pass three times
-  EXPECT_EQ(as_is.epochs[0].workers, 1);
-  EXPECT_EQ(as_is.epochs[0].batches[0].step_ns, 2'500'000);
-  EXPECT_EQ(as_is.epochs[0].batches[0].worker, -1);  // round robin over the new workers
-  EXPECT_EQ(as_is.epochs[0].rereads.rereads, 0u);
-  EXPECT_EQ(as_is.epochs[1].rereads.rereads, 3u);  // every file read again
+  ASSERT_EQ(as_is.epochs, 3);  // the one pass three times, built once
+  ASSERT_EQ(as_is.passes.size(), 1u);
+  EXPECT_EQ(as_is.passes[0].workers, 1);
+  EXPECT_EQ(as_is.passes[0].batches[0].step_ns, 2'500'000);
+  EXPECT_EQ(as_is.passes[0].batches[0].worker, -1);  // round robin over the new workers
+  EXPECT_EQ(as_is.rereads(0).rereads, 0u);
+  EXPECT_EQ(as_is.rereads(1).rereads, 3u);  // every file read again
+  EXPECT_EQ(as_is.rereads(2).reads, 3u);
   ReplayKnobs one;
   one.batch_size = 1;  // a sample a batch: 3 batches, the last with no step
   const RecordedLoading regrouped = replay_loading(job, one);
-  const auto& b = regrouped.epochs[0].batches;
+  const auto& b = regrouped.passes[0].batches;
   ASSERT_EQ(b.size(), 3u);
   EXPECT_EQ(b[0].count, 1u);
   EXPECT_EQ(b[0].cpu_ns, 500'000);     // half of batch 0's CPU
@@ -193,16 +197,16 @@ TEST(RecordedJobTest, CarriesTheCpuSpentOutsideFetchesIntoTheReplay) {
   ReplayKnobs half;
   half.step_scale = 0.5;
   const RecordedLoading r = replay_loading(job, half);
-  EXPECT_EQ(r.epochs[0].startup_cpu_ns, 250'000);
-  EXPECT_EQ(r.epochs[0].batches[0].cpu_ns, 1'000'000);      // the fetch's
-  EXPECT_EQ(r.epochs[0].batches[0].after_cpu_ns, 300'000);  // the hand-over's, spent after it
-  EXPECT_EQ(r.epochs[0].batches[0].take_cpu_ns, 200'000);
-  EXPECT_EQ(r.epochs[0].batches[0].step_cpu_ns, 500'000);  // the step scaled, its CPU with it
-  EXPECT_EQ(r.epochs[0].batches[1].step_cpu_ns, 0);        // the pass's last: no step
+  EXPECT_EQ(r.passes[0].startup_cpu_ns, 250'000);
+  EXPECT_EQ(r.passes[0].batches[0].cpu_ns, 1'000'000);      // the fetch's
+  EXPECT_EQ(r.passes[0].batches[0].after_cpu_ns, 300'000);  // the hand-over's, spent after it
+  EXPECT_EQ(r.passes[0].batches[0].take_cpu_ns, 200'000);
+  EXPECT_EQ(r.passes[0].batches[0].step_cpu_ns, 500'000);  // the step scaled, its CPU with it
+  EXPECT_EQ(r.passes[0].batches[1].step_cpu_ns, 0);        // the pass's last: no step
   ReplayKnobs one;
   one.batch_size = 1;
   const RecordedLoading regrouped = replay_loading(job, one);
-  const auto& b = regrouped.epochs[0].batches;
+  const auto& b = regrouped.passes[0].batches;
   ASSERT_EQ(b.size(), 3u);
   EXPECT_EQ(b[0].cpu_ns, 500'000);  // half of batch 0's
   EXPECT_EQ(b[0].after_cpu_ns, 150'000);
@@ -212,11 +216,11 @@ TEST(RecordedJobTest, CarriesTheCpuSpentOutsideFetchesIntoTheReplay) {
   ReplayKnobs serial;
   serial.workers = 0;
   const RecordedLoading in_process = replay_loading(job, serial);
-  EXPECT_EQ(in_process.epochs[0].startup_cpu_ns, 0);  // no workers to start
+  EXPECT_EQ(in_process.passes[0].startup_cpu_ns, 0);  // no workers to start
   // ...nor a batch to pickle in a worker and unpickle in the trainer.
-  EXPECT_EQ(in_process.epochs[0].batches[0].after_cpu_ns, 0);
-  EXPECT_EQ(in_process.epochs[0].batches[0].take_cpu_ns, 0);
-  EXPECT_EQ(in_process.epochs[0].batches[0].cpu_ns, 1'000'000);
+  EXPECT_EQ(in_process.passes[0].batches[0].after_cpu_ns, 0);
+  EXPECT_EQ(in_process.passes[0].batches[0].take_cpu_ns, 0);
+  EXPECT_EQ(in_process.passes[0].batches[0].cpu_ns, 1'000'000);
   // A worker fetching before the trainer's first ask (a forked one, fast) started up outside the
   // pass: none of its start-up is replayed.
   const RecordedJob early = job_of(with(t, R"("name": "fetch", "ph": "X", "pid": 11, "tid": 11, "ts": 1200)",
@@ -242,7 +246,8 @@ TEST(RecordedJobTest, TheLoaderBurnsTheRecordedCpuOutsideFetches) {
   e.startup_cpu_ns = 30'000'000;
   e.batches = {{0, 1, 0, 0, 20'000'000, 0, 1, 10'000'000, 15'000'000}, {1, 1, 0, 0, -1, 0, 1, 10'000'000, 0}};
   e.batches[0].after_cpu_ns = 5'000'000;  // its worker's pickling, after handing it over
-  loading->epochs = {e};
+  loading->passes = {e};
+  loading->epochs = 1;
   LoaderOptions o;
   o.recorded = loading;
   o.workers = 1;
@@ -281,7 +286,7 @@ TEST(RecordedJobTest, FindsItsFilesUnderAnotherRootOrSaysWhichAreNot) {
   write_file(root / "x/c.bin", std::string(30, 'c'));
   const std::string resized = input_error_of([&] { set_of(false); });
   EXPECT_NE(resized.find("1 of the 3 files the job read differ in size under " + root.path() +
-                         " (x/c.bin (300 bytes recorded, 30 here))"),
+                         " (x/c.bin (300 bytes recorded))"),
             std::string::npos)
       << resized;
   // In the recording's order, so that the job's reads index it as they are; c.bin as it is now.
@@ -327,6 +332,162 @@ TEST(RecordedJobTest, RefusesValuesBeyondItsBoundsAndDataUnderNoFolder) {
   const std::string not_array = input_error_of([&] { job_of(object); });
   EXPECT_NE(not_array.find("/traceEvents: expected an array of events, got an object"), std::string::npos)
       << not_array;
+}
+
+// A trace of `passes` passes the header does not list, each of one batch of one read of one of
+// `files` files under /data/set (a job without workers).
+std::string passes_trace(int passes, const std::string& pass_of_first = "") {
+  std::string t =
+      R"({"otherData": {"format": "feedbench-watch-trace", "version": 1, "passes": []}, "traceEvents": [
+{"args": {"file": 1, "path": "/data/set/a.bin", "size": 4096}, "cat": "open", "name": "open", "ph": "i", "pid": 1, "tid": 1, "ts": 1})";
+  for (int p = 0; p < passes; ++p) {
+    const std::string pass = p == 0 && !pass_of_first.empty() ? pass_of_first : std::to_string(p);
+    const std::string at = std::to_string(10 + p * 10);
+    t += ",\n{\"args\": {\"batch\": 0, \"pass\": " + pass +
+         R"(}, "cat": "batch", "dur": 5, "name": "wait", "ph": "X", "pid": 1, "tid": 1, "ts": )" + at + "}";
+    t +=
+        ",\n{\"args\": {\"batch\": 0, \"pass\": " + pass +
+        R"(, "cpu_ms": 0.001, "samples": 1, "worker": 0}, "cat": "fetch", "dur": 4, "name": "fetch", "ph": "X", "pid": 1, "tid": 1, "ts": )" +
+        at + "}";
+    t += ",\n{\"args\": {\"bytes\": 4096, \"file\": 1, \"offset\": 0, \"batch\": 0, \"pass\": " + pass +
+         R"(}, "cat": "read", "dur": 1, "name": "read", "ph": "X", "pid": 1, "tid": 1, "ts": )" + at + "}";
+  }
+  return t + "\n]}\n";
+}
+
+TEST(ReplayBoundsTest, RefusesNumbersBeyondWhatTheReplayKeysByTheirPointer) {
+  // Pass 1 + 2^32 was kept in 32 bits: it replayed pass 1's reads once more per alias.
+  const std::string alias =
+      with(small_trace(), "\"pass\": 1, \"batch_size\"", "\"pass\": 4294967297, \"batch_size\"");
+  EXPECT_NE(
+      input_error_of([&] { job_of(alias); })
+          .find("t.json: /otherData/passes/0/pass: expected an integer of at least 0 and at most 2147483647, "
+                "got 4294967297"),
+      std::string::npos)
+      << input_error_of([&] { job_of(alias); });
+  const std::string event = with(small_trace(), R"({"batch": 0, "pass": 1}, "cat": "batch", "dur": 3000)",
+                                 R"({"batch": 0, "pass": 4294967297}, "cat": "batch", "dur": 3000)");
+  EXPECT_NE(input_error_of([&] {
+              job_of(event);
+            }).find("/traceEvents/1/args/pass: expected an integer of at least 0"),
+            std::string::npos);
+  const std::string negative = with(small_trace(), "\"offset\": 0, \"pass\": 1, \"batch\": 0}",
+                                    "\"offset\": 0, \"pass\": -3, \"batch\": 0}");
+  EXPECT_NE(input_error_of([&] {
+              job_of(negative);
+            }).find("/traceEvents/9/args/pass: expected an integer of at least 0"),
+            std::string::npos);
+  const std::string batch = with(small_trace(), R"({"batch": 1, "pass": 1}, "cat": "batch")",
+                                 R"({"batch": 2147483648, "pass": 1}, "cat": "batch")");
+  EXPECT_NE(input_error_of([&] { job_of(batch); }).find("/traceEvents/3/args/batch: expected an integer"),
+            std::string::npos);
+  const std::string bytes = with(small_trace(), "\"bytes\": 100,", "\"bytes\": 4294967296,");
+  EXPECT_NE(input_error_of([&] {
+              job_of(bytes);
+            }).find("/traceEvents/9/args/bytes: expected an integer of at least 0 and at most 4294967295"),
+            std::string::npos);
+  const std::string offset = with(small_trace(), "\"offset\": 150,", "\"offset\": 9223372036854775807,");
+  EXPECT_NE(input_error_of([&] { job_of(offset); }).find("/traceEvents/14/args/offset: expected an integer"),
+            std::string::npos)
+      << input_error_of([&] { job_of(offset); });
+  const std::string size = with(small_trace(), "\"size\": 300}", "\"size\": 9223372036854775807}");
+  EXPECT_NE(input_error_of([&] { job_of(size); }).find("/traceEvents/12/args/size: expected an integer"),
+            std::string::npos);
+}
+
+TEST(ReplayBoundsTest, HoldsAndTakesWhatTheTraceHoldsWhateverItsPassNumbers) {
+  // 2,000 passes the header does not list, the highest pass number a replay keys among them:
+  // each read held once, each pass's workers from its fetches (counted in one walk of them).
+  const RecordedJob job = job_of(passes_trace(2000, "2147483647"));
+  EXPECT_EQ(job.passes.size(), 2000u);
+  EXPECT_EQ(job.reads.size(), 2000u);  // not one more: no pass read twice
+  EXPECT_EQ(job.passes.back().id, 2147483647);
+  EXPECT_EQ(job.passes.back().workers, 1);  // from its fetch
+  EXPECT_EQ(job.passes.front().workers, 1);
+}
+
+TEST(ReplayBoundsTest, EpochsGoOverThePassesWithoutCopyingThem) {
+  const RecordedJob job = job_of(small_trace());
+  ReplayKnobs k;
+  k.epochs = 10000;
+  const RecordedLoading l = replay_loading(job, k);
+  EXPECT_EQ(l.epochs, 10000);
+  ASSERT_EQ(l.passes.size(), 1u);  // one pass recorded, built once
+  EXPECT_EQ(&l.epoch(9999), &l.passes[0]);
+  EXPECT_EQ(l.rereads(0).rereads, 0u);
+  EXPECT_EQ(l.rereads(9999).rereads, 3u);
+  // Fewer epochs than passes build only those.
+  const RecordedJob two = job_of(passes_trace(5));
+  k.epochs = 2;
+  EXPECT_EQ(replay_loading(two, k).passes.size(), 2u);
+  LoaderOptions o;
+  o.recorded = std::make_shared<RecordedLoading>(replay_loading(two, k));
+  o.epochs = 2;
+  EXPECT_EQ(
+      loader_epoch_rereads(o, loader_schedule(o, two.samples.size()), two.samples.size(), nullptr).size(),
+      2u);
+}
+
+TEST(ReplayBoundsTest, SaysBytesThatAreNotJsonAreNoTrace) {
+  auto error = [](const std::string& text) {
+    std::istringstream in(text);
+    return input_error_of([&] { read_trace(in, "t.bin", TraceVisitor{}); });
+  };
+  const std::string png = error(std::string("\x89PNG\r\n\x1a\n\0\0\0\rIHDR", 16));
+  EXPECT_NE(png.find("t.bin: not JSON, so not a trace (its first byte is 0x89"), std::string::npos) << png;
+  EXPECT_EQ(png.find("cut short"), std::string::npos);
+  const std::string inside = error(std::string("{\"otherData\": \x01\x02\x03 and more bytes after it"));
+  EXPECT_NE(inside.find("not valid JSON at byte 15"), std::string::npos) << inside;
+  EXPECT_NE(error("   ").find("holds no JSON"), std::string::npos);
+  // A trace that ends early is still called cut short.
+  EXPECT_NE(error(small_trace().substr(0, 900)).find("cut short at byte"), std::string::npos);
+}
+
+TEST(ReplayBoundsTest, RefusesPathsThatLeaveTheDataFolderAndSystemFolders) {
+  const std::string climb = with(small_trace(), "/data/set/y/b.bin", "/data/set/y/../../../etc/shadow");
+  const std::string error = input_error_of([&] { job_of(climb); });
+  EXPECT_NE(
+      error.find("the path '/data/set/y/../../../etc/shadow' of a file the job read has a '..' component"),
+      std::string::npos)
+      << error;
+  EXPECT_NE(input_error_of([&] {
+              job_of(with(small_trace(), "/data/set/y/b.bin", "/data/set/y//b.bin"));
+            }).find("has an empty component"),
+            std::string::npos);
+  EXPECT_EQ(system_folder_holding("/etc"), "/etc");
+  EXPECT_EQ(system_folder_holding("/etc/ssl/private"), "/etc");
+  EXPECT_EQ(system_folder_holding("/var/lib/postgresql"), "/var/lib");
+  EXPECT_EQ(system_folder_holding("/proc/1"), "/proc");
+  EXPECT_EQ(system_folder_holding("/"), "/");
+  EXPECT_EQ(system_folder_holding("/etcetera/data"), "");
+  EXPECT_EQ(system_folder_holding("/data/imagenet"), "");
+  EXPECT_EQ(system_folder_holding("/var/tmp/set"), "");
+  EXPECT_EQ(system_folder_holding("/dev/shm/imagenet"), "");  // staged to be read fast
+  EXPECT_EQ(system_folder_holding("/dev/shm"), "/dev");
+}
+
+TEST(ReplayBoundsTest, OpensEveryReplayedFileBeneathItsRootThroughNoLink) {
+  TempDir dir;
+  write_file(dir / "root/sub/a.bin", std::string(4096, 'a'));
+  write_file(dir / "outside/a.bin", std::string(4096, 'o'));
+  FileSet files(dir / "root");
+  files.add("sub/a.bin", 4096, 0);
+  const std::vector<RecordedRead> reads = {{0, 4096, 0}};
+  const std::vector<RecordedSample> samples = {{0, 1}};
+  const auto source = make_recorded_source(files, reads, samples, "psync");
+  const auto reader = source->make_reader();
+  EXPECT_EQ(reader->read(0), 4096u);
+  // The folder swapped for a link to another: the next open refuses it, reading nothing there.
+  std::filesystem::rename(dir / "root/sub", dir / "root/sub.real");
+  std::filesystem::create_directory_symlink("../outside", dir / "root/sub");
+  std::string error;
+  try {
+    reader->read(0);
+  } catch (const RunError& e) {
+    error = e.what();
+  }
+  EXPECT_NE(error.find("sub/a.bin"), std::string::npos) << error;
+  EXPECT_NE(error.find("symbolic links"), std::string::npos) << error;
 }
 
 }  // namespace

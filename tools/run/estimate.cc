@@ -32,11 +32,27 @@ RunEstimate estimate_run(const Plan& plan, RunContext& context) {
   RunEstimate e;
   // Each case the run would skip, as it would skip it: priced at nothing but its overhead.
   for (const Case& c : plan.cases) e.refusals.push_back(planned_refusal(c, context));
+  // A cold replay is priced from its recording alone (its loop's waits and steps, and the
+  // eviction): a path whose every case is one needs no probe, which would read it.
+  auto needs_rate = [&](const std::string& role) {
+    for (std::size_t i = 0; i < plan.cases.size(); ++i) {
+      const Case& c = plan.cases[i];
+      if (!e.refusals[i].empty() || role_of(c) != role) continue;
+      if (c.family != "replay" || (c.has("cache_state") && c.str("cache_state") != "cold")) return true;
+    }
+    return false;
+  };
   for (std::size_t i = 0; i < plan.cases.size(); ++i) {
     const Case& c = plan.cases[i];
     if (!e.refusals[i].empty()) continue;
     const std::string role = role_of(c);
     if (e.rates.count(role)) continue;
+    if (!needs_rate(role)) {
+      PathRate unprobed;
+      unprobed.how = "not probed: cold replays, priced from their recordings";
+      e.rates.emplace(role, std::move(unprobed));
+      continue;
+    }
     const FileSet* files = context.files_for(role);
     if (!files || files->empty()) continue;
     PathRate r = probe_read_rate(*files);
@@ -66,6 +82,15 @@ RunEstimate estimate_run(const Plan& plan, RunContext& context) {
   }
   for (const auto& [role, r] : e.rates) e.how += (e.how.empty() ? "" : "; ") + role + ": " + r.how;
   return e;
+}
+
+void print_estimate_first(const RunSetup& run, const RunEstimate& estimate) {
+  if (!estimate.unavailable.empty())
+    say(run.options.human, "estimated duration: unknown (" + estimate.unavailable + ")\n");
+  else
+    say(run.options.human, "estimated duration: " + format_estimate(total_seconds(estimate.costs)) +
+                               " (--budget DUR refuses a longer one; --dry-run prices it and stops)\n");
+  std::fflush(run.options.human);
 }
 
 void print_dry_run(const RunSetup& run, const RunEstimate& estimate) {

@@ -167,6 +167,9 @@ void check_measured_cache(RunSetup& run);
 RunEstimate estimate_run(const Plan& plan, RunContext& context);
 // budget.cc: chooses repetitions and runtimes that fit --budget, or refuses the plan.
 void fit_to_budget(RunSetup& run, RunEstimate& estimate);
+// estimate.cc: one line, the run's estimated duration (or why it is unknown), before anything
+// is measured, for a verb that asks for it (RunConfigText::estimate_first).
+void print_estimate_first(const RunSetup& run, const RunEstimate& estimate);
 // estimate.cc: what --dry-run prints: the estimate, the cases, the selections.
 void print_dry_run(const RunSetup& run, const RunEstimate& estimate);
 // scan.cc: --fingerprint content: hashes samples of every file (rank 0).

@@ -61,6 +61,11 @@ struct EngineOptions {
   // close chain (reads_whole_files()). FEEDBENCH_IO_URING_CHAIN=0 in the environment turns it
   // off, for A/B measurement against open-then-read.
   bool whole_file_chain = true;
+  // A folder open(path) opens beneath (>= 0): `path` relative to it, every component reached
+  // through no symbolic link and never above it, on every open (open_beneath.h), so a folder
+  // swapped for a link while a round reads cannot lead it out. Not owned; -1: paths as given.
+  // Whole-file reads (submit_whole_files) ignore it: a caller that sets it does not use them.
+  int beneath_fd = -1;
 };
 
 class Engine {

@@ -187,7 +187,8 @@ struct EpochRereads {
 // drawn step and the transform, each epoch's batches as the job's workers built them — which
 // samples of a recorded source (make_recorded_source), which worker, the CPU time the worker
 // spent on it, the trainer's step after it — with the epoch's workers, prefetch depth and the
-// workers' start-up.
+// workers' start-up. Epochs go over the recorded passes again, in order, without copying them:
+// what it holds does not grow with the epochs.
 struct RecordedLoading {
   struct Batch {
     std::uint64_t first = 0;  // samples [first, first + count) of the source
@@ -213,14 +214,28 @@ struct RecordedLoading {
     int prefetch = 2;                 // batches in flight per worker
     std::int64_t start_ns = 0;        // from the epoch's first ask to its workers' first fetch
     std::int64_t startup_cpu_ns = 0;  // each worker's CPU time in that start-up
-    EpochRereads rereads;             // its samples' files read before in the run
+    EpochRereads rereads;             // its samples' files read before in the run, as the epoch of its index
   };
-  std::vector<Epoch> epochs;
+  // The passes replayed, each once (at most `epochs` of them): epoch e is passes[e % passes.size()].
+  std::vector<Epoch> passes;
+  int epochs = 0;
+
+  // RETURNS: epoch e's pass. REQUIRES: passes not empty.
+  const Epoch& epoch(std::size_t e) const { return passes[e % passes.size()]; }
+  // RETURNS: epoch e's reads and re-reads: as its pass's on the first round over the passes;
+  // after it every file of a pass was read before. REQUIRES: passes not empty.
+  EpochRereads rereads(std::size_t e) const {
+    const EpochRereads& r = epoch(e).rereads;
+    return e < passes.size() ? r : EpochRereads{r.reads, r.reads};
+  }
 };
 
 // The samples of a recorded job (RecordedLoading): sample i reads samples[i]'s reads of `files`,
 // each range as recorded, opening its file for the sample and closing it after, through engine
-// `engine`, paced by `throttle` when given. A range past a file's end reads what is there.
+// `engine`, paced by `throttle` when given. A range past a file's end reads what is there. Every
+// open is beneath `files`' root, opened once here, through no symbolic link (a folder swapped
+// for a link mid-replay fails the read, never leads outside). Throws RunError when the root
+// cannot be opened.
 // REQUIRES: `files`, `reads` and `samples` outlive the source; every read's file is in `files`.
 std::unique_ptr<SampleSource> make_recorded_source(const FileSet& files, std::span<const RecordedRead> reads,
                                                    std::span<const RecordedSample> samples,

@@ -76,8 +76,9 @@ struct RecordedJob {
 };
 
 // RETURNS: the job recorded in the trace at `path`, its reads in `reads` order. Throws InputError
-// for a trace read_trace refuses, one without a batch, a read of a file with no open event, and
-// files read in batches that share no folder.
+// for a trace read_trace refuses, one without a batch, a read of a file with no open event,
+// files read in batches that share no folder, and a read file's path that is not plain (an
+// empty, "." or ".." component): nothing is opened but the trace.
 RecordedJob load_recorded_job(const std::string& path);
 // As load_recorded_job, from `in`, named `where` in messages.
 RecordedJob read_recorded_job(std::istream& in, const std::string& where);
@@ -91,17 +92,24 @@ struct ReplayKnobs {
 };
 
 // RETURNS: the replay's loading of `job` with `knobs`: its passes as epochs, sample indices
-// those of job.samples. A regrouped batch's CPU time and step are its samples' shares of those
-// of the batches they were recorded in. REQUIRES: knobs in range (step_scale > 0, workers >= 0,
-// batch_size >= 1, epochs >= 1).
+// those of job.samples; each pass built once (at most knobs.epochs of them), the epochs beyond
+// going over them again, so that it holds no more for 1,000 epochs than for the passes. A regrouped batch's
+// CPU time and step are its samples' shares of those of the batches they were recorded in. REQUIRES: knobs in
+// range (step_scale > 0, workers >= 0, batch_size >= 1, epochs >= 1).
 RecordedLoading replay_loading(const RecordedJob& job, const ReplayKnobs& knobs);
+
+// RETURNS: the system folder (/etc, /proc, /usr, /var/lib, ...) that is or holds `folder` (an
+// absolute path without links), "/" for "/" itself; "" for any other: where a replay without
+// --source, which reads the folder a trace names, refuses to read.
+std::string system_folder_holding(const std::string& folder);
 
 // RETURNS: the recorded files as a replay reads them: entry i is job.files[i] (so job.reads
 // index it as they are), found by its path under data_root in `lookup` (a scanned root), taken
 // from `from` at that index (`lookup` itself, or a partial cache's tiered set, index for index
 // with its source). Throws InputError naming the trace and the root, with a count and examples,
 // when files are missing, or differ in size unless `allow_resized` (then a replay cuts each read
-// at its file's end as the set has it).
+// at its file's end as the set has it); it says nothing of the files found (no size): a trace
+// may name any file.
 FileSet recorded_file_set(const RecordedJob& job, const FileSet& lookup, const FileSet& from,
                           bool allow_resized);
 

@@ -77,8 +77,11 @@ struct TraceVisitor {
 // event in file order. Throws InputError "<where>: <pointer>: expected ..., got ..." for a
 // field the replay needs that is missing or malformed; "<where>: not a feedbench-watch-trace
 // (format ...)" for another format; "<where>: version N is newer than this feedbench reads
-// (1)"; "<where>: cut short at byte N" for a truncated file; and for any other malformed JSON,
-// its byte. REQUIRES: otherData comes before traceEvents (as watch writes it).
+// (1)"; "<where>: not JSON, so not a trace" for bytes that do not start as JSON does; "<where>:
+// cut short at byte N" for a file that ends early; for any other malformed JSON, its byte. Every
+// number is bounded by what the replay keeps (a pass or batch number from 0 to 2^31 - 1, a read
+// up to 4 GiB - 1, offsets and sizes up to 2^62): one beyond is refused by its JSON pointer.
+// REQUIRES: otherData comes before traceEvents (as watch writes it).
 void read_trace(std::istream& in, const std::string& where, const TraceVisitor& visit);
 
 // As read_trace on the file at `path`. Throws InputError when it cannot be opened.
