@@ -85,7 +85,8 @@ int run_config_main(int argc, char** argv, const RunConfigText* config) {
       try {
         throw;
       } catch (const std::exception& e) {
-        std::fprintf(stderr, "feedbench run: rank %d: error: %s\n", cluster->rank(), e.what());
+        std::fprintf(stderr, "feedbench run: rank %d: error: %s\n", cluster->rank(),
+                     printable(e.what()).c_str());
       }
       cluster->abort(1);
     }
@@ -146,7 +147,7 @@ int write_results(const RunSetup& run, MeasuredCases measured) {
     std::fprintf(stderr,
                  "feedbench run: nothing measured: no case matches --benchmark_filter=%s "
                  "(%zu cases in the plan; --dry-run lists them)\n",
-                 filter.c_str(), plan.cases.size());
+                 printable(filter).c_str(), plan.cases.size());
     return 1;
   }
 
@@ -185,7 +186,7 @@ int write_results(const RunSetup& run, MeasuredCases measured) {
   if (!markdown_path.empty()) write_markdown(doc, markdown_path);
 
   say(human, "\n" + format_summary(doc.summary));
-  std::fprintf(human, "result: %s\n", out_path.c_str());
+  std::fprintf(human, "result: %s\n", printable(out_path).c_str());
   // A baseline with a wild repetition hides changes (diff sets it aside; a re-run is better).
   std::fflush(human);
   for (const std::string& line : outlier_warning_lines(doc.summary))
@@ -195,8 +196,9 @@ int write_results(const RunSetup& run, MeasuredCases measured) {
   // records why, and the run is not a success.
   std::fflush(human);
   const std::string why = why_nothing_counts(doc);
-  if (!why.empty()) std::fprintf(stderr, "feedbench run: nothing measured: %s\n", why.c_str());
-  if (!run.cache_changed.empty()) std::fprintf(stderr, "feedbench run: %s\n", run.cache_changed.c_str());
+  if (!why.empty()) std::fprintf(stderr, "feedbench run: nothing measured: %s\n", printable(why).c_str());
+  if (!run.cache_changed.empty())
+    std::fprintf(stderr, "feedbench run: %s\n", printable(run.cache_changed).c_str());
   return why.empty() && run.cache_changed.empty() ? 0 : 1;
 }
 

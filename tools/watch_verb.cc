@@ -502,7 +502,7 @@ int watch_main(int argc, char** argv) {
   if (!outside.gpu.value("measured", true))
     say += "  GPU: not measured: " + outside.gpu.value("why", "") + "\n";
   for (const std::string& e : log.probe_errors) say += "  probe: " + e + "\n";
-  std::fputs(say.c_str(), stderr);
+  std::fputs(printable_lines(say).c_str(), stderr);  // the job's names and paths, escaped
 
   if (!o.trace_path.empty()) {
     try {
@@ -512,9 +512,9 @@ int watch_main(int argc, char** argv) {
                                " events; " + format_count(double(t.reads)) + " reads of data, " +
                                format_count(double(t.reads_in_batches)) + " of them in a batch's fetch" +
                                (recorder_why.empty() ? "" : "; reads not recorded: " + recorder_why) + ")\n";
-      std::fputs(line.c_str(), stderr);
+      std::fputs(printable_lines(line).c_str(), stderr);
     } catch (const InputError& e) {  // nothing written (its temporary removed): said, and on
-      std::fprintf(stderr, "  trace: not written: %s\n", e.what());
+      std::fprintf(stderr, "  trace: not written: %s\n", printable(e.what()).c_str());
     }
   }
   if (!o.out_path.empty()) {
@@ -529,7 +529,7 @@ int watch_main(int argc, char** argv) {
     doc.benchmarks.push_back(job_entry(o.name, child, log, f, v, o.target, processes, rd.reads, outside.gpu));
     doc.summary = {{"watch", {{"job", "job/" + o.name}, {"verdict", v.by}, {"text", v.text}}}};
     doc.save(o.out_path);
-    std::fprintf(stderr, "  result: %s\n", o.out_path.c_str());
+    std::fprintf(stderr, "  result: %s\n", printable(o.out_path).c_str());
   }
   return child.exit_code;
 }

@@ -151,7 +151,7 @@ void check_output_files(RunSetup& run) {
 void print_plan(const RunSetup& run) {
   const Plan& plan = run.plan;
   std::FILE* human = run.options.human;
-  std::fprintf(human, "feedbench run: %s — %zu %s", run.config.name.c_str(), plan.cases.size(),
+  std::fprintf(human, "feedbench run: %s — %zu %s", printable(run.config.name).c_str(), plan.cases.size(),
                plan.cases.size() == 1 ? "case" : "cases");
   if (!plan.dropped.empty()) std::fprintf(human, ", %zu combinations dropped", plan.dropped.size());
   std::fprintf(human, "\n");
