@@ -138,7 +138,6 @@ int write_results(const RunSetup& run, MeasuredCases measured) {
   const Plan& plan = run.plan;
   const RunContext& context = run.context;
   const std::string& filter = run.options.filter;
-  const std::string& out_path = run.options.out_path;
   const std::string& csv_path = run.options.csv_path;
   const std::string& markdown_path = run.options.markdown_path;
   std::FILE* human = run.options.human;
@@ -181,7 +180,10 @@ int write_results(const RunSetup& run, MeasuredCases measured) {
   if (!run.cache_recheck.is_null() && doc.dataset.contains("cache"))
     doc.dataset["cache"]["verification_after_run"] = run.cache_recheck;
 
-  doc.save(out_path);
+  // A default name never replaces a file (another run's of the same second); --out may.
+  const std::string out_path =
+      doc.save(run.options.out_path, run.options.default_out ? AtomicFile::Existing::kNeverReplace
+                                                             : AtomicFile::Existing::kReplace);
   if (!csv_path.empty()) write_csv(doc, csv_path);
   if (!markdown_path.empty()) write_markdown(doc, markdown_path);
 

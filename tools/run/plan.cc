@@ -119,6 +119,7 @@ void check_output_files(RunSetup& run) {
   // path is fixed here, so the one checked is the one written).
   std::string out_option = "--out";
   if (o.out_path.empty()) {
+    o.default_out = true;
     o.out_path = "results/" + run.config.name + "/" + host_name() + "-" + utc_timestamp(true) + ".json";
     out_option = "--out (default " + o.out_path + ")";
   }

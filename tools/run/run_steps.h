@@ -36,6 +36,9 @@ struct RunOptions {
   // A verb that runs a config of its own (replay) gives its text; config_path then names it.
   std::string config_text;
   std::string config_path, out_path, csv_path, markdown_path, emit_fio_dir;
+  // No --out: out_path is the default name, which never replaces a file (another run's result of
+  // the same second): saved under the first free "-N" name, which the run then prints.
+  bool default_out = false;
   std::string max_cases_text = std::to_string(kDefaultMaxCases);
   std::string fingerprint_kind = "metadata";
   std::string budget_text;
