@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "feedbench/base/text.h"
 #include "feedbench/base/units.h"
 
 namespace feedbench {
@@ -51,7 +52,8 @@ void RunProgress::begin_repetition(const std::string& case_name, int repetition,
     full_name_ = case_name;
     ++case_index_;
     auto shown = names_.find(case_name);
-    case_name_ = shown == names_.end() ? case_name : shown->second;
+    // A replay's name carries its trace's job name: escaped, as every console line is.
+    case_name_ = printable(shown == names_.end() ? case_name : shown->second);
     case_bytes_ = 0;
     case_seconds_ = 0;
   }

@@ -7,6 +7,7 @@
 #include <optional>
 #include <set>
 
+#include "feedbench/base/text.h"
 #include "feedbench/base/units.h"
 #include "loader_demand.h"
 
@@ -348,8 +349,10 @@ std::string column_titles(const std::string& family, std::size_t label_width) {
   return line + "  verdict\n";
 }
 
-std::string format_case_lines(const CaseView& c, const std::string& label, std::size_t label_width,
+std::string format_case_lines(const CaseView& c, const std::string& raw_label, std::size_t label_width,
                               bool colour, const std::vector<std::string>& notes_above) {
+  // A label and notes quote the config, a trace's job name, file names: escaped for the terminal.
+  const std::string label = printable(raw_label);
   std::string out(kIndent, ' ');
   if (columns(label) > label_width) {
     // Too long for the figures beside it: a line of its own.
@@ -362,7 +365,7 @@ std::string format_case_lines(const CaseView& c, const std::string& label, std::
   out += "  " + (colour ? coloured(verdict, tone) : verdict) + "\n";
   const std::vector<std::string> notes = notes_of(c);
   if (!notes.empty() && notes == notes_above) return out + "    (the same as above)\n";
-  for (const std::string& note : notes) out += wrap_text("    " + note + "\n", kConsoleWidth, 2);
+  for (const std::string& note : notes) out += wrap_text("    " + printable(note) + "\n", kConsoleWidth, 2);
   return out;
 }
 
@@ -376,7 +379,9 @@ void CaseTable::add(const std::vector<BenchmarkEntry>& entries) {
     const CaseLabels::Label* l = labels_.find(c.name);
     if (l && l->group != shown_group_) {
       const CaseLabels::Group& g = labels_.groups[l->group];
-      out_ << "\n" << wrap_text(g.header + "\n", kConsoleWidth, 4) << column_titles(g.family, g.label_width);
+      out_ << "\n"
+           << wrap_text(printable(g.header) + "\n", kConsoleWidth, 4)
+           << column_titles(g.family, g.label_width);
       shown_group_ = l->group;
       notes_above_.clear();
     }

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "feedbench/base/error.h"
+#include "feedbench/base/text.h"
 #include "feedbench/plan/plan.h"
 
 namespace po = boost::program_options;
@@ -119,14 +120,16 @@ void check_benchmark_flags(int argc, char** argv) {
 }
 
 VerbFailure verb_failure(const std::exception_ptr& error, std::string_view verb) {
+  // Messages quote input (a file name, a trace's path, an option's value): escaped here, the
+  // one way every verb's error reaches the terminal, so none carries a control sequence.
   try {
     std::rethrow_exception(error);
   } catch (const InputError& e) {
-    return {2, e.what()};
+    return {2, printable(e.what())};
   } catch (const po::error& e) {
-    return {2, std::string(e.what()) + " (see feedbench " + std::string(verb) + " --help)"};
+    return {2, printable(e.what()) + " (see feedbench " + std::string(verb) + " --help)"};
   } catch (const std::exception& e) {
-    return {1, e.what()};
+    return {1, printable(e.what())};
   }
 }
 

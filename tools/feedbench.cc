@@ -9,6 +9,7 @@
 #include "command_line.h"
 #include "feedbench/base/env_settings.h"
 #include "feedbench/base/error.h"
+#include "feedbench/base/text.h"
 #include "verbs.h"
 
 namespace feedbench {
@@ -78,7 +79,7 @@ int main(int argc, char** argv) {
       return f.exit_code;
     }
   }
-  std::fprintf(stderr, "feedbench: unknown verb '%s'\n", verb.c_str());
+  std::fprintf(stderr, "feedbench: unknown verb '%s'\n", feedbench::printable(verb).c_str());
   usage(stderr);
   return 2;
 }

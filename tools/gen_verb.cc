@@ -239,7 +239,7 @@ int gen_like(GenOptions o, const std::string& like, double scale) {
   const double scan_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (real.empty()) throw InputError("--like '" + like + "': holds no files; there is no shape to copy");
   if (const std::string note = left_out_note(real, {"feedbench metadata"}); !note.empty())
-    std::fprintf(stderr, "feedbench gen: note: --like: %s\n", note.c_str());
+    std::fprintf(stderr, "feedbench gen: note: --like: %s\n", printable(note).c_str());
   // The real data set is never written to, not even by accident of --out (a symlink or a bind
   // mount of it counts).
   check_outputs_apart({{"--out", o.out, true}}, {}, {{"the --like data set", real.root()}});
@@ -256,7 +256,7 @@ int gen_like(GenOptions o, const std::string& like, double scale) {
   const double ks = ks_statistic(std::move(real_sizes), std::move(sizes));
   shape->origin["size_ks_statistic"] = ks;
   std::printf("like %s: %zu files, %s in %s folders (scanned in %.2f s); scale %g, seed %llu\n",
-              where.c_str(), real.size(), format_size(double(real.total_bytes())).c_str(),
+              printable(where).c_str(), real.size(), format_size(double(real.total_bytes())).c_str(),
               shape->origin["folders"].dump().c_str(), scan_s, scale,
               static_cast<unsigned long long>(o.seed));
 
@@ -266,8 +266,8 @@ int gen_like(GenOptions o, const std::string& like, double scale) {
       "wrote %llu files, %.*f MiB in %llu %s to %s; sizes at Kolmogorov-Smirnov distance %.4f from the "
       "real ones; origin in %s\n",
       static_cast<unsigned long long>(s.files), mib >= 1 ? 1 : 3, mib,
-      static_cast<unsigned long long>(s.folders), s.folders == 1 ? "folder" : "folders", o.out.c_str(), ks,
-      kGenRecordName);
+      static_cast<unsigned long long>(s.folders), s.folders == 1 ? "folder" : "folders",
+      printable(o.out).c_str(), ks, kGenRecordName);
   return 0;
 }
 
@@ -342,7 +342,8 @@ int gen_like_trace(GenOptions o, const std::string& trace) {
   o.listed = listing;
   validate_gen_options(o);
   std::printf("like %s (job %s, read from %s): %zu files, %s in %llu %s, %llu named as JPEGs; seed %llu\n",
-              trace.c_str(), job.name.c_str(), job.data_root.c_str(), listing->files.size(),
+              printable(trace).c_str(), printable(job.name).c_str(), printable(job.data_root).c_str(),
+              listing->files.size(),
               format_size(double(listing->origin["bytes"].get<std::uint64_t>())).c_str(),
               static_cast<unsigned long long>(listing->folders), listing->folders == 1 ? "folder" : "folders",
               static_cast<unsigned long long>(listing->origin["jpeg_files"].get<std::uint64_t>()),
@@ -351,7 +352,7 @@ int gen_like_trace(GenOptions o, const std::string& trace) {
   std::printf("wrote %llu files, %s in %llu %s to %s, each at its recorded path and size",
               static_cast<unsigned long long>(s.files), format_size(double(s.bytes)).c_str(),
               static_cast<unsigned long long>(s.folders), s.folders == 1 ? "folder" : "folders",
-              o.out.c_str());
+              printable(o.out).c_str());
   if (s.images > 0)
     std::printf("; %llu real JPEGs, %s pixels an image on average", static_cast<unsigned long long>(s.images),
                 format_count(double(s.pixels) / double(s.images)).c_str());
@@ -359,7 +360,7 @@ int gen_like_trace(GenOptions o, const std::string& trace) {
     std::printf("; %llu named as JPEGs too small for one, written as bytes",
                 static_cast<unsigned long long>(s.images_as_bytes));
   std::printf("; origin in %s\nreplay it: feedbench replay %s --source %s\n", kGenRecordName,
-              shell_quote(trace).c_str(), shell_quote(o.out).c_str());
+              printable(shell_quote(trace)).c_str(), printable(shell_quote(o.out)).c_str());
   return 0;
 }
 
@@ -468,8 +469,8 @@ int gen_main(int argc, char** argv) {
   double mib = double(s.bytes) / (1024.0 * 1024.0);
   std::printf("wrote %llu files, %.*f MiB in %llu %s to %s (seed %llu)\n",
               static_cast<unsigned long long>(s.files), mib >= 1 ? 1 : 3, mib,
-              static_cast<unsigned long long>(s.folders), s.folders == 1 ? "folder" : "folders", out.c_str(),
-              static_cast<unsigned long long>(o.seed));
+              static_cast<unsigned long long>(s.folders), s.folders == 1 ? "folder" : "folders",
+              printable(out).c_str(), static_cast<unsigned long long>(o.seed));
   if (format == GenFormat::kJpeg && s.pixels > 0)
     std::printf("images: quality %d, %.2f bytes a pixel, %s pixels an image on average; style in %s\n",
                 o.jpeg.quality, double(s.bytes) / double(s.pixels),

@@ -85,7 +85,8 @@ int run_config_main(int argc, char** argv, const RunConfigText* config) {
       try {
         throw;
       } catch (const std::exception& e) {
-        std::fprintf(stderr, "feedbench run: rank %d: error: %s\n", cluster->rank(), e.what());
+        std::fprintf(stderr, "feedbench run: rank %d: error: %s\n", cluster->rank(),
+                     printable(e.what()).c_str());
       }
       cluster->abort(1);
     }
@@ -141,7 +142,6 @@ int write_results(const RunSetup& run, MeasuredCases measured) {
   const Plan& plan = run.plan;
   const RunContext& context = run.context;
   const std::string& filter = run.options.filter;
-  const std::string& out_path = run.options.out_path;
   const std::string& csv_path = run.options.csv_path;
   const std::string& markdown_path = run.options.markdown_path;
   std::FILE* human = run.options.human;
@@ -150,7 +150,7 @@ int write_results(const RunSetup& run, MeasuredCases measured) {
     std::fprintf(stderr,
                  "feedbench run: nothing measured: no case matches --benchmark_filter=%s "
                  "(%zu cases in the plan; --dry-run lists them)\n",
-                 filter.c_str(), plan.cases.size());
+                 printable(filter).c_str(), plan.cases.size());
     return 1;
   }
 
@@ -184,12 +184,15 @@ int write_results(const RunSetup& run, MeasuredCases measured) {
   if (!run.cache_recheck.is_null() && doc.dataset.contains("cache"))
     doc.dataset["cache"]["verification_after_run"] = run.cache_recheck;
 
-  doc.save(out_path);
+  // A default name never replaces a file (another run's of the same second); --out may.
+  const std::string out_path =
+      doc.save(run.options.out_path, run.options.default_out ? AtomicFile::Existing::kNeverReplace
+                                                             : AtomicFile::Existing::kReplace);
   if (!csv_path.empty()) write_csv(doc, csv_path);
   if (!markdown_path.empty()) write_markdown(doc, markdown_path);
 
   say(human, "\n" + format_summary(doc.summary));
-  std::fprintf(human, "result: %s\n", out_path.c_str());
+  std::fprintf(human, "result: %s\n", printable(out_path).c_str());
   // A baseline with a wild repetition hides changes (diff sets it aside; a re-run is better).
   std::fflush(human);
   for (const std::string& line : outlier_warning_lines(doc.summary))
@@ -199,8 +202,9 @@ int write_results(const RunSetup& run, MeasuredCases measured) {
   // records why, and the run is not a success.
   std::fflush(human);
   const std::string why = why_nothing_counts(doc);
-  if (!why.empty()) std::fprintf(stderr, "feedbench run: nothing measured: %s\n", why.c_str());
-  if (!run.cache_changed.empty()) std::fprintf(stderr, "feedbench run: %s\n", run.cache_changed.c_str());
+  if (!why.empty()) std::fprintf(stderr, "feedbench run: nothing measured: %s\n", printable(why).c_str());
+  if (!run.cache_changed.empty())
+    std::fprintf(stderr, "feedbench run: %s\n", printable(run.cache_changed).c_str());
   return why.empty() && run.cache_changed.empty() ? 0 : 1;
 }
 

@@ -131,9 +131,9 @@ int print_host_stages(const Cluster& cluster, const std::vector<HostStage>& all)
       files += h.files_selected;
       bytes += h.bytes_selected;
     }
-    std::printf("%s\n", line.c_str());
+    std::printf("%s\n", printable(line).c_str());
     if (!h.warning.str().empty())
-      std::printf("  %s  warning: %s\n", std::string(width, ' ').c_str(), h.warning.text);
+      std::printf("  %s  warning: %s\n", std::string(width, ' ').c_str(), printable(h.warning.str()).c_str());
     if (h.exit_code != 0) {
       failed.push_back(host + " (rank " + std::to_string(r) + ")");
       if (rc == 0) rc = h.exit_code;
@@ -147,7 +147,7 @@ int print_host_stages(const Cluster& cluster, const std::vector<HostStage>& all)
     for (std::size_t i = 0; i < failed.size(); ++i) names += (i ? ", " : "") + failed[i];
     std::fflush(stdout);
     std::fprintf(stderr, "feedbench stage: %zu of %d hosts failed: %s\n", failed.size(), cluster.size(),
-                 names.c_str());
+                 printable(names).c_str());
   }
   std::fflush(stdout);
   return rc;
@@ -300,10 +300,11 @@ void gather_host_stage(const StageResult& r, const StageOptions& options, HostSt
 // One process: what the stage removed and its errors on stderr, its figures and outcome on stdout.
 void print_stage_result(const StageResult& r, const StageOptions& options) {
   for (const std::string& rel : r.removed)
-    std::fprintf(stderr, "feedbench stage: removed %s (no longer in the selection)\n", rel.c_str());
+    std::fprintf(stderr, "feedbench stage: removed %s (no longer in the selection)\n",
+                 printable(rel).c_str());
   constexpr std::size_t kShown = 20;
   for (std::size_t i = 0; i < r.errors.size() && i < kShown; ++i)
-    std::fprintf(stderr, "feedbench stage: error: %s\n", r.errors[i].c_str());
+    std::fprintf(stderr, "feedbench stage: error: %s\n", printable(r.errors[i]).c_str());
   if (r.errors.size() > kShown)
     std::fprintf(stderr, "feedbench stage: ... and %zu more errors\n", r.errors.size() - kShown);
 
@@ -319,7 +320,8 @@ void print_stage_result(const StageResult& r, const StageOptions& options) {
                 r.stopped_by_signal == SIGINT ? "SIGINT" : "SIGTERM");
   } else if (r.manifest_written) {
     std::printf("cache ready: label %s, source fingerprint %s, manifest %s/MANIFEST.sha256\n",
-                r.label.c_str(), r.source_fingerprint.substr(0, 12).c_str(), options.cache_root.c_str());
+                printable(r.label).c_str(), r.source_fingerprint.substr(0, 12).c_str(),
+                printable(options.cache_root).c_str());
   } else {
     std::printf(
         "staging failed: no manifest written (%s above); fix and run the same "

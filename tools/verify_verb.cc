@@ -61,7 +61,8 @@ constexpr const char* kUsage =
 
 void list(const char* what, const std::vector<std::string>& paths) {
   constexpr std::size_t kShown = 50;
-  for (std::size_t i = 0; i < paths.size() && i < kShown; ++i) std::printf("%s %s\n", what, paths[i].c_str());
+  for (std::size_t i = 0; i < paths.size() && i < kShown; ++i)
+    std::printf("%s %s\n", what, printable(paths[i]).c_str());
   if (paths.size() > kShown) std::printf("%s ... and %zu more\n", what, paths.size() - kShown);
 }
 
@@ -125,7 +126,7 @@ void print_differences(const VerifyResult& r) {
   list("missing", r.missing);
   list("changed", r.changed);
   list("extra  ", r.extra);
-  for (const std::string& e : r.errors) std::printf("error   %s\n", e.c_str());
+  for (const std::string& e : r.errors) std::printf("error   %s\n", printable(e).c_str());
   if (r.source_checked && !r.source_matches) list("source ", r.source_differences);
 }
 
@@ -201,13 +202,13 @@ void print_fix(const VerifyOptions& options, const VerifyResult& r, const Manife
   again.label = want_label;
   fix += restage_command(source, options.cache_root, again, removed_from_source);
   if (!r.missing.empty() || !r.changed.empty() || !r.source_matches || want_label != m.label)
-    std::printf("to fix: `%s`%s\n", fix.c_str(),
+    std::printf("to fix: `%s`%s\n", printable(fix).c_str(),
                 r.source_checked ? "" : " (stages again from the manifest's source root)");
   if (!r.extra.empty())
     std::printf(
         "extra files are not feedbench's: stage never removes them; move them out of %s if "
         "they do not belong to the cache\n",
-        options.cache_root.c_str());
+        printable(options.cache_root).c_str());
 }
 
 }  // namespace
@@ -258,10 +259,10 @@ int verify_main(int argc, char** argv) {
   const std::string want_label = vm.count("label") ? vm["label"].as<std::string>() : m.label;
   const bool ok = r.ok() && want_label == m.label;
   const Staleness stale = find_stale(options, r, m, want_label);
-  for (const std::string& line : stale.lines) std::printf("stale: %s\n", line.c_str());
+  for (const std::string& line : stale.lines) std::printf("stale: %s\n", printable(line).c_str());
   if (!ok && !r.stopped_by_signal) print_fix(options, r, m, want_label, stale.removed_from_source);
-  std::printf("cache: label %s, %s, staged %s\n", m.label.c_str(), m.selection_text().c_str(),
-              m.created_utc.c_str());
+  std::printf("cache: label %s, %s, staged %s\n", printable(m.label).c_str(),
+              printable(m.selection_text()).c_str(), printable(m.created_utc).c_str());
   if (resident) std::printf("resident in the page cache now: %s\n", residency_line(*resident).c_str());
   return ok ? 0 : 1;
 }

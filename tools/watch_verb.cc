@@ -734,7 +734,7 @@ WatchOutcome watch_job(const WatchOptions& o, int argc, char** argv) {
   // An output refused after the job ran is bad input (exit 2), unless the job's own failure
   // is the status to keep.
   if (refused && outcome.exit_code == 0) outcome.exit_code = 2;
-  std::fputs(say.c_str(), stderr);
+  std::fputs(printable_lines(say).c_str(), stderr);  // the job's names and paths, escaped
   std::fflush(stderr);
   return outcome;
 }

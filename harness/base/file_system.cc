@@ -3,12 +3,15 @@
 #include "feedbench/base/text.h"
 
 #include <cerrno>
+#include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <utility>
 
 #include <fcntl.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/vfs.h>
@@ -100,7 +103,57 @@ std::uint64_t available_memory_bytes() {
 
 std::uint64_t total_memory_bytes() { return meminfo_bytes("MemTotal"); }
 
-AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
+int create_temporary(int dir_fd, const std::string& name, unsigned mode) {
+  constexpr int kFlags = O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW;
+  int fd = ::openat(dir_fd, name.c_str(), kFlags, mode);
+  if (fd >= 0 || errno != EEXIST) return fd;
+  // Ours from an interrupted run (a regular file, this user's): removed, the name made anew.
+  // Anything else is not touched; unlinking a name never changes what it named.
+  struct stat st {};
+  if (::fstatat(dir_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode) ||
+      st.st_uid != ::geteuid()) {
+    errno = EEXIST;
+    return -1;
+  }
+  if (::unlinkat(dir_fd, name.c_str(), 0) != 0 && errno != ENOENT) {
+    errno = EEXIST;
+    return -1;
+  }
+  return ::openat(dir_fd, name.c_str(), kFlags, mode);
+}
+
+std::string temporary_refusal(const std::string& shown, int err) {
+  if (err != EEXIST) return errno_message(shown + ": cannot create", err);
+  return shown +
+         ": cannot create: the name is taken by a file, link or FIFO this user did not write "
+         "(left unopened): remove it";
+}
+
+namespace {
+
+// RETURNS: 8 random hex digits, for a temporary name nobody can plant ahead of us.
+std::string random_hex() {
+  std::uint32_t r = 0;
+  if (::getrandom(&r, sizeof r, GRND_NONBLOCK) != sizeof r)
+    r = std::uint32_t(std::chrono::steady_clock::now().time_since_epoch().count()) ^
+        std::uint32_t(::getpid());
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%08x", r);
+  return buf;
+}
+
+// RETURNS: `path` with "-N" before its extension: "a/h-T.json" -> "a/h-T-2.json".
+std::string numbered(const std::string& path, int n) {
+  const std::size_t slash = path.find_last_of('/');
+  const std::size_t dot = path.find_last_of('.');
+  const bool has_ext = dot != std::string::npos && (slash == std::string::npos || dot > slash + 1);
+  const std::size_t at = has_ext ? dot : path.size();
+  return path.substr(0, at) + "-" + std::to_string(n) + path.substr(at);
+}
+
+}  // namespace
+
+AtomicFile::AtomicFile(std::string path, Existing existing) : path_(std::move(path)), existing_(existing) {
   namespace fs = std::filesystem;
   const fs::path parent = fs::path(path_).parent_path();
   if (!parent.empty()) {
@@ -108,9 +161,19 @@ AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
     fs::create_directories(parent, ec);
     if (ec) throw RunError(path_ + ": cannot create folder " + parent.string() + ": " + ec.message());
   }
-  tmp_ = path_ + ".tmp." + std::to_string(::getpid());
-  // O_NOFOLLOW: a link planted at the temporary name must not carry the write to what it names.
-  fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+  // Created exclusively, through no link: a file another user made at the name would own our
+  // output, a FIFO would block the open. Taken, another name is drawn; never the planted one.
+  const std::string base = path_ + ".tmp." + std::to_string(::getpid());
+  tmp_ = base;
+  constexpr int kTries = 16;
+  for (int i = 0; i < kTries; ++i) {
+    if (i > 0) tmp_ = base + "." + random_hex();
+    fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+    if (fd_ >= 0 || errno != EEXIST) break;
+  }
+  if (fd_ < 0 && errno == EEXIST)
+    throw RunError(base + ": cannot create a temporary: " + std::to_string(kTries) +
+                   " names beside it are all taken (by files this run did not write)");
   if (fd_ < 0) throw RunError(errno_message(tmp_ + ": cannot create", errno));
 }
 
@@ -141,6 +204,32 @@ void AtomicFile::flush() {
   buffer_.clear();
 }
 
+void AtomicFile::place_without_replacing() {
+  // The final name claimed in one step that fails when it exists: renameat2's RENAME_NOREPLACE,
+  // or where a file system has no such rename (NFS, some FUSE), a hard link then the unlink.
+  const std::string asked = path_;
+  constexpr int kNames = 1000;
+  for (int n = 1; n <= kNames; ++n) {
+    path_ = n == 1 ? asked : numbered(asked, n);
+    if (::renameat2(AT_FDCWD, tmp_.c_str(), AT_FDCWD, path_.c_str(), RENAME_NOREPLACE) == 0) return;
+    int err = errno;
+    if (err == EINVAL || err == ENOSYS || err == ENOTSUP) {
+      if (::link(tmp_.c_str(), path_.c_str()) == 0) {
+        ::unlink(tmp_.c_str());
+        return;
+      }
+      err = errno;
+    }
+    if (err == EEXIST) continue;
+    ::unlink(tmp_.c_str());
+    throw RunError(errno_message(path_ + ": cannot rename " + tmp_ + " into place", err));
+  }
+  ::unlink(tmp_.c_str());
+  path_ = asked;
+  throw RunError(asked + ": cannot write: it and " + std::to_string(kNames - 1) +
+                 " numbered names beside it (-2 to -" + std::to_string(kNames) + ") all exist");
+}
+
 void AtomicFile::write(std::string_view text) {
   FB_CHECK(fd_ >= 0, "AtomicFile written after commit");
   buffer_ += text;
@@ -159,7 +248,9 @@ void AtomicFile::commit() {
     ::unlink(tmp_.c_str());
     throw RunError(errno_message(tmp_ + ": cannot close", err));
   }
-  if (::rename(tmp_.c_str(), path_.c_str()) != 0) {
+  if (existing_ == Existing::kNeverReplace) {
+    place_without_replacing();
+  } else if (::rename(tmp_.c_str(), path_.c_str()) != 0) {
     const int err = errno;
     ::unlink(tmp_.c_str());
     throw RunError(errno_message(path_ + ": cannot rename " + tmp_ + " into place", err));

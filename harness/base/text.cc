@@ -15,6 +15,70 @@ std::string shell_quote(const std::string& word) {
   return out + "'";
 }
 
+namespace {
+
+// Appends `text` escaped as printable() says; '\n' kept when `keep_newlines`.
+std::string escape_controls(std::string_view text, bool keep_newlines) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(text.size());
+  auto byte_escape = [&](unsigned char c) {
+    out += "\\x";
+    out += kHex[c >> 4];
+    out += kHex[c & 15];
+  };
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x80) {
+      if ((c < 0x20 && !(keep_newlines && c == '\n')) || c == 0x7f) byte_escape(c);
+      else out += char(c);
+      ++i;
+      continue;
+    }
+    // A UTF-8 sequence: its length from the lead byte, then each continuation byte checked,
+    // overlong forms, surrogates and code points past U+10FFFF refused (RFC 3629).
+    std::size_t len = 0;
+    char32_t cp = 0;
+    if (c >= 0xc2 && c <= 0xdf) len = 2, cp = c & 0x1f;
+    else if (c >= 0xe0 && c <= 0xef) len = 3, cp = c & 0x0f;
+    else if (c >= 0xf0 && c <= 0xf4) len = 4, cp = c & 0x07;
+    bool valid = len > 0 && i + len <= text.size();
+    for (std::size_t k = 1; valid && k < len; ++k) {
+      const auto b = static_cast<unsigned char>(text[i + k]);
+      valid = (b & 0xc0) == 0x80;
+      cp = (cp << 6) | (b & 0x3f);
+    }
+    if (valid) {
+      valid = !(len == 3 && cp < 0x800) && !(len == 4 && (cp < 0x10000 || cp > 0x10ffff)) &&
+              !(cp >= 0xd800 && cp <= 0xdfff);
+    }
+    if (!valid) {
+      byte_escape(c);
+      ++i;
+      continue;
+    }
+    // C1 controls (U+0085 is a newline to some terminals, U+009B a CSI), and the characters
+    // that reorder or break what follows them on the line.
+    const bool hidden = cp <= 0x9f || cp == 0x2028 || cp == 0x2029 || (cp >= 0x202a && cp <= 0x202e) ||
+                        (cp >= 0x2066 && cp <= 0x2069) || cp == 0x200e || cp == 0x200f;
+    if (hidden) {
+      out += "\\u";
+      for (int shift = 12; shift >= 0; shift -= 4) out += kHex[(cp >> shift) & 15];
+    } else {
+      out.append(text.substr(i, len));
+    }
+    i += len;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string printable(std::string_view text) { return escape_controls(text, false); }
+
+std::string printable_lines(std::string_view text) { return escape_controls(text, true); }
+
 std::string plural(std::size_t n, const char* one, const char* many) {
   return std::to_string(n) + " " + (n == 1 ? one : many);
 }

@@ -29,9 +29,9 @@ bool is_hex64(std::string_view s) {
 // a manifest must survive a power loss once stage says it is done.
 void write_durably(const std::string& path, const std::string& text) {
   const std::string tmp = path + ".fbtmp";
-  // O_NOFOLLOW: a link planted at the temporary name must not carry the write to what it names.
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-  if (fd < 0) throw RunError(errno_message("cannot create " + tmp, errno));
+  // Created exclusively: a file, link or FIFO planted at the temporary name is never opened.
+  int fd = create_temporary(AT_FDCWD, tmp, 0644);
+  if (fd < 0) throw RunError(temporary_refusal(tmp, errno));
   std::size_t done = 0;
   while (done < text.size()) {
     ssize_t n = ::write(fd, text.data() + done, text.size() - done);

@@ -21,6 +21,7 @@
 
 #include "feedbench/base/aligned_buffer.h"
 #include "feedbench/base/error.h"
+#include "feedbench/base/file_system.h"
 #include "feedbench/base/sha256.h"
 #include "feedbench/base/threads.h"
 #include "feedbench/base/unique_fd.h"
@@ -63,8 +64,12 @@ class StageRun {
   }
 
   void open_journal() {
+    // The journal begin_changes just renamed into place: opened, never created, and never
+    // anything but a regular file (O_NONBLOCK: a FIFO swapped in does not block the open).
     journal_ = UniqueFd(::open((cache_ + "/" + kStageJournalName).c_str(),
-                               O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644));
+                               O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
+    struct stat st {};
+    if (journal_ && (::fstat(journal_.get(), &st) != 0 || !S_ISREG(st.st_mode))) journal_.reset();
   }
 
   void run(int workers, StageResult& result) {
@@ -175,12 +180,12 @@ class StageRun {
       return add_error("source " + src + " changed since it was scanned; re-run feedbench stage"), false;
     ::posix_fadvise(in.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
     ensure_parent(p.dst);
-    // O_NOFOLLOW: a link planted at the temporary name must not carry the copy to what it names.
-    p.fd = UniqueFd(::open(p.tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600));
+    // Created exclusively: a file, link or FIFO planted at the temporary name is never opened.
+    p.fd = UniqueFd(create_temporary(AT_FDCWD, p.tmp, 0600));
     if (!p.fd) {
       int e = errno;
       if (out_of_space(e)) return fatal(no_space_message(p.dst, sel_.file_size(i), e)), false;
-      return add_error(errno_message("cannot create " + p.tmp, e)), false;
+      return add_error(temporary_refusal(p.tmp, e)), false;
     }
     auto fail = [&](const std::string& why, bool is_fatal) { return abandon(p, why, is_fatal); };
     // Reserve the space up front: a full disk is found before any byte is written.
@@ -389,13 +394,18 @@ bool begin_changes(const StagePlan& plan, StageResult& result) {
   }
   const std::string journal_tmp = plan.cache + "/feedbench-journal.new.fbtmp";
   {
-    // Written through no link (O_NOFOLLOW), as every temporary of the cache is.
-    UniqueFd out(::open(journal_tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644));
+    // Created exclusively, as every temporary of the cache is: nothing planted there is opened.
+    UniqueFd out(create_temporary(AT_FDCWD, journal_tmp, 0644));
+    const int create_error = out ? 0 : errno;
     std::size_t done = 0;
     while (out && done < journal_text.size()) {
       const ssize_t n = ::write(out.get(), journal_text.data() + done, journal_text.size() - done);
       if (n <= 0) break;
       done += std::size_t(n);
+    }
+    if (create_error == EEXIST) {
+      result.errors.push_back(temporary_refusal(journal_tmp, create_error));
+      return false;
     }
     if (!out || done < journal_text.size()) {
       result.errors.push_back("cannot write " + journal_tmp + " (is the cache full?)");

@@ -53,7 +53,7 @@ StageResult stage(const StageOptions& options) {
   const auto start = StageClock::now();
   const double cpu_start = process_cpu_seconds();
   auto log = [&](const std::string& line) {
-    if (!options.quiet) std::fprintf(stderr, "feedbench stage: %s\n", line.c_str());
+    if (!options.quiet) std::fprintf(stderr, "feedbench stage: %s\n", printable(line).c_str());
   };
 
   // Planning: every refusal is thrown there, before the cache changes; the plan holds its lock.

@@ -26,6 +26,7 @@
 
 #include "feedbench/base/cores.h"
 #include "feedbench/base/error.h"
+#include "feedbench/base/file_system.h"
 #include "feedbench/base/open_beneath.h"
 #include "feedbench/base/splitmix.h"
 #include "feedbench/base/text.h"
@@ -212,9 +213,11 @@ std::uint64_t write_one(const GenOptions& o, int out_fd, std::uint64_t index, ch
     size = image.size();
     *pixels = jpeg_header_pixels(image);
   }
-  int fd = ::openat(dir_fd, tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+  // Created exclusively: a file, link or FIFO planted at the temporary name is never opened.
+  int fd = create_temporary(dir_fd, tmp, 0644);
   if (fd < 0)
-    throw RunError(errno_message("gen: create a temporary for '" + o.out + "/" + name + "'", errno));
+    throw RunError("gen: " +
+                   temporary_refusal("'" + o.out + "/" + name + "' (its temporary " + tmp + ")", errno));
   std::uint64_t offset = 0;
   try {
     if (o.layout == GenLayout::kTfrecord)
@@ -281,8 +284,8 @@ void write_gen_record(const GenOptions& o, int out_fd, const GenSummary& summary
   }
   const std::string text = j.dump(2) + "\n";
   const std::string tmp = std::string(kGenRecordName) + ".fbtmp";
-  int fd = ::openat(out_fd, tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-  if (fd < 0) throw RunError(errno_message("gen: create '" + o.out + "/" + tmp + "'", errno));
+  int fd = create_temporary(out_fd, tmp, 0644);  // exclusively, as every temporary
+  if (fd < 0) throw RunError("gen: " + temporary_refusal("'" + o.out + "/" + tmp + "'", errno));
   std::size_t done = 0;
   while (done < text.size()) {
     const ssize_t n = ::write(fd, text.data() + done, text.size() - done);

@@ -479,12 +479,16 @@ std::string ResultDocument::dump() const {
   return text;
 }
 
-void ResultDocument::save(const std::string& path) const { write_file_atomically(path, dump()); }
+std::string ResultDocument::save(const std::string& path, AtomicFile::Existing existing) const {
+  return write_file_atomically(path, dump(), existing);
+}
 
-void write_file_atomically(const std::string& path, const std::string& text) {
-  AtomicFile out(path);
+std::string write_file_atomically(const std::string& path, const std::string& text,
+                                  AtomicFile::Existing existing) {
+  AtomicFile out(path, existing);
   out.write(text);
   out.commit();
+  return out.path();
 }
 
 bool is_calibration(const BenchmarkEntry& e) {

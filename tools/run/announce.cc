@@ -51,8 +51,8 @@ void announce_run(RunSetup& run) {
     say(human, role + ": throttled to " + format_rate(double(rate)) +
                    " (simulated slower storage: every read through it, all workers of a case together)\n");
   if (!manifest.is_null())
-    std::fprintf(human, "cache: label %s, %s, staged %s\n", manifest.value("label", "").c_str(),
-                 manifest_selection_text(manifest).c_str(), manifest.value("created_utc", "").c_str());
+    say(human, "cache: label " + manifest.value("label", "") + ", " + manifest_selection_text(manifest) +
+                   ", staged " + manifest.value("created_utc", "") + "\n");
   std::uint64_t selection_bytes = context.source->total_bytes();
   if (context.cache) selection_bytes = std::max(selection_bytes, context.cache->total_bytes());
   run.size_check = sizing(selection_bytes, total_memory_bytes());
@@ -72,7 +72,8 @@ void announce_run(RunSetup& run) {
   if (!run.options.emit_fio_dir.empty() && run.cluster.is_root()) {
     const FioJobsWritten fio = write_fio_jobs(run.plan, context.files_for("source"),
                                               context.files_for("cache"), run.options.emit_fio_dir);
-    std::fprintf(human, "wrote %zu fio job files to %s\n", fio.jobs, run.options.emit_fio_dir.c_str());
+    std::fprintf(human, "wrote %zu fio job files to %s\n", fio.jobs,
+                 printable(run.options.emit_fio_dir).c_str());
     if (fio.files_left_out) std::fprintf(stderr, "warning: %s\n", fio_left_out_warning(fio).c_str());
   }
   std::fflush(human);

@@ -69,7 +69,8 @@ void fit_to_budget(RunSetup& run, RunEstimate& estimate) {
           c.budget_runtime_ns > 0
               ? "runtime " + format_duration_exact(c.budget_runtime_ns)
               : std::string(c.has("runtime") ? "runtime " + c.str("runtime") : "whole selection");
-      std::fprintf(human, "  %s: %d repetitions, %s\n", c.name().c_str(), c.repetitions, runtime.c_str());
+      std::fprintf(human, "  %s: %d repetitions, %s\n", printable(c.name()).c_str(), c.repetitions,
+                   runtime.c_str());
     }
   run.budget_record = {{"budget_s", budget_s},
                        {"estimated_s", fit.estimated_s},

@@ -114,11 +114,11 @@ void print_dry_run(const RunSetup& run, const RunEstimate& estimate) {
       continue;
     }
     if (!estimate.unavailable.empty()) {
-      std::fprintf(human, "  %s\n", plan.cases[i].name().c_str());
+      std::fprintf(human, "  %s\n", printable(plan.cases[i].name()).c_str());
       continue;
     }
     const CaseCost& cost = estimate.costs[i];
-    std::fprintf(human, "  %s  (%d x %s)\n", plan.cases[i].name().c_str(), cost.repetitions,
+    std::fprintf(human, "  %s  (%d x %s)\n", printable(plan.cases[i].name()).c_str(), cost.repetitions,
                  format_estimate(cost.prepare_s + cost.round_s + kRepetitionOverheadS).c_str());
   }
   if (skipped > 0)

@@ -119,6 +119,7 @@ void check_output_files(RunSetup& run) {
   // path is fixed here, so the one checked is the one written).
   std::string out_option = "--out";
   if (o.out_path.empty()) {
+    o.default_out = true;
     o.out_path = "results/" + run.config.name + "/" + host_name() + "-" + utc_timestamp(true) + ".json";
     out_option = "--out (default " + o.out_path + ")";
   }
@@ -151,7 +152,7 @@ void check_output_files(RunSetup& run) {
 void print_plan(const RunSetup& run) {
   const Plan& plan = run.plan;
   std::FILE* human = run.options.human;
-  std::fprintf(human, "feedbench run: %s — %zu %s", run.config.name.c_str(), plan.cases.size(),
+  std::fprintf(human, "feedbench run: %s — %zu %s", printable(run.config.name).c_str(), plan.cases.size(),
                plan.cases.size() == 1 ? "case" : "cases");
   if (!plan.dropped.empty()) std::fprintf(human, ", %zu combinations dropped", plan.dropped.size());
   std::fprintf(human, "\n");

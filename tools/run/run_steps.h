@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "console_table.h"
+#include "feedbench/base/text.h"
 #include "feedbench/cluster/cluster.h"
 #include "feedbench/plan/config.h"
 #include "feedbench/plan/estimator.h"
@@ -35,6 +36,9 @@ struct RunOptions {
   // A verb that runs a config of its own (replay) gives its text; config_path then names it.
   std::string config_text;
   std::string config_path, out_path, csv_path, markdown_path, emit_fio_dir;
+  // No --out: out_path is the default name, which never replaces a file (another run's result of
+  // the same second): saved under the first free "-N" name, which the run then prints.
+  bool default_out = false;
   std::string max_cases_text = std::to_string(kDefaultMaxCases);
   std::string fingerprint_kind = "metadata";
   std::string budget_text;
@@ -117,8 +121,11 @@ struct MeasuredCases {
   LoadSample load_before, load_after;
 };
 
-// Prints feedbench's own lines within the console's width (console_table.h).
-inline void say(std::FILE* out, const std::string& text) { std::fputs(wrap_text(text).c_str(), out); }
+// Prints feedbench's own lines within the console's width (console_table.h), what they quote (a
+// path, a job's name, a label) with its control characters escaped (text.h's printable_lines).
+inline void say(std::FILE* out, const std::string& text) {
+  std::fputs(wrap_text(printable_lines(text)).c_str(), out);
+}
 
 // RETURNS: true when a case of `plan` reads path `role` ("source" or "cache").
 bool uses_path(const Plan& plan, const std::string& role);

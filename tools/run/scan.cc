@@ -61,7 +61,8 @@ void scan_roots(RunSetup& run) {
                                ? files->absolute_path(0)
                                : (role == "cache" ? config.cache_root : config.source_root);
     DirectAlignment a = direct_io_alignment(at);
-    if (a.assumed) std::fprintf(stderr, "feedbench run: note: %s: %s\n", role.c_str(), a.how.c_str());
+    if (a.assumed)
+      std::fprintf(stderr, "feedbench run: note: %s: %s\n", role.c_str(), printable(a.how).c_str());
     return a;
   });
   // A replay's recorded files are found under its root now: missing or resized ones are

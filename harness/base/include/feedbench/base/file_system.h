@@ -36,13 +36,32 @@ std::uint64_t meminfo_bytes(const std::string& field);
 // RETURNS: MemTotal in bytes, 0 when unknown.
 std::uint64_t total_memory_bytes();
 
-// A file written through a temporary name beside it (PATH.tmp.PID) and renamed into place when
-// complete: a reader sees the old file or the whole new one, never half of it. For output too
-// large to hold (a trace); write_file_atomically (results/result.h) writes a string with it.
+// Creates the temporary `name` (beneath the folder `dir_fd`, or a path with AT_FDCWD) for
+// writing with `mode`, exclusively (O_CREAT|O_EXCL|O_NOFOLLOW): what is already there — another
+// user's file, a link, a FIFO — is never opened, so it can neither own our output nor block us.
+// A regular file of this user's there (left by an interrupted run of ours) is removed and the name
+// created again, once. For temporaries whose name must stay fixed (a scan knows it as ours).
+// RETURNS: the descriptor, or -1 with errno set (EEXIST: the name holds what is not ours).
+int create_temporary(int dir_fd, const std::string& name, unsigned mode);
+
+// RETURNS: why create_temporary could not create `shown` (errno `err`), for a message: for
+// EEXIST, that something this user did not write is at the temporary name (not opened) and
+// should be removed; else errno's text.
+std::string temporary_refusal(const std::string& shown, int err);
+
+// A file written through a temporary name beside it and renamed into place when complete: a
+// reader sees the old file or the whole new one, never half of it. For output too large to hold
+// (a trace); write_file_atomically (results/result.h) writes a string with it.
+// The temporary (PATH.tmp.PID, or PATH.tmp.PID.RANDOM when that name is taken) is created
+// exclusively: a file, link or FIFO someone planted there is left alone, never opened.
 class AtomicFile {
  public:
+  // kReplace: commit() renames over a file at `path` (an explicit --out: what the user asked).
+  // kNeverReplace: commit() never replaces a file; when `path` is taken the first free name of
+  // "STEM-2.EXT", "STEM-3.EXT", ... is used (a default name that two runs in a second share).
+  enum class Existing { kReplace, kNeverReplace };
   // Creates the temporary (and `path`'s folder). Throws RunError when it cannot.
-  explicit AtomicFile(std::string path);
+  explicit AtomicFile(std::string path, Existing existing = Existing::kReplace);
   // Removes the temporary when commit() was not reached.
   ~AtomicFile();
   AtomicFile(const AtomicFile&) = delete;
@@ -52,11 +71,16 @@ class AtomicFile {
   void write(std::string_view text);
   // Syncs, renames into place, syncs the folder. Throws RunError when it cannot.
   void commit();
+  // RETURNS: the path written (after commit(); before it, the path asked for): with
+  // kNeverReplace, the name it found free.
+  const std::string& path() const { return path_; }
 
  private:
   void flush();
+  void place_without_replacing();
   [[noreturn]] void give_up(const std::string& what, int err);
   std::string path_, tmp_, buffer_;
+  Existing existing_;
   int fd_ = -1;
 };
 

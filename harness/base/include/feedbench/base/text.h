@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace feedbench {
@@ -23,6 +24,15 @@ std::string globs_text(const std::vector<std::string>& globs, std::size_t shown 
 
 // RETURNS: `s` without leading and trailing white space (std::isspace).
 std::string trim_space(std::string s);
+
+// RETURNS: `text` safe to print on a terminal, for every console line that carries what a user,
+// a file name or a trace chose: each C0 control (newline and tab too), DEL and byte that is not
+// part of valid UTF-8 as \xNN; each C1 control (U+0080-U+009F), bidirectional override or
+// isolate and line or paragraph separator as \uNNNN; printable UTF-8 kept as it is. A name
+// holding ESC [2J then clears no screen, and one holding a newline forges no line.
+std::string printable(std::string_view text);
+// RETURNS: printable(`text`) but with its newlines kept: a block of console lines.
+std::string printable_lines(std::string_view text);
 
 // RETURNS: the current UTC time as "YYYY-MM-DDTHH:MM:SSZ" (ISO 8601, for documents), or with
 // `compact` as "YYYYMMDDTHHMMSSZ" (for file names).

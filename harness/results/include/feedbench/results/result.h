@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "feedbench/base/file_system.h"
 #include "feedbench/base/histogram.h"
 #include "feedbench/results/stored_histogram.h"
 
@@ -95,9 +96,12 @@ struct ResultDocument {
   // RETURNS: the text save() writes: the top level indented, each `benchmarks` entry on one
   // line (small, and a diff of two files shows changed entries line by line).
   std::string dump() const;
-  // Writes dump() to "<path>.tmp.<pid>" then renames into place: a crash never leaves half a
-  // file. Creates missing parent folders. Throws RunError when it cannot write.
-  void save(const std::string& path) const;
+  // Writes dump() through a temporary beside `path` (created exclusively) renamed into place:
+  // a crash never leaves half a file. Creates missing parent folders. With kNeverReplace no file
+  // is replaced: a taken `path` gives "STEM-2.json", ... (a default name). Throws RunError when
+  // it cannot write. RETURNS: the path written.
+  std::string save(const std::string& path,
+                   AtomicFile::Existing existing = AtomicFile::Existing::kReplace) const;
 
   friend bool operator==(const ResultDocument& a, const ResultDocument& b);
 };
@@ -116,7 +120,9 @@ bool is_calibration(const BenchmarkEntry& e);
 // (extra.direct_reaches_device false: tmpfs). Errors are not exclusions: see error_occurred.
 std::string exclusion_reason(const BenchmarkEntry& e);
 
-// Writes `text` to `path` through a temporary name and rename (shared by every writer).
-void write_file_atomically(const std::string& path, const std::string& text);
+// Writes `text` to `path` through a temporary name and rename (shared by every writer); with
+// kNeverReplace onto the first free numbered name when `path` exists. RETURNS: the path written.
+std::string write_file_atomically(const std::string& path, const std::string& text,
+                                  AtomicFile::Existing existing = AtomicFile::Existing::kReplace);
 
 }  // namespace feedbench
