@@ -172,6 +172,75 @@ std::vector<std::string> relative_command(const std::vector<std::string>& comman
   return out;
 }
 
+// The workers' fetches by thread, to place each read in the fetch (and so the batch) it fell in.
+class FetchIndex {
+ public:
+  explicit FetchIndex(const JobLog& log) : log_(log) {
+    for (std::size_t i = 0; i < log.fetches.size(); ++i)
+      threads_[{log.fetches[i].pid, log.fetches[i].tid}].by_start.emplace_back(log.fetches[i].start_ns, i);
+    for (auto& [_, t] : threads_) std::sort(t.by_start.begin(), t.by_start.end());
+  }
+  // RETURNS: the fetch the read at `t` of (pid, tid) fell in, or -1.
+  std::int64_t at(std::int64_t pid, std::int64_t tid, std::int64_t t) const {
+    auto it = threads_.find({pid, tid});
+    if (it == threads_.end()) it = threads_.find({pid, 0});  // fetches recorded without their thread
+    if (it == threads_.end()) return -1;
+    const auto& v = it->second.by_start;
+    auto after = std::upper_bound(v.begin(), v.end(), std::pair{t, std::size_t(-1)});
+    if (after == v.begin()) return -1;
+    const std::size_t i = std::prev(after)->second;
+    return t <= log_.fetches[i].end_ns ? std::int64_t(i) : -1;
+  }
+
+ private:
+  const JobLog& log_;
+  std::map<std::pair<std::int64_t, std::int64_t>, ThreadFetches> threads_;
+};
+
+// Parses every read recorder file under `records_dir` with `visit`, calling `next_file` before each.
+void for_each_read_log(const std::string& records_dir, const ReadLogVisitor& visit,
+                       const std::function<void()>& next_file) {
+  for (const std::string& file : read_log_files(records_dir)) {
+    std::ifstream in(file, std::ios::binary);
+    if (!in) throw RunError("cannot read " + file);
+    next_file();
+    std::uint64_t torn = 0;
+    parse_read_log(file, in, visit, &torn);
+  }
+}
+
+// RETURNS: the job's data folder as a replay finds it: the deepest folder holding every file a
+// batch's fetch read bytes of (a pass over the reads). Throws InputError when there is none.
+std::string batch_data_root(const JobLog& log, const std::string& records_dir, const FetchIndex& fetches,
+                            const std::vector<std::int64_t>& pass) {
+  std::string root;
+  std::map<std::pair<std::int64_t, std::uint64_t>, std::string> opened;
+  bool any = false;
+  ReadLogVisitor pre;
+  pre.open = [&](const OpenRecord& o) {
+    if (!is_code_path(o.path) && !is_kernel_path(o.path)) opened[{o.pid, o.serial}] = o.path;
+  };
+  pre.read = [&](const ReadRecord& r) {
+    if (r.bytes <= 0) return;
+    const std::int64_t i = fetches.at(r.pid, r.tid, r.t0_ns);
+    if (i < 0 || pass[std::size_t(i)] < 0 || log.fetches[std::size_t(i)].batch < 0) return;
+    const auto it = opened.find({r.pid, r.serial});
+    if (it == opened.end()) return;
+    root = any ? common_folder(root, folder_of(it->second)) : folder_of(it->second);
+    any = true;
+  };
+  for_each_read_log(records_dir, pre, [&] { opened.clear(); });
+  if (!any)
+    throw InputError(
+        "--trace-paths relative: the job's batches read no file, so there is no data folder for its paths "
+        "to be relative to");
+  if (root == "/")
+    throw InputError(
+        "--trace-paths relative: the job's batches read files in folders that share none below /, so there "
+        "is no data folder for its paths to be relative to");
+  return root;
+}
+
 }  // namespace
 
 std::string encode_trace_path(std::string_view path) {
@@ -221,63 +290,10 @@ JobTraceCounts write_job_trace(const std::string& path, const JobLog& log, const
                                std::int64_t origin_ns, const std::vector<std::string>& command,
                                const std::string& name, const JobTraceOptions& options) {
   Writer w(path, origin_ns);
-  // The workers' fetches by thread, to place each read in its batch.
   const std::vector<std::int64_t> pass = fetch_passes(log);
-  std::map<std::pair<std::int64_t, std::int64_t>, ThreadFetches> threads;
-  for (std::size_t i = 0; i < log.fetches.size(); ++i)
-    threads[{log.fetches[i].pid, log.fetches[i].tid}].by_start.emplace_back(log.fetches[i].start_ns, i);
-  for (auto& [_, t] : threads) std::sort(t.by_start.begin(), t.by_start.end());
-  // RETURNS: the fetch the read at `t` of (pid, tid) fell in, or -1.
-  const auto fetch_at = [&](std::int64_t pid, std::int64_t tid, std::int64_t t) -> std::int64_t {
-    auto it = threads.find({pid, tid});
-    if (it == threads.end()) it = threads.find({pid, 0});  // fetches recorded without their thread
-    if (it == threads.end()) return -1;
-    const auto& v = it->second.by_start;
-    auto after = std::upper_bound(v.begin(), v.end(), std::pair{t, std::size_t(-1)});
-    if (after == v.begin()) return -1;
-    const std::size_t i = std::prev(after)->second;
-    return t <= log.fetches[i].end_ns ? std::int64_t(i) : -1;
-  };
-  const auto each_log = [&](const ReadLogVisitor& visit, const std::function<void()>& next_file) {
-    for (const std::string& file : read_log_files(records_dir)) {
-      std::ifstream in(file, std::ios::binary);
-      if (!in) throw RunError("cannot read " + file);
-      next_file();  // one process's opens at a time: what it held is no other's
-      std::uint64_t torn = 0;
-      parse_read_log(file, in, visit, &torn);
-    }
-  };
-
-  // With relative paths, the data folder first (a pass over the reads, as a replay finds it):
-  // the deepest folder holding every file a batch's fetch read bytes of.
-  std::string root;
-  if (options.relative_paths) {
-    std::map<std::pair<std::int64_t, std::uint64_t>, std::string> opened;
-    bool any = false;
-    ReadLogVisitor pre;
-    pre.open = [&](const OpenRecord& o) {
-      if (!is_code_path(o.path) && !is_kernel_path(o.path)) opened[{o.pid, o.serial}] = o.path;
-    };
-    pre.read = [&](const ReadRecord& r) {
-      if (r.bytes <= 0) return;
-      const std::int64_t i = fetch_at(r.pid, r.tid, r.t0_ns);
-      if (i < 0 || pass[std::size_t(i)] < 0 || log.fetches[std::size_t(i)].batch < 0) return;
-      const auto it = opened.find({r.pid, r.serial});
-      if (it == opened.end()) return;
-      root = any ? common_folder(root, folder_of(it->second)) : folder_of(it->second);
-      any = true;
-    };
-    each_log(pre, [&] { opened.clear(); });
-    if (!any)
-      throw InputError(
-          "--trace-paths relative: the job's batches read no file, so there is no data folder for its paths "
-          "to be relative to");
-    if (root == "/")
-      throw InputError(
-          "--trace-paths relative: the job's batches read files in folders that share none below /, so there "
-          "is no data folder for its paths to be relative to");
-    w.counts.data_root = root;
-  }
+  const FetchIndex fetches(log);
+  const std::string root = options.relative_paths ? batch_data_root(log, records_dir, fetches, pass) : "";
+  w.counts.data_root = root;
 
   json passes = json::array();
   for (const JobEpoch& e : log.epochs)
@@ -365,7 +381,7 @@ JobTraceCounts write_job_trace(const std::string& path, const JobLog& log, const
   visit.read = [&](const ReadRecord& r) {
     if (code.count({r.pid, r.serial})) return;
     ++w.counts.reads;
-    const std::int64_t i = fetch_at(r.pid, r.tid, r.t0_ns);
+    const std::int64_t i = fetches.at(r.pid, r.tid, r.t0_ns);
     json args = {
         {"file", r.serial}, {"offset", r.offset}, {"bytes", r.bytes}, {"pass", nullptr}, {"batch", nullptr}};
     if (i >= 0) {
@@ -375,7 +391,8 @@ JobTraceCounts write_job_trace(const std::string& path, const JobLog& log, const
     }
     w.span("read", "read", r.pid, r.tid, r.t0_ns, r.t1_ns, std::move(args));
   };
-  each_log(visit, [&] { code.clear(); });
+  // One process's opens at a time: what it held is no other's.
+  for_each_read_log(records_dir, visit, [&] { code.clear(); });
   w.finish();
   return w.counts;
 }

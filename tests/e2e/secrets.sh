@@ -73,7 +73,7 @@ if /usr/bin/python3 -c "import torch" 2>/dev/null; then
   expect_in "$WORK/w.json" '"HF_TOKEN=(set; value not recorded)"'
   expect_in "$WORK/w.trace.json" '"${HF_TOKEN_PASSED}"'
   if grep -qF "$WORK" "$WORK/w.trace.json"; then fail "the relative trace names $WORK"; fi
-  expect_in "$WORK/w.trace.json" '"paths": "relative"'
+  expect_in "$WORK/w.trace.json" '"paths":"relative"'
   expect_exit 2 "$FEEDBENCH" replay "$WORK/w.trace.json" --dry-run
   expect_in "$WORK/err" "name a copy of that folder with --source DIR"
   expect_exit 0 "$FEEDBENCH" replay "$WORK/w.trace.json" --source "$WORK/wdata" --out "$WORK/wr.json" --quiet
