@@ -118,6 +118,9 @@ std::string withhold_words(const std::string& arg, const std::vector<std::string
         const std::size_t eq = i + std::size_t(name.data() - word.data()) + name.size();
         out.append(arg, i, eq + 1 - i);
         out += kValueWithheld;
+        // An argument that starts with it is its value to the end (env's HF_TOKEN=a b, or
+        // --passphrase='two words' as the shell hands it over); within a shell's line, one word.
+        if (i == 0) return out;
         i = value_end(eq + 1);
         continue;
       }

@@ -35,7 +35,8 @@ void check_redact_command_names(const std::vector<std::string>& names);
 // RETURNS: the command line `argv` (a watched job's, or the verb's own) as a result, a trace or
 // a report may hold it: where a credential-like name (looks_like_credential) or a name of
 // `redact` is set, its value is kValueWithheld:
-// - an assignment NAME=VALUE (env HF_TOKEN=hf_...), and an option --NAME=VALUE, -NAME=VALUE;
+// - an assignment NAME=VALUE (env HF_TOKEN=hf_...), and an option --NAME=VALUE, -NAME=VALUE
+//   (an argument that starts with one: its value to the argument's end, spaces and all);
 // - an option --NAME (or -NAME) given alone: the next argument, unless it starts with '-';
 // - the same inside an argument holding spaces (a shell's `bash -c '...'`), a word at a time,
 //   a quoted value to its closing quote.
