@@ -280,11 +280,9 @@ std::optional<WatchOptions> parse_watch(int argc, char** argv) {
       "interval", po::value(&interval)->value_name("DUR"),
       "how often the job's processes, the data device and GPUs are sampled (default 250ms)")(
       "redact", po::value(&o.redact)->composing()->value_name("NAME"),
-      "withhold the value of variable or option NAME on the job's command line in the result and "
-      "trace (credential-like names always are)")(
+      "withhold NAME's value (a variable or option) on the job's command line in the outputs")(
       "trace-paths", po::value(&trace_paths)->value_name("FORM"),
-      "absolute, or relative: the trace's paths under the job's data folder, naming no folder of this "
-      "machine (default absolute)");
+      "absolute, or relative: paths under the job's data folder, no machine's (default absolute)");
   po::variables_map vm;
   if (parse_command_line(split, argv, opts, vm)) {
     std::cout << kUsage << "options:\n" << options_help(opts);
