@@ -245,6 +245,7 @@ int gen_like(GenOptions o, const std::string& like, double scale) {
   check_outputs_apart({{"--out", o.out, true}}, {}, {{"the --like data set", real.root()}});
 
   auto shape = std::make_shared<DataShape>(data_shape(real, scale, where, kind));
+  if (kind == "manifest") o.inputs = {{"--like", like}};
   o.layout = GenLayout::kLike;
   o.files = shape->files;
   o.like = shape;
@@ -301,7 +302,7 @@ GenListing listing_of(const RecordedJob& job, const std::string& trace) {
   l.origin = {{"path", std::filesystem::absolute(trace).lexically_normal().string()},
               {"kind", "trace"},
               {"job", job.name},
-              {"data_root", job.data_root},
+              {"data_root", job.data_root.empty() ? nlohmann::json(nullptr) : nlohmann::json(job.data_root)},
               {"files", l.files.size()},
               {"bytes", bytes},
               {"folders", l.folders},
@@ -329,20 +330,25 @@ int gen_like_trace(GenOptions o, const std::string& trace) {
   } catch (const InputError& e) {
     throw InputError(std::string("--like: ") + e.what());
   }
-  // The job's own data (where it still is, here) and the trace are never written to.
-  check_outputs_apart({{"--out", o.out, true}}, {{"--like", trace}},
-                      {{"the traced job's data folder", job.data_root}});
-  if (folder_holds(o.out, job.data_root))
+  // The job's own data (where it still is, here) and the trace are never written to. A trace
+  // of relative paths names no data folder: only the trace is checked.
+  std::vector<NamedPath> roots;
+  if (!job.data_root.empty()) roots.push_back({"the traced job's data folder", job.data_root});
+  check_outputs_apart({{"--out", o.out, true}}, {{"--like", trace}}, roots);
+  if (!job.data_root.empty() && folder_holds(o.out, job.data_root))
     throw InputError(
         "--out " + o.out + ": holds the traced job's data folder " + job.data_root +
         " (compared by device and inode): feedbench never writes over the data; choose a path outside it");
   auto listing = std::make_shared<GenListing>(listing_of(job, trace));
+  // No file written lands on the trace, whatever --out and --force say (gen checks by inode).
+  o.inputs = {{"--like", trace}};
   o.layout = GenLayout::kListed;
   o.files = listing->files.size();
   o.listed = listing;
   validate_gen_options(o);
   std::printf("like %s (job %s, read from %s): %zu files, %s in %llu %s, %llu named as JPEGs; seed %llu\n",
-              printable(trace).c_str(), printable(job.name).c_str(), printable(job.data_root).c_str(),
+              printable(trace).c_str(), printable(job.name).c_str(),
+              job.data_root.empty() ? "its data folder (paths relative to it)" : printable(job.data_root).c_str(),
               listing->files.size(),
               format_size(double(listing->origin["bytes"].get<std::uint64_t>())).c_str(),
               static_cast<unsigned long long>(listing->folders), listing->folders == 1 ? "folder" : "folders",

@@ -84,6 +84,10 @@ int replay_main(int argc, char** argv) {
   const auto job = std::make_shared<const RecordedJob>(load_recorded_job(trace));
   const std::string& job_name = job->name;
   const std::string& data_root = job->data_root;
+  if (data_root.empty() && source.empty())
+    throw InputError(trace +
+                     ": its paths are relative to the job's data folder, which it does not name (watch "
+                     "--trace-paths relative): name a copy of that folder with --source DIR");
   // Without --source the folder is the trace's to name: never a system folder, checked where
   // its path leads (a link in it resolved), before anything under it is listed or opened.
   if (source.empty()) {

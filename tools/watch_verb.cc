@@ -43,6 +43,7 @@
 #include "feedbench/gpu/gpu.h"
 #include "feedbench/plan/preflight.h"
 #include "feedbench/results/environment.h"
+#include "feedbench/results/recorded_variables.h"
 #include "feedbench/results/result.h"
 #include "feedbench/watch/guest_counters.h"
 #include "feedbench/watch/job_figures.h"
@@ -324,6 +325,8 @@ struct WatchOptions {
   double target = 0.9;
   std::int64_t interval_ns = 0;
   std::vector<NamedPath> inputs, roots;  // the files and folders the command names
+  std::vector<std::string> redact;       // --redact: names whose values the outputs withhold
+  bool trace_relative = false;           // --trace-paths relative
   std::vector<std::string> folders() const {
     std::vector<std::string> out;
     for (const NamedPath& r : roots) out.push_back(r.path);
@@ -338,7 +341,7 @@ std::optional<WatchOptions> parse_watch(int argc, char** argv) {
   int split = 1;
   while (split < argc && std::strcmp(argv[split], "--") != 0) ++split;
   o.command.assign(argv + std::min(split + 1, argc), argv + argc);
-  std::string interval = "250ms";
+  std::string interval = "250ms", trace_paths = "absolute";
   po::options_description opts("options");
   opts.add_options()("help,h", "this help")("out,o", po::value(&o.out_path)->value_name("FILE"),
                                             "write the job as a result entry job/NAME to FILE")(
@@ -350,7 +353,11 @@ std::optional<WatchOptions> parse_watch(int argc, char** argv) {
       "target-au", po::value(&o.target)->value_name("AU"),
       "the AU (0..1) at which the job is fed (default 0.9)")(
       "interval", po::value(&interval)->value_name("DUR"),
-      "how often the job's processes, the data device and GPUs are sampled (default 250ms)");
+      "how often the job's processes, the data device and GPUs are sampled (default 250ms)")(
+      "redact", po::value(&o.redact)->composing()->value_name("NAME"),
+      "withhold NAME's value (a variable or option) on the job's command line in the outputs")(
+      "trace-paths", po::value(&trace_paths)->value_name("FORM"),
+      "absolute, or relative: paths under the job's data folder, no machine's (default absolute)");
   po::variables_map vm;
   if (parse_command_line(split, argv, opts, vm)) {
     std::cout << kUsage << "options:\n" << options_help(opts);
@@ -358,6 +365,12 @@ std::optional<WatchOptions> parse_watch(int argc, char** argv) {
   }
   if (o.command.empty())
     throw InputError("expected a command after --, e.g. feedbench watch -- python3 train.py");
+  check_redact_command_names(o.redact);
+  if (trace_paths != "absolute" && trace_paths != "relative")
+    throw InputError("--trace-paths: expected absolute or relative, got '" + trace_paths + "'");
+  if (vm.count("trace-paths") && o.trace_path.empty())
+    throw InputError("--trace-paths: only with --trace FILE");
+  o.trace_relative = trace_paths == "relative";
   if (!(o.target >= 0 && o.target <= 1))
     throw InputError("--target-au: expected a number from 0 to 1, got " + std::to_string(o.target));
   // The two output files: named when given, never a folder (option + 2: its name without "--").
@@ -682,8 +695,8 @@ WatchOutcome watch_job(const WatchOptions& o, int argc, char** argv) {
     const std::string path = place("--trace", o.trace_path, ".trace.json");
     try {
       if (!path.empty()) {
-        const JobTraceCounts t =
-            write_job_trace(path, log, folder.records(), child.start_ns, o.command, o.name);
+        const JobTraceCounts t = write_job_trace(path, log, folder.records(), child.start_ns, o.command, o.name,
+                                                 {o.trace_relative, o.redact});
         say += "  trace: " + path + " (" + format_count(double(t.events)) + " events; " +
                format_count(double(t.reads)) + " reads of data, " + format_count(double(t.reads_in_batches)) +
                " of them in a batch's fetch" +
@@ -701,9 +714,10 @@ WatchOutcome watch_job(const WatchOptions& o, int argc, char** argv) {
                    {"executable", "feedbench watch"},
                    {"num_cpus", usable_cores()}};
     doc.tool = describe_tool();
-    doc.command_line.assign(argv, argv + argc);
+    doc.command_line = withhold_in_command({argv, argv + argc}, o.redact, environ);
     doc.environment = describe_environment({});
-    doc.benchmarks.push_back(job_entry(o.name, child, log, f, v, o.target, processes, rd.reads, outside.gpu));
+    doc.benchmarks.push_back(
+        job_entry(o.name, child, log, f, v, o.target, processes, rd.reads, outside.gpu, o.redact));
     doc.benchmarks.back().extra["lost_records"] = {
         {"no_space", lost.no_space},
         {"refused", lost.refused},

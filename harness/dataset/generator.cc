@@ -20,6 +20,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <strings.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -189,6 +190,15 @@ UniqueFd open_parent_beneath(const GenOptions& o, int out_fd, const std::string&
   return fd;
 }
 
+// RETURNS: the temporary file `index` is written to in its folder: a short name of its own
+// whatever the file's (a name of 250 bytes has no room for a suffix), ending as every feedbench
+// temporary does, so that a scan skips one left behind.
+std::string temporary_name(std::uint64_t index) {
+  char tmp_name[40];
+  std::snprintf(tmp_name, sizeof tmp_name, ".fb-%016llx.fbtmp", static_cast<unsigned long long>(index));
+  return tmp_name;
+}
+
 // Writes file `index` under `out_fd`: ".fb-<index in hex>.fbtmp" in its folder, then renamed.
 // RETURNS bytes written;
 // *pixels the image's where it is one.
@@ -198,11 +208,7 @@ std::uint64_t write_one(const GenOptions& o, int out_fd, std::uint64_t index, ch
   std::string leaf;
   const UniqueFd parent = open_parent_beneath(o, out_fd, name, &leaf);
   const int dir_fd = parent ? parent.get() : out_fd;
-  // A short name of its own whatever the file's (a name of 250 bytes has no room for a suffix),
-  // ending as every feedbench temporary does, so that a scan skips one left behind.
-  char tmp_name[40];
-  std::snprintf(tmp_name, sizeof tmp_name, ".fb-%016llx.fbtmp", static_cast<unsigned long long>(index));
-  const std::string tmp = tmp_name;
+  const std::string tmp = temporary_name(index);
   std::uint64_t size = gen_file_size(o, index);
   std::vector<std::uint8_t> image;
   if (o.format == GenFormat::kJpeg) image = make_sized_jpeg(o.seed, index, size, o.jpeg);
@@ -282,7 +288,8 @@ void write_gen_record(const GenOptions& o, int out_fd, const GenSummary& summary
         {"bytes_per_pixel", pixels > 0 ? double(summary.bytes) / pixels : 0.0},
         {"pixels_mean", summary.files ? pixels / double(summary.files) : 0.0}};
   }
-  const std::string text = j.dump(2) + "\n";
+  // A path that is no UTF-8 (the trace's, its job's data folder) is shown, not refused.
+  const std::string text = j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   const std::string tmp = std::string(kGenRecordName) + ".fbtmp";
   int fd = create_temporary(out_fd, tmp, 0644);  // exclusively, as every temporary
   if (fd < 0) throw RunError("gen: " + temporary_refusal("'" + o.out + "/" + tmp + "'", errno));
@@ -305,15 +312,79 @@ void write_gen_record(const GenOptions& o, int out_fd, const GenSummary& summary
   }
 }
 
-// Makes --out ready to write into: a folder, empty unless --force, created with its missing
-// parents (mkdir -p) when absent. RETURNS: the folder opened.
+bool writes_record(const GenOptions& o) {
+  return o.layout == GenLayout::kLike || o.layout == GenLayout::kListed || o.format == GenFormat::kJpeg;
+}
+
+// Refuses, before anything is written into a folder that already holds something (--force), a
+// path gen would write that cannot be written as asked: a folder to make that is a symbolic
+// link (gen never writes through one) or not a folder, a file's name that is a folder, and any
+// file gen would write (or its temporary) that is one of `o.inputs` (compared by device and
+// inode, so that no spelling of a path, hard link or bind mount lets an output land on an input).
+// An empty folder has nothing to collide with: nothing is looked at.
+void check_paths_to_write(const GenOptions& o, int out_fd) {
+  if (folder_is_empty(o.out)) return;
+  std::vector<std::pair<std::string, struct stat>> inputs;
+  for (const auto& [option, path] : o.inputs) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) == 0) inputs.emplace_back(option + " '" + path + "'", st);
+  }
+  const std::string at = "--out '" + o.out + "': ";
+  auto folder = [&](const std::string& path) {
+    struct stat st {};
+    if (::fstatat(out_fd, path.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return;  // made, then
+    if (S_ISLNK(st.st_mode)) {
+      char target[4096];
+      const ssize_t n = ::readlinkat(out_fd, path.c_str(), target, sizeof target - 1);
+      throw InputError(at + "'" + o.out + "/" + path + "' is a symbolic link" +
+                       (n > 0 ? " (to " + std::string(target, std::size_t(n)) + ")" : std::string()) +
+                       ", where gen makes a folder; gen writes only through real folders beneath --out: "
+                       "remove the link, or choose another folder");
+    }
+    if (!S_ISDIR(st.st_mode))
+      throw InputError(
+          at + "'" + o.out + "/" + path +
+          "' exists and is not a folder, where gen makes one; remove it, or choose another folder");
+  };
+  auto file = [&](const std::string& path, bool final_name) {
+    struct stat st {};
+    if (::fstatat(out_fd, path.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return;
+    if (final_name && S_ISDIR(st.st_mode))
+      throw InputError(at + "'" + o.out + "/" + path +
+                       "' is a folder, where gen writes a file; remove it, or choose another folder");
+    for (const auto& [input, in] : inputs)
+      if (st.st_dev == in.st_dev && st.st_ino == in.st_ino)
+        throw InputError(at + "gen would write '" + o.out + "/" + path + "' over " + input +
+                         ", which it reads (the same file, compared by device and inode); choose another "
+                         "--out, or move " +
+                         input.substr(0, input.find(' ')) + "'s file out of it");
+  };
+  if (o.layout == GenLayout::kLike)
+    for (const std::string& d : o.like->dirs) folder(d);
+  if (o.layout == GenLayout::kListed)
+    for (const std::string& d : o.listed->dirs) folder(d);
+  if (o.layout == GenLayout::kClasses)
+    for (std::uint64_t c = 0; c < o.classes; ++c) folder(class_folder(o, c));
+  for (std::uint64_t i = 0; i < files_written(o); ++i) {
+    const std::string name = gen_file_name(o, i);
+    file(name, true);
+    const auto slash = name.find_last_of('/');
+    file((slash == std::string::npos ? "" : name.substr(0, slash + 1)) + temporary_name(i), false);
+  }
+  if (writes_record(o)) {
+    file(kGenRecordName, true);
+    file(std::string(kGenRecordName) + ".fbtmp", false);
+  }
+}
+
+// Makes --out ready to write into: a folder, created with its missing parents (mkdir -p) when
+// absent, locked against another gen (flock on its descriptor: two gens into one folder would
+// leave files of both seeds under one record), then empty unless --force. RETURNS: the folder
+// opened and locked (the lock goes with the descriptor when it is closed).
 int open_out_folder(const GenOptions& o) {
   struct stat st;
   if (::stat(o.out.c_str(), &st) == 0) {
     if (!S_ISDIR(st.st_mode)) throw InputError("--out '" + o.out + "': exists and is not a folder");
-    if (!o.force && !folder_is_empty(o.out))
-      throw InputError("--out '" + o.out +
-                       "': folder is not empty; choose an empty one, or pass --force to write into it");
   } else {
     std::string partial;
     for (std::size_t pos = 0; pos != std::string::npos;) {
@@ -325,6 +396,24 @@ int open_out_folder(const GenOptions& o) {
   }
   int out_fd = ::open(o.out.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (out_fd < 0) throw InputError(errno_message("--out '" + o.out + "'", errno));
+  // A file system without flock (some network ones answer ENOLCK or EOPNOTSUPP) is written
+  // unlocked, as before; only another holder of the lock is refused.
+  if (::flock(out_fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK) {
+    ::close(out_fd);
+    throw InputError("--out '" + o.out +
+                     "': another feedbench gen is writing into this folder now; wait for it to finish, "
+                     "or choose another folder");
+  }
+  try {
+    // Checked under the lock: a gen that started first has its files there by now.
+    if (!o.force && !folder_is_empty(o.out))
+      throw InputError("--out '" + o.out +
+                       "': folder is not empty; choose an empty one, or pass --force to write into it");
+    check_paths_to_write(o, out_fd);
+  } catch (...) {
+    ::close(out_fd);
+    throw;
+  }
   return out_fd;
 }
 
@@ -681,8 +770,7 @@ GenSummary generate_dataset(const GenOptions& o, const std::function<void(const 
   summary.images_as_bytes -= std::min(summary.images_as_bytes, summary.images);
   std::string& error = state.error;
   // Written last: a folder with the record holds every file it describes.
-  if (error.empty() &&
-      (o.layout == GenLayout::kLike || o.layout == GenLayout::kListed || o.format == GenFormat::kJpeg)) {
+  if (error.empty() && writes_record(o)) {
     try {
       write_gen_record(o, out_fd, summary);
     } catch (const std::exception& e) {

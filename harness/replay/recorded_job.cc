@@ -94,6 +94,7 @@ struct TraceParts {
   std::map<BatchKey, TrainerSide> trainer;
   std::map<BatchKey, FetchSide> fetches;
   std::map<BatchKey, double> read_time;  // µs in each batch's reads
+  bool relative = false;                 // paths relative to a data folder the trace does not name
 };
 
 // RETURNS: the events of the trace `read` hands its visitor to; counts in `job` the reads it
@@ -113,6 +114,7 @@ TraceParts collect_trace(const std::string& path, const std::function<void(const
   TraceVisitor visit;
   visit.header = [&](const TraceHeader& h) {
     job.name = h.name.empty() ? "job" : h.name;
+    t.relative = h.relative_paths;
     for (const TracePass& p : h.passes) settings[p.pass] = p;
   };
   visit.open = [&](const TraceOpen& o) {
@@ -235,7 +237,7 @@ void add_batch(const TraceParts& parts, std::int64_t pass, std::int64_t index, R
 }
 
 // Refuses a job with nothing to replay; sets its hand-over cost, AU, data folder and paths.
-void finish_job(const std::string& path, Assembly& a, RecordedJob& job) {
+void finish_job(const std::string& path, Assembly& a, RecordedJob& job, bool relative) {
   if (job.passes.empty())
     throw InputError(path +
                      ": the trace holds no batch the trainer took: nothing to replay (was the job's "
@@ -250,15 +252,21 @@ void finish_job(const std::string& path, Assembly& a, RecordedJob& job) {
     job.handover_ns = a.handovers[a.handovers.size() / 2];
   }
   job.au = a.step_sum + a.wait_sum > 0 ? a.step_sum / (a.step_sum + a.wait_sum) : 0;
-  // Every file the replay reads is a plain absolute path, so that its path under the data folder
-  // names it beneath that folder and nowhere else ('/data/set/../../etc/shadow' would be
-  // '../../etc/shadow' under /data/set): refused before anything is opened.
-  for (const std::string& u : a.used)
-    if (const std::string problem = beneath_path_problem(std::string_view(u).substr(1)); !problem.empty())
+  // Every file the replay reads is a plain path beneath the data folder (absolute, or relative
+  // in a relative trace), so that its path under the data folder names it beneath that folder and
+  // nowhere else ('/data/set/../../etc/shadow' would be '../../etc/shadow' under /data/set):
+  // refused before anything is opened.
+  for (const std::string& u : a.used) {
+    const std::string_view under = relative ? std::string_view(u) : std::string_view(u).substr(1);
+    if (const std::string problem = beneath_path_problem(under); !problem.empty())
       throw InputError(path + ": the path '" + u + "' of a file the job read " + problem +
                        ": a replay reads only plain paths beneath the job's data folder");
-  // The data folder: the deepest holding every file the batches read.
-  if (!a.used.empty()) {
+  }
+  // The data folder: the deepest holding every file the batches read; a relative trace's paths
+  // are beneath a folder it does not name (data_root stays empty).
+  if (relative) {
+    for (std::size_t i = 0; i < a.used.size(); ++i) job.files[i].path = a.used[i];
+  } else if (!a.used.empty()) {
     job.data_root = folder_of(a.used.front());
     for (const std::string& u : a.used) job.data_root = common_folder(job.data_root, folder_of(u));
     // Files of no common folder below the root would make a replay scan, and a cold one evict,
@@ -318,7 +326,7 @@ RecordedJob build_recorded_job(const std::string& path,
     }
   }
   job.reads_untaken = parts.pending.size() - a.replayed;
-  finish_job(path, a, job);
+  finish_job(path, a, job, parts.relative);
   return job;
 }
 
@@ -482,9 +490,11 @@ FileSet recorded_file_set(const RecordedJob& job, const FileSet& lookup, const F
   };
   const std::string of = " of the " + std::to_string(job.files.size()) + " files the job read";
   if (!missing.empty())
-    throw InputError(job.trace + ": " + std::to_string(missing.size()) + of + " are missing under " +
-                     lookup.root() + " (" + examples(missing, false) + "; recorded under " + job.data_root +
-                     "): replay on a copy of the data the job read (--source DIR)");
+    throw InputError(
+        job.trace + ": " + std::to_string(missing.size()) + of + " are missing under " + lookup.root() +
+        " (" + examples(missing, false) + "; recorded " +
+        (job.data_root.empty() ? "relative to the job's data folder" : "under " + job.data_root) +
+        "): replay on a copy of the data the job read (--source DIR)");
   if (!resized.empty() && !allow_resized)
     throw InputError(job.trace + ": " + std::to_string(resized.size()) + of + " differ in size under " +
                      lookup.root() + " (" + examples(resized, true) +

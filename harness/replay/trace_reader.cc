@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "feedbench/base/error.h"
+#include "feedbench/base/open_beneath.h"
 #include "feedbench/base/units.h"
 #include "feedbench/watch/job_trace.h"
 
@@ -105,6 +106,13 @@ TraceHeader header_of(const json& other, const std::string& where) {
     throw InputError(where + ": version " + std::to_string(h.version) +
                      " is newer than this feedbench reads (" + std::to_string(kJobTraceVersion) +
                      "): replay it with a newer feedbench");
+  // Version 2: paths %XX-encoded (encode_trace_path), absolute unless "paths" says relative.
+  if (f.has("paths")) {
+    const std::string paths = f.text("paths");
+    if ((paths != "absolute" && paths != "relative") || h.version < 2)
+      f.fail("paths", "\"absolute\" or \"relative\" (in a trace of version 2 or later)", f.at("paths"));
+    h.relative_paths = paths == "relative";
+  }
   if (f.has("name")) h.name = f.text("name");
   if (f.has("command") && f.at("command").is_array())
     for (const json& a : f.at("command"))
@@ -131,7 +139,8 @@ TraceHeader header_of(const json& other, const std::string& where) {
 }
 
 // Hands one event to the visitor.
-void dispatch(const json& e, const std::string& where, std::size_t index, const TraceVisitor& visit) {
+void dispatch(const json& e, const std::string& where, std::size_t index, const TraceHeader& header,
+              const TraceVisitor& visit) {
   const Fields f(e, where, "/traceEvents/" + std::to_string(index));
   if (!f.has("cat")) return;  // metadata (process names)
   const std::string cat = f.text("cat");
@@ -173,7 +182,20 @@ void dispatch(const json& e, const std::string& where, std::size_t index, const 
     const Fields a = f.object("args");
     o.file = std::uint64_t(a.integer("file"));
     o.path = a.text("path");
-    if (o.path.empty() || o.path.front() != '/') a.fail("path", "an absolute path", a.at("path"));
+    if (header.version >= 2) {
+      std::optional<std::string> bytes = decode_trace_path(o.path);
+      if (!bytes)
+        a.fail("path", "a path whose every '%' starts a %XX escape (two hexadecimal digits, not %00)",
+               a.at("path"));
+      o.path = std::move(*bytes);
+    }
+    if (header.relative_paths) {
+      if (!beneath_path_problem(o.path).empty())
+        a.fail("path", "a path relative to the job's data folder (otherData/paths is \"relative\")",
+               a.at("path"));
+    } else if (o.path.empty() || o.path.front() != '/') {
+      a.fail("path", "an absolute path", a.at("path"));
+    }
     o.size = std::uint64_t(a.integer("size", 0, kMaxOffset));
     visit.open(o);
   } else if (cat == "read") {
@@ -197,6 +219,7 @@ void dispatch(const json& e, const std::string& where, std::size_t index, const 
 void read_trace(std::istream& in, const std::string& where, const TraceVisitor& visit) {
   std::string top_key;  // the document's key being read
   bool have_header = false, have_events = false;
+  TraceHeader header;  // how its events' paths are written
   std::size_t index = 0;
   const json::parser_callback_t cb = [&](int depth, json::parse_event_t event, json& parsed) -> bool {
     if (depth > kMaxDepth)
@@ -215,14 +238,14 @@ void read_trace(std::istream& in, const std::string& where, const TraceVisitor& 
     }
     if (depth == 1 && top_key == "otherData" &&
         (event == json::parse_event_t::object_end || event == json::parse_event_t::value)) {
-      const TraceHeader h = header_of(parsed, where);
+      header = header_of(parsed, where);
       have_header = true;
-      if (visit.header) visit.header(h);
+      if (visit.header) visit.header(header);
       return false;
     }
     if (depth == 2 && top_key == "traceEvents" &&
         (event == json::parse_event_t::object_end || event == json::parse_event_t::value)) {
-      dispatch(parsed, where, index++, visit);
+      dispatch(parsed, where, index++, header, visit);
       return false;  // dropped: the array never holds the events
     }
     if (depth == 1 && top_key == "traceEvents" &&

@@ -1,12 +1,15 @@
 // A watched job as a result entry (see job_result.h).
 #include "feedbench/watch/job_result.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <climits>
 #include <cmath>
 #include <set>
 
 #include "feedbench/base/units.h"
+#include "feedbench/results/recorded_variables.h"
 
 namespace feedbench {
 namespace {
@@ -267,7 +270,8 @@ std::string job_processes_text(const JobProcesses& p) {
 
 BenchmarkEntry job_entry(const std::string& name, const JobRun& run, const JobLog& log, const JobFigures& f,
                          const JobVerdict& v, double target_au, const JobProcesses& processes,
-                         const JobReads& reads, const nlohmann::json& gpu) {
+                         const JobReads& reads, const nlohmann::json& gpu,
+                         const std::vector<std::string>& redact) {
   BenchmarkEntry e;
   e.name = e.run_name = e.case_name = "job/" + name;
   e.run_type = "iteration";
@@ -277,7 +281,7 @@ BenchmarkEntry job_entry(const std::string& name, const JobRun& run, const JobLo
   json passes = json::array();
   for (const JobPassFigures& p : f.passes) passes.push_back(pass_json(p, log.epochs[p.epoch]));
   const double span = processes.span_s;
-  e.extra = {{"command", run.command},
+  e.extra = {{"command", withhold_in_command(run.command, redact, environ)},
              {"exit_code", run.exit_code},
              {"failed", run.exit_code != 0},
              {"wall_s", run.wall_s},

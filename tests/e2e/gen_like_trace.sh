@@ -97,4 +97,53 @@ head -c "$cut" "$WORK/job.trace.json" >"$WORK/cut.json"
 expect_exit 2 "$FEEDBENCH" gen --like "$WORK/cut.json" --out "$WORK/cut"
 expect_in "$WORK/err" "cut short at byte"
 [ ! -e "$WORK/cut" ] || fail "a refused gen wrote"
+
+# No output lands on an input (issue 43): a trace that lists a file of its own name, in the folder
+# gen writes to with --force, is refused before anything is written; compared by inode, so a
+# hard link of the trace under a listed name is refused too.
+mkdir -p "$WORK/d2"
+$PY - "$WORK/job.trace.json" "$WORK/d2/job.trace.json" "$WORK/data" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))
+for e in t["traceEvents"]:
+    if e.get("cat") == "open" and e["args"]["path"].startswith(sys.argv[3] + "/extra_"):
+        e["args"]["path"] = sys.argv[3] + "/job.trace.json"
+        break
+json.dump(t, open(sys.argv[2], "w"))
+PY
+trace_digest=$(sha256sum <"$WORK/d2/job.trace.json")
+expect_exit 2 "$FEEDBENCH" gen --like "$WORK/d2/job.trace.json" --out "$WORK/d2/." --force
+expect_in "$WORK/err" "over --like"
+[ "$(sha256sum <"$WORK/d2/job.trace.json")" = "$trace_digest" ] || fail "gen wrote over the trace"
+[ "$(ls "$WORK/d2")" = "job.trace.json" ] || fail "a refused gen wrote: $(ls "$WORK/d2")"
+
+# Names that are no UTF-8 travel byte for byte: three files differing in one byte stay three, in
+# the trace, the stand-in and the replay.
+mkdir -p "$WORK/latin"
+for b in e9 e8 ef; do head -c 3000 /dev/urandom >"$WORK/latin/lat$(printf "\\x$b")"; done
+for i in 1 2 3 4 5; do head -c 2000 /dev/urandom >"$WORK/latin/f$i"; done
+expect_exit 0 "$FEEDBENCH" watch --trace "$WORK/latin.trace.json" -- $PY "$JOB" "$WORK/latin" --workers 0 --batch 1 --step-ms 1
+expect_exit 0 "$FEEDBENCH" gen --like "$WORK/latin.trace.json" --out "$WORK/latin-standin"
+expect_in "$WORK/out" "wrote 8 files"
+[ -e "$WORK/latin-standin/lat$(printf '\xe9')" ] && [ -e "$WORK/latin-standin/lat$(printf '\xef')" ] ||
+  fail "the stand-in's names: $(ls "$WORK/latin-standin" | od -c | head -3)"
+expect_exit 0 "$FEEDBENCH" replay "$WORK/latin.trace.json" --out "$WORK/latin-replay.json" --quiet
+
+# One gen at a time in a folder, whatever the layout: a folder locked by another is refused.
+mkdir -p "$WORK/locked"
+flock "$WORK/locked" sleep 3 &
+sleep 0.5
+expect_exit 2 "$FEEDBENCH" gen --like "$WORK/job.trace.json" --out "$WORK/locked" --force
+expect_in "$WORK/err" "another feedbench gen is writing into this folder now"
+expect_exit 2 "$FEEDBENCH" gen --out "$WORK/locked" --files 4 --file-size 1KiB --layout flat --force
+expect_in "$WORK/err" "another feedbench gen is writing into this folder now"
+wait
+[ -z "$(ls "$WORK/locked")" ] || fail "a refused gen wrote into the locked folder"
+
+# A folder of --force's --out that is a symbolic link: bad input, exit 2, naming the link.
+mkdir -p "$WORK/linked/x" "$WORK/elsewhere"
+ln -s "$WORK/elsewhere" "$WORK/linked/class_001"
+expect_exit 2 "$FEEDBENCH" gen --out "$WORK/linked" --files 4 --file-size 1KiB --classes 2 --force
+expect_in "$WORK/err" "'$WORK/linked/class_001' is a symbolic link (to $WORK/elsewhere)"
+[ -z "$(ls "$WORK/elsewhere")" ] && [ ! -e "$WORK/linked/class_000" ] || fail "gen wrote through the link"
 echo "PASS"

@@ -54,6 +54,37 @@ for bad in "" "A=B" "1X"; do
   [ ! -e "$WORK/r4.json" ] || fail "--redact '$bad' wrote a result"
 done
 
+# A watched job's command line (issue 43): tokens given to it reach neither the result, the trace
+# (made to be copied) nor the report; --redact NAME withholds any name's value; --trace-paths
+# relative names no folder of this machine, and replay and gen --like read such a trace.
+if /usr/bin/python3 -c "import torch" 2>/dev/null; then
+  "$FEEDBENCH" gen --out "$WORK/wdata" --files 12 --file-size 4KiB --layout flat --seed 2 >/dev/null
+  export HF_TOKEN_PASSED="hf_passedbyvalue123"
+  expect_exit 0 "$FEEDBENCH" watch --out "$WORK/w.json" --trace "$WORK/w.trace.json" --trace-paths relative \
+    --redact bucket -- env HF_TOKEN=hf_s3cr3tv4lue bash -c '"$0" "$1" "$2" --workers 0 --batch 2 --step-ms 1' \
+    /usr/bin/python3 "$FEEDBENCH_SOURCE_DIR/tests/e2e/watch_job.py" "$WORK/wdata" --token=tk-0a1b2c \
+    --api-key ak-9z8y7x --bucket bkt-42q "$HF_TOKEN_PASSED"
+  expect_exit 0 "$FEEDBENCH" report "$WORK/w.json" --out "$WORK/w.html"
+  for f in w.json w.trace.json w.html; do
+    for secret in hf_s3cr3tv4lue tk-0a1b2c ak-9z8y7x bkt-42q hf_passedbyvalue123; do
+      if grep -qF "$secret" "$WORK/$f"; then grep -noF "$secret" "$WORK/$f" | head -3; fail "$f holds $secret"; fi
+    done
+  done
+  expect_in "$WORK/w.json" '"HF_TOKEN=(set; value not recorded)"'
+  expect_in "$WORK/w.trace.json" '"${HF_TOKEN_PASSED}"'
+  if grep -qF "$WORK" "$WORK/w.trace.json"; then fail "the relative trace names $WORK"; fi
+  expect_in "$WORK/w.trace.json" '"paths":"relative"'
+  expect_exit 2 "$FEEDBENCH" replay "$WORK/w.trace.json" --dry-run
+  expect_in "$WORK/err" "name a copy of that folder with --source DIR"
+  expect_exit 0 "$FEEDBENCH" replay "$WORK/w.trace.json" --source "$WORK/wdata" --out "$WORK/wr.json" --quiet
+  expect_exit 0 "$FEEDBENCH" gen --like "$WORK/w.trace.json" --out "$WORK/wstandin"
+  expect_in "$WORK/out" "wrote 12 files"
+  expect_exit 2 "$FEEDBENCH" watch --redact "a=b" -- true
+  expect_in "$WORK/err" "--redact: expected a variable's or an option's name"
+  expect_exit 2 "$FEEDBENCH" watch --trace-paths elsewhere --trace "$WORK/x.json" -- true
+  expect_in "$WORK/err" "--trace-paths: expected absolute or relative"
+fi
+
 # Every FEEDBENCH_* name the sources read is in feedbench_variable_names().
 cd "$FEEDBENCH_SOURCE_DIR"
 list=harness/base/env_settings.cc

@@ -12,6 +12,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
 #include "feedbench/base/error.h"
 #include "feedbench/dataset/dataset.h"
 #include "test_util.h"
@@ -250,13 +254,84 @@ TEST(GeneratorTest, ListedPathsOutsideTheFolderOrThroughALinkAreRefused) {
   std::filesystem::create_directories(dir / "elsewhere");
   std::filesystem::create_directories(dir / "f");
   std::filesystem::create_directory_symlink(dir / "elsewhere", dir / "f/a");
-  GenOptions o = listed(dir / "f", {{"a/b/x.bin", 5}}, {"a", "a/b"});
+  // Refused as bad input before anything is written, naming --out and the link.
+  GenOptions o = listed(dir / "f", {{"top.bin", 5}, {"a/b/x.bin", 5}}, {"a", "a/b"});
   o.force = true;
-  EXPECT_THROW(generate_dataset(o), RunError);
+  const std::string why = testing::input_error_of([&] { generate_dataset(o); });
+  EXPECT_NE(why.find("--out '" + dir / "f" + "': '" + dir / "f/a" + "' is a symbolic link (to " +
+                     dir / "elsewhere" + ")"),
+            std::string::npos)
+      << why;
+  EXPECT_FALSE(std::filesystem::exists(dir / "f/top.bin"));
   GenOptions file = listed(dir / "f", {{"a/y.bin", 5}}, {"a"});
   file.force = true;
-  EXPECT_THROW(generate_dataset(file), RunError);
+  EXPECT_THROW(generate_dataset(file), InputError);
+  // Every layout: the classes' folder a link.
+  GenOptions classes = options(dir / "f", 4, 10, 10);
+  classes.classes = 2;
+  std::filesystem::create_directory_symlink(dir / "elsewhere", dir / "f/class_001");
+  classes.force = true;
+  EXPECT_THROW(generate_dataset(classes), InputError);
+  EXPECT_FALSE(std::filesystem::exists(dir / "f/class_000"));
   EXPECT_TRUE(std::filesystem::is_empty(dir / "elsewhere"));
+}
+
+// No file gen writes lands on a file it reads (the trace of --like TRACE), however it is
+// spelled: compared by device and inode, a hard link included; refused before anything is written.
+TEST(GeneratorTest, NoFileWrittenLandsOnAnInput) {
+  TempDir dir;
+  std::filesystem::create_directories(dir / "d");
+  testing::write_file(dir / "d/job.trace.json", "{}");
+  GenOptions o = listed(dir / "d", {{"a.bin", 5}, {"job.trace.json", 7}}, {});
+  o.force = true;
+  o.inputs = {{"--like", dir / "d/../d/./job.trace.json"}};
+  const std::string why = testing::input_error_of([&] { generate_dataset(o); });
+  EXPECT_NE(why.find("gen would write '" + dir / "d/job.trace.json" + "' over --like"), std::string::npos)
+      << why;
+  EXPECT_EQ(read_file(dir / "d/job.trace.json"), "{}");
+  EXPECT_FALSE(std::filesystem::exists(dir / "d/a.bin"));
+  // A hard link of the trace under another name, and the trace named as gen's own record.
+  std::filesystem::create_hard_link(dir / "d/job.trace.json", dir / "d/other.bin");
+  o = listed(dir / "d", {{"other.bin", 7}}, {});
+  o.force = true;
+  o.inputs = {{"--like", dir / "d/job.trace.json"}};
+  EXPECT_THROW(generate_dataset(o), InputError);
+  std::filesystem::create_hard_link(dir / "d/job.trace.json", dir / ("d/" + std::string(kGenRecordName)));
+  o = listed(dir / "d", {{"b.bin", 7}}, {});
+  o.force = true;
+  o.inputs = {{"--like", dir / "d/job.trace.json"}};
+  EXPECT_THROW(generate_dataset(o), InputError);
+  EXPECT_EQ(read_file(dir / "d/job.trace.json"), "{}");
+  // A file gen writes that is a folder there.
+  std::filesystem::create_directories(dir / "e/x.bin");
+  GenOptions folder = listed(dir / "e", {{"x.bin", 3}}, {});
+  folder.force = true;
+  EXPECT_NE(
+      testing::input_error_of([&] { generate_dataset(folder); }).find("is a folder, where gen writes a file"),
+      std::string::npos);
+}
+
+// A folder another gen is writing into is refused, not mixed into: every layout takes the lock.
+TEST(GeneratorTest, ASecondGenIntoALockedFolderIsRefused) {
+  TempDir dir;
+  std::filesystem::create_directories(dir / "d");
+  const int held = ::open((dir / "d").c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  ASSERT_GE(held, 0);
+  ASSERT_EQ(::flock(held, LOCK_EX | LOCK_NB), 0);
+  for (GenLayout layout : {GenLayout::kClasses, GenLayout::kFlat, GenLayout::kShards}) {
+    GenOptions o = options(dir / "d", 4, 16, 16, layout);
+    o.classes = 2;
+    o.shards = 2;
+    o.force = true;
+    EXPECT_NE(testing::input_error_of([&] {
+                generate_dataset(o);
+              }).find("another feedbench gen is writing into this folder now"),
+              std::string::npos);
+  }
+  EXPECT_TRUE(std::filesystem::is_empty(dir / "d"));
+  ::close(held);
+  GenOptions o = options(dir / "d", 4, 16, 16, GenLayout::kFlat);
+  EXPECT_NO_THROW(generate_dataset(o));
 }
 
 TEST(GeneratorTest, BadOptionsAreInputErrors) {

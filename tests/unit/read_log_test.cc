@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <iterator>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -169,6 +171,116 @@ TEST(ReadLogTest, TracePlacesEachReadInTheBatchWhoseFetchItFellIn) {
   EXPECT_EQ(read_batch[20]["batch"], 0);
   EXPECT_EQ(read_batch[21]["batch"], 1);
   EXPECT_EQ(read_batch[21]["pass"], 1);  // through its worker's pid
+}
+
+// Every byte a name can hold (0x01 to 0xFF) travels through the trace's JSON and back: the
+// encoded form is valid UTF-8 (a strict JSON dump takes it), and decoding gives the bytes.
+TEST(TracePathTest, EveryByteAndPathMaxLongNamesRoundTrip) {
+  auto round_trip = [](const std::string& path) {
+    const std::string text = encode_trace_path(path);
+    EXPECT_NO_THROW((void)nlohmann::json(text).dump()) << "not UTF-8: " << text.substr(0, 40);
+    const std::optional<std::string> back = decode_trace_path(text);
+    ASSERT_TRUE(back.has_value()) << text.substr(0, 40);
+    EXPECT_EQ(*back, path);
+  };
+  std::string all;
+  for (int b = 1; b <= 0xFF; ++b) {
+    round_trip("/d/lat" + std::string(1, char(b)) + "x");
+    all += char(b);
+  }
+  round_trip(all);
+  round_trip("/d/100%25 %");
+  // Two names differing in one invalid byte stay two, and valid UTF-8 stays as it is.
+  EXPECT_EQ(encode_trace_path("lat\xe9"), "lat%E9");
+  EXPECT_NE(encode_trace_path("lat\xe9"), encode_trace_path("lat\xe8"));
+  EXPECT_EQ(encode_trace_path("caf\xc3\xa9/\xe6\x97\xa5.jpg"), "caf\xc3\xa9/\xe6\x97\xa5.jpg");
+  EXPECT_EQ(encode_trace_path("\xed\xa0\x80"), "%ED%A0%80");  // a surrogate is no UTF-8
+  EXPECT_EQ(encode_trace_path("\xc0\xaf"), "%C0%AF");         // nor an overlong '/'
+  // PATH_MAX-long paths (4095 bytes and the NUL) in any encoding.
+  std::string latin1, cjk, mixed;
+  while (latin1.size() < 4095) latin1 += latin1.size() % 200 == 0 ? '/' : '\xe9';
+  while (cjk.size() + 3 <= 4095) cjk += cjk.size() % 201 == 0 ? "/" : "\xe6\x97\xa5";
+  for (int i = 0; mixed.size() < 4095; ++i) mixed += char(1 + i % 255);
+  for (const std::string* p : {&latin1, &cjk, &mixed}) round_trip(*p);
+  EXPECT_EQ(encode_trace_path(latin1).size(), 4095u * 3 - 2 * 21);  // 21 '/' of one byte
+  for (const char* bad : {"%", "a%4", "%G1", "%00", "%%41"})
+    EXPECT_FALSE(decode_trace_path(bad).has_value()) << bad;
+  EXPECT_EQ(decode_trace_path("%e9%41"), std::string("\xe9"
+                                                     "A"));
+}
+
+// The trace a job reading lat\xe9, lat\xe8 and lat\xef writes holds three files, not one.
+TEST(TracePathTest, TheTraceCarriesNamesThatAreNoUtf8ByteForByte) {
+  testing::TempDir dir;
+  JobLog log;
+  JobEpoch e;
+  e.id = 1;
+  e.pid = 10;
+  e.batches = {{0, 1000, 5000, 300, 700}};
+  log.epochs.push_back(e);
+  JobFetch f{10, -1, 1000, 4000, 10, 0, 3};
+  f.tid = 10;
+  f.batch = 0;
+  f.pass = 1;  // no workers: the trainer fetches
+  log.fetches = {f};
+  testing::write_file(dir.path() + "/reads-10.txt",
+                      "O 10 1 1100 100 /data/lat%E9\nR 10 10 1 1200 1300 0 100\n"
+                      "O 10 2 1100 100 /data/lat%E8\nR 10 10 2 1200 1300 0 100\n"
+                      "O 10 3 1100 100 /data/lat%EF\nR 10 10 3 1200 1300 0 100\n");
+  const std::string out = dir.path() + "/trace.json";
+  write_job_trace(out, log, dir.path(), 0, {"python3", "train.py"});
+  std::ifstream in(out);
+  const nlohmann::json t = nlohmann::json::parse(in);
+  std::set<std::string> paths;
+  for (const auto& ev : t["traceEvents"])
+    if (ev.value("cat", "") == "open") paths.insert(ev["args"]["path"].get<std::string>());
+  EXPECT_EQ(paths, (std::set<std::string>{"/data/lat%E8", "/data/lat%E9", "/data/lat%EF"}));
+}
+
+// --trace-paths relative: every path under the job's data folder, files outside it left out
+// with their reads, the command naming no folder of this machine, its credentials withheld.
+TEST(TracePathTest, RelativePathsNameNoFolderOfTheMachine) {
+  testing::TempDir dir;
+  JobLog log;
+  JobEpoch e;
+  e.id = 1;
+  e.pid = 10;
+  e.batches = {{0, 1000, 5000, 300, 700}};
+  log.epochs.push_back(e);
+  JobFetch f{10, -1, 1000, 4000, 10, 0, 2};
+  f.tid = 10;
+  f.batch = 0;
+  f.pass = 1;  // no workers: the trainer fetches
+  log.fetches = {f};
+  testing::write_file(dir.path() + "/reads-10.txt",
+                      "O 10 1 10 9 /home/alice/index.txt\nR 10 10 1 20 30 0 9\n"  // before any fetch
+                      "O 10 2 1100 100 /srv/data/train/a/x.bin\nR 10 10 2 1200 1300 0 100\n"
+                      "O 10 3 1100 100 /srv/data/train/b/y%25.bin\nR 10 10 3 1200 1300 0 100\n");
+  const std::string out = dir.path() + "/trace.json";
+  JobTraceOptions options;
+  options.relative_paths = true;
+  const JobTraceCounts c =
+      write_job_trace(out, log, dir.path(), 0,
+                      {"env", "HF_TOKEN=hf_abcdefgh", "/usr/bin/python3", "/home/alice/train.py",
+                       "/srv/data/train", "--index=/home/alice/index.txt", "--val", "/srv/data/train/b"},
+                      "job", options);
+  EXPECT_EQ(c.data_root, "/srv/data/train");
+  EXPECT_EQ(c.opens, 2u);
+  EXPECT_EQ(c.reads, 2u);
+  std::ifstream in(out);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text.find("/srv"), std::string::npos) << text;
+  EXPECT_EQ(text.find("alice"), std::string::npos) << text;
+  EXPECT_EQ(text.find("hf_abcdefgh"), std::string::npos) << text;
+  const nlohmann::json t = nlohmann::json::parse(text);
+  EXPECT_EQ(t["otherData"]["paths"], "relative");
+  EXPECT_EQ(t["otherData"]["command"],
+            (std::vector<std::string>{"env", "HF_TOKEN=(set; value not recorded)", "python3", "train.py", ".",
+                                      "--index=index.txt", "--val", "b"}));
+  std::set<std::string> paths;
+  for (const auto& ev : t["traceEvents"])
+    if (ev.value("cat", "") == "open") paths.insert(ev["args"]["path"].get<std::string>());
+  EXPECT_EQ(paths, (std::set<std::string>{"a/x.bin", "b/y%25.bin"}));
 }
 
 TEST(ReadLogTest, JobLogReadsTheTrainersAndWorkersCpuOutsideFetches) {

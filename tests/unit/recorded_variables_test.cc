@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "feedbench/base/error.h"
+#include "test_util.h"
 
 namespace feedbench {
 namespace {
@@ -69,6 +70,44 @@ TEST(RecordedVariablesTest, WithheldValuesLeaveEveryStringAndKey) {
   EXPECT_EQ(j["families"][0]["url"], "https://u:${SECRET}@host/x");
   EXPECT_EQ(j["${SECRET}-key"], "${LONGER}") << "the longest value first";
   EXPECT_EQ(j["families"][0]["n"], 3);
+}
+
+// A watched job's command line holds no credential: by the name of the variable or option that
+// carries it (assignments, --opt=V, --opt V, inside a shell's one argument), by --redact's
+// names, and by the value of a credential-like variable wherever it appears.
+TEST(RecordedVariablesTest, CommandLinesWithholdCredentials) {
+  const std::string w(kValueWithheld);
+  using V = std::vector<std::string>;
+  EXPECT_EQ(withhold_in_command({"env", "HF_TOKEN=hf_abc", "python3", "train.py", "--token=t1", "--api-key",
+                                 "k2", "--lr", "0.1", "-auth_key=k3", "--password", "--verbose"},
+                                {}, nullptr),
+            (V{"env", "HF_TOKEN=" + w, "python3", "train.py", "--token=" + w, "--api-key", w, "--lr", "0.1",
+               "-auth_key=" + w, "--password", "--verbose"}));
+  EXPECT_EQ(
+      withhold_in_command({"bash", "-c", "cd /x && AWS_SECRET_ACCESS_KEY='a b c' python3 t.py --api-key k4"},
+                          {}, nullptr),
+      (V{"bash", "-c", "cd /x && AWS_SECRET_ACCESS_KEY=" + w + " python3 t.py --api-key " + w}));
+  // An argument that starts with the assignment or option is its value to the end, spaces and all.
+  EXPECT_EQ(withhold_in_command({"env", "HF_TOKEN=a b", "t", "--passphrase=two words"}, {}, nullptr),
+            (V{"env", "HF_TOKEN=" + w, "t", "--passphrase=" + w}));
+  // --redact: a variable's or an option's name, '-' and '_' alike, any case.
+  EXPECT_EQ(withhold_in_command({"python3", "t.py", "--bucket", "b1", "SITE=eu", "--site=x"},
+                                {"bucket", "SITE"}, nullptr),
+            (V{"python3", "t.py", "--bucket", w, "SITE=" + w, "--site=" + w}));
+  EXPECT_EQ(withhold_in_command({"python3", "t.py", "--bucket", "b1"}, {}, nullptr),
+            (V{"python3", "t.py", "--bucket", "b1"}));
+  // A credential passed by value: its variable names it.
+  const char* env[] = {"HF_TOKEN=hf_0123456789", "SHORT_KEY=abc", "PATH=/usr/bin", nullptr};
+  EXPECT_EQ(withhold_in_command({"python3", "t.py", "hf_0123456789", "abc"}, {}, env),
+            (V{"python3", "t.py", "${HF_TOKEN}", "abc"}));
+  // Names: a variable's or an option's.
+  EXPECT_NO_THROW(check_redact_command_names({"SITE", "api-key", "--api-key", "-k"}));
+  for (const char* bad : {"", "A=B", "1A", "---x", "a b"})
+    EXPECT_NE(testing::input_error_of([&] {
+                check_redact_command_names({bad});
+              }).find("--redact: expected a variable's or an option's name"),
+              std::string::npos)
+        << bad;
 }
 
 }  // namespace

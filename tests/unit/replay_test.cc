@@ -86,7 +86,7 @@ TEST(ReplayTraceTest, RefusesWhatItCannotReadWithOneMessage) {
     return input_error_of([&] { read_trace(in, "t.json", v); });
   };
   EXPECT_NE(error(small_trace().substr(0, 900)).find("t.json: cut short at byte"), std::string::npos);
-  EXPECT_NE(error(small_trace(2)).find("t.json: version 2 is newer than this feedbench reads (1)"),
+  EXPECT_NE(error(small_trace(3)).find("t.json: version 3 is newer than this feedbench reads (2)"),
             std::string::npos);
   std::string other = small_trace();
   other.replace(other.find("feedbench-watch-trace"), 21, "chrome");
@@ -101,6 +101,55 @@ TEST(ReplayTraceTest, RefusesWhatItCannotReadWithOneMessage) {
   EXPECT_NE(error(R"({"traceEvents": []})").find("expected otherData"), std::string::npos);
   EXPECT_NE(error("{\"otherData\": {\"format\": \"feedbench-watch-trace\", \"version\": 1, \"passes\": []}}")
                 .find("/traceEvents: expected an array of events, got nothing"),
+            std::string::npos);
+}
+
+// Version 2 carries names %XX-encoded: a name that is no UTF-8 comes back byte for byte, two
+// names differing in such a byte stay two; version 1's paths are read as they were written.
+TEST(ReplayTraceTest, DecodesVersion2PathsAndReadsVersion1AsWritten) {
+  auto with_paths = [](int version, const std::string& a, const std::string& b) {
+    std::string t = small_trace(version);
+    t.replace(t.find("/data/set/x/a.bin"), 17, a);
+    t.replace(t.find("/data/set/y/b.bin"), 17, b);
+    return job_of(t);
+  };
+  const RecordedJob v2 = with_paths(2, "/data/set/x/lat%E9", "/data/set/x/lat%E8");
+  ASSERT_EQ(v2.files.size(), 3u);
+  EXPECT_EQ(v2.files[0].path, "lat\xe9");
+  EXPECT_EQ(v2.files[1].path, "lat\xe8");
+  EXPECT_EQ(v2.data_root, "/data/set/x");
+  const RecordedJob v1 = with_paths(1, "/data/set/x/100%41", "/data/set/x/b");
+  EXPECT_EQ(v1.files[0].path, "100%41");
+  std::string bad = small_trace(2);
+  bad.replace(bad.find("/data/set/x/a.bin"), 17, "/data/set/x/a%zz");
+  EXPECT_NE(input_error_of([&] { job_of(bad); }).find("/args/path: expected a path whose every '%' starts"),
+            std::string::npos)
+      << input_error_of([&] { job_of(bad); });
+}
+
+// otherData.paths "relative": the paths are beneath a data folder the trace does not name;
+// one climbing out of it, or an absolute one, is refused.
+TEST(ReplayTraceTest, ReadsATraceOfRelativePaths) {
+  auto relative = [](std::string t) {
+    t.replace(t.find("\"origin_ns\""), 0, "\"paths\": \"relative\", ");
+    for (std::string::size_type at; (at = t.find("\"/data/set/")) != std::string::npos;) t.erase(at + 1, 10);
+    return t;
+  };
+  const RecordedJob job = job_of(relative(small_trace(2)));
+  EXPECT_EQ(job.data_root, "");
+  ASSERT_EQ(job.files.size(), 3u);
+  EXPECT_EQ(job.files[0].path, "x/a.bin");
+  EXPECT_EQ(job.files[2].path, "x/c.bin");
+  std::string climbing = relative(small_trace(2));
+  climbing.replace(climbing.find("\"x/a.bin\""), 9, "\"../a.bin\"");
+  EXPECT_NE(input_error_of([&] {
+              job_of(climbing);
+            }).find("expected a path relative to the job's data folder (otherData/paths is \"relative\")"),
+            std::string::npos);
+  std::string absolute = relative(small_trace(2));
+  absolute.replace(absolute.find("\"x/a.bin\""), 9, "\"/etc/shadow\"");
+  EXPECT_NE(input_error_of([&] { job_of(absolute); }).find("expected a path relative"), std::string::npos);
+  EXPECT_NE(input_error_of([&] { job_of(relative(small_trace(1))); }).find("/otherData/paths: expected"),
             std::string::npos);
 }
 

@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -80,6 +81,9 @@ struct GenOptions {
   // kListed: the files to write (files must equal listed->files.size()); its origin is written
   // to <out>/feedbench-gen.json once every file is in place.
   std::shared_ptr<const GenListing> listed;
+  // Files gen reads, each with the option that named it ("--like", path): no file gen writes
+  // (nor its temporary) may be one of them, compared by device and inode.
+  std::vector<std::pair<std::string, std::string>> inputs;
 };
 
 struct GenProgress {
@@ -138,8 +142,11 @@ void gen_fill(std::uint64_t seed, std::uint64_t index, std::uint64_t offset, cha
 // file is made beneath `out` without following a symbolic link (open_beneath.h). The record
 // <out>/feedbench-gen.json follows the last file for kLike and kListed (its origin) and kJpeg
 // (the style asked for and the bytes a pixel and pixels an image written).
-// Throws InputError for bad options, a non-empty `out` without `force`, or a data set larger than
-// the free space of the file system at `out` (checked before anything is written); RunError on I/O.
+// `out` is locked (flock) while it is written: a second gen into it is refused, not mixed in.
+// Throws InputError, before anything is written, for bad options, a data set larger than the
+// free space of the file system at `out`, `out` locked by another gen, a non-empty `out` without
+// `force`, and in a non-empty `out` a folder to make that is a symbolic link or not a folder, a
+// file's name that is a folder, or a file to write that is one of `inputs`; RunError on I/O.
 // `progress` is called from the calling thread, about every 100 ms.
 GenSummary generate_dataset(const GenOptions& options,
                             const std::function<void(const GenProgress&)>& progress = {});

@@ -55,7 +55,8 @@ struct RecordedFile {
 struct RecordedJob {
   std::string trace;      // the file it was read from
   std::string name;       // the watched job's name ("job" when the trace has none)
-  std::string data_root;  // the deepest folder holding every file its batches read
+  std::string data_root;  // the deepest folder holding every file its batches read; "" for a
+                          // trace of relative paths (watch --trace-paths relative): not named
   std::vector<RecordedFile> files;
   std::vector<RecordedRead> reads;      // RecordedRead::file indexes `files`
   std::vector<RecordedSample> samples;  // in the job's order, pass after pass

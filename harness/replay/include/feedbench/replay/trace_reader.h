@@ -28,6 +28,9 @@ struct TraceHeader {
   std::string name;  // the watched job's --name ("" in a trace written before it was recorded)
   std::vector<std::string> command;
   std::vector<TracePass> passes;
+  // otherData.paths "relative" (version 2): every open's path is relative to the job's data
+  // folder, which the trace does not name.
+  bool relative_paths = false;
 };
 
 // cat "batch": the trainer's wait (ask to got) or step (got to the next ask) of one batch.
@@ -52,7 +55,7 @@ struct TraceFetch {
 struct TraceOpen {
   std::int64_t pid = 0;
   std::uint64_t file = 0, size = 0;
-  std::string path;
+  std::string path;  // its bytes (decoded from version 2's %XX); absolute, or beneath the data folder
   double ts_us = 0;
 };
 
@@ -77,11 +80,12 @@ struct TraceVisitor {
 // event in file order. Throws InputError "<where>: <pointer>: expected ..., got ..." for a
 // field the replay needs that is missing or malformed; "<where>: not a feedbench-watch-trace
 // (format ...)" for another format; "<where>: version N is newer than this feedbench reads
-// (1)"; "<where>: not JSON, so not a trace" for bytes that do not start as JSON does; "<where>:
-// cut short at byte N" for a file that ends early; for any other malformed JSON, its byte. Every
-// number is bounded by what the replay keeps (a pass or batch number from 0 to 2^31 - 1, a read
-// up to 4 GiB - 1, offsets and sizes up to 2^62): one beyond is refused by its JSON pointer.
-// REQUIRES: otherData comes before traceEvents (as watch writes it).
+// (2)"; "<where>: not JSON, so not a trace" for bytes that do not start as JSON does; a path that
+// does not decode, or is not absolute (in a relative trace: not beneath its data folder);
+// "<where>: cut short at byte N" for a file that ends early; for any other malformed JSON, its
+// byte. Every number is bounded by what the replay keeps (a pass or batch number from 0 to
+// 2^31 - 1, a read up to 4 GiB - 1, offsets and sizes up to 2^62): one beyond is refused by its
+// JSON pointer. REQUIRES: otherData comes before traceEvents (as watch writes it).
 void read_trace(std::istream& in, const std::string& where, const TraceVisitor& visit);
 
 // As read_trace on the file at `path`. Throws InputError when it cannot be opened.

@@ -80,9 +80,11 @@ std::string job_processes_text(const JobProcesses& p);
 
 // RETURNS: the job as one result entry, `name` without "job/". `gpu`: GpuSampler::stop()'s
 // figures, or {"measured": false, "why": ...}. An entry without a batch that had a step after
-// it is an error entry (nothing to judge), its extra still written.
+// it is an error entry (nothing to judge), its extra still written. The command's credentials,
+// and the values `redact` names (watch --redact), are withheld (withhold_in_command).
 BenchmarkEntry job_entry(const std::string& name, const JobRun& run, const JobLog& log, const JobFigures& f,
                          const JobVerdict& v, double target_au, const JobProcesses& processes,
-                         const JobReads& reads, const nlohmann::json& gpu);
+                         const JobReads& reads, const nlohmann::json& gpu,
+                         const std::vector<std::string>& redact = {});
 
 }  // namespace feedbench
