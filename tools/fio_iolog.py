@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Turn a `feedbench watch --trace` file into a fio iolog, and replay it with fio.
 
-Why: the trace (format feedbench-watch-trace version 1, docs/trace-format.md) records every read a
+Why: the trace (format feedbench-watch-trace version 1 or 2, docs/trace-format.md) records every read a
 job's data loading made, with its time. Replaying those reads with fio, an independent
 tool, at the recorded times checks how long the same I/O takes on another file system or
 machine without the job, its Python or its GPU.
@@ -61,8 +61,9 @@ import subprocess
 import sys
 import time
 from array import array
+from urllib.parse import unquote_to_bytes
 
-FORMAT, VERSION = "feedbench-watch-trace", 1
+FORMAT, VERSION = "feedbench-watch-trace", 2
 HEAD = '{"otherData": '
 
 
@@ -105,6 +106,14 @@ def write_iolog(trace_path, out_path, source=None, recorded_root=None):
             or other["version"] > VERSION:
         raise ValueError(f"{trace_path}: not a {FORMAT} v{VERSION} trace")
 
+    # Version 2 writes each path %XX-encoded where a byte is no UTF-8 (and '%'): decoded to the
+    # file's own bytes. A relative trace's paths are under a folder it does not name.
+    encoded = other["version"] >= 2
+    relative = other.get("paths") == "relative"
+    if relative and source is None:
+        raise ValueError(f"{trace_path}: its paths are relative to the job's data folder: name a copy with source")
+    if relative:
+        recorded_root = "."
     opens = {}                        # (pid, file) -> path
     keys = {}                         # (pid, file) -> its number in the arrays below
     start, end = array("d"), array("d")
@@ -112,7 +121,7 @@ def write_iolog(trace_path, out_path, source=None, recorded_root=None):
     for e in events:
         cat, a = e.get("cat"), e.get("args", {})
         if cat == "open":
-            opens[(e["pid"], a["file"])] = a["path"]
+            opens[(e["pid"], a["file"])] = os.fsdecode(unquote_to_bytes(a["path"])) if encoded else a["path"]
         elif cat == "read" and a.get("pass") is not None and a.get("bytes", 0) > 0:
             start.append(e["ts"])
             end.append(e["ts"] + e.get("dur", 0))
@@ -148,13 +157,13 @@ def write_iolog(trace_path, out_path, source=None, recorded_root=None):
         if rel == ".." or rel.startswith("../"):
             raise ValueError(f"{p} is not under {recorded_root}")
         name = os.path.normpath(os.path.join(source, rel))
-        if any(c.isspace() for c in name) or len(name.encode()) > 256:
+        if any(c.isspace() for c in name) or len(os.fsencode(name)) > 256:
             raise ValueError(f"fio cannot read this name in an iolog: {name!r}")
         names.append(name)
 
     last = {fno[i]: i for i in order}  # each file's last read
     opened, total = set(), 0
-    with open(out_path, "w", encoding="utf-8") as out:
+    with open(out_path, "w", encoding="utf-8", errors="surrogateescape") as out:
         out.write("fio version 3 iolog\n")
         for i in order:
             f, t = fno[i], max(1, round(start[i]))

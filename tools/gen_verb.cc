@@ -346,14 +346,14 @@ int gen_like_trace(GenOptions o, const std::string& trace) {
   o.files = listing->files.size();
   o.listed = listing;
   validate_gen_options(o);
-  std::printf("like %s (job %s, read from %s): %zu files, %s in %llu %s, %llu named as JPEGs; seed %llu\n",
-              printable(trace).c_str(), printable(job.name).c_str(),
-              job.data_root.empty() ? "its data folder (paths relative to it)" : printable(job.data_root).c_str(),
-              listing->files.size(),
-              format_size(double(listing->origin["bytes"].get<std::uint64_t>())).c_str(),
-              static_cast<unsigned long long>(listing->folders), listing->folders == 1 ? "folder" : "folders",
-              static_cast<unsigned long long>(listing->origin["jpeg_files"].get<std::uint64_t>()),
-              static_cast<unsigned long long>(o.seed));
+  std::printf(
+      "like %s (job %s, read from %s): %zu files, %s in %llu %s, %llu named as JPEGs; seed %llu\n",
+      printable(trace).c_str(), printable(job.name).c_str(),
+      job.data_root.empty() ? "its data folder (paths relative to it)" : printable(job.data_root).c_str(),
+      listing->files.size(), format_size(double(listing->origin["bytes"].get<std::uint64_t>())).c_str(),
+      static_cast<unsigned long long>(listing->folders), listing->folders == 1 ? "folder" : "folders",
+      static_cast<unsigned long long>(listing->origin["jpeg_files"].get<std::uint64_t>()),
+      static_cast<unsigned long long>(o.seed));
   const GenSummary s = generate_with_progress(o);
   std::printf("wrote %llu files, %s in %llu %s to %s, each at its recorded path and size",
               static_cast<unsigned long long>(s.files), format_size(double(s.bytes)).c_str(),

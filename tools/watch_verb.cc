@@ -695,8 +695,8 @@ WatchOutcome watch_job(const WatchOptions& o, int argc, char** argv) {
     const std::string path = place("--trace", o.trace_path, ".trace.json");
     try {
       if (!path.empty()) {
-        const JobTraceCounts t = write_job_trace(path, log, folder.records(), child.start_ns, o.command, o.name,
-                                                 {o.trace_relative, o.redact});
+        const JobTraceCounts t = write_job_trace(path, log, folder.records(), child.start_ns, o.command,
+                                                 o.name, {o.trace_relative, o.redact});
         say += "  trace: " + path + " (" + format_count(double(t.events)) + " events; " +
                format_count(double(t.reads)) + " reads of data, " + format_count(double(t.reads_in_batches)) +
                " of them in a batch's fetch" +

@@ -203,7 +203,7 @@ JobVerdict job_verdict(const JobFigures& f, double target_au, std::optional<doub
     v.text = text + ": blocked off the CPU, not reading — " + blocked +
              (data_bytes ? ", and no read of data was seen (a sleep, a lock, the network, memory-mapped "
                            "or io_uring reads: what the read recorder does not see)"
-                         : ", and the reads were not recorded (nothing says it was storage)") +
+                         : ", and the reads were not recorded (nothing shows what it waited on)") +
              tail;
     return v;
   }

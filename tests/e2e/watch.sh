@@ -111,7 +111,7 @@ grep -Eq "reads of data, ([0-9.k]+) of them in a batch's fetch" "$WORK/err" &&
 $PY - "$WORK/trace.json" <<'PY' || fail "the trace"
 import collections, json, sys
 t = json.load(open(sys.argv[1]))
-assert t["otherData"]["format"] == "feedbench-watch-trace" and t["otherData"]["version"] == 1, t["otherData"]
+assert t["otherData"]["format"] == "feedbench-watch-trace" and t["otherData"]["version"] == 2, t["otherData"]
 ev = t["traceEvents"]
 reads = [e for e in ev if e.get("cat") == "read"]
 assert reads and all(e["args"]["batch"] is not None for e in reads), [e for e in reads if e["args"]["batch"] is None][:3]

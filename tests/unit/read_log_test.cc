@@ -224,9 +224,9 @@ TEST(TracePathTest, TheTraceCarriesNamesThatAreNoUtf8ByteForByte) {
   f.pass = 1;  // no workers: the trainer fetches
   log.fetches = {f};
   testing::write_file(dir.path() + "/reads-10.txt",
-                      "O 10 1 1100 100 /data/lat%E9\nR 10 10 1 1200 1300 0 100\n"
-                      "O 10 2 1100 100 /data/lat%E8\nR 10 10 2 1200 1300 0 100\n"
-                      "O 10 3 1100 100 /data/lat%EF\nR 10 10 3 1200 1300 0 100\n");
+                      "O 10 1 1 1100 100 /data/lat%E9\nR 10 1 10 1 1200 1300 0 100\n"
+                      "O 10 1 2 1100 100 /data/lat%E8\nR 10 1 10 2 1200 1300 0 100\n"
+                      "O 10 1 3 1100 100 /data/lat%EF\nR 10 1 10 3 1200 1300 0 100\n");
   const std::string out = dir.path() + "/trace.json";
   write_job_trace(out, log, dir.path(), 0, {"python3", "train.py"});
   std::ifstream in(out);
@@ -253,9 +253,9 @@ TEST(TracePathTest, RelativePathsNameNoFolderOfTheMachine) {
   f.pass = 1;  // no workers: the trainer fetches
   log.fetches = {f};
   testing::write_file(dir.path() + "/reads-10.txt",
-                      "O 10 1 10 9 /home/alice/index.txt\nR 10 10 1 20 30 0 9\n"  // before any fetch
-                      "O 10 2 1100 100 /srv/data/train/a/x.bin\nR 10 10 2 1200 1300 0 100\n"
-                      "O 10 3 1100 100 /srv/data/train/b/y%25.bin\nR 10 10 3 1200 1300 0 100\n");
+                      "O 10 1 1 10 9 /home/alice/index.txt\nR 10 1 10 1 20 30 0 9\n"  // before any fetch
+                      "O 10 1 2 1100 100 /srv/data/train/a/x.bin\nR 10 1 10 2 1200 1300 0 100\n"
+                      "O 10 1 3 1100 100 /srv/data/train/b/y%25.bin\nR 10 1 10 3 1200 1300 0 100\n");
   const std::string out = dir.path() + "/trace.json";
   JobTraceOptions options;
   options.relative_paths = true;
