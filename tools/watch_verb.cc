@@ -612,6 +612,26 @@ std::string lands_on_job_input(const std::string& out, const std::string& record
   return "";
 }
 
+// Writes `doc` to `path`; where that fails (the disk filled during the job), to a file of its
+// own under TMPDIR. RETURNS: the console line that says where it went.
+std::string save_result(const ResultDocument& doc, const std::string& path, const std::string& name) {
+  try {
+    doc.save(path);
+    return "  result: " + path + "\n";
+  } catch (const std::runtime_error& e) {
+    const std::string kept = fallback_path(name, ".json");
+    std::string again;
+    try {
+      if (!kept.empty()) doc.save(kept);
+    } catch (const std::runtime_error& e2) {
+      again = e2.what();
+    }
+    return std::string("  result: not written to ") + path + ": " + e.what() +
+           (kept.empty() || !again.empty() ? "; nowhere else either" : "; written to " + kept + " instead") +
+           "\n";
+  }
+}
+
 // What watching a job came to: the job's own end, and the exit status watch gives.
 struct WatchOutcome {
   JobRun child;
@@ -685,7 +705,7 @@ WatchOutcome watch_job(const WatchOptions& o, int argc, char** argv) {
     const std::string why = lands_on_job_input(path, folder.records());
     if (why.empty()) return path;
     refused = true;
-    const std::string kept = fallback_path(o.name, suffix);
+    std::string kept = fallback_path(o.name, suffix);
     say += std::string("  ") + option + " " + path +
            ": refused, it would overwrite what the job read: " + why +
            (kept.empty() ? "; not written\n" : "; written to " + kept + " instead\n");
@@ -726,24 +746,7 @@ WatchOutcome watch_job(const WatchOptions& o, int argc, char** argv) {
         {"refused_uid", lost.refused_uid ? nlohmann::json(*lost.refused_uid) : nlohmann::json()}};
     doc.summary = {{"watch", {{"job", "job/" + o.name}, {"verdict", v.by}, {"text", v.text}}}};
     const std::string path = place("--out", o.out_path, ".json");
-    try {
-      if (!path.empty()) {
-        doc.save(path);
-        say += "  result: " + path + "\n";
-      }
-    } catch (const std::runtime_error& e) {  // the disk filled during the job: kept elsewhere
-      const std::string kept = fallback_path(o.name, ".json");
-      std::string again;
-      try {
-        if (!kept.empty()) doc.save(kept);
-      } catch (const std::runtime_error& e2) {
-        again = e2.what();
-      }
-      say +=
-          std::string("  result: not written to ") + o.out_path + ": " + e.what() +
-          (kept.empty() || !again.empty() ? "; nowhere else either" : "; written to " + kept + " instead") +
-          "\n";
-    }
+    if (!path.empty()) say += save_result(doc, path, o.name);
   }
   // An output refused after the job ran is bad input (exit 2), unless the job's own failure
   // is the status to keep.

@@ -130,13 +130,15 @@ expect_in "$WORK/out" "wrote 8 files"
 expect_exit 0 "$FEEDBENCH" replay "$WORK/latin.trace.json" --out "$WORK/latin-replay.json" --quiet
 
 # One gen at a time in a folder, whatever the layout: a folder locked by another is refused.
+# The lock is held until the test lets it go (a fixed sleep ran out on a loaded host).
 mkdir -p "$WORK/locked"
-flock "$WORK/locked" sleep 3 &
-sleep 0.5
+flock "$WORK/locked" sh -c "touch '$WORK/held'; for i in \$(seq 600); do [ -e '$WORK/unlock' ] && break; sleep 0.1; done" &
+for _ in $(seq 100); do [ -e "$WORK/held" ] && break; sleep 0.1; done
 expect_exit 2 "$FEEDBENCH" gen --like "$WORK/job.trace.json" --out "$WORK/locked" --force
 expect_in "$WORK/err" "another feedbench gen is writing into this folder now"
 expect_exit 2 "$FEEDBENCH" gen --out "$WORK/locked" --files 4 --file-size 1KiB --layout flat --force
 expect_in "$WORK/err" "another feedbench gen is writing into this folder now"
+touch "$WORK/unlock"
 wait
 [ -z "$(ls "$WORK/locked")" ] || fail "a refused gen wrote into the locked folder"
 
