@@ -291,6 +291,8 @@ void read_trace(std::istream& in, const std::string& where, const TraceVisitor& 
                        " (a truncated trace: was its watch interrupted, or the copy incomplete?)");
     throw InputError(where + ": not valid JSON at byte " + std::to_string(e.byte) +
                      ", so not a trace: " + what);
+  } catch (const json::out_of_range& e) {  // a number no double holds (13e826957390992)
+    throw InputError(where + ": not a trace: " + e.what());
   }
   if (!doc.is_object())
     throw InputError(where + ": expected a trace object {\"otherData\": ..., \"traceEvents\": [...]}");
