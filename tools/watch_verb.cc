@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <set>
 #include <string>
 #include <string_view>
@@ -576,30 +577,36 @@ ReadsAndDevice reads_and_device(const std::string& records, const std::string& r
 // Where a result or trace goes when the path asked for cannot take it: a file of its own,
 // created exclusively under TMPDIR (or /tmp). RETURNS: its path; "" when none can be made.
 std::string fallback_path(const std::string& name, const std::string& suffix) {
-  const char* tmp = std::getenv("TMPDIR");
   std::string pattern =
-      std::string(tmp && *tmp ? tmp : "/tmp") + "/feedbench-watch-" + name + "-XXXXXX" + suffix;
+      watch_folders_home() + "/" + std::string(kWatchFolderPrefix) + name + "-XXXXXX" + suffix;
   const int fd = ::mkstemps(pattern.data(), int(suffix.size()));
   if (fd < 0) return "";
   ::close(fd);
   return fs::absolute(pattern).string();
 }
 
-// RETURNS: why writing `out` would destroy what the job read ("" when it would not): a file the
-// job opened to read (its script, a data file, a config), by device and inode from the
-// recorder's records. Checked after the job, when what it read is known; the command line's own
-// files and folders were checked before it ran. (A folder the job read is not refused: a job
-// that reads a config beside its results would have every result refused.)
-std::string lands_on_job_input(const std::string& out, const std::string& records) {
-  struct stat st {};
-  if (::stat(out.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return "";
-  std::string hit;
-  const ReadLogVisitor visit{[&](const FileRecord& r) {
-                               if (hit.empty() && r.inode == std::uint64_t(st.st_ino) &&
-                                   makedev(r.dev_major, r.dev_minor) == st.st_dev)
-                                 hit = r.path;
-                             },
-                             nullptr, nullptr};
+// RETURNS: for each of `outputs` that is a file the job opened to read (its script, a data
+// file, a config: by device and inode, from the recorder's records), why writing it would destroy
+// what the job read, by its index; one pass over the records for all of them. Checked after the
+// job, when what it read is known; the command line's own files and folders were checked before
+// it ran. (A folder the job read is not refused: a job that reads a config beside its results
+// would have every result refused.)
+std::map<std::size_t, std::string> outputs_on_job_input(const std::vector<std::string>& outputs,
+                                                        const std::string& records) {
+  std::map<std::pair<dev_t, ino_t>, std::size_t> wanted;
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    struct stat st {};
+    if (!outputs[i].empty() && ::stat(outputs[i].c_str(), &st) == 0 && S_ISREG(st.st_mode))
+      wanted.emplace(std::pair{st.st_dev, st.st_ino}, i);
+  }
+  std::map<std::size_t, std::string> hits;
+  if (wanted.empty()) return hits;
+  const ReadLogVisitor visit{
+      [&](const FileRecord& r) {
+        const auto it = wanted.find({makedev(r.dev_major, r.dev_minor), ino_t(r.inode)});
+        if (it != wanted.end()) hits.try_emplace(it->second, "the job read it (" + r.path + ")");
+      },
+      nullptr, nullptr};
   for (const std::string& file : read_log_files(records)) {
     std::ifstream in(file, std::ios::binary);
     std::uint64_t torn = 0;
@@ -607,9 +614,9 @@ std::string lands_on_job_input(const std::string& out, const std::string& record
       parse_read_log(file, in, visit, &torn);
     } catch (const InputError&) {  // an unreadable record file: the rest are still checked
     }
-    if (!hit.empty()) return "the job read it (" + hit + ")";
+    if (hits.size() == wanted.size()) break;
   }
-  return "";
+  return hits;
 }
 
 // Writes `doc` to `path`; where that fails (the disk filled during the job), to a file of its
@@ -701,9 +708,13 @@ WatchOutcome watch_job(const WatchOptions& o, int argc, char** argv) {
   // The outputs, written before anything is printed. One that would land on what the job read
   // (found only now: the recorder knows what it opened) goes to a file of its own, said so.
   bool refused = false;
-  const auto place = [&](const char* option, const std::string& path, const std::string& suffix) {
-    const std::string why = lands_on_job_input(path, folder.records());
-    if (why.empty()) return path;
+  const std::map<std::size_t, std::string> on_input =
+      outputs_on_job_input({o.trace_path, o.out_path}, folder.records());
+  const auto place = [&](std::size_t which, const char* option, const std::string& path,
+                         const std::string& suffix) {
+    const auto hit = on_input.find(which);
+    if (hit == on_input.end()) return path;
+    const std::string& why = hit->second;
     refused = true;
     std::string kept = fallback_path(o.name, suffix);
     say += std::string("  ") + option + " " + path +
@@ -712,7 +723,7 @@ WatchOutcome watch_job(const WatchOptions& o, int argc, char** argv) {
     return kept;
   };
   if (!o.trace_path.empty()) {
-    const std::string path = place("--trace", o.trace_path, ".trace.json");
+    const std::string path = place(0, "--trace", o.trace_path, ".trace.json");
     try {
       if (!path.empty()) {
         const JobTraceCounts t = write_job_trace(path, log, folder.records(), child.start_ns, o.command,
@@ -745,7 +756,7 @@ WatchOutcome watch_job(const WatchOptions& o, int argc, char** argv) {
         {"unrecorded_calls", lost.unrecorded_calls},
         {"refused_uid", lost.refused_uid ? nlohmann::json(*lost.refused_uid) : nlohmann::json()}};
     doc.summary = {{"watch", {{"job", "job/" + o.name}, {"verdict", v.by}, {"text", v.text}}}};
-    const std::string path = place("--out", o.out_path, ".json");
+    const std::string path = place(1, "--out", o.out_path, ".json");
     if (!path.empty()) say += save_result(doc, path, o.name);
   }
   // An output refused after the job ran is bad input (exit 2), unless the job's own failure

@@ -89,16 +89,22 @@ expect_exit 0 "$FEEDBENCH" replay "$WORK/short.json" --budget 10m --out "$WORK/s
 expect_in "$WORK/out" "estimated duration: "
 expect_in "$WORK/out" "budget 10m: fits as planned"
 
+# wait_for_estimate FILE TRIES: until a replay in the background has printed its estimate into
+# FILE (it has read its trace and is replaying), a quarter second a try.
+wait_for_estimate() {
+  for _ in $(seq 1 "$2"); do
+    grep -q "estimated duration" "$1" 2>/dev/null && return
+    sleep 0.25
+  done
+}
+
 # 16: epochs over the recorded batches without a copy of each: 2,000 batches a pass, 10,000
 # epochs held 1.3 GB; the replay's peak while it runs stays near the one pass's.
 BATCHES=2000 STEP_US=0 $PY "$WORK/mktrace.py" "$WORK/many.json" "$WORK/data" 40
 "$FEEDBENCH" replay "$WORK/many.json" --set epochs=10000 --quiet \
   --out "$WORK/many.result.json" >"$WORK/many.out" 2>&1 &
 pid=$!
-for _ in $(seq 1 40); do
-  grep -q "estimated duration" "$WORK/many.out" 2>/dev/null && break
-  sleep 0.25
-done
+wait_for_estimate "$WORK/many.out" 40
 sleep 3
 peak=$(awk '/VmHWM/ {print $2}' "/proc/$pid/status" 2>/dev/null || echo 0)
 kill "$pid" 2>/dev/null || true
@@ -120,10 +126,7 @@ $PY "$WORK/mktrace.py" "$WORK/swap.json" "$WORK/data" 40
 "$FEEDBENCH" replay "$WORK/swap.json" --throttle source=800KiB/s --out "$WORK/swap.result.json" \
   >"$WORK/swap.out" 2>&1 &
 pid=$!
-for _ in $(seq 1 80); do
-  grep -q "estimated duration" "$WORK/swap.out" 2>/dev/null && break
-  sleep 0.25
-done
+wait_for_estimate "$WORK/swap.out" 80
 sleep 1
 mv "$WORK/data/sub" "$WORK/data/sub.real"
 ln -s ../outside "$WORK/data/sub"
