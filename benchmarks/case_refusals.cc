@@ -28,21 +28,22 @@ std::string cuda_refusal() {
 }
 
 std::string file_read_refusal(const Case& c, const RunContext& context) {
-  const FileSet& files = *context.files_for(c.str("path"));
-  const bool direct = c.str("cache_state") == "direct" || c.str("engine") == "libaio";
+  const FileReadParameters& p = c.file_read();
+  const FileSet& files = *context.files_for(p.path);
+  const bool direct = p.cache_state == "direct" || p.engine == "libaio";
   if (direct)
     if (std::string why = probe_direct_io(files.root()); !why.empty()) return why;
-  if (c.has("sink") && c.str("sink") == "gpu") return cuda_refusal();
+  if (p.sink.value_or("host") == "gpu") return cuda_refusal();
   return "";
 }
 
 std::string loader_refusal(const Case& c, RunContext& context) {
-  const std::string cache_state = c.str("cache_state");
-  if (cache_state != "cold" && cache_state != "warm")
-    return "the loader reads through the page cache: cache_state must be cold or warm, not " + cache_state;
-  if (c.has("accelerator") && c.str("accelerator") == "cuda")
+  const LoaderParameters& p = c.loader();
+  if (p.cache_state != "cold" && p.cache_state != "warm")
+    return "the loader reads through the page cache: cache_state must be cold or warm, not " + p.cache_state;
+  if (p.accelerator.value_or("cpu") == "cuda")
     if (std::string why = cuda_refusal(); !why.empty()) return why;
-  const std::string role = c.str("path");
+  const std::string& role = p.path;
   const FileSet* files = context.files_for(role);
   // A partial cache's loader reads the source's selection, each file where the cache holds it.
   std::optional<FileSet> tiered;
@@ -71,7 +72,7 @@ std::string stage_refusal(RunContext& context) {
 std::string planned_refusal(const Case& c, RunContext& context) {
   try {
     if (c.family == "stage") return stage_refusal(context);
-    const std::string role = c.str("path");
+    const std::string& role = *c.path();
     if (std::string why = selection_refusal(context, role); !why.empty()) return why;
     if (role == "cache" && context.partial_cache && context.ranks().size() > 1)
       return "a partial cache (dataset.partial_cache) is read by one process only, not across ranks";

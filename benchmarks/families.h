@@ -30,10 +30,6 @@ std::string planned_refusal(const Case& c, RunContext& context);
 // throws in its set-up (loader_family.cc).
 std::string loader_schedule_refusal(const Case& c, RunContext& context, const FileSet& files);
 
-// RETURNS: whether replay case `c` may read files whose sizes differ from the recording
-// (allow_resized), for the run's check before any case and the case's own (replay_family.cc).
-bool replay_allows_resized(const Case& c);
-
 // RETURNS: the family's function; FB_CHECK-fails for a family the plan could not produce.
 FamilyFunction family_function(const std::string& family);
 

@@ -28,7 +28,7 @@ struct Runtime {
 
 Runtime runtime_of(const Case& c) {
   Runtime r;
-  if (c.has("runtime")) r = {parse_duration_ns(c.str("runtime")), "config"};
+  if (c.file_read().runtime) r = {c.file_read().runtime->count(), "config"};
   if (c.budget_runtime_ns > 0 && (r.ns == 0 || c.budget_runtime_ns < r.ns))
     r = {c.budget_runtime_ns, "--budget"};
   return r;
@@ -36,34 +36,36 @@ Runtime runtime_of(const Case& c) {
 
 // `tiered`: the round reads a partial cache, whose files a skew ranks by the source's.
 WorkloadSpec workload_spec(const Case& c, const RunContext& context, bool tiered, std::uint64_t round) {
+  const FileReadParameters& p = c.file_read();
   WorkloadSpec spec;
-  spec.pattern = parse_pattern(c.str("pattern"));
+  spec.pattern = p.pattern.pattern;
   if (spec.pattern == Pattern::skewed) {
-    spec.skew = parse_skew(c.str("pattern"));
+    spec.skew = p.pattern.skew;
     if (tiered) spec.rank_by = &*context.source;
   }
-  spec.block_size = std::uint64_t(c.integer("block_size"));
-  spec.workers = unsigned(c.integer("workers"));
+  spec.block_size = p.block_size;
+  spec.workers = unsigned(p.workers);
   spec.seed = c.seed;
   spec.round = round;
-  if (c.has("max_bytes")) spec.max_bytes = std::uint64_t(c.integer("max_bytes"));
+  if (p.max_bytes) spec.max_bytes = *p.max_bytes;
   return spec;
 }
 
 RoundOptions round_options(const Case& c, const CaseRun& run, const RunContext& context,
                            const WorkloadSpec& spec, bool direct, std::int64_t runtime_ns) {
+  const FileReadParameters& p = c.file_read();
   RoundOptions options;
-  options.engine = c.str("engine");
+  options.engine = p.engine;
   options.engine_options.direct = direct;
-  options.engine_options.queue_depth = unsigned(c.integer("queue_depth"));
+  options.engine_options.queue_depth = unsigned(p.queue_depth);
   options.engine_options.block_size = spec.block_size;
-  options.engine_options.throttle = run.throttle(c.str("path"));
+  options.engine_options.throttle = run.throttle(p.path);
   options.workers = spec.workers;
   options.record_latency = context.record_latency;
   options.runtime_ns = runtime_ns;
-  if (c.has("ramp_time")) options.ramp_ns = parse_duration_ns(c.str("ramp_time"));
-  if (c.has("steady_state")) options.steady_state = parse_steady_state(c.str("steady_state"));
-  if (c.has("sink") && c.str("sink") == "gpu") {
+  if (p.ramp_time) options.ramp_ns = p.ramp_time->count();
+  options.steady_state = p.steady_state;
+  if (p.sink.value_or("host") == "gpu") {
     // One staging ring per worker, as deep as its queue, each slot one block.
     const std::size_t depth = options.engine_options.queue_depth, slot = spec.block_size;
     options.copy_engine = [depth, slot](unsigned, std::string* failed) {
@@ -163,8 +165,9 @@ std::string record_limits(CaseRun& run, const Case& c, const RoundStats& stats, 
   }
   if (!options.steady_state || !stats.steady_state) return "";
   const SteadyStateResult& ss = *stats.steady_state;
-  extra["steady_state"] = {
-      {"criterion", c.str("steady_state")}, {"reached", ss.reached}, {"samples", ss.samples}};
+  extra["steady_state"] = {{"criterion", format_steady_state(*options.steady_state)},
+                           {"reached", ss.reached},
+                           {"samples", ss.samples}};
   if (ss.reached) extra["steady_state"]["reached_after_s"] = ss.reached_after_s;
   if (std::isfinite(ss.value_percent)) extra["steady_state"]["value_percent"] = ss.value_percent;
   return ss.reached ? "" : "steady state not reached";
@@ -175,18 +178,19 @@ std::string record_limits(CaseRun& run, const Case& c, const RoundStats& stats, 
 void run_file_read_case(const Case& c, RunContext& context, benchmark::State& state) {
   CaseRun run(c, context, state);
   // A partial cache (a hot set): path cache reads what it holds from it, the rest from the source.
-  const CaseRun::FilesToRead to_read = run.files_to_read(c.str("path"));
+  const FileReadParameters& p = c.file_read();
+  const CaseRun::FilesToRead to_read = run.files_to_read(p.path);
   const FileSet* selected = to_read.get();
-  const std::string cache_state = c.str("cache_state");
-  const bool direct = cache_state == "direct" || c.str("engine") == "libaio";
+  const std::string& cache_state = p.cache_state;
+  const bool direct = cache_state == "direct" || p.engine == "libaio";
   std::string memory_fs;  // set when O_DIRECT is accepted but no device is behind it
   if (selected && direct && !run.stopping()) {
     run.note_stop(probe_direct_io(selected->root()));
     std::string fs;
     if (!run.stopping() && !direct_reaches_device(selected->root(), &fs)) memory_fs = fs;
   }
-  if (c.has("sink") && c.str("sink") == "gpu") run.need_cuda_device();  // skipped, the run goes on
-  const std::uint64_t round = run.repetition();                         // each repetition its own epoch
+  if (p.sink.value_or("host") == "gpu") run.need_cuda_device();  // skipped, the run goes on
+  const std::uint64_t round = run.repetition();                  // each repetition its own epoch
   ShareOfRound share;
   run.share_among_ranks(selected, round, share);
   if (!run.agree()) return;
@@ -222,7 +226,7 @@ void run_file_read_case(const Case& c, RunContext& context, benchmark::State& st
     std::vector<std::uint64_t> reads(files->size(), 0);
     for (std::uint32_t f : workload.order()) ++reads[f];
     run.record_hit_share(to_read.tiered ? *context.source : *files, reads, to_read.tiered.has_value(),
-                         c.str("path"));
+                         p.path);
   }
   const std::string label_note = record_limits(run, c, stats, workload, options, runtime, spec.max_bytes);
   run.record_reads(stats);

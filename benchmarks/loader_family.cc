@@ -29,39 +29,39 @@ namespace feedbench {
 namespace {
 
 LoaderOptions options_of(const Case& c) {
+  const LoaderParameters& p = c.loader();
   LoaderOptions o;
-  o.batch_size = int(c.integer("batch_size"));
-  o.workers = int(c.integer("workers"));
-  o.prefetch = int(c.integer("prefetch"));
-  o.step_time = parse_distribution(c.str("step_time"), "step_time");
-  o.transform = parse_transform(c.str("transform"), "transform");
-  o.epochs = int(c.integer("epochs"));
-  o.steps = c.integer("steps");
-  o.warmup_steps = int(c.integer("warmup_steps"));
-  o.accelerators = int(c.integer("accelerators"));
+  o.batch_size = p.batch_size;
+  o.workers = p.workers;
+  o.prefetch = p.prefetch;
+  o.step_time = p.step_time;
+  o.transform = p.transform;
+  o.epochs = p.epochs;
+  o.steps = p.steps;
+  o.warmup_steps = p.warmup_steps;
+  o.accelerators = p.accelerators;
   o.seed = c.seed;
-  if (c.has("pattern")) o.skew = parse_skew(c.str("pattern"));
-  if (c.has("shuffle_buffer")) o.shuffle_buffer = std::size_t(c.integer("shuffle_buffer"));
-  if (c.has("handover") && c.str("handover") == "process") o.handover = LoaderOptions::Handover::process;
-  if (c.has("next_cost")) o.next_cost_ns = parse_duration_ns(c.str("next_cost"), "next_cost");
-  if (c.has("next_cost_per_mib"))
-    o.next_cost_per_mib_ns = parse_duration_ns(c.str("next_cost_per_mib"), "next_cost_per_mib");
+  if (p.pattern) o.skew = *p.pattern;
+  if (p.shuffle_buffer) o.shuffle_buffer = std::size_t(*p.shuffle_buffer);
+  if (p.handover.value_or("thread") == "process") o.handover = LoaderOptions::Handover::process;
+  if (p.next_cost) o.next_cost_ns = p.next_cost->count();
+  if (p.next_cost_per_mib) o.next_cost_per_mib_ns = p.next_cost_per_mib->count();
   return o;
 }
 
 std::unique_ptr<SampleSource> source_of(const Case& c, const FileSet& files,
                                         std::shared_ptr<Throttle> throttle) {
-  const std::string samples = c.str("samples");
-  const std::string engine = c.str("engine");
-  if (samples == "memory") return make_memory_source(files);
-  if (samples == "tfrecord") {
-    // TensorFlow's reader checks every data CRC unless told not to: so does this one.
-    const bool verify_crc = !c.has("verify_crc") || c.params.at("verify_crc").get<bool>();
-    return make_tfrecord_source(files, engine, verify_crc, 1 << 20, std::move(throttle));
+  const LoaderParameters& p = c.loader();
+  const std::string& engine = p.engine;
+  switch (p.samples.kind) {
+    case SampleFormat::Kind::memory: return make_memory_source(files);
+    case SampleFormat::Kind::tfrecord:
+      // TensorFlow's reader checks every data CRC unless told not to: so does this one.
+      return make_tfrecord_source(files, engine, p.verify_crc.value_or(true), 1 << 20, std::move(throttle));
+    case SampleFormat::Kind::records:
+      return make_record_source(files, p.samples.record_bytes, engine, 1 << 20, std::move(throttle));
+    case SampleFormat::Kind::files: break;
   }
-  if (samples.starts_with("records:"))
-    return make_record_source(files, parse_size(samples.substr(8), "samples"), engine, 1 << 20,
-                              std::move(throttle));
   return make_file_source(files, engine, 1 << 20, std::move(throttle));
 }
 
@@ -146,9 +146,10 @@ std::function<std::unique_ptr<DeviceStep>(int)> cuda_step(const Case& c, const F
                                                           int batch_size) {
   std::uint64_t largest = 0;
   for (std::uint32_t f = 0; f < files.size(); ++f) largest = std::max(largest, files.file_size(f));
-  if (c.str("samples").starts_with("records:")) largest = parse_size(c.str("samples").substr(8), "samples");
+  const LoaderParameters& p = c.loader();
+  if (p.samples.kind == SampleFormat::Kind::records) largest = p.samples.record_bytes;
   const std::uint64_t capacity = largest * std::uint64_t(batch_size);
-  const bool overlap = c.has("overlap") && c.params.at("overlap").get<bool>();
+  const bool overlap = p.overlap.value_or(false);
   return [capacity, overlap](int) {
     std::string failed;
     std::unique_ptr<DeviceStep> step = make_cuda_device_step(capacity, overlap, 0, &failed);
@@ -177,9 +178,10 @@ Simulation simulation_of(const Case& c, CaseRun& run, const RunContext& context,
   options.node = node.part;
   options.nodes = node.parts;
   Simulation out;
-  out.source = source_of(c, *files, run.throttle(c.str("path")));
+  const LoaderParameters& p = c.loader();
+  out.source = source_of(c, *files, run.throttle(p.path));
   // Between epochs, untimed: a later epoch may be served from the page cache.
-  if (c.str("samples") != "memory") {
+  if (p.samples.kind != SampleFormat::Kind::memory) {
     options.residency = [files] { return measure_residency(*files).fraction(); };
     // Around each epoch: what the devices read, so the page cache's share is measured, not guessed.
     out.devices = std::make_shared<DeviceReads>(*files);
@@ -187,10 +189,9 @@ Simulation simulation_of(const Case& c, CaseRun& run, const RunContext& context,
   }
   // Skewed sampling ranks files as file_read does (records by their index); a partial
   // cache's files by their source paths, so the same files are hot on both paths.
-  if (options.skew.kind != Skew::Kind::none && c.str("samples") == "files")
+  if (options.skew.kind != Skew::Kind::none && p.samples.kind == SampleFormat::Kind::files)
     options.ranking = hot_ranking(to_read.tiered ? *context.source : *files, c.seed);
-  if (c.has("accelerator") && c.str("accelerator") == "cuda")
-    options.device_step = cuda_step(c, *files, options.batch_size);
+  if (p.accelerator.value_or("cpu") == "cuda") options.device_step = cuda_step(c, *files, options.batch_size);
   out.sim.emplace(options, *out.source);
   return out;
 }
@@ -315,7 +316,7 @@ LoaderLimits limits_of(const Case& c, const LoaderResult& r, double target, cons
       source.reads_files()
           ? loader_epoch_rereads(options_of(c), r.schedule, source.count(), source.shard_records())
           : std::vector<EpochRereads>{};
-  return loader_limits(c.str("transform"), r, target, devices, rereads);
+  return loader_limits(format_transform(c.loader().transform), r, target, devices, rereads);
 }
 
 }  // namespace
@@ -389,7 +390,7 @@ void record_device(CaseRun& run, const Case& c, const LoaderResult& result) {
   run.copy_counters(*result.device_copy);
   nlohmann::json& extra = run.record().extra;
   extra["accelerator"] = "cuda";
-  extra["overlap"] = c.has("overlap") && c.params.at("overlap").get<bool>();
+  extra["overlap"] = c.loader().overlap.value_or(false);
   const SinkStats& d = *result.device_copy;
   extra["device"] = {{"copy_bytes", d.bytes},
                      {"copies", d.copies},
@@ -404,16 +405,17 @@ void run_loader_case(const Case& c, RunContext& context, benchmark::State& state
   // Across ranks each rank is a trainer node of `accelerators` simulated accelerators, reading
   // its share of the selection; every reason to stop is agreed by all ranks.
   // A partial cache (a hot set): path cache reads what it holds from it, the rest from the source.
-  const CaseRun::FilesToRead to_read = run.files_to_read(c.str("path"));
+  const LoaderParameters& p = c.loader();
+  const CaseRun::FilesToRead to_read = run.files_to_read(p.path);
   const FileSet* files = to_read.get();
-  const std::string cache_state = c.str("cache_state");
+  const std::string& cache_state = p.cache_state;
   if (cache_state != "cold" && cache_state != "warm")
     run.note_stop("the loader reads through the page cache: cache_state must be cold or warm, not " +
                   cache_state);
-  const bool cuda = c.has("accelerator") && c.str("accelerator") == "cuda";
+  const bool cuda = p.accelerator.value_or("cpu") == "cuda";
   if (cuda) run.need_cuda_device();  // skipped, the run goes on
-  const bool calibration = c.str("samples") == "memory";
-  const double target = c.has("target_au") ? c.number("target_au") : 0.90;
+  const bool calibration = p.samples.kind == SampleFormat::Kind::memory;
+  const double target = p.target_au;
   // share_round's checks apply (per_rank ranks must see one selection); its shares are not
   // used: each rank's loader draws its trainers' shares anew each epoch (simulation_of).
   ShareOfRound checked;
@@ -454,8 +456,9 @@ void run_loader_case(const Case& c, RunContext& context, benchmark::State& state
   loader_counters(run, result);
   std::optional<LoaderLimits> limits;
   if (result.judged()) limits = limits_of(c, result, target, devices.get(), *source);
-  const std::string verdict = loader_run_verdict(c.str("transform"), result, measured->across, target,
-                                                 calibration, devices.get(), limits ? &limits->run : nullptr);
+  const std::string verdict =
+      loader_run_verdict(format_transform(p.transform), result, measured->across, target, calibration,
+                         devices.get(), limits ? &limits->run : nullptr);
   const std::uint64_t available = available_memory_bytes();
   run.record().extra =
       loader_run_json(result, verdict, target, limits, calibration, files->total_bytes(), available);
@@ -464,22 +467,22 @@ void run_loader_case(const Case& c, RunContext& context, benchmark::State& state
   if (result.device_copy) record_device(run, c, result);
   if (!telemetry.is_null()) extra["gpu_telemetry"] = telemetry;
   if (measured->across) extra.update(measured->across->extra);
-  if (options_of(c).skew.kind != Skew::Kind::none && c.str("samples") == "files" && !many && context.source) {
+  if (p.pattern && p.samples.kind == SampleFormat::Kind::files && !many && context.source) {
     // The hit share, counted over the samples the run's batches took (warm-up included).
     LoaderOptions options = options_of(c);
     options.ranking = hot_ranking(to_read.tiered ? *context.source : *files, c.seed);
     run.record_hit_share(to_read.tiered ? *context.source : *files,
                          loader_sample_reads(options, result.schedule, files->size()),
-                         to_read.tiered.has_value(), c.str("path"));
+                         to_read.tiered.has_value(), p.path);
   }
-  if (options_of(c).transform.per == TransformCost::Per::decode && result.transform_bytes > 0) {
+  if (p.transform.per == TransformCost::Per::decode && result.transform_bytes > 0) {
     // The real cost of decoding on this CPU, for comparison with djpeg or another host.
     extra["decoded_pixels"] = result.decoded_pixels;
     extra["decode_ms_per_mib"] = result.transform_s * 1e3 / (double(result.transform_bytes) / (1 << 20));
   }
   if (!calibration) {
     const std::string note =
-        loader_memory_note(result, files->total_bytes(), available, run.throttle(c.str("path")).get());
+        loader_memory_note(result, files->total_bytes(), available, run.throttle(p.path).get());
     if (!note.empty()) extra["memory_note"] = note;
   }
   run.record_reads(result);

@@ -23,11 +23,12 @@ namespace feedbench {
 namespace {
 
 ReplayKnobs replay_knobs(const Case& c) {
+  const ReplayParameters& p = c.replay();
   ReplayKnobs k;
-  if (c.has("step_scale")) k.step_scale = c.number("step_scale");
-  if (c.has("workers")) k.workers = int(c.integer("workers"));
-  if (c.has("batch_size")) k.batch_size = c.integer("batch_size");
-  if (c.has("epochs")) k.epochs = int(c.integer("epochs"));
+  if (p.step_scale) k.step_scale = *p.step_scale;
+  if (p.workers) k.workers = *p.workers;
+  if (p.batch_size) k.batch_size = *p.batch_size;
+  if (p.epochs) k.epochs = *p.epochs;
   return k;
 }
 
@@ -48,20 +49,17 @@ nlohmann::json recorded_cpu_outside_fetches_ms(const RecordedJob& job) {
 
 }  // namespace
 
-bool replay_allows_resized(const Case& c) {
-  return c.has("allow_resized") && c.params.at("allow_resized").get<bool>();
-}
-
 void run_replay_case(const Case& c, RunContext& context, benchmark::State& state) {
   CaseRun run(c, context, state);
   if (run.many()) run.note_stop("replay runs a recorded job in one process: run it without mpirun");
-  const std::string path = c.str("path");
+  const ReplayParameters& p = c.replay();
+  const std::string& path = p.path;
   const CaseRun::FilesToRead to_read = run.files_to_read(path);
   if (!run.agree()) return;
   const FileSet* files = to_read.get();
-  const std::string cache_state = c.str("cache_state");
-  const double target = c.has("target_au") ? c.number("target_au") : 0.90;
-  const auto found = context.recorded_jobs.find(c.str("trace"));
+  const std::string& cache_state = p.cache_state;
+  const double target = p.target_au.value_or(0.90);
+  const auto found = context.recorded_jobs.find(p.trace);
   FB_CHECK(found != context.recorded_jobs.end(), "the run reads every replayed trace before its cases");
   const RecordedJob& job = *found->second;
 
@@ -73,8 +71,8 @@ void run_replay_case(const Case& c, RunContext& context, benchmark::State& state
   try {
     // The recorded files by their paths under the root (a partial cache's, index for index with
     // its source); only they are evicted, warmed and counted.
-    replayed.emplace(
-        recorded_file_set(job, to_read.tiered ? *context.source : *files, *files, replay_allows_resized(c)));
+    replayed.emplace(recorded_file_set(job, to_read.tiered ? *context.source : *files, *files,
+                                       p.allow_resized.value_or(false)));
     const FileSet& set = *replayed;
     const ReplayKnobs knobs = replay_knobs(c);
     auto loading = std::make_shared<RecordedLoading>(replay_loading(job, knobs));
@@ -84,7 +82,7 @@ void run_replay_case(const Case& c, RunContext& context, benchmark::State& state
       options.workers = std::max(options.workers, e.workers);
     options.prefetch = loading->passes.front().prefetch;
     options.batch_size = int(std::clamp<std::int64_t>(
-        c.has("batch_size") ? c.integer("batch_size") : job.passes.front().batch_size, 1, 1 << 24));
+        p.batch_size ? std::int64_t{*p.batch_size} : job.passes.front().batch_size, 1, 1 << 24));
     options.warmup_steps = 0;
     // The trainer's own cost of taking a ready batch, as the job paid it (recorded_job.h); none
     // where the what-if loads in the trainer's process what the job's workers handed over.

@@ -54,9 +54,10 @@ void run_stage_case(const Case& c, RunContext& context, benchmark::State& state)
   if (!std::filesystem::is_directory(cache_root, ec))
     return run.skip("the cache root " + cache_root + " is not an existing folder");
 
-  const std::string cache_state = c.str("cache_state");
-  const int workers = int(c.integer("workers"));
-  const bool verify = c.params.contains("verify") ? c.params["verify"].get<bool>() : true;
+  const StageParameters& p = c.stage();
+  const std::string& cache_state = p.cache_state;
+  const int workers = p.workers;
+  const bool verify = p.verify;
 
   // Untimed preparation: the source cold or warm, residency measured as the round starts.
   const std::optional<double> prepared = run.prepare_cache_state(cache_state, *source);

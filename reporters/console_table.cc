@@ -307,7 +307,7 @@ CaseLabels label_cases(const std::vector<Case>& cases) {
     for (const auto& entry : values) {
       const std::string& key = entry.first;  // a lambda may not capture a structured binding (clang 14)
       if (std::find(group.varying.begin(), group.varying.end(), key) == group.varying.end() &&
-          std::any_of(list.begin(), list.end(), [&](const Case* c) { return !c->has(key.c_str()); }))
+          std::any_of(list.begin(), list.end(), [&](const Case* c) { return !c->params.contains(key); }))
         group.varying.push_back(key);
     }
     std::string reps;

@@ -39,10 +39,60 @@ RoundStats probe_round(const FileSet& files, std::uint64_t max_bytes, Pattern pa
   return run_round(files, workload, options);
 }
 
-double mean_step_s(const Case& c) {
-  const Distribution d = parse_distribution(c.str("step_time"));
+double mean_step_s(const Distribution& d) {
   const double a = double(d.a_ns) * 1e-9, b = double(d.b_ns) * 1e-9;
   return d.kind == Distribution::Kind::uniform ? (a + b) / 2 : a;
+}
+
+// The rates a round reads at, and the selection it reads.
+struct RoundRates {
+  double cold = 0, cached = 0, round = 0;  // bytes/s: storage, the page cache, this case's state
+  double selection = 0;                    // bytes
+  bool warm = false;
+};
+
+void estimate_file_read(const FileReadParameters& p, const RoundRates& r, const PathRate& rate,
+                        CaseCost& cost) {
+  cost.time_cappable = true;
+  double bytes = r.selection;
+  if (p.max_bytes) bytes = std::min(bytes, double(*p.max_bytes));
+  double round = bytes / r.round;
+  if (p.pattern.pattern == Pattern::random) {
+    // Small random reads cost a seek (or a page-cache lookup) each, whatever their size.
+    const double bs = double(p.block_size);
+    const double per_read = r.warm ? bs / r.cached : std::max(rate.random_read_s, bs / r.cold);
+    round = std::ceil(bytes / bs) * per_read;
+  }
+  if (p.ramp_time) cost.ramp_s = double(p.ramp_time->count()) * 1e-9;
+  cost.min_runtime_s = double(kBudgetMinRuntimeNs) * 1e-9;
+  if (p.steady_state)
+    cost.min_runtime_s = std::max(cost.min_runtime_s, double(p.steady_state->window_ns) * 1e-9);
+  if (p.runtime) round = std::min(round, cost.ramp_s + double(p.runtime->count()) * 1e-9);
+  cost.round_s = round;
+}
+
+void estimate_loader(const LoaderParameters& p, const FileSet& files, const RoundRates& r, CaseCost& cost) {
+  const double per_step = double(p.batch_size) * double(p.accelerators);
+  double per_epoch_samples = double(files.size());
+  double sample_bytes = files.empty() ? 0 : r.selection / double(files.size());
+  if (p.samples.kind == SampleFormat::Kind::records) {
+    sample_bytes = double(p.samples.record_bytes);
+    per_epoch_samples = std::floor(r.selection / std::max(sample_bytes, 1.0));
+  }
+  double steps = std::ceil(per_epoch_samples / per_step);
+  if (p.steps > 0) steps = std::min(steps, double(p.steps));
+  const double read_s =
+      p.samples.kind == SampleFormat::Kind::memory ? 0 : steps * per_step * sample_bytes / r.round;
+  cost.round_s = double(p.epochs) * std::max(read_s, steps * mean_step_s(p.step_time));
+}
+
+// The recording's own loop (its waits and steps), set when the run read the trace: a replay on
+// storage like the job's takes about as long.
+void estimate_replay(const ReplayParameters& p, CaseCost& cost) {
+  const double scale = p.step_scale.value_or(1.0);
+  const double passes = std::max(1.0, double(p.recorded_passes));
+  const double epochs = p.epochs ? double(*p.epochs) : passes;
+  cost.round_s = epochs / passes * (p.recorded_wait_s + scale * p.recorded_step_s);
 }
 
 }  // namespace
@@ -126,63 +176,25 @@ CaseCost estimate_case(const Case& c, const FileSet& files, const PathRate& rate
   cost.name = c.name();
   cost.family = c.family;
   cost.repetitions = c.repetitions;
-  const double cold = std::max(rate.cold_bytes_per_second, 1.0);
-  const double cached = std::max(rate.cached_bytes_per_second, cold);
-  const double selection = double(files.total_bytes());
+  RoundRates r;
+  r.cold = std::max(rate.cold_bytes_per_second, 1.0);
+  r.cached = std::max(rate.cached_bytes_per_second, r.cold);
+  r.selection = double(files.total_bytes());
   const double evict_s = double(files.size()) * kEvictPerFileS;
-  const std::string state = c.has("cache_state") ? c.str("cache_state") : "cold";
-  const double round_rate = state == "warm" ? cached : cold;
+  const std::string& state = c.cache_state();
+  r.warm = state == "warm";
+  r.round = r.warm ? r.cached : r.cold;
   // Preparation: cold evicts every file; warm reads the selection (from storage the first time).
   if (state == "cold") cost.prepare_s = evict_s;
-  if (state == "warm") {
-    cost.prepare_once_s = selection / cold;
-    cost.prepare_s = selection / cached + evict_s;
+  if (r.warm) {
+    cost.prepare_once_s = r.selection / r.cold;
+    cost.prepare_s = r.selection / r.cached + evict_s;
   }
 
-  if (c.family == "file_read") {
-    cost.time_cappable = true;
-    double bytes = selection;
-    if (c.has("max_bytes")) bytes = std::min(bytes, double(c.integer("max_bytes")));
-    double round = bytes / round_rate;
-    if (c.str("pattern") == "random") {
-      // Small random reads cost a seek (or a page-cache lookup) each, whatever their size.
-      const double bs = double(c.integer("block_size"));
-      const double per_read = state == "warm" ? bs / cached : std::max(rate.random_read_s, bs / cold);
-      round = std::ceil(bytes / bs) * per_read;
-    }
-    if (c.has("ramp_time")) cost.ramp_s = double(parse_duration_ns(c.str("ramp_time"))) * 1e-9;
-    cost.min_runtime_s = double(kBudgetMinRuntimeNs) * 1e-9;
-    if (c.has("steady_state"))
-      cost.min_runtime_s =
-          std::max(cost.min_runtime_s, double(parse_steady_state(c.str("steady_state")).window_ns) * 1e-9);
-    if (c.has("runtime"))
-      round = std::min(round, cost.ramp_s + double(parse_duration_ns(c.str("runtime"))) * 1e-9);
-    cost.round_s = round;
-  } else if (c.family == "loader") {
-    const std::string samples = c.str("samples");
-    const double epochs = double(c.integer("epochs"));
-    const double per_step = double(c.integer("batch_size")) * double(c.integer("accelerators"));
-    double per_epoch_samples = double(files.size());
-    double sample_bytes = files.empty() ? 0 : selection / double(files.size());
-    if (samples.starts_with("records:")) {
-      sample_bytes = double(parse_size(samples.substr(8)));
-      per_epoch_samples = std::floor(selection / std::max(sample_bytes, 1.0));
-    }
-    double steps = std::ceil(per_epoch_samples / per_step);
-    if (c.integer("steps") > 0) steps = std::min(steps, double(c.integer("steps")));
-    const double read_s = samples == "memory" ? 0 : steps * per_step * sample_bytes / round_rate;
-    cost.round_s = epochs * std::max(read_s, steps * mean_step_s(c));
-  } else if (c.family == "replay") {
-    // The recording's own loop (its waits and steps), set when the run read the trace: a
-    // replay on storage like the job's takes about as long.
-    const double scale = c.has("step_scale") ? c.number("step_scale") : 1.0;
-    const double passes = std::max(1.0, c.params.value("recorded_passes", 1.0));
-    const double epochs = c.has("epochs") ? double(c.integer("epochs")) : passes;
-    cost.round_s = epochs / passes *
-                   (c.params.value("recorded_wait_s", 0.0) + scale * c.params.value("recorded_step_s", 0.0));
-  } else if (c.family == "stage") {
-    cost.round_s = 3 * selection / cold;  // read, write, verify
-  }
+  if (c.family == "file_read") estimate_file_read(c.file_read(), r, rate, cost);
+  else if (c.family == "loader") estimate_loader(c.loader(), files, r, cost);
+  else if (c.family == "replay") estimate_replay(c.replay(), cost);
+  else if (c.family == "stage") cost.round_s = 3 * r.selection / r.cold;  // read, write, verify
   return cost;
 }
 

@@ -152,9 +152,9 @@ std::string sanitise(const std::string& name) {
 // stream (its seeded shuffle for shuffled_files), one worker.
 std::vector<std::uint32_t> file_order(const Case& c, const FileSet& files) {
   WorkloadSpec spec;
-  spec.pattern = parse_pattern(c.str("pattern"));
-  if (spec.pattern == Pattern::skewed) spec.skew = parse_skew(c.str("pattern"));  // the same draws
-  spec.block_size = std::uint64_t(c.integer("block_size"));
+  spec.pattern = c.file_read().pattern.pattern;
+  spec.skew = c.file_read().pattern.skew;  // the same draws
+  spec.block_size = c.file_read().block_size;
   spec.workers = 1;
   spec.seed = c.seed;
   spec.round = 0;
@@ -188,9 +188,11 @@ std::string fio_cannot_hold(std::string_view root, std::string_view relative) {
 }
 
 std::string fio_job_for(const Case& c, const FileSet& files) {
-  const std::string pattern = c.str("pattern"), engine = c.str("engine"), state = c.str("cache_state");
-  const long long bs = c.integer("block_size"), qd = c.integer("queue_depth");
-  const long long workers = c.integer("workers");
+  const FileReadParameters& p = c.file_read();
+  const bool random = p.pattern.pattern == Pattern::random;
+  const std::string &engine = p.engine, &state = p.cache_state;
+  const long long bs = static_cast<long long>(p.block_size), qd = p.queue_depth;
+  const long long workers = p.workers;
   const bool direct = state == "direct" || engine == "libaio";
   // A name fio would read as another, or as more than a name (a new line starts an option,
   // such as exec_prerun=), is left out, with a note.
@@ -205,7 +207,7 @@ std::string fio_job_for(const Case& c, const FileSet& files) {
   // thread + group_reporting: workers are threads and report as one, as in feedbench.
   // fadvise_hint=0: feedbench gives the kernel no access hints on measured files.
   job << "[global]\nthread\ngroup_reporting\ndirectory=" << fio_directory(files.root())
-      << "\nrw=" << (pattern == "random" ? "randread" : "read") << "\nbs=" << bs << "\nioengine=" << engine
+      << "\nrw=" << (random ? "randread" : "read") << "\nbs=" << bs << "\nioengine=" << engine
       << "\niodepth=" << qd << "\ndirect=" << (direct ? 1 : 0) << "\nfadvise_hint=0\n"
       << "# feedbench's read buffers are page-aligned; fio's are not for buffered I/O unless asked\n"
       << "mem_align=4096\n";
@@ -217,7 +219,7 @@ std::string fio_job_for(const Case& c, const FileSet& files) {
   }
   if (engine == "io_uring")
     job << "# feedbench registers its buffers and files too\nfixedbufs=1\nregisterfiles=1\n";
-  if (pattern == "random") {
+  if (random) {
     // Every worker reads random blocks from all files, drawn with replacement (norandommap);
     // together one pass's worth of reads (of the files it holds). fio picks files uniformly,
     // feedbench by size: the same where the files are of one size.
@@ -255,7 +257,7 @@ FioJobsWritten write_fio_jobs(const Plan& plan, const FileSet* source, const Fil
   std::vector<const FileSet*> counted;  // each data set's left-out files once, however many jobs
   for (const Case& c : plan.cases) {
     if (c.family != "file_read") continue;
-    const std::string role = c.str("path");
+    const std::string& role = c.file_read().path;
     const FileSet* files = role == "source" ? source : role == "cache" ? cache : nullptr;
     if (!files || files->empty()) continue;
     if (std::find(counted.begin(), counted.end(), files) == counted.end()) {

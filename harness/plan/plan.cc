@@ -2,7 +2,10 @@
 // canonicalised, combinations that cannot run dropped with their reason.
 #include "feedbench/plan/plan.h"
 
+#include <chrono>
+#include <optional>
 #include <set>
+#include <type_traits>
 
 #include "feedbench/base/error.h"
 #include "feedbench/base/units.h"
@@ -29,9 +32,65 @@ enum class Kind {
   steady_state
 };
 
+// The typed fields (family_parameters.h) and how a canonical value fills one: each overload
+// reads the JSON type and text the plan's canonical() makes for its kind.
+void assign(const json& v, int& out) { out = int(v.get<std::int64_t>()); }
+void assign(const json& v, std::int64_t& out) { out = v.get<std::int64_t>(); }
+void assign(const json& v, std::uint64_t& out) { out = v.get<std::uint64_t>(); }
+void assign(const json& v, double& out) { out = v.get<double>(); }
+void assign(const json& v, bool& out) { out = v.get<bool>(); }
+void assign(const json& v, std::string& out) { out = v.get<std::string>(); }
+void assign(const json& v, std::chrono::nanoseconds& out) {
+  out = std::chrono::nanoseconds(parse_duration_ns(v.get<std::string>()));
+}
+void assign(const json& v, Distribution& out) { out = parse_distribution(v.get<std::string>()); }
+void assign(const json& v, TransformCost& out) { out = parse_transform(v.get<std::string>()); }
+void assign(const json& v, SteadyStateSpec& out) { out = parse_steady_state(v.get<std::string>()); }
+void assign(const json& v, Skew& out) { out = parse_skew(v.get<std::string>()); }
+void assign(const json& v, ReadPattern& out) {
+  const std::string text = v.get<std::string>();
+  out.pattern = parse_pattern(text);
+  out.skew = out.pattern == Pattern::skewed ? parse_skew(text) : Skew{};
+}
+void assign(const json& v, SampleFormat& out) {
+  const std::string text = v.get<std::string>();
+  out = {};
+  if (text == "memory") out.kind = SampleFormat::Kind::memory;
+  else if (text == "tfrecord") out.kind = SampleFormat::Kind::tfrecord;
+  else if (text.starts_with("records:"))
+    out = {SampleFormat::Kind::records, parse_size(text.substr(8), "samples")};
+  else FB_CHECK(text == "files", "the schema admits files, memory, tfrecord and records:SIZE; got " + text);
+}
+template <typename T>
+void assign(const json& v, std::optional<T>& out) {
+  T value{};
+  assign(v, value);
+  out = std::move(value);
+}
+
+template <typename T>
+struct MemberOf;
+template <typename Owner, typename Field>
+struct MemberOf<Field Owner::*> {
+  using Struct = Owner;
+};
+
+// Fills one typed field of a case's FamilyParameters from its canonical value.
+using FieldSetter = void (*)(FamilyParameters&, const json&);
+template <auto field>
+void set_field(FamilyParameters& values, const json& v) {
+  using Struct = typename MemberOf<decltype(field)>::Struct;
+  FB_CHECK(std::holds_alternative<Struct>(values), "a field of another family's parameters");
+  assign(v, std::get<Struct>(values).*field);
+}
+// The setter of a field, as a row of family_specs() names it: at<&LoaderParameters::workers>.
+template <auto field>
+constexpr FieldSetter at = &set_field<field>;
+
 struct Param {
   const char* key;        // as written in configs
   const char* short_key;  // as written in case names
+  FieldSetter field;      // the typed field the value fills
   Kind kind;
   // Kind::integer: the range the code that reads it can hold (the schema's minimum and
   // maximum say the same; a unit test checks). Kind::size: max is the largest size.
@@ -51,6 +110,7 @@ constexpr std::int64_t kMinRoundLimitNs = 1'000'000;  // 1ms: below it a round m
 
 struct FamilySpec {
   const char* name;
+  FamilyParameters blank;     // the family's alternative, before any field is filled
   std::vector<Param> params;  // canonical order: the order of case names and Case::params
 };
 
@@ -59,59 +119,65 @@ struct FamilySpec {
 const std::vector<FamilySpec>& family_specs() {
   static const std::vector<FamilySpec> specs = {
       {"file_read",
-       {{"pattern", "pattern", Kind::pattern},
-        {"block_size", "bs", Kind::size, 1, kMaxBlockBytes},
-        {"engine", "engine", Kind::choice},
-        {"queue_depth", "qd", Kind::integer, 1, 4096},
-        {"workers", "workers", Kind::integer, 1, 1024},
-        {"cache_state", "state", Kind::choice},
-        {"path", "path", Kind::choice},
-        {"runtime", "runtime", Kind::duration, kMinRoundLimitNs, 0, true},
-        {"max_bytes", "max_bytes", Kind::size, 1, kMaxRoundBytes, true},
-        {"ramp_time", "ramp", Kind::duration, kMinRoundLimitNs, 0, true},
-        {"steady_state", "ss", Kind::steady_state, 0, 0, true},
-        {"sink", "sink", Kind::choice, 0, 0, true}}},
+       FileReadParameters{},
+       {{"pattern", "pattern", at<&FileReadParameters::pattern>, Kind::pattern},
+        {"block_size", "bs", at<&FileReadParameters::block_size>, Kind::size, 1, kMaxBlockBytes},
+        {"engine", "engine", at<&FileReadParameters::engine>, Kind::choice},
+        {"queue_depth", "qd", at<&FileReadParameters::queue_depth>, Kind::integer, 1, 4096},
+        {"workers", "workers", at<&FileReadParameters::workers>, Kind::integer, 1, 1024},
+        {"cache_state", "state", at<&FileReadParameters::cache_state>, Kind::choice},
+        {"path", "path", at<&FileReadParameters::path>, Kind::choice},
+        {"runtime", "runtime", at<&FileReadParameters::runtime>, Kind::duration, kMinRoundLimitNs, 0, true},
+        {"max_bytes", "max_bytes", at<&FileReadParameters::max_bytes>, Kind::size, 1, kMaxRoundBytes, true},
+        {"ramp_time", "ramp", at<&FileReadParameters::ramp_time>, Kind::duration, kMinRoundLimitNs, 0, true},
+        {"steady_state", "ss", at<&FileReadParameters::steady_state>, Kind::steady_state, 0, 0, true},
+        {"sink", "sink", at<&FileReadParameters::sink>, Kind::choice, 0, 0, true}}},
       {"loader",
-       {{"batch_size", "batch", Kind::integer, 1, 65536},
-        {"workers", "workers", Kind::integer, 1, 1024},
-        {"prefetch", "prefetch", Kind::integer, 1, 1024},
-        {"step_time", "step", Kind::distribution},
-        {"transform", "transform", Kind::transform},
-        {"samples", "samples", Kind::samples, 1, kMaxBlockBytes},
-        {"epochs", "epochs", Kind::integer, 1, 10000},
-        {"steps", "steps", Kind::integer, 0, 1000000000},
-        {"warmup_steps", "warmup", Kind::integer, 0, 1000000000},
-        {"accelerators", "acc", Kind::integer, 1, 1024},
-        {"target_au", "target", Kind::number},
-        {"engine", "engine", Kind::choice},
-        {"cache_state", "state", Kind::choice},
-        {"path", "path", Kind::choice},
-        {"pattern", "pattern", Kind::sampling, 0, 0, true},
-        {"shuffle_buffer", "shuffle", Kind::integer, 0, 1 << 24, true},
-        {"verify_crc", "crc", Kind::boolean, 0, 0, true},
-        {"accelerator", "accel", Kind::choice, 0, 0, true},
-        {"overlap", "overlap", Kind::boolean, 0, 0, true},
-        {"handover", "handover", Kind::choice, 0, 0, true},
-        {"next_cost", "next", Kind::duration, 0, 0, true},
-        {"next_cost_per_mib", "next_mib", Kind::duration, 0, 0, true}}},
+       LoaderParameters{},
+       {{"batch_size", "batch", at<&LoaderParameters::batch_size>, Kind::integer, 1, 65536},
+        {"workers", "workers", at<&LoaderParameters::workers>, Kind::integer, 1, 1024},
+        {"prefetch", "prefetch", at<&LoaderParameters::prefetch>, Kind::integer, 1, 1024},
+        {"step_time", "step", at<&LoaderParameters::step_time>, Kind::distribution},
+        {"transform", "transform", at<&LoaderParameters::transform>, Kind::transform},
+        {"samples", "samples", at<&LoaderParameters::samples>, Kind::samples, 1, kMaxBlockBytes},
+        {"epochs", "epochs", at<&LoaderParameters::epochs>, Kind::integer, 1, 10000},
+        {"steps", "steps", at<&LoaderParameters::steps>, Kind::integer, 0, 1000000000},
+        {"warmup_steps", "warmup", at<&LoaderParameters::warmup_steps>, Kind::integer, 0, 1000000000},
+        {"accelerators", "acc", at<&LoaderParameters::accelerators>, Kind::integer, 1, 1024},
+        {"target_au", "target", at<&LoaderParameters::target_au>, Kind::number},
+        {"engine", "engine", at<&LoaderParameters::engine>, Kind::choice},
+        {"cache_state", "state", at<&LoaderParameters::cache_state>, Kind::choice},
+        {"path", "path", at<&LoaderParameters::path>, Kind::choice},
+        {"pattern", "pattern", at<&LoaderParameters::pattern>, Kind::sampling, 0, 0, true},
+        {"shuffle_buffer", "shuffle", at<&LoaderParameters::shuffle_buffer>, Kind::integer, 0, 1 << 24, true},
+        {"verify_crc", "crc", at<&LoaderParameters::verify_crc>, Kind::boolean, 0, 0, true},
+        {"accelerator", "accel", at<&LoaderParameters::accelerator>, Kind::choice, 0, 0, true},
+        {"overlap", "overlap", at<&LoaderParameters::overlap>, Kind::boolean, 0, 0, true},
+        {"handover", "handover", at<&LoaderParameters::handover>, Kind::choice, 0, 0, true},
+        {"next_cost", "next", at<&LoaderParameters::next_cost>, Kind::duration, 0, 0, true},
+        {"next_cost_per_mib", "next_mib", at<&LoaderParameters::next_cost_per_mib>, Kind::duration, 0, 0,
+         true}}},
       // A watched job run again (harness/replay): every what-if unset by default, so a faithful
       // replay's name is replay/job:NAME/state:cold/path:source, which diff matches to the
       // watched job/NAME (comparison.h's case_identity).
       {"replay",
-       {{"trace", "trace", Kind::choice, 0, 0, false, true},
-        {"job", "job", Kind::choice, 0, 0, true},
-        {"step_scale", "step_scale", Kind::number, 0, 0, true},
-        {"workers", "workers", Kind::integer, 0, 1024, true},
-        {"batch_size", "batch", Kind::integer, 1, 65536, true},
-        {"epochs", "epochs", Kind::integer, 1, 10000, true},
-        {"cache_state", "state", Kind::choice},
-        {"path", "path", Kind::choice},
-        {"target_au", "target", Kind::number, 0, 0, true},
-        {"allow_resized", "allow_resized", Kind::boolean, 0, 0, true, true}}},
+       ReplayParameters{},
+       {{"trace", "trace", at<&ReplayParameters::trace>, Kind::choice, 0, 0, false, true},
+        {"job", "job", at<&ReplayParameters::job>, Kind::choice, 0, 0, true},
+        {"step_scale", "step_scale", at<&ReplayParameters::step_scale>, Kind::number, 0, 0, true},
+        {"workers", "workers", at<&ReplayParameters::workers>, Kind::integer, 0, 1024, true},
+        {"batch_size", "batch", at<&ReplayParameters::batch_size>, Kind::integer, 1, 65536, true},
+        {"epochs", "epochs", at<&ReplayParameters::epochs>, Kind::integer, 1, 10000, true},
+        {"cache_state", "state", at<&ReplayParameters::cache_state>, Kind::choice},
+        {"path", "path", at<&ReplayParameters::path>, Kind::choice},
+        {"target_au", "target", at<&ReplayParameters::target_au>, Kind::number, 0, 0, true},
+        {"allow_resized", "allow_resized", at<&ReplayParameters::allow_resized>, Kind::boolean, 0, 0, true,
+         true}}},
       {"stage",
-       {{"workers", "workers", Kind::integer, 1, 1024},
-        {"cache_state", "state", Kind::choice},
-        {"verify", "verify", Kind::boolean}}},
+       StageParameters{},
+       {{"workers", "workers", at<&StageParameters::workers>, Kind::integer, 1, 1024},
+        {"cache_state", "state", at<&StageParameters::cache_state>, Kind::choice},
+        {"verify", "verify", at<&StageParameters::verify>, Kind::boolean}}},
   };
   return specs;
 }
@@ -239,29 +305,32 @@ std::string value_text(const json& v) {
 // RETURNS: why the case cannot run, or "" when it can.
 std::string infeasible(const Case& c) {
   if (c.family == "loader") {
-    if (c.str("samples") == "memory" && c.str("transform").starts_with("decode"))
+    const LoaderParameters& p = c.loader();
+    using Samples = SampleFormat::Kind;
+    if (p.samples.kind == Samples::memory && p.transform.per == TransformCost::Per::decode)
       return "samples \"memory\" copies no image bytes: transform decode needs samples read from files";
-    const bool tfrecord = c.str("samples") == "tfrecord";
-    if (!tfrecord && (c.has("shuffle_buffer") || c.has("verify_crc")))
-      return "shuffle_buffer and verify_crc apply to samples \"tfrecord\" only, not \"" + c.str("samples") +
-             "\"";
-    if (tfrecord && c.has("pattern"))
+    const bool tfrecord = p.samples.kind == Samples::tfrecord;
+    if (!tfrecord && (p.shuffle_buffer || p.verify_crc))
+      return "shuffle_buffer and verify_crc apply to samples \"tfrecord\" only, not \"" +
+             c.params.at("samples").get<std::string>() + "\"";
+    if (tfrecord && p.pattern)
       return "samples \"tfrecord\" are read in streams, shard by shard: a skewed pattern needs samples read "
              "by index "
              "(files or records:SIZE)";
-    const std::int64_t threads = c.integer("accelerators") * c.integer("workers");
+    const std::int64_t threads = std::int64_t{p.accelerators} * p.workers;
     if (threads > kMaxLoaderThreads)
       return "accelerators x workers = " + std::to_string(threads) +
              " reader threads, more than the limit of " + std::to_string(kMaxLoaderThreads);
   }
-  if (c.family == "replay" && c.has("step_scale") && !(c.number("step_scale") > 0))
+  if (c.family == "replay" && c.replay().step_scale && !(*c.replay().step_scale > 0))
     return "step_scale must be above 0 (0.5: every recorded step half as long)";
   if (c.family != "file_read") return "";
-  const std::string engine = c.str("engine");
-  const std::string state = c.str("cache_state");
+  const FileReadParameters& p = c.file_read();
+  const std::string& engine = p.engine;
+  const std::string& state = p.cache_state;
   if (engine == "mmap" && state == "direct")
     return "mmap cannot bypass the page cache: cache_state direct needs psync, libaio or io_uring";
-  if ((engine == "psync" || engine == "mmap") && c.integer("queue_depth") > 1)
+  if ((engine == "psync" || engine == "mmap") && p.queue_depth > 1)
     return engine + " has one read in flight per worker: queue_depth must be 1";
   if (engine == "libaio" && state != "direct")
     return "libaio reads only with O_DIRECT: cache_state must be direct";
@@ -271,23 +340,21 @@ std::string infeasible(const Case& c) {
 // Limits that only mean something together: refused where the user wrote them.
 void check_round_limits(const Case& c, const std::string& file) {
   if (c.family != "file_read") return;
-  if (c.has("ramp_time") && !c.has("runtime"))
+  const FileReadParameters& p = c.file_read();
+  if (p.ramp_time && !p.runtime)
     throw InputError(
         file + ": " + c.origin.at("ramp_time") +
         ": expected runtime as well (ramp_time is excluded from the figures of a time-based round), "
         "got ramp_time alone");
-  if (c.has("steady_state") && !c.has("runtime"))
+  if (p.steady_state && !p.runtime)
     throw InputError(file + ": " + c.origin.at("steady_state") +
                      ": expected runtime as well (steady state is judged within a time-based round), got "
                      "steady_state alone");
-  if (c.has("steady_state")) {
-    const SteadyStateSpec s = parse_steady_state(c.str("steady_state"));
-    const std::int64_t runtime = parse_duration_ns(c.str("runtime"));
-    if (s.window_ns > runtime)
-      throw InputError(file + ": " + c.origin.at("steady_state") +
-                       "/window: expected a window no longer than runtime (" + c.str("runtime") +
-                       "), got \"" + format_duration_exact(s.window_ns) + "\"");
-  }
+  if (p.steady_state && p.steady_state->window_ns > p.runtime->count())
+    throw InputError(file + ": " + c.origin.at("steady_state") +
+                     "/window: expected a window no longer than runtime (" +
+                     format_duration_exact(p.runtime->count()) + "), got \"" +
+                     format_duration_exact(p.steady_state->window_ns) + "\"");
 }
 
 // The GPU parameters need the GPU component: a build without CUDA refuses them where they are
@@ -305,8 +372,8 @@ void check_gpu_parameter(const Param& p, const Choice& choice, bool cuda_built, 
 
 // Overlap is the device's copy beside its step: it means nothing for a step waited out on the CPU.
 void check_overlap(const Case& c, const std::string& file) {
-  if (c.family != "loader" || !c.has("overlap") || !c.params.at("overlap").get<bool>()) return;
-  if (!c.has("accelerator") || c.str("accelerator") != "cuda")
+  if (c.family != "loader" || !c.loader().overlap.value_or(false)) return;
+  if (c.loader().accelerator.value_or("cpu") != "cuda")
     throw InputError(
         file + ": " + c.origin.at("overlap") +
         ": expected accelerator \"cuda\" as well (overlap copies batch k+1 to the device during step "
@@ -429,12 +496,14 @@ void add_cases(const FamilyAxes& f, std::uint64_t seed, const std::string& file,
   while (true) {
     Case c;
     c.family = f.family;
+    c.values = spec.blank;
     c.group = f.at;
     c.repetitions = f.repetitions;
     c.seed = seed;
     for (std::size_t k = 0; k < axes.size(); ++k) {
       if (axes[k].empty()) continue;  // an optional parameter left unset
       c.params[spec.params[k].key] = axes[k][index[k]].value;
+      spec.params[k].field(c.values, axes[k][index[k]].value);
       c.origin[spec.params[k].key] = axes[k][index[k]].where;
     }
     check_round_limits(c, file);
@@ -471,23 +540,77 @@ std::string Case::name() const {
   return out;
 }
 
-std::string Case::str(const char* key) const {
-  FB_CHECK(params.contains(key) && params.at(key).is_string(), std::string("no string parameter ") + key);
-  return params.at(key).get<std::string>();
+const FileReadParameters& Case::file_read() const {
+  FB_CHECK(family == "file_read" && std::holds_alternative<FileReadParameters>(values),
+           "not a file_read case");
+  return std::get<FileReadParameters>(values);
 }
 
-std::int64_t Case::integer(const char* key) const {
-  FB_CHECK(params.contains(key) && params.at(key).is_number_integer(),
-           std::string("no integer parameter ") + key);
-  return params.at(key).get<std::int64_t>();
+const LoaderParameters& Case::loader() const {
+  FB_CHECK(family == "loader" && std::holds_alternative<LoaderParameters>(values), "not a loader case");
+  return std::get<LoaderParameters>(values);
 }
 
-double Case::number(const char* key) const {
-  FB_CHECK(params.contains(key) && params.at(key).is_number(), std::string("no number parameter ") + key);
-  return params.at(key).get<double>();
+const ReplayParameters& Case::replay() const {
+  FB_CHECK(family == "replay" && std::holds_alternative<ReplayParameters>(values), "not a replay case");
+  return std::get<ReplayParameters>(values);
 }
 
-bool Case::has(const char* key) const { return params.contains(key); }
+ReplayParameters& Case::replay() {
+  FB_CHECK(family == "replay" && std::holds_alternative<ReplayParameters>(values), "not a replay case");
+  return std::get<ReplayParameters>(values);
+}
+
+const StageParameters& Case::stage() const {
+  FB_CHECK(family == "stage" && std::holds_alternative<StageParameters>(values), "not a stage case");
+  return std::get<StageParameters>(values);
+}
+
+const std::string* Case::path() const {
+  return std::visit(
+      [](const auto& p) -> const std::string* {
+        if constexpr (std::is_same_v<std::decay_t<decltype(p)>, StageParameters>) return nullptr;
+        else return &p.path;
+      },
+      values);
+}
+
+const std::string& Case::cache_state() const {
+  return std::visit([](const auto& p) -> const std::string& { return p.cache_state; }, values);
+}
+
+int Case::reader_threads() const {
+  return std::visit(
+      [](const auto& p) -> int {
+        using P = std::decay_t<decltype(p)>;
+        if constexpr (std::is_same_v<P, LoaderParameters>) return std::max(1, p.workers) * p.accelerators;
+        else if constexpr (std::is_same_v<P, ReplayParameters>) return std::max(1, p.workers.value_or(1));
+        else return std::max(1, p.workers);
+      },
+      values);
+}
+
+void Case::set(const std::string& key, const json& value) {
+  for (const Param& p : spec_of(family).params) {
+    if (key != p.key) continue;
+    if (values.index() != spec_of(family).blank.index()) values = spec_of(family).blank;
+    params[key] = value;
+    p.field(values, value);
+    return;
+  }
+  check_failed("a parameter of the family", __FILE__, __LINE__, family + " has no parameter " + key);
+}
+
+Case make_case(const std::string& family, const nlohmann::ordered_json& params) {
+  Case c;
+  c.family = family;
+  c.values = spec_of(family).blank;
+  // In the family's canonical order, whatever the order given.
+  for (const Param& p : spec_of(family).params)
+    if (params.contains(p.key)) c.set(p.key, params.at(p.key));
+  for (const auto& [key, value] : params.items()) FB_CHECK(c.params.contains(key), "no parameter " + key);
+  return c;
+}
 
 Plan expand_plan(const Config& config, std::uint64_t max_cases, bool cuda_built) {
   const std::string& file = config.file;

@@ -124,7 +124,7 @@ DirectAlignment direct_io_alignment(const std::string& path) {
 
 bool reads_direct(const Case& c) {
   if (c.family != "file_read") return false;
-  return c.str("cache_state") == "direct" || c.str("engine") == "libaio";
+  return c.file_read().cache_state == "direct" || c.file_read().engine == "libaio";
 }
 
 void check_direct_block_sizes(const Plan& plan, const std::string& config_file,
@@ -132,11 +132,11 @@ void check_direct_block_sizes(const Plan& plan, const std::string& config_file,
   std::map<std::string, DirectAlignment> known;
   for (const Case& c : plan.cases) {
     if (!reads_direct(c)) continue;
-    const std::string role = c.str("path");
+    const std::string& role = c.file_read().path;
     auto it = known.find(role);
     if (it == known.end()) it = known.emplace(role, alignment_of(role)).first;
     const DirectAlignment& a = it->second;
-    const std::uint64_t bs = std::uint64_t(c.integer("block_size"));
+    const std::uint64_t bs = c.file_read().block_size;
     if (a.bytes == 0 || bs % a.bytes == 0) continue;
     auto where = c.origin.find("block_size");
     const std::string align = std::to_string(a.bytes);

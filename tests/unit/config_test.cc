@@ -425,7 +425,7 @@ TEST(ParseSetsTest, ASweptPathMakesCasesOnBothPaths) {
   Plan plan = expand_plan(parse_config(config.dump(), "t.json", o));
   ASSERT_EQ(plan.cases.size(), 4u);
   std::set<std::string> seen;
-  for (const Case& c : plan.cases) seen.insert(c.str("path") + "/" + c.str("cache_state"));
+  for (const Case& c : plan.cases) seen.insert(*c.path() + "/" + c.cache_state());
   EXPECT_EQ(seen, (std::set<std::string>{"source/cold", "source/warm", "cache/cold", "cache/warm"}));
 }
 

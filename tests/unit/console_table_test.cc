@@ -59,8 +59,8 @@ void add_file_read(ResultDocument* doc, const Case& c, double bps, int n = 3) {
                   {"cpu_util", 0.23}};
     e.params = json(c.params);
     e.params["family"] = c.family;
-    e.cache = {{"requested", c.str("cache_state")},
-               {"residency_before", c.str("cache_state") == "warm" ? 1.0 : 0.0},
+    e.cache = {{"requested", c.cache_state()},
+               {"residency_before", c.cache_state() == "warm" ? 1.0 : 0.0},
                {"achieved", true}};
     doc->benchmarks.push_back(e);
   }
@@ -152,7 +152,7 @@ TEST(ConsoleTableTest, OneLinePerCaseUnderItsGroupsHeader) {
   CaseTable table(out, labels, /*colour=*/false);
   for (const Case& c : plan.cases) {
     ResultDocument doc;
-    add_file_read(&doc, c, c.str("cache_state") == "warm" ? 2000e6 : 300e6);
+    add_file_read(&doc, c, c.cache_state() == "warm" ? 2000e6 : 300e6);
     table.add(doc.benchmarks);
   }
   expect_lines(out.str(),
@@ -297,7 +297,7 @@ TEST(ConsoleTableTest, LoaderLinesShowAuStallAndAShortVerdict) {
   std::ostringstream out;
   CaseTable table(out, labels, false);
   for (const Case& c : plan.cases) {
-    const bool fed = c.integer("workers") == 2;
+    const bool fed = c.loader().workers == 2;
     BenchmarkEntry e;
     e.case_name = c.name();
     e.name = e.run_name = e.case_name + "/iterations:1/manual_time";

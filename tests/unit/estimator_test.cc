@@ -15,12 +15,14 @@ namespace {
 using json = nlohmann::json;
 
 Case file_read_case(const std::string& state, int reps = 3) {
-  Case c;
-  c.family = "file_read";
+  Case c = make_case("file_read", {{"pattern", "sequential"},
+                                   {"block_size", 1 << 20},
+                                   {"engine", "psync"},
+                                   {"queue_depth", 1},
+                                   {"workers", 1},
+                                   {"cache_state", state},
+                                   {"path", "source"}});
   c.repetitions = reps;
-  c.params = {{"pattern", "sequential"}, {"block_size", 1 << 20}, {"engine", "psync"},
-              {"queue_depth", 1},        {"workers", 1},          {"cache_state", state},
-              {"path", "source"}};
   return c;
 }
 
@@ -49,22 +51,22 @@ TEST(EstimatorTest, FileReadRoundsAtTheProbedRatesWithLimitsApplied) {
   EXPECT_DOUBLE_EQ(warm.round_s, 1.0);
   EXPECT_DOUBLE_EQ(warm.prepare_once_s, 10.0) << "the first warming reads from storage";
   Case limited = file_read_case("cold");
-  limited.params["runtime"] = "2s";
-  limited.params["ramp_time"] = "500ms";
+  limited.set("runtime", "2s");
+  limited.set("ramp_time", "500ms");
   CaseCost l = estimate_case(limited, files, r);
   EXPECT_DOUBLE_EQ(l.round_s, 2.5);
   EXPECT_DOUBLE_EQ(l.ramp_s, 0.5);
   Case capped = file_read_case("cold");
-  capped.params["max_bytes"] = 100'000'000;
+  capped.set("max_bytes", 100'000'000);
   EXPECT_DOUBLE_EQ(estimate_case(capped, files, r).round_s, 1.0);
   // Random small reads cost at least the probe's random read each.
   Case random = file_read_case("cold");
-  random.params["pattern"] = "random";
-  random.params["block_size"] = 4096;
+  random.set("pattern", "random");
+  random.set("block_size", 4096);
   PathRate seeky = r;
   seeky.random_read_s = 1e-4;
   EXPECT_NEAR(estimate_case(random, files, seeky).round_s, std::ceil(1e9 / 4096) * 1e-4, 1e-9);
-  random.params["runtime"] = "5s";
+  random.set("runtime", "5s");
   EXPECT_DOUBLE_EQ(estimate_case(random, files, seeky).round_s, 5.0) << "priced at its runtime";
   // 3 x (0.005 + 10 + 0.05)
   EXPECT_NEAR(total_seconds({cold}), 3 * (0.005 + 10 + kRepetitionOverheadS), 1e-9);

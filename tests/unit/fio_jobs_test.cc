@@ -156,10 +156,10 @@ TEST_F(FioJobsTest, FioReadsBackTheNamesItCanHoldAndNoOptionComesFromAName) {
       }
       EXPECT_NE(job.find("# left out: 6 of 18 files"), std::string::npos) << job;
       EXPECT_NE(job.find("\"x\\nexec_prerun=touch PWNED\\n#\""), std::string::npos) << job;
-      if (c.str("pattern") == "random") {  // one pass over the files it reads
+      if (c.file_read().pattern.pattern == Pattern::random) {  // one pass over the files it reads
         EXPECT_NE(job.find("io_size=" + std::to_string(held.size() * 4096) + "\n"), std::string::npos) << job;
       }
-      const std::string path = dir / (c.str("pattern") + ".fio");
+      const std::string path = dir / (c.params.at("pattern").get<std::string>() + ".fio");
       testing::write_file(path, job);
       const auto read = files_fio_reads(path, root);
       if (!read) {

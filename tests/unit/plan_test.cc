@@ -1,6 +1,7 @@
 #include "feedbench/plan/plan.h"
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <set>
 
@@ -83,11 +84,16 @@ TEST_F(PlanTest, ParamsAreInCanonicalOrderWithResolvedValues) {
   EXPECT_EQ(keys, std::vector<std::string>(all.begin(), all.begin() + 7));
   EXPECT_EQ(keys, (std::vector<std::string>{"pattern", "block_size", "engine", "queue_depth", "workers",
                                             "cache_state", "path"}));
-  EXPECT_EQ(c.integer("block_size"), 4096);
-  EXPECT_EQ(c.integer("queue_depth"), 32);
-  EXPECT_EQ(c.str("engine"), "libaio");
-  EXPECT_TRUE(c.has("path"));
-  EXPECT_FALSE(c.has("step_time"));
+  // The typed fields hold the same values.
+  const FileReadParameters& f = c.file_read();
+  EXPECT_EQ(f.block_size, 4096u);
+  EXPECT_EQ(f.queue_depth, 32);
+  EXPECT_EQ(f.engine, "libaio");
+  EXPECT_EQ(f.pattern.pattern, Pattern::random);
+  EXPECT_EQ(f.cache_state, "direct");
+  EXPECT_EQ(f.path, "cache");
+  EXPECT_FALSE(f.runtime.has_value());
+  EXPECT_FALSE(f.sink.has_value());
 
   Plan l = plan_of({{{"family", "loader"},
                      {"step_time", "normal:0.05s:5000us"},
@@ -102,11 +108,17 @@ TEST_F(PlanTest, ParamsAreInCanonicalOrderWithResolvedValues) {
             "loader/batch:256/workers:4/prefetch:2/step:normal:50ms:5ms/transform:200us/sample/"
             "samples:records:65536/"
             "epochs:1/steps:0/warmup:1/acc:1/target:1.0/engine:psync/state:cold/path:source");
-  EXPECT_EQ(lc.str("step_time"), "normal:50ms:5ms");
-  EXPECT_EQ(lc.str("transform"), "200us/sample");
-  EXPECT_EQ(lc.str("samples"), "records:65536");
-  EXPECT_DOUBLE_EQ(lc.number("target_au"), 1.0);
-  EXPECT_EQ(lc.integer("batch_size"), 256);
+  const LoaderParameters& lp = lc.loader();
+  EXPECT_EQ(format_distribution(lp.step_time), "normal:50ms:5ms");
+  EXPECT_EQ(lp.step_time.a_ns, 50'000'000);
+  EXPECT_EQ(lp.transform.per, TransformCost::Per::sample);
+  EXPECT_EQ(lp.transform.ns, 200'000);
+  EXPECT_EQ(lp.samples.kind, SampleFormat::Kind::records);
+  EXPECT_EQ(lp.samples.record_bytes, 65536u);
+  EXPECT_DOUBLE_EQ(lp.target_au, 1.0);
+  EXPECT_EQ(lp.batch_size, 256);
+  EXPECT_EQ(lp.workers, 4);
+  EXPECT_FALSE(lp.pattern.has_value());
   std::vector<std::string> keys2;
   for (const auto& [k, _] : lc.params.items()) keys2.push_back(k);
   // The optional sampling pattern, TFRecord options, accelerator, overlap, handover and the
@@ -122,13 +134,112 @@ TEST_F(PlanTest, ParamsAreInCanonicalOrderWithResolvedValues) {
   // (file_read's read order) does not reach the loader.
   Plan z = plan_of({{{"family", "loader"}, {"pattern", "zipf:1.10"}}});
   EXPECT_TRUE(z.cases.at(0).name().ends_with("/path:source/pattern:zipf:1.1")) << z.cases.at(0).name();
+  ASSERT_TRUE(z.cases.at(0).loader().pattern.has_value());
+  EXPECT_EQ(z.cases.at(0).loader().pattern->kind, Skew::Kind::zipf);
+  EXPECT_DOUBLE_EQ(z.cases.at(0).loader().pattern->theta, 1.1);
   EXPECT_THROW(plan_of({{{"family", "loader"}, {"pattern", "sequential"}}}), InputError);
   Plan d = plan_of({{{"family", "loader"}}}, {{"defaults", {{"pattern", "random"}}}});
-  EXPECT_FALSE(d.cases.at(0).has("pattern"));
+  EXPECT_FALSE(d.cases.at(0).params.contains("pattern"));
+  EXPECT_FALSE(d.cases.at(0).loader().pattern.has_value());
 
   Plan s = plan_of({{{"family", "stage"}, {"verify", false}}});
   EXPECT_EQ(s.cases.at(0).name(), "stage/workers:4/state:cold/verify:false");
   EXPECT_FALSE(s.cases.at(0).params.at("verify").get<bool>());
+  EXPECT_FALSE(s.cases.at(0).stage().verify);
+  EXPECT_EQ(s.cases.at(0).stage().workers, 4);
+  EXPECT_EQ(s.cases.at(0).path(), nullptr) << "stage reads the source and writes the cache";
+}
+
+// Every optional parameter set: each reaches its own typed field (a row of the plan's table
+// naming another field would leave one of these at its default).
+TEST_F(PlanTest, EveryParameterFillsItsTypedField) {
+  Plan f =
+      plan_of({{{"family", "file_read"},
+                {"pattern", "hot_set:10%:90%"},
+                {"runtime", "2s"},
+                {"max_bytes", "1GiB"},
+                {"ramp_time", "500ms"},
+                {"steady_state", {{"metric", "iops"}, {"mode", "spread"}, {"limit", "3%"}, {"window", "1s"}}},
+                {"sink", "host"}}});
+  const FileReadParameters& fp = f.cases.at(0).file_read();
+  EXPECT_EQ(fp.pattern.pattern, Pattern::skewed);
+  EXPECT_EQ(fp.pattern.skew.kind, Skew::Kind::hot_set);
+  EXPECT_DOUBLE_EQ(fp.pattern.skew.hot_files, 0.1);
+  EXPECT_EQ(fp.runtime, std::chrono::seconds(2));
+  EXPECT_EQ(fp.max_bytes, std::uint64_t{1} << 30);
+  EXPECT_EQ(fp.ramp_time, std::chrono::milliseconds(500));
+  ASSERT_TRUE(fp.steady_state.has_value());
+  EXPECT_EQ(fp.steady_state->metric, SteadyStateSpec::Metric::iops);
+  EXPECT_EQ(fp.steady_state->window_ns, 1'000'000'000);
+  EXPECT_EQ(fp.sink, "host");
+
+  Plan l = plan_of({{{"family", "loader"},
+                     {"samples", "tfrecord"},
+                     {"shuffle_buffer", 1024},
+                     {"verify_crc", false},
+                     {"accelerator", "cpu"},
+                     {"overlap", false},
+                     {"handover", "process"},
+                     {"next_cost", "1100us"},
+                     {"next_cost_per_mib", "2ms"},
+                     {"steps", 7},
+                     {"warmup_steps", 3},
+                     {"epochs", 2},
+                     {"prefetch", 5},
+                     {"accelerators", 6},
+                     {"transform", "random_resized_crop:224"}}});
+  const LoaderParameters& lp = l.cases.at(0).loader();
+  EXPECT_EQ(lp.samples.kind, SampleFormat::Kind::tfrecord);
+  EXPECT_EQ(lp.shuffle_buffer, 1024);
+  EXPECT_EQ(lp.verify_crc, false);
+  EXPECT_EQ(lp.accelerator, "cpu");
+  EXPECT_EQ(lp.overlap, false);
+  EXPECT_EQ(lp.handover, "process");
+  EXPECT_EQ(lp.next_cost, std::chrono::microseconds(1100));
+  EXPECT_EQ(lp.next_cost_per_mib, std::chrono::milliseconds(2));
+  EXPECT_EQ(lp.steps, 7);
+  EXPECT_EQ(lp.warmup_steps, 3);
+  EXPECT_EQ(lp.epochs, 2);
+  EXPECT_EQ(lp.prefetch, 5);
+  EXPECT_EQ(lp.accelerators, 6);
+  EXPECT_EQ(lp.transform.per, TransformCost::Per::decode);
+  EXPECT_EQ(lp.transform.crop, TransformCost::Crop::random_resized);
+  EXPECT_EQ(lp.transform.size, 224);
+  EXPECT_EQ(l.cases.at(0).reader_threads(), 6);
+
+  Plan r = plan_of({{{"family", "replay"},
+                     {"trace", "t.json"},
+                     {"job", "resnet"},
+                     {"step_scale", 0.5},
+                     {"workers", 0},
+                     {"batch_size", 64},
+                     {"epochs", 3},
+                     {"target_au", 0.8},
+                     {"allow_resized", true}}});
+  Case& rc = r.cases.at(0);
+  EXPECT_EQ(rc.replay().trace, "t.json");
+  EXPECT_EQ(rc.replay().job, "resnet");
+  EXPECT_EQ(rc.replay().step_scale, 0.5);
+  EXPECT_EQ(rc.replay().workers, 0);
+  EXPECT_EQ(rc.replay().batch_size, 64);
+  EXPECT_EQ(rc.replay().epochs, 3);
+  EXPECT_EQ(rc.replay().target_au, 0.8);
+  EXPECT_EQ(rc.replay().allow_resized, true);
+  EXPECT_EQ(rc.cache_state(), "cold");
+  EXPECT_EQ(*rc.path(), "source");
+  // A value set after the plan reaches the name and the field alike.
+  rc.set("job", "other");
+  EXPECT_EQ(rc.replay().job, "other");
+  EXPECT_TRUE(rc.name().starts_with("replay/job:other/")) << rc.name();
+}
+
+// make_case puts the parameters in the family's canonical order, as the plan would.
+TEST(CaseTest, MadeCasesTakeTheCanonicalOrder) {
+  Case c = make_case("file_read", {{"path", "cache"}, {"block_size", 4096}, {"pattern", "random"}});
+  EXPECT_EQ(c.params.dump(), R"({"pattern":"random","block_size":4096,"path":"cache"})");
+  EXPECT_EQ(c.file_read().block_size, 4096u);
+  EXPECT_EQ(c.file_read().path, "cache");
+  EXPECT_DEATH(make_case("file_read", {{"batch_size", 4}}), "no parameter batch_size");
 }
 
 TEST_F(PlanTest, CartesianProductOfSweeps) {
@@ -307,14 +418,17 @@ TEST_F(PlanTest, RoundLimitsJoinTheNameOnlyWhenSet) {
   ASSERT_EQ(p.cases.size(), 2u);
   EXPECT_EQ(p.cases[0].name(),
             "file_read/pattern:sequential/bs:1048576/engine:psync/qd:1/workers:1/state:cold/path:source");
-  EXPECT_FALSE(p.cases[0].has("runtime"));
-  EXPECT_FALSE(p.cases[0].has("steady_state"));
+  EXPECT_FALSE(p.cases[0].params.contains("runtime"));
+  EXPECT_FALSE(p.cases[0].file_read().runtime.has_value());
+  EXPECT_FALSE(p.cases[0].file_read().steady_state.has_value());
   EXPECT_EQ(p.cases[1].name(),
             "file_read/pattern:random/bs:1048576/engine:psync/qd:1/workers:1/state:cold/path:source/"
             "runtime:1500ms/max_bytes:1073741824/ramp:500ms/ss:bw_slope:2%:1s");
-  EXPECT_EQ(p.cases[1].str("runtime"), "1500ms");
-  EXPECT_EQ(p.cases[1].integer("max_bytes"), 1073741824);
-  EXPECT_EQ(p.cases[1].str("steady_state"), "bw_slope:2%:1s");
+  EXPECT_EQ(p.cases[1].params.at("runtime"), "1500ms");
+  EXPECT_EQ(p.cases[1].file_read().runtime, std::chrono::milliseconds(1500));
+  EXPECT_EQ(p.cases[1].file_read().max_bytes, 1073741824u);
+  EXPECT_EQ(p.cases[1].params.at("steady_state"), "bw_slope:2%:1s");
+  EXPECT_EQ(format_steady_state(*p.cases[1].file_read().steady_state), "bw_slope:2%:1s");
   EXPECT_EQ(p.cases[1].origin.at("runtime"), "/families/1/runtime");
 }
 

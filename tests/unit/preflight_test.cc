@@ -175,17 +175,13 @@ TEST_F(DirectBlockSizes, ADefaultBlockSizeIsNamedWhereItWasSet) {
 }
 
 TEST(Preflight, ReadsDirect) {
-  Case c;
-  c.family = "file_read";
-  c.params = {{"engine", "psync"}, {"cache_state", "direct"}};
+  Case c = make_case("file_read", {{"engine", "psync"}, {"cache_state", "direct"}});
   EXPECT_TRUE(reads_direct(c));
-  c.params["cache_state"] = "cold";
+  c.set("cache_state", "cold");
   EXPECT_FALSE(reads_direct(c));
-  c.params["engine"] = "libaio";
+  c.set("engine", "libaio");
   EXPECT_TRUE(reads_direct(c));
-  Case loader;
-  loader.family = "loader";
-  loader.params = {{"engine", "psync"}, {"cache_state", "cold"}};
+  Case loader = make_case("loader", {{"engine", "psync"}, {"cache_state", "cold"}});
   EXPECT_FALSE(reads_direct(loader));
 }
 

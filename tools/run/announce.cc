@@ -23,7 +23,7 @@ namespace {
 
 bool uses_state(const Plan& plan, const std::string& state) {
   for (const Case& c : plan.cases)
-    if (c.has("cache_state") && c.str("cache_state") == state) return true;
+    if (c.cache_state() == state) return true;
   return false;
 }
 

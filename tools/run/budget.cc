@@ -68,7 +68,9 @@ void fit_to_budget(RunSetup& run, RunEstimate& estimate) {
       std::string runtime =
           c.budget_runtime_ns > 0
               ? "runtime " + format_duration_exact(c.budget_runtime_ns)
-              : std::string(c.has("runtime") ? "runtime " + c.str("runtime") : "whole selection");
+              : std::string(c.family == "file_read" && c.file_read().runtime
+                                ? "runtime " + format_duration_exact(c.file_read().runtime->count())
+                                : "whole selection");
       std::fprintf(human, "  %s: %d repetitions, %s\n", printable(c.name()).c_str(), c.repetitions,
                    runtime.c_str());
     }

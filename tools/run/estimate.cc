@@ -22,7 +22,7 @@ long max_rss_kib() {
 }
 
 const char* role_of(const Case& c) {
-  if (c.has("path")) return c.str("path") == "cache" ? "cache" : "source";
+  if (c.path()) return *c.path() == "cache" ? "cache" : "source";
   return "source";  // stage reads the source
 }
 
@@ -38,7 +38,7 @@ RunEstimate estimate_run(const Plan& plan, RunContext& context) {
     for (std::size_t i = 0; i < plan.cases.size(); ++i) {
       const Case& c = plan.cases[i];
       if (!e.refusals[i].empty() || role_of(c) != role) continue;
-      if (c.family != "replay" || (c.has("cache_state") && c.str("cache_state") != "cold")) return true;
+      if (c.family != "replay" || c.cache_state() != "cold") return true;
     }
     return false;
   };

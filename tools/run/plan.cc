@@ -56,7 +56,7 @@ void refuse_throttle_without_cache(const Config& config, const ConfigOverrides& 
 
 bool uses_path(const Plan& plan, const std::string& role) {
   for (const Case& c : plan.cases)
-    if (c.has("path") && c.str("path") == role) return true;
+    if (c.path() && *c.path() == role) return true;
   return false;
 }
 
@@ -66,18 +66,18 @@ void read_replay_traces(RunSetup& run) {
   std::set<std::string> names;
   for (Case& c : run.plan.cases) {
     if (c.family != "replay") continue;
-    const std::string trace = c.str("trace");
+    const std::string trace = c.replay().trace;
     auto& job = run.context.recorded_jobs[trace];
     if (!job) job = std::make_shared<const RecordedJob>(load_recorded_job(trace));
-    if (!c.has("job")) c.params["job"] = job->name;
+    if (!c.replay().job) c.set("job", job->name);
     // For the estimate (estimator.h): what the recording waited and stepped.
-    double wait_s = 0, step_s = 0;
-    for (const RecordedPass& p : job->passes)
-      for (const RecordedBatch& b : p.batches)
-        wait_s += double(b.wait_ns) * 1e-9, step_s += double(std::max<std::int64_t>(b.step_ns, 0)) * 1e-9;
-    c.params["recorded_wait_s"] = wait_s;
-    c.params["recorded_step_s"] = step_s;
-    c.params["recorded_passes"] = job->passes.size();
+    ReplayParameters& p = c.replay();
+    p.recorded_wait_s = p.recorded_step_s = 0;
+    for (const RecordedPass& pass : job->passes)
+      for (const RecordedBatch& b : pass.batches)
+        p.recorded_wait_s += double(b.wait_ns) * 1e-9,
+            p.recorded_step_s += double(std::max<std::int64_t>(b.step_ns, 0)) * 1e-9;
+    p.recorded_passes = job->passes.size();
     if (!names.insert(c.name()).second)
       throw InputError(run.config.file + ": " + c.group + ": two replay cases are named " + c.name() +
                        " (two traces of jobs with one name): give each family its own \"job\"");

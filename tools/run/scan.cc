@@ -70,9 +70,10 @@ void scan_roots(RunSetup& run) {
   for (const Case& c : plan.cases) {
     if (c.family != "replay") continue;
     const FileSet* files =
-        c.str("path") == "cache" && !config.partial_cache ? context.files_for("cache") : &*context.source;
+        c.replay().path == "cache" && !config.partial_cache ? context.files_for("cache") : &*context.source;
     if (files)
-      recorded_file_set(*context.recorded_jobs.at(c.str("trace")), *files, *files, replay_allows_resized(c));
+      recorded_file_set(*context.recorded_jobs.at(c.replay().trace), *files, *files,
+                        c.replay().allow_resized.value_or(false));
   }
   run.plan_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - run.started).count();
 

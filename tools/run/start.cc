@@ -16,13 +16,6 @@
 namespace feedbench::run_steps {
 namespace {
 
-// RETURNS: the threads that read in one process for case `c`: the loader's workers for each
-// accelerator, the other families' workers.
-int reading_threads(const Case& c) {
-  const int workers = c.has("workers") ? int(std::max<std::int64_t>(1, c.integer("workers"))) : 1;
-  return c.has("accelerators") ? workers * int(c.integer("accelerators")) : workers;
-}
-
 // A launcher's binding that holds a rank to fewer cores than its reading threads: said once,
 // before any case, and recorded (environment.cpu_affinity).
 // RETURNS: the record, null when not launched by MPI.
@@ -32,7 +25,7 @@ nlohmann::json check_affinity(const RunSetup& run) {
   std::vector<Case> matched;
   cases_to_run(run.plan, o.filter, o.repetitions_from_flag, o.flag_repetitions, &matched);
   int threads = 0;
-  for (const Case& c : matched) threads = std::max(threads, reading_threads(c));
+  for (const Case& c : matched) threads = std::max(threads, c.reader_threads());
   const std::vector<RankCores> cores =
       all_gather(run.cluster, RankCores{std::int32_t(usable_cores()), std::int32_t(online_cpus())});
   const std::string warning =

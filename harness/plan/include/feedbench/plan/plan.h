@@ -10,6 +10,7 @@
 
 #include "feedbench/gpu/gpu.h"
 #include "feedbench/plan/config.h"
+#include "feedbench/plan/family_parameters.h"
 
 namespace feedbench {
 
@@ -21,13 +22,15 @@ struct NamePart {
   std::string value;
 };
 
-// A plain value: the family and every resolved parameter. Sizes and durations are resolved to
-// integers (bytes, nanoseconds); choices stay strings. Keys in `params` are in the family's
-// canonical order; `name()` is the identity the diff tool matches on, e.g.
+// A plain value: the family and every resolved parameter, twice: as canonical JSON values for the
+// case's identity (`params`: its name, what result files record and `diff` matches on), and as
+// typed fields for the code that runs it (`values`, family_parameters.h), both filled once by
+// the plan. Keys in `params` are in the family's canonical order; `name()` is the identity, e.g.
 // file_read/pattern:random/bs:4096/engine:libaio/qd:32/workers:4/state:cold/path:cache
 struct Case {
-  std::string family;             // "file_read", "loader", "stage"
+  std::string family;             // "file_read", "loader", "replay", "stage"
   nlohmann::ordered_json params;  // canonical order; full parameter names as keys
+  FamilyParameters values;        // the alternative of `family`
   int repetitions = 3;
   std::uint64_t seed = 42;
   // Where the config set each parameter: a JSON pointer ("/families/1/block_size/0",
@@ -46,12 +49,31 @@ struct Case {
   // RETURNS: the segments of name() after the family, in canonical order.
   std::vector<NamePart> name_parts() const;
 
-  // Typed access. REQUIRES: the key exists with that type (the plan guarantees it).
-  std::string str(const char* key) const;
-  std::int64_t integer(const char* key) const;
-  double number(const char* key) const;
-  bool has(const char* key) const;
+  // The family's fields. REQUIRES: `family` is that family (checked).
+  const FileReadParameters& file_read() const;
+  const LoaderParameters& loader() const;
+  const ReplayParameters& replay() const;
+  const StageParameters& stage() const;
+  ReplayParameters& replay();  // the run fills in what it read from the trace
+
+  // RETURNS: the root the case reads, "source" or "cache"; null for stage (which reads the
+  // source and writes a scratch folder in the cache).
+  const std::string* path() const;
+  // RETURNS: the page cache's state before the case: "cold", "warm" or "direct".
+  const std::string& cache_state() const;
+  // RETURNS: the reader threads the case runs at once: workers (x accelerators for the loader).
+  int reader_threads() const;
+
+  // Sets `key` to `value`, a canonical value as the plan makes it, in `params` (the name and the
+  // result) and in its typed field. For a value the run learns after the plan (replay's job
+  // name) and for tests. REQUIRES: `key` is a parameter of `family` and `value` of its kind.
+  void set(const std::string& key, const nlohmann::json& value);
 };
+
+// RETURNS: a case of `family` with every parameter at its canonical `params` value (the keys a
+// case of that family has; any order). For tests and tools that build a case without a config.
+// REQUIRES: as Case::set for each key.
+Case make_case(const std::string& family, const nlohmann::ordered_json& params);
 
 struct Plan {
   std::vector<Case> cases;
