@@ -277,8 +277,8 @@ namespace feedbench {
 namespace {
 
 struct LoaderRank {
-  std::uint64_t samples, steps, warmup_steps, measured_read_bytes, warmup_read_bytes;
-  double measured_s, wait_s, compute_s, step_s, read_s, transform_s;
+  LoaderCounters counters;
+  double measured_s, read_s, transform_s;
   std::int32_t host;
   std::uint8_t failed;
   FixedText<400> error;
@@ -290,15 +290,8 @@ struct LoaderRank {
 LoaderAcrossRanks gather_loader_ranks(Cluster& cluster, LoaderResult& result, const std::string& failed,
                                       double target) {
   LoaderAcrossRanks out;
-  LoaderRank mine{result.samples,
-                  result.steps,
-                  result.warmup_steps,
-                  result.measured_read_bytes,
-                  result.warmup_read_bytes,
+  LoaderRank mine{result,
                   result.measured_s,
-                  result.wait_s,
-                  result.compute_s,
-                  result.step_s,
                   result.read_s,
                   result.transform_s,
                   cluster.host_index(),
@@ -322,8 +315,8 @@ LoaderAcrossRanks gather_loader_ranks(Cluster& cluster, LoaderResult& result, co
   // The read tally over every rank (ReadTally::merge), as the file_read fold does.
   ReadTally read;
   read.reads_files = t.reads_files;
-  t.samples = t.steps = t.warmup_steps = t.measured_read_bytes = t.warmup_read_bytes = 0;
-  t.wait_s = t.compute_s = t.step_s = t.read_s = t.transform_s = t.measured_s = 0;
+  static_cast<LoaderCounters&>(t) = {};
+  t.read_s = t.transform_s = t.measured_s = 0;
   t.au_per_trainer.clear();
   t.wait_ns = Histogram();
   for (std::size_t r = 0; r < waits.size(); ++r)  // data wait of every accelerator's steps
@@ -334,15 +327,8 @@ LoaderAcrossRanks gather_loader_ranks(Cluster& cluster, LoaderResult& result, co
   double min_au = 2;
   for (std::size_t r = 0; r < all.size(); ++r) {
     const LoaderRank& x = all[r];
-    t.samples += x.samples;
+    t += x.counters;
     read.merge(tally_of(x.read));
-    t.steps += x.steps;
-    t.warmup_steps += x.warmup_steps;
-    t.measured_read_bytes += x.measured_read_bytes;
-    t.warmup_read_bytes += x.warmup_read_bytes;
-    t.wait_s += x.wait_s;
-    t.compute_s += x.compute_s;
-    t.step_s += x.step_s;
     t.read_s += x.read_s;
     t.transform_s += x.transform_s;
     t.measured_s = std::max(t.measured_s, x.measured_s);
@@ -356,20 +342,24 @@ LoaderAcrossRanks gather_loader_ranks(Cluster& cluster, LoaderResult& result, co
         min_rank = int(r);
       }
     }
-    ranks.push_back({{"rank", r},
-                     {"host", cluster.host_names()[std::size_t(x.host)]},
-                     {"host_index", x.host},
-                     {"au", x.step_s > 0 ? x.compute_s / x.step_s : 0.0},
-                     {"min_au", au.empty() ? 0.0 : rank_min},
-                     {"au_per_accelerator", au},
-                     {"samples", x.samples},
-                     {"bytes", x.read.bytes},
-                     {"measured_s", x.measured_s},
-                     {"samples_per_second", x.measured_s > 0 ? double(x.samples) / x.measured_s : 0.0}});
+    ranks.push_back(
+        {{"rank", r},
+         {"host", cluster.host_names()[std::size_t(x.host)]},
+         {"host_index", x.host},
+         {"au", x.counters.au_counted()},
+         {"min_au", au.empty() ? 0.0 : rank_min},
+         {"au_per_accelerator", au},
+         {"samples", x.counters.samples},
+         {"bytes", x.read.bytes},
+         {"measured_s", x.measured_s},
+         {"samples_per_second", x.measured_s > 0 ? double(x.counters.samples) / x.measured_s : 0.0}});
   }
   static_cast<ReadTally&>(t) = read;
-  t.au = t.step_s > 0 ? t.compute_s / t.step_s : 0;
-  t.stall_fraction = t.step_s > 0 ? t.wait_s / t.step_s : 0;
+  t.wait_s = double(t.waited_ns) * 1e-9;
+  t.compute_s = double(t.computed_ns) * 1e-9;
+  t.step_s = double(t.stepped_ns) * 1e-9;
+  t.au = t.au_counted();
+  t.stall_fraction = t.stall_counted();
   t.min_au = t.au_per_trainer.empty() ? 0 : min_au;
   t.samples_per_second = t.measured_s > 0 ? double(t.samples) / t.measured_s : 0;
   t.bytes_per_second = t.measured_s > 0 ? double(t.bytes) / t.measured_s : 0;

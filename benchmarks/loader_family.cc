@@ -358,7 +358,7 @@ nlohmann::json loader_run_json(const LoaderResult& result, const std::string& ve
       {"calibration", calibration},
       {"samples", result.samples},
       {"bytes", result.bytes},
-      {"measured_read_bytes", result.measured_read_bytes},
+      {"measured_read_bytes", result.read_bytes},
       {"warmup_read_bytes", result.warmup_read_bytes},
       {"warmup_steps", result.warmup_steps},
       {"steps_per_epoch", schedule.steps_per_epoch},

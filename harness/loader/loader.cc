@@ -123,7 +123,6 @@ EpochsRun run_epochs(const LoaderOptions& options, std::vector<std::unique_ptr<T
 // One epoch over every trainer: its figures, and its sums in ns for the run's totals.
 struct EpochFold {
   EpochFigures figures;
-  std::int64_t wait_ns = 0, compute_ns = 0, step_ns = 0;
   std::int64_t epoch_ns = 0;  // every trainer's wall of the epoch, summed
 };
 
@@ -139,15 +138,8 @@ EpochFold fold_epoch(const std::vector<std::unique_ptr<Trainer>>& trainers, int 
   std::int64_t first = INT64_MAX, last = INT64_MIN;
   for (auto& t : trainers) {
     const EpochOutcome& o = t->outcome.epochs[std::size_t(e)];
-    f.steps += o.steps;
-    f.warmup_steps += o.warmup;
-    f.samples += o.samples;
+    f += o;
     f.bytes += o.read.bytes;
-    f.read_bytes += o.read_bytes;
-    f.warmup_read_bytes += o.warmup_read_bytes;
-    out.wait_ns += o.wait_ns;
-    out.compute_ns += o.compute_ns;
-    out.step_ns += o.step_ns;
     f.wait_ns.merge(o.wait);
     out.epoch_ns += o.epoch_ns;
     if (o.measured) {
@@ -156,11 +148,11 @@ EpochFold fold_epoch(const std::vector<std::unique_ptr<Trainer>>& trainers, int 
     }
   }
   f.measured_s = last > first ? double(last - first) * 1e-9 : 0;
-  f.wait_s = double(out.wait_ns) * 1e-9;
-  f.compute_s = double(out.compute_ns) * 1e-9;
-  f.step_s = double(out.step_ns) * 1e-9;
-  f.au = out.step_ns > 0 ? double(out.compute_ns) / double(out.step_ns) : 0;
-  f.stall_fraction = out.step_ns > 0 ? double(out.wait_ns) / double(out.step_ns) : 0;
+  f.wait_s = double(f.waited_ns) * 1e-9;
+  f.compute_s = double(f.computed_ns) * 1e-9;
+  f.step_s = double(f.stepped_ns) * 1e-9;
+  f.au = f.au_counted();
+  f.stall_fraction = f.stall_counted();
   if (f.measured_s > 0) {
     f.samples_per_second = double(f.samples) / f.measured_s;
     f.bytes_per_second = double(f.bytes) / f.measured_s;
@@ -183,9 +175,9 @@ void add_trainer(const TrainerOutcome& o, LoaderResult& r) {
   r.transform_cpu_s += double(o.work.transform_cpu_ns) * 1e-9;
   r.transform_idle_s += double(o.work.transform_idle_ns) * 1e-9;
   r.decoded_pixels += o.work.pixels;
-  std::int64_t c = 0, s = 0;
-  for (const EpochOutcome& eo : o.epochs) c += eo.compute_ns, s += eo.step_ns;
-  const double au = s > 0 ? double(c) / double(s) : 0;
+  LoaderCounters all;
+  for (const EpochOutcome& eo : o.epochs) all += eo;
+  const double au = all.au_counted();
   r.au_per_trainer.push_back(au);
   r.min_au = std::min(r.min_au, au);
 }
@@ -206,22 +198,15 @@ LoaderResult LoaderSim::run() {
   LoaderResult r;
   r.schedule = sched;
   r.reads_files = source_.reads_files();
-  std::int64_t wait = 0, compute = 0, step = 0, epoch_total = 0, epoch_count = 0;
+  std::int64_t epoch_total = 0, epoch_count = 0;
   bool device_unknown = false;
   std::uint64_t device_total = 0;
   for (int e = 0; e < options_.epochs; ++e) {
     EpochFold fold = fold_epoch(trainers, e, ran);
     const EpochFigures& f = fold.figures;
-    r.samples += f.samples;
-    r.steps += f.steps;
-    r.warmup_steps += f.warmup_steps;
-    r.measured_read_bytes += f.read_bytes;
-    r.warmup_read_bytes += f.warmup_read_bytes;
+    r += f;
     r.measured_s += f.measured_s;
     r.wait_ns.merge(f.wait_ns);
-    wait += fold.wait_ns;
-    compute += fold.compute_ns;
-    step += fold.step_ns;
     epoch_total += fold.epoch_ns;
     epoch_count += std::int64_t(trainers.size());
     if (f.device_bytes) device_total += *f.device_bytes;
@@ -232,11 +217,11 @@ LoaderResult LoaderSim::run() {
   r.min_au = 1;
   for (auto& t : trainers) add_trainer(t->outcome, r);
   r.epoch_s = epoch_count ? double(epoch_total) * 1e-9 / double(epoch_count) : 0;
-  r.wait_s = double(wait) * 1e-9;
-  r.compute_s = double(compute) * 1e-9;
-  r.step_s = double(step) * 1e-9;
-  r.stall_fraction = step > 0 ? double(wait) / double(step) : 0;
-  r.au = step > 0 ? double(compute) / double(step) : 0;
+  r.wait_s = double(r.waited_ns) * 1e-9;
+  r.compute_s = double(r.computed_ns) * 1e-9;
+  r.step_s = double(r.stepped_ns) * 1e-9;
+  r.stall_fraction = r.stall_counted();
+  r.au = r.au_counted();
   r.cores = usable_cores();
   r.cpu_util = ran.wall_ns > 0 ? ran.cpu_s / (double(ran.wall_ns) * 1e-9 * r.cores) : 0;
   if (ran.host_total && ran.host_total->total_s > 0)
@@ -259,6 +244,18 @@ const EpochFigures* epoch_read_ahead(const std::vector<EpochFigures>& epochs) {
 }
 
 }  // namespace
+
+LoaderCounters& LoaderCounters::operator+=(const LoaderCounters& other) {
+  samples += other.samples;
+  steps += other.steps;
+  warmup_steps += other.warmup_steps;
+  read_bytes += other.read_bytes;
+  warmup_read_bytes += other.warmup_read_bytes;
+  waited_ns += other.waited_ns;
+  computed_ns += other.computed_ns;
+  stepped_ns += other.stepped_ns;
+  return *this;
+}
 
 bool LoaderResult::judged() const { return schedule.judged() && !epoch_read_ahead(epochs); }
 

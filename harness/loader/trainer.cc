@@ -176,8 +176,8 @@ void Trainer::run_epoch(int epoch, EpochOutcome& out) {
     if (recorded_step < 0) {
       out.warmup_read_bytes += b.read;
       out.wait.record(std::uint64_t(t1 - t0));
-    } else if (epoch == 0 && std::int64_t(out.warmup) < schedule_.warmup_steps) {
-      ++out.warmup;
+    } else if (epoch == 0 && std::int64_t(out.warmup_steps) < schedule_.warmup_steps) {
+      ++out.warmup_steps;
       out.warmup_read_bytes += b.read;
     } else {
       record_step(out, t0, t1, t2, b);
@@ -340,9 +340,9 @@ void Trainer::record_step(EpochOutcome& out, std::int64_t t0, std::int64_t t1, s
   out.read.bytes += b.bytes;
   out.read.bytes_planned += b.planned;
   out.read_bytes += b.read;
-  out.wait_ns += t1 - t0;
-  out.compute_ns += t2 - t1;
-  out.step_ns += t2 - t0;
+  out.waited_ns += t1 - t0;
+  out.computed_ns += t2 - t1;
+  out.stepped_ns += t2 - t0;
   out.wait.record(std::uint64_t(t1 - t0));
 }
 

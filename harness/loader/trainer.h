@@ -39,12 +39,9 @@ struct RunState {
 };
 
 // One trainer's part of one epoch.
-struct EpochOutcome {
-  std::uint64_t samples = 0, steps = 0, warmup = 0;
+// One trainer's epoch: its counters (read_bytes: Batch::read of its measured steps' batches).
+struct EpochOutcome : LoaderCounters {
   ReadTally read;  // bytes read and planned in measured steps
-  // Read for the batches of measured steps and of the warm-up (Batch::read).
-  std::uint64_t read_bytes = 0, warmup_read_bytes = 0;
-  std::int64_t wait_ns = 0, compute_ns = 0, step_ns = 0;
   std::int64_t first_t0 = 0, last_t2 = 0;
   bool measured = false;
   std::int64_t epoch_ns = 0;

@@ -632,7 +632,7 @@ TEST(LoaderTest, AShuffleBufferFilledInTheWarmUpIsCounted) {
   EXPECT_EQ(r.steps, 16u);
   EXPECT_TRUE(r.judged()) << r.not_judged_reason();
   EXPECT_EQ(r.bytes, 64u * 4096);
-  EXPECT_EQ(r.measured_read_bytes, r.bytes);
+  EXPECT_EQ(r.read_bytes, r.bytes);
   EXPECT_EQ(r.warmup_read_bytes, 0u);
 
   o.steps = 5;
@@ -660,7 +660,7 @@ TEST(LoaderTest, AReadAheadThatEndsInTheWarmUpIsNotJudged) {
   EXPECT_EQ(r.warmup_steps, 4u);
   EXPECT_FALSE(r.judged() && r.au >= 0.9) << "AU " << r.au << " judged on steps that read nothing";
   EXPECT_TRUE(r.schedule.judged());  // enough steps: what they read is what fails
-  EXPECT_EQ(r.measured_read_bytes, 0u);
+  EXPECT_EQ(r.read_bytes, 0u);
   EXPECT_EQ(r.warmup_read_bytes, set.files.total_bytes());
   const std::string why = r.not_judged_reason();
   EXPECT_EQ(why.rfind("not judged: the measured steps read 0 B, 0.0% of the 192 KiB their samples hold "
@@ -674,7 +674,7 @@ TEST(LoaderTest, AReadAheadThatEndsInTheWarmUpIsNotJudged) {
   ThrottledShards small_reads(4096);
   const LoaderResult fed = LoaderSim(o, *small_reads.source).run();
   EXPECT_TRUE(fed.judged()) << fed.not_judged_reason();
-  EXPECT_EQ(fed.measured_read_bytes, fed.bytes);
+  EXPECT_EQ(fed.read_bytes, fed.bytes);
 }
 
 }  // namespace

@@ -367,16 +367,32 @@ LoaderSchedule loader_schedule(const LoaderOptions& options, std::size_t samples
                                std::uint64_t dataset_bytes = 0,
                                const std::vector<std::uint64_t>* shard_records = nullptr);
 
-// One epoch's figures over every trainer.
-struct EpochFigures {
-  int epoch = 0;                   // 1-based
-  std::uint64_t steps = 0;         // measured, all trainers
-  std::uint64_t warmup_steps = 0;  // excluded, all trainers
+// What the loader counts of its steps: one trainer's in one epoch, an epoch's over its trainers,
+// a run's over its epochs, a run's over ranks, all summed by operator+= alone.
+struct LoaderCounters {
   std::uint64_t samples = 0;       // in measured steps
-  std::uint64_t bytes = 0;
+  std::uint64_t steps = 0;         // measured steps
+  std::uint64_t warmup_steps = 0;  // excluded from the figures
   // Read while the batches of the measured steps (of the warm-up) were built: a stream's reads
   // ahead count where they were made, not where their records were taken.
   std::uint64_t read_bytes = 0, warmup_read_bytes = 0;
+  // Over the measured steps: the trainer's waits for data, its steps' compute, and each step's
+  // whole (wait + compute + the loop's own overhead).
+  std::int64_t waited_ns = 0, computed_ns = 0, stepped_ns = 0;
+
+  LoaderCounters& operator+=(const LoaderCounters& other);
+  // RETURNS: computed / stepped (AU as DLIO defines it), 0 without a step.
+  double au_counted() const { return stepped_ns > 0 ? double(computed_ns) / double(stepped_ns) : 0; }
+  // RETURNS: waited / stepped, 0 without a step.
+  double stall_counted() const { return stepped_ns > 0 ? double(waited_ns) / double(stepped_ns) : 0; }
+  // RETURNS: the bytes the workers read, warm-up included.
+  std::uint64_t all_read_bytes() const { return read_bytes + warmup_read_bytes; }
+};
+
+// One epoch's figures over every trainer (its counters: all trainers).
+struct EpochFigures : LoaderCounters {
+  int epoch = 0;  // 1-based
+  std::uint64_t bytes = 0;
   double measured_s = 0;  // wall: the epoch's first measured step start to its last step end
   double wait_s = 0, compute_s = 0, step_s = 0;
   double au = 0, stall_fraction = 0;
@@ -389,20 +405,13 @@ struct EpochFigures {
   std::optional<double> host_cpu_busy;
   double cpu_util = 0;  // this process's CPU over the epoch / (wall × usable cores)
   double wall_s = 0;    // the epoch's wall, warm-up and every worker included: what the counts span
-
-  // RETURNS: the bytes the workers read in the epoch, warm-up included.
-  std::uint64_t all_read_bytes() const { return read_bytes + warmup_read_bytes; }
 };
 
 // A run's figures. Its read tally counts the bytes read for measured steps against what those
 // samples held at the scan (more than read when files shrank or vanished during the run; then
 // `incomplete` says so), and every open of the run, warm-up included.
-struct LoaderResult : ReadTally {
-  std::uint64_t samples = 0;       // in measured steps, all trainers
-  std::uint64_t steps = 0;         // measured steps, all trainers
-  std::uint64_t warmup_steps = 0;  // excluded
-  // Bytes read for the batches of measured steps and of warm-up steps, all trainers (EpochFigures).
-  std::uint64_t measured_read_bytes = 0, warmup_read_bytes = 0;
+// Its counters: all trainers, all epochs.
+struct LoaderResult : ReadTally, LoaderCounters {
   double measured_s = 0;  // wall of the measured steps: the sum over epochs of EpochFigures
   double epoch_s = 0;     // mean wall of an epoch (warm-up included), over trainers and epochs
   Histogram wait_ns;      // data wait per measured step
