@@ -72,11 +72,15 @@ std::optional<ProcessCounts> parse_process_counts(const std::string& stat, const
   std::istringstream in(stat.substr(close + 1));
   std::string field;
   std::uint64_t utime = 0, stime = 0;
-  for (int f = 3; f <= 13; ++f)
+  std::int64_t ppid = 0;
+  for (int f = 3; f <= 13; ++f) {
     if (!(in >> field)) return std::nullopt;
+    if (f == 4) ppid = std::strtoll(field.c_str(), nullptr, 10);
+  }
   if (!(in >> utime >> stime)) return std::nullopt;
   ProcessCounts c;
   c.cpu_ticks = utime + stime;
+  c.ppid = ppid;
   std::istringstream lines(io);
   std::string key;
   std::uint64_t v = 0;
@@ -118,22 +122,64 @@ ProcessSamples halve_samples(const ProcessSamples& s) {
   return h;
 }
 
+namespace {
+
+// What a parent's read counts took over from a child it reaped: the child's last counts, from
+// the sample the child was first missing in.
+struct Reaped {
+  std::uint32_t at = 0;
+  std::uint64_t rchar = 0, read_bytes = 0;
+};
+
+// RETURNS: per process of `s` (by index), the children it reaped while sampled, by sample.
+std::vector<std::vector<Reaped>> reaped_children(const ProcessSamples& s) {
+  std::map<std::int64_t, std::size_t> index;
+  for (std::size_t i = 0; i < s.processes.size(); ++i) index[s.processes[i].pid] = i;
+  std::vector<std::vector<Reaped>> out(s.processes.size());
+  const std::uint32_t last = s.t_ns.empty() ? 0 : std::uint32_t(s.t_ns.size() - 1);
+  for (const ProcessSeries& child : s.processes) {
+    if (child.at.empty() || child.at.back() >= last) continue;  // seen to the end: not reaped
+    const ProcessCounts& final_seen = child.counts.back();
+    const auto parent = index.find(final_seen.ppid);
+    if (parent == index.end()) continue;  // reaped outside the tree: its counts went there
+    const ProcessSeries& p = s.processes[parent->second];
+    // The parent's counts hold the child's from the sample the child is gone from.
+    if (p.at.empty() || p.at.back() <= child.at.back()) continue;
+    out[parent->second].push_back({child.at.back() + 1, final_seen.rchar, final_seen.read_bytes});
+  }
+  for (auto& list : out)
+    std::sort(list.begin(), list.end(), [](const Reaped& a, const Reaped& b) { return a.at < b.at; });
+  return out;
+}
+
+}  // namespace
+
 RateSeries rate_series(const ProcessSamples& s, const std::function<bool(std::int64_t pid)>& in_group,
                        std::int64_t origin_ns) {
   RateSeries r;
   if (s.t_ns.size() < 2) return r;
   const std::size_t n = s.t_ns.size() - 1;
   std::vector<double> ticks(n, 0), rchar(n, 0), rbytes(n, 0);
-  for (const ProcessSeries& p : s.processes) {
+  const std::vector<std::vector<Reaped>> reaped = reaped_children(s);
+  for (std::size_t i = 0; i < s.processes.size(); ++i) {
+    const ProcessSeries& p = s.processes[i];
     if (!in_group(p.pid)) continue;
     ProcessCounts prev;  // a process first seen counts from its start
+    std::size_t next_reaped = 0;
+    std::uint64_t owe_rchar = 0, owe_bytes = 0;  // reaped children's counts, counted in their series
     for (std::size_t j = 0; j < p.at.size(); ++j) {
       const ProcessCounts& c = p.counts[j];
+      for (; next_reaped < reaped[i].size() && reaped[i][next_reaped].at <= p.at[j]; ++next_reaped)
+        owe_rchar += reaped[i][next_reaped].rchar, owe_bytes += reaped[i][next_reaped].read_bytes;
       // What a process did before the first sample belongs to the first interval.
       const std::size_t k = p.at[j] == 0 ? 0 : p.at[j] - 1;
       ticks[k] += double(c.cpu_ticks - std::min(c.cpu_ticks, prev.cpu_ticks));
-      rchar[k] += double(c.rchar - std::min(c.rchar, prev.rchar));
-      rbytes[k] += double(c.read_bytes - std::min(c.read_bytes, prev.read_bytes));
+      std::uint64_t read = c.rchar - std::min(c.rchar, prev.rchar);
+      std::uint64_t fetched = c.read_bytes - std::min(c.read_bytes, prev.read_bytes);
+      const std::uint64_t paid = std::min(read, owe_rchar), paid_bytes = std::min(fetched, owe_bytes);
+      read -= paid, owe_rchar -= paid, fetched -= paid_bytes, owe_bytes -= paid_bytes;
+      rchar[k] += double(read);
+      rbytes[k] += double(fetched);
       prev = c;
     }
   }

@@ -88,6 +88,36 @@ TEST(ProcessSamplerTest, RatesPerIntervalPerGroupCountingAProcessFromItsStart) {
   EXPECT_FALSE(device_bytes_read(s, 9));
 }
 
+// A worker reaped by its trainer: the kernel adds the worker's read counts to the trainer's, so
+// summing both series would count the worker's reads twice (a share from storage larger than
+// the whole, a chart's spike at each pass end). Each read counts once: the trainer's jump less
+// what the worker's own series counted is the worker's tail, read after it was last seen.
+TEST(ProcessSamplerTest, AReapedChildsReadsCountOnce) {
+  ProcessSamples s;
+  s.interval_ns = kS;
+  for (int k = 0; k < 5; ++k) s.t_ns.push_back(k * kS), s.devices.emplace_back();
+  ProcessSeries trainer{1, {0, 1, 2, 3, 4}, {}};
+  for (std::uint64_t k = 0; k < 5; ++k)  // 1 MiB a second of its own; from sample 3, the worker's 22 and 11
+    trainer.counts.push_back({0, (k << 20) + (k >= 3 ? 22u << 20 : 0), k >= 3 ? 11u << 20 : 0, 0});
+  ProcessSeries worker{2, {1, 2}, {{0, 10u << 20, 5u << 20, 1}, {0, 20u << 20, 10u << 20, 1}}};
+  s.processes = {trainer, worker};
+  const auto all = [](std::int64_t) { return true; };
+  const RateSeries r = rate_series(s, all, 0);
+  EXPECT_DOUBLE_EQ(r.read_bytes, double((4u << 20) + (22u << 20)));  // the trainer's 4, the worker's 22
+  EXPECT_DOUBLE_EQ(r.storage_bytes, double(11u << 20));
+  EXPECT_LE(r.storage_bytes, r.read_bytes);
+  // Per interval: no spike where the worker was reaped (its last 2 MiB, after its last sample).
+  EXPECT_DOUBLE_EQ(r.read_bps[2], double((1u << 20) + (2u << 20)));
+  const RateSeries t = rate_series(
+      s, [](std::int64_t pid) { return pid == 1; }, 0);
+  EXPECT_DOUBLE_EQ(t.read_bytes, double((4u << 20) + (2u << 20)));
+  // A child whose parent is not in the tree (reparented, reaped elsewhere) takes nothing away.
+  s.processes[1].counts.back().ppid = 99;
+  s.processes[0].counts = {};
+  for (std::uint64_t k = 0; k < 5; ++k) s.processes[0].counts.push_back({0, k << 20, 0, 0});
+  EXPECT_DOUBLE_EQ(rate_series(s, all, 0).read_bytes, double((4u << 20) + (20u << 20)));
+}
+
 TEST(ProcessSamplerTest, HalvingKeepsEveryCountAndDoublesTheInterval) {
   const ProcessSamples s = two_processes();
   const ProcessSamples h = halve_samples(s);
@@ -142,6 +172,41 @@ TEST(ProcessSamplerTest, SamplesARealChildsCpuAndItsReads) {
   EXPECT_GE(r.read_bytes, double(1 << 20));
   // Every block device counted at every sample (none in some containers).
   for (const auto& at : s.devices) EXPECT_EQ(at.size(), s.devices.front().size());
+}
+
+// The same on a real tree: a child forks a worker that reads 1 MiB and is reaped by the child.
+TEST(ProcessSamplerTest, AReapedWorkersRealReadsCountOnce) {
+  testing::TempDir dir;
+  const std::string file = dir.path() + "/data";
+  testing::write_file(file, std::string(1 << 20, 'x'));
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    const pid_t worker = ::fork();
+    if (worker == 0) {
+      const int fd = ::open(file.c_str(), O_RDONLY);
+      static char buf[1 << 16];
+      while (fd >= 0 && ::read(fd, buf, sizeof buf) > 0) {
+      }
+      ::usleep(300'000);  // seen by a few samples after its reads
+      ::_exit(0);
+    }
+    int st = 0;
+    ::waitpid(worker, &st, 0);
+    ::usleep(300'000);  // sampled after the reap
+    ::_exit(0);
+  }
+  ProcessSampler sampler(pid, 50'000'000);
+  ASSERT_EQ(sampler.start(), "");
+  siginfo_t info{};
+  ASSERT_EQ(::waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT), 0);
+  const ProcessSamples s = sampler.stop();
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  const RateSeries r = rate_series(
+      s, [](std::int64_t) { return true; }, s.t_ns.front());
+  EXPECT_GE(r.read_bytes, double(1 << 20));
+  EXPECT_LT(r.read_bytes, 1.25 * double(1 << 20)) << "the worker's reads counted twice";
 }
 
 TEST(ProcessSamplerTest, TimelineGroupsBatchesWithinAPassAtTheBound) {

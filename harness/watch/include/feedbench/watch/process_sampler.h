@@ -19,10 +19,13 @@
 
 namespace feedbench {
 
-// One process's counts at one sample, since it started.
+// One process's counts at one sample, since it started. Its read counts hold, besides its own,
+// those of every child it has reaped (the kernel adds a reaped child's to its parent's: see
+// rate_series).
 struct ProcessCounts {
   std::uint64_t cpu_ticks = 0;  // utime + stime, in clock ticks (sysconf(_SC_CLK_TCK))
   std::uint64_t rchar = 0, read_bytes = 0;
+  std::int64_t ppid = 0;  // its parent at the sample (/proc/PID/stat field 4)
 };
 
 struct ProcessSeries {
@@ -63,6 +66,12 @@ struct RateSeries {
 // RETURNS: the group's rates: per interval, the sum over the processes `in_group` selects of
 // what each counted since the sample it was last seen in (a process first seen counts from its
 // start; what it did before the first sample is the first interval's). Seconds from `origin_ns`.
+// Each process's reads count once: when a parent reaps a child, the kernel adds the child's read
+// counts to the parent's (wait_task_zombie in kernel/exit.c adds them to signal->ioac, which
+// /proc/PID/io reports), so the parent's next count less what the child's own series counted
+// (its last count) is the parent's own, with the reads the child made after it was last seen.
+// CPU time is each process's own (utime and stime, not cutime). (A parent in the group whose
+// child is not: the group counts the child's reads after it was last seen.)
 RateSeries rate_series(const ProcessSamples& s, const std::function<bool(std::int64_t pid)>& in_group,
                        std::int64_t origin_ns);
 
