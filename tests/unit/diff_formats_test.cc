@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "diff_formats.h"
+#include "reporters/diff_formats.h"
 #include "feedbench/base/error.h"
 #include "output_lines.h"
 

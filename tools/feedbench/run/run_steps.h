@@ -18,7 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "console_table.h"
+#include "reporters/console_table.h"
 #include "feedbench/base/text.h"
 #include "feedbench/cluster/cluster.h"
 #include "feedbench/plan/config.h"
@@ -26,7 +26,7 @@
 #include "feedbench/plan/plan.h"
 #include "feedbench/results/environment.h"
 #include "feedbench/results/result.h"
-#include "run_context.h"
+#include "benchmarks/run_context.h"
 
 namespace feedbench::run_steps {
 

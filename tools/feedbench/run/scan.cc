@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "command_line.h"
-#include "families.h"
+#include "benchmarks/families.h"
 #include "feedbench/base/error.h"
 #include "feedbench/dataset/dataset.h"
 #include "feedbench/plan/preflight.h"

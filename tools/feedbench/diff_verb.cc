@@ -12,7 +12,7 @@
 #include <boost/program_options.hpp>
 
 #include "command_line.h"
-#include "diff_formats.h"
+#include "reporters/diff_formats.h"
 #include "feedbench/base/error.h"
 #include "feedbench/plan/preflight.h"
 #include "feedbench/results/comparison.h"

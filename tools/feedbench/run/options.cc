@@ -15,7 +15,7 @@
 #include <boost/program_options.hpp>
 
 #include "command_line.h"
-#include "console_table.h"
+#include "reporters/console_table.h"
 #include "feedbench/base/error.h"
 #include "feedbench/results/recorded_variables.h"
 #include "run/run_steps.h"

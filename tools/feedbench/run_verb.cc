@@ -15,19 +15,19 @@
 
 #include <unistd.h>
 
-#include "case_view.h"
-#include "cluster_launch.h"
+#include "reporters/case_view.h"
+#include "benchmarks/cluster_launch.h"
 #include "command_line.h"
-#include "csv_writer.h"
+#include "reporters/csv_writer.h"
 #include "feedbench/base/text.h"
 #include "feedbench/cluster/cluster.h"
 #include "feedbench/results/environment.h"
 #include "feedbench/results/recorded_variables.h"
 #include "feedbench/results/result.h"
-#include "markdown_writer.h"
-#include "result_builder.h"
+#include "reporters/markdown_writer.h"
+#include "reporters/result_builder.h"
 #include "run/run_steps.h"
-#include "summary.h"
+#include "reporters/summary.h"
 #include "verbs.h"
 
 namespace feedbench {
