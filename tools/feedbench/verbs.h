@@ -1,17 +1,13 @@
 // The verbs of the `feedbench` command. Each takes the arguments after the verb (argv[0] is
 // "feedbench <verb>") and RETURNS the exit code: 0 success, 1 the verb's "no" (regression,
 // verification failure, failed staging), 2 bad input. InputError thrown from a verb is
-// printed by main as "feedbench <verb>: <message>" with exit code 2.
+// printed by command_main as "feedbench <verb>: <message>" with exit code 2.
 #pragma once
 
 #include <csignal>
 #include <cstdio>
-#include <map>
-#include <memory>
 #include <span>
 #include <string>
-
-#include "feedbench/replay/recorded_job.h"
 
 namespace feedbench {
 
@@ -33,20 +29,8 @@ void print_usage(std::FILE* out);
 int command_main(int argc, char** argv);
 
 int run_main(int argc, char** argv);     // run_verb.cc
-int replay_main(int argc, char** argv);  // replay_verb.cc
+int replay_main(int argc, char** argv);  // replay_verb.cc; runs through run_request (run/run_request.h)
 
-// A config a verb writes itself (replay's), run as `run` runs a config file: `name` stands for
-// the file in messages and the result.
-struct RunConfigText {
-  std::string text, name;
-  // Traces the verb has read already, by the path its config names: not read again.
-  std::map<std::string, std::shared_ptr<const RecordedJob>> recorded_jobs;
-  // Print the run's estimated duration before anything is measured, as --dry-run prices it
-  // (replay: a trace can hold a day of steps).
-  bool estimate_first = false;
-};
-// RETURNS: as run_main, with `config` (when not null) in place of --config. run_verb.cc.
-int run_config_main(int argc, char** argv, const RunConfigText* config);
 int gen_main(int argc, char** argv);     // gen_verb.cc
 int stage_main(int argc, char** argv);   // stage_verb.cc
 int verify_main(int argc, char** argv);  // verify_verb.cc

@@ -13,10 +13,10 @@
 #include <benchmark/benchmark.h>
 
 #include "benchmarks/collecting_reporter.h"
-#include "command_line.h"
-#include "reporters/console_table.h"
 #include "benchmarks/progress.h"
 #include "benchmarks/registration.h"
+#include "command_line.h"
+#include "reporters/console_table.h"
 #include "run/run_steps.h"
 
 namespace feedbench::run_steps {
