@@ -10,8 +10,8 @@
 
 #include <cmath>
 
-#include "reporters/csv_writer.h"
 #include "feedbench/base/units.h"
+#include "reporters/csv_writer.h"
 #include "reporters/html_report.h"
 #include "reporters/loader_summary.h"
 #include "reporters/markdown_writer.h"

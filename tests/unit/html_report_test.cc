@@ -10,10 +10,10 @@
 
 #include <gtest/gtest.h>
 
-#include "reporters/cache_trust.h"
 #include "feedbench/base/error.h"
 #include "feedbench/base/units.h"
 #include "feedbench/chartjs.h"
+#include "reporters/cache_trust.h"
 #include "reporters/markdown_writer.h"
 #include "reporters/summary.h"
 #include "test_util.h"

@@ -5,12 +5,12 @@
 #include <iostream>
 #include <sstream>
 
-#include "reporters/cache_trust.h"
 #include "benchmarks/collecting_reporter.h"
-#include "reporters/csv_writer.h"
 #include "feedbench/base/error.h"
-#include "reporters/markdown_writer.h"
 #include "output_lines.h"
+#include "reporters/cache_trust.h"
+#include "reporters/csv_writer.h"
+#include "reporters/markdown_writer.h"
 #include "reporters/summary.h"
 #include "test_util.h"
 

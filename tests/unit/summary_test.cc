@@ -4,10 +4,10 @@
 
 #include <string>
 
+#include "output_lines.h"
 #include "reporters/cache_trust.h"
 #include "reporters/console_table.h"
 #include "reporters/loader_summary.h"
-#include "output_lines.h"
 #include "reporters/summary.h"
 
 namespace feedbench {
