@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <utility>
 
 #include <valijson/adapters/nlohmann_json_adapter.hpp>
 #include <valijson/schema.hpp>
@@ -516,7 +517,12 @@ Config parse_config(const std::string& text, const std::string& file, const Conf
     throw InputError(file + ": line " + std::to_string(line) + ", column " + std::to_string(column) +
                      ": expected valid JSON, got " + what);
   }
+  return parse_config_document(std::move(doc), file, overrides);
+}
 
+Config parse_config_document(nlohmann::json doc, const std::string& file, const ConfigOverrides& overrides) {
+  // A document built in memory did not come through the parser, which checks nesting and strings.
+  check_json_value(doc, file, "", kConfigLimits);
   Config config;
   config.file = file;
   Tokens at;

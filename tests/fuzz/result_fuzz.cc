@@ -5,12 +5,12 @@
 // Input: the result file's text.
 #include <string>
 
-#include "case_view.h"
-#include "diff_formats.h"
 #include "feedbench/base/error.h"
 #include "feedbench/results/comparison.h"
 #include "feedbench/results/result.h"
 #include "fuzz_util.h"
+#include "reporters/case_view.h"
+#include "reporters/diff_formats.h"
 
 namespace {
 

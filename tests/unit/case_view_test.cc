@@ -2,7 +2,7 @@
 // document with a cold round that was not cold, a round that read less than planned and a
 // calibration case, the console summary, Markdown, CSV, the loader summary and the HTML page
 // quote the same headline figures, none of them counting the bad rounds or the calibration.
-#include "case_view.h"
+#include "reporters/case_view.h"
 
 #include <sstream>
 
@@ -10,12 +10,12 @@
 
 #include <cmath>
 
-#include "csv_writer.h"
 #include "feedbench/base/units.h"
-#include "html_report.h"
-#include "loader_summary.h"
-#include "markdown_writer.h"
-#include "summary.h"
+#include "reporters/csv_writer.h"
+#include "reporters/html_report.h"
+#include "reporters/loader_summary.h"
+#include "reporters/markdown_writer.h"
+#include "reporters/summary.h"
 
 namespace feedbench {
 namespace {

@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <set>
 
-#include "cluster_launch.h"
+#include "benchmarks/cluster_launch.h"
 
 namespace feedbench {
 namespace {

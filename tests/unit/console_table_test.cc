@@ -1,7 +1,7 @@
 // The run's default console display: short labels, group headers, one line per case fitting
 // 120 columns, colour only on a terminal. Output tests in Google Benchmark's style: the lines
 // printed, in order, each matched by a regular expression.
-#include "console_table.h"
+#include "reporters/console_table.h"
 
 #include <gtest/gtest.h>
 

@@ -5,9 +5,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "diff_formats.h"
 #include "feedbench/base/error.h"
 #include "output_lines.h"
+#include "reporters/diff_formats.h"
 
 namespace feedbench {
 namespace {

@@ -1,6 +1,6 @@
 // The HTML report: self-contained (no external URL, no network call), its embedded data equal
 // to the documents', one entry per file, verdicts per path, flags and errors shown.
-#include "html_report.h"
+#include "reporters/html_report.h"
 
 #include <cstdio>
 #include <functional>
@@ -10,12 +10,12 @@
 
 #include <gtest/gtest.h>
 
-#include "cache_trust.h"
 #include "feedbench/base/error.h"
 #include "feedbench/base/units.h"
 #include "feedbench/chartjs.h"
-#include "markdown_writer.h"
-#include "summary.h"
+#include "reporters/cache_trust.h"
+#include "reporters/markdown_writer.h"
+#include "reporters/summary.h"
 #include "test_util.h"
 
 namespace feedbench {

@@ -1,11 +1,11 @@
 // A loader case in accelerators (loader_demand.h): one accelerator's demand, how many its
 // supply keeps at the target, and what the summary answers from them.
-#include "loader_demand.h"
+#include "reporters/loader_demand.h"
 
 #include <gtest/gtest.h>
 
 #include "feedbench/results/result.h"
-#include "summary.h"
+#include "reporters/summary.h"
 
 namespace feedbench {
 namespace {

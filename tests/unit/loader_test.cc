@@ -21,7 +21,7 @@
 #include "feedbench/io/throttle.h"
 #include "feedbench/loader/limit.h"
 #include "feedbench/results/result.h"
-#include "loader_summary.h"
+#include "reporters/loader_summary.h"
 #include "test_util.h"
 
 namespace feedbench {

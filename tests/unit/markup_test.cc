@@ -1,11 +1,11 @@
 // Escaping for the markup the reporters write: HTML/XML entities, and Markdown table cells
 // (one home for each, used by the page, JUnit, --markdown and diff's Markdown).
-#include "markup.h"
+#include "reporters/markup.h"
 
 #include <gtest/gtest.h>
 
 #include "feedbench/results/result.h"
-#include "markdown_writer.h"
+#include "reporters/markdown_writer.h"
 
 namespace feedbench {
 namespace {

@@ -1,6 +1,6 @@
 // The run's progress: a line per case when redirected, a live line rewritten in place on a
 // terminal, cleared while other output is printed.
-#include "progress.h"
+#include "benchmarks/progress.h"
 
 #include <cstdio>
 #include <string>

@@ -5,13 +5,13 @@
 #include <iostream>
 #include <sstream>
 
-#include "cache_trust.h"
-#include "collecting_reporter.h"
-#include "csv_writer.h"
+#include "benchmarks/collecting_reporter.h"
 #include "feedbench/base/error.h"
-#include "markdown_writer.h"
 #include "output_lines.h"
-#include "summary.h"
+#include "reporters/cache_trust.h"
+#include "reporters/csv_writer.h"
+#include "reporters/markdown_writer.h"
+#include "reporters/summary.h"
 #include "test_util.h"
 
 namespace feedbench {

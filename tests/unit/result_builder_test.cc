@@ -1,4 +1,4 @@
-#include "result_builder.h"
+#include "reporters/result_builder.h"
 
 #include <filesystem>
 

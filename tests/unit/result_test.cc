@@ -10,7 +10,7 @@
 
 #include <gtest/gtest.h>
 
-#include "collecting_reporter.h"
+#include "benchmarks/collecting_reporter.h"
 #include "feedbench/base/error.h"
 #include "feedbench/plan/config.h"
 #include "feedbench/plan/plan.h"

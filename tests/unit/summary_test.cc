@@ -4,11 +4,11 @@
 
 #include <string>
 
-#include "cache_trust.h"
-#include "console_table.h"
-#include "loader_summary.h"
 #include "output_lines.h"
-#include "summary.h"
+#include "reporters/cache_trust.h"
+#include "reporters/console_table.h"
+#include "reporters/loader_summary.h"
+#include "reporters/summary.h"
 
 namespace feedbench {
 namespace {

@@ -25,7 +25,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "command_line.h"
+#include "tools/feedbench/command_line.h"
 
 #include "feedbench/base/error.h"
 #include "feedbench/base/latency_clock.h"

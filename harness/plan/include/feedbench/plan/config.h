@@ -69,6 +69,11 @@ Config load_config(const std::string& path, const ConfigOverrides& overrides = {
 // Same, from text already in memory (`file` is only used in messages).
 Config parse_config(const std::string& text, const std::string& file, const ConfigOverrides& overrides = {});
 
+// Same, from a document already in memory (a verb's own config, replay's): `file` names it in
+// messages and the result. Its nesting and strings are held to kConfigLimits as a text's are.
+Config parse_config_document(nlohmann::json doc, const std::string& file,
+                             const ConfigOverrides& overrides = {});
+
 // Expands ${VAR} and ${VAR:-default} in `text`. Records each variable that was set (and its
 // value) in `used`, and each default that applied because its variable was unset or empty in
 // `defaulted`; either may be null. Throws InputError when a ${VAR} without default is unset

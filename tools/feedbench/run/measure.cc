@@ -12,11 +12,11 @@
 
 #include <benchmark/benchmark.h>
 
-#include "collecting_reporter.h"
+#include "benchmarks/collecting_reporter.h"
+#include "benchmarks/progress.h"
+#include "benchmarks/registration.h"
 #include "command_line.h"
-#include "console_table.h"
-#include "progress.h"
-#include "registration.h"
+#include "reporters/console_table.h"
 #include "run/run_steps.h"
 
 namespace feedbench::run_steps {

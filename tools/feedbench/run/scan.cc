@@ -8,8 +8,8 @@
 #include <system_error>
 #include <vector>
 
+#include "benchmarks/families.h"
 #include "command_line.h"
-#include "families.h"
 #include "feedbench/base/error.h"
 #include "feedbench/dataset/dataset.h"
 #include "feedbench/plan/preflight.h"

@@ -15,7 +15,7 @@
 #include "feedbench/base/units.h"
 #include "feedbench/cache/stager.h"
 #include "feedbench/plan/fio_jobs.h"
-#include "result_builder.h"
+#include "reporters/result_builder.h"
 #include "run/run_steps.h"
 
 namespace feedbench::run_steps {

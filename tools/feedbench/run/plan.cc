@@ -93,8 +93,8 @@ void load_plan(RunSetup& run) {
   overrides.set = parse_sets(o.sets);
   overrides.throttle = parse_throttles(o.throttles);
   Config& config = run.config;
-  config = o.config_text.empty() ? load_config(o.config_path, overrides)
-                                 : parse_config(o.config_text, o.config_path, overrides);
+  config = run.config_document ? parse_config_document(*run.config_document, o.config_path, overrides)
+                               : load_config(o.config_path, overrides);
   if (o.include_from_cache) {
     if (config.cache_root.empty())
       throw InputError("--include-from-cache: reads the cache's manifest: set dataset.cache (or --cache)");
@@ -144,7 +144,7 @@ void check_output_files(RunSetup& run) {
   if (!run.config.cache_root.empty())
     roots.push_back({o.cache ? "--cache" : "dataset.cache", run.config.cache_root});
   std::vector<NamedPath> inputs;
-  if (o.config_text.empty()) inputs.push_back({"--config", o.config_path});
+  if (!run.config_document) inputs.push_back({"--config", o.config_path});
   for (const auto& [trace, job] : run.context.recorded_jobs) inputs.push_back({"the replayed trace", trace});
   check_outputs_apart(outputs, inputs, roots);
 }

@@ -12,11 +12,11 @@
 #include <boost/program_options.hpp>
 
 #include "command_line.h"
-#include "diff_formats.h"
 #include "feedbench/base/error.h"
 #include "feedbench/plan/preflight.h"
 #include "feedbench/results/comparison.h"
 #include "feedbench/results/result.h"
+#include "reporters/diff_formats.h"
 #include "verbs.h"
 
 namespace po = boost::program_options;

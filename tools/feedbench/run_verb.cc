@@ -15,19 +15,20 @@
 
 #include <unistd.h>
 
-#include "case_view.h"
-#include "cluster_launch.h"
+#include "benchmarks/cluster_launch.h"
 #include "command_line.h"
-#include "csv_writer.h"
 #include "feedbench/base/text.h"
 #include "feedbench/cluster/cluster.h"
 #include "feedbench/results/environment.h"
 #include "feedbench/results/recorded_variables.h"
 #include "feedbench/results/result.h"
-#include "markdown_writer.h"
-#include "result_builder.h"
+#include "reporters/case_view.h"
+#include "reporters/csv_writer.h"
+#include "reporters/markdown_writer.h"
+#include "reporters/result_builder.h"
+#include "reporters/summary.h"
+#include "run/run_request.h"
 #include "run/run_steps.h"
-#include "summary.h"
 #include "verbs.h"
 
 namespace feedbench {
@@ -58,53 +59,76 @@ std::string why_nothing_counts(const ResultDocument& doc) {
          "; the result file records why): " + why;
 }
 
-int run_ranks(int argc, char** argv, Cluster& cluster, RankProgress& together, const RunConfigText* config);
+int run_ranks(RunSetup& run, bool estimate_first);
 int write_results(const RunSetup& run, MeasuredCases measured);
 
-}  // namespace
-}  // namespace run_steps
-
-int run_main(int argc, char** argv) { return run_config_main(argc, argv, nullptr); }
-
-int run_config_main(int argc, char** argv, const RunConfigText* config) {
-  using run_steps::agree_to_start;
-  std::unique_ptr<Cluster> cluster = start_cluster(&argc, &argv);
+// Runs `steps` (the run's parsing and steps on this rank) on every rank of `cluster`, together:
+// a rank that fails before the start fails them all with its reason (agree_to_start), one that
+// fails alone after it ends them all. RETURNS: what `steps` returns.
+template <typename Steps>
+int run_together(Cluster& cluster, const Steps& steps) {
   // Rank 0 alone prints; the others' reasons reach it through the agreements below.
-  if (!cluster->is_root() && !std::getenv("FEEDBENCH_RANK_OUTPUT")) {
+  if (!cluster.is_root() && !std::getenv("FEEDBENCH_RANK_OUTPUT")) {
     silence_output();
   }
-  run_steps::RankProgress together;
+  RankProgress together;
   try {
-    const int rc = run_steps::run_ranks(argc, argv, *cluster, together, config);
-    if (!together.started) agree_to_start(*cluster, together, nullptr);  // --help, --dry-run
+    const int rc = steps(together);
+    if (!together.started) agree_to_start(cluster, together, nullptr);  // --help, --dry-run
     return rc;
   } catch (...) {
-    if (!together.started) agree_to_start(*cluster, together, std::current_exception());
-    if (together.started && !together.finished && cluster->size() > 1) {
+    if (!together.started) agree_to_start(cluster, together, std::current_exception());
+    if (together.started && !together.finished && cluster.size() > 1) {
       // Failed alone while the others run cases: end them all rather than leave them waiting.
       try {
         throw;
       } catch (const std::exception& e) {
-        std::fprintf(stderr, "feedbench run: rank %d: error: %s\n", cluster->rank(),
+        std::fprintf(stderr, "feedbench run: rank %d: error: %s\n", cluster.rank(),
                      printable(e.what()).c_str());
       }
-      cluster->abort(1);
+      cluster.abort(1);
     }
     throw;
   }
 }
 
+}  // namespace
+}  // namespace run_steps
+
+int run_main(int argc, char** argv) {
+  std::unique_ptr<Cluster> cluster = start_cluster(&argc, &argv);
+  return run_steps::run_together(*cluster, [&](run_steps::RankProgress& together) {
+    run_steps::RunSetup run(*cluster, together);
+    if (!run_steps::parse_run_options(argc, argv, *cluster, run.options)) return 0;  // --help
+    return run_steps::run_ranks(run, /*estimate_first=*/false);
+  });
+}
+
+int run_request(RunRequest request) {
+  // The ranks start from a command line of the program alone: the request holds the rest.
+  char program[] = "feedbench";
+  char* args[] = {program, nullptr};
+  int argc = 1;
+  char** argv = args;
+  std::unique_ptr<Cluster> cluster = start_cluster(&argc, &argv);
+  return run_steps::run_together(*cluster, [&](run_steps::RankProgress& together) {
+    run_steps::RunSetup run(*cluster, together);
+    run.options = std::move(request.options);
+    run_steps::take_benchmark_flags(argc, argv, run.options);
+    run_steps::settle_run_options(run.options, *cluster, /*display_given=*/false);
+    if (request.config) run.config_document = &*request.config;
+    run.context.recorded_jobs = std::move(request.recorded_jobs);
+    return run_steps::run_ranks(run, request.estimate_first);
+  });
+}
+
 namespace run_steps {
 namespace {
 
-// One rank's run, step by step (run/run_steps.h): every refusal before the first case.
-int run_ranks(int argc, char** argv, Cluster& cluster, RankProgress& together, const RunConfigText* config) {
-  RunSetup run(cluster, together);
-  if (config) {
-    run.options.config_text = config->text, run.options.config_path = config->name;
-    run.context.recorded_jobs = config->recorded_jobs;
-  }
-  if (!parse_run_options(argc, argv, cluster, run.options)) return 0;  // --help
+// One rank's run, step by step (run/run_steps.h), its options set: every refusal before the
+// first case. `estimate_first`: RunRequest::estimate_first.
+int run_ranks(RunSetup& run, bool estimate_first) {
+  Cluster& cluster = run.cluster;
   load_plan(run);
   check_output_files(run);
   scan_roots(run);
@@ -114,7 +138,6 @@ int run_ranks(int argc, char** argv, Cluster& cluster, RankProgress& together, c
   // --budget and --dry-run price the plan from each path's probed rate; a budget the plan
   // cannot fit is refused like bad input, before anything is measured.
   std::optional<RunEstimate> estimate;
-  const bool estimate_first = config && config->estimate_first;
   if (run.options.budget_ns > 0 || run.options.dry_run || estimate_first)
     estimate = estimate_run(run.plan, run.context);
   // A verb's estimate first, over budget or not: a refusal then follows what it refuses.

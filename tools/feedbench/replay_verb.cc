@@ -1,18 +1,17 @@
 // feedbench replay: a watched job's data loading run again from its trace — the short form of a
 // config with one `replay` family (see docs/replay.md).
 #include <cstdio>
-#include <filesystem>
 #include <iostream>
-#include <memory>
 #include <string>
 #include <vector>
 
 #include <boost/program_options.hpp>
-#include <nlohmann/json.hpp>
 
+#include "benchmarks/replay_setup.h"
 #include "command_line.h"
 #include "feedbench/base/error.h"
-#include "feedbench/replay/recorded_job.h"
+#include "run/run_request.h"
+#include "run/run_steps.h"
 #include "verbs.h"
 
 namespace feedbench {
@@ -81,51 +80,35 @@ int replay_main(int argc, char** argv) {
       throw InputError(std::string("--") + option + ": expected a path, got ''");
   // The trace read once, now: its folder is the default source, and a bad one is refused before
   // anything else; the run takes it as read.
-  const auto job = std::make_shared<const RecordedJob>(load_recorded_job(trace));
-  const std::string& job_name = job->name;
-  const std::string& data_root = job->data_root;
-  if (data_root.empty() && source.empty())
-    throw InputError(trace +
-                     ": its paths are relative to the job's data folder, which it does not name (watch "
-                     "--trace-paths relative): name a copy of that folder with --source DIR");
-  // Without --source the folder is the trace's to name: never a system folder, checked where
-  // its path leads (a link in it resolved), before anything under it is listed or opened.
-  if (source.empty()) {
-    std::error_code ec;
-    const std::filesystem::path real = std::filesystem::canonical(data_root, ec);
-    const std::string where = ec ? data_root : real.string();
-    if (const std::string system = system_folder_holding(where); !system.empty())
-      throw InputError(trace + ": the job's data folder " + data_root +
-                       (where != data_root ? " (" + where + ")" : std::string()) + " is in the system's " +
-                       system +
-                       ", not a data set's: a replay without --source reads only a job's data folder "
-                       "(give --source DIR to replay a copy)");
-  }
-  std::string name = "replay-";
-  for (char ch : job_name)
-    name += std::isalnum(static_cast<unsigned char>(ch)) || ch == '.' || ch == '_' || ch == '-' ? ch : '_';
-  nlohmann::json family = {{"family", "replay"}, {"trace", trace}};
-  if (allow_resized) family["allow_resized"] = true;
-  nlohmann::json config = {
-      {"name", name},
-      {"description", "feedbench replay " + trace},
-      {"dataset", {{"source", source.empty() ? data_root : source}}},
-      {"defaults", {{"repetitions", parse_whole_number(repetitions, "--repetitions", 1, 1000)}}},
-      {"families", {family}}};
-  if (!cache.empty()) config["dataset"]["cache"] = cache;
-  std::vector<std::string> args{"feedbench replay"};
-  for (const std::string& s : sets) args.insert(args.end(), {"--set", s});
-  for (const std::string& t : throttles) args.insert(args.end(), {"--throttle", t});
-  if (!out.empty()) args.insert(args.end(), {"--out", out});
-  if (vm.count("budget")) args.insert(args.end(), {"--budget", budget});
-  if (dry_run) args.push_back("--dry-run");
-  if (quiet) args.push_back("--quiet");
-  std::vector<char*> argv2;
-  for (std::string& a : args) argv2.push_back(a.data());
-  argv2.push_back(nullptr);
-  const RunConfigText text{
-      config.dump(2), "feedbench replay " + trace, {{trace, job}}, /*estimate_first=*/true};
-  return run_config_main(int(argv2.size() - 1), argv2.data(), &text);
+  const ReplayedTrace replayed = read_replayed_trace(trace, source);
+  ReplayChoices choices;
+  choices.cache = cache;
+  choices.allow_resized = allow_resized;
+  choices.repetitions = parse_whole_number(repetitions, "--repetitions", 1, 1000);
+  ReplaySetup setup = replay_setup(replayed, choices);
+
+  RunRequest request;
+  run_steps::RunOptions& o = request.options;
+  // What the result records: the run's command line as replay has always handed it over,
+  // "feedbench run" and the options replay passes on (the trace is in the config).
+  o.command_line = {"feedbench", "run"};
+  for (const std::string& s : sets) o.command_line.insert(o.command_line.end(), {"--set", s});
+  for (const std::string& t : throttles) o.command_line.insert(o.command_line.end(), {"--throttle", t});
+  if (!out.empty()) o.command_line.insert(o.command_line.end(), {"--out", out});
+  if (vm.count("budget")) o.command_line.insert(o.command_line.end(), {"--budget", budget});
+  if (dry_run) o.command_line.emplace_back("--dry-run");
+  if (quiet) o.command_line.emplace_back("--quiet");
+  o.config_path = setup.config_name;
+  o.sets = sets;
+  o.throttles = throttles;
+  o.out_path = out;
+  if (vm.count("budget")) o.budget_text = budget, o.budget_ns = run_steps::parse_budget(budget);
+  o.dry_run = dry_run;
+  o.quiet = quiet;
+  request.config = std::move(setup.config);
+  request.recorded_jobs = std::move(setup.recorded_jobs);
+  request.estimate_first = true;
+  return run_request(std::move(request));
 }
 
 }  // namespace feedbench

@@ -18,7 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "console_table.h"
+#include "benchmarks/run_context.h"
 #include "feedbench/base/text.h"
 #include "feedbench/cluster/cluster.h"
 #include "feedbench/plan/config.h"
@@ -26,15 +26,14 @@
 #include "feedbench/plan/plan.h"
 #include "feedbench/results/environment.h"
 #include "feedbench/results/result.h"
-#include "run_context.h"
+#include "reporters/console_table.h"
 
 namespace feedbench::run_steps {
 
 // The command line as parsed and checked on its own (before the config is read).
 struct RunOptions {
   std::vector<std::string> command_line;  // "feedbench run ...", as the result records it
-  // A verb that runs a config of its own (replay) gives its text; config_path then names it.
-  std::string config_text;
+  // --config; for a verb that runs a config of its own (RunRequest::config), what names it.
   std::string config_path, out_path, csv_path, markdown_path, emit_fio_dir;
   // No --out: out_path is the default name, which never replaces a file (another run's result of
   // the same second): saved under the first free "-N" name, which the run then prints.
@@ -54,7 +53,7 @@ struct RunOptions {
   bool dry_run = false;
   bool quiet = false;  // --quiet, or a rank other than 0
   // Google Benchmark's flags, read before benchmark::Initialize removes them.
-  std::string format, repetitions_flag, filter, benchmark_out;
+  std::string format, colour_flag, repetitions_flag, filter, benchmark_out;
   bool repetitions_from_flag = false;
   int flag_repetitions = 1;
   std::int64_t budget_ns = 0;          // --budget, 0 without
@@ -83,6 +82,8 @@ struct RunSetup {
   Cluster& cluster;
   RankProgress& together;
   RunOptions options;
+  // A verb's config in memory (RunRequest::config), read in place of --config's file; null for run.
+  const nlohmann::json* config_document = nullptr;
   std::chrono::steady_clock::time_point started;  // before the config is read: --budget counts from here
   Config config;
   Plan plan;
@@ -155,6 +156,14 @@ void agree_to_start(Cluster& cluster, RankProgress& progress, const std::excepti
 // options.cc: parses and checks the command line into `options`; `argv` loses Google
 // Benchmark's flags. RETURNS: false when --help was printed (the run ends there, exit 0).
 bool parse_run_options(int argc, char** argv, const Cluster& cluster, RunOptions& options);
+// options.cc: reads Google Benchmark's flags (argv's --benchmark_NAME=VALUE, else the
+// BENCHMARK_NAME variables) into `options`, checks them and removes them from argv
+// (benchmark::Initialize). Part of parse_run_options; run_request's first step.
+void take_benchmark_flags(int& argc, char** argv, RunOptions& options);
+// options.cc: checks what depends on the ranks and on Google Benchmark's flags (a budget across
+// ranks or with --benchmark_repetitions=, the display) and sets many, compact, colour, human and,
+// on a rank other than 0, quiet. `display_given`: --display was given. Part of parse_run_options.
+void settle_run_options(RunOptions& options, const Cluster& cluster, bool display_given);
 // plan.cc: reads the config and expands the plan (REQUIRES: options parsed); refuses a throttle
 // of a cache the config does not have; reads every trace a replay case names (once each, into
 // context.recorded_jobs: a bad one refused here), each case named after its job.
@@ -175,7 +184,7 @@ RunEstimate estimate_run(const Plan& plan, RunContext& context);
 // budget.cc: chooses repetitions and runtimes that fit --budget, or refuses the plan.
 void fit_to_budget(RunSetup& run, RunEstimate& estimate);
 // estimate.cc: one line, the run's estimated duration (or why it is unknown), before anything
-// is measured, for a verb that asks for it (RunConfigText::estimate_first).
+// is measured, for a verb that asks for it (RunRequest::estimate_first).
 void print_estimate_first(const RunSetup& run, const RunEstimate& estimate);
 // estimate.cc: what --dry-run prints: the estimate, the cases, the selections.
 void print_dry_run(const RunSetup& run, const RunEstimate& estimate);

@@ -11,7 +11,7 @@
 #include "feedbench/base/error.h"
 #include "feedbench/plan/preflight.h"
 #include "feedbench/results/result.h"
-#include "html_report.h"
+#include "reporters/html_report.h"
 #include "verbs.h"
 
 namespace po = boost::program_options;

@@ -13,7 +13,6 @@
 #include <fstream>
 #include <iostream>
 #include <map>
-#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,6 +37,7 @@
 #include "feedbench/base/units.h"
 #include "feedbench/cache/cache_verification.h"
 #include "feedbench/cache/manifest.h"
+#include "feedbench/cache/staged_cache_notes.h"
 #include "feedbench/cache/stager.h"
 #include "feedbench/cluster/cluster.h"
 #include "feedbench/dataset/dataset.h"
@@ -434,108 +434,6 @@ std::string loop_text(const JobLog& log, const JobFigures& f, const JobVerdict& 
   return say;
 }
 
-// RETURNS: whether `m` lists a file in the folder `rel` (relative to its cache root, "" the
-// root itself): a manifest above a data folder is that data's only when it lists what is there.
-bool manifest_lists_folder(const Manifest& m, const std::string& rel) {
-  const std::string prefix = rel.empty() ? "" : rel + "/";
-  const auto at = std::lower_bound(m.files.begin(), m.files.end(), prefix,
-                                   [](const ManifestEntry& e, const std::string& p) { return e.path < p; });
-  return at != m.files.end() && at->path.starts_with(prefix) &&
-         at->path.find('/', prefix.size()) == std::string::npos;
-}
-
-// A staged cache found for a data folder: its root and manifest, or why the manifest at the
-// folder itself cannot be read.
-struct StagedCache {
-  std::string root;
-  std::optional<Manifest> manifest;
-  std::string why;
-};
-
-// RETURNS: the cache staged by feedbench stage that holds the data folder `folder`: the nearest
-// folder at or above it whose manifest lists a file in `folder`; a manifest at `folder` itself
-// that cannot be read, with why; else none. A manifest above the data that does not list it
-// (planted, or another cache's) is never taken for it, nor its source scanned.
-std::optional<StagedCache> staged_cache_of(const fs::path& folder) {
-  std::error_code ec;
-  std::string rel;
-  for (fs::path p = folder; !p.empty(); p = p.parent_path()) {
-    if (fs::exists(p / kManifestJsonName, ec)) {
-      StagedCache c{p.string(), std::nullopt, ""};
-      try {
-        c.manifest = read_manifest(c.root, &c.why);
-      } catch (const std::runtime_error& e) {  // InputError or RunError: say why, judge on
-        c.why = e.what();
-      }
-      if (c.manifest ? manifest_lists_folder(*c.manifest, rel) : p == folder) return c;
-    }
-    if (p == p.root_path()) break;
-    rel = rel.empty() ? p.filename().string() : p.filename().string() + "/" + rel;
-  }
-  return std::nullopt;
-}
-
-// RETURNS: what the reads say of a staged cache: each of the most read data folders inside one,
-// with the cheap check `run` makes (the cache's listing, sizes and mtimes against its manifest
-// and its source) made now; and a cache the command names whose source the job read instead.
-// The scans are bounded by the manifest: a selection with more files than it lists is stale.
-std::vector<std::string> cache_notes(const ReadSummary& s, const std::vector<std::string>& folders) {
-  std::vector<std::string> notes;
-  std::set<std::string> seen;
-  for (std::size_t i = 0; i < s.folders.size() && i < 5; ++i) {
-    const std::optional<StagedCache> c = staged_cache_of(s.folders[i].path);
-    if (!c || !seen.insert(c->root).second) continue;
-    const std::string& root = c->root;
-    if (!c->manifest) {
-      notes.push_back("cache: read from " + root +
-                      ", a cache staged by feedbench stage whose manifest cannot be read (" + c->why +
-                      "): not verified");
-      continue;
-    }
-    const Manifest& m = *c->manifest;
-    std::string check;
-    try {
-      ScanOptions bounded;
-      bounded.limits.max_files = m.files.size() + 1;
-      const FileSet source = scan_dataset(m.source_root, m.include, bounded);
-      const std::string stale = check_cache(root, source, m, "");
-      const CacheVerification v = check_cache_listing(m, scan_dataset(root, m.include, bounded), source);
-      check =
-          !stale.empty() ? "not verified: " + stale
-          : v.ok
-              ? "verified now: it holds the " + std::to_string(v.files_checked) +
-                    " files its manifest lists, sizes and mtimes as staged (feedbench verify re-hashes them)"
-              : "not verified: " + v.summary(root, 3);
-    } catch (const std::runtime_error& e) {  // the source gone, a folder unreadable, more files
-      check = std::string("not verified: ") + e.what();
-    }
-    notes.push_back("cache: read from " + root + ", a cache staged by feedbench stage from " + m.source_root +
-                    " (label " + m.label + "); " + check);
-  }
-  // A cache the command names (its manifest at the named folder) while the job read its source.
-  for (const std::string& f : folders) {
-    std::error_code ec;
-    std::string root = fs::weakly_canonical(fs::absolute(f), ec).string();
-    while (root.size() > 1 && root.back() == '/') root.pop_back();
-    if (seen.count(root) || !fs::exists(fs::path(root) / kManifestJsonName, ec)) continue;
-    std::optional<Manifest> m;
-    try {
-      m = read_manifest(root);
-    } catch (const std::runtime_error&) {
-    }
-    if (!m) continue;
-    const std::string source = fs::weakly_canonical(m->source_root).string();
-    for (std::size_t i = 0; i < s.folders.size() && i < 5; ++i)
-      if (s.folders[i].path == source || s.folders[i].path.starts_with(source + "/")) {
-        notes.push_back("cache: read from the source " + source + " though a cache of it is staged at " +
-                        root + " (label " + m->label +
-                        "): point the job at the cache to read the staged copy");
-        break;
-      }
-  }
-  return notes;
-}
-
 // What the job read (recorder_why: why it was not recorded, else ""), each data folder's file
 // system and device named, what it says of staged caches; and the data device: the one under the
 // folder the job read most from, else under the first folder its command names.
@@ -570,7 +468,9 @@ ReadsAndDevice reads_and_device(const std::string& records, const std::string& r
   for (const auto& f : r.reads.summary.folders)
     r.reads.where.push_back(file_system_at(f.path) + " on " +
                             block_device_label(std::uint64_t(makedev(f.dev_major, f.dev_minor))));
-  r.reads.notes = cache_notes(r.reads.summary, folders);
+  std::vector<std::string> read_folders;
+  for (const auto& f : r.reads.summary.folders) read_folders.push_back(f.path);
+  r.reads.notes = staged_cache_notes(read_folders, folders);
   return r;
 }
 

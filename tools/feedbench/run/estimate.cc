@@ -7,7 +7,7 @@
 #include <string>
 #include <utility>
 
-#include "families.h"
+#include "benchmarks/families.h"
 #include "feedbench/base/text.h"
 #include "feedbench/base/units.h"
 #include "run/run_steps.h"

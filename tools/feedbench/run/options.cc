@@ -15,9 +15,9 @@
 #include <boost/program_options.hpp>
 
 #include "command_line.h"
-#include "console_table.h"
 #include "feedbench/base/error.h"
 #include "feedbench/results/recorded_variables.h"
+#include "reporters/console_table.h"
 #include "run/run_steps.h"
 
 namespace po = boost::program_options;
@@ -101,6 +101,50 @@ po::options_description describe_options(RunOptions& o) {
 
 }  // namespace
 
+void take_benchmark_flags(int& argc, char** argv, RunOptions& o) {
+  o.format = peek_benchmark_flag(argc, argv, "format");
+  o.colour_flag = peek_benchmark_flag(argc, argv, "color");
+  o.repetitions_flag = peek_benchmark_flag(argc, argv, "repetitions");
+  o.repetitions_from_flag = !o.repetitions_flag.empty();
+  // check_benchmark_flags below refuses anything but 1 to 1000.
+  o.flag_repetitions = o.repetitions_from_flag ? std::max(1, std::atoi(o.repetitions_flag.c_str())) : 1;
+  o.filter = peek_benchmark_flag(argc, argv, "filter");
+  o.benchmark_out = peek_benchmark_flag(argc, argv, "out");
+  check_benchmark_flags(argc, argv);
+  // Removes --benchmark_*=VALUE flags; what is left is ours, parsed strictly below.
+  benchmark::Initialize(&argc, argv, [] { std::fputs(kUsage, stdout); });
+}
+
+void settle_run_options(RunOptions& o, const Cluster& cluster, bool display_given) {
+  o.many = cluster.size() > 1;
+  if (o.budget_ns > 0 && o.many)
+    throw InputError(
+        "--budget: not across ranks (each rank would probe and choose alone); run without mpirun, or "
+        "set repetitions and runtime in the config");
+  if (o.budget_ns > 0 && o.repetitions_from_flag)
+    throw InputError(
+        "--budget: cannot be combined with --benchmark_repetitions= (the budget chooses repetitions)");
+
+  // The default display is a line per case (console_table.h); --display gbench or any
+  // --benchmark_format= shows Google Benchmark's own output instead.
+  if (o.display_kind != "compact" && o.display_kind != "gbench")
+    throw InputError("--display: expected compact or gbench, got '" + o.display_kind + "'");
+  if (display_given && o.display_kind == "compact" && !o.format.empty())
+    throw InputError("--display compact: cannot be combined with --benchmark_format=" + o.format +
+                     " (which shows Google Benchmark's output); leave one out");
+  o.compact = o.display_kind == "compact" && o.format.empty();
+  // Colour on a terminal only: never in a file or a pipe, nor with NO_COLOR or TERM=dumb,
+  // unless --benchmark_color=true asks for it. Under a launcher (mpirun) a rank's stdout is the
+  // launcher's pseudo-terminal whatever mpirun's own stdout is (colour codes reached a file
+  // through `mpirun ... > out`), so a terminal there says nothing: no colour unless asked.
+  const bool terminal = cluster.size() == 1 && interactive_terminal(STDOUT_FILENO);
+  o.colour = o.colour_flag.empty() || o.colour_flag == "auto"
+                 ? colour_wanted(terminal, std::getenv("NO_COLOR"), std::getenv("TERM"))
+                 : (o.colour_flag == "true" || o.colour_flag == "yes" || o.colour_flag == "1");
+  o.human = (o.format == "json" || o.format == "csv") ? stderr : stdout;
+  if (!cluster.is_root()) o.quiet = true;
+}
+
 bool parse_run_options(int argc, char** argv, const Cluster& cluster, RunOptions& o) {
   o.command_line.assign(argv, argv + argc);
   o.command_line[0] = "feedbench";
@@ -114,18 +158,7 @@ bool parse_run_options(int argc, char** argv, const Cluster& cluster, RunOptions
       return false;
     }
 
-  o.format = peek_benchmark_flag(argc, argv, "format");
-  const std::string color = peek_benchmark_flag(argc, argv, "color");
-  o.repetitions_flag = peek_benchmark_flag(argc, argv, "repetitions");
-  o.repetitions_from_flag = !o.repetitions_flag.empty();
-  // check_benchmark_flags below refuses anything but 1 to 1000.
-  o.flag_repetitions = o.repetitions_from_flag ? std::max(1, std::atoi(o.repetitions_flag.c_str())) : 1;
-  o.filter = peek_benchmark_flag(argc, argv, "filter");
-  o.benchmark_out = peek_benchmark_flag(argc, argv, "out");
-  check_benchmark_flags(argc, argv);
-  // Removes --benchmark_*=VALUE flags; what is left is ours, parsed strictly below.
-  benchmark::Initialize(&argc, argv, [] { std::fputs(kUsage, stdout); });
-  o.many = cluster.size() > 1;
+  take_benchmark_flags(argc, argv, o);
 
   po::variables_map vm;
   if (parse_command_line(argc, argv, opts, vm)) {
@@ -143,31 +176,7 @@ bool parse_run_options(int argc, char** argv, const Cluster& cluster, RunOptions
       throw InputError(std::string("--") + option + ": expected a file name, got ''");
   if (vm.count("emit-fio") && o.emit_fio_dir.empty())
     throw InputError("--emit-fio: expected a folder, got ''");
-  if (o.budget_ns > 0 && o.many)
-    throw InputError(
-        "--budget: not across ranks (each rank would probe and choose alone); run without mpirun, or "
-        "set repetitions and runtime in the config");
-  if (o.budget_ns > 0 && o.repetitions_from_flag)
-    throw InputError(
-        "--budget: cannot be combined with --benchmark_repetitions= (the budget chooses repetitions)");
-
-  // The default display is a line per case (console_table.h); --display gbench or any
-  // --benchmark_format= shows Google Benchmark's own output instead.
-  if (o.display_kind != "compact" && o.display_kind != "gbench")
-    throw InputError("--display: expected compact or gbench, got '" + o.display_kind + "'");
-  if (vm.count("display") && o.display_kind == "compact" && !o.format.empty())
-    throw InputError("--display compact: cannot be combined with --benchmark_format=" + o.format +
-                     " (which shows Google Benchmark's output); leave one out");
-  o.compact = o.display_kind == "compact" && o.format.empty();
-  // Colour on a terminal only: never in a file or a pipe, nor with NO_COLOR or TERM=dumb,
-  // unless --benchmark_color=true asks for it. Under a launcher (mpirun) a rank's stdout is the
-  // launcher's pseudo-terminal whatever mpirun's own stdout is (colour codes reached a file
-  // through `mpirun ... > out`), so a terminal there says nothing: no colour unless asked.
-  const bool terminal = cluster.size() == 1 && interactive_terminal(STDOUT_FILENO);
-  o.colour = color.empty() || color == "auto"
-                 ? colour_wanted(terminal, std::getenv("NO_COLOR"), std::getenv("TERM"))
-                 : (color == "true" || color == "yes" || color == "1");
-  o.human = (o.format == "json" || o.format == "csv") ? stderr : stdout;
+  settle_run_options(o, cluster, vm.count("display") > 0);
 
   if (vm.count("source")) o.source = vm["source"].as<std::string>();
   if (vm.count("cache")) o.cache = vm["cache"].as<std::string>();

@@ -14,7 +14,7 @@
 #include <unistd.h>
 #include <boost/program_options.hpp>
 
-#include "cluster_launch.h"
+#include "benchmarks/cluster_launch.h"
 #include "command_line.h"
 #include "feedbench/base/error.h"
 #include "feedbench/base/text.h"

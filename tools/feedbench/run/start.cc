@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "cluster_launch.h"
+#include "benchmarks/cluster_launch.h"
 #include "command_line.h"
 #include "feedbench/base/cores.h"
 #include "feedbench/base/error.h"
