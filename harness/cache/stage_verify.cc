@@ -4,6 +4,7 @@
 #include "stage_verify.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -101,29 +102,25 @@ bool VerifyResult::ok() const {
          source_matches;
 }
 
-VerifyResult verify_cache(const VerifyOptions& options) {
-  const auto start = StageClock::now();
-  VerifyResult result;
-  if (options.cache_root.empty()) throw InputError("--cache: the cache folder is required");
-  if (!fs::is_directory(options.cache_root))
-    throw InputError("--cache " + options.cache_root + ": not a folder");
-  std::string why;
-  std::optional<Manifest> m = read_manifest(options.cache_root, &why);
-  if (!m)
-    throw InputError(options.cache_root + " has no complete manifest (" + why + "): run feedbench stage");
-  const std::string cache = resolve_maybe_missing(options.cache_root);
-  // Every listed file is opened beneath this folder: never out of the cache, never through a link.
-  const UniqueFd cache_fd(::open(cache.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-  if (!cache_fd) throw InputError(errno_message("--cache " + options.cache_root, errno));
-  FileSet present = scan_dataset(cache);
-  std::set<std::string> listed;
-  for (const ManifestEntry& e : m->files) listed.insert(e.path);
-  for (std::size_t i = 0; i < present.size(); ++i)
-    if (!listed.count(std::string(present.relative_path(i))))
-      result.extra.emplace_back(present.relative_path(i));
+namespace {
 
-  // Hash every listed file from the device, in parallel.
-  const int workers = std::max(1, options.workers > 0 ? options.workers : default_workers(cache));
+// What re-hashing the files a manifest lists beneath one folder found.
+struct Rehashed {
+  std::vector<std::string> missing, changed, errors;  // relative paths; errors: messages
+  std::size_t files = 0;
+  std::uint64_t bytes = 0;
+  bool stopped = false;
+};
+
+// Re-hashes every file of `files` beneath `root` from the device (O_DIRECT, or evicted first),
+// `workers` at once, each opened beneath `root` through no link; `what` ("verifying", "hashing
+// the source") heads the progress line, `whose` ("a cache's") names the files in messages.
+// RETURNS: what differs from the listed SHA-256.
+Rehashed rehash_listed(const std::string& root, const std::vector<ManifestEntry>& files, int workers,
+                       const VerifyOptions& options, const char* what, const std::string& whose) {
+  const UniqueFd root_fd(::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (!root_fd) throw InputError(errno_message(root, errno));
+  Rehashed out;
   std::atomic<std::size_t> next{0};
   std::atomic<bool> direct_ok{true};
   std::atomic<std::uint64_t> bytes{0};
@@ -133,72 +130,130 @@ VerifyResult verify_cache(const VerifyOptions& options) {
     AlignedBuffer buf(kStageChunk);
     while (!(options.stop && options.stop->load())) {
       std::size_t k = next.fetch_add(1);
-      if (k >= m->files.size()) break;
-      const ManifestEntry& e = m->files[k];
-      const std::string path = cache + "/" + e.path;
+      if (k >= files.size()) break;
+      const ManifestEntry& e = files[k];
+      const std::string path = root + "/" + e.path;
       std::uint64_t got = 0;
       int err = 0;
       const std::string hex =
-          hash_from_device(cache_fd.get(), e.path, buf, direct_ok, &got, &err, options.stop);
+          hash_from_device(root_fd.get(), e.path, buf, direct_ok, &got, &err, options.stop);
       std::lock_guard lock(mutex);
-      if (err == ENOENT || err == ENXIO) result.missing.push_back(e.path);  // ENXIO: not a regular file
+      if (err == ENOENT || err == ENXIO) out.missing.push_back(e.path);  // ENXIO: not a regular file
       else if (err == EINTR) break;
       else if (err == ELOOP)
-        result.errors.push_back(path +
-                                ": a symbolic link on the way, not followed (a cache's files are read " +
-                                "through its own folders only)");
-      else if (err) result.errors.push_back(errno_message("cannot read " + path, err));
-      else if (hex != e.sha256) result.changed.push_back(e.path);
+        out.errors.push_back(path + ": a symbolic link on the way, not followed (" + whose +
+                             " files are read through its own folders only)");
+      else if (err) out.errors.push_back(errno_message("cannot read " + path, err));
+      else if (hex != e.sha256) out.changed.push_back(e.path);
       bytes += got;
       ++done;
     }
   };
   std::vector<std::thread> threads;
-  const int n = std::min<int>(workers, int(std::max<std::size_t>(1, m->files.size())));
+  const int n = std::min<int>(std::max(1, workers), int(std::max<std::size_t>(1, files.size())));
   for (int w = 0; w < n; ++w) {
     const std::string refused = start_thread(threads, work, "verify worker", w, n);
     if (!refused.empty()) {
-      if (threads.empty()) throw RunError(refused);  // nothing could check the cache
+      if (threads.empty()) throw RunError(refused);  // nothing could check the files
       break;                                         // the started ones check every file between them
     }
   }
   {
     ProgressTicker ticker(options.progress, [&] {
-      std::fprintf(stderr, "\r\033[Kverifying  %zu/%zu files  %s", done.load(), m->files.size(),
+      std::fprintf(stderr, "\r\033[K%s  %zu/%zu files  %s", what, done.load(), files.size(),
                    format_size(double(bytes.load())).c_str());
       std::fflush(stderr);
     });
     for (auto& t : threads) t.join();
   }
-  if (options.stop && options.stop->load()) result.stopped_by_signal = options.stop->load();
-  result.files_checked = done.load();
-  result.bytes_checked = bytes.load();
-  std::sort(result.missing.begin(), result.missing.end());
-  std::sort(result.changed.begin(), result.changed.end());
+  out.stopped = options.stop && options.stop->load();
+  out.files = done.load();
+  out.bytes = bytes.load();
+  std::sort(out.missing.begin(), out.missing.end());
+  std::sort(out.changed.begin(), out.changed.end());
+  return out;
+}
 
-  if (!options.source_root.empty()) {
+// The source's listing against the manifest's (names, sizes, mtimes, by the cached copies,
+// which carry the source's): what moved, in result.source_differences.
+void compare_source_listing(const FileSet& source, const FileSet& present,
+                            const std::set<std::string>& listed, VerifyResult& result) {
+  std::map<std::string, std::pair<std::uint64_t, std::int64_t>> cached;
+  for (std::size_t i = 0; i < present.size(); ++i)
+    cached[std::string(present.relative_path(i))] = {present.file_size(i), present.mtime_ns(i)};
+  std::set<std::string> seen;
+  for (std::size_t i = 0; i < source.size(); ++i) {
+    std::string rel(source.relative_path(i));
+    seen.insert(rel);
+    auto c = cached.find(rel);
+    if (!listed.count(rel)) result.source_differences.push_back("added to the source: " + rel);
+    else if (c != cached.end() &&
+             (c->second.first != source.file_size(i) || c->second.second != source.mtime_ns(i)))
+      result.source_differences.push_back("changed in the source: " + rel);
+  }
+  for (const std::string& rel : listed)
+    if (!seen.count(rel)) result.source_differences.push_back("removed from the source: " + rel);
+  if (result.source_differences.empty())
+    result.source_differences.push_back("the source selection's fingerprint differs from the manifest's");
+}
+
+}  // namespace
+
+VerifyResult verify_cache(const VerifyOptions& options) {
+  const auto start = StageClock::now();
+  VerifyResult result;
+  if (options.cache_root.empty()) throw InputError("--cache: the cache folder is required");
+  if (!fs::is_directory(options.cache_root))
+    throw InputError("--cache " + options.cache_root + ": not a folder");
+  if (options.source_every_byte && options.source_root.empty())
+    throw InputError("--fingerprint full: re-hashes the source against the manifest; give --source SRC");
+  std::string why;
+  std::optional<Manifest> m = read_manifest(options.cache_root, &why);
+  if (!m)
+    throw InputError(options.cache_root + " has no complete manifest (" + why + "): run feedbench stage");
+  const std::string cache = resolve_maybe_missing(options.cache_root);
+  FileSet present = scan_dataset(cache);
+  std::set<std::string> listed;
+  for (const ManifestEntry& e : m->files) listed.insert(e.path);
+  for (std::size_t i = 0; i < present.size(); ++i)
+    if (!listed.count(std::string(present.relative_path(i))))
+      result.extra.emplace_back(present.relative_path(i));
+
+  // Every listed file hashed from the device, in parallel; every file listed opened beneath the
+  // cache folder: never out of the cache, never through a link.
+  const int workers = std::max(1, options.workers > 0 ? options.workers : default_workers(cache));
+  Rehashed copies;
+  try {
+    copies = rehash_listed(cache, m->files, workers, options, "verifying", "a cache's");
+  } catch (const InputError& e) {
+    throw InputError("--cache " + options.cache_root + ": " + e.what());
+  }
+  result.missing = std::move(copies.missing);
+  result.changed = std::move(copies.changed);
+  result.errors = std::move(copies.errors);
+  if (copies.stopped) result.stopped_by_signal = options.stop->load();
+  result.files_checked = copies.files;
+  result.bytes_checked = copies.bytes;
+
+  if (!options.source_root.empty() && !result.stopped_by_signal) {
     FileSet source = scan_dataset(options.source_root, m->include);
     result.source_checked = true;
     result.source_matches = source.fingerprint() == m->source_fingerprint;
-    if (!result.source_matches) {
-      // The cached copies carry the source's sizes and mtimes: name what moved.
-      std::map<std::string, std::pair<std::uint64_t, std::int64_t>> cached;
-      for (std::size_t i = 0; i < present.size(); ++i)
-        cached[std::string(present.relative_path(i))] = {present.file_size(i), present.mtime_ns(i)};
-      std::set<std::string> seen;
-      for (std::size_t i = 0; i < source.size(); ++i) {
-        std::string rel(source.relative_path(i));
-        seen.insert(rel);
-        auto c = cached.find(rel);
-        if (!listed.count(rel)) result.source_differences.push_back("added to the source: " + rel);
-        else if (c != cached.end() &&
-                 (c->second.first != source.file_size(i) || c->second.second != source.mtime_ns(i)))
-          result.source_differences.push_back("changed in the source: " + rel);
-      }
-      for (const std::string& rel : listed)
-        if (!seen.count(rel)) result.source_differences.push_back("removed from the source: " + rel);
-      if (result.source_differences.empty())
-        result.source_differences.push_back("the source selection's fingerprint differs from the manifest's");
+    if (!result.source_matches) compare_source_listing(source, present, listed, result);
+    if (options.source_every_byte) {
+      // Every byte of each source file the manifest lists, against the SHA-256 it was staged
+      // with: a change that kept the file's size and mtime shows here alone.
+      const std::string root = resolve_maybe_missing(options.source_root);
+      const int source_workers = std::max(1, options.workers > 0 ? options.workers : default_workers(root));
+      Rehashed src =
+          rehash_listed(root, m->files, source_workers, options, "hashing the source", "a source's");
+      if (src.stopped) result.stopped_by_signal = options.stop->load();
+      for (const std::string& rel : src.changed)
+        result.source_differences.push_back("content differs from the manifest in the source: " + rel);
+      for (std::string& e : src.errors) result.errors.push_back(std::move(e));
+      if (!src.changed.empty()) result.source_matches = false;
+      result.source_files_hashed = src.files;
+      result.source_bytes_hashed = src.bytes;
     }
   }
   result.seconds = seconds_since(start);

@@ -1,11 +1,13 @@
-// `feedbench verify --cache CACHE [--source SRC [--fingerprint content]] [--workers N]`:
+// `feedbench verify --cache CACHE [--source SRC [--fingerprint content|full]] [--workers N]`:
 // re-hashes every file of the cache's manifest from the device and reports missing, changed
 // and extra files; with --source, checks the source selection still matches the manifest's
-// (metadata) fingerprint, and with --fingerprint content also compares sampled blocks of each
-// source file with its cached copy (an edit that kept size and mtime).
+// (metadata) fingerprint; --fingerprint content also compares sampled blocks of each source
+// file with its cached copy, --fingerprint full re-hashes every byte of each source file
+// against the manifest's SHA-256 (either finds an edit that kept size and mtime; full, any).
 #include <atomic>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <iostream>
 #include <optional>
@@ -33,16 +35,18 @@ namespace feedbench {
 namespace {
 
 constexpr const char* kUsage =
-    "usage: feedbench verify --cache CACHE [--source SRC [--fingerprint content]] [--label VERSION] "
+    "usage: feedbench verify --cache CACHE [--source SRC [--fingerprint content|full]] [--label VERSION] "
     "[--workers N]\n"
     "\n"
     "Re-hashes every file listed in CACHE's manifest, reading from the device (not the page\n"
     "cache), and reports files missing, changed, or present but not in the manifest. With\n"
     "--source, also checks that the source selection (the manifest's --include globs) still\n"
     "has the fingerprint recorded when the cache was staged: a metadata fingerprint (names,\n"
-    "sizes, mtimes). With --fingerprint content, it also reads the first, middle and last\n"
-    "4 KiB of each source file and compares them with the cached copy, which finds an edit\n"
-    "that kept the size and the mtime.\n"
+    "sizes, mtimes). With --fingerprint content, it also samples each source file: its first,\n"
+    "middle and last 4 KiB, compared with the cached copy's, which finds most edits that kept\n"
+    "the size and the mtime (not one between the samples). With --fingerprint full, it re-hashes\n"
+    "every byte of each source file the manifest lists, from the device, and compares it with\n"
+    "the SHA-256 the file was staged with: any changed byte is found (it reads the whole source).\n"
     "\n"
     "With --label, also checks that the cache holds that data version.\n"
     "\n"
@@ -57,6 +61,7 @@ constexpr const char* kUsage =
     "  feedbench verify --cache /local/nvme/cache\n"
     "  feedbench verify --cache /local/nvme/cache --source /mnt/nfs/imagenet\n"
     "  feedbench verify --cache /local/nvme/cache --source /mnt/nfs/imagenet --fingerprint content\n"
+    "  feedbench verify --cache /local/nvme/cache --source /mnt/nfs/imagenet --fingerprint full\n"
     "\n";
 
 void list(const char* what, const std::vector<std::string>& paths) {
@@ -113,7 +118,8 @@ po::options_description describe_options(VerifyOptions& options, std::string& fi
       "source", po::value(&options.source_root)->value_name("SRC"),
       "also check that this source still matches the manifest's fingerprint")(
       "fingerprint", po::value(&fingerprint_kind)->value_name("KIND"),
-      "with --source: metadata (default: names, sizes, mtimes) or content (also samples of the bytes)")(
+      "with --source: metadata (default: names, sizes, mtimes), content (also samples of the bytes: "
+      "first, middle, last 4 KiB) or full (every byte re-hashed against the manifest's SHA-256)")(
       "label", po::value<std::string>()->value_name("VERSION"),
       "also check that the cache holds this data version (the manifest's label)")(
       "workers", po::value(&options.workers)->value_name("N"),
@@ -130,20 +136,28 @@ void print_differences(const VerifyResult& r) {
   if (r.source_checked && !r.source_matches) list("source ", r.source_differences);
 }
 
+// RETURNS: what a source that matched was checked for, by --fingerprint `kind`.
+std::string source_match_text(const VerifyResult& r, const std::string& kind) {
+  if (kind == "full")
+    return "; source matches the manifest's metadata fingerprint (names, sizes, mtimes) and every byte: " +
+           std::to_string(r.source_files_hashed) + " files (" + format_size(double(r.source_bytes_hashed)) +
+           ") re-hashed against the manifest's SHA-256";
+  if (kind == "content")
+    return "; source matches the manifest's metadata fingerprint (names, sizes, mtimes) and the cache's "
+           "sampled content (first, middle, last 4 KiB of each file; --fingerprint full compares every byte)";
+  return "; source matches the manifest's metadata fingerprint (names, sizes, mtimes; --fingerprint "
+         "content samples the contents, full re-hashes them)";
+}
+
 // The verdict line: what was re-hashed, what differs, and what the source check found.
-void print_verdict(const VerifyResult& r, bool content) {
-  std::printf(
-      "%s: %zu files (%s) re-hashed from the device in %s: %zu missing, %zu changed, "
-      "%zu extra%s\n",
-      r.ok() ? "verified" : "MISMATCH", r.files_checked, format_size(double(r.bytes_checked)).c_str(),
-      format_duration_ns(r.seconds * 1e9).c_str(), r.missing.size(), r.changed.size(), r.extra.size(),
-      !r.source_checked ? "; source not checked (give --source)"
-      : r.source_matches
-          ? (content ? "; source matches the manifest's metadata fingerprint (names, sizes, mtimes) "
-                       "and the cache's sampled content (first, middle, last 4 KiB of each file)"
-                     : "; source matches the manifest's metadata fingerprint (names, sizes, "
-                       "mtimes; --fingerprint content also compares contents)")
-          : "; the SOURCE NO LONGER MATCHES the manifest: stage again (the command below)");
+void print_verdict(const VerifyResult& r, const std::string& kind) {
+  std::printf("%s: %zu files (%s) re-hashed from the device in %s: %zu missing, %zu changed, %zu extra%s\n",
+              r.ok() ? "verified" : "MISMATCH", r.files_checked, format_size(double(r.bytes_checked)).c_str(),
+              format_duration_ns(r.seconds * 1e9).c_str(), r.missing.size(), r.changed.size(), r.extra.size(),
+              !r.source_checked ? "; source not checked (give --source)"
+              : r.source_matches
+                  ? source_match_text(r, kind).c_str()
+                  : "; the SOURCE NO LONGER MATCHES the manifest: stage again (the command below)");
 }
 
 // What is stale, each a line after "stale: ".
@@ -191,10 +205,16 @@ Staleness find_stale(const VerifyOptions& options, const VerifyResult& r, const 
 void print_fix(const VerifyOptions& options, const VerifyResult& r, const Manifest& m,
                const std::string& want_label, bool removed_from_source) {
   // A changed copy keeps its size and mtime, so stage would take it as in place: remove it first.
+  // So is the copy of a source file whose content changed with its size and mtime kept.
+  std::vector<std::string> stale_copies = r.changed;
+  for (const std::string& d : r.source_differences)
+    for (const char* prefix :
+         {"content differs from the cached copy: ", "content differs from the manifest in the source: "})
+      if (d.rfind(prefix, 0) == 0) stale_copies.push_back(d.substr(std::strlen(prefix)));
   std::string fix;
-  if (!r.changed.empty()) {
+  if (!stale_copies.empty()) {
     fix = "rm -f --";
-    for (const std::string& p : r.changed) fix += " " + shell_quote(options.cache_root + "/" + p);
+    for (const std::string& p : stale_copies) fix += " " + shell_quote(options.cache_root + "/" + p);
     fix += " && ";
   }
   const std::string source = r.source_checked ? options.source_root : m.source_root;
@@ -223,10 +243,13 @@ int verify_main(int argc, char** argv) {
     return 0;
   }
   if (!vm.count("cache")) throw InputError("--cache CACHE is required (see --help)");
-  if (fingerprint_kind != "metadata" && fingerprint_kind != "content")
-    throw InputError("--fingerprint: expected metadata or content, got '" + fingerprint_kind + "'");
+  if (fingerprint_kind != "metadata" && fingerprint_kind != "content" && fingerprint_kind != "full")
+    throw InputError("--fingerprint: expected metadata, content or full, got '" + fingerprint_kind + "'");
   if (fingerprint_kind == "content" && !vm.count("source"))
     throw InputError("--fingerprint content: compares the source with the cache; give --source SRC");
+  if (fingerprint_kind == "full" && !vm.count("source"))
+    throw InputError("--fingerprint full: re-hashes the source against the manifest; give --source SRC");
+  options.source_every_byte = fingerprint_kind == "full";
   if (vm.count("workers") && options.workers < 1)
     throw InputError("--workers: expected a whole number of at least 1, got " +
                      std::to_string(options.workers));
@@ -251,7 +274,7 @@ int verify_main(int argc, char** argv) {
     std::printf("interrupted: %zu files checked\n", r.files_checked);
     return 128 + r.stopped_by_signal;
   }
-  print_verdict(r, content);
+  print_verdict(r, fingerprint_kind);
   if (!manifest) return r.ok() ? 0 : 1;
   const Manifest& m = *manifest;
 

@@ -92,6 +92,9 @@ struct VerifyOptions {
   int workers = 0;          // 0: by device, as for stage
   bool progress = false;
   const std::atomic<int>* stop = nullptr;
+  // With source_root: every source file the manifest lists re-hashed from the device and
+  // compared with the SHA-256 it was staged with (verify --fingerprint full).
+  bool source_every_byte = false;
 };
 
 struct VerifyResult {
@@ -104,12 +107,16 @@ struct VerifyResult {
   std::vector<std::string> source_differences;  // "added: x", "removed: y", "changed: z"
   bool source_checked = false;
   bool source_matches = true;
+  std::size_t source_files_hashed = 0;  // source_every_byte: the source files re-hashed
+  std::uint64_t source_bytes_hashed = 0;
   double seconds = 0;
   int stopped_by_signal = 0;
   bool ok() const;
 };
 
-// Re-hashes every file of the cache's manifest from the device (O_DIRECT, or evicted first).
+// Re-hashes every file of the cache's manifest from the device (O_DIRECT, or evicted first);
+// with a source root, compares the source's listing with the manifest's fingerprint and, with
+// source_every_byte, re-hashes every source file it lists too.
 // Throws InputError when the cache has no complete manifest ("... run feedbench stage") or the
 // source is missing.
 VerifyResult verify_cache(const VerifyOptions& options);
