@@ -43,6 +43,12 @@ expect_exit 0 "$FEEDBENCH" replay "$WORK/slow.trace.json" --out "$WORK/slow.repl
 expect_in "$WORK/out" "replay /families/0: job:slow cold source"
 expect_in "$WORK/out" "estimated duration: "  # first, before anything is read
 same slow "$WORK/slow.replay.json" 0.08
+# The result records the command that runs the replay again, as it was typed.
+$PY - "$WORK/slow.replay.json" "$WORK/slow.trace.json" <<'PY' || fail "the replay's command line"
+import json, sys
+line = json.load(open(sys.argv[1]))["command_line"]
+assert line[:3] == ["feedbench", "replay", sys.argv[2]] and line[-2:] == ["--out", sys.argv[1]], line
+PY
 # A CPU-heavy transform: 2 workers burning 3 ms a sample.
 record cpu --workers 2 --batch 8 --step-ms 5 --burn-ms 3
 expect_exit 0 "$FEEDBENCH" replay "$WORK/cpu.trace.json" --out "$WORK/cpu.replay.json" --quiet

@@ -89,15 +89,11 @@ int replay_main(int argc, char** argv) {
 
   RunRequest request;
   run_steps::RunOptions& o = request.options;
-  // What the result records: the run's command line as replay has always handed it over,
-  // "feedbench run" and the options replay passes on (the trace is in the config).
-  o.command_line = {"feedbench", "run"};
-  for (const std::string& s : sets) o.command_line.insert(o.command_line.end(), {"--set", s});
-  for (const std::string& t : throttles) o.command_line.insert(o.command_line.end(), {"--throttle", t});
-  if (!out.empty()) o.command_line.insert(o.command_line.end(), {"--out", out});
-  if (vm.count("budget")) o.command_line.insert(o.command_line.end(), {"--budget", budget});
-  if (dry_run) o.command_line.emplace_back("--dry-run");
-  if (quiet) o.command_line.emplace_back("--quiet");
+  // What the result records: this command as it was given, which runs the replay again
+  // (not the run it stands for, which no one typed).
+  o.command_line.assign(argv, argv + argc);
+  o.command_line[0] = "feedbench";
+  o.command_line.insert(o.command_line.begin() + 1, "replay");
   o.config_path = setup.config_name;
   o.sets = sets;
   o.throttles = throttles;
