@@ -146,7 +146,7 @@ nlohmann::json sink_json(const SinkStats& sink) {
 // state is a complete time-based round, its figures the bytes and time of what it read, not a
 // short one), its limits, its ramp and its steady state. RETURNS: the label's note, "steady
 // state not reached" or "".
-std::string record_limits(CaseRun& run, const Case& c, const RoundStats& stats, const Workload& workload,
+std::string record_limits(CaseRun& run, const RoundStats& stats, const Workload& workload,
                           const RoundOptions& options, const Runtime& runtime, std::uint64_t max_bytes) {
   nlohmann::json& extra = run.record().extra;
   extra["limited_by"] = !stats.stopped_by.empty()                               ? stats.stopped_by
@@ -228,7 +228,7 @@ void run_file_read_case(const Case& c, RunContext& context, benchmark::State& st
     run.record_hit_share(to_read.tiered ? *context.source : *files, reads, to_read.tiered.has_value(),
                          p.path);
   }
-  const std::string label_note = record_limits(run, c, stats, workload, options, runtime, spec.max_bytes);
+  const std::string label_note = record_limits(run, stats, workload, options, runtime, spec.max_bytes);
   run.record_reads(stats);
   if (context.record_latency) run.record().latency = stats.latency;
   if (direct) extra["direct_reaches_device"] = memory_fs.empty();
