@@ -139,6 +139,26 @@ TEST(ProcessSamplerTest, HalvingKeepsEveryCountAndDoublesTheInterval) {
   EXPECT_DOUBLE_EQ(rate_series(he, all, 0).cpu_s, rate_series(even, all, 0).cpu_s);
 }
 
+// Reads `file` to its end (in a forked child: no allocation).
+void read_through(const std::string& file) {
+  const int fd = ::open(file.c_str(), O_RDONLY);
+  static char buf[1 << 16];
+  while (fd >= 0 && ::read(fd, buf, sizeof buf) > 0) {
+  }
+}
+
+// RETURNS: the samples of `pid`'s tree every `interval_ns` until it exits (the root reaped after).
+ProcessSamples sample_until_exit(pid_t pid, std::int64_t interval_ns, std::size_t max_samples = 4096) {
+  ProcessSampler sampler(pid, interval_ns, max_samples);
+  EXPECT_EQ(sampler.start(), "");
+  siginfo_t info{};
+  EXPECT_EQ(::waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT), 0);
+  ProcessSamples s = sampler.stop();
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return s;
+}
+
 TEST(ProcessSamplerTest, SamplesARealChildsCpuAndItsReads) {
   testing::TempDir dir;
   const std::string file = dir.path() + "/data";
@@ -147,24 +167,15 @@ TEST(ProcessSamplerTest, SamplesARealChildsCpuAndItsReads) {
   ASSERT_GE(pid, 0);
   if (pid == 0) {
     // Read the file, then burn 0.4 s of CPU in this process (no child to end unseen).
-    const int fd = ::open(file.c_str(), O_RDONLY);
-    static char buf[1 << 16];
-    while (fd >= 0 && ::read(fd, buf, sizeof buf) > 0) {
-    }
+    read_through(file);
     timespec t{};
     do {
       ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
     } while (t.tv_sec * 1'000'000'000LL + t.tv_nsec < 400'000'000LL);
     ::_exit(0);
   }
-  ProcessSampler sampler(pid, 50'000'000, 6);  // 6: halved at least once in 0.4 s
-  ASSERT_EQ(sampler.start(), "");
-  siginfo_t info{};
-  ASSERT_EQ(::waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT), 0);
-  const ProcessSamples s = sampler.stop();
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  EXPECT_GT(s.interval_ns, 50'000'000);  // halved
+  const ProcessSamples s = sample_until_exit(pid, 50'000'000, 6);  // 6: halved at least once in 0.4 s
+  EXPECT_GT(s.interval_ns, 50'000'000);                            // halved
   const RateSeries r = rate_series(
       s, [](std::int64_t) { return true; }, s.t_ns.front());
   EXPECT_NEAR(r.cpu_s, 0.4, 0.05);  // clock ticks: 10 ms each
@@ -184,10 +195,7 @@ TEST(ProcessSamplerTest, AReapedWorkersRealReadsCountOnce) {
   if (pid == 0) {
     const pid_t worker = ::fork();
     if (worker == 0) {
-      const int fd = ::open(file.c_str(), O_RDONLY);
-      static char buf[1 << 16];
-      while (fd >= 0 && ::read(fd, buf, sizeof buf) > 0) {
-      }
+      read_through(file);
       ::usleep(300'000);  // seen by a few samples after its reads
       ::_exit(0);
     }
@@ -196,13 +204,7 @@ TEST(ProcessSamplerTest, AReapedWorkersRealReadsCountOnce) {
     ::usleep(300'000);  // sampled after the reap
     ::_exit(0);
   }
-  ProcessSampler sampler(pid, 50'000'000);
-  ASSERT_EQ(sampler.start(), "");
-  siginfo_t info{};
-  ASSERT_EQ(::waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT), 0);
-  const ProcessSamples s = sampler.stop();
-  int status = 0;
-  ::waitpid(pid, &status, 0);
+  const ProcessSamples s = sample_until_exit(pid, 50'000'000);
   const RateSeries r = rate_series(
       s, [](std::int64_t) { return true; }, s.t_ns.front());
   EXPECT_GE(r.read_bytes, double(1 << 20));
