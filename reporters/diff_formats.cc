@@ -448,6 +448,15 @@ nlohmann::ordered_json number_or_null(double v) {
 
 }  // namespace
 
+namespace {
+
+// RETURNS: `v` to four significant digits, a whole number from 10,000 up: never an exponent.
+std::string plain_number(double v) {
+  return std::fabs(v) >= 1e4 ? format_printf("%.0f", v) : format_printf("%.4g", v);
+}
+
+}  // namespace
+
 std::string format_metric_value(const std::string& metric, double v) {
   const CounterInfo* info = find_counter(metric);
   CounterUnit unit = info ? info->unit : CounterUnit::kCount;
@@ -476,10 +485,17 @@ std::string format_metric_value(const std::string& metric, double v) {
       }
       return format_printf("%.4g", v) + prefixes[u] + "/s";
     }
-    case CounterUnit::kFraction: break;  // AU 0.913: the floor and the change are in points of it
-    case CounterUnit::kMicroseconds: return format_printf("%.4g us", v);
-    case CounterUnit::kMilliseconds: return format_printf("%.4g ms", v);
-    case CounterUnit::kSeconds: return format_printf("%.4g s", v);
+    case CounterUnit::kFraction:
+      break;  // AU 0.913: the floor and the change are in points of it
+    // A duration in the largest unit under which it stays below 1,000 (never "9.621e+04 us").
+    case CounterUnit::kMicroseconds:
+      if (std::fabs(v) >= 1e6) return plain_number(v / 1e6) + " s";
+      if (std::fabs(v) >= 1e3) return plain_number(v / 1e3) + " ms";
+      return plain_number(v) + " us";
+    case CounterUnit::kMilliseconds:
+      if (std::fabs(v) >= 1e3) return plain_number(v / 1e3) + " s";
+      return plain_number(v) + " ms";
+    case CounterUnit::kSeconds: return plain_number(v) + " s";
     case CounterUnit::kNanoseconds:
       if (v >= 1e9) return format_printf("%.3g s", v / 1e9);
       if (v >= 1e6) return format_printf("%.3g ms", v / 1e6);
@@ -487,7 +503,7 @@ std::string format_metric_value(const std::string& metric, double v) {
       return format_printf("%.3g ns", v);
     case CounterUnit::kCount: break;
   }
-  return format_printf("%.4g", v);
+  return plain_number(v);
 }
 
 std::string outlier_text(const OutlierRepetition& o) {

@@ -278,6 +278,12 @@ TEST(DiffFormatsTest, MetricValuesForPeople) {
   EXPECT_EQ(format_metric_value("bytes_per_second", 812.0 * 1024 * 1024), "812 MiB/s");
   EXPECT_EQ(format_metric_value("bytes_per_second", 1.5 * 1024 * 1024 * 1024), "1.5 GiB/s");
   EXPECT_EQ(format_metric_value("lat_p99_us", 153.25), "153.2 us");
+  // Never an exponent: a duration in a larger unit, a large count in whole digits.
+  EXPECT_EQ(format_metric_value("lat_p99_us", 96210), "96.21 ms");
+  EXPECT_EQ(format_metric_value("lat_p99_us", 2.5e6), "2.5 s");
+  EXPECT_EQ(format_metric_value("wait_p50_ms", 3100), "3.1 s");
+  EXPECT_EQ(format_metric_value("epoch_s", 12345), "12345 s");
+  EXPECT_EQ(format_metric_value("steps", 123456), "123456");
   EXPECT_EQ(format_metric_value("real_time", 12.5e6), "12.5 ms");
   EXPECT_EQ(format_metric_value("stall_fraction", 0.031), "0.031");
   EXPECT_EQ(format_metric_value("items_per_second", 489912), "489.9k/s");
