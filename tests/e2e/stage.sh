@@ -21,6 +21,16 @@ C=$WORK/cache
 expect_exit 0 "$FEEDBENCH" stage --from "$SRC" --to "$C" --include 'validation/**' --label v1 --workers 2
 expect_in "$WORK/out" "copied 14"
 expect_in "$WORK/out" "label v1"
+# What the stage left in the page cache is said (fincore, where present, agrees), and how to
+# measure the disk instead: the next job would otherwise read the cache from memory unawares.
+expect_in "$WORK/out" "resident in the page cache now: "
+if grep -q "(100.0%" "$WORK/out"; then
+  expect_in "$WORK/out" "a job run now reads it from memory; \`feedbench stage --evict --to $C\` first to measure the disk"
+  if command -v fincore >/dev/null; then
+    fincore --bytes --noheadings --raw -o RES,SIZE "$C/validation/cls_a/img_1.bin" |
+      awk '$1 < $2 { exit 1 }' || fail "fincore: the staged copy is not all resident"
+  fi
+fi
 (cd "$C" && sha256sum --quiet -c MANIFEST.sha256) || fail "sha256sum -c rejected the manifest"
 [ "$(wc -l <"$C/MANIFEST.sha256")" = 14 ] || fail "manifest should list 14 files"
 [ ! -e "$C/train" ] || fail "train/ was not selected"

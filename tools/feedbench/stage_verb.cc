@@ -234,6 +234,20 @@ void evict_cache(const std::string& cache_root, const std::vector<std::string>& 
               after.method.c_str());
 }
 
+// A cache just staged is mostly in the page cache (its copy and read-back went through it): a
+// job or run started now reads it from memory, which is said, with how to measure the disk.
+void say_residency(const std::string& cache_root, const std::vector<std::string>& include) {
+  const FileSet files = scan_dataset(cache_root, include);
+  const Residency r = measure_residency(files);
+  const std::string advice = r.fraction() >= 0.5
+                                 ? ": a job run now reads it from memory; `feedbench stage --evict --to " +
+                                       shell_quote(cache_root) + "` first to measure the disk"
+                                 : "";
+  std::printf("resident in the page cache now: %s of %s (%.1f%%, %s)%s\n",
+              format_size(double(r.resident_bytes)).c_str(), format_size(double(r.total_bytes)).c_str(),
+              r.fraction() * 100, r.method.c_str(), printable(advice).c_str());
+}
+
 // RETURNS: --seed, the hot set's ranking seed (42 without it). Throws InputError naming --seed.
 std::uint64_t parse_seed(const po::variables_map& vm) {
   std::uint64_t seed = 42;
@@ -372,6 +386,7 @@ int stage_here(int argc, char** argv, HostStage* gathered) {
   }
   print_stage_result(r, options);
   if (evict_after && r.manifest_written) evict_cache(options.cache_root, options.include);
+  else if (r.manifest_written) say_residency(options.cache_root, options.include);
   std::fflush(stdout);
   return r.exit_code();
 }
