@@ -118,8 +118,7 @@ po::options_description describe_options(VerifyOptions& options, std::string& fi
       "source", po::value(&options.source_root)->value_name("SRC"),
       "also check that this source still matches the manifest's fingerprint")(
       "fingerprint", po::value(&fingerprint_kind)->value_name("KIND"),
-      "with --source: metadata (default: names, sizes, mtimes), content (also samples of the bytes: "
-      "first, middle, last 4 KiB) or full (every byte re-hashed against the manifest's SHA-256)")(
+      "with --source: metadata (default), content (samples of each file) or full (every byte)")(
       "label", po::value<std::string>()->value_name("VERSION"),
       "also check that the cache holds this data version (the manifest's label)")(
       "workers", po::value(&options.workers)->value_name("N"),
