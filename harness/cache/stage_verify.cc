@@ -112,14 +112,13 @@ struct Rehashed {
   bool stopped = false;
 };
 
-// Re-hashes every file of `files` beneath `root` from the device (O_DIRECT, or evicted first),
-// `workers` at once, each opened beneath `root` through no link; `what` ("verifying", "hashing
+// Re-hashes every file of `files` beneath `root` (open as `root_fd`) from the device (O_DIRECT, or
+// evicted first), `workers` at once, each opened beneath it through no link; `what` ("verifying", "hashing
 // the source") heads the progress line, `whose` ("a cache's") names the files in messages.
 // RETURNS: what differs from the listed SHA-256.
-Rehashed rehash_listed(const std::string& root, const std::vector<ManifestEntry>& files, int workers,
-                       const VerifyOptions& options, const char* what, const std::string& whose) {
-  const UniqueFd root_fd(::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-  if (!root_fd) throw InputError(errno_message(root, errno));
+Rehashed rehash_listed(int root_fd, const std::string& root, const std::vector<ManifestEntry>& files,
+                       int workers, const VerifyOptions& options, const char* what,
+                       const std::string& whose) {
   Rehashed out;
   std::atomic<std::size_t> next{0};
   std::atomic<bool> direct_ok{true};
@@ -135,8 +134,7 @@ Rehashed rehash_listed(const std::string& root, const std::vector<ManifestEntry>
       const std::string path = root + "/" + e.path;
       std::uint64_t got = 0;
       int err = 0;
-      const std::string hex =
-          hash_from_device(root_fd.get(), e.path, buf, direct_ok, &got, &err, options.stop);
+      const std::string hex = hash_from_device(root_fd, e.path, buf, direct_ok, &got, &err, options.stop);
       std::lock_guard lock(mutex);
       if (err == ENOENT || err == ENXIO) out.missing.push_back(e.path);  // ENXIO: not a regular file
       else if (err == EINTR) break;
@@ -222,12 +220,10 @@ VerifyResult verify_cache(const VerifyOptions& options) {
   // Every listed file hashed from the device, in parallel; every file listed opened beneath the
   // cache folder: never out of the cache, never through a link.
   const int workers = std::max(1, options.workers > 0 ? options.workers : default_workers(cache));
-  Rehashed copies;
-  try {
-    copies = rehash_listed(cache, m->files, workers, options, "verifying", "a cache's");
-  } catch (const InputError& e) {
-    throw InputError("--cache " + options.cache_root + ": " + e.what());
-  }
+  const UniqueFd cache_fd(::open(cache.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (!cache_fd) throw InputError(errno_message("--cache " + options.cache_root, errno));
+  Rehashed copies =
+      rehash_listed(cache_fd.get(), cache, m->files, workers, options, "verifying", "a cache's");
   result.missing = std::move(copies.missing);
   result.changed = std::move(copies.changed);
   result.errors = std::move(copies.errors);
@@ -245,8 +241,10 @@ VerifyResult verify_cache(const VerifyOptions& options) {
       // with: a change that kept the file's size and mtime shows here alone.
       const std::string root = resolve_maybe_missing(options.source_root);
       const int source_workers = std::max(1, options.workers > 0 ? options.workers : default_workers(root));
-      Rehashed src =
-          rehash_listed(root, m->files, source_workers, options, "hashing the source", "a source's");
+      const UniqueFd source_fd(::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+      if (!source_fd) throw InputError(errno_message("--source " + options.source_root, errno));
+      Rehashed src = rehash_listed(source_fd.get(), root, m->files, source_workers, options,
+                                   "hashing the source", "a source's");
       if (src.stopped) result.stopped_by_signal = options.stop->load();
       for (const std::string& rel : src.changed)
         result.source_differences.push_back("content differs from the manifest in the source: " + rel);

@@ -139,6 +139,13 @@ TEST(ProcessSamplerTest, HalvingKeepsEveryCountAndDoublesTheInterval) {
   EXPECT_DOUBLE_EQ(rate_series(he, all, 0).cpu_s, rate_series(even, all, 0).cpu_s);
 }
 
+// RETURNS: the path of a new 1 MiB file in `dir`.
+std::string mib_file(const testing::TempDir& dir) {
+  const std::string file = dir.path() + "/data";
+  testing::write_file(file, std::string(1 << 20, 'x'));
+  return file;
+}
+
 // Reads `file` to its end (in a forked child: no allocation).
 void read_through(const std::string& file) {
   const int fd = ::open(file.c_str(), O_RDONLY);
@@ -161,8 +168,7 @@ ProcessSamples sample_until_exit(pid_t pid, std::int64_t interval_ns, std::size_
 
 TEST(ProcessSamplerTest, SamplesARealChildsCpuAndItsReads) {
   testing::TempDir dir;
-  const std::string file = dir.path() + "/data";
-  testing::write_file(file, std::string(1 << 20, 'x'));
+  const std::string file = mib_file(dir);
   const pid_t pid = ::fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) {
@@ -188,8 +194,7 @@ TEST(ProcessSamplerTest, SamplesARealChildsCpuAndItsReads) {
 // The same on a real tree: a child forks a worker that reads 1 MiB and is reaped by the child.
 TEST(ProcessSamplerTest, AReapedWorkersRealReadsCountOnce) {
   testing::TempDir dir;
-  const std::string file = dir.path() + "/data";
-  testing::write_file(file, std::string(1 << 20, 'x'));
+  const std::string file = mib_file(dir);
   const pid_t pid = ::fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) {
