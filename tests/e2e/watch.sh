@@ -1,7 +1,8 @@
 # feedbench watch on a real PyTorch job (tests/e2e/watch_job.py, which times itself the method's
 # way): watched AU within 3 points of the job's own, for forked and spawned workers and two
 # DataLoaders; the verdicts of a fed job, one whose workers wait off the CPU (a slow store) and one
-# whose workers compute on two saturated cores; a crash's exit code passed through with its
+# whose workers compute on two saturated cores; the job's own median wait around `batch = next(it)`
+# against the trace's; a crash's exit code passed through with its
 # result written and marked failed; a command without torch judged as nothing; bad usage exit 2.
 source "$(dirname "$0")/lib.bash"
 PY=/usr/bin/python3
