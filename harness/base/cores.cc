@@ -46,4 +46,12 @@ std::optional<double> host_cpu_busy(const std::optional<HostCpuTimes>& before,
   return busy < 0 ? 0 : busy > 1 ? 1 : busy;
 }
 
+std::optional<double> other_programs_cores(const std::optional<HostCpuTimes>& before,
+                                           const std::optional<HostCpuTimes>& after, double own_cpu_s,
+                                           double wall_s) {
+  if (!before || !after || !(wall_s > 0)) return std::nullopt;
+  const double others = (after->busy_s - before->busy_s - own_cpu_s) / wall_s;
+  return others > 0 ? others : 0;
+}
+
 }  // namespace feedbench

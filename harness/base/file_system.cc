@@ -61,6 +61,20 @@ std::string block_device_label(std::uint64_t dev) {
   return ec ? majmin : majmin + " (" + dir.filename().string() + ")";
 }
 
+std::string folder_of(const std::string& path) {
+  const auto slash = path.rfind('/');
+  return slash == 0 || slash == std::string::npos ? "/" : path.substr(0, slash);
+}
+
+std::string common_folder(const std::string& a, const std::string& b) {
+  std::size_t last = 0;
+  for (std::size_t n = 0; n < a.size() && n < b.size() && a[n] == b[n];) {
+    ++n;
+    if ((n == a.size() || a[n] == '/') && (n == b.size() || b[n] == '/')) last = n;
+  }
+  return last == 0 ? "/" : a.substr(0, last);
+}
+
 std::string read_first_line(const std::string& path) {
   std::ifstream in(path);
   std::string line;

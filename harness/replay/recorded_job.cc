@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "feedbench/base/error.h"
+#include "feedbench/base/file_system.h"
 #include "feedbench/base/open_beneath.h"
 #include "feedbench/base/text.h"
 #include "feedbench/replay/trace_reader.h"
@@ -45,24 +46,6 @@ struct FetchSide {
 constexpr double kMaxNs = 1e17;
 
 std::int64_t ns_of(double us) { return std::int64_t(std::llround(std::clamp(us * 1e3, -kMaxNs, kMaxNs))); }
-
-// RETURNS: the folder of `path` ("/a/b" for "/a/b/c").
-std::string folder_of(const std::string& path) {
-  const auto slash = path.rfind('/');
-  return slash == 0 || slash == std::string::npos ? "/" : path.substr(0, slash);
-}
-
-// RETURNS: the deepest folder holding both `a` and `b` (folders, no trailing '/').
-std::string common_folder(const std::string& a, const std::string& b) {
-  std::size_t n = 0, last = 0;
-  while (n < a.size() && n < b.size() && a[n] == b[n]) {
-    ++n;
-    if (n == a.size() || n == b.size() || a[n] == '/') {
-      if ((n == a.size() || a[n] == '/') && (n == b.size() || b[n] == '/')) last = n;
-    }
-  }
-  return last == 0 ? "/" : a.substr(0, last);
-}
 
 }  // namespace
 

@@ -576,6 +576,15 @@ std::vector<std::string> comparability_warnings(const ResultDocument& base, cons
       compare_field(&w, role + " path " + field, lookup(base.environment, ptr),
                     lookup(next.environment, ptr));
     }
+  // A watched job that read its data from another folder (the store, then a cache of it): both
+  // named, since the device and file system alone may not differ.
+  for (const std::string& role : roles) {
+    if (!role.starts_with("data")) continue;
+    const std::string ptr = "/paths/" + role + "/resolved";
+    const auto a = lookup(base.environment, ptr), b = lookup(next.environment, ptr);
+    if (a && b && *a != *b)
+      w.push_back(role + " path changed: " + short_text(*a) + " BASE, " + short_text(*b) + " NEW");
+  }
   data_changes(&w, base, next);
   return w;
 }

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <climits>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -20,9 +21,11 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "feedbench/base/clock.h"
 #include "feedbench/base/cores.h"
 #include "feedbench/base/error.h"
 #include "feedbench/base/text.h"
+#include "feedbench/base/units.h"
 #include "feedbench/build_info.h"
 #include "feedbench/git_info.h"
 
@@ -351,15 +354,29 @@ LoadSample sample_host_load() {
   std::ifstream in("/proc/loadavg");
   s.ok = static_cast<bool>(in >> s.loadavg_1m);
   s.online_cores = double(online_cpus());
+  s.cpu = host_cpu_times();
+  s.at_ns = now_ns();
   return s;
 }
 
-nlohmann::json load_to_json(const LoadSample& before, const LoadSample& after) {
+std::optional<double> other_programs_cores(const LoadSample& before, const LoadSample& after,
+                                           double own_cpu_s) {
+  return other_programs_cores(before.cpu, after.cpu, own_cpu_s, double(after.at_ns - before.at_ns) / 1e9);
+}
+
+nlohmann::json load_to_json(const LoadSample& before, const LoadSample& after, std::optional<double> other) {
   if (!before.ok || !after.ok) return nullptr;
   // Cores can go offline during a run: the fewer is what the run had at some point.
-  return {{"loadavg_1m_before", before.loadavg_1m},
-          {"loadavg_1m_after", after.loadavg_1m},
-          {"online_cores", std::int64_t(std::min(before.online_cores, after.online_cores))}};
+  return {
+      {"loadavg_1m_before", before.loadavg_1m},
+      {"loadavg_1m_after", after.loadavg_1m},
+      {"online_cores", std::int64_t(std::min(before.online_cores, after.online_cores))},
+      {"other_programs_cores", other ? nlohmann::json(std::round(*other * 1000) / 1000) : nlohmann::json()}};
+}
+
+std::string other_programs_text(double other, unsigned usable, const std::string& during) {
+  return "other programs took " + format_printf("%.1f", other) + " of " + plural(usable, "core", "cores") +
+         " during " + during;
 }
 
 bool same_device(const PathInfo& a, const PathInfo& b) {

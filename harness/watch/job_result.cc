@@ -115,8 +115,19 @@ json reads_json(const JobReads& r, std::int64_t origin_ns) {
     rest.bytes += s.folders[i].bytes;
     rest.reads += s.folders[i].reads;
   }
+  json roots = json::array();
+  for (std::size_t i = 0; i < r.roots.roots.size(); ++i) {
+    const DataRoot& d = r.roots.roots[i];
+    roots.push_back({{"path", d.path},
+                     {"where", i < r.root_where.size() ? r.root_where[i] : ""},
+                     {"folders", d.folders},
+                     {"files", d.files},
+                     {"bytes", d.bytes},
+                     {"reads", d.reads}});
+  }
   return {{"recorded", true},
           {"files", s.files},
+          {"roots", roots},
           {"bytes", s.bytes},
           {"reads", s.reads},
           {"folders", folders},
@@ -145,13 +156,24 @@ std::vector<std::string> job_reads_text(const JobReads& r, std::size_t shown) {
   line += "; the job's code and libraries " + format_size(double(s.code.bytes)) + " in " +
           format_count(double(s.code.files)) + " files";
   out.push_back(line);
-  for (std::size_t i = 0; i < s.folders.size() && i < shown; ++i) {
-    const auto& f = s.folders[i];
-    out.push_back("  " + f.path + (i < r.where.size() && !r.where[i].empty() ? " (" + r.where[i] + ")" : "") +
-                  ": " + format_size(double(f.bytes)) + " in " + format_count(double(f.files)) + " files");
+  // Each root's folders summarised: an ImageNet tree is one line, not 1,000.
+  const auto files_in = [](const DataRoot& d) {
+    return format_count(double(d.files)) + (d.files == 1 ? " file" : " files") +
+           (d.folders > 1 ? " in " + format_count(double(d.folders)) + " folders" : "") + ", " +
+           format_size(double(d.bytes));
+  };
+  const std::vector<DataRoot>& roots = r.roots.roots;
+  for (std::size_t i = 0; i < roots.size() && i < shown; ++i)
+    out.push_back("  " + roots[i].path +
+                  (i < r.root_where.size() && !r.root_where[i].empty() ? " (" + r.root_where[i] + ")" : "") +
+                  ": " + files_in(roots[i]));
+  DataRoot rest = r.roots.elsewhere;
+  for (std::size_t i = shown; i < roots.size(); ++i) {
+    rest.folders += roots[i].folders;
+    rest.files += roots[i].files;
+    rest.bytes += roots[i].bytes;
   }
-  if (s.folders.size() > shown)
-    out.push_back("  and " + format_count(double(s.folders.size() - shown)) + " more folders");
+  if (rest.files > 0) out.push_back("  elsewhere: " + files_in(rest));
   for (const std::string& n : r.notes) out.push_back(n);
   return out;
 }
@@ -175,6 +197,11 @@ JobProcesses job_processes(const ProcessSamples& s, const JobLog& log, std::int6
   p.io_why = s.io_why;
   if (s.t_ns.size() >= 2) p.span_s = double(s.t_ns.back() - s.t_ns.front()) / 1e9;
   return p;
+}
+
+std::optional<double> other_programs_cores(const JobRun& run, const JobProcesses& processes) {
+  const double tree = std::max(run.tree_cpu_s, processes.trainer.cpu_s + processes.workers.cpu_s);
+  return other_programs_cores(run.load_before, run.load_after, tree);
 }
 
 std::optional<double> device_rate_during(const JobProcesses& p, const JobLog& log, std::int64_t origin_ns) {

@@ -148,22 +148,6 @@ std::size_t utf8_sequence(std::string_view p, std::size_t i) {
   return n;
 }
 
-// RETURNS: the folder of `path` ("/a/b" for "/a/b/c"; "/" for "/c").
-std::string folder_of(const std::string& path) {
-  const auto slash = path.rfind('/');
-  return slash == 0 || slash == std::string::npos ? "/" : path.substr(0, slash);
-}
-
-// RETURNS: the deepest folder holding both folders `a` and `b` (absolute, no trailing '/').
-std::string common_folder(const std::string& a, const std::string& b) {
-  std::size_t last = 0;
-  for (std::size_t n = 0; n < a.size() && n < b.size() && a[n] == b[n];) {
-    ++n;
-    if ((n == a.size() || a[n] == '/') && (n == b.size() || b[n] == '/')) last = n;
-  }
-  return last == 0 ? "/" : a.substr(0, last);
-}
-
 // RETURNS: `command` naming no folder of this machine: `root` (the data folder) as ".", a path
 // beneath it relative to it, and any other absolute path as its last name (/usr/bin/python3 as
 // python3). A path starts an argument or follows a space, '=', ':', ',' or a quote.

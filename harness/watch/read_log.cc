@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "feedbench/base/error.h"
+#include "feedbench/base/file_system.h"
 #include "feedbench/watch/guest_counters.h"
 
 namespace feedbench {
@@ -264,6 +265,55 @@ std::string lost_records_text(const LostRecords& lost) {
     say += std::string(say.empty() ? "" : "\n  ") + std::to_string(lost.unrecorded_calls) +
            " calls made inside the read recorder (a signal handler's) were passed on unrecorded";
   return say;
+}
+
+DataRoots data_roots(const ReadSummary& s) {
+  // The folders holding most of the data, gathered: a folder joins the first root it shares a
+  // folder below '/' with. A folder of stray reads (a config beside the data) stays out of them,
+  // else it would take the root up to a folder the data set is not.
+  std::vector<std::string> paths;
+  std::uint64_t gathered = 0;
+  for (const ReadSummary::Folder& f : s.folders) {
+    if (gathered >= s.bytes - s.bytes / 100 && !paths.empty()) break;
+    gathered += f.bytes;
+    const auto root = std::find_if(paths.begin(), paths.end(),
+                                   [&](const std::string& r) { return common_folder(r, f.path) != "/"; });
+    if (root == paths.end()) {
+      paths.push_back(f.path);
+    } else {
+      *root = common_folder(*root, f.path);
+    }
+  }
+  // Roots that now share a folder are one (a folder joined each from its side).
+  for (std::size_t i = 0; i < paths.size(); ++i)
+    for (std::size_t j = paths.size(); j-- > i + 1;)
+      if (common_folder(paths[i], paths[j]) != "/") {
+        paths[i] = common_folder(paths[i], paths[j]);
+        paths.erase(paths.begin() + std::ptrdiff_t(j));
+      }
+  DataRoots out;
+  for (const std::string& p : paths) out.roots.push_back({.path = p});
+  const auto add = [](DataRoot& r, const ReadSummary::Folder& f) {
+    if (r.folders++ == 0) r.dev_major = f.dev_major, r.dev_minor = f.dev_minor;
+    r.files += f.files;
+    r.bytes += f.bytes;
+    r.reads += f.reads;
+  };
+  for (const ReadSummary::Folder& f : s.folders) {
+    const auto root = std::find_if(out.roots.begin(), out.roots.end(), [&](const DataRoot& r) {
+      return f.path == r.path ||
+             (f.path.starts_with(r.path) && (r.path == "/" || f.path[r.path.size()] == '/'));
+    });
+    add(root == out.roots.end() ? out.elsewhere : *root, f);
+  }
+  if (s.other.files > 0) {
+    out.elsewhere.files += s.other.files;
+    out.elsewhere.bytes += s.other.bytes;
+    out.elsewhere.reads += s.other.reads;
+  }
+  std::stable_sort(out.roots.begin(), out.roots.end(),
+                   [](const DataRoot& a, const DataRoot& b) { return a.bytes > b.bytes; });
+  return out;
 }
 
 }  // namespace feedbench

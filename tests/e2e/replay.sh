@@ -42,6 +42,9 @@ record slow --workers 2 --batch 8 --step-ms 5 --sleep-ms 4 --epochs 2
 expect_exit 0 "$FEEDBENCH" replay "$WORK/slow.trace.json" --out "$WORK/slow.replay.json"
 expect_in "$WORK/out" "replay /families/0: job:slow cold source"
 expect_in "$WORK/out" "estimated duration: "  # first, before anything is read
+# What else ran on its cores, said and recorded (a replay slower on a busy host may be the host).
+expect_in "$WORK/out" "other programs took "
+$PY -c "import json,sys; l=json.load(open(sys.argv[1]))['environment']['host']['load']; assert l['other_programs_cores'] >= 0, l" "$WORK/slow.replay.json"
 same slow "$WORK/slow.replay.json" 0.08
 # The result records the command that runs the replay again, as it was typed.
 $PY - "$WORK/slow.replay.json" "$WORK/slow.trace.json" <<'PY' || fail "the replay's command line"

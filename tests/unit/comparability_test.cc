@@ -47,6 +47,21 @@ TEST(ComparabilityTest, IdenticalRunsHaveNoWarnings) {
   EXPECT_TRUE(comparability_warnings(document(), document()).empty());
 }
 
+// Two watched jobs whose data came from different folders (the store, then a cache of it).
+TEST(ComparabilityTest, AWatchedJobsDataPathChangeNamesBothFolders) {
+  ResultDocument base, next;
+  base.environment["paths"]["data"] = {
+      {"resolved", "/mnt/store/set"}, {"fs_type", "ext4"}, {"device", "vda"}};
+  next.environment["paths"]["data"] = {
+      {"resolved", "/local/cache/set"}, {"fs_type", "ext4"}, {"device", "vda"}};
+  auto w = comparability_warnings(base, next);
+  EXPECT_TRUE(has_line(w, "data path changed: /mnt/store/set BASE, /local/cache/set NEW")) << all(w);
+  EXPECT_TRUE(comparability_warnings(base, base).empty()) << all(comparability_warnings(base, base));
+  // Where one side records no data path (a result of an older watch), no change is claimed.
+  for (const std::string& line : comparability_warnings(ResultDocument{}, next))
+    EXPECT_EQ(line.find("path changed"), std::string::npos) << line;
+}
+
 TEST(ComparabilityTest, ShuffleSeedIsNamed) {
   ResultDocument base = document(), next = document();
   next.config["sha256"] = "bbbb";

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -33,6 +34,17 @@ TEST(CoresTest, UsableCoresFollowTheAffinityMask) {
   });
   t.join();
   EXPECT_EQ(seen, 1u);
+}
+
+// Other programs' cores: the usable cores' busy time less one's own CPU, over the wall time.
+TEST(CoresTest, OtherProgramsAreTheHostsBusyTimeLessOnesOwn) {
+  const HostCpuTimes before{100, 400}, after{106, 408};  // 6 s busy of 8 over 4 s on 2 cores
+  // Our processes took 3.2 s of the 6: the others 2.8 s in 4 s, 0.7 cores.
+  EXPECT_NEAR(*other_programs_cores(before, after, 3.2, 4), 0.7, 1e-9);
+  // Our own counts more than the usable cores saw (a child ran on a core outside them): 0.
+  EXPECT_EQ(*other_programs_cores(before, after, 7, 4), 0);
+  EXPECT_FALSE(other_programs_cores(std::nullopt, after, 1, 4));
+  EXPECT_FALSE(other_programs_cores(before, after, 1, 0));
 }
 
 TEST(UniqueFdTest, ClosesOnScopeExitAndMovesOwnership) {

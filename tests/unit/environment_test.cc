@@ -187,6 +187,22 @@ TEST(EnvironmentTest, HostLoadIsSampledAndRecordedBeforeAndAfter) {
   EXPECT_EQ(j["online_cores"].get<double>(), before.online_cores);
   LoadSample failed;
   EXPECT_TRUE(load_to_json(before, failed).is_null());
+  // Other programs' cores, when known: a number under exactly this key (diff reads it).
+  EXPECT_TRUE(j["other_programs_cores"].is_null());
+  EXPECT_EQ(load_to_json(before, after, 0.7)["other_programs_cores"].get<double>(), 0.7);
+}
+
+// The host's busy time between two samples, less one's own CPU, over the time between them.
+TEST(EnvironmentTest, OtherProgramsCoresComeFromTheSamplesTimes) {
+  LoadSample before, after;
+  before.cpu = HostCpuTimes{10, 20};
+  after.cpu = HostCpuTimes{13, 24};  // 3 s busy over 2 s on 2 cores
+  before.at_ns = 1'000'000'000;
+  after.at_ns = 3'000'000'000;
+  EXPECT_NEAR(*other_programs_cores(before, after, 1.6), 0.7, 1e-9);
+  EXPECT_EQ(other_programs_text(0.7, 2, "the job"), "other programs took 0.7 of 2 cores during the job");
+  after.cpu.reset();
+  EXPECT_FALSE(other_programs_cores(before, after, 1.6));
 }
 
 }  // namespace

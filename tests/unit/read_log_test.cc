@@ -16,6 +16,7 @@
 #include "feedbench/base/error.h"
 #include "feedbench/watch/guest_counters.h"
 #include "feedbench/watch/job_log.h"
+#include "feedbench/watch/job_result.h"
 #include "feedbench/watch/job_trace.h"
 #include "feedbench/watch/read_log.h"
 #include "test_util.h"
@@ -100,6 +101,53 @@ TEST(ReadLogTest, SummaryByFolderMostBytesFirstCodeApartBounded) {
   EXPECT_EQ(s.other.files, 5u);  // 4096 + 3 + 2 folders, 4096 kept
   EXPECT_EQ(s.files, 3u + ReadSummary::kMaxFolders + 3);
   EXPECT_EQ(s.bytes, 1800u + ReadSummary::kMaxFolders + 3);
+}
+
+// An ImageFolder tree is one data set, not a folder per class: its class folders gathered under
+// the folder they share, a small read elsewhere (a config) kept out of it, another tree apart.
+TEST(ReadLogTest, DataFoldersAreGatheredUnderTheRootsTheJobRead) {
+  ReadSummary s;
+  for (int k = 0; k < 17; ++k)  // 17 class folders of 235 files of 110 KiB (429 MiB)
+    s.folders.push_back(
+        {"/data/imagenet/train/n0" + std::to_string(1440764 + k), 7, 0, 235, 235 * 112640, 470});
+  s.folders.push_back({"/scratch/val", 8, 1, 400, 400 * 112640, 400});
+  s.folders.push_back({"/home/u/job", 254, 1, 1, 2048, 1});  // its config: under 1% of the bytes
+  for (const auto& f : s.folders) s.files += f.files, s.bytes += f.bytes, s.reads += f.reads;
+  const DataRoots d = data_roots(s);
+  ASSERT_EQ(d.roots.size(), 2u);
+  EXPECT_EQ(d.roots[0].path, "/data/imagenet/train");
+  EXPECT_EQ(d.roots[0].folders, 17u);
+  EXPECT_EQ(d.roots[0].files, 17u * 235);
+  EXPECT_EQ(d.roots[0].bytes, 17u * 235 * 112640);
+  EXPECT_EQ(d.roots[0].dev_major, 7u);
+  EXPECT_EQ(d.roots[1].path, "/scratch/val");
+  EXPECT_EQ(d.elsewhere.files, 1u);
+  EXPECT_EQ(d.elsewhere.bytes, 2048u);
+
+  JobReads r;
+  r.summary = s;
+  r.roots = d;
+  r.root_where = {"ext4 on 7:0 (loop0)", "xfs on 8:1 (sda1)"};
+  const std::vector<std::string> lines = job_reads_text(r);
+  ASSERT_EQ(lines.size(), 4u);
+  EXPECT_EQ(lines[1], "  /data/imagenet/train (ext4 on 7:0 (loop0)): 4.00k files in 17 folders, 429 MiB");
+  EXPECT_EQ(lines[2], "  /scratch/val (xfs on 8:1 (sda1)): 400 files, 43 MiB");
+  EXPECT_EQ(lines[3], "  elsewhere: 1 file, 2 KiB");
+}
+
+// Folders that reach a root from two sides (n1 joined one root, then /data/a/x another that
+// shares /data/a with it) end as one root.
+TEST(ReadLogTest, RootsThatShareAFolderAreOne) {
+  ReadSummary s;
+  s.folders = {{"/data/a/b/n1", 7, 0, 10, 1000, 10},
+               {"/data/a/c", 7, 0, 10, 900, 10},
+               {"/data/a/b/n2", 7, 0, 10, 800, 10}};
+  for (const auto& f : s.folders) s.files += f.files, s.bytes += f.bytes;
+  const DataRoots d = data_roots(s);
+  ASSERT_EQ(d.roots.size(), 1u);
+  EXPECT_EQ(d.roots[0].path, "/data/a");
+  EXPECT_EQ(d.roots[0].folders, 3u);
+  EXPECT_EQ(d.elsewhere.files, 0u);
 }
 
 TEST(ReadLogTest, TracePlacesEachReadInTheBatchWhoseFetchItFellIn) {

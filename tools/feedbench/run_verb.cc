@@ -17,6 +17,7 @@
 
 #include "benchmarks/cluster_launch.h"
 #include "command_line.h"
+#include "feedbench/base/cores.h"
 #include "feedbench/base/text.h"
 #include "feedbench/cluster/cluster.h"
 #include "feedbench/results/environment.h"
@@ -198,7 +199,9 @@ int write_results(const RunSetup& run, MeasuredCases measured) {
   facts.cache_verified = run.cache_verified;
   facts.allow_unverified_cache = context.allow_unverified_cache;
   facts.environment = describe_environment(run.paths);
-  facts.load = load_to_json(measured.load_before, measured.load_after);
+  const std::optional<double> others =
+      other_programs_cores(measured.load_before, measured.load_after, measured.own_cpu_s);
+  facts.load = load_to_json(measured.load_before, measured.load_after, others);
   facts.cluster = &run.cluster;
   facts.cpu_affinity = run.affinity_record;
   facts.sizing = run.size_check;
@@ -215,6 +218,9 @@ int write_results(const RunSetup& run, MeasuredCases measured) {
   if (!markdown_path.empty()) write_markdown(doc, markdown_path);
 
   say(human, "\n" + format_summary(doc.summary));
+  // A replay says what else ran on its cores: a change between two replays may be the host's.
+  if (others && !run.context.recorded_jobs.empty())
+    say(human, other_programs_text(*others, usable_cores(), "the replay") + "\n");
   std::fprintf(human, "result: %s\n", printable(out_path).c_str());
   // A baseline with a wild repetition hides changes (diff sets it aside; a re-run is better).
   std::fflush(human);

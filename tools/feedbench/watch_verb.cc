@@ -233,7 +233,7 @@ JobRun run_child(const std::vector<std::string>& command, const WatchFolder& fol
   for (const std::string& a : command) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
 
-  const auto host_before = host_cpu_times();
+  const LoadSample load_before = sample_host_load();
   const std::int64_t t0 = now_ns();
   // Ctrl-C reaches the whole foreground group, the job included: the watcher waits it out and
   // writes the result; a TERM or HUP sent to the watcher alone is passed on.
@@ -300,16 +300,15 @@ JobRun run_child(const std::vector<std::string>& command, const WatchFolder& fol
   c.command = command;
   c.start_ns = t0;
   c.wall_s = double(now_ns() - t0) / 1e9;
-  c.host_cpu_busy = host_cpu_busy(host_before, host_cpu_times());
+  c.load_before = load_before;
+  c.load_after = sample_host_load();
+  c.host_cpu_busy = host_cpu_busy(c.load_before.cpu, c.load_after.cpu);
   if (WIFEXITED(status)) c.exit_code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) {
     c.signal = WTERMSIG(status);
     c.exit_code = 128 + c.signal;
   }
-  rusage ru{};
-  ::getrusage(RUSAGE_CHILDREN, &ru);
-  c.tree_cpu_s = double(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-                 double(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+  c.tree_cpu_s = rusage_cpu_seconds(RUSAGE_CHILDREN);
   return c;
 }
 
@@ -468,10 +467,29 @@ ReadsAndDevice reads_and_device(const std::string& records, const std::string& r
   for (const auto& f : r.reads.summary.folders)
     r.reads.where.push_back(file_system_at(f.path) + " on " +
                             block_device_label(std::uint64_t(makedev(f.dev_major, f.dev_minor))));
+  r.reads.roots = data_roots(r.reads.summary);
+  for (const DataRoot& d : r.reads.roots.roots)
+    r.reads.root_where.push_back(file_system_at(d.path) + " on " +
+                                 block_device_label(std::uint64_t(makedev(d.dev_major, d.dev_minor))));
   std::vector<std::string> read_folders;
   for (const auto& f : r.reads.summary.folders) read_folders.push_back(f.path);
   r.reads.notes = staged_cache_notes(read_folders, folders);
   return r;
+}
+
+// RETURNS: the data roots the job read as a result's paths (run's source and cache are described
+// alike), by role "data", "data2", ...: what diff compares between two watched jobs. A root gone
+// since the job read it (a job that removes its data) is left out.
+std::map<std::string, PathInfo> data_paths(const DataRoots& roots) {
+  std::map<std::string, PathInfo> paths;
+  for (std::size_t i = 0; i < roots.roots.size(); ++i) {
+    const std::string role = i == 0 ? "data" : "data" + std::to_string(i + 1);
+    try {
+      paths.emplace(role, describe_path(role, roots.roots[i].path));
+    } catch (const InputError&) {
+    }
+  }
+  return paths;
 }
 
 // Where a result or trace goes when the path asked for cannot take it: a file of its own,
@@ -539,6 +557,24 @@ std::string save_result(const ResultDocument& doc, const std::string& path, cons
   }
 }
 
+// RETURNS: a watched job's result without its entry: the context, the tool, watch's command line
+// (`redact` and credentials withheld), the environment with the host's load during the job
+// (`others`: other programs' cores) and the data roots the job read as its paths.
+ResultDocument watch_document(const std::vector<std::string>& command_line,
+                              const std::vector<std::string>& redact, const JobRun& child,
+                              std::optional<double> others, const DataRoots& roots) {
+  ResultDocument doc;
+  doc.context = {{"date", local_date_time()},
+                 {"host_name", cluster_host_name()},
+                 {"executable", "feedbench watch"},
+                 {"num_cpus", usable_cores()}};
+  doc.tool = describe_tool();
+  doc.command_line = withhold_in_command(command_line, redact, environ);
+  doc.environment = describe_environment(data_paths(roots));
+  doc.environment["host"]["load"] = load_to_json(child.load_before, child.load_after, others);
+  return doc;
+}
+
 // What watching a job came to: the job's own end, and the exit status watch gives.
 struct WatchOutcome {
   JobRun child;
@@ -601,6 +637,8 @@ WatchOutcome watch_job(const WatchOptions& o, int argc, char** argv) {
   if (!rd.unreadable.empty()) say += "  cannot read " + rd.unreadable + "\n";
   for (const std::string& line : job_reads_text(rd.reads)) say += "  " + line + "\n";
   say += "  " + job_processes_text(processes) + "\n";
+  const std::optional<double> others = other_programs_cores(child, processes);
+  if (others) say += "  " + other_programs_text(*others, usable_cores(), "the job") + "\n";
   if (!outside.gpu.value("measured", true))
     say += "  GPU: not measured: " + outside.gpu.value("why", "") + "\n";
   for (const std::string& e : log.probe_errors) say += "  probe: " + e + "\n";
@@ -639,14 +677,7 @@ WatchOutcome watch_job(const WatchOptions& o, int argc, char** argv) {
     }
   }
   if (!o.out_path.empty()) {
-    ResultDocument doc;
-    doc.context = {{"date", local_date_time()},
-                   {"host_name", cluster_host_name()},
-                   {"executable", "feedbench watch"},
-                   {"num_cpus", usable_cores()}};
-    doc.tool = describe_tool();
-    doc.command_line = withhold_in_command({argv, argv + argc}, o.redact, environ);
-    doc.environment = describe_environment({});
+    ResultDocument doc = watch_document({argv, argv + argc}, o.redact, child, others, rd.reads.roots);
     doc.benchmarks.push_back(
         job_entry(o.name, child, log, f, v, o.target, processes, rd.reads, outside.gpu, o.redact));
     doc.benchmarks.back().extra["lost_records"] = {

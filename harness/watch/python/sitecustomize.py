@@ -197,7 +197,57 @@ def _patch(dl):
     # pending batch as its own.
     os.register_at_fork(after_in_child=pending.clear)
 
+    # "got" is when next() has returned to the job: after the statement that asked has stored the
+    # batch, which frees the job's previous batch (a DataLoader's shared-memory tensors: their
+    # segments unmapped and descriptors closed, milliseconds a batch of 20 MB) and which the job's
+    # own timing around next() counts as wait. The asking frame is traced opcode by opcode only
+    # until its first instruction that is not a store, an unpack or a pop (a few events a batch);
+    # never where the thread is traced already (a debugger, coverage), and a call site that did
+    # not resume before the next ask (list(loader) in C) is not traced again.
+    import dis
+    passing = frozenset(i for i, n in enumerate(dis.opname)
+                        if n.startswith(("STORE_", "UNPACK_")) or n in ("POP_TOP", "NOP", "EXTENDED_ARG"))
+    armed = []  # [frame, record, thread] while a got is being settled
+    indirect = set()  # (code, offset) of call sites that did not resume before the next ask
+
+    def untraced(frame, event, arg):
+        return None  # what the asking frame calls meanwhile is not traced
+
+    def disarm(stamp):
+        frame, record, _ = armed.pop()
+        if stamp:
+            # The loader's own threads (the index queues' feeders, pin memory) asked for the GIL
+            # during __next__; the job's next call would hand it to them before its own clock
+            # reads (under load, many milliseconds): handed over here, that is wait too.
+            time.sleep(0)
+            record["got"], record["cgot"] = clock(), thread_cpu()
+        frame.f_trace = None
+        frame.f_trace_opcodes, frame.f_trace_lines = False, True
+        if sys.gettrace() is untraced:
+            sys.settrace(None)
+
+    def settle_got(record, frame):
+        if armed or frame is None or sys.gettrace() is not None or (frame.f_code, frame.f_lasti) in indirect:
+            return
+        code, events = frame.f_code.co_code, [0]
+
+        def step(f, event, arg):
+            if event == "opcode" and events[0] < 8 and f.f_lasti < len(code) and code[f.f_lasti] in passing:
+                events[0] += 1
+                return step
+            disarm(True)
+            return None
+
+        armed.append([frame, record, threading.get_ident()])
+        frame.f_trace_lines, frame.f_trace_opcodes = False, True
+        frame.f_trace = step
+        sys.settrace(untraced)
+
     def __next__(self):
+        if armed and armed[0][2] == threading.get_ident():
+            frame = armed[0][0]
+            indirect.add((frame.f_code, frame.f_lasti))
+            disarm(False)
         if getattr(self, "_feedbench_epoch", None) is None:
             new_epoch(self)  # a single-process iterator is never reset
         ask, cask = clock(), thread_cpu()
@@ -215,8 +265,10 @@ def _patch(dl):
             _log.write({"e": "end", "it": self._feedbench_epoch, "t": clock()})
             raise
         got, cgot = clock(), thread_cpu()
-        pending.append({"e": "batch", "it": self._feedbench_epoch, "k": self._num_yielded - 1,
-                        "ask": ask, "got": got, "cask": cask, "cgot": cgot})
+        record = {"e": "batch", "it": self._feedbench_epoch, "k": self._num_yielded - 1,
+                  "ask": ask, "got": got, "cask": cask, "cgot": cgot}
+        pending.append(record)
+        settle_got(record, sys._getframe(1))
         return data
 
     base.__next__ = __next__

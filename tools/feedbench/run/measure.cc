@@ -16,6 +16,7 @@
 #include "benchmarks/progress.h"
 #include "benchmarks/registration.h"
 #include "command_line.h"
+#include "feedbench/base/clock.h"
 #include "reporters/console_table.h"
 #include "run/run_steps.h"
 
@@ -77,9 +78,11 @@ MeasuredCases run_cases(RunSetup& run) {
   if (table)
     reporter.set_entries_view([&table](const std::vector<BenchmarkEntry>& entries) { table->add(entries); });
   MeasuredCases measured;
+  const double own_cpu_before = own_processes_cpu_seconds();
   measured.load_before = sample_host_load();
   measured.cases_run = benchmark::RunSpecifiedBenchmarks(&reporter);
   measured.load_after = sample_host_load();
+  measured.own_cpu_s = own_processes_cpu_seconds() - own_cpu_before;
   benchmark::Shutdown();
   // Every rank ran every case (a rank killed on the way ends mpirun instead): only then does
   // rank 0 write the result, and the others are done.

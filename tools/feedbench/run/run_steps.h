@@ -120,6 +120,7 @@ struct MeasuredCases {
   nlohmann::json context;  // Google Benchmark's
   std::vector<BenchmarkEntry> entries;
   LoadSample load_before, load_after;
+  double own_cpu_s = 0;  // this process's CPU time and its children's over the cases
 };
 
 // Prints feedbench's own lines within the console's width (console_table.h), what they quote (a

@@ -26,13 +26,22 @@ inline std::int64_t thread_cpu_ns() {
   return std::int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
-// RETURNS: the CPU time of the whole process (all its threads, user and system) in seconds:
-// for work spread over threads the caller does not own (a stage's copiers, a loader's workers).
-inline double process_cpu_seconds() {
+// RETURNS: getrusage's user and system time for `who` (RUSAGE_SELF, RUSAGE_CHILDREN), in seconds.
+inline double rusage_cpu_seconds(decltype(RUSAGE_SELF) who) {
   rusage ru{};
-  ::getrusage(RUSAGE_SELF, &ru);
+  ::getrusage(who, &ru);
   auto sec = [](const timeval& tv) { return double(tv.tv_sec) + double(tv.tv_usec) * 1e-6; };
   return sec(ru.ru_utime) + sec(ru.ru_stime);
+}
+
+// RETURNS: the CPU time of the whole process (all its threads, user and system) in seconds:
+// for work spread over threads the caller does not own (a stage's copiers, a loader's workers).
+inline double process_cpu_seconds() { return rusage_cpu_seconds(RUSAGE_SELF); }
+
+// RETURNS: the CPU time of this process and of every child it waited for (and theirs), in
+// seconds: all that its own processes took, for the host's load less its own.
+inline double own_processes_cpu_seconds() {
+  return rusage_cpu_seconds(RUSAGE_SELF) + rusage_cpu_seconds(RUSAGE_CHILDREN);
 }
 
 }  // namespace feedbench

@@ -45,4 +45,13 @@ std::optional<HostCpuTimes> host_cpu_times();
 std::optional<double> host_cpu_busy(const std::optional<HostCpuTimes>& before,
                                     const std::optional<HostCpuTimes>& after);
 
+// RETURNS: the cores that programs other than one's own took on average between two samples
+// taken `wall_s` apart: the usable cores' busy time less `own_cpu_s` (the CPU time one's own
+// processes took meanwhile: a watched job's tree, feedbench itself), over `wall_s`; at least 0
+// (own processes that ran on cores outside the usable ones are not in the busy time); nullopt
+// when either sample is missing or no time passed.
+std::optional<double> other_programs_cores(const std::optional<HostCpuTimes>& before,
+                                           const std::optional<HostCpuTimes>& after, double own_cpu_s,
+                                           double wall_s);
+
 }  // namespace feedbench

@@ -21,6 +21,13 @@ std::string file_system_at(const std::string& path);
 // (/sys/dev/block/MAJ:MIN); "MAJ:MIN" alone where sysfs names no block device (tmpfs, overlay).
 std::string block_device_label(std::uint64_t dev);
 
+// RETURNS: the folder of the absolute `path` ("/a/b" for "/a/b/c"; "/" for "/c").
+std::string folder_of(const std::string& path);
+
+// RETURNS: the deepest folder holding both absolute folders `a` and `b` (no trailing '/'): "/a"
+// for "/a/b" and "/a/c", "/" when they share none below it.
+std::string common_folder(const std::string& a, const std::string& b);
+
 // RETURNS: the first line of the file at `path` without surrounding white space ("" when it
 // cannot be read): a /sys or /proc value such as "tsc" or "[madvise] never".
 std::string read_first_line(const std::string& path);

@@ -5,11 +5,14 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "feedbench/base/cores.h"
 
 namespace feedbench {
 
@@ -38,20 +41,34 @@ PathInfo describe_path(const std::string& role, const std::string& path);
 //  "gpus": [{"name", "memory", "driver"}]}.
 nlohmann::json describe_host();
 
-// The host's load at one moment: what a run records before and after itself, so that diff can
-// tell a slower host from a slower system.
+// The host's load at one moment: what a run, a replay and a watched job record before and after
+// themselves, so that diff can tell a slower host from a slower system.
 struct LoadSample {
   double loadavg_1m = 0;  // /proc/loadavg's first field
   double online_cores = 0;
-  bool ok = false;  // /proc/loadavg was read
+  bool ok = false;                  // /proc/loadavg was read
+  std::optional<HostCpuTimes> cpu;  // the usable cores' busy and total time (cores.h)
+  std::int64_t at_ns = 0;           // when (now_ns)
 };
 
 // RETURNS: the load now (ok false where /proc/loadavg cannot be read).
 LoadSample sample_host_load();
 
-// RETURNS: {"loadavg_1m_before", "loadavg_1m_after", "online_cores"}: environment.host.load of
-// a result file; null when either sample failed.
-nlohmann::json load_to_json(const LoadSample& before, const LoadSample& after);
+// RETURNS: the cores programs other than one's own took on average from `before` to `after`
+// (cores.h's other_programs_cores, `own_cpu_s` the CPU time one's own processes took meanwhile);
+// nullopt where a sample could not read /proc/stat.
+std::optional<double> other_programs_cores(const LoadSample& before, const LoadSample& after,
+                                           double own_cpu_s);
+
+// RETURNS: {"loadavg_1m_before", "loadavg_1m_after", "online_cores", "other_programs_cores"}:
+// environment.host.load of a result file, the last `other` (null when not known); null when
+// either sample failed.
+nlohmann::json load_to_json(const LoadSample& before, const LoadSample& after,
+                            std::optional<double> other = std::nullopt);
+
+// RETURNS: the console's line on `other` cores of the `usable` taken by other programs "during"
+// what was measured ("the job", "the replay"): "other programs took 0.7 of 2 cores during the job".
+std::string other_programs_text(double other, unsigned usable, const std::string& during);
 
 // RETURNS: true when both paths live on the same device (st_dev or same backing disk).
 bool same_device(const PathInfo& a, const PathInfo& b);

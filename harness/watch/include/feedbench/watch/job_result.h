@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "feedbench/results/environment.h"
 #include "feedbench/results/result.h"
 #include "feedbench/watch/job_figures.h"
 #include "feedbench/watch/job_log.h"
@@ -28,6 +29,7 @@ struct JobRun {
   double wall_s = 0;
   double tree_cpu_s = 0;  // the job and every descendant it waited for
   std::optional<double> host_cpu_busy;
+  LoadSample load_before, load_after;  // the host's, at the job's start and end
 };
 
 // What the job's processes did over time, the DataLoader workers (the processes the probe
@@ -47,16 +49,24 @@ struct JobProcesses {
 JobProcesses job_processes(const ProcessSamples& s, const JobLog& log, std::int64_t origin_ns,
                            std::optional<std::uint64_t> dev, const std::string& device);
 
+// RETURNS: the cores programs other than the job's process tree took during the job, on average
+// (environment.h's other_programs_cores): the tree's CPU the more of what its reaped processes
+// counted (run.tree_cpu_s: not a process left to init) and what the sampler saw of each
+// (`processes`: not CPU spent after a process's last sample); nullopt where /proc/stat was not read.
+std::optional<double> other_programs_cores(const JobRun& run, const JobProcesses& processes);
+
 // What the job read (read_log.h), each data folder's file system and device named.
 struct JobReads {
   std::string why_not;  // "" when recorded, else why not
   ReadSummary summary;
-  std::vector<std::string> where;  // per summary.folders[i]: "ext4 on 7:0 (loop0)"
-  std::vector<std::string> notes;  // what else the reads say: a staged cache read, or passed by
+  std::vector<std::string> where;       // per summary.folders[i]: "ext4 on 7:0 (loop0)"
+  DataRoots roots;                      // data_roots(summary)
+  std::vector<std::string> root_where;  // per roots.roots[i], as `where`
+  std::vector<std::string> notes;       // what else the reads say: a staged cache read, or passed by
 };
 
-// RETURNS: the lines the console prints: the data read and its folders (at most `shown`), the
-// code and libraries apart, the notes.
+// RETURNS: the lines the console prints: the data read, its roots (at most `shown`) with their
+// folders summarised, the code and libraries apart, the notes.
 std::vector<std::string> job_reads_text(const JobReads& r, std::size_t shown = 3);
 
 // RETURNS: the data device's read rate over the DataLoader passes (from the first ask to the

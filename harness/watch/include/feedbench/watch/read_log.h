@@ -68,6 +68,25 @@ struct ReadSummary {
   std::vector<std::uint64_t> window_bytes;
 };
 
+// A folder a job's data came from, with the data folders beneath it summarised: what a person
+// calls the data set (an ImageFolder's train/ and its 1,000 class folders), not each folder.
+struct DataRoot {
+  std::string path;
+  std::uint32_t dev_major = 0, dev_minor = 0;                  // the device of its folder read most
+  std::uint64_t folders = 0, files = 0, bytes = 0, reads = 0;  // the data folders beneath it, theirs
+};
+
+// The data folders of a summary gathered under their roots.
+struct DataRoots {
+  std::vector<DataRoot> roots;  // most bytes first
+  DataRoot elsewhere;           // folders under no root (path ""): a config read beside, past the bound
+};
+
+// RETURNS: the roots of `s`'s data folders: the folders holding 99% of the data's bytes (most first)
+// gathered, each under the deepest folder it shares with the others below '/' (one data set read
+// in two places is two roots); every data folder beneath a root counted in it, the rest elsewhere.
+DataRoots data_roots(const ReadSummary& s);
+
 // A span of CLOCK_MONOTONIC time, [from_ns, to_ns).
 struct TimeWindow {
   std::int64_t from_ns = 0, to_ns = 0;
