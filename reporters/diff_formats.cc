@@ -153,6 +153,25 @@ std::string load_line(const Comparison& c) {
   return "host load per core: BASE " + side(c.base_load) + ", NEW " + side(c.new_load);
 }
 
+// "other programs took: BASE 0.1 of 2 cores, NEW 1.8 of 2 cores", "" when neither file says.
+std::string other_programs_line(const Comparison& c) {
+  auto side = [](const HostLoad& l) {
+    if (!l.other_known) return std::string("not recorded");
+    return format_printf("%.1f", l.other_cores) + " of " + format_printf("%g", l.cores) + " cores";
+  };
+  if (!c.base_load.other_known && !c.new_load.other_known) return "";
+  return "other programs took: BASE " + side(c.base_load) + ", NEW " + side(c.new_load);
+}
+
+// With several runs of BASE: "BASE: 3 runs, their repetitions judged together; a change within
+// 2x the spread between their medians (log scale) is noisy"; "" with one.
+std::string base_runs_line(const Comparison& c) {
+  if (c.base_files.size() < 2) return "";
+  return "BASE: " + std::to_string(c.base_files.size()) +
+         " runs, their repetitions judged together; a change within " +
+         format_printf("%g", kRunSpreadFactor) + "x the spread between their medians (log scale) is noisy";
+}
+
 std::string geomean_text(const GeomeanSummary& g) {
   return g.metric + " " + format_printf("%.3f", g.ratio) + " (" + format_change(g.ratio - 1) + ", " +
          (g.direction == Direction::kHigherIsBetter ? "higher" : "lower") + " is better, " +
@@ -198,10 +217,14 @@ std::string pad(const std::string& s, std::size_t width, bool right) {
 std::string format_table(const Comparison& c, const DiffFormatOptions& o) {
   Paint paint{o.colour};
   std::ostringstream out;
-  out << "BASE " << c.base_file << "\nNEW  " << c.new_file << "\n";
+  for (const std::string& f : c.base_files.empty() ? std::vector<std::string>{c.base_file} : c.base_files)
+    out << "BASE " << f << "\n";
+  out << "NEW  " << c.new_file << "\n";
+  if (std::string runs = base_runs_line(c); !runs.empty()) out << runs << "\n";
   for (const std::string& w : c.warnings) out << paint("warning: " + w, o.strict ? "1;31" : "33") << "\n";
   for (const std::string& w : outlier_warnings(c)) out << paint("warning: " + w, "33") << "\n";
   if (std::string load = load_line(c); !load.empty()) out << load << "\n";
+  if (std::string other = other_programs_line(c); !other.empty()) out << other << "\n";
   if (!c.rerun_file.empty()) out << rerun_line(c) << "\n";
 
   // Rows: metric, base, new, change, p, verdict; aligned over the whole table.
@@ -293,6 +316,7 @@ std::string format_markdown(const Comparison& c, const DiffFormatOptions& o) {
   out << "### feedbench diff: " << (failed ? "❌ " : "✅ ") << escape_markdown_cell(summary_line(c, o.strict))
       << "\n\nBASE `" << escape_markdown_cell(c.base_file) << "` · NEW `" << escape_markdown_cell(c.new_file)
       << "`\n";
+  if (std::string runs = base_runs_line(c); !runs.empty()) out << "\n" << escape_markdown_cell(runs) << "\n";
   if (!c.warnings.empty()) {
     out << "\n> **Not comparable" << (o.strict ? " (fails with --strict)" : "") << ":**\n";
     for (const std::string& w : c.warnings) out << "> - " << escape_markdown_cell(w) << "\n";
@@ -300,6 +324,8 @@ std::string format_markdown(const Comparison& c, const DiffFormatOptions& o) {
   for (const std::string& w : outlier_warnings(c))
     out << "\n> **Outliers:** " << escape_markdown_cell(w) << "\n";
   if (std::string load = load_line(c); !load.empty()) out << "\n" << escape_markdown_cell(load) << "\n";
+  if (std::string other = other_programs_line(c); !other.empty())
+    out << "\n" << escape_markdown_cell(other) << "\n";
   if (!c.rerun_file.empty()) out << "\n" << escape_markdown_cell(rerun_line(c)) << "\n";
   if (std::string weak = weak_note(c); !weak.empty()) out << "\n> " << escape_markdown_cell(weak) << "\n";
   bool header = false;
@@ -520,6 +546,7 @@ nlohmann::ordered_json diff_to_json(const Comparison& c, bool strict) {
   nlohmann::ordered_json j;
   j["schema"] = "feedbench-diff/2";
   j["base"] = c.base_file;
+  if (c.base_files.size() > 1) j["base_runs"] = c.base_files;
   j["new"] = c.new_file;
   j["options"] = {{"metrics", c.options.metrics},
                   {"threshold", c.options.threshold},
@@ -532,11 +559,13 @@ nlohmann::ordered_json diff_to_json(const Comparison& c, bool strict) {
                   {"strict", strict}};
   j["warnings"] = c.warnings;
   auto load_json = [](const HostLoad& l) {
-    return l.known ? nlohmann::ordered_json{{"loadavg_1m_before", l.before},
-                                            {"loadavg_1m_after", l.after},
-                                            {"online_cores", l.cores},
-                                            {"per_core", l.per_core()}}
-                   : nlohmann::ordered_json();
+    nlohmann::ordered_json out = l.known ? nlohmann::ordered_json{{"loadavg_1m_before", l.before},
+                                                                  {"loadavg_1m_after", l.after},
+                                                                  {"online_cores", l.cores},
+                                                                  {"per_core", l.per_core()}}
+                                         : nlohmann::ordered_json();
+    if (l.other_known) out["other_programs_cores"] = l.other_cores;
+    return out;
   };
   j["load"] = {{"base", load_json(c.base_load)},
                {"new", load_json(c.new_load)},
@@ -575,6 +604,10 @@ nlohmann::ordered_json diff_to_json(const Comparison& c, bool strict) {
       jm["base_cv"] = m.base_cv;
       jm["new_cv"] = m.new_cv;
       jm["noise_band"] = m.noise_band;
+      if (!m.base_run_medians.empty()) {
+        jm["base_run_medians"] = m.base_run_medians;
+        jm["run_spread"] = m.run_spread;
+      }
       jm["below_floor"] = m.below_floor;
       if (m.verdict == Verdict::kNoisy) jm["why_noisy"] = m.why_noisy;
       jm["base_values"] = m.base_values;

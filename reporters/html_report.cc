@@ -671,13 +671,20 @@ std::optional<std::pair<std::string, double>> primary_metric(const CaseView& c) 
   return std::nullopt;
 }
 
+// diff's verdict on one metric of a case, and when noisy why (the spread, the load, other
+// programs' share of the cores): a noisy change is drawn uncoloured, its reason in the tooltip.
+struct DiffMark {
+  Verdict verdict = Verdict::kUnchanged;
+  std::string why_noisy;
+};
+
 // RETURNS: per case name of BASE, diff's verdict on `metric` of that case: what the ratio
 // table colours (only a significant change is coloured; diff's rule, not a second one).
-std::map<std::string, std::map<std::string, Verdict>> diff_verdicts(const ResultDocument& base,
-                                                                    const ResultDocument& next,
-                                                                    const std::string& base_name,
-                                                                    const std::string& next_name) {
-  std::map<std::string, std::map<std::string, Verdict>> out;
+std::map<std::string, std::map<std::string, DiffMark>> diff_verdicts(const ResultDocument& base,
+                                                                     const ResultDocument& next,
+                                                                     const std::string& base_name,
+                                                                     const std::string& next_name) {
+  std::map<std::string, std::map<std::string, DiffMark>> out;
   Comparison cmp;
   try {
     cmp = compare_results(base, next, CompareOptions{}, base_name, next_name);
@@ -685,7 +692,7 @@ std::map<std::string, std::map<std::string, Verdict>> diff_verdicts(const Result
     return out;  // nothing in common (or nothing diff can judge): nothing coloured
   }
   for (const CaseComparison& c : cmp.cases)
-    for (const MetricComparison& m : c.metrics) out[c.base_name][m.metric] = m.verdict;
+    for (const MetricComparison& m : c.metrics) out[c.base_name][m.metric] = {m.verdict, m.why_noisy};
   return out;
 }
 
@@ -701,7 +708,7 @@ void render_ratio_table(Page& p, const std::vector<ResultDocument>& docs,
        "<code>diff</code> calls the change significant (beyond its threshold and the noise of the "
        "repetitions); "
        "a tooltip gives its verdict.</p>\n";
-  std::vector<std::map<std::string, std::map<std::string, Verdict>>> verdicts(all.size());
+  std::vector<std::map<std::string, std::map<std::string, DiffMark>>> verdicts(all.size());
   for (std::size_t f = 1; f < all.size(); ++f)
     verdicts[f] = diff_verdicts(docs[0], docs[f], names[0], names[f]);
   // Per file, whether its cache failed its checks: its figures of cache cases, and the ratios
@@ -753,10 +760,10 @@ void render_ratio_table(Page& p, const std::vector<ResultDocument>& docs,
         std::string cls, why = "diff: unchanged or not judged";
         if (auto c = verdicts[f].find(base->name); c != verdicts[f].end())
           if (auto m = c->second.find(b->first); m != c->second.end()) {
-            if (m->second == Verdict::kImprovement) cls = " better", why = "diff: improvement";
-            if (m->second == Verdict::kRegression) cls = " worse", why = "diff: regression";
-            if (m->second == Verdict::kNoisy)
-              why = "diff: noisy, within what the repetitions' spread explains";
+            if (m->second.verdict == Verdict::kImprovement) cls = " better", why = "diff: improvement";
+            if (m->second.verdict == Verdict::kRegression) cls = " worse", why = "diff: regression";
+            if (m->second.verdict == Verdict::kNoisy)
+              why = "diff: noisy, not a regression: " + m->second.why_noisy;
           }
         p << "<td class=\"num" << cls << "\" title=\"" << escape_html(why) << "\">"
           << format_printf("%.2f", *values[f] / b->second) << "×"

@@ -71,6 +71,10 @@ bool Comparison::any_weak() const {
 
 double HostLoad::per_core() const { return cores > 0 ? (before + after) / 2 / cores : 0; }
 
+double HostLoad::other_share() const {
+  return other_known && cores > 0 ? std::clamp(other_cores / cores, 0.0, 1.0) : 0;
+}
+
 HostLoad host_load(const ResultDocument& doc) {
   HostLoad load;
   auto host = doc.environment.find("host");
@@ -88,7 +92,27 @@ HostLoad host_load(const ResultDocument& doc) {
   const bool after = number("loadavg_1m_after", &load.after);
   const bool cores = number("online_cores", &load.cores);
   load.known = before && after && cores && load.cores > 0;
+  // Older files, and runs whose host could not tell, have no other_programs_cores: only the
+  // load average counts for them.
+  load.other_known =
+      number("other_programs_cores", &load.other_cores) && cores && load.cores > 0 && load.other_cores >= 0;
   return load;
+}
+
+HostLoad mean_host_load(const std::vector<HostLoad>& runs) {
+  HostLoad mean;
+  if (runs.empty()) return mean;
+  mean.known = mean.other_known = true;
+  for (const HostLoad& l : runs) {
+    mean.known = mean.known && l.known;
+    mean.other_known = mean.other_known && l.other_known;
+    mean.before += l.before / double(runs.size());
+    mean.after += l.after / double(runs.size());
+    mean.cores += l.cores / double(runs.size());
+    mean.other_cores += l.other_cores / double(runs.size());
+  }
+  if (!mean.known && !mean.other_known) return HostLoad{};
+  return mean;
 }
 
 bool loads_differ(const HostLoad& base, const HostLoad& next) {
@@ -363,7 +387,41 @@ struct NoiseContext {
   // the same on both sides and cannot explain a difference between them.
   bool loads_differ = false;
   double typical_cv = 0;  // the metric's median CV over the compared cases
+  // Each BASE run's median of the metric, when several runs of BASE were given.
+  std::vector<double> run_medians;
+  // The case's figures depend on the CPU it gets (served from memory, or a loader, job or
+  // replay, whose workers decode): other programs' share of the cores then sets them too.
+  bool cpu_bound = false;
+  // Both files recorded other_programs_cores: the share of the cores other programs took.
+  bool other_known = false;
+  double other_base_share = 0, other_new_share = 0;
+  std::string other_text;  // "other programs took 0.1 of 2 cores BASE, 1.8 NEW"
 };
+
+// A share of the cores taken above this is counted as this: a figure that lost 90% of its CPU
+// may have lost anything, and a band must stay finite to be read.
+constexpr double kMaxOtherShare = 0.9;
+
+// RETURNS: the band (log of a factor) other programs' share of the cores explains for a change
+// that is `worse` (in the metric's direction) in NEW: a CPU-bound figure loses up to the share
+// of the cores taken, so the busier side may be worse by up to (1 - lesser) / (1 - larger); a
+// change the other way (the busier side better) is not explained. 0 when not known.
+double other_programs_band(const NoiseContext& noise, bool worse) {
+  if (!noise.cpu_bound || !noise.other_known) return 0;
+  const double b = std::min(noise.other_base_share, kMaxOtherShare);
+  const double n = std::min(noise.other_new_share, kMaxOtherShare);
+  if (worse != (n > b)) return 0;
+  return std::log((1 - std::min(b, n)) / (1 - std::max(b, n)));
+}
+
+// RETURNS: the band (log of a factor) the spread between BASE's runs explains: kRunSpreadFactor
+// times the log of the largest ratio between two runs' medians; 0 with fewer than two.
+double run_spread_band(const std::vector<double>& medians) {
+  if (medians.size() < 2) return 0;
+  const auto [lo, hi] = std::minmax_element(medians.begin(), medians.end());
+  if (!(*lo > 0)) return 0;
+  return kRunSpreadFactor * std::log(*hi / *lo);
+}
 
 // The standard error of a median is about 1.25 sigma / sqrt(n); a difference of two medians
 // within this many of them is what repetitions of an unchanged system show.
@@ -397,6 +455,9 @@ MetricComparison judge(const CounterInfo& info, std::vector<double> base, std::v
   const double signed_gain = direction_gain(info.direction, m.change);
   if (significant && signed_gain < -options.threshold) m.verdict = Verdict::kRegression;
   else if (significant && signed_gain > options.threshold) m.verdict = Verdict::kImprovement;
+  m.base_run_medians = noise.run_medians;
+  const double run_band = run_spread_band(noise.run_medians);
+  m.run_spread = std::expm1(run_band / kRunSpreadFactor);
   if (!options.noise_rule) return m;
   // Bands are ratios, compared on a log scale: rates and times are positive and vary by
   // factors, so a 94% drop is a factor of 18 however wide the spread in percent.
@@ -415,7 +476,8 @@ MetricComparison judge(const CounterInfo& info, std::vector<double> base, std::v
     load_band = std::log1p(noise.load_delta);
     if (noise.max_per_core > 1) load_band = std::max(load_band, std::log(noise.max_per_core));
   }
-  const double band = std::max(spread_band, load_band);
+  const double other_band = other_programs_band(noise, signed_gain < 0);
+  const double band = std::max({spread_band, load_band, run_band, other_band});
   m.noise_band = std::expm1(band);
   const double log_change = m.base_median > 0 && m.new_median > 0 ? std::log(m.new_median / m.base_median)
                                                                   : std::numeric_limits<double>::infinity();
@@ -425,10 +487,17 @@ MetricComparison judge(const CounterInfo& info, std::vector<double> base, std::v
     std::snprintf(text, sizeof text, "a tail on an oversubscribed host (%s): it measures the scheduler",
                   noise.load_text.c_str());
   } else if (std::fabs(log_change) <= band) {
-    if (spread_band >= load_band)
+    if (band == spread_band)
       std::snprintf(text, sizeof text,
                     "spread: CV %.1f%% BASE, %.1f%% NEW, typical %.1f%% explains up to x%.2f",
                     100 * m.base_cv, 100 * m.new_cv, 100 * m.typical_cv, std::exp(spread_band));
+    else if (band == run_band)
+      std::snprintf(text, sizeof text,
+                    "run to run: the %zu BASE runs' medians differ by up to x%.2f, so up to x%.2f",
+                    noise.run_medians.size(), 1 + m.run_spread, std::exp(run_band));
+    else if (band == other_band)
+      std::snprintf(text, sizeof text, "%s: a CPU-bound figure loses up to that share, x%.2f",
+                    noise.other_text.c_str(), std::exp(other_band));
     else
       std::snprintf(text, sizeof text, "host load (%s) explains up to x%.2f for a case served from memory",
                     noise.load_text.c_str(), std::exp(load_band));
@@ -650,6 +719,13 @@ bool served_from_memory(const std::string& name) {
   return false;
 }
 
+// RETURNS: whether the case's figures depend on the CPU it gets: served from memory, or a
+// loader, a watched job or a replay, whose workers decode what they read.
+bool cpu_share_matters(const std::string& name) {
+  const std::string family = family_of(name);
+  return served_from_memory(name) || family == "loader" || family == "job" || family == "replay";
+}
+
 void check_match_ignore(const ResultDocument& base, const ResultDocument& next,
                         const std::vector<std::string>& ignore) {
   std::set<std::string> keys;
@@ -734,6 +810,15 @@ NoiseContext load_noise_of(const HostLoad& base, const HostLoad& next) {
     load_noise.oversubscribed = load_noise.max_per_core >= 1;
     load_noise.loads_differ = loads_differ(base, next);
   }
+  if (base.other_known && next.other_known) {
+    load_noise.other_known = true;
+    load_noise.other_base_share = base.other_share();
+    load_noise.other_new_share = next.other_share();
+    load_noise.other_text =
+        "other programs took " + format_printf("%.1f", base.other_cores) + " of " +
+        format_printf("%g", base.cores) + " cores BASE, " + format_printf("%.1f", next.other_cores) +
+        (next.cores == base.cores ? "" : " of " + format_printf("%g", next.cores)) + " NEW";
+  }
   return load_noise;
 }
 
@@ -784,12 +869,36 @@ bool mark_unjudgeable(const CaseEntries& bc, const CaseEntries& nc, CaseComparis
   return false;
 }
 
+// Per case identity and metric, each BASE run's median (with several runs of BASE).
+using RunMedians = std::map<std::string, std::map<std::string, std::vector<double>>>;
+
+// RETURNS: per case identity and judged metric, each run's median of its counted repetitions
+// (outliers set aside), in run order; nothing with fewer than two runs.
+RunMedians run_medians_of(const std::vector<const ResultDocument*>& runs,
+                          const std::vector<std::string>& ignore) {
+  RunMedians out;
+  if (runs.size() < 2) return out;
+  for (const ResultDocument* run : runs) {
+    const Grouped g = group(*run, ignore);
+    for (const std::string& id : g.order) {
+      const CaseEntries& c = g.cases.at(id);
+      bool from_aggregates = false;
+      const std::vector<const BenchmarkEntry*> entries = judged_entries(c, &from_aggregates);
+      for (const CounterInfo* info : judged_metrics())
+        if (SideValues v = split_outliers(c.name, entries, *info); !v.kept.empty())
+          out[id][info->name].push_back(median(v.kept));
+    }
+  }
+  return out;
+}
+
 // What judging one case needs besides its entries: the same for every case of a comparison.
 struct JudgingContext {
   const std::vector<std::string>& all_metrics;  // every metric a case may be judged on, in order
   const CompareOptions& options;
   const NoiseContext& load_noise;
-  const std::string& base_file;  // the files, as messages name them
+  const RunMedians& run_medians;  // empty with one run of BASE
+  const std::string& base_file;   // the files, as messages name them
   const std::string& new_file;
 };
 
@@ -824,6 +933,8 @@ void judge_case(const CaseEntries& bc, const CaseEntries& nc, const JudgingConte
   const std::string family = family_of(bc.name);
   NoiseContext noise = ctx.load_noise;
   noise.from_memory = served_from_memory(bc.name);
+  noise.cpu_bound = cpu_share_matters(bc.name);
+  const auto run_medians = ctx.run_medians.find(c->identity);
   // The family's primary counter (the loader's AU) leads its case's lines.
   std::vector<std::string> metrics = ctx.all_metrics;
   std::stable_partition(metrics.begin(), metrics.end(),
@@ -839,6 +950,10 @@ void judge_case(const CaseEntries& bc, const CaseEntries& nc, const JudgingConte
       add_note(c, metric + " not in BASE (" + ctx.base_file + "): not judged");
     }
     if (bv.count() == 0 || nv.count() == 0) continue;
+    noise.run_medians.clear();
+    if (run_medians != ctx.run_medians.end())
+      if (auto r = run_medians->second.find(metric); r != run_medians->second.end())
+        noise.run_medians = r->second;
     MetricComparison m = judge(info, std::move(bv.kept), std::move(nv.kept), ctx.options, noise);
     m.base_set_aside = std::move(bv.set_aside);
     m.new_set_aside = std::move(nv.set_aside);
@@ -883,7 +998,9 @@ void judge_with_typical_spread(const NoiseContext& load_noise, Comparison* out) 
   for (CaseComparison& c : out->cases) {
     NoiseContext noise = load_noise;
     noise.from_memory = served_from_memory(c.base_name);
+    noise.cpu_bound = cpu_share_matters(c.base_name);
     for (MetricComparison& m : c.metrics) {
+      noise.run_medians = m.base_run_medians;
       auto it = cvs.find(m.metric);
       noise.typical_cv = it == cvs.end() ? 0 : median(it->second);
       MetricComparison again =
@@ -926,17 +1043,53 @@ std::vector<GeomeanSummary> geomeans_of(const std::vector<std::string>& all_metr
 Comparison compare_results(const ResultDocument& base, const ResultDocument& next,
                            const CompareOptions& options, const std::string& base_file,
                            const std::string& new_file) {
+  return compare_results(std::vector<const ResultDocument*>{&base}, next, options, {base_file}, new_file);
+}
+
+namespace {
+
+// RETURNS: the runs of BASE as one document: the first's, with every later run's entries after
+// its own; `pooled` holds it when there are several, else the first run is used as it is.
+const ResultDocument& pool_runs(const std::vector<const ResultDocument*>& runs, ResultDocument* pooled) {
+  if (runs.size() == 1) return *runs.front();
+  *pooled = *runs.front();
+  for (std::size_t i = 1; i < runs.size(); ++i)
+    pooled->benchmarks.insert(pooled->benchmarks.end(), runs[i]->benchmarks.begin(),
+                              runs[i]->benchmarks.end());
+  return *pooled;
+}
+
+// Adds the warnings that a later run of BASE is not comparable with the first, each named so.
+void base_runs_warnings(const std::vector<const ResultDocument*>& runs, const std::vector<std::string>& files,
+                        std::vector<std::string>* out) {
+  for (std::size_t i = 1; i < runs.size(); ++i)
+    for (const std::string& w : comparability_warnings(*runs.front(), *runs[i]))
+      out->push_back("BASE run " + std::to_string(i + 1) + " (" + files[i] + ") against BASE run 1: " + w);
+}
+
+}  // namespace
+
+Comparison compare_results(const std::vector<const ResultDocument*>& base_runs, const ResultDocument& next,
+                           const CompareOptions& options, const std::vector<std::string>& base_files,
+                           const std::string& new_file) {
+  FB_CHECK(!base_runs.empty() && base_runs.size() == base_files.size(), "one file name per BASE run");
   check_options(options);
+  ResultDocument pooled;
+  const ResultDocument& base = pool_runs(base_runs, &pooled);
   check_match_ignore(base, next, options.match_ignore);
-  for (auto [doc, file] : {std::pair{&base, &base_file}, std::pair{&next, &new_file}})
-    if (doc->benchmarks.empty()) throw InputError(*file + ": /benchmarks: no benchmark entries");
+  for (std::size_t i = 0; i < base_runs.size(); ++i)
+    if (base_runs[i]->benchmarks.empty())
+      throw InputError(base_files[i] + ": /benchmarks: no benchmark entries");
+  if (next.benchmarks.empty()) throw InputError(new_file + ": /benchmarks: no benchmark entries");
 
   Comparison out;
-  out.base_file = base_file;
+  out.base_file = base_files.front();
+  out.base_files = base_files;
   out.new_file = new_file;
   out.options = options;
   out.options.metrics = without_repeats(out.options.metrics);
-  out.warnings = comparability_warnings(base, next);
+  out.warnings = comparability_warnings(*base_runs.front(), next);
+  base_runs_warnings(base_runs, base_files, &out.warnings);
 
   Grouped b = group(base, options.match_ignore);
   Grouped n = group(next, options.match_ignore);
@@ -944,17 +1097,20 @@ Comparison compare_results(const ResultDocument& base, const ResultDocument& nex
   if (b.order.empty() || n.order.empty())
     throw InputError("--include/--exclude left no case to compare (" + std::to_string(out.excluded_cases) +
                      " left out)");
-  out.base_load = host_load(base);
+  std::vector<HostLoad> loads;
+  for (const ResultDocument* run : base_runs) loads.push_back(host_load(*run));
+  out.base_load = mean_host_load(loads);
   out.new_load = host_load(next);
   const NoiseContext load_noise = load_noise_of(out.base_load, out.new_load);
   // Without --metric: per family, the metrics the table says gate it, in table order.
   std::vector<std::string> all_metrics = out.options.metrics;
   if (all_metrics.empty())
     for (const CounterInfo* m : judged_metrics()) all_metrics.push_back(m->name);
-  check_common_case(b, n, base_file, new_file);
+  check_common_case(b, n, base_files.front(), new_file);
 
   MedianRatios ratios;
-  const JudgingContext ctx{all_metrics, out.options, load_noise, base_file, new_file};
+  const RunMedians run_medians = run_medians_of(base_runs, options.match_ignore);
+  const JudgingContext ctx{all_metrics, out.options, load_noise, run_medians, base_files.front(), new_file};
   for (const std::string& id : b.order)
     out.cases.push_back(compare_case(id, b.cases.at(id), n, ctx, &ratios));
   if (out.options.noise_rule) judge_with_typical_spread(load_noise, &out);

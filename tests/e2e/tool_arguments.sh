@@ -19,4 +19,9 @@ for tool in compare-fio measure-overhead mpi-overhead; do
 done
 check "aa-check: expected CONFIG and N (see --help)" "$T/aa-check"
 check "check-regression: expected BASELINE and CONFIG (see --help)" "$T/check-regression" only-one
+# A further run of the baseline that cannot be read is refused before anything runs.
+echo '{}' >"$WORK/base.json"
+echo '{}' >"$WORK/c.json"
+check "check-regression: --baseline $WORK/nope.json: cannot read the result file" \
+  "$T/check-regression" "$WORK/base.json" "$WORK/c.json" --baseline "$WORK/nope.json"
 echo "tool arguments: ok"

@@ -677,6 +677,29 @@ TEST(HtmlReportTest, RatiosAreColouredOnlyWhereDiffJudgesAChange) {
   EXPECT_EQ(render_html_report({a, c}, {"a", "c"}).find("class=\"num better"), std::string::npos);
 }
 
+// The journey's watched pair: AU 0.85 -> 0.555 while another program took 1.3 of 2 cores
+// during "after". The report drew 0.65x in red; diff now calls it noisy, so the ratio is not
+// coloured, and its tooltip names the shares. Without the record, as before, a regression.
+TEST(HtmlReportTest, ARatioThatOtherProgramsExplainIsNotDrawnAsARegression) {
+  ResultDocument a = base_doc(), b = base_doc();
+  a.benchmarks.push_back(loader_entry("source", 2, 1, 0.85));
+  b.benchmarks.push_back(loader_entry("source", 2, 1, 0.555));
+  EXPECT_EQ(ratio_class(render_html_report({a, b}, {"before", "after"}), "loader/batch:32/workers:2"),
+            "worse");
+  a.environment["host"]["load"] = {{"loadavg_1m_before", 1.9},
+                                   {"loadavg_1m_after", 2.0},
+                                   {"online_cores", 2},
+                                   {"other_programs_cores", 0.1}};
+  b.environment["host"]["load"] = {{"loadavg_1m_before", 2.0},
+                                   {"loadavg_1m_after", 2.1},
+                                   {"online_cores", 2},
+                                   {"other_programs_cores", 1.3}};
+  const std::string page = render_html_report({a, b}, {"before", "after"});
+  EXPECT_EQ(ratio_class(page, "loader/batch:32/workers:2"), "");
+  EXPECT_NE(page.find("diff: noisy, not a regression: other programs took 0.1 of 2 cores BASE, 1.3 NEW"),
+            std::string::npos);
+}
+
 // ---------------------------------------------------------------- the every-case table
 
 TEST(HtmlReportTest, CaseTableLeadsWithTheLabelAndWhatMatters) {

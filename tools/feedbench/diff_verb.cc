@@ -25,7 +25,7 @@ namespace feedbench {
 namespace {
 
 constexpr const char* kUsage =
-    "usage: feedbench diff BASE.json NEW.json [options]\n"
+    "usage: feedbench diff BASE.json [MORE_BASE.json...] NEW.json [options]\n"
     "\n"
     "Compares two result files case by case. A metric regressed when its median over the\n"
     "repetitions is worse than --threshold AND a two-sided Mann-Whitney U test over the\n"
@@ -40,7 +40,15 @@ constexpr const char* kUsage =
     "the host's load per core, could explain it (bands are factors on a log scale), or when\n"
     "it is a p99-or-beyond tail and either run had more runnable tasks than cores\n"
     "(--no-noise-rule: raw verdicts). The load counts only when the two runs' loads differ\n"
-    "(by more than 10% of the larger, or 0.1 per core) or the verdict is weak.\n"
+    "(by more than 10% of the larger, or 0.1 per core) or the verdict is weak. Where both\n"
+    "files record the cores other programs took, a CPU-bound figure (served from memory, a\n"
+    "loader, a watched job, a replay) worse on the busier side by up to the share of the cores\n"
+    "taken is noisy too, the shares named.\n"
+    "\n"
+    "Repetitions within one run cannot show how far a second run lands. Give several runs of\n"
+    "BASE (one config and build, measured apart; all files but the last): their repetitions\n"
+    "are judged together, and a change by less than the square of the largest ratio between\n"
+    "two runs' medians is noisy, named with that ratio. tools/aa-check measures such runs.\n"
     "\n"
     "Each side is judged without its outlier repetitions: per metric, farther from the case's\n"
     "median than 3.5 scaled MADs, 10% and the metric's floor, in 4 or more repetitions, at\n"
@@ -59,6 +67,7 @@ constexpr const char* kUsage =
     "\n"
     "examples:\n"
     "  feedbench diff results/baselines/p4d.24xlarge/demo.json new.json\n"
+    "  feedbench diff base-1.json base-2.json base-3.json new.json\n"
     "  feedbench diff base.json new.json --metric lat_p99_us --threshold 10 --format markdown\n"
     "  feedbench diff base.json new.json --format junit --out diff.xml --strict\n"
     "  feedbench diff base.json new.json --exclude 'state:warm' --include '^file_read/'\n"
@@ -125,7 +134,8 @@ std::string cache_label_line(const ResultDocument& base, const ResultDocument& n
 }  // namespace
 
 int diff_main(int argc, char** argv) {
-  std::string base_file, new_file, threshold = "5", alpha = "0.05", format = "table", out;
+  std::vector<std::string> files;
+  std::string threshold = "5", alpha = "0.05", format = "table", out;
   std::vector<std::string> metrics, match_ignore, include, exclude;
   std::string rerun_result, list;
   po::options_description visible("options");
@@ -152,18 +162,22 @@ int diff_main(int argc, char** argv) {
       "format", po::value(&format)->value_name("FORMAT"), "table (default), markdown, json or junit")(
       "out", po::value(&out)->value_name("FILE"), "write there (atomically) instead of to stdout");
   po::options_description hidden;
-  hidden.add_options()("base", po::value(&base_file))("new", po::value(&new_file));
+  hidden.add_options()("files", po::value(&files)->composing());
   po::options_description all;
   all.add(visible).add(hidden);
   po::positional_options_description positional;
-  positional.add("base", 1).add("new", 1);
+  positional.add("files", -1);
   po::variables_map vm;
   if (parse_command_line(argc, argv, all, vm, &positional)) {
     std::cout << kUsage << "\noptions:\n" << options_help(visible) << "\nmetrics:\n" << metric_list();
     return 0;
   }
-  if (base_file.empty() || new_file.empty())
-    throw InputError("expected two result files: feedbench diff BASE.json NEW.json");
+  if (files.size() < 2)
+    throw InputError(
+        "expected two result files or more: feedbench diff BASE.json [MORE_BASE.json...] NEW.json");
+  // The last file is NEW; every one before it a run of BASE.
+  const std::string new_file = files.back();
+  const std::vector<std::string> base_files(files.begin(), files.end() - 1);
   // An empty file name would be taken as none given (stdout, no re-run): refused instead.
   for (const char* option : {"out", "rerun-result"})
     if (vm.count(option) && vm[option].as<std::string>().empty())
@@ -186,16 +200,21 @@ int diff_main(int argc, char** argv) {
   // first: a path that cannot be written is bad input (2), never a late "regression" (1).
   if (!out.empty()) {
     require_writable_file("--out", out);
-    std::vector<NamedPath> inputs{{"BASE", base_file}, {"NEW", new_file}};
+    std::vector<NamedPath> inputs;
+    for (const std::string& f : base_files) inputs.push_back({"BASE", f});
+    inputs.push_back({"NEW", new_file});
     if (!rerun_result.empty()) inputs.push_back({"--rerun-result", rerun_result});
     check_outputs_apart({{"--out", out}}, inputs, {});
   }
-  ResultDocument base = ResultDocument::load(base_file);
+  std::vector<ResultDocument> base_runs;
+  for (const std::string& f : base_files) base_runs.push_back(ResultDocument::load(f));
+  std::vector<const ResultDocument*> base_pointers;
+  for (const ResultDocument& d : base_runs) base_pointers.push_back(&d);
   ResultDocument next = ResultDocument::load(new_file);
   std::vector<std::string> rerun_cases;
   if (!rerun_result.empty())
     next = replace_cases(std::move(next), ResultDocument::load(rerun_result), match_ignore, &rerun_cases);
-  Comparison comparison = compare_results(base, next, options, base_file, new_file);
+  Comparison comparison = compare_results(base_pointers, next, options, base_files, new_file);
   if (!rerun_result.empty()) {
     comparison.rerun_file = rerun_result;
     comparison.rerun_cases = rerun_cases;
@@ -212,7 +231,7 @@ int diff_main(int argc, char** argv) {
   const char* no_color = std::getenv("NO_COLOR");
   show.colour = out.empty() && interactive_terminal(STDOUT_FILENO) && !(no_color && *no_color);
   std::string text = format_diff(comparison, fmt, show);
-  if (fmt == DiffFormat::kTable) text = cache_label_line(base, next) + text;
+  if (fmt == DiffFormat::kTable) text = cache_label_line(base_runs.front(), next) + text;
   if (out.empty()) {
     std::fwrite(text.data(), 1, text.size(), stdout);
     std::fflush(stdout);

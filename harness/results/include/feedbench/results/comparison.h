@@ -41,12 +41,24 @@ struct HostLoad {
   double before = 0, after = 0;  // 1-minute load average before and after the run
   double cores = 0;              // online cores
   bool known = false;            // the file recorded it (older files did not)
+  // The average number of cores programs outside the measured job (or feedbench) took during
+  // the measurement: other_programs_cores, recorded by newer files only.
+  double other_cores = 0;
+  bool other_known = false;
   // RETURNS: the run's load per online core: the mean of before and after, over cores.
   double per_core() const;
+  // RETURNS: the share of the online cores other programs took, within [0, 1] (0 unless
+  // other_known and cores are).
+  double other_share() const;
 };
 
-// RETURNS: environment.host.load of the document, known = false when absent.
+// RETURNS: environment.host.load of the document, known = false when absent; other_known
+// false when it has no number other_programs_cores.
 HostLoad host_load(const ResultDocument& doc);
+
+// RETURNS: the loads of several runs of one side as one: the means of their figures, known (or
+// other_known) only when every run recorded them.
+HostLoad mean_host_load(const std::vector<HostLoad>& runs);
 
 // Two loads per core count as equal when they differ by at most kLoadTolerance of the larger,
 // or by kLoadToleranceFloor per core on a near-idle host: a share of the CPU that changed by
@@ -97,12 +109,20 @@ struct MetricComparison {
   // The median CV of this metric over every compared case of both files: what three
   // repetitions of one case cannot estimate on their own. The band uses the larger.
   double typical_cv = 0;
+  // With several BASE runs: each run's median of this metric (in the order given), and the
+  // largest ratio between two of them, less 1 (0.34: the runs' medians differ by up to a
+  // factor 1.34). Repetitions within one run cannot show how far a second run lands; these can.
+  std::vector<double> base_run_medians;
+  double run_spread = 0;
   // The largest change the noise could explain, as a ratio - 1 (0.75: up to a factor 1.75
-  // either way): from the spreads, and for cases served from memory the host load; 0 with the
+  // either way): from the spreads (within runs, and between BASE's runs), and for cases served
+  // from memory or CPU-bound the host load and other programs' share of the cores; 0 with the
   // noise rule off.
   double noise_band = 0;
   bool below_floor = false;  // |new - base| below the metric's floor: not judged
-  std::string why_noisy;     // when kNoisy: "spread: CV 9.1% BASE, 2.0% NEW" or the load
+  // When kNoisy: "spread: CV 9.1% BASE, 2.0% NEW ...", the runs' spread, the load, or "other
+  // programs took 0.1 of 2 cores BASE, 1.8 NEW ...".
+  std::string why_noisy;
   Verdict verdict = Verdict::kUnchanged;
 };
 
@@ -148,11 +168,14 @@ struct GeomeanSummary {
 
 struct Comparison {
   std::string base_file, new_file;
+  // Every BASE run given (base_file first): their repetitions are judged together, and the
+  // spread between them bounds what an unchanged NEW may differ by.
+  std::vector<std::string> base_files;
   CompareOptions options;
   std::vector<std::string> warnings;  // comparability ("config sha256 differs: ...")
   std::vector<CaseComparison> cases;  // compared first, then not judged, removed, added
   std::vector<GeomeanSummary> geomeans;
-  HostLoad base_load, new_load;    // as the files recorded them
+  HostLoad base_load, new_load;    // as the files recorded them (BASE's: mean_host_load)
   std::size_t excluded_cases = 0;  // left out by --include / --exclude
   // A confirmation re-run judged instead of NEW's own repetitions (replace_cases), if any.
   std::string rerun_file;
@@ -211,6 +234,27 @@ ResultDocument replace_cases(ResultDocument next, const ResultDocument& rerun,
 // files have no case in common (after --include/--exclude).
 Comparison compare_results(const ResultDocument& base, const ResultDocument& next,
                            const CompareOptions& options, const std::string& base_file = "BASE",
+                           const std::string& new_file = "NEW");
+
+// The factor on the spread between BASE's runs that an unchanged NEW may still differ by (on a
+// log scale, from BASE's median). Simulated with runs whose medians shift normally from run to
+// run, five repetitions each, judged as diff judges: against three runs of BASE an unchanged
+// fourth is called worse in 1.5 to 4% of metrics (the more where runs shift and repetitions
+// agree; 40% with one run of BASE there), and a 30% drop is caught in 90% of tries where runs
+// and repetitions spread by 5%, 45% where by 10%.
+// A wider factor makes the gate blind sooner; a narrower one makes it cry wolf.
+inline constexpr double kRunSpreadFactor = 2;
+
+// As above, with several runs of BASE (one config, one build, measured apart: `base_runs`,
+// named `base_files` in messages, at least one). Each case's BASE repetitions are those of
+// every run together; each metric's band widens to kRunSpreadFactor times the largest ratio
+// between two runs' medians (on a log scale), so a change no larger than unchanged runs show
+// between themselves is noisy, named with that figure. Comparability warnings also name a
+// BASE run that is not comparable with the first.
+// REQUIRES: base_runs not empty, one name in base_files per run.
+// RETURNS: the comparison. Throws as above.
+Comparison compare_results(const std::vector<const ResultDocument*>& base_runs, const ResultDocument& next,
+                           const CompareOptions& options, const std::vector<std::string>& base_files,
                            const std::string& new_file = "NEW");
 
 }  // namespace feedbench
