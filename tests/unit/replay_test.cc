@@ -6,10 +6,13 @@
 #include <ctime>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "feedbench/base/error.h"
+#include "feedbench/io/page_cache.h"
 #include "feedbench/loader/loader.h"
 #include "feedbench/replay/recorded_job.h"
 #include "feedbench/replay/trace_reader.h"
@@ -317,6 +320,47 @@ TEST(RecordedJobTest, TheLoaderBurnsTheRecordedCpuOutsideFetches) {
   EXPECT_EQ(schedule.not_judged_reason(),
             "not enough steps to judge: the replay's first pass takes 1 step, 10 needed; --set "
             "batch_size=K regroups the recorded samples into more, smaller batches");
+}
+
+TEST(RecordedJobTest, CountsWhatThePageCacheHeldOfEachReadBeforeReadingIt) {
+  // Four files of 64 KiB, each a sample of two reads, replayed over two epochs from a cold cache:
+  // the first finds none of them in memory (a sample's first read's read-ahead does not count its
+  // second as memory's), the second finds all, whatever the device counted meanwhile.
+  TempDir dir;
+  FileSet files(dir.path());
+  std::vector<RecordedRead> reads;
+  std::vector<RecordedSample> samples;
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    const std::string name = "f" + std::to_string(i) + ".bin";
+    write_file(dir / name, std::string(64 << 10, char('a' + i)));
+    files.add(name, 64 << 10, 0);
+    samples.push_back({reads.size(), 2});
+    reads.push_back({0, 32 << 10, i});
+    reads.push_back({32 << 10, 32 << 10, i});
+  }
+  if (measure_residency(files).fraction() > 0.5 && evict(files).fraction() > 0.01)
+    GTEST_SKIP() << "the page cache cannot be emptied here (tmpfs?)";
+  const auto source = make_recorded_source(files, reads, samples, "psync");
+  auto loading = std::make_shared<RecordedLoading>();
+  RecordedLoading::Epoch e;
+  e.workers = 1;
+  for (std::uint32_t i = 0; i < 4; ++i) e.batches.push_back({i, 1, 0, 0, i < 3 ? 1'000'000 : -1});
+  loading->passes = {e};
+  loading->epochs = 2;
+  LoaderOptions o;
+  o.recorded = loading;
+  o.epochs = 2;
+  o.workers = 1;
+  o.warmup_steps = 0;
+  const LoaderResult r = LoaderSim(o, *source).run();
+  ASSERT_EQ(r.epochs.size(), 2u);
+  EXPECT_EQ(r.epochs[0].all_read_bytes(), 256u << 10);
+  EXPECT_EQ(r.epochs[0].resident_bytes, std::optional<std::uint64_t>(0));
+  EXPECT_EQ(r.epochs[1].resident_bytes, std::optional<std::uint64_t>(256 << 10));
+  EXPECT_EQ(r.resident_bytes, std::optional<std::uint64_t>(256 << 10));
+  EXPECT_EQ(source->resident_bytes_read(), std::optional<std::uint64_t>(256 << 10));
+  // The loader's own sources do not ask.
+  EXPECT_FALSE(make_file_source(files, "psync")->resident_bytes_read().has_value());
 }
 
 TEST(RecordedJobTest, FindsItsFilesUnderAnotherRootOrSaysWhichAreNot) {
