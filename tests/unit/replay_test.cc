@@ -220,6 +220,28 @@ TEST(RecordedJobTest, WhatIfsRegroupScaleAndRepeat) {
   EXPECT_EQ(b[2].idle_ns, 1'479'000);
 }
 
+TEST(RecordedJobTest, CpuScaleDividesEveryRecordedCpuTimeAndNoWall) {
+  const RecordedJob job = job_of(small_trace());
+  ReplayKnobs k;
+  const RecordedLoading as_is = replay_loading(job, k);
+  k.cpu_scale = 2;  // cores twice as fast
+  const RecordedLoading fast = replay_loading(job, k);
+  const RecordedLoading::Epoch &a = as_is.passes.at(0), &f = fast.passes.at(0);
+  EXPECT_EQ(f.startup_cpu_ns, a.startup_cpu_ns / 2);
+  ASSERT_EQ(f.batches.size(), a.batches.size());
+  for (std::size_t i = 0; i < a.batches.size(); ++i) {
+    EXPECT_EQ(f.batches[i].cpu_ns, a.batches[i].cpu_ns / 2) << i;
+    EXPECT_EQ(f.batches[i].take_cpu_ns, a.batches[i].take_cpu_ns / 2) << i;
+    EXPECT_EQ(f.batches[i].after_cpu_ns, a.batches[i].after_cpu_ns / 2) << i;
+    EXPECT_EQ(f.batches[i].step_cpu_ns, a.batches[i].step_cpu_ns / 2) << i;
+    // The waits and the accelerator's step are no CPU of the host's.
+    EXPECT_EQ(f.batches[i].step_ns, a.batches[i].step_ns) << i;
+    EXPECT_EQ(f.batches[i].idle_ns, a.batches[i].idle_ns) << i;
+  }
+  EXPECT_EQ(a.batches[0].cpu_ns, 1'000'000);  // as recorded: the check above is not of zeros
+  EXPECT_EQ(f.batches[0].cpu_ns, 500'000);
+}
+
 // RETURNS: `text` with `from` (once) replaced by `to`.
 std::string with(std::string text, const std::string& from, const std::string& to) {
   const auto at = text.find(from);
