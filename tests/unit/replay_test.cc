@@ -302,6 +302,20 @@ TEST(RecordedJobTest, CarriesTheCpuSpentOutsideFetchesIntoTheReplay) {
   EXPECT_EQ(early.passes[0].startup_cpu_ns, 150'000);  // (0 + 0.3 ms) / 2
 }
 
+// RETURNS: the loader's options for a replay of the one pass `e` over `epochs` epochs, on the
+// pass's workers, every step measured.
+LoaderOptions recorded_options(const RecordedLoading::Epoch& e, int epochs) {
+  auto loading = std::make_shared<RecordedLoading>();
+  loading->passes = {e};
+  loading->epochs = epochs;
+  LoaderOptions o;
+  o.recorded = loading;
+  o.epochs = epochs;
+  o.workers = e.workers;
+  o.warmup_steps = 0;
+  return o;
+}
+
 TEST(RecordedJobTest, TheLoaderBurnsTheRecordedCpuOutsideFetches) {
   // One worker starting on 30 ms of CPU, two batches each taken on 10 ms of the trainer's CPU,
   // the first stepped on 15 ms of its 20 ms and pickled on 5 ms after its hand-over: a replay
@@ -314,18 +328,12 @@ TEST(RecordedJobTest, TheLoaderBurnsTheRecordedCpuOutsideFetches) {
   files.add("b.bin", 4096, 0);
   const std::vector<RecordedRead> reads = {{0, 4096, 0}, {0, 4096, 1}};
   const std::vector<RecordedSample> samples = {{0, 1}, {1, 1}};
-  auto loading = std::make_shared<RecordedLoading>();
   RecordedLoading::Epoch e;
   e.workers = 1;
   e.startup_cpu_ns = 30'000'000;
   e.batches = {{0, 1, 0, 0, 20'000'000, 0, 1, 10'000'000, 15'000'000}, {1, 1, 0, 0, -1, 0, 1, 10'000'000, 0}};
   e.batches[0].after_cpu_ns = 5'000'000;  // its worker's pickling, after handing it over
-  loading->passes = {e};
-  loading->epochs = 1;
-  LoaderOptions o;
-  o.recorded = loading;
-  o.workers = 1;
-  o.warmup_steps = 0;
+  const LoaderOptions o = recorded_options(e, 1);
   const auto source = make_recorded_source(files, reads, samples, "psync");
   LoaderSim sim(o, *source);
   timespec t0{}, t1{};
@@ -363,18 +371,10 @@ TEST(RecordedJobTest, CountsWhatThePageCacheHeldOfEachReadBeforeReadingIt) {
   if (measure_residency(files).fraction() > 0.5 && evict(files).fraction() > 0.01)
     GTEST_SKIP() << "the page cache cannot be emptied here (tmpfs?)";
   const auto source = make_recorded_source(files, reads, samples, "psync");
-  auto loading = std::make_shared<RecordedLoading>();
   RecordedLoading::Epoch e;
   e.workers = 1;
   for (std::uint32_t i = 0; i < 4; ++i) e.batches.push_back({i, 1, 0, 0, i < 3 ? 1'000'000 : -1});
-  loading->passes = {e};
-  loading->epochs = 2;
-  LoaderOptions o;
-  o.recorded = loading;
-  o.epochs = 2;
-  o.workers = 1;
-  o.warmup_steps = 0;
-  const LoaderResult r = LoaderSim(o, *source).run();
+  const LoaderResult r = LoaderSim(recorded_options(e, 2), *source).run();
   ASSERT_EQ(r.epochs.size(), 2u);
   EXPECT_EQ(r.epochs[0].all_read_bytes(), 256u << 10);
   EXPECT_EQ(r.epochs[0].resident_bytes, std::optional<std::uint64_t>(0));
