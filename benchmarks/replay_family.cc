@@ -56,7 +56,8 @@ double asked_step_s(const RecordedLoading& loading) {
   double sum = 0, steps = 0;
   for (std::int64_t p = 0; p < passes; ++p) {
     // Epoch e replays pass e % passes: this pass runs this many times.
-    const double runs = double(loading.epochs / passes + (p < loading.epochs % passes ? 1 : 0));
+    const std::int64_t runs_whole = loading.epochs / passes + (p < loading.epochs % passes ? 1 : 0);
+    const auto runs = double(runs_whole);
     for (const RecordedLoading::Batch& b : loading.passes[std::size_t(p)].batches)
       if (b.step_ns >= 0) sum += runs * double(b.step_ns), steps += runs;
   }
