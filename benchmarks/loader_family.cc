@@ -87,6 +87,7 @@ nlohmann::json epoch_json(const EpochFigures& f) {
                       {"read_bytes", f.all_read_bytes()},
                       {"cpu_util", f.cpu_util}};
   j["device_bytes"] = f.device_bytes ? nlohmann::json(*f.device_bytes) : nlohmann::json(nullptr);
+  if (f.resident_bytes) j["resident_read_bytes"] = *f.resident_bytes;
   j["host_cpu_busy"] = f.host_cpu_busy ? nlohmann::json(*f.host_cpu_busy) : nlohmann::json(nullptr);
   if (f.residency_before) {
     j["residency_before"] = *f.residency_before;
@@ -271,12 +272,13 @@ SupplyFigures supply_of(const std::string& transform, const LoaderResult& r, dou
   if (only) {
     const EpochFigures& e = r.epochs[*only];
     f.au = e.au, f.stall_fraction = e.stall_fraction, f.wall_s = e.wall_s;
-    f.read_bytes = e.all_read_bytes(), f.device_bytes = e.device_bytes;
+    f.read_bytes = e.all_read_bytes(), f.device_bytes = e.device_bytes, f.resident_bytes = e.resident_bytes;
     f.host_cpu_busy = e.host_cpu_busy, f.cpu_util = e.cpu_util;
     if (*only < rereads.size()) f.samples_read = rereads[*only].reads, f.rereads = rereads[*only].rereads;
     return f;
   }
   f.au = r.au, f.stall_fraction = r.stall_fraction, f.device_bytes = r.device_bytes;
+  f.resident_bytes = r.resident_bytes;
   f.host_cpu_busy = r.host_cpu_busy, f.cpu_util = r.cpu_util;
   for (const EpochFigures& e : r.epochs) f.wall_s += e.wall_s, f.read_bytes += e.all_read_bytes();
   for (const EpochRereads& e : rereads) f.samples_read += e.reads, f.rereads += e.rereads;
@@ -294,6 +296,7 @@ nlohmann::json limit_json(const LoaderLimit& l) {
   j["memory_share"] = l.memory_share ? nlohmann::json(*l.memory_share) : nlohmann::json(nullptr);
   j["device_bytes_per_second"] =
       l.device_bytes_per_second ? nlohmann::json(*l.device_bytes_per_second) : nlohmann::json(nullptr);
+  if (!l.memory_share_from.empty()) j["memory_share_from"] = l.memory_share_from;
   return j;
 }
 
@@ -348,7 +351,7 @@ nlohmann::json loader_run_json(const LoaderResult& result, const std::string& ve
     epochs.push_back(epoch_json(result.epochs[e]));
     if (limits) epochs.back()["limit"] = limit_json(limits->epochs[e]);
   }
-  return {
+  nlohmann::json out = {
       {"verdict", verdict},
       {"judged", result.judged()},
       {"au_per_accelerator", result.au_per_trainer},
@@ -380,6 +383,9 @@ nlohmann::json loader_run_json(const LoaderResult& result, const std::string& ve
        result.host_cpu_busy ? nlohmann::json(*result.host_cpu_busy) : nlohmann::json(nullptr)},
       {"device_bytes", result.device_bytes ? nlohmann::json(*result.device_bytes) : nlohmann::json(nullptr)},
       {"limit", limits ? limit_json(limits->run) : nlohmann::json(nullptr)}};
+  // A replay's reads, each asked of the page cache before it was read (loader.h).
+  if (result.resident_bytes) out["resident_read_bytes"] = *result.resident_bytes;
+  return out;
 }
 
 namespace {

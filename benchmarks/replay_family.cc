@@ -29,6 +29,7 @@ ReplayKnobs replay_knobs(const Case& c) {
   if (p.workers) k.workers = *p.workers;
   if (p.batch_size) k.batch_size = *p.batch_size;
   if (p.epochs) k.epochs = *p.epochs;
+  if (p.cpu_scale) k.cpu_scale = *p.cpu_scale;
   return k;
 }
 
@@ -45,6 +46,22 @@ nlohmann::json recorded_cpu_outside_fetches_ms(const RecordedJob& job) {
           {"worker_handover", after / 1e6},
           {"trainer_take", take / 1e6},
           {"trainer_step", step / 1e6}};
+}
+
+// RETURNS: the mean of the steps the replay asks, in seconds (the recorded steps × step_scale,
+// over the epochs it runs; 0 without a step): the step one accelerator's need is said at
+// (loader_demand.h), not the measured compute, which a loaded host's late wake-ups lengthen.
+double asked_step_s(const RecordedLoading& loading) {
+  const auto passes = std::int64_t(loading.passes.size());
+  double sum = 0, steps = 0;
+  for (std::int64_t p = 0; p < passes; ++p) {
+    // Epoch e replays pass e % passes: this pass runs this many times.
+    const std::int64_t runs_whole = loading.epochs / passes + (p < loading.epochs % passes ? 1 : 0);
+    const auto runs = double(runs_whole);
+    for (const RecordedLoading::Batch& b : loading.passes[std::size_t(p)].batches)
+      if (b.step_ns >= 0) sum += runs * double(b.step_ns), steps += runs;
+  }
+  return steps > 0 ? sum / steps * 1e-9 : 0;
 }
 
 }  // namespace
@@ -68,6 +85,7 @@ void run_replay_case(const Case& c, RunContext& context, benchmark::State& state
   std::shared_ptr<DeviceReads> devices;
   std::unique_ptr<SampleSource> source;
   LoaderOptions options;
+  double step_asked_s = 0;
   try {
     // The recorded files by their paths under the root (a partial cache's, index for index with
     // its source); only they are evicted, warmed and counted.
@@ -77,6 +95,7 @@ void run_replay_case(const Case& c, RunContext& context, benchmark::State& state
     const ReplayKnobs knobs = replay_knobs(c);
     auto loading = std::make_shared<RecordedLoading>(replay_loading(job, knobs));
     options.recorded = loading;
+    step_asked_s = asked_step_s(*loading);
     options.epochs = loading->epochs;
     for (const RecordedLoading::Epoch& e : loading->passes)
       options.workers = std::max(options.workers, e.workers);
@@ -118,6 +137,7 @@ void run_replay_case(const Case& c, RunContext& context, benchmark::State& state
   nlohmann::json& extra = run.record().extra;
   extra = loader_run_json(*result, verdict, target, limits, false, replayed->total_bytes(), available);
   if (devices->available()) extra["devices"] = devices->names();
+  extra["asked_step_s"] = step_asked_s;
   extra["replay"] = {{"trace", job.trace},
                      {"job", job.name},
                      {"recorded_root", job.data_root},

@@ -200,10 +200,8 @@ json loader_answer(const std::vector<LoaderPoint>& points) {
   return a;
 }
 
-// RETURNS: {accelerators, target_au, samples_per_second, bytes_per_second, transform_cores,
-// case}: what a node of `node` accelerators (0: the most any loader case ran) needs at the
-// target AU, from the heaviest pipeline among `cases` (the most transform per accelerator, then
-// the most bytes); null when no case recorded its demand.
+}  // namespace
+
 json node_answer(const std::vector<const CaseView*>& cases, std::int64_t node) {
   const CaseView* pick = nullptr;
   LoaderDemand demand;
@@ -226,10 +224,9 @@ json node_answer(const std::vector<const CaseView*>& cases, std::int64_t node) {
           {"samples_per_second", at * demand.samples_per_second},
           {"bytes_per_second", at * demand.bytes_per_second},
           {"transform_cores", at * demand.transform_cores},
+          {"demand", demand_json(demand)},  // one accelerator's, at the step it is for
           {"case", pick->name}};
 }
-
-}  // namespace
 
 json loader_answers(const std::vector<CaseView>& all, std::int64_t node_accelerators) {
   PointsByPathAndState points;

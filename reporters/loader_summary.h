@@ -41,9 +41,16 @@ std::string format_loader_summary(const nlohmann::json& summary, bool cache_unve
 // RETURNS: {"paths": {PATH: {"feeds": {cold|warm: {fed, au, target_au, workers?, case,
 //   accelerators_fed?, accelerators_fed_at_least?, accelerators_fed_case?, demand?}}?,
 //   "keeps": {accelerators (0: none), target_au}?}}?, "node": {accelerators, from (run|cases),
-//   target_au, samples_per_second, bytes_per_second, transform_cores, case}?, "not_judged": N
+//   target_au, samples_per_second, bytes_per_second, transform_cores, demand, case}?, "not_judged": N
 //   (loader cases measured too few steps to judge, only when none was judged)?}; empty without
 //   loader cases.
 nlohmann::json loader_answers(const std::vector<CaseView>& cases, std::int64_t node_accelerators);
+
+// RETURNS: {accelerators, from, target_au, samples_per_second, bytes_per_second, transform_cores,
+// demand, case}: what a node of `node` accelerators (0: the most any of `cases` ran) needs at the
+// target AU, from the heaviest pipeline among `cases` (the most transform per accelerator, then
+// the most bytes); null when none recorded its demand. The "node" of loader_answers, and of a
+// replay's answer. REQUIRES: node >= 0.
+nlohmann::json node_answer(const std::vector<const CaseView*>& cases, std::int64_t node);
 
 }  // namespace feedbench

@@ -568,46 +568,65 @@ std::string fed_counts_text(const json& paths, bool unverified) {
   return joined(per_path, "; ");
 }
 
-// The first demand the answers hold, and the target it was judged at.
-const json* first_demand(const json& paths, double* target) {
+// The target the first answer with a count was judged at.
+double first_target(const json& paths) {
   for (const json& p : paths)
     for (const char* state : {"cold", "warm"})
-      if (p.contains("feeds") && p["feeds"].contains(state) && p["feeds"][state].contains("demand")) {
-        *target = p["feeds"][state].value("target_au", 0.9);
-        return &p["feeds"][state]["demand"];
-      }
-  return nullptr;
+      if (p.contains("feeds") && p["feeds"].contains(state) && p["feeds"][state].contains("accelerators_fed"))
+        return p["feeds"][state].value("target_au", 0.9);
+  return 0.9;
 }
 
-// "400 samples/s, 12.5 MiB/s" (the transform's cores are the node line's).
-std::string demand_text(const json& d) {
-  return format_count(d.value("samples_per_second", 0.0)) + " samples/s, " +
-         format_rate(d.value("bytes_per_second", 0.0));
-}
-
-// "accelerators fed at AU ≥ 90.0%: source 0.50 cold; cache ≥ 1.09 cold (one accelerator needs
-// 400 samples/s, 12.5 MiB/s)" ("" when the answers hold no count).
+// "accelerators fed at AU ≥ 90.0%: source 0.50 cold; cache ≥ 1.09 cold" ("" when the answers
+// hold no count); what one accelerator needs is demand_lines'.
 std::string fed_line(const json& a, bool unverified) {
   const json paths = a.value("paths", json::array());
   const std::string counts = fed_counts_text(paths, unverified);
   if (counts.empty()) return "";
-  double target = 0.9;
-  const json* d = first_demand(paths, &target);
-  return "accelerators fed at AU ≥ " + au_text(target) + ": " + counts +
-         (d ? " (one accelerator needs " + demand_text(*d) + ")" : "");
+  return "accelerators fed at AU ≥ " + au_text(first_target(paths)) + ": " + counts;
 }
 
-// "a node of 8 accelerators needs 2.81 GiB/s (23 k samples/s) and 11.3 cores of transform to
-// keep AU ≥ 90.0% (the heaviest pipeline: CASE)".
+// One line per step the answers' demands are for: "at a 60.0 ms step of 32 samples, one
+// accelerator needs 533 samples/s, 59.3 MiB/s, 3.30 cores"; where they differ, each names the
+// answers it is for (" (source cold, cache cold)").
+std::vector<std::string> demand_lines(const json& paths, bool unverified) {
+  std::vector<std::pair<std::string, std::vector<std::string>>> lines;  // text, the answers it is for
+  for (const json& p : paths)
+    for (const char* state : {"cold", "warm"}) {
+      if (!p.contains("feeds") || !p["feeds"].contains(state)) continue;
+      const std::optional<LoaderDemand> d = demand_from_json(p["feeds"][state].value("demand", json()));
+      if (!d) continue;
+      const std::string text = "at " + step_text(*d) + ", one accelerator needs " + demand_text(*d);
+      const std::string path = p.value("path", "");
+      const std::string who = path + cache_note(unverified && path == "cache") + " " + state;
+      auto same = [&text](const auto& l) { return l.first == text; };
+      if (auto it = std::find_if(lines.begin(), lines.end(), same); it != lines.end())
+        it->second.push_back(who);
+      else lines.push_back({text, {who}});
+    }
+  std::vector<std::string> out;
+  for (const auto& [text, who] : lines)
+    out.push_back(lines.size() > 1 ? text + " (" + joined(who, ", ") + ")" : text);
+  return out;
+}
+
+// "a node of 8 accelerators needs 2.81 GiB/s (23k samples/s) and 11.3 CPU cores of transform to
+// keep AU ≥ 90.0%: 8 × 90.0% of one accelerator's need at a 20.0 ms step of 8 samples (400
+// samples/s, 50 MiB/s, 1.96 cores; at CASE)", so that the product is checked from the line alone.
 std::string node_line(const json& n) {
   const std::int64_t k = n.value("accelerators", std::int64_t{0});
+  const std::string target = au_text(n.value("target_au", 0.9));
   std::string out = "a node of " +
                     plural(std::size_t(std::max<std::int64_t>(k, 0)), "accelerator", "accelerators") +
                     " needs " + format_rate(n.value("bytes_per_second", 0.0)) + " (" +
                     format_count(n.value("samples_per_second", 0.0)) + " samples/s)";
   if (const double cores = n.value("transform_cores", 0.0); cores > 0)
     out += " and " + format_printf("%.1f", cores) + " CPU cores of transform";
-  return out + " to keep AU ≥ " + au_text(n.value("target_au", 0.9)) + " (at " + n.value("case", "") + ")";
+  out += " to keep AU ≥ " + target;
+  const std::optional<LoaderDemand> one = demand_from_json(n.value("demand", json()));
+  if (!one) return out + " (at " + n.value("case", "") + ")";  // a file before the step was said
+  return out + ": " + std::to_string(k) + " × " + target + " of one accelerator's need at " +
+         step_text(*one) + " (" + demand_text(*one) + "; at " + n.value("case", "") + ")";
 }
 
 // The console's line of one path: "source: can storage feed the simulated trainers? cold: ...;
@@ -916,6 +935,8 @@ std::vector<std::string> answer_sentences(const json& a) {
   if (std::string f = fed_line(a, unverified); !f.empty()) out.push_back(capitalised(f) + ".");
   for (const std::string& l : limit_lines(a.value("paths", json::array()), unverified))
     out.push_back(capitalised(l) + ".");
+  for (const std::string& l : demand_lines(a.value("paths", json::array()), unverified))
+    out.push_back(capitalised(l) + ".");
   if (a.contains("node")) out.push_back(capitalised(node_line(a["node"])) + ".");
   const json paths = a.value("paths", json::array());
   if (std::string k = keeps_sentence(paths, unverified); !k.empty()) out.push_back(k);
@@ -950,6 +971,7 @@ std::string format_answers(const json& a) {
   const bool unverified = answers_cache_unverified(a);
   if (std::string f = fed_line(a, unverified); !f.empty()) line(f);
   for (const std::string& l : limit_lines(a.value("paths", json::array()), unverified)) line(l);
+  for (const std::string& l : demand_lines(a.value("paths", json::array()), unverified)) line(l);
   if (a.contains("node")) line(node_line(a["node"]));
   for (const json& p : a.value("paths", json::array()))
     if (std::string text = path_answer_line(p, unverified); !text.empty()) line(text);
@@ -986,6 +1008,25 @@ json summary_of(const ResultDocument& doc) {
   if (doc.summary.is_object() && doc.summary.contains("sizing")) computed["sizing"] = doc.summary["sizing"];
   return computed;
 }
+
+namespace {
+
+// A judged replay in accelerators, as the loader's answers say a loader case (loader_demand.h,
+// loader_summary.h): {target_au, accelerators_fed, accelerators_fed_at_least, demand, node} at
+// the step the replay ran (a step_scale's), or {} when it cannot say.
+json replay_in_accelerators(const CaseView& c, std::int64_t node) {
+  const std::optional<double> au = c.counter("au");
+  const std::optional<LoaderDemand> d = demand_of(c);
+  if (!au || !d || !c.extra.value("judged", true)) return json::object();
+  json out = {{"target_au", c.target_au()},
+              {"accelerators_fed", accelerators_fed(c, *au)},
+              {"accelerators_fed_at_least", *au >= c.target_au()},
+              {"demand", demand_json(*d)}};
+  if (json n = node_answer({&c}, node); !n.is_null()) out["node"] = n;
+  return out;
+}
+
+}  // namespace
 
 json summarize(const ResultDocument& doc) {
   json out = json::object();
@@ -1065,9 +1106,9 @@ json summarize(const ResultDocument& doc) {
   }
   // Always kept, even when it says nothing: its version tells a reader it is this engine's.
   const json node = doc.config.is_object() ? doc.config.value("node_accelerators", json()) : json();
-  out["answers"] =
-      answers(views, out.value("file_read", json::object()),
-              node.is_number_integer() ? std::max<std::int64_t>(node.get<std::int64_t>(), 0) : 0);
+  const std::int64_t node_k =
+      node.is_number_integer() ? std::max<std::int64_t>(node.get<std::int64_t>(), 0) : 0;
+  out["answers"] = answers(views, out.value("file_read", json::object()), node_k);
   // Answers measured on a cache that failed its checks say so wherever they are printed.
   if (cache_unverified(doc)) out["answers"]["cache_unverified"] = true;
   if (!excluded.empty()) out["excluded"] = excluded;
@@ -1092,6 +1133,7 @@ json summarize(const ResultDocument& doc) {
          {"au", c.counter("au") ? json(*c.counter("au")) : json(nullptr)},
          {"recorded_au", rec && rec->contains("recorded_au") ? (*rec)["recorded_au"] : json(nullptr)},
          {"verdict", c.extra.value("verdict", std::string())}});
+    replays.back().update(replay_in_accelerators(c, node_k));
   }
   if (!replays.empty()) out["replay"] = replays;
   json across = summarize_ranks(doc);
@@ -1141,6 +1183,15 @@ std::string format_summary(const json& summary) {
     if (const std::size_t at = verdict.find(dash); at != std::string::npos)
       text += dash + verdict.substr(at + dash.size());
     line("replay " + text);
+    // In accelerators, as the loader's answers: how many its supply feeds, one's need, a node's.
+    if (r.value("accelerators_fed", json()).is_number()) {
+      line("  accelerators fed at AU ≥ " + au_text(r.value("target_au", 0.9)) + ": " +
+           accelerators_fed_text(r["accelerators_fed"].get<double>(),
+                                 r.value("accelerators_fed_at_least", false)));
+      if (const std::optional<LoaderDemand> d = demand_from_json(r.value("demand", json())))
+        line("  at " + step_text(*d) + ", one accelerator needs " + demand_text(*d));
+      if (r.value("node", json()).is_object()) line("  " + node_line(r["node"]));
+    }
   }
   if (summary.contains("sizing") && summary["sizing"].is_object())
     if (std::string note = summary["sizing"].value("note", ""); !note.empty()) line("sizing: " + note);

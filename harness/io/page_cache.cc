@@ -82,23 +82,25 @@ struct Scratch {
 constexpr std::uint64_t kMincoreWindow = 1ull << 30;  // map at most 1 GiB at a time
 constexpr std::size_t kReadBuffer = 1 << 20;
 
-// RETURNS: resident bytes of the open file `fd` of `size` bytes; sets `method`.
-// Throws RunError (without the path: for_each_file adds it) when neither method works.
-std::uint64_t resident_bytes(int fd, std::uint64_t size, Scratch& scratch, const char*& method,
-                             std::uint64_t* dirty_pages = nullptr) {
+// RETURNS: resident bytes of [offset, offset + length) of the open file `fd` (a page partly in
+// the range counts the range's part of it at most: the whole range when every page is
+// resident); sets `method`. Throws RunError (without the path: the callers add it) when neither
+// method works.
+std::uint64_t resident_range(int fd, std::uint64_t offset, std::uint64_t length, Scratch& scratch,
+                             const char*& method, std::uint64_t* dirty_pages = nullptr) {
   if (dirty_pages) *dirty_pages = 0;
-  if (size == 0) {
+  if (length == 0) {
     method = use_cachestat() ? "cachestat" : "mincore";
     return 0;
   }
   if (use_cachestat()) {
-    CachestatRange range{0, 0};
+    CachestatRange range{offset, length};
     Cachestat cs{};
     if (::syscall(SYS_cachestat, fd, &range, &cs, 0) == 0) {
       g_cachestat_works.store(1, std::memory_order_relaxed);
       method = "cachestat";
       if (dirty_pages) *dirty_pages = cs.nr_dirty;
-      return std::min(size, cs.nr_cache * page_size());
+      return std::min(length, cs.nr_cache * page_size());
     }
     if (errno != ENOSYS && errno != EPERM) throw RunError(errno_message("cachestat", errno));
     g_cachestat_works.store(0, std::memory_order_relaxed);
@@ -107,8 +109,10 @@ std::uint64_t resident_bytes(int fd, std::uint64_t size, Scratch& scratch, const
   if (dirty_pages) *dirty_pages = 1;  // unknown: the caller writes back to be safe
   std::uint64_t resident = 0;
   const std::uint64_t ps = page_size();
-  for (std::uint64_t off = 0; off < size; off += kMincoreWindow) {
-    std::uint64_t len = std::min(kMincoreWindow, size - off);
+  const std::uint64_t end = offset + length;
+  // mmap maps from a page boundary: the windows start at the page holding `offset`.
+  for (std::uint64_t off = offset / ps * ps; off < end; off += kMincoreWindow) {
+    std::uint64_t len = std::min(kMincoreWindow, end - off);
     void* map = ::mmap(nullptr, len, PROT_READ, MAP_SHARED, fd, static_cast<off_t>(off));
     if (map == MAP_FAILED) throw RunError(errno_message("mmap for mincore", errno));
     std::size_t pages = static_cast<std::size_t>((len + ps - 1) / ps);
@@ -117,10 +121,19 @@ std::uint64_t resident_bytes(int fd, std::uint64_t size, Scratch& scratch, const
     int err = errno;
     ::munmap(map, len);
     if (rc != 0) throw RunError(errno_message("mincore", err));
-    for (std::size_t i = 0; i < pages; ++i)
-      if (scratch.pages[i] & 1) resident += std::min(ps, len - i * ps);
+    for (std::size_t i = 0; i < pages; ++i) {
+      if (!(scratch.pages[i] & 1)) continue;
+      const std::uint64_t page = off + i * ps;  // this page's part of the range
+      resident += std::min(end, page + ps) - std::max(offset, page);
+    }
   }
   return resident;
+}
+
+// RETURNS: resident bytes of the open file `fd` of `size` bytes; sets `method`.
+std::uint64_t resident_bytes(int fd, std::uint64_t size, Scratch& scratch, const char*& method,
+                             std::uint64_t* dirty_pages = nullptr) {
+  return resident_range(fd, 0, size, scratch, method, dirty_pages);
 }
 
 // Runs `fn(fd, index, scratch)` on every file of `files`, each file opened read-only, on up
@@ -266,6 +279,13 @@ Residency measure_residency(const FileSet& files, const Progress& progress) {
     if (method[0] == 'm') totals.used_mincore.store(1, std::memory_order_relaxed);
   });
   return finish(files, totals);
+}
+
+std::uint64_t resident_bytes_in(int fd, std::uint64_t offset, std::uint64_t length) {
+  thread_local Scratch scratch;
+  read_method_override();
+  const char* method = "";
+  return resident_range(fd, offset, length, scratch, method);
 }
 
 Residency evict(const FileSet& files, const Progress& progress) {

@@ -18,6 +18,14 @@ std::string transform_name(const std::string& t) {
   return "the transform";
 }
 
+// Where the reads' residency split the bytes: "; the device read 2.49 GiB in that time, other
+// programs' reads included" (its count bounds, never splits, what this round read); else "".
+std::string device_bound(const LoaderLimit& l, const SupplyFigures& f) {
+  if (l.memory_share_from != "residency" || !f.device_bytes) return "";
+  return "; the device read " + format_size(double(*f.device_bytes)) +
+         " in that time, other programs' reads included";
+}
+
 // "the device delivered 38.0 MiB/s; the page cache served 2% of the bytes read (31% of the
 // samples read were re-reads)", or why the device's share is not known.
 std::string source_clause(const LoaderLimit& l, const SupplyFigures& f, const char* device_word) {
@@ -25,12 +33,12 @@ std::string source_clause(const LoaderLimit& l, const SupplyFigures& f, const ch
     return "where the bytes came from is not measured: " +
            (f.device_why.empty() ? std::string("no device count") : f.device_why);
   // Everything from memory (a warm round): what the device read then is noise, not a supply.
-  if (*l.memory_share >= 0.995) return "the page cache served all the bytes read";
+  if (*l.memory_share >= 0.995) return "the page cache served all the bytes read" + device_bound(l, f);
   std::string out =
       std::string(device_word) + " delivered " + format_rate(l.device_bytes_per_second.value_or(0));
   out += "; the page cache served " + percent(*l.memory_share) + " of the bytes read";
   if (l.reread_share >= 0.05) out += " (" + percent(l.reread_share) + " of the samples read were re-reads)";
-  return out;
+  return out + device_bound(l, f);
 }
 
 // "2 cores saturated (98% busy; this run 58%, other programs 40%)".
@@ -52,10 +60,17 @@ LoaderLimit loader_limit(const SupplyFigures& f) {
   l.cpu_busy = f.host_cpu_busy.value_or(f.cpu_util);
   l.idle_cores = std::max(0.0, (1 - l.cpu_busy) * double(f.cores));
   l.reread_share = f.samples_read > 0 ? double(f.rereads) / double(f.samples_read) : 0;
-  if (f.device_bytes && f.read_bytes > 0) {
+  if (f.resident_bytes && f.read_bytes > 0) {
+    // Asked file by file as they were read: what memory served, whatever else read the device.
+    const std::uint64_t memory = std::min(*f.resident_bytes, f.read_bytes);
+    l.memory_share = double(memory) / double(f.read_bytes);
+    l.device_bytes_per_second = f.wall_s > 0 ? double(f.read_bytes - memory) / f.wall_s : 0;
+    l.memory_share_from = "residency";
+  } else if (f.device_bytes && f.read_bytes > 0) {
     // Read-ahead past what was asked can make the device read more than the workers did.
     l.memory_share = std::clamp(1 - double(*f.device_bytes) / double(f.read_bytes), 0.0, 1.0);
     l.device_bytes_per_second = f.wall_s > 0 ? double(*f.device_bytes) / f.wall_s : 0;
+    l.memory_share_from = "device";
   }
   const std::string what = transform_name(f.transform);
   if (l.fed) {
@@ -66,7 +81,8 @@ LoaderLimit loader_limit(const SupplyFigures& f) {
           " of the bytes read came from memory" +
           (l.reread_share >= 0.05 ? " (" + percent(l.reread_share) + " of the samples read were re-reads)"
                                   : "") +
-          "; the store alone delivered " + format_rate(l.device_bytes_per_second.value_or(0));
+          "; the store alone delivered " + format_rate(l.device_bytes_per_second.value_or(0)) +
+          device_bound(l, f);
     } else if (l.memory_share) {
       l.by = "storage";
       l.text = "storage keeps up: " + source_clause(l, f, "the device");

@@ -53,6 +53,8 @@ struct EpochsRun {
   double cpu_s = 0;                              // process CPU, likewise
   // Per epoch: the devices' bytes read, every process's use of the cores, ours.
   std::vector<std::optional<std::uint64_t>> device_bytes;
+  // Per epoch: of the bytes read, those the page cache held as they were read (the source's count).
+  std::vector<std::optional<std::uint64_t>> resident_bytes;
   std::vector<std::optional<double>> host_busy;
   std::vector<double> cpu_util, wall_s;
   std::optional<HostCpuTimes> host_total;  // over the epochs, pauses left out
@@ -67,8 +69,8 @@ std::optional<std::uint64_t> counted_between(std::optional<std::uint64_t> a, std
 // Runs every trainer through each epoch, then finishes them. Every trainer finishes an epoch
 // before the next starts (training synchronises its accelerators), so the page cache can be
 // measured between epochs; that pause is neither wall nor CPU of the run.
-EpochsRun run_epochs(const LoaderOptions& options, std::vector<std::unique_ptr<Trainer>>& trainers,
-                     RunState& state) {
+EpochsRun run_epochs(const LoaderOptions& options, const SampleSource& source,
+                     std::vector<std::unique_ptr<Trainer>>& trainers, RunState& state) {
   EpochsRun out;
   double paused_cpu = 0;
   std::int64_t paused_ns = 0;
@@ -86,6 +88,7 @@ EpochsRun run_epochs(const LoaderOptions& options, std::vector<std::unique_ptr<T
     }
     const std::optional<std::uint64_t> device0 =
         options.device_read_bytes ? options.device_read_bytes() : std::nullopt;
+    const std::optional<std::uint64_t> resident0 = source.resident_bytes_read();
     const std::optional<HostCpuTimes> host0 = host_cpu_times();
     const double epoch_cpu0 = process_cpu_seconds();
     const std::int64_t epoch_t0 = now_ns();
@@ -105,6 +108,7 @@ EpochsRun run_epochs(const LoaderOptions& options, std::vector<std::unique_ptr<T
     const std::optional<HostCpuTimes> host1 = host_cpu_times();
     out.device_bytes.push_back(
         counted_between(device0, options.device_read_bytes ? options.device_read_bytes() : std::nullopt));
+    out.resident_bytes.push_back(counted_between(resident0, source.resident_bytes_read()));
     out.host_busy.push_back(host_cpu_busy(host0, host1));
     out.cpu_util.push_back(epoch_wall > 0 ? epoch_cpu / (epoch_wall * usable_cores()) : 0);
     out.wall_s.push_back(epoch_wall);
@@ -133,6 +137,7 @@ EpochFold fold_epoch(const std::vector<std::unique_ptr<Trainer>>& trainers, int 
   const auto at = std::size_t(e);
   f.residency_before = ran.residency[at];
   if (at < ran.device_bytes.size()) f.device_bytes = ran.device_bytes[at];
+  if (at < ran.resident_bytes.size()) f.resident_bytes = ran.resident_bytes[at];
   if (at < ran.host_busy.size()) f.host_cpu_busy = ran.host_busy[at];
   if (at < ran.cpu_util.size()) f.cpu_util = ran.cpu_util[at], f.wall_s = ran.wall_s[at];
   std::int64_t first = INT64_MAX, last = INT64_MIN;
@@ -192,15 +197,15 @@ LoaderResult LoaderSim::run() {
   std::vector<std::unique_ptr<Trainer>> trainers;
   for (int k = 0; k < options_.accelerators; ++k)
     trainers.push_back(std::make_unique<Trainer>(options_, sched, source_, k, state));
-  const EpochsRun ran = run_epochs(options_, trainers, state);
+  const EpochsRun ran = run_epochs(options_, source_, trainers, state);
   if (state.failed) throw RunError(state.error);
 
   LoaderResult r;
   r.schedule = sched;
   r.reads_files = source_.reads_files();
   std::int64_t epoch_total = 0, epoch_count = 0;
-  bool device_unknown = false;
-  std::uint64_t device_total = 0;
+  bool device_unknown = false, resident_unknown = false;
+  std::uint64_t device_total = 0, resident_total = 0;
   for (int e = 0; e < options_.epochs; ++e) {
     EpochFold fold = fold_epoch(trainers, e, ran);
     const EpochFigures& f = fold.figures;
@@ -211,9 +216,12 @@ LoaderResult LoaderSim::run() {
     epoch_count += std::int64_t(trainers.size());
     if (f.device_bytes) device_total += *f.device_bytes;
     else device_unknown = true;  // one epoch not counted: the run's count is not known
+    if (f.resident_bytes) resident_total += *f.resident_bytes;
+    else resident_unknown = true;
     r.epochs.push_back(std::move(fold.figures));
   }
   if (!device_unknown) r.device_bytes = device_total;
+  if (!resident_unknown) r.resident_bytes = resident_total;
   r.min_au = 1;
   for (auto& t : trainers) add_trainer(t->outcome, r);
   r.epoch_s = epoch_count ? double(epoch_total) * 1e-9 / double(epoch_count) : 0;

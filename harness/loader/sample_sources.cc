@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -17,6 +18,7 @@
 #include "feedbench/base/unique_fd.h"
 #include "feedbench/dataset/tfrecord.h"
 #include "feedbench/io/engine.h"
+#include "feedbench/io/page_cache.h"
 
 namespace feedbench {
 namespace {
@@ -137,7 +139,16 @@ class FileSource : public SampleSource {
 };
 
 // A recorded job's samples: each opens its file, reads its recorded ranges in order (one engine
-// request each: the engine's block holds the largest), and closes it, as the job did.
+// request each: the engine's block holds the largest), and closes it, as the job did. Before the
+// first read each sample asks the page cache what of its ranges it holds (one cachestat(2) per
+// run of adjacent ranges, about a microsecond): so the bytes a replay read from memory are
+// counted file by file, whatever else reads the same device meanwhile.
+
+// What a recorded source's readers found in the page cache before reading, every reader together.
+struct ResidentCount {
+  std::atomic<std::uint64_t> bytes{0};
+  std::atomic<bool> unmeasured{false};  // a reader could not ask (an engine without a descriptor)
+};
 
 // RETURNS: what read `r` can return of its file as `files` scanned it: its bytes, cut at the
 // file's end (a copy of the data whose files changed size, replayed as it is).
@@ -150,8 +161,9 @@ class RecordedReader : public SampleReader {
  public:
   RecordedReader(const FileSet& files, std::span<const RecordedRead> reads,
                  std::span<const RecordedSample> samples, const std::string& engine,
-                 const EngineOptions& options)
-      : files_(files), reads_(reads), samples_(samples), engine_(make_engine(engine, options)) {}
+                 const EngineOptions& options, ResidentCount& resident)
+      : files_(files), reads_(reads), samples_(samples), engine_(make_engine(engine, options)),
+        resident_(resident) {}
   std::uint64_t read(std::size_t i) override {
     data_.clear();
     const RecordedSample& s = samples_[i];
@@ -170,6 +182,7 @@ class RecordedReader : public SampleReader {
     }
     std::uint64_t n = 0;
     try {
+      count_resident(fh, s);
       for (std::uint64_t k = s.first; k < s.first + s.count; ++k)
         n += read_range(*engine_, fh, reads_[k].offset, bytes_of(reads_[k]), path, keep_ ? &data_ : nullptr);
     } catch (...) {
@@ -193,10 +206,34 @@ class RecordedReader : public SampleReader {
 
  private:
   static std::string unread_name(std::size_t i) { return "sample " + std::to_string(i) + " (no read)"; }
+  // Adds to resident_ what the page cache holds of sample `s`'s ranges of open file `fh`, each
+  // run of adjacent ranges asked once, before any of them is read (a read's read-ahead would
+  // otherwise count the next range as memory's).
+  void count_resident(FileHandle fh, const RecordedSample& s) {
+    const int fd = engine_->descriptor(fh);
+    if (fd < 0) {
+      resident_.unmeasured.store(true, std::memory_order_relaxed);
+      return;
+    }
+    std::uint64_t found = 0;
+    try {
+      for (std::uint64_t k = s.first; k < s.first + s.count;) {
+        const std::uint64_t begin = reads_[k].offset;
+        std::uint64_t end = begin + bytes_of(reads_[k]);
+        for (++k; k < s.first + s.count && reads_[k].offset == end; ++k) end += bytes_of(reads_[k]);
+        found += resident_bytes_in(fd, begin, end - begin);
+      }
+    } catch (const RunError&) {  // no way to ask: the replay goes on, its memory share unknown
+      resident_.unmeasured.store(true, std::memory_order_relaxed);
+      return;
+    }
+    resident_.bytes.fetch_add(found, std::memory_order_relaxed);
+  }
   const FileSet& files_;
   std::span<const RecordedRead> reads_;
   std::span<const RecordedSample> samples_;
   std::unique_ptr<Engine> engine_;
+  ResidentCount& resident_;
 };
 
 class RecordedSource : public SampleSource {
@@ -213,7 +250,11 @@ class RecordedSource : public SampleSource {
   std::size_t count() const override { return samples_.size(); }
   std::uint64_t total_bytes() const override { return total_; }
   std::unique_ptr<SampleReader> make_reader() const override {
-    return std::make_unique<RecordedReader>(files_, reads_, samples_, engine_, options_);
+    return std::make_unique<RecordedReader>(files_, reads_, samples_, engine_, options_, *resident_);
+  }
+  std::optional<std::uint64_t> resident_bytes_read() const override {
+    if (resident_->unmeasured.load()) return std::nullopt;
+    return resident_->bytes.load();
   }
 
  private:
@@ -224,6 +265,7 @@ class RecordedSource : public SampleSource {
   EngineOptions options_;
   UniqueFd root_;  // the files' folder, opened once: every read opens beneath it
   std::uint64_t total_ = 0;
+  std::unique_ptr<ResidentCount> resident_ = std::make_unique<ResidentCount>();  // its readers'
 };
 
 class RecordSource;

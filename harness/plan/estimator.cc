@@ -7,9 +7,11 @@
 #include <cstdio>
 #include <optional>
 
+#include "feedbench/base/cores.h"
 #include "feedbench/base/error.h"
 #include "feedbench/base/text.h"
 #include "feedbench/base/units.h"
+#include "feedbench/dataset/jpeg.h"
 #include "feedbench/io/page_cache.h"
 #include "feedbench/io/runner.h"
 #include "feedbench/io/workload.h"
@@ -71,6 +73,19 @@ void estimate_file_read(const FileReadParameters& p, const RoundRates& r, const 
   cost.round_s = round;
 }
 
+// RETURNS: the CPU seconds the transform `t` takes on a sample of `bytes`: a configured cost as
+// it says; a decode what libjpeg-turbo takes on this CPU for that many bytes of JPEG.
+double transform_seconds(const TransformCost& t, double bytes) {
+  switch (t.per) {
+    case TransformCost::Per::none: return 0;
+    case TransformCost::Per::sample: return double(t.ns) * 1e-9;
+    case TransformCost::Per::mib: return double(t.ns) * 1e-9 * bytes / double(1 << 20);
+    case TransformCost::Per::decode:
+      return decode_seconds_per_byte(t.size, t.crop == TransformCost::Crop::random_resized) * bytes;
+  }
+  return 0;
+}
+
 void estimate_loader(const LoaderParameters& p, const FileSet& files, const RoundRates& r, CaseCost& cost) {
   const double per_step = double(p.batch_size) * double(p.accelerators);
   double per_epoch_samples = double(files.size());
@@ -83,7 +98,12 @@ void estimate_loader(const LoaderParameters& p, const FileSet& files, const Roun
   if (p.steps > 0) steps = std::min(steps, double(p.steps));
   const double read_s =
       p.samples.kind == SampleFormat::Kind::memory ? 0 : steps * per_step * sample_bytes / r.round;
-  cost.round_s = double(p.epochs) * std::max(read_s, steps * mean_step_s(p.step_time));
+  // The transform on every worker at once (the trainers' own threads without workers), at most
+  // one a usable core.
+  const double threads = double(std::max(p.workers, 1)) * double(std::max(p.accelerators, 1));
+  const double transform_s = steps * per_step * transform_seconds(p.transform, sample_bytes) /
+                             std::min(threads, double(std::max(usable_cores(), 1u)));
+  cost.round_s = double(p.epochs) * std::max({read_s, transform_s, steps * mean_step_s(p.step_time)});
 }
 
 // The recording's own loop (its waits and steps), set when the run read the trace: a replay on

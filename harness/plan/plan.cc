@@ -172,7 +172,8 @@ const std::vector<FamilySpec>& family_specs() {
         {"path", "path", at<&ReplayParameters::path>, Kind::choice},
         {"target_au", "target", at<&ReplayParameters::target_au>, Kind::number, 0, 0, true},
         {"allow_resized", "allow_resized", at<&ReplayParameters::allow_resized>, Kind::boolean, 0, 0, true,
-         true}}},
+         true},
+        {"cpu_scale", "cpu_scale", at<&ReplayParameters::cpu_scale>, Kind::number, 0, 0, true}}},
       {"stage",
        StageParameters{},
        {{"workers", "workers", at<&StageParameters::workers>, Kind::integer, 1, 1024},
@@ -324,6 +325,8 @@ std::string infeasible(const Case& c) {
   }
   if (c.family == "replay" && c.replay().step_scale && !(*c.replay().step_scale > 0))
     return "step_scale must be above 0 (0.5: every recorded step half as long)";
+  if (c.family == "replay" && c.replay().cpu_scale && !(*c.replay().cpu_scale > 0))
+    return "cpu_scale must be above 0 (2: cores twice as fast, every recorded CPU time halved)";
   if (c.family != "file_read") return "";
   const FileReadParameters& p = c.file_read();
   const std::string& engine = p.engine;

@@ -323,6 +323,23 @@ RecordedJob read_recorded_job(std::istream& in, const std::string& where) {
   return build_recorded_job(where, [&](const TraceVisitor& v) { read_trace(in, where, v); });
 }
 
+namespace {
+
+// The epoch's recorded CPU times on cores `scale` times as fast: each ÷ scale.
+void scale_cpu(RecordedLoading::Epoch& epoch, double scale) {
+  if (scale == 1) return;  // as recorded, to the nanosecond
+  auto scaled = [scale](std::int64_t ns) { return std::int64_t(std::llround(double(ns) / scale)); };
+  epoch.startup_cpu_ns = scaled(epoch.startup_cpu_ns);
+  for (RecordedLoading::Batch& b : epoch.batches) {
+    b.cpu_ns = scaled(b.cpu_ns), b.after_cpu_ns = scaled(b.after_cpu_ns);
+    b.take_cpu_ns = scaled(b.take_cpu_ns);
+    b.step_cpu_ns =
+        std::min(scaled(b.step_cpu_ns), std::max<std::int64_t>(b.step_ns, 0));  // none without a step
+  }
+}
+
+}  // namespace
+
 RecordedLoading replay_loading(const RecordedJob& job, const ReplayKnobs& knobs) {
   RecordedLoading out;
   out.epochs = knobs.epochs.value_or(int(job.passes.size()));
@@ -419,6 +436,7 @@ RecordedLoading replay_loading(const RecordedJob& job, const ReplayKnobs& knobs)
         if (seen[f]) ++epoch.rereads.rereads;
         seen[f] = true;
       }
+    scale_cpu(epoch, knobs.cpu_scale);
     out.passes.push_back(std::move(epoch));
   }
   return out;

@@ -75,7 +75,8 @@ json every_parameter(const std::string& source, const std::string& cache) {
              {"cache_state", "warm"},
              {"path", "cache"},
              {"target_au", 0.8},
-             {"allow_resized", true}},
+             {"allow_resized", true},
+             {"cpu_scale", 2}},
             {{"family", "stage"}, {"workers", 8}, {"cache_state", "warm"}, {"verify", false}}}}};
 }
 

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "feedbench/base/units.h"
+#include "feedbench/dataset/jpeg.h"
 #include "test_util.h"
 
 namespace feedbench {
@@ -70,6 +71,42 @@ TEST(EstimatorTest, FileReadRoundsAtTheProbedRatesWithLimitsApplied) {
   EXPECT_DOUBLE_EQ(estimate_case(random, files, seeky).round_s, 5.0) << "priced at its runtime";
   // 3 x (0.005 + 10 + 0.05)
   EXPECT_NEAR(total_seconds({cold}), 3 * (0.005 + 10 + kRepetitionOverheadS), 1e-9);
+}
+
+TEST(EstimatorTest, LoaderRoundsPriceTheTransformsCpu) {
+  // 64 samples of 128 KiB on 1 worker, a step of 1 us: the reads (at 1 TB/s) and the steps
+  // cost nothing; the transform is the round.
+  const FileSet files = sized(64, 128 << 10);
+  const PathRate r = rates(1e12, 1e12);
+  auto loader = [](const std::string& transform) {
+    return make_case("loader", {{"batch_size", 8},
+                                {"workers", 1},
+                                {"prefetch", 2},
+                                {"step_time", "1us"},
+                                {"transform", transform},
+                                {"samples", "files"},
+                                {"epochs", 1},
+                                {"steps", 0},
+                                {"warmup_steps", 1},
+                                {"accelerators", 1},
+                                {"target_au", 0.9},
+                                {"engine", "psync"},
+                                {"cache_state", "cold"},
+                                {"path", "source"}});
+  };
+  const double none = estimate_case(loader("none"), files, r).round_s;
+  EXPECT_LT(none, 1e-3);
+  EXPECT_NEAR(estimate_case(loader("5ms/sample"), files, r).round_s, 64 * 5e-3, 1e-9);
+  EXPECT_NEAR(estimate_case(loader("8ms/MiB"), files, r).round_s, 64 * 8e-3 / 8, 1e-9);
+  // A decode at what this CPU takes per byte of JPEG: no longer priced as no transform.
+  const double per_byte = decode_seconds_per_byte(0, false);
+  EXPECT_GT(per_byte, 1e-10) << "a decode costs something";
+  EXPECT_LT(per_byte, 1e-6) << "well under a microsecond a byte";
+  const double decode = estimate_case(loader("decode"), files, r).round_s;
+  EXPECT_NEAR(decode, 64 * (128 << 10) * per_byte, 1e-9);
+  EXPECT_GT(decode, 100 * none);
+  EXPECT_NEAR(estimate_case(loader("random_resized_crop:224"), files, r).round_s,
+              64 * (128 << 10) * decode_seconds_per_byte(224, true), 1e-9);
 }
 
 CaseCost cost(int reps, double round, bool cappable = true, double prepare = 0) {

@@ -22,6 +22,7 @@ BenchmarkEntry loader_case(const std::string& path, int accelerators, double au,
   e.params["family"] = "loader";
   e.params["batch_size"] = 8;
   e.params["workers"] = 2;
+  e.params["step_time"] = "20ms";
   e.params["accelerators"] = accelerators;
   e.params["transform"] = "2ms/sample";
   if (calibration) e.params["samples"] = "memory";
@@ -34,7 +35,10 @@ BenchmarkEntry loader_case(const std::string& path, int accelerators, double au,
   e.run_type = "iteration";
   e.repetitions = 1;
   const double samples = 20.0 * 8 * accelerators, compute_s = 20 * 0.020 * accelerators;
-  e.counters = {{"au", au}, {"stall_fraction", 1 - au}, {"samples_per_second", samples / compute_s * au}};
+  e.counters = {{"au", au},
+                {"stall_fraction", 1 - au},
+                {"samples_per_second", samples / compute_s * au},
+                {"steps", 20.0 * accelerators}};
   e.cache = {{"requested", "warm"}, {"residency_before", 1.0}, {"achieved", true}};
   e.extra = {{"min_au", au},
              {"target_au", 0.9},
@@ -99,18 +103,94 @@ TEST(LoaderDemandTest, TheSummarySaysAcceleratorsFedPerPathAndWhatANodeNeeds) {
   EXPECT_NEAR(a["node"]["transform_cores"].get<double>(), 8 * 0.9 * 0.8, 1e-9);
   const std::string text = format_answers(a);
   EXPECT_NE(
-      text.find("  accelerators fed at AU ≥ 90.0%: source 0.50 warm; cache ≥ 1.10 warm (one accelerator "
-                "needs 400 samples/s, 50 MiB/s)\n"),
+      text.find(
+          "  accelerators fed at AU ≥ 90.0%: source 0.50 warm; cache ≥ 1.10 warm\n"
+          "  at a 20.0 ms step of 8 samples, one accelerator needs 400 samples/s, 50 MiB/s, 0.80 cores\n"),
       std::string::npos)
       << text;
-  EXPECT_NE(text.find("  a node of 8 accelerators needs 360 MiB/s (2.88k samples/s) and 5.8 CPU cores of "
-                      "transform to keep AU ≥ 90.0%"),
-            std::string::npos)
+  EXPECT_NE(
+      text.find("  a node of 8 accelerators needs 360 MiB/s (2.88k samples/s) and 5.8 CPU cores of "
+                "transform to keep AU ≥ 90.0%: 8 × 90.0% of one accelerator's need at a 20.0 ms step of 8 "
+                "samples (400 samples/s, 50 MiB/s, 0.80 cores; at loader/acc:1/state:warm/path:source)"),
+      std::string::npos)
       << text;
   const std::vector<std::string> page = answer_sentences(a);
-  ASSERT_GE(page.size(), 2u);
+  ASSERT_GE(page.size(), 3u);
   EXPECT_EQ(page[0].rfind("Accelerators fed at AU ≥ 90.0%: source 0.50 warm", 0), 0u) << page[0];
-  EXPECT_EQ(page[1].rfind("A node of 8 accelerators needs 360 MiB/s", 0), 0u) << page[1];
+  EXPECT_EQ(page[1].rfind("At a 20.0 ms step of 8 samples, one accelerator needs 400 samples/s", 0), 0u)
+      << page[1];
+  EXPECT_EQ(page[2].rfind("A node of 8 accelerators needs 360 MiB/s", 0), 0u) << page[2];
+}
+
+// The case of the issue: cases at a 30 ms and a 60 ms step of 32 samples. Each line of demand
+// names its step and batch, one line per step; what it says is what a reader computes from it
+// (32 / 60 ms = 533 samples/s), not the trainers' measured compute (a step overshot to 64.4 ms
+// said 497); the node's figures are K × target × one's need at the step it names.
+TEST(LoaderDemandTest, EveryDemandNamesTheStepItIsForOneLinePerStep) {
+  auto at_step = [](const std::string& path, int step_ms) {
+    BenchmarkEntry e = loader_case(path, 1, 0.45);
+    e.params["batch_size"] = 32;
+    e.params["step_time"] = std::to_string(step_ms) + "ms";
+    e.case_name = "loader/batch:32/step:" + std::to_string(step_ms) + "ms/state:warm/path:" + path;
+    e.name = e.run_name = e.case_name + "/iterations:1/manual_time";
+    const double steps = 20, samples = 32 * steps;
+    e.counters["steps"] = steps;
+    e.extra["samples"] = samples;
+    e.extra["bytes"] = samples * kSample;
+    e.extra["compute_s"] = steps * step_ms * 1.073e-3;  // each step overshot by 7.3%
+    e.extra["transform_samples"] = samples;
+    e.extra["transform_bytes"] = samples * kSample;
+    e.extra["transform_s"] = samples * 0.00625;  // 6.25 ms of CPU a sample
+    return e;
+  };
+  ResultDocument doc;
+  doc.benchmarks = {at_step("source", 60), at_step("cache", 30)};
+  doc.config = {{"node_accelerators", 8}};
+  const json a = summarize(doc)["answers"];
+  const std::optional<LoaderDemand> d = demand_of(view_of(at_step("source", 60)));
+  ASSERT_TRUE(d);
+  EXPECT_NEAR(d->samples_per_second, 32 / 0.060, 1e-9);
+  EXPECT_NEAR(d->bytes_per_second, 32 / 0.060 * kSample, 1e-6);
+  EXPECT_NEAR(d->transform_cores, 32 / 0.060 * 0.00625, 1e-9);
+  EXPECT_EQ(step_text(*d), "a 60.0 ms step of 32 samples");
+  const std::string text = format_answers(a);
+  EXPECT_NE(
+      text.find("\n  at a 60.0 ms step of 32 samples, one accelerator needs 533 samples/s, 66.7 MiB/s, 3.33 "
+                "cores (source warm)\n"),
+      std::string::npos)
+      << text;
+  EXPECT_NE(
+      text.find("\n  at a 30.0 ms step of 32 samples, one accelerator needs 1.07k samples/s, 133 MiB/s, 6.67 "
+                "cores (cache warm)\n"),
+      std::string::npos)
+      << text;
+  // The node: the heaviest pipeline (the 30 ms step's), 8 × 90% × 1.07k = 7.68k samples/s.
+  EXPECT_NE(
+      text.find(
+          "  a node of 8 accelerators needs 960 MiB/s (7.68k samples/s) and 48.0 CPU cores of transform "
+          "to keep AU ≥ 90.0%: 8 × 90.0% of one accelerator's need at a 30.0 ms step of 32 samples "
+          "(1.07k samples/s, 133 MiB/s, 6.67 cores; at "),
+      std::string::npos)
+      << text;
+}
+
+TEST(LoaderDemandTest, AReplaysDemandIsAtTheMeanStepItAsked) {
+  BenchmarkEntry e = loader_case("source", 1, 0.45);
+  e.params = nlohmann::ordered_json{{"family", "replay"}, {"cache_state", "cold"}, {"path", "source"}};
+  e.case_name = "replay/job:j/state:cold/path:source";
+  e.counters["steps"] = 50;
+  e.extra["samples"] = 50 * 4;         // 4 samples a step
+  e.extra["compute_s"] = 50 * 0.0089;  // a loaded host's steps, 8.9 ms each
+  e.extra["asked_step_s"] = 0.0052;    // the recorded steps × step_scale
+  std::optional<LoaderDemand> d = demand_of(view_of(e));
+  ASSERT_TRUE(d);
+  EXPECT_TRUE(d->step_mean);
+  EXPECT_NEAR(d->samples_per_second, 4 / 0.0052, 1e-9);
+  EXPECT_EQ(step_text(*d), "a mean step of 5.20 ms of 4 samples");
+  e.extra.erase("asked_step_s");  // a file before it was recorded: the measured mean
+  d = demand_of(view_of(e));
+  EXPECT_NEAR(d->samples_per_second, 4 / 0.0089, 1e-9);
+  EXPECT_EQ(step_text(*d), "a mean step of 8.90 ms of 4 samples");
 }
 
 TEST(LoaderDemandTest, ACaseTooShortToJudgeStatesNoAcceleratorsFed) {

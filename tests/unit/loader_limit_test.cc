@@ -119,6 +119,35 @@ TEST(LoaderLimitTest, ReadAheadBeyondWhatWasReadIsNoNegativeShare) {
   EXPECT_DOUBLE_EQ(*loader_limit(f).memory_share, 0.0);
 }
 
+TEST(LoaderLimitTest, AReplaysResidencySplitsTheBytesTheDevicesCountOnlyBoundsThem) {
+  // The case of the issue: a replay's warm epoch read 400 MiB, every byte found in the page cache
+  // before it was read, while other programs made the device read 2.3 GiB.
+  SupplyFigures f = round_of(0.96);
+  f.resident_bytes = 400 * kMiB;
+  f.device_bytes = 2376 * kMiB;
+  LoaderLimit l = loader_limit(f);
+  EXPECT_EQ(l.by, "page_cache");
+  EXPECT_EQ(l.memory_share_from, "residency");
+  EXPECT_DOUBLE_EQ(*l.memory_share, 1.0);
+  EXPECT_DOUBLE_EQ(*l.device_bytes_per_second, 0.0);
+  EXPECT_EQ(l.text,
+            "fed by the page cache, not storage: 100% of the bytes read came from memory; the store alone "
+            "delivered 0 B/s; the device read 2.32 GiB in that time, other programs' reads included");
+  // A cold one: a tenth found in memory, the rest from the device at 36 MiB/s of its 237.6 MiB/s.
+  f.resident_bytes = 40 * kMiB;
+  l = loader_limit(f);
+  EXPECT_EQ(l.by, "storage");
+  EXPECT_NEAR(*l.memory_share, 0.1, 1e-9);
+  EXPECT_DOUBLE_EQ(*l.device_bytes_per_second, 36.0 * kMiB);
+  EXPECT_EQ(l.text,
+            "storage keeps up: the device delivered 36 MiB/s; the page cache served 10% of the bytes read; "
+            "the device read 2.32 GiB in that time, other programs' reads included");
+  // Without the device's count: the residency alone, no bound said.
+  f.device_bytes.reset();
+  EXPECT_EQ(loader_limit(f).text,
+            "storage keeps up: the device delivered 36 MiB/s; the page cache served 10% of the bytes read");
+}
+
 TEST(DeviceReadsTest, SumsTheSectorsReadOfEachCounter) {
   testing::TempDir dir;
   testing::write_file(dir / "a", "   10  2  2048 7 0 0 0 0 0 0 0\n");  // 2048 sectors: 1 MiB

@@ -5,13 +5,16 @@
 
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
 #include <stdlib.h>
 #include <sys/statfs.h>
 #include <sys/vfs.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstdio>
 #include <mutex>
+#include <vector>
 
 #include "feedbench/base/error.h"
 #include "feedbench/dataset/generator.h"
@@ -133,6 +136,30 @@ TEST(PageCacheTest, MincoreFallbackAgreesWithCachestat) {
   Residency hot = measure_residency(files);
   EXPECT_GE(hot.fraction(), 0.99) << hot.method;
   RecordProperty("default_method", hot.method);
+}
+
+TEST(PageCacheTest, ResidencyOfARangeCountsThatRangeOnly) {
+  TempDir dir;
+  if (on_tmpfs(dir.path())) GTEST_SKIP() << "TMPDIR is tmpfs";
+  FileSet files = make_files(dir, 1, 256 * 1024);
+  ASSERT_LE(evict(files).fraction(), 0.01);
+  const int fd = ::open(files.absolute_path(0).c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0);
+  ::posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);  // no read-ahead past the range read
+  std::vector<char> buffer(64 * 1024);
+  ASSERT_EQ(::pread(fd, buffer.data(), buffer.size(), 64 * 1024), ssize_t(buffer.size()));
+  auto check = [&] {
+    EXPECT_EQ(resident_bytes_in(fd, 64 * 1024, 64 * 1024), 64u * 1024);
+    EXPECT_EQ(resident_bytes_in(fd, 0, 64 * 1024), 0u);
+    EXPECT_EQ(resident_bytes_in(fd, 192 * 1024, 64 * 1024), 0u);
+    // Part of a page, and a range across the read one's end: only its resident part.
+    EXPECT_EQ(resident_bytes_in(fd, 64 * 1024 + 100, 100), 100u);
+    EXPECT_EQ(resident_bytes_in(fd, 120 * 1024, 16 * 1024), 8u * 1024);
+    EXPECT_EQ(resident_bytes_in(fd, 0, 0), 0u);
+  };
+  check();
+  with_mincore(check);
+  ::close(fd);
 }
 
 TEST(PageCacheTest, ProgressReachesTotalFromOneThread) {

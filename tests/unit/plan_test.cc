@@ -215,7 +215,8 @@ TEST_F(PlanTest, EveryParameterFillsItsTypedField) {
                      {"batch_size", 64},
                      {"epochs", 3},
                      {"target_au", 0.8},
-                     {"allow_resized", true}}});
+                     {"allow_resized", true},
+                     {"cpu_scale", 2.0}}});
   Case& rc = r.cases.at(0);
   EXPECT_EQ(rc.replay().trace, "t.json");
   EXPECT_EQ(rc.replay().job, "resnet");
@@ -225,6 +226,7 @@ TEST_F(PlanTest, EveryParameterFillsItsTypedField) {
   EXPECT_EQ(rc.replay().epochs, 3);
   EXPECT_EQ(rc.replay().target_au, 0.8);
   EXPECT_EQ(rc.replay().allow_resized, true);
+  EXPECT_EQ(rc.replay().cpu_scale, 2.0);
   EXPECT_EQ(rc.cache_state(), "cold");
   EXPECT_EQ(*rc.path(), "source");
   // A value set after the plan reaches the name and the field alike.

@@ -6,10 +6,13 @@
 #include <ctime>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "feedbench/base/error.h"
+#include "feedbench/io/page_cache.h"
 #include "feedbench/loader/loader.h"
 #include "feedbench/replay/recorded_job.h"
 #include "feedbench/replay/trace_reader.h"
@@ -217,6 +220,28 @@ TEST(RecordedJobTest, WhatIfsRegroupScaleAndRepeat) {
   EXPECT_EQ(b[2].idle_ns, 1'479'000);
 }
 
+TEST(RecordedJobTest, CpuScaleDividesEveryRecordedCpuTimeAndNoWall) {
+  const RecordedJob job = job_of(small_trace());
+  ReplayKnobs k;
+  const RecordedLoading as_is = replay_loading(job, k);
+  k.cpu_scale = 2;  // cores twice as fast
+  const RecordedLoading fast = replay_loading(job, k);
+  const RecordedLoading::Epoch &a = as_is.passes.at(0), &f = fast.passes.at(0);
+  EXPECT_EQ(f.startup_cpu_ns, a.startup_cpu_ns / 2);
+  ASSERT_EQ(f.batches.size(), a.batches.size());
+  for (std::size_t i = 0; i < a.batches.size(); ++i) {
+    EXPECT_EQ(f.batches[i].cpu_ns, a.batches[i].cpu_ns / 2) << i;
+    EXPECT_EQ(f.batches[i].take_cpu_ns, a.batches[i].take_cpu_ns / 2) << i;
+    EXPECT_EQ(f.batches[i].after_cpu_ns, a.batches[i].after_cpu_ns / 2) << i;
+    EXPECT_EQ(f.batches[i].step_cpu_ns, a.batches[i].step_cpu_ns / 2) << i;
+    // The waits and the accelerator's step are no CPU of the host's.
+    EXPECT_EQ(f.batches[i].step_ns, a.batches[i].step_ns) << i;
+    EXPECT_EQ(f.batches[i].idle_ns, a.batches[i].idle_ns) << i;
+  }
+  EXPECT_EQ(a.batches[0].cpu_ns, 1'000'000);  // as recorded: the check above is not of zeros
+  EXPECT_EQ(f.batches[0].cpu_ns, 500'000);
+}
+
 // RETURNS: `text` with `from` (once) replaced by `to`.
 std::string with(std::string text, const std::string& from, const std::string& to) {
   const auto at = text.find(from);
@@ -277,6 +302,20 @@ TEST(RecordedJobTest, CarriesTheCpuSpentOutsideFetchesIntoTheReplay) {
   EXPECT_EQ(early.passes[0].startup_cpu_ns, 150'000);  // (0 + 0.3 ms) / 2
 }
 
+// RETURNS: the loader's options for a replay of the one pass `e` over `epochs` epochs, on the
+// pass's workers, every step measured.
+LoaderOptions recorded_options(const RecordedLoading::Epoch& e, int epochs) {
+  auto loading = std::make_shared<RecordedLoading>();
+  loading->passes = {e};
+  loading->epochs = epochs;
+  LoaderOptions o;
+  o.recorded = loading;
+  o.epochs = epochs;
+  o.workers = e.workers;
+  o.warmup_steps = 0;
+  return o;
+}
+
 TEST(RecordedJobTest, TheLoaderBurnsTheRecordedCpuOutsideFetches) {
   // One worker starting on 30 ms of CPU, two batches each taken on 10 ms of the trainer's CPU,
   // the first stepped on 15 ms of its 20 ms and pickled on 5 ms after its hand-over: a replay
@@ -289,18 +328,12 @@ TEST(RecordedJobTest, TheLoaderBurnsTheRecordedCpuOutsideFetches) {
   files.add("b.bin", 4096, 0);
   const std::vector<RecordedRead> reads = {{0, 4096, 0}, {0, 4096, 1}};
   const std::vector<RecordedSample> samples = {{0, 1}, {1, 1}};
-  auto loading = std::make_shared<RecordedLoading>();
   RecordedLoading::Epoch e;
   e.workers = 1;
   e.startup_cpu_ns = 30'000'000;
   e.batches = {{0, 1, 0, 0, 20'000'000, 0, 1, 10'000'000, 15'000'000}, {1, 1, 0, 0, -1, 0, 1, 10'000'000, 0}};
   e.batches[0].after_cpu_ns = 5'000'000;  // its worker's pickling, after handing it over
-  loading->passes = {e};
-  loading->epochs = 1;
-  LoaderOptions o;
-  o.recorded = loading;
-  o.workers = 1;
-  o.warmup_steps = 0;
+  const LoaderOptions o = recorded_options(e, 1);
   const auto source = make_recorded_source(files, reads, samples, "psync");
   LoaderSim sim(o, *source);
   timespec t0{}, t1{};
@@ -317,6 +350,39 @@ TEST(RecordedJobTest, TheLoaderBurnsTheRecordedCpuOutsideFetches) {
   EXPECT_EQ(schedule.not_judged_reason(),
             "not enough steps to judge: the replay's first pass takes 1 step, 10 needed; --set "
             "batch_size=K regroups the recorded samples into more, smaller batches");
+}
+
+TEST(RecordedJobTest, CountsWhatThePageCacheHeldOfEachReadBeforeReadingIt) {
+  // Four files of 64 KiB, each a sample of two reads, replayed over two epochs from a cold cache:
+  // the first finds none of them in memory (a sample's first read's read-ahead does not count its
+  // second as memory's), the second finds all, whatever the device counted meanwhile.
+  TempDir dir;
+  FileSet files(dir.path());
+  std::vector<RecordedRead> reads;
+  std::vector<RecordedSample> samples;
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    const std::string name = "f" + std::to_string(i) + ".bin";
+    write_file(dir / name, std::string(64 << 10, char('a' + i)));
+    files.add(name, 64 << 10, 0);
+    samples.push_back({reads.size(), 2});
+    reads.push_back({0, 32 << 10, i});
+    reads.push_back({32 << 10, 32 << 10, i});
+  }
+  if (measure_residency(files).fraction() > 0.5 && evict(files).fraction() > 0.01)
+    GTEST_SKIP() << "the page cache cannot be emptied here (tmpfs?)";
+  const auto source = make_recorded_source(files, reads, samples, "psync");
+  RecordedLoading::Epoch e;
+  e.workers = 1;
+  for (std::uint32_t i = 0; i < 4; ++i) e.batches.push_back({i, 1, 0, 0, i < 3 ? 1'000'000 : -1});
+  const LoaderResult r = LoaderSim(recorded_options(e, 2), *source).run();
+  ASSERT_EQ(r.epochs.size(), 2u);
+  EXPECT_EQ(r.epochs[0].all_read_bytes(), 256u << 10);
+  EXPECT_EQ(r.epochs[0].resident_bytes, std::optional<std::uint64_t>(0));
+  EXPECT_EQ(r.epochs[1].resident_bytes, std::optional<std::uint64_t>(256 << 10));
+  EXPECT_EQ(r.resident_bytes, std::optional<std::uint64_t>(256 << 10));
+  EXPECT_EQ(source->resident_bytes_read(), std::optional<std::uint64_t>(256 << 10));
+  // The loader's own sources do not ask.
+  EXPECT_FALSE(make_file_source(files, "psync")->resident_bytes_read().has_value());
 }
 
 TEST(RecordedJobTest, FindsItsFilesUnderAnotherRootOrSaysWhichAreNot) {

@@ -22,17 +22,19 @@ namespace po = boost::program_options;
 constexpr const char* kUsage =
     "usage: feedbench replay TRACE [--source DIR] [--cache DIR] [--set KEY=VALUE]...\n"
     "                        [--allow-resized] [--repetitions N] [--out FILE] [--throttle ROLE=RATE]\n"
-    "                        [--budget DUR] [--dry-run] [--quiet]\n"
+    "                        [--budget DUR] [--node-accelerators K] [--dry-run] [--quiet]\n"
     "\n"
     "Runs a watched job's data loading again from the trace `feedbench watch --trace TRACE` wrote:\n"
     "the files it read, found by their paths under the folder it read them from (DIR, by default\n"
     "that folder itself), read call by call, the batches in the recorded order, built by the\n"
     "recorded number of workers with the recorded prefetch depth, start-up and CPU time, consumed\n"
     "with the recorded step times and hand-over cost. It prints and records what the loader\n"
-    "family does (AU, stall, wait percentiles, per epoch, the limit: storage, page cache or CPU),\n"
+    "family does (AU, stall, wait percentiles, per epoch, the limit: storage, page cache or CPU;\n"
+    "the accelerators its supply feeds, and what one and a node of K need at its step),\n"
     "as case replay/job:NAME/state:cold/path:source, which `feedbench diff` matches to the watched\n"
     "job/NAME and to another machine's replay. What-ifs, as --set (a list is a sweep):\n"
     "  step_scale=0.5   every step half as long (an accelerator twice as fast)\n"
+    "  cpu_scale=2      cores twice as fast: every recorded CPU time of the job halved\n"
     "  workers=8        DataLoader workers;  batch_size=64  the samples regrouped in order\n"
     "  epochs=3         passes (the recorded ones, over again);  cache_state=warm\n"
     "  path=cache       read the staged copy under --cache;  target_au=0.95\n"
@@ -45,7 +47,7 @@ constexpr const char* kUsage =
 }  // namespace
 
 int replay_main(int argc, char** argv) {
-  std::string trace, source, cache, out, budget, repetitions = "1";
+  std::string trace, source, cache, out, budget, node, repetitions = "1";
   std::vector<std::string> sets, throttles;
   bool allow_resized = false, dry_run = false, quiet = false;
   po::options_description opts("options");
@@ -54,7 +56,7 @@ int replay_main(int argc, char** argv) {
       "where the job's files are (default: the folder the job read them from)")(
       "cache", po::value(&cache)->value_name("DIR"), "the staged cache, for path=cache")(
       "set", po::value(&sets)->composing()->value_name("KEY=VALUE"),
-      "a what-if (step_scale, workers, batch_size, epochs, cache_state, path, target_au, job)")(
+      "what-ifs: step_scale, cpu_scale, workers, batch_size, epochs, cache_state, path, target_au, job")(
       "allow-resized", po::bool_switch(&allow_resized),
       "replay on files whose sizes differ from the recording (another copy of the data)")(
       "repetitions", po::value(&repetitions)->value_name("N"), "replays of each case (default 1)")(
@@ -64,6 +66,8 @@ int replay_main(int argc, char** argv) {
       "pace every read of a path, e.g. source=40MiB/s")(
       "budget", po::value(&budget)->value_name("DUR"),
       "refuse (exit 2) a replay estimated longer than DUR (20m, 90s, 1.5h), as run --budget")(
+      "node-accelerators", po::value(&node)->value_name("K"),
+      "what a node of K accelerators needs at the replay's step, in the summary (default 1)")(
       "dry-run", po::bool_switch(&dry_run), "check the trace and its files, price the replay, run nothing")(
       "quiet,q", po::bool_switch(&quiet), "no progress");
   po::positional_options_description positional;
@@ -99,6 +103,8 @@ int replay_main(int argc, char** argv) {
   o.throttles = throttles;
   o.out_path = out;
   if (vm.count("budget")) o.budget_text = budget, o.budget_ns = run_steps::parse_budget(budget);
+  if (vm.count("node-accelerators"))
+    o.node_accelerators = std::int64_t(parse_whole_number(node, "--node-accelerators", 1, 1 << 20));
   o.dry_run = dry_run;
   o.quiet = quiet;
   request.config = std::move(setup.config);

@@ -150,6 +150,8 @@ class IoUringEngine final : public Engine {
     return fd;
   }
 
+  int descriptor(FileHandle file) const override { return file; }
+
   void close(FileHandle file) override {
     // The registered entry keeps a reference to the file until the slot is reused by a later
     // open; not unregistering saves a system call per file.

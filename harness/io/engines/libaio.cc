@@ -27,6 +27,7 @@ class LibaioEngine final : public Engine {
 
   FileHandle open(const std::string& path) override { return open_for_read(path, true); }
   void close(FileHandle file) override { ::close(file); }
+  int descriptor(FileHandle file) const override { return file; }
 
   void submit(std::span<const ReadOp> ops) override {
     std::size_t n = 0;

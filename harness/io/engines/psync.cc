@@ -17,6 +17,7 @@ class PsyncEngine final : public Engine {
 
   FileHandle open(const std::string& path) override { return open_for_read(path, options_.direct); }
   void close(FileHandle file) override { ::close(file); }
+  int descriptor(FileHandle file) const override { return file; }
 
   void submit(std::span<const ReadOp> ops) override {
     for (const ReadOp& op : ops) {

@@ -80,6 +80,9 @@ class Engine {
   virtual FileHandle open(const std::string& path) = 0;
   // REQUIRES: no read of this file is in flight.
   virtual void close(FileHandle file) = 0;
+  // RETURNS: the file descriptor an open handle reads through (to ask the page cache about the
+  // file, page_cache.h), or -1 where the engine keeps none (mmap keeps only the mapping).
+  virtual int descriptor(FileHandle) const { return -1; }
 
   // Starts the reads. REQUIRES: each op's slot is free; ops.size() <= free slots.
   // NOTE: io_uring hands them to the kernel at the next reap(), in the system call that waits;

@@ -23,6 +23,12 @@ using Progress = std::function<void(std::size_t done, std::size_t total)>;
 // else mmap + mincore(2)). Never reads file data and so never changes residency.
 Residency measure_residency(const FileSet& files, const Progress& progress = {});
 
+// RETURNS: how many bytes of [offset, offset + length) of the open file `fd` are in the page cache
+// now (cachestat(2), else mincore(2); a page partly in the range counts its part): what a read
+// of that range is about to be served from memory. Never reads file data. Throws RunError when
+// neither method works.
+std::uint64_t resident_bytes_in(int fd, std::uint64_t offset, std::uint64_t length);
+
 // Evicts every file with page-aligned posix_fadvise(POSIX_FADV_DONTNEED) (dirty pages are
 // written back first with fdatasync-free sync_file_range where needed).
 // RETURNS: residency measured afterwards (the caller checks the 1% rule).

@@ -2,7 +2,9 @@
 // for. From a round's own measurements only:
 // - where the bytes came from: what the data's block devices read (DeviceReads) against what the
 //   workers read, the rest served by the page cache; re-reads of a sample within the round (a
-//   skewed pattern's hot files) counted apart, since those are what the page cache serves;
+//   skewed pattern's hot files) counted apart, since those are what the page cache serves. Where
+//   the reads asked the page cache file by file before reading (a replay's), that count splits
+//   them, and the device's count (every reader of the device) is said only as a bound;
 // - the CPU: every process's use of the cores this process may run on (/proc/stat), ours among
 //   it, and the workers' time in the transform against their time reading.
 // The rules:
@@ -29,8 +31,11 @@ struct SupplyFigures {
   double au = 0, stall_fraction = 0, target_au = 0.9;
   double wall_s = 0;             // the round's epochs, warm-up included: what the device counts span
   std::uint64_t read_bytes = 0;  // what the workers read in that time
-  std::optional<std::uint64_t> device_bytes;    // what the data's devices read meanwhile
-  std::string device_why;                       // why device_bytes is not known
+  std::optional<std::uint64_t> device_bytes;  // what the data's devices read meanwhile
+  std::string device_why;                     // why device_bytes is not known
+  // Of read_bytes, those the page cache held as they were read, asked file by file (nullopt:
+  // not asked). Where known it says where the bytes came from; device_bytes only bounds it.
+  std::optional<std::uint64_t> resident_bytes;
   std::uint64_t samples_read = 0, rereads = 0;  // reads of samples, and of those already read this round
   double read_s = 0, transform_s = 0;           // worker wall time reading, transforming
   // The workers' wall time in the transform not on the CPU nor waiting for one: a recorded job's
@@ -49,9 +54,12 @@ struct LoaderLimit {
   bool fed = false;
   std::optional<double> memory_share;             // of the bytes read; nullopt: not measured
   std::optional<double> device_bytes_per_second;  // device bytes ÷ wall
-  double reread_share = 0;                        // of the samples read
-  double transform_share = 0;                     // of the workers' reading + transform time
-  double cpu_busy = 0;                            // host_cpu_busy, or ours where not known
+  // "residency" (memory_share from the reads' own residency, file by file; the device's bytes
+  // the rest of those read), "device" (from the device's count), "" (not measured).
+  std::string memory_share_from;
+  double reread_share = 0;     // of the samples read
+  double transform_share = 0;  // of the workers' reading + transform time
+  double cpu_busy = 0;         // host_cpu_busy, or ours where not known
   double idle_cores = 0;
   std::string text;  // "limit: the decode's CPU — ...", "fed by the page cache: ...", "storage keeps up: ..."
 };

@@ -100,6 +100,11 @@ class SampleSource {
   virtual const std::vector<std::uint64_t>* shard_records() const { return nullptr; }
   // RETURNS: false for a source that reads no file (calibration, tests): it opens none.
   virtual bool reads_files() const { return true; }
+  // RETURNS: of the bytes its readers have read so far, those the page cache held just before
+  // they were read (asked file by file before each sample's reads: what memory served, whatever
+  // else reads the same device); nullopt where the source does not ask (all but a recorded
+  // job's) or could not.
+  virtual std::optional<std::uint64_t> resident_bytes_read() const { return std::nullopt; }
 };
 
 // One sample per file of `files`, read whole through engine `engine` (psync, mmap, io_uring)
@@ -402,6 +407,9 @@ struct EpochFigures : LoaderCounters {
   // What the data's devices read during the epoch (warm-up included; nullopt: not known), and
   // the share of the usable cores busy with any process's work while it ran.
   std::optional<std::uint64_t> device_bytes;
+  // Of the bytes the workers read in the epoch, those the page cache held as they were read
+  // (SampleSource::resident_bytes_read; nullopt: the source does not ask).
+  std::optional<std::uint64_t> resident_bytes;
   std::optional<double> host_cpu_busy;
   double cpu_util = 0;  // this process's CPU over the epoch / (wall × usable cores)
   double wall_s = 0;    // the epoch's wall, warm-up and every worker included: what the counts span
@@ -435,6 +443,7 @@ struct LoaderResult : ReadTally, LoaderCounters {
   // and what the data's devices read in it (nullopt: not known), summed over epochs.
   std::optional<double> host_cpu_busy;
   std::optional<std::uint64_t> device_bytes;
+  std::optional<std::uint64_t> resident_bytes;  // EpochFigures::resident_bytes, summed over epochs
   double samples_per_second = 0;
   double bytes_per_second = 0;
   std::vector<EpochFigures> epochs;

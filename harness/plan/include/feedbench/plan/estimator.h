@@ -66,7 +66,9 @@ inline constexpr double kRepetitionOverheadS = 0.05;
 // probe's rates (cold and direct at the cold rate, warm at the cached one; a random read at
 // least the probe's random 4 KiB read), so more workers or a deeper queue finish sooner than
 // estimated; a time-based round at its ramp_time + runtime unless the selection ends sooner at
-// that price; loader cases at least as long as their steps' simulated compute; stage cases as
+// that price; loader cases at least as long as their steps' simulated compute and their
+// transform's CPU on every worker at once (at most a core each; a decode at what libjpeg-turbo
+// takes here per byte, jpeg.h's decode_seconds_per_byte); stage cases as
 // a read, a write and a verifying read at the cold rate.
 CaseCost estimate_case(const Case& c, const FileSet& files, const PathRate& rate);
 

@@ -99,6 +99,7 @@ struct ReplayParameters {
   std::string path;                   // source or cache
   std::optional<double> target_au;    // the AU a verdict calls fed (unset: 0.9)
   std::optional<bool> allow_resized;  // replay files whose sizes differ from the recording
+  std::optional<double> cpu_scale;    // cores this many times as fast: every recorded CPU time ÷ this
   // Not parameters: the recorded loop as the run read it from the trace, for the estimator.
   double recorded_wait_s = 0;       // the job's waits for data
   double recorded_step_s = 0;       // its steps

@@ -90,13 +90,16 @@ struct ReplayKnobs {
   std::optional<int> workers;              // every pass's
   std::optional<std::int64_t> batch_size;  // the recorded samples regrouped, in order
   std::optional<int> epochs;               // passes replayed: the recorded ones, over again as needed
+  // The cores cpu_scale times as fast: every recorded CPU time of the job (its workers' fetches,
+  // start-up and hand-overs, its trainer's taking batches and stepping) × 1 / cpu_scale.
+  double cpu_scale = 1;
 };
 
 // RETURNS: the replay's loading of `job` with `knobs`: its passes as epochs, sample indices
 // those of job.samples; each pass built once (at most knobs.epochs of them), the epochs beyond
 // going over them again, so that it holds no more for 1,000 epochs than for the passes. A regrouped batch's
 // CPU time and step are its samples' shares of those of the batches they were recorded in. REQUIRES: knobs in
-// range (step_scale > 0, workers >= 0, batch_size >= 1, epochs >= 1).
+// range (step_scale > 0, workers >= 0, batch_size >= 1, epochs >= 1, cpu_scale > 0).
 RecordedLoading replay_loading(const RecordedJob& job, const ReplayKnobs& knobs);
 
 // RETURNS: the system folder (/etc, /proc, /usr, /var/lib, ...) that is or holds `folder` (an
