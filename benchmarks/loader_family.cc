@@ -292,7 +292,8 @@ nlohmann::json limit_json(const LoaderLimit& l) {
                       {"transform_share", l.transform_share},
                       {"cpu_busy", l.cpu_busy},
                       {"idle_cores", l.idle_cores},
-                      {"text", l.text}};
+                      {"text", l.text},
+                      {"line", l.line}};
   j["memory_share"] = l.memory_share ? nlohmann::json(*l.memory_share) : nlohmann::json(nullptr);
   j["device_bytes_per_second"] =
       l.device_bytes_per_second ? nlohmann::json(*l.device_bytes_per_second) : nlohmann::json(nullptr);
@@ -351,8 +352,14 @@ nlohmann::json loader_run_json(const LoaderResult& result, const std::string& ve
     epochs.push_back(epoch_json(result.epochs[e]));
     if (limits) epochs.back()["limit"] = limit_json(limits->epochs[e]);
   }
+  // The verdict's first line (loader_verdict_line): short, where `verdict` is the whole of it.
+  // Not judged: the reason's words before its figures ("not enough steps to judge").
+  const std::string line = !result.judged()         ? verdict.substr(0, verdict.find(": "))
+                           : limits && !calibration ? loader_verdict_line(result.au, limits->run)
+                                                    : std::string();
   nlohmann::json out = {
       {"verdict", verdict},
+      {"verdict_line", line},
       {"judged", result.judged()},
       {"au_per_accelerator", result.au_per_trainer},
       {"min_au", result.min_au},

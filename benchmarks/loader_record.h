@@ -40,7 +40,8 @@ std::string loader_run_verdict(const std::string& transform, const LoaderResult&
                                const std::optional<LoaderAcrossRanks>& across, double target,
                                bool calibration, const DeviceReads* devices, const LoaderLimit* limit);
 
-// RETURNS: the record's `extra` of a loader run: its verdict and the figures behind it.
+// RETURNS: the record's `extra` of a loader run: its verdict, the verdict's first line (verdict_line,
+// loader_verdict_line; "" where there is no limit) and the figures behind it.
 nlohmann::json loader_run_json(const LoaderResult& result, const std::string& verdict, double target,
                                const std::optional<LoaderLimits>& limits, bool calibration,
                                std::uint64_t dataset_bytes, std::uint64_t available);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 #include "feedbench/base/statistics.h"
 #include "feedbench/results/counters.h"
@@ -178,6 +179,62 @@ std::vector<CaseView> fold_cases(const ResultDocument& doc) {
     }
   }
   return out;
+}
+
+namespace {
+
+// A case name's family and its key:value parts, a part without ':' joined to the one before.
+std::pair<std::string, std::vector<std::pair<std::string, std::string>>> name_pairs(const std::string& name) {
+  std::vector<std::pair<std::string, std::string>> pairs;
+  std::size_t start = name.find('/');
+  const std::string family = name.substr(0, start);
+  while (start != std::string::npos) {
+    const std::size_t next = name.find('/', start + 1);
+    const std::string part = name.substr(start + 1, next == std::string::npos ? next : next - start - 1);
+    const std::size_t colon = part.find(':');
+    if (colon == std::string::npos && !pairs.empty()) pairs.back().second += "/" + part;
+    else if (colon == std::string::npos) pairs.push_back({part, ""});
+    else pairs.push_back({part.substr(0, colon), part.substr(colon + 1)});
+    start = next;
+  }
+  return {family, pairs};
+}
+
+}  // namespace
+
+std::map<std::string, std::string> case_labels(const std::vector<std::string>& names) {
+  // Per family, each key's values over its cases ("" where a case lacks the key).
+  std::map<std::string, std::vector<std::string>> members;
+  std::map<std::string, std::map<std::string, std::set<std::string>>> values;
+  std::map<std::string, std::pair<std::string, std::vector<std::pair<std::string, std::string>>>> parsed;
+  for (const std::string& n : names) {
+    if (parsed.count(n)) continue;
+    parsed[n] = name_pairs(n);
+    members[parsed[n].first].push_back(n);
+  }
+  std::map<std::string, std::map<std::string, std::size_t>> holding;  // cases holding each key
+  for (const auto& [family, cases] : members)
+    for (const std::string& n : cases)
+      for (const auto& [key, value] : parsed[n].second) {
+        values[family][key].insert(value);
+        ++holding[family][key];
+      }
+  std::map<std::string, std::string> out;
+  for (const auto& [n, p] : parsed) {
+    const std::size_t family_size = members[p.first].size();
+    std::string label;
+    for (const auto& [key, value] : p.second)
+      if (values[p.first][key].size() > 1 || holding[p.first][key] < family_size)
+        label += (label.empty() ? "" : " ") + key + ":" + value;
+    out[n] = label.empty() ? n : label;
+  }
+  return out;
+}
+
+std::map<std::string, std::string> case_labels(const std::vector<CaseView>& cases) {
+  std::vector<std::string> names;
+  for (const CaseView& c : cases) names.push_back(c.name);
+  return case_labels(names);
 }
 
 }  // namespace feedbench

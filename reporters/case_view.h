@@ -77,6 +77,15 @@ struct CaseView {
   std::string exclusion_note() const;
 };
 
+// RETURNS: per case name, what a summary calls it: the parameters (key:value, as its name writes
+// them) that set it apart from the other cases of its family among `names`, "workers:4 state:cold";
+// its full name where nothing does (the only case of its family). A name's part without a ':'
+// belongs to the value before it ("transform:1ms/sample"). The full names stay the identity: in
+// the console's table of cases and in the result file.
+std::map<std::string, std::string> case_labels(const std::vector<std::string>& names);
+// RETURNS: case_labels of the document's cases.
+std::map<std::string, std::string> case_labels(const std::vector<CaseView>& cases);
+
 // RETURNS: the name an entry's case is folded under: case_name, else Google Benchmark's
 // run_name, else its name.
 std::string case_key(const BenchmarkEntry& e);

@@ -232,6 +232,37 @@ std::string wrap_text(const std::string& text, std::size_t width, std::size_t ha
   return out;
 }
 
+std::string text_table(const std::vector<std::vector<std::string>>& rows, std::size_t indent) {
+  std::vector<std::size_t> width;
+  for (const auto& row : rows)
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      if (width.size() <= i) width.push_back(0);
+      width[i] = std::max(width[i], columns(row[i]));
+    }
+  std::string out;
+  for (const auto& row : rows) {
+    std::string line(indent, ' ');
+    for (std::size_t i = 0; i < row.size(); ++i)
+      line += i + 1 == row.size() ? row[i] : pad_right(row[i], width[i]) + "  ";
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += line + "\n";
+  }
+  return out;
+}
+
+std::string verdict_block(const std::string& head, const std::string& details, std::size_t indent) {
+  std::vector<std::string> parts = clauses(details);
+  std::string first = head;
+  if (first.empty() && !parts.empty()) {
+    first = parts.front();
+    parts.erase(parts.begin());
+  }
+  std::string out = std::string(indent, ' ') + first + "\n";
+  for (const std::string& p : parts)
+    if (first.find(p) == std::string::npos) out += std::string(indent + 4, ' ') + p + "\n";
+  return wrap_text(out, kConsoleWidth, 4);
+}
+
 const CaseLabels::Label* CaseLabels::find(const std::string& name) const {
   auto it = by_name.find(name);
   return it == by_name.end() ? nullptr : &it->second;

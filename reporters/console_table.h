@@ -32,6 +32,17 @@ bool colour_wanted(bool terminal, const char* no_color, const char* term);
 // after a '/' (a path, a case name); one without stays whole on a line of its own.
 std::string wrap_text(const std::string& text, std::size_t width = kConsoleWidth, std::size_t hanging = 4);
 
+// RETURNS: a verdict as every console prints one: `head` (its short first line: the verdict and its
+// deciding figure) after `indent` spaces, then each clause (text.h: clauses) of `details` but those
+// `head` already holds, a line each, `indent` + 4 spaces in, every line wrapped to kConsoleWidth.
+// With `head` empty (a result file from before verdicts had one), the first clause of `details`
+// is the head. Each line ends in '\n'.
+std::string verdict_block(const std::string& head, const std::string& details, std::size_t indent);
+
+// RETURNS: `rows` (the first the titles) as aligned columns of text, each line `indent` spaces in,
+// columns two spaces apart, each ending in '\n'; "" for no rows.
+std::string text_table(const std::vector<std::vector<std::string>>& rows, std::size_t indent);
+
 // How the cases of a plan are shown.
 struct CaseLabels {
   struct Group {

@@ -903,6 +903,18 @@ std::string render_html_report(const std::vector<ResultDocument>& docs, const st
   for (std::size_t i = 0; i < docs.size(); ++i) {
     p << "<div class=\"verdict\">";
     if (docs.size() > 1) p << "<h3>" << escape_html(names[i]) << "</h3>";
+    // The answers' table first (summary.h: answer_table), as the console and Markdown open with it.
+    const auto rows = answer_table(summary_of(docs[i]).value("answers", json::object()));
+    if (!rows.empty()) {
+      p << "<table class=\"answers\">";
+      for (std::size_t r = 0; r < rows.size(); ++r) {
+        p << "<tr>";
+        for (const std::string& cell : rows[r])
+          p << (r ? "<td>" : "<th>") << escape_html(cell) << (r ? "</td>" : "</th>");
+        p << "</tr>";
+      }
+      p << "</table>";
+    }
     p << "<ul>";
     for (const auto& v : html_report_verdicts(docs[i])) p << "<li>" << escape_html(v) << "</li>";
     p << "</ul></div>\n";

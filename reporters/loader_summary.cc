@@ -12,6 +12,7 @@
 
 #include "cache_trust.h"
 #include "case_view.h"
+#include "console_table.h"
 #include "loader_demand.h"
 
 namespace feedbench {
@@ -72,6 +73,44 @@ std::vector<const CaseView*> with_au(const std::vector<CaseView>& all) {
   for (const CaseView& c : all)
     if (is_loader(c) && c.counter("au")) cases.push_back(&c);
   return cases;
+}
+
+// RETURNS: what a summary calls sweep `s`: its first case's label (case_view.h: case_labels)
+// without the swept parameter `short_key`, "transform:decode state:cold"; the family ("loader")
+// where only the swept parameter varies; its name where its case has no label.
+std::string sweep_label(const Sweep& s, const std::map<std::string, std::string>& labels,
+                        const std::string& short_key) {
+  const auto it = labels.find(s.points.front().second->name);
+  if (it == labels.end() || it->second == s.points.front().second->name) return s.name;
+  std::string out;
+  std::size_t start = 0;
+  const std::string& label = it->second;
+  while (start <= label.size()) {
+    std::size_t end = label.find(' ', start);
+    if (end == std::string::npos) end = label.size();
+    const std::string part = label.substr(start, end - start);
+    if (part.rfind(short_key + ":", 0) != 0) out += (out.empty() ? "" : " ") + part;
+    start = end + 1;
+  }
+  return out.empty() ? s.name.substr(0, s.name.find('/')) : out;  // only the swept key varies: the family
+}
+
+json limit_in(const json& from);
+
+// What a worker sweep's own figures say of more workers: "rising" when the largest count's AU is
+// beyond noise (kWorseMargin) above every smaller count's, "cpu_saturated" when it is not and the
+// largest count's round was CPU-bound (limit.h: the cores saturated), else "flat". Only a sweep
+// may say more workers will not help: one round cannot (2, 4 and 8 workers once read AU 13.5%,
+// 15.3% and 17.6%, each round CPU-bound, each saying more workers would not help).
+std::string more_workers(const Sweep& s) {
+  const CaseView& largest = *s.points.back().second;
+  const double au = largest.counter("au").value_or(0);
+  double below = 0;
+  for (std::size_t i = 0; i + 1 < s.points.size(); ++i)
+    below = std::max(below, s.points[i].second->counter("au").value_or(0));
+  if (au > below * (1 + kWorseMargin)) return "rising";
+  const json limit = limit_in(largest.extra);
+  return !limit.is_null() && limit.value("by", "") == "cpu" ? "cpu_saturated" : "flat";
 }
 
 // A sweep over accelerators judged: the largest count at which the worst-fed trainer still
@@ -180,6 +219,14 @@ json pick_answer(const std::vector<const LoaderPoint*>& points) {
     a["accelerators_fed_at_least"] = most->au >= most->target;
     a["demand"] = demand_json(*most->demand);
     if (most != pick) a["accelerators_fed_case"] = most->name;
+    // Fed by the page cache: what the store alone delivered feeds fewer; the page cache the rest.
+    // The headline says both, never counting the page cache as storage.
+    const json device =
+        most->limit.is_object() ? most->limit.value("device_bytes_per_second", json()) : json();
+    if (most->limit.is_object() && most->limit.value("by", "") == "page_cache" && device.is_number() &&
+        most->demand->bytes_per_second > 0 && most->target > 0)
+      a["accelerators_fed_by_store"] =
+          std::min(most->fed, device.get<double>() / (most->demand->bytes_per_second * most->target));
   }
   return a;
 }
@@ -283,6 +330,7 @@ json summarize_loader(const ResultDocument& doc) {
               {"target_au", c->target_au()},
               {"repetitions", c->achieved},
               {"verdict", c->extra.value("verdict", std::string())},
+              {"verdict_line", c->extra.value("verdict_line", std::string())},
               {"cpu_bound", c->extra.value("cpu_bound", false)},
               {"calibration", c->calibration},
               {"judged", judged(*c)}};
@@ -300,6 +348,7 @@ json summarize_loader(const ResultDocument& doc) {
       calibration.push_back({{"case", c->name}, {"au", au}, {"ok", au >= kCalibrationMin}});
   }
 
+  const std::map<std::string, std::string> labels = case_labels(all);
   json min_workers = json::array();
   for (const Sweep& s : sweeps_over(sized, "workers", "workers")) {
     json tried = json::array(), worse = json::array();
@@ -319,16 +368,19 @@ json summarize_loader(const ResultDocument& doc) {
       if (au > best_au) best_au = au, best_workers = w;
     }
     min_workers.push_back({{"sweep", s.name},
+                           {"sweep_label", sweep_label(s, labels, "workers")},
                            {"target_au", target},
                            {"tried", tried},
                            {"min_workers", found},
-                           {"worse", worse}});
+                           {"worse", worse},
+                           {"more_workers", more_workers(s)}});
   }
 
   json max_accelerators = json::array();
   for (const Sweep& s : sweeps_over(sized, "accelerators", "acc")) {
     const AcceleratorsSupported a = accelerators_supported(s);
     max_accelerators.push_back({{"sweep", s.name},
+                                {"sweep_label", sweep_label(s, labels, "acc")},
                                 {"target_au", a.target},
                                 {"tried", a.tried},
                                 {"max_accelerators", a.found ? json(*a.found) : json(nullptr)}});
@@ -354,8 +406,13 @@ std::string format_loader_summary(const json& summary, bool cache_unverified) {
     for (const json& v : summary["verdicts"]) {
       if (v.value("calibration", false)) continue;  // its own line below
       const std::string qualifier = note(v.value("case", ""));
-      line("  " + v.value("case", "") + ": " + v.value("verdict", "") +
-           (v.contains("excluded") ? " [" + v.value("excluded", "") + "]" : "") + qualifier);
+      // The case by what sets it apart, its verdict's short line, then the verdict's details.
+      const std::string verdict = v.value("verdict", ""), head = v.value("verdict_line", "");
+      const std::string label = v.value("case_label", v.value("case", ""));
+      out +=
+          verdict_block(label + ": " + (head.empty() ? verdict : head) +
+                            (v.contains("excluded") ? " [" + v.value("excluded", "") + "]" : "") + qualifier,
+                        head.empty() ? "" : verdict, 4);
       for (const json& e : v.value("epochs", json::array())) {
         char buf[256];
         std::snprintf(buf, sizeof buf,
@@ -384,13 +441,22 @@ std::string format_loader_summary(const json& summary, bool cache_unverified) {
                std::to_string(w.value("workers", 0)) + " workers reach AU " + percent(w.value("au", 0.0)) +
                ", " + std::to_string(w.value("best_workers", 0)) + " reached " +
                percent(w.value("best_au", 0.0));
+    // Whether more workers help, as the sweep's own figures show it (more_workers).
+    const std::string more = s.value("more_workers", "");
+    if (more == "cpu_saturated" && s["min_workers"].is_null())
+      worse +=
+          "; more workers will not help on this CPU: the largest count raised AU no more than 5% and "
+          "its cores were saturated";
+    else if (more == "rising" && s["min_workers"].is_null())
+      worse += "; AU still rising at the largest count tried: more workers may help";
+    const std::string sweep = s.value("sweep_label", s.value("sweep", ""));
     if (s["min_workers"].is_null())
-      line("minimum workers: none reaches AU " + percent(target) + " (" + tried + ") in " +
-           s.value("sweep", "") + worse + note(s.value("sweep", "")));
+      line("minimum workers: none reaches AU " + percent(target) + " (" + tried + ") in " + sweep + worse +
+           note(s.value("sweep", "")));
     else
       line("minimum workers: " + std::to_string(s["min_workers"].get<std::int64_t>()) +
-           ", the smallest count reaching AU " + percent(target) + " (" + tried + ") in " +
-           s.value("sweep", "") + worse + note(s.value("sweep", "")));
+           ", the smallest count reaching AU " + percent(target) + " (" + tried + ") in " + sweep + worse +
+           note(s.value("sweep", "")));
   }
   for (const json& s : summary.value("max_accelerators", json::array())) {
     const double target = s.value("target_au", 0.9);
@@ -400,11 +466,12 @@ std::string format_loader_summary(const json& summary, bool cache_unverified) {
                percent(t.value("min_au", 0.0));
     if (s["max_accelerators"].is_null())
       line("accelerators supported: none keeps every trainer at AU " + percent(target) +
-           " (lowest trainer: " + tried + ") in " + s.value("sweep", "") + note(s.value("sweep", "")));
+           " (lowest trainer: " + tried + ") in " + s.value("sweep_label", s.value("sweep", "")) +
+           note(s.value("sweep", "")));
     else
       line("accelerators supported: " + std::to_string(s["max_accelerators"].get<std::int64_t>()) +
-           ", the largest count keeping every trainer at AU " + percent(target) +
-           " (lowest trainer: " + tried + ") in " + s.value("sweep", "") + note(s.value("sweep", "")));
+           ", the largest count keeping every trainer at AU " + percent(target) + " (lowest trainer: " +
+           tried + ") in " + s.value("sweep_label", s.value("sweep", "")) + note(s.value("sweep", "")));
   }
   for (const json& c : summary.value("calibration", json::array())) {
     const double au = c.value("au", 0.0);

@@ -39,8 +39,8 @@ std::string format_loader_summary(const nlohmann::json& summary, bool cache_unve
 // `node_accelerators` accelerators (0: the most any loader case ran) needs at the target AU.
 // REQUIRES: node_accelerators >= 0.
 // RETURNS: {"paths": {PATH: {"feeds": {cold|warm: {fed, au, target_au, workers?, case,
-//   accelerators_fed?, accelerators_fed_at_least?, accelerators_fed_case?, demand?}}?,
-//   "keeps": {accelerators (0: none), target_au}?}}?, "node": {accelerators, from (run|cases),
+//   accelerators_fed?, accelerators_fed_at_least?, accelerators_fed_case?, accelerators_fed_by_store?,
+//   demand?}}?, "keeps": {accelerators (0: none), target_au}?}}?, "node": {accelerators, from (run|cases),
 //   target_au, samples_per_second, bytes_per_second, transform_cores, demand, case}?, "not_judged": N
 //   (loader cases measured too few steps to judge, only when none was judged)?}; empty without
 //   loader cases.

@@ -8,6 +8,7 @@
 
 #include "cache_trust.h"
 #include "case_view.h"
+#include "console_table.h"
 #include "diff_formats.h"
 #include "feedbench/base/text.h"
 #include "feedbench/base/units.h"
@@ -406,6 +407,25 @@ std::string workers_text(const json& j) {
              : std::string();
 }
 
+// RETURNS: what a summary calls the case of `o`: its case_label (case_view.h: case_labels), else
+// its full name (a summary stored before labels).
+std::string case_text(const json& o) {
+  const std::string label = o.value("case_label", "");
+  return label.empty() ? o.value("case", "") : label;
+}
+
+// Adds case_label beside every "case" in `j` (case_view.h: case_labels): the parameters that set
+// the case apart from its family's others.
+void add_case_labels(json& j, const std::map<std::string, std::string>& labels) {
+  if (j.is_object()) {
+    if (const auto c = j.find("case"); c != j.end() && c->is_string())
+      if (const auto l = labels.find(c->get<std::string>()); l != labels.end()) j["case_label"] = l->second;
+    for (auto& [_, v] : j.items()) add_case_labels(v, labels);
+  } else if (j.is_array()) {
+    for (json& v : j) add_case_labels(v, labels);
+  }
+}
+
 // What limited (or fed) an answer's case: its limit's `by` ("" when it has none).
 std::string limit_by(const json& a) {
   if (!a.contains("limit") || !a["limit"].is_object()) return "";
@@ -426,9 +446,11 @@ std::string fed_text(const json& a) {
   return answer + parenthesis(parts);
 }
 
-// Per path and state with a stored limit: "source cold: limit: storage — the device delivered
-// 38.0 MiB/s; ... (at CASE)", and storage alone beside the pipeline where the run measured it.
-std::vector<std::string> limit_lines(const json& paths, bool unverified) {
+// Per path and state with a stored limit: "source cold: limit: storage, the device delivered
+// 38.0 MiB/s (at workers:2 state:cold)", its details on indented lines after it (console_table.h:
+// verdict_block, two spaces in, each block its lines), and storage alone beside the pipeline where
+// the run measured it. `blocks` false: one sentence each, the whole limit in it (the page's).
+std::vector<std::string> limit_lines(const json& paths, bool unverified, bool blocks) {
   std::vector<std::string> out;
   for (const json& p : paths) {
     if (!p.contains("feeds") || !p["feeds"].is_object()) continue;
@@ -438,8 +460,12 @@ std::vector<std::string> limit_lines(const json& paths, bool unverified) {
       const json& a = p["feeds"][state];
       auto line = [&](const json& x, const std::string& what) {
         if (!x.contains("limit") || !x["limit"].is_object()) return;
-        out.push_back(path + cache_note(unverified && path == "cache") + " " + state + what + ": " +
-                      x["limit"].value("text", "") + " (at " + x.value("case", "") + ")");
+        const std::string text = x["limit"].value("text", ""), head = x["limit"].value("line", "");
+        const std::string lead = path + cache_note(unverified && path == "cache") + " " + state + what + ": ";
+        if (!blocks) out.push_back(lead + text + " (at " + case_text(x) + ")");
+        else
+          out.push_back(verdict_block(lead + (head.empty() ? text : head) + " (at " + case_text(x) + ")",
+                                      head.empty() ? "" : text, 2));
       };
       line(a, "");
       if (a.contains("storage_alone") && a["storage_alone"].is_object())
@@ -546,8 +572,23 @@ std::string joined(const std::vector<std::string>& parts, const std::string& sep
   return out;
 }
 
+// "0.50", "≥ 1.09"; where the page cache fed the case, what the store alone feeds and what the
+// page cache added: "0.31 from the store + ≥ 0.70 from the page cache" (`table`: "0.31 + ≥ 0.70
+// page cache").
+std::string fed_count_text(const json& a, bool table) {
+  const double fed = a.value("accelerators_fed", 0.0);
+  const bool at_least = a.value("accelerators_fed_at_least", false);
+  if (!a.contains("accelerators_fed_by_store") || !a["accelerators_fed_by_store"].is_number())
+    return accelerators_fed_text(fed, at_least);
+  const double store = a["accelerators_fed_by_store"].get<double>();
+  const std::string added = accelerators_fed_text(std::max(0.0, fed - store), at_least);
+  return table ? accelerators_fed_text(store, false) + " + " + added + " page cache"
+               : accelerators_fed_text(store, false) + " from the store + " + added + " from the page cache";
+}
+
 // "source 0.50 cold, 0.64 warm; cache ≥ 1.09 cold" — per path and state, how many
-// accelerators its supply keeps at the target ("" when no answer says).
+// accelerators its supply keeps at the target ("" when no answer says); where the page cache fed
+// a case, "source 0.31 cold from the store + ≥ 0.70 from the page cache".
 std::string fed_counts_text(const json& paths, bool unverified) {
   std::vector<std::string> per_path;
   for (const json& p : paths) {
@@ -557,9 +598,9 @@ std::string fed_counts_text(const json& paths, bool unverified) {
       if (!p["feeds"].contains(state)) continue;
       const json& a = p["feeds"][state];
       if (!a.contains("accelerators_fed")) continue;
-      states.push_back(accelerators_fed_text(a.value("accelerators_fed", 0.0),
-                                             a.value("accelerators_fed_at_least", false)) +
-                       " " + state);
+      states.push_back(a.contains("accelerators_fed_by_store")
+                           ? std::string(state) + " " + fed_count_text(a, false)
+                           : fed_count_text(a, false) + " " + state);
     }
     const std::string path = p.value("path", "");
     if (!states.empty())
@@ -624,9 +665,9 @@ std::string node_line(const json& n) {
     out += " and " + format_printf("%.1f", cores) + " CPU cores of transform";
   out += " to keep AU ≥ " + target;
   const std::optional<LoaderDemand> one = demand_from_json(n.value("demand", json()));
-  if (!one) return out + " (at " + n.value("case", "") + ")";  // a file before the step was said
+  if (!one) return out + " (at " + case_text(n) + ")";  // a file before the step was said
   return out + ": " + std::to_string(k) + " × " + target + " of one accelerator's need at " +
-         step_text(*one) + " (" + demand_text(*one) + "; at " + n.value("case", "") + ")";
+         step_text(*one) + " (" + demand_text(*one) + "; at " + case_text(n) + ")";
 }
 
 // The console's line of one path: "source: can storage feed the simulated trainers? cold: ...;
@@ -759,6 +800,7 @@ bool answers_well_formed(const json& a) {
     if (!p.contains("feeds") || !p["feeds"].is_object()) return true;
     for (const auto& [state, v] : p["feeds"].items()) {
       if (!v.is_object() || !optional(v, "accelerators_fed_at_least", &json::is_boolean) ||
+          !optional(v, "accelerators_fed_by_store", &json::is_number) ||
           !optional(v, "demand", &json::is_object) || !limit_well_formed(v) ||
           !optional(v, "storage_alone", &json::is_object))
         return false;
@@ -816,7 +858,7 @@ std::string file_read_lines(const json& fr, bool unverified) {
                   b.value("cache_state", "").c_str(), format_rate(b.value("bytes_per_second", 0.0)).c_str());
     std::string where;
     if (b.contains("workers")) where += "  workers " + b["workers"].dump();
-    where += "  " + b.value("case", "");
+    where += "  " + case_text(b);
     line(head + where + note(b.value("path", "")));
   }
   const json scale = fr.value("scaling", json::array());
@@ -926,6 +968,42 @@ std::string rank_lines(const json& summary, bool unverified) {
 
 }  // namespace
 
+std::vector<std::vector<std::string>> answer_table(const json& a) {
+  std::vector<std::vector<std::string>> rows;
+  if (!a.is_object() || !a.contains("paths") || !a["paths"].is_array()) return rows;
+  const bool unverified = answers_cache_unverified(a);
+  for (const json& p : a["paths"]) {
+    if (!p.is_object()) continue;
+    const std::string path = p.value("path", "");
+    for (const char* state : kReadStates) {
+      const json feeds = p.contains("feeds") ? p["feeds"].value(state, json()) : json();
+      const json reads = p.contains("reads") ? p["reads"].value(state, json()) : json();
+      if (!feeds.is_object() && !reads.is_object()) continue;
+      const json limit = feeds.is_object() ? feeds.value("limit", json()) : json();
+      std::string fed = "-", by = "-", rate = "-";
+      if (feeds.is_object() && feeds.contains("accelerators_fed")) fed = fed_count_text(feeds, true);
+      if (limit.is_object()) {
+        const std::string b = limit.value("by", "");
+        const bool met = limit.value("fed", feeds.value("fed", false));
+        by = b == "cpu"          ? "transform CPU"
+             : b == "job_waits"  ? "the job's waits"
+             : b == "page_cache" ? "fed: page cache"
+             : b.empty()         ? (met ? "fed" : "-")
+                                 : (met ? "fed: " : "") + b;
+      }
+      const json device = limit.is_object() ? limit.value("device_bytes_per_second", json()) : json();
+      const json memory = limit.is_object() ? limit.value("memory_share", json()) : json();
+      if (reads.is_object() && reads.contains("bytes_per_second"))
+        rate = format_rate(reads.value("bytes_per_second", 0.0)) + " read";
+      else if (device.is_number() && !(memory.is_number() && memory.get<double>() >= 0.995))
+        rate = format_rate(device.get<double>()) + " from the store";
+      rows.push_back({path + cache_note(unverified && path == "cache"), state, fed, by, rate});
+    }
+  }
+  if (!rows.empty()) rows.insert(rows.begin(), {"path", "state", "accelerators fed", "limit", "rate"});
+  return rows;
+}
+
 std::vector<std::string> answer_sentences(const json& a) {
   std::vector<std::string> out;
   if (!a.is_object()) return out;
@@ -933,7 +1011,7 @@ std::vector<std::string> answer_sentences(const json& a) {
     out.push_back("Loader cases: too few steps measured to judge them (raise steps).");
   const bool unverified = answers_cache_unverified(a);
   if (std::string f = fed_line(a, unverified); !f.empty()) out.push_back(capitalised(f) + ".");
-  for (const std::string& l : limit_lines(a.value("paths", json::array()), unverified))
+  for (const std::string& l : limit_lines(a.value("paths", json::array()), unverified, false))
     out.push_back(capitalised(l) + ".");
   for (const std::string& l : demand_lines(a.value("paths", json::array()), unverified))
     out.push_back(capitalised(l) + ".");
@@ -969,8 +1047,10 @@ std::string format_answers(const json& a) {
     line(
         "loader: too few steps measured to judge whether storage feeds the simulated trainers (raise steps)");
   const bool unverified = answers_cache_unverified(a);
+  out += text_table(answer_table(a), 2);
   if (std::string f = fed_line(a, unverified); !f.empty()) line(f);
-  for (const std::string& l : limit_lines(a.value("paths", json::array()), unverified)) line(l);
+  for (const std::string& block : limit_lines(a.value("paths", json::array()), unverified, true))
+    out += block;
   for (const std::string& l : demand_lines(a.value("paths", json::array()), unverified)) line(l);
   if (a.contains("node")) line(node_line(a["node"]));
   for (const json& p : a.value("paths", json::array()))
@@ -1132,7 +1212,8 @@ json summarize(const ResultDocument& doc) {
         {{"case", c.name},
          {"au", c.counter("au") ? json(*c.counter("au")) : json(nullptr)},
          {"recorded_au", rec && rec->contains("recorded_au") ? (*rec)["recorded_au"] : json(nullptr)},
-         {"verdict", c.extra.value("verdict", std::string())}});
+         {"verdict", c.extra.value("verdict", std::string())},
+         {"verdict_line", c.extra.value("verdict_line", std::string())}});
     replays.back().update(replay_in_accelerators(c, node_k));
   }
   if (!replays.empty()) out["replay"] = replays;
@@ -1140,6 +1221,7 @@ json summarize(const ResultDocument& doc) {
   if (!across.empty()) out["ranks"] = across;
   json stragglers = summarize_stragglers(doc);
   if (!stragglers.empty()) out["stragglers"] = stragglers;
+  add_case_labels(out, case_labels(views));
   return out;
 }
 
@@ -1167,22 +1249,22 @@ std::string format_summary(const json& summary) {
   if (summary.contains("answers")) out += format_answers(summary["answers"]);
   if (summary.contains("file_read")) out += file_read_lines(summary["file_read"], unverified);
   for (const json& n : summary.value("excluded", json::array()))
-    line("excluded: " + n.value("case", "") + " repetition " +
-         std::to_string(n.value("repetition_index", 0)) + ": " + n.value("reason", "") +
-         " (not in the figures above)");
+    line("excluded: " + case_text(n) + " repetition " + std::to_string(n.value("repetition_index", 0)) +
+         ": " + n.value("reason", "") + " (not in the figures above)");
   for (const std::string& text : skipped_lines(summary.value("skipped", json::array()))) line(text);
   out += rank_lines(summary, unverified);
   if (summary.contains("loader")) out += format_loader_summary(summary["loader"], unverified);
   for (const json& r : summary.value("replay", json::array())) {
     if (!r.is_object() || !r.value("au", json()).is_number()) continue;
-    std::string text = r.value("case", "") + ": AU " + format_percent(r["au"].get<double>());
+    std::string text = case_text(r) + ": AU " + format_percent(r["au"].get<double>());
     if (r.value("recorded_au", json()).is_number())
       text += " (the job recorded " + format_percent(r["recorded_au"].get<double>()) + ")";
-    const std::string verdict = r.value("verdict", "");
-    const std::string dash = " \xe2\x80\x94 ";  // " — ": the verdict's words after its AU
-    if (const std::size_t at = verdict.find(dash); at != std::string::npos)
-      text += dash + verdict.substr(at + dash.size());
-    line("replay " + text);
+    // The verdict's words after its AU: its short line's on the first line, the rest below it.
+    const std::string dash = " \xe2\x80\x94 ";  // " — "
+    const std::string verdict = r.value("verdict", ""), head = r.value("verdict_line", "");
+    const std::size_t at = (head.empty() ? verdict : head).find(dash);
+    if (at != std::string::npos) text += dash + (head.empty() ? verdict : head).substr(at + dash.size());
+    out += verdict_block("replay " + text, head.empty() ? "" : verdict, 2);
     // In accelerators, as the loader's answers: how many its supply feeds, one's need, a node's.
     if (r.value("accelerators_fed", json()).is_number()) {
       line("  accelerators fed at AU ≥ " + au_text(r.value("target_au", 0.9)) + ": " +

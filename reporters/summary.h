@@ -48,7 +48,7 @@ nlohmann::json summarize(const ResultDocument& doc);
 //             transform_cores, case}?  (what a node needs, loader_summary.h),
 //    "paths": [{path, "feeds": {cold|warm: {fed, au, target_au, workers?, case, limit?,
 //                                           accelerators_fed?, accelerators_fed_at_least?,
-//                                           accelerators_fed_case?, demand?,
+//                                           accelerators_fed_case?, accelerators_fed_by_store?, demand?,
 //                                           storage_alone?: {the same, for no transform}}}?,
 //               "keeps": {accelerators (0: none), target_au}?,
 //               "reads": {cold|warm|direct: {bytes_per_second, workers?, pattern?, case}}?}],
@@ -68,8 +68,10 @@ nlohmann::json summarize(const ResultDocument& doc);
 // ...", "... differs only in its path (cache unverified)").
 // Version 1 (no "version" key) had no loader_not_judged, keeps, direct, pattern or stage;
 // version 2 no accelerators_fed, demand or node; version 3 no limit or storage_alone, and its
-// feeds came from the best case of any pipeline, not the most realistic one.
-inline constexpr int kAnswersVersion = 4;
+// feeds came from the best case of any pipeline, not the most realistic one; version 4 no
+// accelerators_fed_by_store (a feeds answer the page cache fed: what the store alone feeds) and no
+// case_label (beside each case: what sets it apart from its family's other cases).
+inline constexpr int kAnswersVersion = 5;
 
 // RETURNS: the summary as lines for the console, the answers first ("" when there is nothing
 // to say); the caller wraps them to its width (console_table.h: wrap_text). With the answers'
@@ -83,6 +85,15 @@ std::string format_summary(const nlohmann::json& summary);
 // with their punctuation. With cache_unverified, the cache's line and the cache answer say
 // "(cache unverified)".
 std::string format_answers(const nlohmann::json& answers);
+
+// RETURNS: the table that opens the answers on the console, in Markdown and on the HTML page:
+// titles (path, state, accelerators fed, limit, rate), then a row per path and state the answers
+// hold (cold, warm, direct): the accelerators its supply keeps at the target ("0.31 + ≥ 0.70 page
+// cache" where the page cache fed it: the store's part first), what limited or fed it (storage,
+// transform CPU, the job's waits; "fed: storage", "fed: page cache"), and its rate (file_read's
+// best read, else what the store delivered to the loader); "-" for what the answers lack. None
+// when the answers hold no path.
+std::vector<std::vector<std::string>> answer_table(const nlohmann::json& answers);
 
 // RETURNS: the answers as the HTML page's sentences, one per item: "Source path keeps 2
 // simulated accelerators at AU ≥ 90%; cache path keeps 8.", "Source path feeds the simulated

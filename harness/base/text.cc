@@ -83,6 +83,30 @@ std::string plural(std::size_t n, const char* one, const char* many) {
   return std::to_string(n) + " " + (n == 1 ? one : many);
 }
 
+std::vector<std::string> clauses(std::string_view text) {
+  static constexpr std::string_view kDash = " \xe2\x80\x94 ", kSemicolon = "; ";
+  std::vector<std::string> out;
+  auto add = [&out](std::string_view c) {
+    if (std::string t = trim_space(std::string(c)); !t.empty()) out.push_back(std::move(t));
+  };
+  int depth = 0;
+  std::size_t start = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '(') ++depth;
+    else if (text[i] == ')' && depth > 0) --depth;
+    if (depth > 0) continue;
+    for (std::string_view sep : {kDash, kSemicolon})
+      if (text.substr(i, sep.size()) == sep) {
+        add(text.substr(start, i - start));
+        start = i + sep.size();
+        i = start - 1;
+        break;
+      }
+  }
+  add(text.substr(start));
+  return out;
+}
+
 std::string trim_space(std::string s) {
   auto not_space = [](unsigned char c) { return !std::isspace(c); };
   s.erase(s.begin(), std::find_if(s.begin(), s.end(), not_space));

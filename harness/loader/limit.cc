@@ -83,14 +83,19 @@ LoaderLimit loader_limit(const SupplyFigures& f) {
                                   : "") +
           "; the store alone delivered " + format_rate(l.device_bytes_per_second.value_or(0)) +
           device_bound(l, f);
+      l.line = "fed by the page cache; the store alone delivered " +
+               format_rate(l.device_bytes_per_second.value_or(0));
     } else if (l.memory_share) {
       l.by = "storage";
       l.text = "storage keeps up: " + source_clause(l, f, "the device");
+      l.line = "storage keeps up: the device delivered " + format_rate(l.device_bytes_per_second.value_or(0));
     } else if (l.reread_share >= kMemoryFedShare) {
+      l.line = "fed, perhaps by the page cache (" + percent(l.reread_share) + " re-reads)";
       l.text = "fed, perhaps by the page cache: " + percent(l.reread_share) +
                " of the samples read were re-reads (" + source_clause(l, f, "the device") + ")";
     } else {
       l.text = "storage keeps up (" + source_clause(l, f, "the device") + ")";
+      l.line = "storage keeps up";
     }
     return l;
   }
@@ -99,7 +104,9 @@ LoaderLimit loader_limit(const SupplyFigures& f) {
     l.by = "cpu";
     l.text = "limit: " + what + "'s CPU — " + cores_clause(l, f, "saturated") + ", " +
              percent(l.transform_share) + " of the workers' time in " + what +
-             ": more workers will not help on this CPU; then storage: " + source_clause(l, f, "the device");
+             ": a cheaper transform or more cores; then storage: " + source_clause(l, f, "the device");
+    l.line = "limit: " + what + "'s CPU, " + plural(f.cores, "core", "cores") + " saturated (" +
+             percent(l.cpu_busy) + " busy)";
     return l;
   }
   if (f.transform_idle_s > 0.5 * std::max(worker_s, 1e-9)) {
@@ -110,9 +117,15 @@ LoaderLimit loader_limit(const SupplyFigures& f) {
              "call), as recorded" +
              (l.idle_cores >= 0.5 ? ": more workers may help" : "") +
              "; then storage: " + source_clause(l, f, "the device");
+    l.line =
+        "limit: the job's own waits, " + percent(f.transform_idle_s / worker_s) + " of the workers' time";
     return l;
   }
   l.by = "storage";
+  l.line = !l.memory_share ? "limit: storage"
+           : *l.memory_share >= 0.995
+               ? "limit: reading, not the device (all from the page cache)"
+               : "limit: storage, the device delivered " + format_rate(l.device_bytes_per_second.value_or(0));
   if (l.memory_share && *l.memory_share >= 0.995)  // from memory, yet too slow: not the device
     l.text =
         "limit: reading, not the device — the page cache served all the bytes read, and the reads still "
@@ -130,6 +143,10 @@ std::string loader_verdict(const SupplyFigures& f, const LoaderLimit& limit) {
   if (!limit.fed)
     text += "training waits for data " + format_printf("%.1f%%", 100 * f.stall_fraction) + " of the time — ";
   return text + limit.text;
+}
+
+std::string loader_verdict_line(double au, const LoaderLimit& limit) {
+  return "AU " + format_printf("%.1f%%", 100 * au) + " — " + (limit.line.empty() ? limit.by : limit.line);
 }
 
 }  // namespace feedbench

@@ -138,16 +138,21 @@ JobVerdict job_verdict(const JobFigures& f, double target_au, std::optional<doub
   JobVerdict v;
   if (f.steps == 0) {
     v.text = "no DataLoader batch with a step after it was recorded: nothing to judge";
+    v.line = "nothing to judge: no DataLoader batch with a step after it";
     return v;
   }
   char head[160];
   std::snprintf(head, sizeof head, "AU %s, data wait %s of the loop", percent(f.au).c_str(),
                 percent(f.stall_fraction).c_str());
   std::string text = head;
+  // The first line: what decided, then the AU against its target and the loop's wait.
+  const std::string figures = "AU " + percent(f.au) + " (target " + percent(target_au) + "), data wait " +
+                              percent(f.stall_fraction) + " of the loop";
   const std::string busy = host_cpu_busy ? "the usable cores " + percent(*host_cpu_busy) + " busy" : "";
   if (f.au >= target_au) {
     v.by = "fed";
     v.text = text + ": fed (target " + percent(target_au) + ")";
+    v.line = "fed: " + figures;
     return v;
   }
   char faster[96];
@@ -158,6 +163,7 @@ JobVerdict job_verdict(const JobFigures& f, double target_au, std::optional<doub
              fmt_ms(f.first_wait_ms_max) + ", " + percent(f.first_wait_s / f.wait_s) +
              " of the wait; past it AU " + percent(f.au_after_first) +
              ": persistent_workers=True, or longer passes, not faster storage" + faster;
+    v.line = "worker start-up: " + figures + "; past each pass's first batch AU " + percent(f.au_after_first);
     return v;
   }
   // Workers idle most of the time they had: the batches waited for the trainer, not the other
@@ -171,6 +177,7 @@ JobVerdict job_verdict(const JobFigures& f, double target_au, std::optional<doub
              " a batch at the median: fewer, larger batches, or less to hand over per sample, not faster "
              "storage nor more workers" +
              faster;
+    v.line = "the trainer's cost of taking a ready batch: " + figures;
     return v;
   }
   const bool saturated = host_cpu_busy && *host_cpu_busy >= kCpuSaturated;
@@ -189,6 +196,7 @@ JobVerdict job_verdict(const JobFigures& f, double target_au, std::optional<doub
              (fetches_fill || saturated ? ": a cheaper transform or more cores, not faster storage"
                                         : ": more workers or a cheaper transform, not faster storage") +
              faster;
+    v.line = "CPU-bound: " + figures;
     return v;
   }
   const std::string blocked =
@@ -205,11 +213,13 @@ JobVerdict job_verdict(const JobFigures& f, double target_au, std::optional<doub
                            "or io_uring reads: what the read recorder does not see)"
                          : ", and the reads were not recorded (nothing shows what it waited on)") +
              tail;
+    v.line = "blocked off the CPU, not reading: " + figures;
     return v;
   }
   v.by = "storage";
   v.text = text + ": storage-bound — " + blocked + " while reading " + format_size(double(*data_bytes)) +
            " of data" + tail;
+  v.line = "storage-bound: " + figures;
   return v;
 }
 

@@ -341,6 +341,7 @@ BenchmarkEntry job_entry(const std::string& name, const JobRun& run, const JobLo
              {"torn_lines", log.torn_lines},
              {"probe_errors", log.probe_errors},
              {"verdict", v.text},
+             {"verdict_line", v.line},
              {"limited_by", v.by},
              {"record_format", kJobLogVersion}};
   if (run.signal) e.extra["signal"] = run.signal;

@@ -39,7 +39,7 @@ expect_in "$WORK/run.out" "not enough steps to judge: 0 measured, 16 needed per 
 # Timing under load may fail the calibration itself; either line says it was judged.
 grep -qE "calibration (FAILED )?\(samples from memory, no I/O\): AU" "$WORK/run.out" \
   || { cat "$WORK/run.out"; fail "no calibration line"; }
-grep -qE "AU [0-9.]+% — (storage keeps up|fed by the page cache|training waits for data [0-9.]+% of the time)" "$WORK/run.out" \
+grep -qE "AU [0-9.]+% — (storage keeps up|fed by the page cache|limit: |training waits for data [0-9.]+% of the time)" "$WORK/run.out" \
   || { cat "$WORK/run.out"; fail "no verdict line in the run's output"; }
 [ "$(tree_digest "$WORK/src")" = "$before" ] || fail "the run changed the source data set"
 

@@ -269,5 +269,55 @@ TEST(CaseViewTest, ErrorsAreCountedAndAnAggregateStandsInForMissingRepetitions) 
   EXPECT_DOUBLE_EQ(*cases[1].counter("bytes_per_second"), 42e6);
 }
 
+// A summary names a case by what sets it apart from its family's other cases; a family of one
+// case keeps its full name; a value holding a '/' stays whole.
+TEST(CaseLabelsTest, NameOnlyWhatSetsACaseApartInItsFamily) {
+  const std::string a = "loader/batch:8/workers:2/transform:1ms/sample/state:cold/path:source";
+  const std::string b = "loader/batch:8/workers:4/transform:1ms/sample/state:cold/path:source";
+  const std::string c = "loader/batch:8/workers:4/transform:none/state:warm/path:source";
+  const std::string r = "replay/job:train/state:cold/path:source";
+  const std::map<std::string, std::string> labels = case_labels({a, b, c, r});
+  EXPECT_EQ(labels.at(a), "workers:2 transform:1ms/sample state:cold");
+  EXPECT_EQ(labels.at(b), "workers:4 transform:1ms/sample state:cold");
+  EXPECT_EQ(labels.at(c), "workers:4 transform:none state:warm");
+  EXPECT_EQ(labels.at(r), r) << "nothing sets the only replay apart";
+  // A key only some cases have sets them apart.
+  const std::string d = "file_read/bs:4096/state:cold", e = "file_read/bs:4096/state:cold/qd:8";
+  const auto more = case_labels({d, e});
+  EXPECT_EQ(more.at(d), d);
+  EXPECT_EQ(more.at(e), "qd:8");
+}
+
+// The summary's lines and the page's answers name a case by its label, not its full name.
+TEST(CaseLabelsTest, TheSummaryAndThePageNameCasesByWhatSetsThemApart) {
+  ResultDocument doc;
+  for (int workers : {1, 2}) {
+    BenchmarkEntry e;
+    e.params = {{"family", "loader"},  {"batch_size", 8},       {"workers", workers}, {"target_au", 0.9},
+                {"transform", "none"}, {"cache_state", "cold"}, {"path", "source"}};
+    e.case_name = "loader/batch:8/workers:" + std::to_string(workers) +
+                  "/prefetch:2/step:2ms/transform:none/samples:files/epochs:1/steps:20/warmup:1/acc:1/"
+                  "target:0.9/engine:psync/state:cold/path:source";
+    e.name = e.run_name = e.case_name;
+    e.run_type = "iteration";
+    e.counters = {{"au", 0.5 * workers}, {"stall_fraction", 1 - 0.5 * workers}};
+    e.extra = {{"verdict", "AU 50% — limit: storage — the device delivered 10 MiB/s"},
+               {"verdict_line", "AU 50% — limit: storage, the device delivered 10 MiB/s"},
+               {"limit",
+                {{"by", "storage"},
+                 {"fed", false},
+                 {"text", "limit: storage — the device delivered 10 MiB/s"},
+                 {"line", "limit: storage, the device delivered 10 MiB/s"}}}};
+    doc.benchmarks.push_back(e);
+  }
+  const std::string text = format_summary(summarize(doc));
+  EXPECT_EQ(text.find("loader/batch:8/workers:1/prefetch"), std::string::npos) << text;
+  EXPECT_NE(text.find("    workers:1: AU 50% — limit: storage, the device delivered 10 MiB/s\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("(at workers:2)"), std::string::npos) << text;
+  for (const std::string& s : html_report_verdicts(doc))
+    EXPECT_EQ(s.find("loader/batch:8/workers:"), std::string::npos) << s;
+}
 }  // namespace
 }  // namespace feedbench

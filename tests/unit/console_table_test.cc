@@ -327,5 +327,33 @@ TEST(ConsoleTableTest, LoaderLinesShowAuStallAndAShortVerdict) {
        R"(^  w2 +97\.0% +- +3\.0% +390 +≥ 1\.08 +12\.5 ms +fed$)"});
 }
 
+// A verdict opens with one short line; each clause of its details follows on its own indented
+// line (those the first line already says left out), every line within 120 columns.
+TEST(VerdictBlockTest, TheShortLineFirstThenEachClauseIndented) {
+  const std::string details =
+      "AU 19.1% — training waits for data 80.9% of the time — limit: the transform's CPU — 2 cores saturated "
+      "(100% busy; this run 24%, other programs 76%), 51% of the workers' time in the transform: a cheaper "
+      "transform or more cores; then storage: the device delivered 6.32 MiB/s; the page cache served 0% of "
+      "the "
+      "bytes read";
+  const std::string block = verdict_block("w1 cold: AU 19.1% — limit: the transform's CPU", details, 2);
+  EXPECT_EQ(block,
+            "  w1 cold: AU 19.1% — limit: the transform's CPU\n"
+            "      training waits for data 80.9% of the time\n"
+            "      2 cores saturated (100% busy; this run 24%, other programs 76%), 51% of the workers' time "
+            "in the "
+            "transform: a\n"
+            "          cheaper transform or more cores\n"
+            "      then storage: the device delivered 6.32 MiB/s\n"
+            "      the page cache served 0% of the bytes read\n");
+  // Without a short line (a file from before them), the first clause opens the verdict.
+  EXPECT_EQ(verdict_block("", "AU 98.0% — storage keeps up", 4), "    AU 98.0%\n        storage keeps up\n");
+}
+
+TEST(TextTableTest, ColumnsAlignByCharactersNotBytes) {
+  EXPECT_EQ(text_table({{"path", "fed"}, {"source", "≥ 1.01"}, {"cache", "8.6"}}, 2),
+            "  path    fed\n  source  ≥ 1.01\n  cache   8.6\n");
+  EXPECT_EQ(text_table({}, 2), "");
+}
 }  // namespace
 }  // namespace feedbench

@@ -9,6 +9,7 @@
 #include "feedbench/base/error.h"
 #include "output_lines.h"
 #include "reporters/cache_trust.h"
+#include "reporters/case_view.h"
 #include "reporters/csv_writer.h"
 #include "reporters/markdown_writer.h"
 #include "reporters/summary.h"
@@ -337,7 +338,7 @@ TEST(ReportersTest, SummaryFindsBestThroughputAndRatios) {
   EXPECT_NE(text.find("cold vs warm, sequential 4 workers source: warm was 10.0× faster than cold"),
             std::string::npos)
       << text;
-  EXPECT_NE(text.find("excluded: " + doc.benchmarks[4].case_name +
+  EXPECT_NE(text.find("excluded: " + case_labels(fold_cases(doc)).at(doc.benchmarks[4].case_name) +
                       " repetition 1: warm not achieved: 42.0% resident before the round"),
             std::string::npos)
       << text;
@@ -422,21 +423,26 @@ TEST(ReportersTest, MarkdownLinesInOrder) {
           "",
           "```text",
           "Summary",
+          R"(  path +state +accelerators fed +limit +rate)",
+          R"(  source +cold +- +- +192 MiB/s read)",
+          R"(  source +warm +- +- +1\.86 GiB/s read)",
+          R"(  cache.* +cold +- +- +575 MiB/s read)",
+          R"(  cache.* +warm +- +- +1\.87 GiB/s read)",
           R"(  source: reads at best 192 MiB/s cold \(4 workers\), 1\.86 GiB/s warm \(4 workers\); .*)",
           R"(  cache: reads at best 575 MiB/s cold \(4 workers\), 1\.87 GiB/s warm \(4 workers\); .*)",
           R"(  does the cache help\? cold: yes, the cache path reads 3\.0× faster than the source .*)",
           R"(  best throughput \(median of achieved repetitions\), per path and cache state:)",
-          R"(    source +cold +192 MiB/s +workers 4 +file_read/.*/state:cold/path:source)",
-          R"(    source +warm +1\.86 GiB/s +workers 4 +file_read/.*/state:warm/path:source)",
-          R"(    cache +cold +575 MiB/s +workers 4 +file_read/.*/state:cold/path:cache)",
-          R"(    cache +warm +1\.87 GiB/s +workers 4 +file_read/.*/state:warm/path:cache)",
+          R"(    source +cold +192 MiB/s +workers 4 +.*state:cold path:source)",
+          R"(    source +warm +1\.86 GiB/s +workers 4 +.*state:warm path:source)",
+          R"(    cache +cold +575 MiB/s +workers 4 +.*state:cold path:cache)",
+          R"(    cache +warm +1\.87 GiB/s +workers 4 +.*state:warm path:cache)",
           R"(  more workers, deeper queues \(knee: the smallest count within 5% of the best\):)",
           R"(    sequential cold source: best at 4 workers \(192 MiB/s\); still rising .*)",
           R"(  cold vs warm, sequential 4 workers source: warm was %ratio faster than cold .*)",
           R"(  cold vs warm, sequential 4 workers cache: warm was %ratio faster than cold .*)",
           R"(  source vs cache, sequential 4 workers cold: cache path was 3\.0× faster than source .*)",
           R"(  source vs cache, sequential 4 workers warm: cache path was within 5% of source .*)",
-          R"(  excluded: file_read/.*/state:warm/path:cache repetition 1: warm not achieved: .*)",
+          R"(  excluded: .*state:warm path:cache repetition 1: warm not achieved: .*)",
           R"(  skipped: file_read/pattern:random/.*: O_DIRECT refused, by tmpfs)",
           "```",
       });
@@ -493,21 +499,26 @@ TEST(ReportersTest, MarkdownSaysAnUnverifiedCacheBesideItsFigures) {
       summary_text,
       {
           "Summary",
+          R"(  path +state +accelerators fed +limit +rate)",
+          R"(  source +cold +- +- +192 MiB/s read)",
+          R"(  source +warm +- +- +1\.86 GiB/s read)",
+          R"(  cache.* +cold +- +- +575 MiB/s read)",
+          R"(  cache.* +warm +- +- +1\.87 GiB/s read)",
           R"(  source: reads at best 192 MiB/s cold \(4 workers\), 1\.86 GiB/s warm \(4 workers\); .*against)",
           R"(  cache \(cache unverified\): reads at best 575 MiB/s cold \(4 workers\), .*against)",
           R"(  does the cache help\? cold: yes, .* differs only in its path \(cache unverified\))",
           R"(  best throughput \(median of achieved repetitions\), per path and cache state:)",
-          R"(    source +cold +192 MiB/s +workers 4 +file_read/.*/state:cold/path:source)",
-          R"(    source +warm +1\.86 GiB/s +workers 4 +file_read/.*/state:warm/path:source)",
-          R"(    cache +cold +575 MiB/s +workers 4 +file_read/.*/state:cold/path:cache \(cache unverified\))",
-          R"(    cache +warm +1\.87 GiB/s +workers 4 +file_read/.*/state:warm/path:cache \(cache unverified\))",
+          R"(    source +cold +192 MiB/s +workers 4 +.*state:cold path:source)",
+          R"(    source +warm +1\.86 GiB/s +workers 4 +.*state:warm path:source)",
+          R"(    cache +cold +575 MiB/s +workers 4 +.*state:cold path:cache \(cache unverified\))",
+          R"(    cache +warm +1\.87 GiB/s +workers 4 +.*state:warm path:cache \(cache unverified\))",
           R"(  more workers, deeper queues \(knee: the smallest count within 5% of the best\):)",
           R"(    sequential cold source: best at 4 workers \(192 MiB/s\); still rising .*help)",
           R"(  cold vs warm, sequential 4 workers source: warm was %ratio faster than cold .*warm\))",
           R"(  cold vs warm, sequential 4 workers cache: warm was %ratio faster .*warm\) \(cache unverified\))",
           R"(  source vs cache, sequential 4 workers cold: cache path was 3\.0× .*cache\) \(cache unverified\))",
           R"(  source vs cache, sequential 4 workers warm: cache path was within 5% .*cache\) \(cache unverified\))",
-          R"(  excluded: file_read/.*/state:warm/path:cache repetition 1: warm not achieved: .*above\))",
+          R"(  excluded: .*state:warm path:cache repetition 1: warm not achieved: .*above\))",
           R"(  skipped: file_read/pattern:random/.*: O_DIRECT refused, by tmpfs)",
       });
   for (const json& verified : {json(true), json(nullptr)}) {

@@ -338,8 +338,11 @@ namespace {
 
 using nlohmann::json;
 
-// No sentence may show a missing value: no empty parenthesis, no dangling separator.
-void expect_whole_sentences(const std::string& text) {
+// No sentence may show a missing value: no empty parenthesis, no dangling separator. The answers'
+// table (`table`, which pads its columns) opens `text` and is left out of the check.
+void expect_whole_sentences(std::string text, const std::string& table = "") {
+  ASSERT_EQ(text.rfind(table, 0), 0u) << text;
+  text = text.substr(table.size());
   for (const char* bad : {"()", "( ", " )", "(, ", ", )", ",,", ", ,", ";;", "; ;", " ;", " ,", "nan", "inf",
                           ": ;", ": ,", "?;", "? ;"})
     EXPECT_EQ(text.find(bad), std::string::npos) << "'" << bad << "' in:\n" << text;
@@ -378,6 +381,11 @@ json full_answers() {
 TEST(SummaryAnswersTest, SayFirstPerPathWhetherStorageFeedsTheTrainersAndWhetherTheCacheHelps) {
   EXPECT_EQ(
       format_answers(full_answers()),
+      "  path    state   accelerators fed  limit  rate\n"
+      "  source  cold    -                 -      100 MiB/s read\n"
+      "  source  warm    -                 -      1 GiB/s read\n"
+      "  source  direct  -                 -      50 MiB/s read\n"
+      "  cache   cold    -                 -      -\n"
       "  source: can storage feed the simulated trainers? cold: no (AU 61.0% at best, target 90.0%, "
       "2 workers); warm: yes (AU 99.0%, target 90.0%, 1 worker); keeps 2 simulated accelerators at AU ≥ "
       "90.0%; "
@@ -469,7 +477,7 @@ TEST(SummaryAnswersTest, EveryOptionalPartCanBeAbsent) {
       else parent.erase(p.back());
     }
     SCOPED_TRACE(gone.front());
-    expect_whole_sentences(format_answers(a));
+    expect_whole_sentences(format_answers(a), text_table(answer_table(a), 2));
     std::string page;
     for (const std::string& sentence : answer_sentences(a)) page += sentence + "\n";
     expect_whole_sentences(page);
@@ -509,12 +517,17 @@ TEST(SummaryAnswersTest, ARunsSummaryOpensWithTheAnswers) {
   const json summary = summarize(doc);
   ASSERT_TRUE(summary.contains("answers")) << summary.dump(2);
   const std::string text = wrap_text(format_summary(summary));
-  EXPECT_EQ(text.rfind(
-                "Summary\n  source: reads at best 95.4 MiB/s cold (1 worker), 95.4 MiB/s warm (1 worker); no "
-                "training loop in this run to judge\n      that against\n  cache: reads at best 286 MiB/s "
-                "cold (1 worker)",
-                0),
-            0u)
+  EXPECT_EQ(
+      text.rfind("Summary\n  path    state  accelerators fed  limit  rate\n"
+                 "  source  cold   -                 -      95.4 MiB/s read\n"
+                 "  source  warm   -                 -      95.4 MiB/s read\n"
+                 "  cache   cold   -                 -      286 MiB/s read\n"
+                 "  cache   warm   -                 -      95.4 MiB/s read\n"
+                 "  source: reads at best 95.4 MiB/s cold (1 worker), 95.4 MiB/s warm (1 worker); no "
+                 "training loop in this run to judge\n      that against\n  cache: reads at best 286 MiB/s "
+                 "cold (1 worker)",
+                 0),
+      0u)
       << text;
   EXPECT_NE(format_answers(summary["answers"])
                 .find("  does the cache help? cold: yes, the cache path reads 3.0× "
@@ -624,9 +637,13 @@ ResultDocument both_paths_doc(const json& verified) {
 
 // The lines of both_paths_doc's summary; `q` is what a cache figure's line carries after it.
 std::vector<std::string> both_paths_lines(const std::string& q) {
-  const std::string f = "file_read/pattern:sequential/bs:131072/engine:psync/qd:1/workers:";
   return {
       "Summary",
+      R"(  path +state +accelerators fed +limit +rate)",
+      R"(  source +cold +- +- +191 MiB/s read)",
+      R"(  source +warm +- +- +763 MiB/s read)",
+      "  cache" + q + R"( +cold +- +- +572 MiB/s read)",
+      "  cache" + q + R"( +warm +- +- +2\.24 GiB/s read)",
       R"(  source: can storage feed the simulated trainers\? warm: no \(AU 50\.0% at best, target 90\.0%, 1 )"
       R"(worker\); reads at best 191 MiB/s cold \(2 workers\), 763 MiB/s warm \(2 workers\))",
       "  cache" + q +
@@ -637,10 +654,10 @@ std::vector<std::string> both_paths_lines(const std::string& q) {
       "like: each pair differs only in its path" +
           q,
       R"(  best throughput \(median of achieved repetitions\), per path and cache state:)",
-      "    source  cold +191 MiB/s  workers 2  " + f + "2/state:cold/path:source",
-      "    source  warm +763 MiB/s  workers 2  " + f + "2/state:warm/path:source",
-      "    cache   cold +572 MiB/s  workers 2  " + f + "2/state:cold/path:cache" + q,
-      "    cache   warm +2\\.24 GiB/s  workers 2  " + f + "2/state:warm/path:cache" + q,
+      "    source  cold +191 MiB/s  workers 2  workers:2 state:cold path:source",
+      "    source  warm +763 MiB/s  workers 2  workers:2 state:warm path:source",
+      "    cache   cold +572 MiB/s  workers 2  workers:2 state:cold path:cache" + q,
+      "    cache   warm +2\\.24 GiB/s  workers 2  workers:2 state:warm path:cache" + q,
       R"(  more workers, deeper queues \(knee: the smallest count within 5% of the best\):)",
       R"(    sequential 128 KiB psync cold source: best at 2 workers \(191 MiB/s\); still rising .*)",
       R"(    sequential 128 KiB psync warm source: best at 2 workers \(763 MiB/s\); still rising .*)",
@@ -656,11 +673,11 @@ std::vector<std::string> both_paths_lines(const std::string& q) {
       R"(  source vs cache, sequential 128 KiB psync 1 worker warm: cache path was 3\.0× .*cache\))" + q,
       R"(  source vs cache, sequential 128 KiB psync 2 workers warm: cache path was 3\.0× .*cache\))" + q,
       R"(  training loop \(AU of all trainers together, median of achieved repetitions; the table's min AU is the lowest trainer's; target per case\):)",
-      "    loader/batch:4/workers:1/state:warm/path:cache: AU 95%" + q,
-      "    loader/batch:4/workers:2/state:warm/path:cache: AU 97%" + q,
-      "    loader/batch:4/workers:1/state:warm/path:source: AU 50%",
+      "    workers:1 path:cache: AU 95%" + q,
+      "    workers:2 path:cache: AU 97%" + q,
+      "    workers:1 path:source: AU 50%",
       R"(  minimum workers: 1, the smallest count reaching AU 90\.0% \(1: 95\.0%, 2: 97\.0%\) in )"
-      "loader/batch:4/workers:\\*/state:warm/path:cache" +
+      "path:cache" +
           q,
   };
 }
@@ -790,5 +807,48 @@ TEST(SummaryCacheUnverified, OnlyAPartOfTheNameReadsTheCachePath) {
   EXPECT_EQ(cache_note(false), "");
 }
 
+// ---- whether more workers help: the sweep's own figures say it, never one round
+
+// A CPU-bound worker sweep reaching `au` at 2, 4 and 8 workers.
+ResultDocument cpu_sweep(const std::vector<double>& au) {
+  ResultDocument doc;
+  const int counts[] = {2, 4, 8};
+  for (std::size_t i = 0; i < au.size(); ++i) {
+    BenchmarkEntry e = loader_case("source", counts[i], au[i]);
+    e.extra["limit"] = {{"by", "cpu"},
+                        {"fed", false},
+                        {"text",
+                         "limit: the decode's CPU — 2 cores saturated (98% busy), 90% of the workers' time "
+                         "in the decode: a cheaper transform or more cores"}};
+    doc.benchmarks.push_back(e);
+  }
+  return doc;
+}
+
+// AU rising 13.5 -> 15.3 -> 17.6% with 2, 4, 8 workers once printed "more workers will not help
+// on this CPU" beside it: the sweep says AU still rises instead.
+TEST(SummaryMoreWorkers, ASweepStillRisingNeverSaysMoreWorkersWillNotHelp) {
+  const json summary = summarize(cpu_sweep({0.135, 0.153, 0.176}));
+  EXPECT_EQ(summary["loader"]["min_workers"][0]["more_workers"], "rising") << summary["loader"].dump(2);
+  const std::string text = format_summary(summary);
+  EXPECT_EQ(text.find("will not help"), std::string::npos) << text;
+  EXPECT_NE(text.find("(2: 13.5%, 4: 15.3%, 8: 17.6%) in loader; AU still rising at the largest "
+                      "count tried: more workers may help"),
+            std::string::npos)
+      << text;
+}
+
+TEST(SummaryMoreWorkers, AFlatSweepOnSaturatedCoresSaysMoreWorkersWillNotHelp) {
+  const std::string text = format_summary(summarize(cpu_sweep({0.150, 0.160, 0.162})));
+  EXPECT_NE(
+      text.find("; more workers will not help on this CPU: the largest count raised AU no more than 5% and "
+                "its cores were saturated"),
+      std::string::npos)
+      << text;
+  // Flat but not CPU-bound (storage): nothing said of the CPU.
+  ResultDocument doc = cpu_sweep({0.150, 0.160, 0.162});
+  for (BenchmarkEntry& e : doc.benchmarks) e.extra["limit"]["by"] = "storage";
+  EXPECT_EQ(format_summary(summarize(doc)).find("will not help"), std::string::npos);
+}
 }  // namespace
 }  // namespace feedbench

@@ -63,5 +63,13 @@ TEST(PrintableTest, InvalidUtf8IsEscapedByteByByte) {
   EXPECT_EQ(printable(std::string("a\0b", 3)), "a\\x00b");
 }
 
+TEST(ClausesTest, AVerdictSplitsAtDashesAndSemicolonsOutsideParentheses) {
+  EXPECT_EQ(clauses("AU 54% — limit: storage — the device delivered 38 MiB/s; the page cache served 5% "
+                    "(31% re-reads; none lost)"),
+            (std::vector<std::string>{"AU 54%", "limit: storage", "the device delivered 38 MiB/s",
+                                      "the page cache served 5% (31% re-reads; none lost)"}));
+  EXPECT_EQ(clauses("fed"), std::vector<std::string>{"fed"});
+  EXPECT_TRUE(clauses("").empty());
+}
 }  // namespace
 }  // namespace feedbench

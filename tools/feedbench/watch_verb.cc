@@ -53,6 +53,7 @@
 #include "feedbench/watch/process_sampler.h"
 #include "feedbench/watch/read_log.h"
 #include "feedbench/watch_sitecustomize.h"
+#include "reporters/console_table.h"
 #include "verbs.h"
 
 namespace po = boost::program_options;
@@ -417,7 +418,8 @@ std::string loop_text(const JobLog& log, const JobFigures& f, const JobVerdict& 
                ? "  no DataLoader batches recorded (not a PyTorch DataLoader job, or not under "
                  "a Python that reads PYTHONPATH): nothing to judge\n"
                : "  no batch had a step after it: nothing to judge\n";
-  std::string say = "  " + v.text + "\n";
+  // The verdict's short line, then its details a clause a line.
+  std::string say = verdict_block(v.line, v.text, 2);
   say += fmt("  %.0f batches in %.0f pass", double(f.batches), double(f.passes.size())) +
          (f.passes.size() == 1 ? "" : "es") +
          fmt("; wait p50 %.2f ms, p99 %.2f ms, max %.2f ms", f.wait_p50_ms, f.wait_p99_ms, f.wait_max_ms) +
@@ -620,8 +622,10 @@ WatchOutcome watch_job(const WatchOptions& o, int argc, char** argv) {
   // Storage-bound: at what rate the data device served the loop, to hold against what `run`
   // measures for it.
   if (v.by == "storage")
-    if (const auto rate = device_rate_during(processes, log, child.start_ns))
+    if (const auto rate = device_rate_during(processes, log, child.start_ns)) {
       v.text += "; the data device " + rd.device + " read " + format_rate(*rate) + " during the loop";
+      v.line += "; the device read " + format_rate(*rate);
+    }
 
   // Records the job's guests could not write: said, and the loop not judged "not a DataLoader job".
   const LostRecords lost = folder.lost();
@@ -686,14 +690,16 @@ WatchOutcome watch_job(const WatchOptions& o, int argc, char** argv) {
         {"other", lost.other},
         {"unrecorded_calls", lost.unrecorded_calls},
         {"refused_uid", lost.refused_uid ? nlohmann::json(*lost.refused_uid) : nlohmann::json()}};
-    doc.summary = {{"watch", {{"job", "job/" + o.name}, {"verdict", v.by}, {"text", v.text}}}};
+    doc.summary = {
+        {"watch", {{"job", "job/" + o.name}, {"verdict", v.by}, {"text", v.text}, {"line", v.line}}}};
     const std::string path = place(1, "--out", o.out_path, ".json");
     if (!path.empty()) say += save_result(doc, path, o.name);
   }
   // An output refused after the job ran is bad input (exit 2), unless the job's own failure
   // is the status to keep.
   if (refused && outcome.exit_code == 0) outcome.exit_code = 2;
-  std::fputs(printable_lines(say).c_str(), stderr);  // the job's names and paths, escaped
+  // The job's names and paths escaped; every line within the console's width.
+  std::fputs(wrap_text(printable_lines(say)).c_str(), stderr);
   std::fflush(stderr);
   return outcome;
 }

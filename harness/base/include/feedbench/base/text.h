@@ -22,6 +22,12 @@ std::string selection_text(const std::vector<std::string>& globs, std::size_t sh
 // RETURNS: the globs alone, quoted and counted as selection_text says them: "'a', 'b' and 2 more".
 std::string globs_text(const std::vector<std::string>& globs, std::size_t shown = 3);
 
+// RETURNS: the clauses of a verdict, a sentence joined by " — " and "; ", each on its own and
+// trimmed, in order; a separator inside parentheses splits nothing. "AU 54% — limit: storage —
+// the device delivered 38 MiB/s; the page cache served 5%" is four clauses: a console prints a
+// verdict's details a clause a line.
+std::vector<std::string> clauses(std::string_view text);
+
 // RETURNS: `s` without leading and trailing white space (std::isspace).
 std::string trim_space(std::string s);
 

@@ -10,7 +10,8 @@
 // The rules:
 // - CPU-bound: AU below target, the cores saturated (at least kCpuSaturated busy, any process's
 //   work counted: another program's load takes cores from the workers just as well) and the
-//   workers spending more time in the transform than reading. More workers cannot help.
+//   workers spending more time in the transform than reading. Whether more workers help is the
+//   worker sweep's to say (loader_summary.h), not one round's: a round names the saturated cores.
 // - otherwise, below target: storage limits. More workers are suggested only when the workers
 //   spend most of their time in the transform and at least half a core stood idle.
 // - at or above target: fed by the page cache when at least kMemoryFedShare of the bytes read
@@ -62,6 +63,10 @@ struct LoaderLimit {
   double cpu_busy = 0;         // host_cpu_busy, or ours where not known
   double idle_cores = 0;
   std::string text;  // "limit: the decode's CPU — ...", "fed by the page cache: ...", "storage keeps up: ..."
+  // The limit in a few words and its deciding figure, for a verdict's first line: "limit: storage,
+  // the device delivered 38.0 MiB/s", "limit: the decode's CPU, 2 cores saturated", "fed by the
+  // page cache; the store alone delivered 24.0 MiB/s". `text` holds the whole of it.
+  std::string line;
 };
 
 // RETURNS: the limit of the round `f` (see the rules above).
@@ -70,5 +75,10 @@ LoaderLimit loader_limit(const SupplyFigures& f);
 // RETURNS: "AU 96.1% — storage keeps up: the device delivered 58.0 MiB/s", "AU 54.0% — training
 // waits for data 46.0% of the time — limit: the decode's CPU — ...".
 std::string loader_verdict(const SupplyFigures& f, const LoaderLimit& limit);
+
+// RETURNS: the verdict's first line, short (under 120 columns for any figures): "AU 96.1% —
+// storage keeps up: the device delivered 58.0 MiB/s", "AU 54.0% — limit: the decode's CPU, 2 cores
+// saturated"; loader_verdict's text is its details.
+std::string loader_verdict_line(double au, const LoaderLimit& limit);
 
 }  // namespace feedbench

@@ -76,7 +76,10 @@ struct JobVerdict {
   // of taking one), "cpu", "storage" (blocked while reading data), "blocked" (blocked off the
   // CPU with no read of data seen), or "" (nothing to judge: no batch with a step).
   std::string by;
-  std::string text;
+  std::string text;  // the whole verdict, every figure behind it (the result's extra.verdict)
+  // Its first line, short: the verdict and its deciding figure, "storage-bound: AU 45.0% (target
+  // 90.0%), data wait 55.0% of the loop"; `text` is its details.
+  std::string line;
 };
 
 // RETURNS: the verdict on `f` at `target_au`, given the host's CPU busy share over the job
