@@ -199,11 +199,25 @@ std::string temporary_name(std::uint64_t index) {
   return tmp_name;
 }
 
+// RETURNS: listed file `index`'s JPEG of exactly `size` bytes: at its original's dimensions where
+// the listing has them and an image of them fits (*dims 1), else at dimensions from the size (*dims
+// -1 when the listing had dimensions, else 0); empty when no image fits the size.
+std::vector<std::uint8_t> listed_image(const GenOptions& o, std::uint64_t index, std::uint64_t size,
+                                       int* dims) {
+  const ListedFile& f = o.listed->files[index];
+  if (f.width > 0 && f.height > 0) {
+    std::vector<std::uint8_t> image = make_exact_jpeg_at(o.seed, index, size, {f.width, f.height});
+    *dims = image.empty() ? -1 : 1;
+    if (!image.empty()) return image;
+  }
+  return make_exact_jpeg(o.seed, index, size);
+}
+
 // Writes file `index` under `out_fd`: ".fb-<index in hex>.fbtmp" in its folder, then renamed.
 // RETURNS bytes written;
-// *pixels the image's where it is one.
+// *pixels the image's where it is one; *dims as listed_image says for a listed JPEG, else 0.
 std::uint64_t write_one(const GenOptions& o, int out_fd, std::uint64_t index, char* buffer,
-                        std::size_t buffer_size, std::uint64_t* pixels) {
+                        std::size_t buffer_size, std::uint64_t* pixels, int* dims) {
   const std::string name = gen_file_name(o, index);
   std::string leaf;
   const UniqueFd parent = open_parent_beneath(o, out_fd, name, &leaf);
@@ -213,7 +227,7 @@ std::uint64_t write_one(const GenOptions& o, int out_fd, std::uint64_t index, ch
   std::vector<std::uint8_t> image;
   if (o.format == GenFormat::kJpeg) image = make_sized_jpeg(o.seed, index, size, o.jpeg);
   else if (o.layout == GenLayout::kListed && listed_as_jpeg(name))
-    image = make_exact_jpeg(o.seed, index, size);  // empty: too small for one, written as bytes
+    image = listed_image(o, index, size, dims);  // empty: too small for one, written as bytes
   const bool is_image = !image.empty();
   if (is_image) {
     size = image.size();
@@ -275,6 +289,8 @@ void write_gen_record(const GenOptions& o, int out_fd, const GenSummary& summary
   if (o.listed)
     j["generated"]["images"] = {{"jpeg", summary.images},
                                 {"named_jpeg_written_as_bytes", summary.images_as_bytes},
+                                {"at_original_dimensions", summary.images_at_dimensions},
+                                {"not_at_original_dimensions", summary.images_off_dimensions},
                                 {"pixels", summary.pixels}};
   if (o.format == GenFormat::kJpeg) {
     // What was asked for, and what the images hold (what decoding them costs follows the pixels).
@@ -450,6 +466,7 @@ std::uint64_t create_folders(const GenOptions& o, int out_fd) {
 // What the writer threads share: the next file to take, what is written, the first failure.
 struct WriteState {
   std::atomic<std::uint64_t> next{0}, files_done{0}, bytes_done{0}, pixels_done{0}, images_done{0};
+  std::atomic<std::uint64_t> at_dimensions{0}, off_dimensions{0};  // listed JPEGs (listed_image)
   std::atomic<bool> failed{false};
   std::mutex error_mutex;
   std::string error;  // the first failure; read once every writer is done
@@ -465,7 +482,9 @@ void write_files(const GenOptions& o, int out_fd, std::uint64_t files, WriteStat
     if (i >= files) break;
     try {
       std::uint64_t pixels = 0;
-      std::uint64_t n = write_one(o, out_fd, i, buffer.get(), kBuffer, &pixels);
+      int dims = 0;
+      std::uint64_t n = write_one(o, out_fd, i, buffer.get(), kBuffer, &pixels, &dims);
+      if (dims != 0) (dims > 0 ? state.at_dimensions : state.off_dimensions).fetch_add(1);
       state.bytes_done.fetch_add(n, std::memory_order_relaxed);
       state.pixels_done.fetch_add(pixels, std::memory_order_relaxed);
       if (pixels > 0) state.images_done.fetch_add(1, std::memory_order_relaxed);
@@ -765,6 +784,8 @@ GenSummary generate_dataset(const GenOptions& o, const std::function<void(const 
   summary.bytes = state.bytes_done.load();
   summary.pixels = state.pixels_done.load();
   summary.images = state.images_done.load();
+  summary.images_at_dimensions = state.at_dimensions.load();
+  summary.images_off_dimensions = state.off_dimensions.load();
   if (o.listed)
     for (const ListedFile& f : o.listed->files) summary.images_as_bytes += listed_as_jpeg(f.path) ? 1 : 0;
   summary.images_as_bytes -= std::min(summary.images_as_bytes, summary.images);

@@ -2,6 +2,9 @@
 #include "feedbench/dataset/jpeg.h"
 
 #include <turbojpeg.h>
+#include <unistd.h>
+
+#include <cerrno>
 
 #include <algorithm>
 #include <cmath>
@@ -199,6 +202,67 @@ std::uint64_t jpeg_header_pixels(const std::vector<std::uint8_t>& jpeg) {
   tjDestroy(handle);
   if (rc != 0 || w <= 0 || h <= 0) throw RunError("jpeg: an image without dimensions");
   return std::uint64_t(w) * std::uint64_t(h);
+}
+
+std::vector<std::uint8_t> make_exact_jpeg_at(std::uint64_t seed, std::uint64_t index, std::uint64_t bytes,
+                                             JpegDimensions dims) {
+  const int w = dims.width, h = dims.height;
+  if (w < 8 || h < 8 || w > 16384 || h > 16384 || std::uint64_t(w) * std::uint64_t(h) > kMaxJpegPixels ||
+      bytes > (std::uint64_t(256) << 20))
+    return {};
+  const double pixels = double(w) * double(h);
+  const double target = double(bytes) * 0.97;  // room for one comment segment and the estimate's error
+  const std::uint64_t key = mix64(seed ^ (index + 1) * kSplitmixGolden ^ 0x434F4DULL);
+  // The quality stays at gen's unless the noise alone cannot bring the image within `bytes`: an
+  // original denser in pixels than gen's smooth gradient at quality 95 (a small file of a large image).
+  for (const int quality : {kDefaultJpegQuality, 85, 75, 50, 25, 10, 1}) {
+    const JpegDensity& density = JpegDensity::of(quality);
+    // Far above the size even without noise (the curve's image is smaller, its headers a larger
+    // share): not encoded, a large image costing seconds at each quality.
+    if (density.least() * pixels > 2 * double(bytes)) continue;
+    int noise = density.noise_for(target / pixels);
+    std::vector<std::uint8_t> jpeg = encode_noise_jpeg(seed, index, w, h, quality, noise);
+    if (jpeg.size() + 4 > bytes && jpeg.size() != bytes && noise > 0) {
+      // This image's headers and content take more than the curve says: one correction, then none.
+      noise = density.noise_for(density.at(noise) * target / double(jpeg.size()));
+      jpeg = encode_noise_jpeg(seed, index, w, h, quality, noise);
+      if (jpeg.size() + 4 > bytes && jpeg.size() != bytes)
+        jpeg = encode_noise_jpeg(seed, index, w, h, quality, 0);
+    }
+    if (jpeg.size() == bytes) return jpeg;
+    if (jpeg.size() + 4 <= bytes) {
+      pad_jpeg_with_comments(jpeg, bytes - jpeg.size(), key);
+      return jpeg;
+    }
+  }
+  return {};
+}
+
+std::optional<JpegDimensions> read_jpeg_dimensions(int fd) {
+  constexpr std::size_t kFirst = 4 << 10, kMost = 4 << 20;
+  std::vector<unsigned char> head;
+  for (std::size_t want = kFirst; want <= kMost; want *= 4) {
+    const std::size_t had = head.size();
+    head.resize(want);
+    std::size_t got = had;
+    while (got < want) {
+      const ssize_t n = ::pread(fd, head.data() + got, want - got, off_t(got));
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) return std::nullopt;
+      if (n == 0) break;
+      got += std::size_t(n);
+    }
+    head.resize(got);
+    if (!looks_like_jpeg(std::as_bytes(std::span(head)))) return std::nullopt;
+    tjhandle handle = tjInitDecompress();
+    if (!handle) return std::nullopt;
+    int w = 0, h = 0, subsamp = 0, colorspace = 0;
+    const int rc = tjDecompressHeader3(handle, head.data(), head.size(), &w, &h, &subsamp, &colorspace);
+    tjDestroy(handle);  // a fresh handle each try: one left inside a header it failed on is not reused
+    if (rc == 0 && w > 0 && h > 0) return JpegDimensions{w, h};
+    if (got < want) return std::nullopt;  // the whole file read: its header does not parse
+  }
+  return std::nullopt;
 }
 
 bool looks_like_jpeg(std::span<const std::byte> data) {

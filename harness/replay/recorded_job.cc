@@ -73,6 +73,7 @@ struct TraceParts {
   std::unordered_map<std::string, std::uint32_t> by_path;
   std::vector<std::string> paths;
   std::vector<std::uint64_t> sizes;
+  std::vector<std::pair<int, int>> dims;  // a JPEG's width and height, per path
   std::vector<PendingRead> pending;
   std::map<BatchKey, TrainerSide> trainer;
   std::map<BatchKey, FetchSide> fetches;
@@ -102,7 +103,8 @@ TraceParts collect_trace(const std::string& path, const std::function<void(const
   };
   visit.open = [&](const TraceOpen& o) {
     auto [it, added] = by_path.try_emplace(o.path, std::uint32_t(paths.size()));
-    if (added) paths.push_back(o.path), sizes.push_back(o.size);
+    if (added) paths.push_back(o.path), sizes.push_back(o.size), t.dims.emplace_back(o.width, o.height);
+    else if (o.width > 0) t.dims[it->second] = {o.width, o.height};  // the latest open's header
     opened[{o.pid, o.file}] = it->second;
   };
   visit.read = [&](const TraceRead& r) {
@@ -206,7 +208,7 @@ void add_batch(const TraceParts& parts, std::int64_t pass, std::int64_t index, R
     if (a.file_index[r->file] == UINT32_MAX) {
       a.file_index[r->file] = std::uint32_t(a.used.size());
       a.used.push_back(paths[r->file]);
-      job.files.push_back({"", sizes[r->file]});
+      job.files.push_back({"", sizes[r->file], parts.dims[r->file].first, parts.dims[r->file].second});
     }
     const std::uint32_t f = a.file_index[r->file];
     // A sample: one file's consecutive reads within the batch.

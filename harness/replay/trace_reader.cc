@@ -33,6 +33,8 @@ constexpr std::int64_t kMaxIndex = std::int64_t{INT32_MAX};
 // and its offset and a file's size, whose sums stay within 63 bits.
 constexpr std::int64_t kMaxReadBytes = std::int64_t{UINT32_MAX};
 constexpr std::int64_t kMaxOffset = std::int64_t{1} << 62;
+// A JPEG's side as its frame header holds it (16 bits).
+constexpr std::int64_t kMaxJpegSide = 65535;
 
 // One event or the header, checked field by field; each message names its JSON pointer.
 class Fields {
@@ -197,6 +199,10 @@ void dispatch(const json& e, const std::string& where, std::size_t index, const 
       a.fail("path", "an absolute path", a.at("path"));
     }
     o.size = std::uint64_t(a.integer("size", 0, kMaxOffset));
+    if (a.has("width") || a.has("height")) {  // both or neither: a JPEG's (a frame's at most 65535 a side)
+      o.width = int(a.integer("width", 1, kMaxJpegSide));
+      o.height = int(a.integer("height", 1, kMaxJpegSide));
+    }
     visit.open(o);
   } else if (cat == "read") {
     if (!visit.read) return;

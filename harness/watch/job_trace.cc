@@ -1,6 +1,8 @@
 // A watched job's trace in Chrome's trace-event format (see job_trace.h).
 #include "feedbench/watch/job_trace.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -8,11 +10,14 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <unordered_map>
 
 #include <nlohmann/json.hpp>
 
 #include "feedbench/base/error.h"
 #include "feedbench/base/file_system.h"
+#include "feedbench/base/open_beneath.h"
+#include "feedbench/dataset/jpeg.h"
 #include "feedbench/results/recorded_variables.h"
 #include "feedbench/watch/read_log.h"
 
@@ -174,6 +179,43 @@ std::vector<std::string> relative_command(const std::vector<std::string>& comman
   }
   return out;
 }
+
+// The dimensions of each JPEG the job read, read from its header once the job is gone (the job
+// is never slowed by it), once a path. The recorder's paths are the kernel's, with no symbolic
+// link on the way: each is opened beneath "/" following none, so a link the job left where it
+// read a file is not followed elsewhere; O_NONBLOCK, so a FIFO left there does not hold watch.
+// A file gone, unreadable, not regular or not a JPEG has no dimensions, and is no failure.
+class JpegHeaders {
+ public:
+  JpegHeaders() : root_(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC)) {}
+  ~JpegHeaders() {
+    if (root_ >= 0) ::close(root_);
+  }
+  JpegHeaders(const JpegHeaders&) = delete;
+  JpegHeaders& operator=(const JpegHeaders&) = delete;
+
+  // RETURNS: the dimensions of the JPEG at the absolute `path`, or nullopt.
+  std::optional<JpegDimensions> of(const std::string& path) {
+    const auto [it, added] = known_.try_emplace(path);
+    if (added) it->second = read(path);
+    return it->second;
+  }
+
+ private:
+  std::optional<JpegDimensions> read(const std::string& path) const {
+    if (root_ < 0 || path.size() < 2 || path.front() != '/') return std::nullopt;
+    const int fd = open_beneath(root_, path.substr(1), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0) return std::nullopt;
+    struct stat st {};
+    std::optional<JpegDimensions> dims;
+    if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) dims = read_jpeg_dimensions(fd);
+    ::close(fd);
+    return dims;
+  }
+
+  int root_;
+  std::unordered_map<std::string, std::optional<JpegDimensions>> known_;
+};
 
 // The workers' fetches by thread, to place each read in the fetch (and so the batch) it fell in.
 class FetchIndex {
@@ -364,6 +406,7 @@ JobTraceCounts write_job_trace(const std::string& path, const JobLog& log, const
   // the data folder too.
   std::set<std::uint64_t> code;
   FileNumbers numbers;
+  JpegHeaders headers;
   ReadLogVisitor visit;
   visit.open = [&](const OpenRecord& o) {
     const std::uint64_t file = numbers.of(o.image, o.serial);
@@ -374,6 +417,12 @@ JobTraceCounts write_job_trace(const std::string& path, const JobLog& log, const
     }
     ++w.counts.opens;
     const std::string shown_path = options.relative_paths ? o.path.substr(root.size() + 1) : o.path;
+    json args = {{"file", file}, {"path", encode_trace_path(shown_path)}, {"size", o.size}};
+    if (const auto dims = headers.of(o.path)) {
+      args["width"] = dims->width;
+      args["height"] = dims->height;
+      ++w.counts.jpeg_dimensions;
+    }
     w.event({{"name", "open"},
              {"cat", "open"},
              {"ph", "i"},
@@ -381,7 +430,7 @@ JobTraceCounts write_job_trace(const std::string& path, const JobLog& log, const
              {"ts", w.us(o.open_ns)},
              {"pid", o.pid},
              {"tid", o.pid},
-             {"args", {{"file", file}, {"path", encode_trace_path(shown_path)}, {"size", o.size}}}});
+             {"args", std::move(args)}});
   };
   visit.read = [&](const ReadRecord& r) {
     const std::uint64_t file = numbers.of(r.image, r.serial);

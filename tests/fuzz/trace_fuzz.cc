@@ -22,7 +22,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     sum += std::uint64_t(b.batch), ++batch_events;
   };
   visit.fetch = [&](const feedbench::TraceFetch& f) { sum += std::uint64_t(f.samples); };
-  visit.open = [&](const feedbench::TraceOpen& o) { sum += o.path.size() + o.size; };
+  visit.open = [&](const feedbench::TraceOpen& o) {
+    // A JPEG's dimensions: both or neither, each within a frame header's 16 bits.
+    if (o.width < 0 || o.height < 0 || o.width > 65535 || o.height > 65535 ||
+        (o.width == 0) != (o.height == 0))
+      __builtin_trap();
+    sum += o.path.size() + o.size + std::uint64_t(o.width) * std::uint64_t(o.height);
+  };
   visit.read = [&](const feedbench::TraceRead& r) {
     if (!index_in_bounds(r.pass) || !index_in_bounds(r.batch) || r.bytes > UINT32_MAX ||
         r.offset > (std::uint64_t{1} << 62))

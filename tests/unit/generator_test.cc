@@ -233,6 +233,41 @@ TEST(GeneratorTest, ListedFilesAreWrittenAtTheirPathsAndSizesJpegsAsImages) {
   EXPECT_EQ(record["generated"]["images"]["jpeg"], 2);
 }
 
+// A listed JPEG with its original's dimensions is made at them and its size; one whose size no
+// image of them fits is made at dimensions from its size, counted, and gen does not fail.
+TEST(GeneratorTest, ListedJpegsAreMadeAtTheirOriginalsDimensions) {
+  TempDir dir;
+  const GenOptions o = listed(dir / "d",
+                              {{"a.jpg", 110'000, 500, 375},
+                               {"b.jpg", 60'000, 1024, 768},
+                               {"c.jpg", 2'000, 4000, 3000},
+                               {"d.jpg", 20'000}},
+                              {});
+  const GenSummary s = generate_dataset(o);
+  EXPECT_EQ(s.images, 4u);
+  EXPECT_EQ(s.images_at_dimensions, 2u);
+  EXPECT_EQ(s.images_off_dimensions, 1u);  // c.jpg: 12 M pixels in 2,000 bytes
+  const auto t = tree(o.out);
+  JpegDecoder decoder;
+  const auto dims = [&](const std::string& name) {
+    const std::string& data = t.at(name);
+    const DecodedImage img =
+        decoder.decode({reinterpret_cast<const std::byte*>(data.data()), data.size()}, 0, name);
+    EXPECT_TRUE(img.corrupt.empty()) << name;
+    return std::to_string(img.width) + "x" + std::to_string(img.height);
+  };
+  EXPECT_EQ(dims("a.jpg"), "500x375");
+  EXPECT_EQ(dims("b.jpg"), "1024x768");
+  EXPECT_NE(dims("c.jpg"), "4000x3000");
+  EXPECT_EQ(t.at("a.jpg").size(), 110'000u);
+  EXPECT_EQ(t.at("b.jpg").size(), 60'000u);
+  EXPECT_EQ(t.at("c.jpg").size(), 2'000u);
+  EXPECT_EQ(t.at("d.jpg").size(), 20'000u);
+  const auto record = nlohmann::json::parse(read_file(dir / (std::string("d/") + kGenRecordName)));
+  EXPECT_EQ(record["generated"]["images"]["at_original_dimensions"], 2);
+  EXPECT_EQ(record["generated"]["images"]["not_at_original_dimensions"], 1);
+}
+
 TEST(GeneratorTest, ListedPathsOutsideTheFolderOrThroughALinkAreRefused) {
   TempDir dir;
   for (const char* bad : {"../escape.bin", "/etc/passwd", "a/../../x", "a//b"}) {

@@ -3,11 +3,14 @@
 // not a JPEG, reports a corrupt one as corrupt and refuses one that declares too many pixels.
 #include "feedbench/dataset/jpeg.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <turbojpeg.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -137,6 +140,54 @@ TEST(JpegTest, ExactImagesHaveTheSizeToTheByteAndDecodeWhole) {
   }
   // Below the smallest image with its headers: none.
   EXPECT_TRUE(make_exact_jpeg(5, 0, 100).empty());
+}
+
+// gen --like TRACE's stand-in at the original's dimensions and size: exact to the byte and to
+// the pixel, decoding whole, at a lower quality where quality 95 cannot fit the size (a small
+// file of many pixels); none where even quality 1 without noise cannot, or the sides are out of range.
+TEST(JpegTest, ExactImagesAtGivenDimensionsHaveBothTheSizeAndTheDimensions) {
+  JpegDecoder decoder;
+  struct Case {
+    int w, h;
+    std::uint64_t bytes;
+  };
+  for (const Case c :
+       {Case{500, 375, 110'000}, Case{500, 375, 300'001}, Case{640, 480, 25'000}, Case{32, 24, 5'000}}) {
+    const auto jpeg = make_exact_jpeg_at(7, 3, c.bytes, {c.w, c.h});
+    const std::string name = std::to_string(c.w) + "x" + std::to_string(c.h) + "_" + std::to_string(c.bytes);
+    ASSERT_EQ(jpeg.size(), c.bytes) << name;
+    const std::string data(jpeg.begin(), jpeg.end());
+    const DecodedImage img = decoder.decode(bytes_of(data), 0, name);
+    EXPECT_TRUE(img.corrupt.empty()) << name << ": " << img.corrupt;
+    EXPECT_EQ(img.width, c.w) << name;
+    EXPECT_EQ(img.height, c.h) << name;
+    EXPECT_EQ(make_exact_jpeg_at(7, 3, c.bytes, {c.w, c.h}), jpeg) << name;
+  }
+  EXPECT_TRUE(make_exact_jpeg_at(7, 3, 900, {4000, 3000}).empty());  // no image of 12 M pixels in 900 bytes
+  EXPECT_TRUE(make_exact_jpeg_at(7, 3, 50'000, {4, 300}).empty());
+  EXPECT_TRUE(make_exact_jpeg_at(7, 3, 50'000, {20'000, 300}).empty());
+}
+
+// watch's header read: a JPEG's dimensions from its first bytes, even past 64 KiB of comments
+// before its frame; none for a file that is not a JPEG, is empty, or whose header is cut short.
+TEST(JpegTest, ReadsTheDimensionsFromTheHeaderOnlyAndNoneOfANonJpeg) {
+  TempDir dir;
+  const auto dims_of = [&](const std::string& name, const std::string& content) {
+    testing::write_file(dir / name, content);
+    const int fd = ::open((dir / name).c_str(), O_RDONLY | O_CLOEXEC);
+    EXPECT_GE(fd, 0) << name;
+    const std::optional<JpegDimensions> d = read_jpeg_dimensions(fd);
+    ::close(fd);
+    return d ? std::to_string(d->width) + "x" + std::to_string(d->height) : std::string("none");
+  };
+  const auto plain = encode_noise_jpeg(1, 2, 120, 90);
+  EXPECT_EQ(dims_of("plain.jpg", std::string(plain.begin(), plain.end())), "120x90");
+  auto padded = encode_noise_jpeg(1, 2, 64, 200);
+  pad_jpeg_with_comments(padded, 300'000, 9);  // the frame 300 kB in: read in growing steps
+  EXPECT_EQ(dims_of("padded.jpg", std::string(padded.begin(), padded.end())), "64x200");
+  EXPECT_EQ(dims_of("text.jpg", "not an image at all"), "none");
+  EXPECT_EQ(dims_of("empty.jpg", ""), "none");
+  EXPECT_EQ(dims_of("cut.jpg", std::string(padded.begin(), padded.begin() + 70'000)), "none");
 }
 
 TEST(JpegTest, CommentPaddingIsExactKeepsTheJfifHeaderFirstAndDecodes) {

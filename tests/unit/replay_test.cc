@@ -249,6 +249,39 @@ std::string with(std::string text, const std::string& from, const std::string& t
   return at == std::string::npos ? text : text.replace(at, from.size(), to);
 }
 
+// An open may carry a JPEG's dimensions (watch reads them from its header after the job): the
+// job's file has them; a trace without them (written before them) reads as before, 0 × 0; a
+// bad one, or one side alone, is refused naming the field.
+TEST(ReplayTraceTest, CarriesEachJpegsDimensionsAndRefusesBadOnesByTheirField) {
+  const std::string a = R"("path": "/data/set/x/a.bin", "size": 100)";
+  const RecordedJob job = job_of(with(small_trace(2), a, a + R"(, "width": 640, "height": 480)"));
+  ASSERT_EQ(job.files.size(), 3u);
+  EXPECT_EQ(job.files[0].path, "x/a.bin");
+  EXPECT_EQ(job.files[0].width, 640);
+  EXPECT_EQ(job.files[0].height, 480);
+  EXPECT_EQ(job.files[1].width, 0);  // b.bin: none carried
+  EXPECT_EQ(job.files[1].height, 0);
+  const RecordedJob old = job_of(small_trace(1));
+  for (const RecordedFile& f : old.files) EXPECT_EQ(f.width + f.height, 0) << f.path;
+
+  const auto error = [&](const std::string& dims) {
+    return input_error_of([&] { job_of(with(small_trace(2), a, a + dims)); });
+  };
+  EXPECT_NE(error(R"(, "width": 0, "height": 480)")
+                .find("t.json: /traceEvents/8/args/width: expected an integer of at least 1 and at most "
+                      "65535, got 0"),
+            std::string::npos)
+      << error(R"(, "width": 0, "height": 480)");
+  EXPECT_NE(
+      error(R"(, "width": 640, "height": "480")").find("/traceEvents/8/args/height: expected an integer"),
+      std::string::npos);
+  EXPECT_NE(error(R"(, "width": 640, "height": 65536)").find("/args/height: expected an integer"),
+            std::string::npos);
+  EXPECT_NE(error(R"(, "width": 640)").find("/traceEvents/8/args/height: expected a value, got \"nothing\""),
+            std::string::npos)
+      << error(R"(, "width": 640)");
+}
+
 TEST(RecordedJobTest, CarriesTheCpuSpentOutsideFetchesIntoTheReplay) {
   // The trainer took batch 0 on 0.2 ms of CPU and stepped on 1 ms; worker 0 started on 40 ms of
   // CPU and spent 0.3 ms handing batch 0 over, worker 1 on 20 ms and none.

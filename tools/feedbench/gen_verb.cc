@@ -287,7 +287,7 @@ GenListing listing_of(const RecordedJob& job, const std::string& trace) {
   std::set<std::string> dirs, holding;
   std::uint64_t bytes = 0, jpegs = 0;
   for (const RecordedFile& f : job.files) {
-    l.files.push_back({f.path, f.size});
+    l.files.push_back({f.path, f.size, f.width, f.height});
     bytes += f.size;
     jpegs += listed_as_jpeg(f.path) ? 1 : 0;
     const auto slash = f.path.find_last_of('/');
@@ -362,6 +362,14 @@ int gen_like_trace(GenOptions o, const std::string& trace) {
   if (s.images > 0)
     std::printf("; %llu real JPEGs, %s pixels an image on average", static_cast<unsigned long long>(s.images),
                 format_count(double(s.pixels) / double(s.images)).c_str());
+  if (s.images_at_dimensions + s.images_off_dimensions > 0)
+    std::printf("; %llu at their original's dimensions",
+                static_cast<unsigned long long>(s.images_at_dimensions));
+  if (s.images_off_dimensions > 0)
+    std::printf(
+        "; %llu too small for an image of their original's dimensions even at quality 1, made at "
+        "dimensions from their size",
+        static_cast<unsigned long long>(s.images_off_dimensions));
   if (s.images_as_bytes > 0)
     std::printf("; %llu named as JPEGs too small for one, written as bytes",
                 static_cast<unsigned long long>(s.images_as_bytes));

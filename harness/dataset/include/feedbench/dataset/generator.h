@@ -43,10 +43,14 @@ inline constexpr std::uint64_t kDefaultMaxGenFiles = 10'000'000;
 
 // The files of a kListed data set: gen --like TRACE lists every file the traced job read, at its
 // path under the job's data folder and its size. A file named *.jpg or *.jpeg (any case) is
-// written as a real JPEG of exactly its size (make_exact_jpeg), the rest as pseudo-random bytes.
+// written as a real JPEG of exactly its size, at the original's dimensions where the listing has
+// them (make_exact_jpeg_at, else make_exact_jpeg), the rest as pseudo-random bytes.
 struct ListedFile {
   std::string path;  // relative to the written root; beneath it (open_beneath.h's rules)
   std::uint64_t size = 0;
+  // The original JPEG's dimensions (0 × 0: not known): its stand-in is made at them
+  // (make_exact_jpeg_at), at dimensions from its size only where no image of them fits its size.
+  int width = 0, height = 0;
 };
 struct GenListing {
   std::vector<std::string> dirs;  // every folder to create, parents first (the root not listed)
@@ -101,6 +105,9 @@ struct GenSummary {
   std::uint64_t images = 0;   // kJpeg, kListed: files written as JPEG images
   // kListed: files named as JPEGs too small for one (under a few hundred bytes), written as bytes
   std::uint64_t images_as_bytes = 0;
+  // kListed: images whose original's dimensions were listed, made at them; and those no image of
+  // those dimensions fits the size of (even at quality 1), made at dimensions from their size
+  std::uint64_t images_at_dimensions = 0, images_off_dimensions = 0;
 };
 
 // The most pixels --jpeg-pixels takes, and the least bytes a pixel --bytes-per-pixel does (an

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -75,6 +76,26 @@ void pad_jpeg_with_comments(std::vector<std::uint8_t>& jpeg, std::uint64_t gap, 
 // Deterministic in (seed, index, bytes, style).
 std::vector<std::uint8_t> make_exact_jpeg(std::uint64_t seed, std::uint64_t index, std::uint64_t bytes,
                                           const JpegStyle& style = {});
+
+// A JPEG's dimensions as its header (its frame, SOFn) declares them.
+struct JpegDimensions {
+  int width = 0, height = 0;
+};
+
+// RETURNS: a JPEG of exactly `bytes` bytes whose header declares `dims` (gen --like TRACE: a
+// stand-in that decodes what the original did): gen's image at those dimensions, its noise
+// chosen so that it takes somewhat fewer bytes (at quality 95, or lower until it fits), padded
+// with comment segments as make_exact_jpeg's. Empty when no image of those dimensions fits in
+// `bytes` even at quality 1 without noise, or the dimensions are outside 8..16384 a side or
+// above kMaxJpegPixels. Deterministic in (seed, index, bytes, dims).
+std::vector<std::uint8_t> make_exact_jpeg_at(std::uint64_t seed, std::uint64_t index, std::uint64_t bytes,
+                                             JpegDimensions dims);
+
+// RETURNS: the dimensions the JPEG open at `fd` (a regular file) declares, read with
+// libjpeg-turbo's header read from its first bytes only (4 KiB, then more while its header runs
+// on, up to 4 MiB); nullopt when it does not start as a JPEG does, its header does not parse, or
+// a read fails. Never throws for the file's content.
+std::optional<JpegDimensions> read_jpeg_dimensions(int fd);
 
 // RETURNS: width × height as the header of `jpeg` (one make_sized_jpeg wrote) declares them.
 // Throws RunError when it has none.

@@ -50,6 +50,7 @@ struct RecordedPass {
 struct RecordedFile {
   std::string path;  // relative to RecordedJob::data_root
   std::uint64_t size = 0;
+  int width = 0, height = 0;  // a JPEG's, as the trace carries them; 0 × 0: none
 };
 
 struct RecordedJob {

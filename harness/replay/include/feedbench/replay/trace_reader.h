@@ -57,6 +57,9 @@ struct TraceOpen {
   std::uint64_t file = 0, size = 0;
   std::string path;  // its bytes (decoded from version 2's %XX); absolute, or beneath the data folder
   double ts_us = 0;
+  // A JPEG's dimensions as watch read them from its header (args width and height, both or
+  // neither); 0 × 0 where the trace carries none (not a JPEG, or a trace written before them).
+  int width = 0, height = 0;
 };
 
 // cat "read": one read call of (pid, file) (pass and batch -1 outside every fetch).

@@ -7,7 +7,8 @@
 //   cat "batch": the trainer's "wait" (ask to got) and "step" (got to the next ask) per batch,
 //                args {pass, batch}
 //   cat "fetch": a worker building a batch, args {pass, batch, worker, samples, cpu_ms}
-//   cat "open":  a file opened to read (an instant), args {file, path, size}; path in
+//   cat "open":  a file opened to read (an instant), args {file, path, size}, and {width, height}
+//                where the file is a JPEG (its header, read after the job exited); path in
 //                encode_trace_path's form, absolute or (otherData.paths "relative") under the
 //                job's data folder
 //   cat "read":  one read call, args {file, offset, bytes, pass, batch} (pass and batch null when
@@ -41,7 +42,8 @@ std::optional<std::string> decode_trace_path(std::string_view text);
 
 struct JobTraceCounts {
   std::uint64_t events = 0, reads = 0, reads_in_batches = 0, opens = 0;
-  std::string data_root;  // with relative paths: the folder they are relative to
+  std::uint64_t jpeg_dimensions = 0;  // opens carrying a JPEG's width and height
+  std::string data_root;              // with relative paths: the folder they are relative to
 };
 
 struct JobTraceOptions {
@@ -53,9 +55,10 @@ struct JobTraceOptions {
   std::vector<std::string> redact;  // watch --redact: withheld in the command (withhold_in_command)
 };
 // Writes the trace of `log` and the read recorder's files under `records_dir` (read_log.h) to
-// `path` through a temporary name, streaming the reads (memory bounded by the log, not the
-// reads). `origin_ns`: the job's start; `name`: the job's (watch --name), which a replay's
-// entry carries. The command's credentials are withheld (withhold_in_command, with this
+// `path` through a temporary name, each JPEG's open with the dimensions its header declares once
+// the job is gone (read_jpeg_dimensions; no dimensions for a file gone or not a JPEG), streaming the reads
+// (memory bounded by the log, not the reads). `origin_ns`: the job's start; `name`: the job's (watch --name),
+// which a replay's entry carries. The command's credentials are withheld (withhold_in_command, with this
 // process's environment). RETURNS: what it wrote. Throws RunError when it cannot write,
 // InputError for a malformed record or, with relative paths, a job whose batches read no file
 // or files of no common folder below '/' (nothing written).
