@@ -22,9 +22,13 @@ expect_exit() {
   fi
 }
 
-# expect_in FILE TEXT: fails unless FILE contains TEXT (fixed string).
+# expect_in FILE TEXT: fails unless FILE contains TEXT (fixed string), also where the console
+# wrapped it at 120 columns (a line broken at a space, continued on an indented line).
 expect_in() {
-  grep -qF -- "$2" "$1" || { echo "--- $1"; cat "$1"; fail "expected '$2' in $1"; }
+  grep -qF -- "$2" "$1" && return 0
+  python3 -c 'import re, sys; t = open(sys.argv[1], errors="replace").read()
+sys.exit(0 if sys.argv[2] in re.sub(r"\n +", " ", t) else 1)' "$1" "$2" && return 0
+  echo "--- $1"; cat "$1"; fail "expected '$2' in $1"
 }
 
 # tree_digest DIR: one line per file (path, size, sha256), to prove a tree did not change.
