@@ -33,8 +33,11 @@ grep -Eq '^  128KiB cold source +[0-9.]+ [KMG]i?B/s +[0-9.]+% +[0-9.]+k? +[0-9.]
 cases=$(grep -cE ' (ok|[0-9]+ excluded|skipped)$' "$WORK/out")
 [ "$cases" = 53 ] || { cat "$WORK/out"; fail "expected 53 case lines, got $cases"; }
 if sed '/^Summary$/q' "$WORK/out" | grep 'file_read/pattern:'; then fail "a full case name in the table"; fi
-# The summary answers first; the result file keeps the full names.
-grep -A1 '^Summary$' "$WORK/out" | grep -q '^  source: reads at best ' || { cat "$WORK/out"; fail "the summary does not open with the answers"; }
+# The summary opens with the answers' table, then its sentences; the result file keeps the full names.
+grep -A1 '^Summary$' "$WORK/out" | grep -Eq '^  path +state +accelerators fed +limit +rate$' ||
+  { cat "$WORK/out"; fail "the summary does not open with the answers' table"; }
+grep -Eq '^  source +cold +- +- +[0-9.]+ [KMG]i?B/s read$' "$WORK/out" || { cat "$WORK/out"; fail "no cold source row"; }
+grep -q '^  source: reads at best ' "$WORK/out" || { cat "$WORK/out"; fail "no answer for the source"; }
 expect_in "$WORK/out" "  does the cache help? cold: "
 python3 -c "
 import json

@@ -26,9 +26,14 @@ expect_exit() {
 # wrapped it at 120 columns (a line broken at a space, continued on an indented line).
 expect_in() {
   grep -qF -- "$2" "$1" && return 0
-  python3 -c 'import re, sys; t = open(sys.argv[1], errors="replace").read()
-sys.exit(0 if sys.argv[2] in re.sub(r"\n +", " ", t) else 1)' "$1" "$2" && return 0
+  unwrapped "$1" | grep -qF -- "$2" && return 0
   echo "--- $1"; cat "$1"; fail "expected '$2' in $1"
+}
+
+# unwrapped FILE: FILE with each line the console wrapped at 120 columns joined again (a line
+# broken at a space goes on, indented, on the next), for a grep of one sentence.
+unwrapped() {
+  python3 -c 'import re, sys; sys.stdout.write(re.sub(r"\n +", " ", open(sys.argv[1], errors="replace").read()))' "$1"
 }
 
 # tree_digest DIR: one line per file (path, size, sha256), to prove a tree did not change.

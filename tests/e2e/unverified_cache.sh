@@ -64,9 +64,9 @@ for text in "$WORK/console" "$WORK/r.md"; do
     { cat "$text"; fail "no qualified source vs cache line in $text"; }
   grep -E "^  does the cache help\? warm: .* $qe\$" "$text" >/dev/null ||
     { cat "$text"; fail "no qualified cache answer in $text"; }
-  grep -E "^    loader/.*/path:cache: .*AU .* $qe\$" "$text" >/dev/null ||
+  grep -E "^    workers:[0-9]+: AU [0-9.]+% .* $qe( |\$)" "$text" >/dev/null ||
     { cat "$text"; fail "no qualified loader verdict on the cache in $text"; }
-  grep -E "^  minimum workers: .* in loader/.*/path:cache.* $qe\$" "$text" >/dev/null ||
+  grep -E "^  minimum workers: .* in loader.* $qe\$" "$text" >/dev/null ||
     { cat "$text"; fail "no qualified minimum workers line on the cache in $text"; }
   # The source's lines stay as they were.
   grep -E "^  source: .*\(cache unverified\)" "$text" >/dev/null && fail "a source line qualified in $text"

@@ -64,7 +64,7 @@ before=$(sums)
 expect_exit 2 "$FEEDBENCH" watch --out "$WORK/train.py" -- bash -c "$PY $WORK/train.py"
 expect_in "$WORK/err" "--out $WORK/train.py: refused, it would overwrite what the job read"
 expect_in "$WORK/out" "trained"
-kept=$(grep -o 'written to [^ ]* instead' "$WORK/err" | cut -d' ' -f3)
+kept=$(unwrapped "$WORK/err" | grep -o 'written to [^ ]* instead' | cut -d' ' -f3)
 [ -n "$kept" ] && $PY -c "import json,sys; json.load(open(sys.argv[1]))" "$kept" || fail "the refused result not kept"
 expect_exit 2 "$FEEDBENCH" watch --trace "$WORK/data/file_000.bin" -- sh -c "cat $WORK/data/file_000.bin >/dev/null"
 expect_in "$WORK/err" "--trace $WORK/data/file_000.bin: refused, it would overwrite what the job read"
