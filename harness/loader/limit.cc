@@ -121,6 +121,16 @@ LoaderLimit loader_limit(const SupplyFigures& f) {
         "limit: the job's own waits, " + percent(f.transform_idle_s / worker_s) + " of the workers' time";
     return l;
   }
+  if (f.charged_share >= 0.5) {
+    // The batches were ready: most of the wait is the framework's own next() on them.
+    l.by = "handover";
+    l.text = "limit: the hand-over — " + percent(f.charged_share) +
+             " of the wait is the framework's own cost of taking ready batches (per batch and per tensor "
+             "handed over), not the supply: fewer tensors a batch (stacked, not a list) or fewer, larger "
+             "batches; then storage: " +
+             source_clause(l, f, "the device");
+    return l;
+  }
   l.by = "storage";
   l.line = !l.memory_share ? "limit: storage"
            : *l.memory_share >= 0.995

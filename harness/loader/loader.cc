@@ -33,11 +33,25 @@ LoaderSim::LoaderSim(const LoaderOptions& options, const SampleSource& source)
        "node must be one of the nodes (0 <= node < nodes)");
   need(!source.shard_records() || options.skew.kind == Skew::Kind::none,
        "a skewed pattern needs samples read by index; streamed shards (samples tfrecord) are read in order");
-  need(options.next_cost_ns >= 0 && options.next_cost_per_mib_ns >= 0, "next_cost must be 0 or more");
+  need(options.next_cost_ns >= 0 && options.next_cost_per_mib_ns >= 0 && options.next_cost_per_tensor_ns >= 0,
+       "next_cost must be 0 or more");
 }
 
-std::int64_t loader_next_cost_ns(const LoaderOptions& o, std::uint64_t bytes) {
-  return o.next_cost_ns + std::int64_t(double(o.next_cost_per_mib_ns) * double(bytes) / double(1 << 20));
+std::uint64_t loader_batch_tensors(const LoaderOptions& o, std::uint64_t samples) {
+  return o.collate == LoaderOptions::Collate::list ? samples : 1;
+}
+
+std::int64_t loader_next_cost_ns(const LoaderOptions& o, std::uint64_t bytes, std::uint64_t tensors) {
+  return o.next_cost_ns + o.next_cost_per_tensor_ns * std::int64_t(tensors) +
+         std::int64_t(double(o.next_cost_per_mib_ns) * double(bytes) / double(1 << 20));
+}
+
+void loader_apply_framework(LoaderOptions& o, LoaderFramework f) {
+  const bool crosses = f == LoaderFramework::pytorch && o.workers > 0;
+  o.handover = crosses ? LoaderOptions::Handover::process : LoaderOptions::Handover::thread;
+  o.next_cost_ns = crosses ? kPytorchNextPerBatchNs : 0;
+  o.next_cost_per_tensor_ns = crosses ? kPytorchNextPerTensorNs : 0;
+  o.next_cost_per_mib_ns = 0;
 }
 
 LoaderSchedule LoaderSim::schedule() const {
@@ -262,6 +276,7 @@ LoaderCounters& LoaderCounters::operator+=(const LoaderCounters& other) {
   waited_ns += other.waited_ns;
   computed_ns += other.computed_ns;
   stepped_ns += other.stepped_ns;
+  charged_ns += other.charged_ns;
   return *this;
 }
 

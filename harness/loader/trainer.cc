@@ -161,7 +161,11 @@ void Trainer::run_epoch(int epoch, EpochOutcome& out) {
     // job's trainer spent so much of it on the CPU (unpickling).
     const std::int64_t taken = now_ns();
     if (recorded) burn_cpu_ns(recorded->batches[j].take_cpu_ns);
-    if (const std::int64_t cost = loader_next_cost_ns(o_, b.bytes); cost > 0) wait_until_ns(taken + cost);
+    // Across processes the tensors are those that arrived; else those the collate makes.
+    const std::uint64_t tensors =
+        shared.empty() ? loader_batch_tensors(o_, b.samples) : shared.tensors().size();
+    const std::int64_t charged = loader_next_cost_ns(o_, b.bytes, tensors);
+    if (charged > 0) wait_until_ns(taken + charged);
     const std::int64_t t1 = now_ns();
     const std::int64_t recorded_step = recorded ? recorded->batches[j].step_ns : 0;
     const std::int64_t compute_ns =
@@ -181,6 +185,7 @@ void Trainer::run_epoch(int epoch, EpochOutcome& out) {
       out.warmup_read_bytes += b.read;
     } else {
       record_step(out, t0, t1, t2, b);
+      out.charged_ns += charged;
     }
   }
   out.epoch_ns = now_ns() - epoch_start;
@@ -266,7 +271,7 @@ void Trainer::start_workers(const EpochJobs& jobs, BatchQueue& queue, BatchChann
               Batch b = build(jobs, w, j, totals[w], channel != nullptr);
               if (channel) {
                 std::vector<std::span<const std::byte>> samples(held_[w].begin(), held_[w].end());
-                channel->send(j, samples);
+                channel->send(j, samples, o_.collate == LoaderOptions::Collate::list);
               }
               queue.put(j, b);
               // The job's worker put the batch on its queue, whose feeder thread pickled it

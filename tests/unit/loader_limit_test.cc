@@ -55,6 +55,24 @@ TEST(LoaderLimitTest, FedByThePageCacheWhenMemoryServedAFifthOrMore) {
             "read were re-reads); the store alone delivered 23.2 MiB/s");
 }
 
+TEST(LoaderLimitTest, TheHandOverWhenTheFrameworksChargeIsMostOfTheWait) {
+  // The batches were ready: most of the wait was PyTorch's own next() on them (8 tensors a
+  // batch), so storage is not the limit, though the device read what the workers read.
+  SupplyFigures f = round_of(0.80);
+  f.device_bytes = 400 * kMiB;
+  f.charged_share = 0.75;
+  const LoaderLimit l = loader_limit(f);
+  EXPECT_FALSE(l.fed);
+  EXPECT_EQ(l.by, "handover");
+  EXPECT_TRUE(
+      l.text.starts_with("limit: the hand-over — 75% of the wait is the framework's own cost of taking "
+                         "ready batches"))
+      << l.text;
+  EXPECT_NE(l.text.find("then storage: the device delivered 40 MiB/s"), std::string::npos) << l.text;
+  f.charged_share = 0.40;  // a charge beside a supply that falls short: storage still leads
+  EXPECT_EQ(loader_limit(f).by, "storage");
+}
+
 TEST(LoaderLimitTest, CpuBoundWhenTheCoresAreSaturatedAndTheTransformDominates) {
   SupplyFigures f = round_of(0.54);
   f.transform = "decode";

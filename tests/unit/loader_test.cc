@@ -183,6 +183,46 @@ TEST(LoaderTest, TheTrainersNextCostIsWaitedOutOnEveryBatch) {
   EXPECT_THROW(LoaderSim(o, *source), InputError);
 }
 
+TEST(LoaderTest, AFrameworksCostsAreChargedPerBatchAndPerTensor) {
+  LoaderOptions o;
+  o.batch_size = 8;
+  EXPECT_EQ(loader_batch_tensors(o, 8), 1u) << "stacked: one tensor a batch";
+  o.collate = LoaderOptions::Collate::list;
+  EXPECT_EQ(loader_batch_tensors(o, 8), 8u) << "listed: one a sample";
+  EXPECT_EQ(loader_next_cost_ns(o, 1 << 20, 8), 0) << "no framework: a free hand-over";
+
+  loader_apply_framework(o, LoaderFramework::pytorch);
+  EXPECT_EQ(o.handover, LoaderOptions::Handover::process);
+  EXPECT_EQ(loader_next_cost_ns(o, 1 << 20, 8), kPytorchNextPerBatchNs + 8 * kPytorchNextPerTensorNs)
+      << "a list-collated batch of 8 costs 8 hand-overs";
+  EXPECT_EQ(loader_next_cost_ns(o, 1 << 20, 1), kPytorchNextPerBatchNs + kPytorchNextPerTensorNs);
+  EXPECT_GT(kPytorchNextPerTensorNs, 0);
+
+  loader_apply_framework(o, LoaderFramework::none);
+  EXPECT_EQ(o.handover, LoaderOptions::Handover::thread);
+  EXPECT_EQ(loader_next_cost_ns(o, 1 << 20, 8), 0) << "framework none costs nothing";
+
+  o.workers = 0;  // PyTorch's num_workers=0: the batch never leaves the training process
+  loader_apply_framework(o, LoaderFramework::pytorch);
+  EXPECT_EQ(o.handover, LoaderOptions::Handover::thread);
+  EXPECT_EQ(loader_next_cost_ns(o, 1 << 20, 8), 0);
+}
+
+TEST(LoaderTest, AListCollatedBatchOfEightPaysEightTensorsOnThreads) {
+  // Threads hand nothing over, but a framework's per-tensor charge follows the collate: 8
+  // tensors of 1 ms a batch of 8 listed, against 1 stacked, on a source far ahead of the step.
+  auto source = make_delay_source(1000, 4096, 0);
+  LoaderOptions o = options(8, 2, 5 * kMs, 4 + 20);
+  o.next_cost_per_tensor_ns = 1 * kMs;
+  o.collate = LoaderOptions::Collate::list;
+  const LoaderResult listed = LoaderSim(o, *source).run();
+  EXPECT_GE(double(listed.wait_ns.quantile(0.5)), 0.999 * 8 * kMs);
+  o.collate = LoaderOptions::Collate::stack;
+  const LoaderResult stacked = LoaderSim(o, *source).run();
+  EXPECT_GE(double(stacked.wait_ns.quantile(0.5)), 0.999 * 1 * kMs);
+  EXPECT_LT(double(stacked.wait_ns.quantile(0.5)), 4.0 * kMs);
+}
+
 TEST(LoaderTest, TransformCostDominatesWorkerTime) {
   // A fast source with 2 ms of CPU per sample: the workers transform, they do not read.
   FileSet files = fake_files(64, 4096);

@@ -46,10 +46,14 @@ struct SupplyFigures {
   std::optional<double> host_cpu_busy;  // share of the usable cores busy, every process
   double cpu_util = 0;                  // ours alone
   unsigned cores = 1;
+  // Of the trainers' wait for data, the share that was the framework's charge for taking ready
+  // batches (LoaderCounters::charged_ns): PyTorch's own next(), not the supply.
+  double charged_share = 0;
 };
 
 struct LoaderLimit {
-  // "cpu", "storage", "job_waits" (a replayed job's own waits in its fetches) below target;
+  // "cpu", "storage", "job_waits" (a replayed job's own waits in its fetches), "handover" (most
+  // of the wait the framework's own cost of taking ready batches) below target;
   // "page_cache", "storage" when fed; "" when fed and the device's share is not known.
   std::string by;
   bool fed = false;

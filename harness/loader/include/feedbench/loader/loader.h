@@ -288,19 +288,23 @@ struct LoaderOptions {
   // first epoch; throws RunError when it cannot. Unset: the step is a wait on the CPU.
   std::function<std::unique_ptr<DeviceStep>(int trainer)> device_step;
   // How a worker's batch reaches its trainer (harness/loader/handover.h): process, as PyTorch's
-  // worker processes hand it over (collated into shared memory, its descriptor sent, mapped by
-  // the trainer while it waits); thread, as it is (threads of one address space). None with
-  // workers 0 (the trainer builds its batches itself). Thread by default: the process hand-over
-  // moves AU toward PyTorch's by a point or two only (docs/method.md) and costs the memory
-  // calibration its 99%; most of PyTorch's per-batch cost is its trainer's next(): next_cost_ns.
+  // worker processes hand it over (each tensor put in shared memory, its descriptor sent, mapped
+  // by the trainer while it waits for the batch); thread, as it is (threads of one address
+  // space). None with workers 0 (the trainer builds its batches itself). The plan's default is
+  // PyTorch's (loader_apply_framework); a LoaderOptions as constructed is threads, no cost.
   enum class Handover { thread, process };
   Handover handover = Handover::thread;
+  // What a batch hands over: stack, one tensor (default_collate stacks the samples); list, one
+  // tensor per sample (a collate_fn returning the samples' list, as variable-size samples need).
+  enum class Collate { stack, list };
+  Collate collate = Collate::stack;
   // The training process's own cost to take a ready batch (a framework's next(): PyTorch's
-  // unpickling, descriptor fetch and mapping), next_cost_ns per batch plus next_cost_per_mib_ns
-  // per MiB of its samples as read: waited out on the trainer's clock once the batch is taken,
-  // before the step, so it counts as data wait. Measured, not modelled: a real DataLoader pays a
-  // few milliseconds a batch that grow with the host's load (docs/method.md). 0: none.
+  // unpickling, and per tensor the descriptor fetched from the worker and mapped):
+  // next_cost_ns per batch, next_cost_per_tensor_ns per tensor it hands over (Collate) and
+  // next_cost_per_mib_ns per MiB of its samples as read: waited out on the trainer's clock once
+  // the batch is taken, before the step, so it counts as data wait. 0: none.
   std::int64_t next_cost_ns = 0;
+  std::int64_t next_cost_per_tensor_ns = 0;
   std::int64_t next_cost_per_mib_ns = 0;
   // A recorded job's loading (set: a replay): its epochs, batches, workers, prefetch and steps
   // replace epochs, the shuffle, workers, prefetch, step_time and transform (epochs and workers
@@ -310,8 +314,32 @@ struct LoaderOptions {
   std::shared_ptr<const RecordedLoading> recorded;
 };
 
-// RETURNS: the trainer's cost to take a batch of `bytes` (LoaderOptions::next_cost_ns, _per_mib_ns).
-std::int64_t loader_next_cost_ns(const LoaderOptions& o, std::uint64_t bytes);
+// RETURNS: the tensors a batch of `samples` hands over (LoaderOptions::Collate): 1 stacked, one
+// per sample listed.
+std::uint64_t loader_batch_tensors(const LoaderOptions& o, std::uint64_t samples);
+
+// RETURNS: the trainer's cost to take a batch of `bytes` in `tensors` tensors
+// (LoaderOptions::next_cost_ns, _per_tensor_ns, _per_mib_ns).
+std::int64_t loader_next_cost_ns(const LoaderOptions& o, std::uint64_t bytes, std::uint64_t tensors = 1);
+
+// PyTorch's DataLoader's own cost of next() on a ready batch handed over by a worker process,
+// calibrated with tools/compare-pytorch --calibrate (docs/method.md, "The loader against
+// PyTorch's DataLoader"): per batch (unpickling, the next index sent), and per tensor handed
+// over (its descriptor fetched from the worker's resource_sharer thread over a fresh
+// authenticated connection, its storage mapped). The kernel's part of the hand-over the loader
+// does itself (handover process); these are the rest.
+inline constexpr std::int64_t kPytorchNextPerBatchNs = 600'000;
+inline constexpr std::int64_t kPytorchNextPerTensorNs = 500'000;
+
+// The framework whose costs a loader pays (the plan's `framework`): none, a free hand-over;
+// pytorch, PyTorch's DataLoader's.
+enum class LoaderFramework { none, pytorch };
+
+// Sets `o`'s hand-over and next() costs to the framework's: pytorch with workers, handover
+// process and next() costs kPytorchNextPerBatchNs and kPytorchNextPerTensorNs (PyTorch's
+// num_workers=0 loads in the training process: nothing crosses, nothing is charged); none,
+// threads and no cost. REQUIRES: o.workers set.
+void loader_apply_framework(LoaderOptions& o, LoaderFramework f);
 
 // Measured steps per trainer, per epoch, below which a run is not judged.
 inline constexpr std::int64_t kMinMeasuredSteps = 10;
@@ -384,12 +412,16 @@ struct LoaderCounters {
   // Over the measured steps: the trainer's waits for data, its steps' compute, and each step's
   // whole (wait + compute + the loop's own overhead).
   std::int64_t waited_ns = 0, computed_ns = 0, stepped_ns = 0;
+  // Of waited_ns, the framework's charge for taking ready batches (loader_next_cost_ns).
+  std::int64_t charged_ns = 0;
 
   LoaderCounters& operator+=(const LoaderCounters& other);
   // RETURNS: computed / stepped (AU as DLIO defines it), 0 without a step.
   double au_counted() const { return stepped_ns > 0 ? double(computed_ns) / double(stepped_ns) : 0; }
   // RETURNS: waited / stepped, 0 without a step.
   double stall_counted() const { return stepped_ns > 0 ? double(waited_ns) / double(stepped_ns) : 0; }
+  // RETURNS: charged / waited, 0 without a wait.
+  double charged_share() const { return waited_ns > 0 ? double(charged_ns) / double(waited_ns) : 0; }
   // RETURNS: the bytes the workers read, warm-up included.
   std::uint64_t all_read_bytes() const { return read_bytes + warmup_read_bytes; }
 };
