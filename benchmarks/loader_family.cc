@@ -43,8 +43,19 @@ LoaderOptions options_of(const Case& c) {
   o.seed = c.seed;
   if (p.pattern) o.skew = *p.pattern;
   if (p.shuffle_buffer) o.shuffle_buffer = std::size_t(*p.shuffle_buffer);
-  if (p.handover.value_or("thread") == "process") o.handover = LoaderOptions::Handover::process;
-  if (p.next_cost) o.next_cost_ns = p.next_cost->count();
+  if (p.collate.value_or("stack") == "list") o.collate = LoaderOptions::Collate::list;
+  // The framework's costs first (PyTorch's unless set; a calibration measures the harness's own
+  // stall, so it pays none unless asked), then what the case sets explicitly replaces them.
+  const bool calibration = p.samples.kind == SampleFormat::Kind::memory;
+  const bool pytorch = p.framework.value_or(calibration ? "none" : "pytorch") == "pytorch";
+  loader_apply_framework(o, pytorch ? LoaderFramework::pytorch : LoaderFramework::none);
+  if (p.handover)
+    o.handover =
+        *p.handover == "process" ? LoaderOptions::Handover::process : LoaderOptions::Handover::thread;
+  if (p.next_cost) {  // the whole per-batch cost: the framework's per-tensor part is in it
+    o.next_cost_ns = p.next_cost->count();
+    o.next_cost_per_tensor_ns = 0;
+  }
   if (p.next_cost_per_mib) o.next_cost_per_mib_ns = p.next_cost_per_mib->count();
   return o;
 }
@@ -274,12 +285,14 @@ SupplyFigures supply_of(const std::string& transform, const LoaderResult& r, dou
     f.au = e.au, f.stall_fraction = e.stall_fraction, f.wall_s = e.wall_s;
     f.read_bytes = e.all_read_bytes(), f.device_bytes = e.device_bytes, f.resident_bytes = e.resident_bytes;
     f.host_cpu_busy = e.host_cpu_busy, f.cpu_util = e.cpu_util;
+    f.charged_share = e.charged_share();
     if (*only < rereads.size()) f.samples_read = rereads[*only].reads, f.rereads = rereads[*only].rereads;
     return f;
   }
   f.au = r.au, f.stall_fraction = r.stall_fraction, f.device_bytes = r.device_bytes;
   f.resident_bytes = r.resident_bytes;
   f.host_cpu_busy = r.host_cpu_busy, f.cpu_util = r.cpu_util;
+  f.charged_share = r.charged_share();
   for (const EpochFigures& e : r.epochs) f.wall_s += e.wall_s, f.read_bytes += e.all_read_bytes();
   for (const EpochRereads& e : rereads) f.samples_read += e.reads, f.rereads += e.rereads;
   return f;

@@ -156,7 +156,9 @@ const std::vector<FamilySpec>& family_specs() {
         {"handover", "handover", at<&LoaderParameters::handover>, Kind::choice, 0, 0, true},
         {"next_cost", "next", at<&LoaderParameters::next_cost>, Kind::duration, 0, 0, true},
         {"next_cost_per_mib", "next_mib", at<&LoaderParameters::next_cost_per_mib>, Kind::duration, 0, 0,
-         true}}},
+         true},
+        {"framework", "framework", at<&LoaderParameters::framework>, Kind::choice, 0, 0, true},
+        {"collate", "collate", at<&LoaderParameters::collate>, Kind::choice, 0, 0, true}}},
       // A watched job run again (harness/replay): every what-if unset by default, so a faithful
       // replay's name is replay/job:NAME/state:cold/path:source, which diff matches to the
       // watched job/NAME (comparison.h's case_identity).

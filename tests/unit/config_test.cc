@@ -226,6 +226,19 @@ TEST_F(ConfigTest, WrongTypesNameWhatWasExpected) {
             "f.json: /name: expected a name of letters, digits, '.', '_' or '-', got \"bad name\"");
 }
 
+TEST_F(ConfigTest, ALoadersFrameworkAndCollateAreNamedChoices) {
+  // The framework whose costs the loader pays and what its batch hands over: a value of neither
+  // is refused at its pointer, naming the choices (the run exits 2 on it).
+  EXPECT_EQ(
+      error_of(one({{"family", "loader"}, {"framework", "tensorflow"}})),
+      "f.json: /families/0/framework: expected one of \"pytorch\", \"none\", or a non-empty list of them "
+      "(a sweep), got \"tensorflow\"");
+  EXPECT_EQ(error_of(one({{"family", "loader"}, {"collate", {"stack", "pad"}}})),
+            "f.json: /families/0/collate/1: expected one of \"stack\", \"list\", got \"pad\"");
+  EXPECT_EQ(error_of(one({{"family", "loader"}, {"framework", {"pytorch", "none"}}, {"collate", "list"}})),
+            "");
+}
+
 TEST_F(ConfigTest, BadUnitsNameTheValue) {
   EXPECT_EQ(error_of(one({{"family", "file_read"}, {"block_size", "4XB"}})),
             "f.json: /families/0/block_size: expected a size such as 4KiB, 1MiB or 4096 (bytes), or a "

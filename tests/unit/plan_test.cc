@@ -121,14 +121,15 @@ TEST_F(PlanTest, ParamsAreInCanonicalOrderWithResolvedValues) {
   EXPECT_FALSE(lp.pattern.has_value());
   std::vector<std::string> keys2;
   for (const auto& [k, _] : lc.params.items()) keys2.push_back(k);
-  // The optional sampling pattern, TFRecord options, accelerator, overlap, handover and the
-  // trainer's next() cost, unset, are absent (last in canonical order).
+  // The optional sampling pattern, TFRecord options, accelerator, overlap, handover, the
+  // trainer's next() cost, the framework and the collate, unset, are absent (last in canonical
+  // order).
   auto loader_keys = family_parameters("loader");
-  ASSERT_GE(loader_keys.size(), 8u);
-  EXPECT_EQ(std::vector<std::string>(loader_keys.end() - 8, loader_keys.end()),
+  ASSERT_GE(loader_keys.size(), 10u);
+  EXPECT_EQ(std::vector<std::string>(loader_keys.end() - 10, loader_keys.end()),
             (std::vector<std::string>{"pattern", "shuffle_buffer", "verify_crc", "accelerator", "overlap",
-                                      "handover", "next_cost", "next_cost_per_mib"}));
-  EXPECT_EQ(keys2, std::vector<std::string>(loader_keys.begin(), loader_keys.end() - 8));
+                                      "handover", "next_cost", "next_cost_per_mib", "framework", "collate"}));
+  EXPECT_EQ(keys2, std::vector<std::string>(loader_keys.begin(), loader_keys.end() - 10));
 
   // A skewed sampling is named at the end; sequential is not a sampling; defaults.pattern
   // (file_read's read order) does not reach the loader.
@@ -182,6 +183,8 @@ TEST_F(PlanTest, EveryParameterFillsItsTypedField) {
                      {"handover", "process"},
                      {"next_cost", "1100us"},
                      {"next_cost_per_mib", "2ms"},
+                     {"framework", "none"},
+                     {"collate", "list"},
                      {"steps", 7},
                      {"warmup_steps", 3},
                      {"epochs", 2},
@@ -197,6 +200,8 @@ TEST_F(PlanTest, EveryParameterFillsItsTypedField) {
   EXPECT_EQ(lp.handover, "process");
   EXPECT_EQ(lp.next_cost, std::chrono::microseconds(1100));
   EXPECT_EQ(lp.next_cost_per_mib, std::chrono::milliseconds(2));
+  EXPECT_EQ(lp.framework, "none");
+  EXPECT_EQ(lp.collate, "list");
   EXPECT_EQ(lp.steps, 7);
   EXPECT_EQ(lp.warmup_steps, 3);
   EXPECT_EQ(lp.epochs, 2);

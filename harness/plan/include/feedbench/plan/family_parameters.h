@@ -83,9 +83,16 @@ struct LoaderParameters {
   std::optional<bool> verify_crc;          // tfrecord: check each record's CRC (unset: yes)
   std::optional<std::string> accelerator;  // cpu (unset too) or cuda: a real device step
   std::optional<bool> overlap;             // cuda: copy batch k+1 during step k
-  std::optional<std::string> handover;     // thread (unset too) or process (PyTorch's workers)
-  std::optional<std::chrono::nanoseconds> next_cost;          // the trainer's cost of taking a batch
-  std::optional<std::chrono::nanoseconds> next_cost_per_mib;  // ... and per MiB of it
+  // thread or process (PyTorch's workers); unset: the framework's (pytorch: process)
+  std::optional<std::string> handover;
+  // The trainer's cost of taking a batch, whole (the framework's per-batch and per-tensor costs
+  // replaced); unset: the framework's
+  std::optional<std::chrono::nanoseconds> next_cost;
+  std::optional<std::chrono::nanoseconds> next_cost_per_mib;  // ... and per MiB of it (unset: 0)
+  // pytorch or none: whose hand-over and next() costs the loader pays; unset: pytorch (none
+  // for samples memory, the harness's own calibration)
+  std::optional<std::string> framework;
+  std::optional<std::string> collate;  // stack (unset too: one tensor a batch) or list (one a sample)
 };
 
 struct ReplayParameters {
