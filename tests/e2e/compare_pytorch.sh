@@ -24,7 +24,22 @@ fb, pt = au["storage-w4-b32"]
 assert 0.1 < pt < 0.35 and abs(fb - pt) < 0.05, au
 fb, pt = au["fed-w4-b8"]
 assert pt > 0.85 and fb > 0.85, au  # 20 MiB/s wanted of 40 MiB/s: both fed
-# PyTorch's own cost of next() on a ready batch was measured before the round and charged.
+# The loader ran with its defaults (framework pytorch's calibrated costs): nothing measured per round.
 for c in doc["cases"]:
-    assert len(c["next_cost_ms"]) == 1 and 0 < c["next_cost_ms"][0] < 100, c
+    assert c["next_cost_ms"] == [], c
+assert doc["framework"] == [None] and doc["next_cost"] == "default", doc
+PY
+
+# The matrix has a row collated to a list (variable-size files: one tensor a sample).
+"$FEEDBENCH_SOURCE_DIR/tools/compare-pytorch" --list >"$WORK/list"
+expect_in "$WORK/list" "list-w4-b8: 4 workers, batch 8 (collated: list)"
+# The calibration measures next() at 1 and 8 tensors a batch and splits it per batch and tensor.
+"$FEEDBENCH_SOURCE_DIR/tools/compare-pytorch" --calibrate --rounds 1 --case tensors-1-b8 --case tensors-8-b8 \
+  --json "$WORK/cal.json" >"$WORK/cal" 2>&1 || { cat "$WORK/cal"; fail "compare-pytorch --calibrate failed"; }
+expect_in "$WORK/cal" "a tensor handed over"
+python3 - "$WORK/cal.json" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+assert [c["tensors"] for c in doc["calibrate"]] == [1, 8], doc
+assert doc["fit_ms"] is not None and doc["fit_ms"]["per_batch"] + doc["fit_ms"]["per_tensor"] > 0, doc
 PY
