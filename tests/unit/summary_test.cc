@@ -1,5 +1,6 @@
 // The closing summary's answers to the method's questions: where more workers (or a deeper
 // queue) stop paying, and source vs cache / cold vs warm compared case for matched case.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <string>
@@ -9,6 +10,8 @@
 #include "reporters/console_table.h"
 #include "reporters/loader_summary.h"
 #include "reporters/summary.h"
+
+using ::testing::HasSubstr;
 
 namespace feedbench {
 namespace {
@@ -84,8 +87,8 @@ TEST(SummaryTest, WorkerSweepNamesTheKneeAndTheCountsThatAreSlower) {
   EXPECT_NEAR((*sc)["slower_than_best"][1]["slower_by"].get<double>(), 0.22, 1e-9);
   EXPECT_EQ((*sc)["points"].size(), 4u);
   std::string text = format_summary(summary);
-  EXPECT_NE(text.find("sequential 128 KiB psync cold source: best at 2 workers"), std::string::npos) << text;
-  EXPECT_NE(text.find("8 workers is 22% slower"), std::string::npos) << text;
+  EXPECT_THAT(text, HasSubstr("sequential 128 KiB psync cold source: best at 2 workers"));
+  EXPECT_THAT(text, HasSubstr("8 workers is 22% slower"));
 }
 
 TEST(SummaryTest, KneeIsTheSmallestCountWithinFivePercentOfTheBest) {
@@ -104,7 +107,7 @@ TEST(SummaryTest, KneeIsTheSmallestCountWithinFivePercentOfTheBest) {
   EXPECT_EQ((*sc)["knee"], 4);
   EXPECT_TRUE((*sc)["slower_than_best"].empty());
   std::string text = format_summary(summary);
-  EXPECT_NE(text.find("4 workers are within 5% of the best (16 workers)"), std::string::npos) << text;
+  EXPECT_THAT(text, HasSubstr("4 workers are within 5% of the best (16 workers)"));
 }
 
 TEST(SummaryTest, QueueDepthSweepsAreJudgedPerGroupOfOtherwiseEqualCases) {
@@ -133,7 +136,7 @@ TEST(SummaryTest, QueueDepthSweepsAreJudgedPerGroupOfOtherwiseEqualCases) {
   }
   EXPECT_EQ(groups, 2) << summary.dump(2);
   std::string text = format_summary(summary);
-  EXPECT_NE(text.find("queue depth 32 is 25% slower"), std::string::npos) << text;
+  EXPECT_THAT(text, HasSubstr("queue depth 32 is 25% slower"));
 }
 
 TEST(SummaryTest, ASingleCountIsNoSweep) {
@@ -169,9 +172,8 @@ TEST(SummaryTest, SourceVsCacheComparesMatchedCasesOnly) {
   EXPECT_DOUBLE_EQ(cs[0]["cache_bytes_per_second"].get<double>(), 80e6);
   EXPECT_DOUBLE_EQ(cs[0]["ratio"].get<double>(), 4.0);
   std::string text = format_summary(summary);
-  EXPECT_NE(text.find("source vs cache, random 4 KiB psync 1 worker cold: cache path was 4.0× faster"),
-            std::string::npos)
-      << text;
+  EXPECT_THAT(text,
+              HasSubstr("source vs cache, random 4 KiB psync 1 worker cold: cache path was 4.0× faster"));
   EXPECT_EQ(text.find("2.2×"), std::string::npos) << text;  // 2000e6 / 900e6: unmatched bests
 }
 
@@ -209,10 +211,9 @@ TEST(SummaryTest, ColdVsWarmComparesMatchedCasesAndAggregatesMany) {
   EXPECT_EQ(ms["file_read"]["cold_vs_warm_overall"][0]["pairs"], 7);
   EXPECT_NEAR(ms["file_read"]["cold_vs_warm_overall"][0]["geomean_ratio"].get<double>(), 4.0, 1e-9);
   std::string text = format_summary(ms);
-  EXPECT_NE(
-      text.find("cold vs warm, source: warm was 4.0× faster than cold (geometric mean of 7 matched pairs"),
-      std::string::npos)
-      << text;
+  EXPECT_THAT(
+      text,
+      HasSubstr("cold vs warm, source: warm was 4.0× faster than cold (geometric mean of 7 matched pairs"));
 }
 
 // A ratio within a few per cent is not "1.0× slower": it says the paths read the same, and a
@@ -228,7 +229,7 @@ TEST(SummaryTest, NearEqualPairsSayTheSameNotOnePointZeroSlower) {
   const json summary = summarize(doc);
   const std::string text = format_summary(summary);
   EXPECT_EQ(text.find("1.0×"), std::string::npos) << text;
-  EXPECT_NE(text.find("cache path was within 5% of source"), std::string::npos) << text;
+  EXPECT_THAT(text, HasSubstr("cache path was within 5% of source"));
   EXPECT_NE(format_answers(summary["answers"])
                 .find("no difference beyond 10% (the cache path reads 0.97× the "
                       "source's rate)"),
@@ -247,7 +248,7 @@ TEST(SummaryTest, NearEqualPairsSayTheSameNotOnePointZeroSlower) {
   }
   const std::string many_text = format_summary(summarize(many));
   EXPECT_EQ(many_text.find("1.0×"), std::string::npos) << many_text;
-  EXPECT_NE(many_text.find("from within 5% ("), std::string::npos) << many_text;
+  EXPECT_THAT(many_text, HasSubstr("from within 5% ("));
 }
 
 // Cases skipped for one reason say it once, naming what tells the cases apart; the reason
@@ -259,13 +260,12 @@ TEST(SummaryTest, CasesSkippedForOneReasonAreOneLine) {
       {"case": "loader/batch:4/workers:2/path:source", "reason": "a.bin: not a JPEG"},
       {"case": "loader/batch:8/workers:2/path:source", "reason": "a.bin: not a JPEG"}]})");
   const std::string text = format_summary(summary);
-  EXPECT_NE(
-      text.find("skipped: 3 loader cases (batch:4/workers:1, batch:4/workers:2, batch:8/workers:2): a.bin: "
-                "not a JPEG\n"),
-      std::string::npos)
-      << text;
+  EXPECT_THAT(
+      text,
+      HasSubstr("skipped: 3 loader cases (batch:4/workers:1, batch:4/workers:2, batch:8/workers:2): a.bin: "
+                "not a JPEG\n"));
   EXPECT_EQ(text.find("not a JPEG"), text.rfind("not a JPEG")) << text;
-  EXPECT_NE(text.find("skipped: file_read/pattern:seq/path:cache: no cache\n"), std::string::npos) << text;
+  EXPECT_THAT(text, HasSubstr("skipped: file_read/pattern:seq/path:cache: no cache\n"));
 }
 
 // A result written with one wild repetition records it, and `run` warns with a line naming
@@ -321,7 +321,7 @@ TEST(SummaryStragglers, NamesEachSlowRankWithHowOftenAndItsSlowestRepetition) {
   EXPECT_NE(text.find("straggler: rank 2 (host b) in 2 of 3 repetitions of " + name_of(Shape{})),
             std::string::npos)
       << text;
-  EXPECT_NE(text.find("0.25 of the median rank's rate"), std::string::npos) << text;
+  EXPECT_THAT(text, HasSubstr("0.25 of the median rank's rate"));
 }
 
 TEST(SummaryStragglers, NoneWithoutRanks) {
@@ -832,19 +832,16 @@ TEST(SummaryMoreWorkers, ASweepStillRisingNeverSaysMoreWorkersWillNotHelp) {
   EXPECT_EQ(summary["loader"]["min_workers"][0]["more_workers"], "rising") << summary["loader"].dump(2);
   const std::string text = format_summary(summary);
   EXPECT_EQ(text.find("will not help"), std::string::npos) << text;
-  EXPECT_NE(text.find("(2: 13.5%, 4: 15.3%, 8: 17.6%) in loader; AU still rising at the largest "
-                      "count tried: more workers may help"),
-            std::string::npos)
-      << text;
+  EXPECT_THAT(text, HasSubstr("(2: 13.5%, 4: 15.3%, 8: 17.6%) in loader; AU still rising at the largest "
+                              "count tried: more workers may help"));
 }
 
 TEST(SummaryMoreWorkers, AFlatSweepOnSaturatedCoresSaysMoreWorkersWillNotHelp) {
   const std::string text = format_summary(summarize(cpu_sweep({0.150, 0.160, 0.162})));
-  EXPECT_NE(
-      text.find("; more workers will not help on this CPU: the largest count raised AU no more than 5% and "
-                "its cores were saturated"),
-      std::string::npos)
-      << text;
+  EXPECT_THAT(
+      text,
+      HasSubstr("; more workers will not help on this CPU: the largest count raised AU no more than 5% and "
+                "its cores were saturated"));
   // Flat but not CPU-bound (storage): nothing said of the CPU.
   ResultDocument doc = cpu_sweep({0.150, 0.160, 0.162});
   for (BenchmarkEntry& e : doc.benchmarks) e.extra["limit"]["by"] = "storage";
