@@ -129,6 +129,8 @@ LoaderLimit loader_limit(const SupplyFigures& f) {
              "handed over), not the supply: fewer tensors a batch (stacked, not a list) or fewer, larger "
              "batches; then storage: " +
              source_clause(l, f, "the device");
+    l.line = "limit: the hand-over, " + percent(f.charged_share) +
+             " of the wait the framework's own cost of taking ready batches";
     return l;
   }
   l.by = "storage";

@@ -33,13 +33,21 @@ PY
 # The matrix has a row collated to a list (variable-size files: one tensor a sample).
 "$FEEDBENCH_SOURCE_DIR/tools/compare-pytorch" --list >"$WORK/list"
 expect_in "$WORK/list" "list-w4-b8: 4 workers, batch 8 (collated: list)"
-# The calibration measures next() at 1 and 8 tensors a batch and splits it per batch and tensor.
+# The calibration measures next() at 1 and 8 tensors a batch, PyTorch's beside the loader's own
+# (workers reading warm files), and splits the difference per batch and tensor.
 "$FEEDBENCH_SOURCE_DIR/tools/compare-pytorch" --calibrate --rounds 1 --case tensors-1-b8 --case tensors-8-b8 \
-  --json "$WORK/cal.json" >"$WORK/cal" 2>&1 || { cat "$WORK/cal"; fail "compare-pytorch --calibrate failed"; }
+  --feedbench "$FEEDBENCH" --dir "$WORK/cal-dir" --json "$WORK/cal.json" >"$WORK/cal" 2>&1 ||
+  { cat "$WORK/cal"; fail "compare-pytorch --calibrate failed"; }
 expect_in "$WORK/cal" "a tensor handed over"
 python3 - "$WORK/cal.json" <<'PY'
 import json, sys
 doc = json.load(open(sys.argv[1]))
 assert [c["tensors"] for c in doc["calibrate"]] == [1, 8], doc
 assert doc["fit_ms"] is not None and doc["fit_ms"]["per_batch"] + doc["fit_ms"]["per_tensor"] > 0, doc
+# The loader's own wait in each shape, measured beside PyTorch's, and the charge's line through both.
+assert all(len(c["loader_own_ms"]) == 1 and c["loader_own_ms"][0] > 0 for c in doc["calibrate"]), doc
+assert doc["charge_fit_ms"] is not None, doc
 PY
+expect_in "$WORK/cal" "the charge (PyTorch's less the loader's own)"
+# Its data set is its own, removed after.
+[ -z "$(ls -A "$WORK/cal-dir")" ] || fail "the calibration left files in its folder: $(ls -A "$WORK/cal-dir")"

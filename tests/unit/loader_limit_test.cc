@@ -69,6 +69,10 @@ TEST(LoaderLimitTest, TheHandOverWhenTheFrameworksChargeIsMostOfTheWait) {
                          "ready batches"))
       << l.text;
   EXPECT_NE(l.text.find("then storage: the device delivered 40 MiB/s"), std::string::npos) << l.text;
+  // The verdict's first line names the limit as every other limit's does, not by its key.
+  EXPECT_EQ(
+      loader_verdict_line(0.80, l),
+      "AU 80.0% — limit: the hand-over, 75% of the wait the framework's own cost of taking ready batches");
   f.charged_share = 0.40;  // a charge beside a supply that falls short: storage still leads
   EXPECT_EQ(loader_limit(f).by, "storage");
 }

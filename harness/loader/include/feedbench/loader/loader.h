@@ -327,9 +327,11 @@ std::int64_t loader_next_cost_ns(const LoaderOptions& o, std::uint64_t bytes, st
 // PyTorch's DataLoader"): per batch (unpickling, the next index sent), and per tensor handed
 // over (its descriptor fetched from the worker's resource_sharer thread over a fresh
 // authenticated connection, its storage mapped). The kernel's part of the hand-over the loader
-// does itself (handover process); these are the rest.
-inline constexpr std::int64_t kPytorchNextPerBatchNs = 600'000;
-inline constexpr std::int64_t kPytorchNextPerTensorNs = 500'000;
+// does itself (handover process); these are the rest: --calibrate's charge, PyTorch's wait per
+// batch with workers reading warm files, always ahead, less the loader's own in the same shape
+// (docs/evidence.md): about 2.2 ms a batch of one tensor, 0.25 ms more a tensor from 1 to 8.
+inline constexpr std::int64_t kPytorchNextPerBatchNs = 2'000'000;
+inline constexpr std::int64_t kPytorchNextPerTensorNs = 250'000;
 
 // The framework whose costs a loader pays (the plan's `framework`): none, a free hand-over;
 // pytorch, PyTorch's DataLoader's.
