@@ -14,7 +14,7 @@ cat >"$WORK/c.json" <<JSON
  "families": [{"family": "file_read", "pattern": "sequential", "block_size": "16KiB", "workers": 1,
                "cache_state": "warm", "path": ["source", "cache"]},
               {"family": "loader", "batch_size": 4, "workers": [1, 2], "step_time": "2ms", "steps": 20,
-               "cache_state": "warm", "path": "cache"}]}
+               "cache_state": "warm", "path": "cache", "framework": "none"}]}
 JSON
 
 # unwrap FILE: the console's lines as printed before wrapping (a wrapped line's continuation is
@@ -74,7 +74,7 @@ done
 # The Markdown's table rows of cache cases.
 grep -E "^\| \`file_read/.*/path:cache\` $qe \| 1 \|" "$WORK/r.md" >/dev/null ||
   { cat "$WORK/r.md"; fail "no qualified file_read row of the cache in the Markdown"; }
-grep -E "^\| \`loader/.*/path:cache\` $qe \|" "$WORK/r.md" >/dev/null ||
+grep -E "^\| \`loader/.*/path:cache(/framework:none)?\` $qe \|" "$WORK/r.md" >/dev/null ||
   { cat "$WORK/r.md"; fail "no qualified loader row of the cache in the Markdown"; }
 grep -E "^\| \`file_read/.*/path:source\` \|" "$WORK/r.md" >/dev/null || fail "the source's row qualified"
 # The page: its headline sentences and each cache case's row.
