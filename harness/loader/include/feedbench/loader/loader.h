@@ -327,9 +327,12 @@ std::int64_t loader_next_cost_ns(const LoaderOptions& o, std::uint64_t bytes, st
 // PyTorch's DataLoader"): per batch (unpickling, the next index sent), and per tensor handed
 // over (its descriptor fetched from the worker's resource_sharer thread over a fresh
 // authenticated connection, its storage mapped). The kernel's part of the hand-over the loader
-// does itself (handover process); these are the rest: --calibrate's charge, PyTorch's wait per
-// batch with workers reading warm files, always ahead, less the loader's own in the same shape
-// (docs/evidence.md): about 2.2 ms a batch of one tensor, 0.25 ms more a tensor from 1 to 8.
+// does itself (handover process); these are the rest: --calibrate's charge (PyTorch's wait per
+// batch with workers reading warm files, always ahead, less the loader's own in the same shape)
+// on this project's 2-core VM with a compiler beside it: 2.2 ms a batch of one tensor, 0.25 ms
+// more a tensor up to 8. Quiet, that calibration gives 0 + 0.31 ms, which left the matrix's rows
+// near balance too high: the per-batch part stands in for PyTorch's slower worker until it is
+// modelled on the worker's side (docs/evidence.md, "PyTorch's DataLoader").
 inline constexpr std::int64_t kPytorchNextPerBatchNs = 2'000'000;
 inline constexpr std::int64_t kPytorchNextPerTensorNs = 250'000;
 
