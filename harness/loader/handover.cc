@@ -89,18 +89,18 @@ BatchChannel::BatchChannel() {
 std::size_t BatchChannel::send(std::size_t j, std::span<const std::span<const std::byte>> samples,
                                bool list) {
   std::size_t total = 0;
-  for (const auto& s : samples) total += s.size();
   if (list && !samples.empty()) {
-    for (std::size_t k = 0; k < samples.size(); ++k) send_tensor(j, k, samples.size(), samples.subspan(k, 1));
+    for (std::size_t k = 0; k < samples.size(); ++k)
+      total += send_tensor(j, k, samples.size(), samples.subspan(k, 1));
   } else {
-    send_tensor(j, 0, 1, samples);
+    total = send_tensor(j, 0, 1, samples);
   }
   ++sent_;
   return total;
 }
 
-void BatchChannel::send_tensor(std::size_t j, std::size_t part, std::size_t parts,
-                               std::span<const std::span<const std::byte>> parts_of) {
+std::size_t BatchChannel::send_tensor(std::size_t j, std::size_t part, std::size_t parts,
+                                      std::span<const std::span<const std::byte>> parts_of) {
   std::size_t total = 0;
   for (const auto& s : parts_of) total += s.size();
   UniqueFd fd(::memfd_create("feedbench-batch", MFD_CLOEXEC));
@@ -130,7 +130,7 @@ void BatchChannel::send_tensor(std::size_t j, std::size_t part, std::size_t part
   do n = ::sendmsg(worker_end_.get(), &msg, MSG_NOSIGNAL);
   while (n < 0 && errno == EINTR);
   if (n != ssize_t(sizeof h)) fail("sendmsg");
-  // `fd` closes here: the message holds the buffer now
+  return total;  // `fd` closes here: the message holds the buffer now
 }
 
 SharedBatch BatchChannel::receive(std::size_t j) {

@@ -105,8 +105,9 @@ class BatchChannel {
     std::size_t bytes = 0, part = 0, parts = 1;
   };
   // Sends one tensor of batch j: a memfd holding `parts_of` (written in order).
-  void send_tensor(std::size_t j, std::size_t part, std::size_t parts,
-                   std::span<const std::span<const std::byte>> parts_of);
+  // RETURNS: the tensor's bytes (its parts' together), sent as one buffer.
+  std::size_t send_tensor(std::size_t j, std::size_t part, std::size_t parts,
+                          std::span<const std::span<const std::byte>> parts_of);
   // RETURNS: false once stopped; else one message received into arrived_.
   bool receive_one();
   // By batch index: the tensors of it that arrived.

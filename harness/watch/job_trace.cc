@@ -17,6 +17,7 @@
 #include "feedbench/base/error.h"
 #include "feedbench/base/file_system.h"
 #include "feedbench/base/open_beneath.h"
+#include "feedbench/base/unique_fd.h"
 #include "feedbench/dataset/jpeg.h"
 #include "feedbench/results/recorded_variables.h"
 #include "feedbench/watch/read_log.h"
@@ -188,11 +189,6 @@ std::vector<std::string> relative_command(const std::vector<std::string>& comman
 class JpegHeaders {
  public:
   JpegHeaders() : root_(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC)) {}
-  ~JpegHeaders() {
-    if (root_ >= 0) ::close(root_);
-  }
-  JpegHeaders(const JpegHeaders&) = delete;
-  JpegHeaders& operator=(const JpegHeaders&) = delete;
 
   // RETURNS: the dimensions of the JPEG at the absolute `path`, or nullopt.
   std::optional<JpegDimensions> of(const std::string& path) {
@@ -203,17 +199,16 @@ class JpegHeaders {
 
  private:
   std::optional<JpegDimensions> read(const std::string& path) const {
-    if (root_ < 0 || path.size() < 2 || path.front() != '/') return std::nullopt;
-    const int fd = open_beneath(root_, path.substr(1), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-    if (fd < 0) return std::nullopt;
+    if (!root_ || path.size() < 2 || path.front() != '/') return std::nullopt;
+    const UniqueFd fd(
+        open_beneath(root_.get(), path.substr(1), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
+    if (!fd) return std::nullopt;
     struct stat st {};
-    std::optional<JpegDimensions> dims;
-    if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) dims = read_jpeg_dimensions(fd);
-    ::close(fd);
-    return dims;
+    if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+    return read_jpeg_dimensions(fd.get());
   }
 
-  int root_;
+  UniqueFd root_;
   std::unordered_map<std::string, std::optional<JpegDimensions>> known_;
 };
 
