@@ -265,7 +265,13 @@ void run_checkpoint_case(const Case& c, RunContext& context, benchmark::State& s
     }
     signal = stop.flag()->load();
   }
-  if (signal != 0) std::raise(signal);  // the run ends as the signal asked, the scratch as it was
+  if (signal != 0) {
+    // The run ends on the signal, as stage and verify end on it (128 + the signal), the scratch as
+    // it was; by its default action, whatever the process inherited (a shell's background job
+    // ignores SIGINT, yet StopOnSignals caught it).
+    std::signal(signal, SIG_DFL);
+    std::raise(signal);
+  }
   if (!failure.empty()) return run.skip(failure);
   record_counters(run, totals, p, buffers);
   record_extra(run, totals, layout, p, buffers, folder_path);

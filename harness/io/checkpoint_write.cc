@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <new>
 #include <thread>
@@ -36,10 +38,20 @@ void fill(AlignedBuffer& buffer, std::uint64_t seed) {
   for (std::size_t i = 0; i < words; ++i) out[i] = splitmix64(state);
 }
 
+// Sleeps `ms`, or less once `stop` is set.
+void pause_for_test(int ms, const std::atomic<int>* stop) {
+  const std::int64_t until = now_ns() + std::int64_t(ms) * 1'000'000;
+  while (now_ns() < until && !(stop && stop->load()))
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+}
+
 // What every rank shares while the checkpoint is written.
 struct Shared {
   const CheckpointWriteSpec& spec;
   ScratchFolder& folder;
+  // NOTE: test hook: FEEDBENCH_CHECKPOINT_TEST_DELAY_MS, a pause after each write (not timed
+  // as the write's), so that tests fill the disk or interrupt the run half way.
+  int delay_ms = 0;
   std::atomic<bool> go{false};
   std::atomic<bool> failed{false};
   std::int64_t start_ns = 0;
@@ -81,6 +93,7 @@ std::string write_rank(Shared& shared, int rank, const AlignedBuffer& buffer, Ra
         done += std::uint64_t(n);
       }
       latency.record(std::uint64_t(now_ns() - t0));
+      if (shared.delay_ms > 0) pause_for_test(shared.delay_ms, spec.stop);
       out.bytes += length;
       offset += length;
       at = (at + spec.block_size) % ring;
@@ -150,6 +163,7 @@ CheckpointWrite write_checkpoint(ScratchFolder& folder, const CheckpointWriteSpe
   std::vector<Histogram> latency(std::size_t(spec.ranks));
   std::vector<std::string> errors(std::size_t(spec.ranks));
   Shared shared{spec, folder};
+  if (const char* ms = std::getenv("FEEDBENCH_CHECKPOINT_TEST_DELAY_MS")) shared.delay_ms = std::atoi(ms);
   std::vector<std::thread> threads;
   for (int r = 0; r < spec.ranks && out.error.empty(); ++r) {
     const std::size_t i = std::size_t(r);

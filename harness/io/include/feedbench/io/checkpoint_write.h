@@ -76,6 +76,8 @@ struct CheckpointWrite {
 // (ENOSPC, EIO), a refused thread or spec.stop ends every rank at its next block, with `error`
 // set; the files stay in `folder`, whose remove_all() removes them.
 // REQUIRES: `buffers` from make_checkpoint_buffers(spec).
+// NOTE: test hook: FEEDBENCH_CHECKPOINT_TEST_DELAY_MS pauses that long after each write (outside
+// its latency), so tests can fill the disk or interrupt a write half way.
 CheckpointWrite write_checkpoint(ScratchFolder& folder, const CheckpointWriteSpec& spec,
                                  const CheckpointBuffers& buffers);
 
