@@ -194,7 +194,7 @@ void record_extra(CaseRun& run, const Totals& t, const CheckpointLayout& layout,
   nlohmann::json& extra = run.record().extra;
   extra.update({{"bytes", t.bytes / std::uint64_t(n)},
                 {"bytes_asked", layout.bytes_asked},
-                {"ranks", layout.ranks},
+                {"writer_ranks", layout.ranks},  // extra.ranks is a run's MPI ranks
                 {"files_per_rank", layout.files_per_rank},
                 {"file_bytes", layout.file_bytes},
                 {"checkpoints", t.checkpoints},

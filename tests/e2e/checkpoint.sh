@@ -21,6 +21,12 @@ empty() { [ -z "$(ls -A "$1")" ] || { ls -la "$1"; fail "$1 is not empty: $2"; }
 config "$WORK/c.json" "$WORK/scratch" 64MiB
 expect_exit 0 "$FEEDBENCH" run --config "$WORK/c.json" --out "$WORK/r.json"
 expect_in "$WORK/out" "data made at"
+# The run's answers say it in training terms: one line, its details indented under it.
+expect_in "$WORK/out" "  a 64 MiB checkpoint over 2 ranks takes "
+expect_in "$WORK/out" " to restore cold"
+expect_in "$WORK/out" "    at one an hour, a blocking checkpoint costs "
+grep -q "^  a 64 MiB checkpoint over 2 ranks takes .* to write, .* to restore cold$" "$WORK/out" ||
+  { cat "$WORK/out"; fail "the checkpoint's answer is not one line"; }
 empty "$WORK/scratch" "after a case"
 python3 - "$WORK/r.json" <<'PY'
 import json, sys
@@ -29,7 +35,7 @@ d = json.load(open(sys.argv[1]))
 assert not b.get("error_occurred"), b
 x = b["extra"]
 mib64 = 64 << 20
-assert x["bytes"] == mib64 and x["file_bytes"] == 16 << 20 and x["ranks"] == 2, x
+assert x["bytes"] == mib64 and x["file_bytes"] == 16 << 20 and x["writer_ranks"] == 2, x
 assert x["restore"]["bytes"] == mib64 and x["bytes_read"] == mib64, x
 assert x["writes"] == 64, x
 assert x["restore"]["resident_after_write"] >= 0, x
@@ -43,7 +49,13 @@ assert b["bytes_per_second"] >= b["write_slowest_rank_bytes_per_second"] * 0.99,
 assert abs(b["restore_s"] * b["restore_bytes_per_second"] - mib64) < mib64 * 0.01, b
 assert 0 <= b["fsync_share"] <= 1, b["fsync_share"]
 assert abs(b["async_bytes_per_second"] - mib64 / 3600) < 1, b["async_bytes_per_second"]
+a = d["summary"]["answers"]["checkpoint"]
+assert a["bytes"] == mib64 and a["ranks"] == 2 and a["interval_s"] == 3600, a
+assert abs(a["blocking_share"] - b["checkpoint_s"] / 3600) < 1e-9, (a, b["checkpoint_s"])
 PY
+# diff gates it as any other family's: the same result against itself passes.
+expect_exit 0 "$FEEDBENCH" diff "$WORK/r.json" "$WORK/r.json"
+expect_in "$WORK/out" "restore_bytes_per_second"
 
 # 2. Ctrl-C during the write: the run ends on SIGINT, and the checkpoint's files are gone.
 FEEDBENCH_CHECKPOINT_TEST_DELAY_MS=200 "$FEEDBENCH" run --config "$WORK/c.json" --out "$WORK/r2.json" \
