@@ -1,8 +1,9 @@
 # The checkpoint family end to end: a small checkpoint (64 MiB, 2 ranks, 2 files a rank) written
 # and restored cold on the local disk, its figures sane and its scratch empty after; then, on a
 # small tmpfs the test mounts (skipped where mounting is not allowed), the free-space refusal
-# (exit 2, nothing written) and a disk that fills up during the write (the case fails, nothing
-# left behind); and Ctrl-C during the write (the run ends on SIGINT, the scratch empty).
+# (exit 2, nothing written), a restore that eviction cannot make cold (tmpfs: never reported
+# cold) and a disk that fills up during the write (the case fails, nothing left behind); and
+# Ctrl-C during the write (the run ends on SIGINT, the scratch empty).
 source "$(dirname "$0")/lib.bash"
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0}"
 
@@ -84,6 +85,13 @@ expect_exit 2 "$FEEDBENCH" run --config "$WORK/big.json" --out "$WORK/r3.json"
 expect_in "$WORK/err" "the largest checkpoint of the plan needs 67108864 bytes (64 MiB), the file system has"
 expect_in "$WORK/err" "nothing was written"
 empty "$MNT" "after the free-space refusal"
+
+# tmpfs cannot evict: the restore would read memory, so it is never reported cold.
+config "$WORK/small.json" "$MNT" 8MiB
+expect_exit 1 "$FEEDBENCH" run --config "$WORK/small.json" --out "$WORK/r5.json"
+expect_in "$WORK/out" "cold not achieved: 100.0% resident before the round"
+if grep -q "to restore cold" "$WORK/out"; then cat "$WORK/out"; fail "a restore from memory reported cold"; fi
+empty "$MNT" "after a restore that was not cold"
 
 config "$WORK/fits.json" "$MNT" 32MiB
 FEEDBENCH_CHECKPOINT_TEST_DELAY_MS=150 "$FEEDBENCH" run --config "$WORK/fits.json" --out "$WORK/r4.json" \
