@@ -58,6 +58,18 @@ PY
 expect_exit 0 "$FEEDBENCH" diff "$WORK/r.json" "$WORK/r.json"
 expect_in "$WORK/out" "restore_bytes_per_second"
 
+# The report draws its chart: write and restore, the node's and the slowest rank's.
+expect_exit 0 "$FEEDBENCH" report "$WORK/r.json" --out "$WORK/r.html"
+expect_in "$WORK/r.html" "Checkpoint write and restore"
+if CHROMIUM=$(command -v chromium || command -v chromium-browser); then
+  timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu --no-first-run --disable-dev-shm-usage \
+    --user-data-dir="$WORK/chrome" --virtual-time-budget=5000 --dump-dom "file://$WORK/r.html" \
+    >"$WORK/r.dom" 2>/dev/null || fail "chromium could not load the report"
+  grep -q 'data-report-status="ok 1 charts"' "$WORK/r.dom" || fail "the report did not draw its checkpoint chart"
+  grep -q 'data-series="write, node | write, slowest rank | restore, node | restore, slowest rank"' "$WORK/r.dom" ||
+    fail "the checkpoint chart lacks its series"
+fi
+
 # 2. Ctrl-C during the write: the run ends on SIGINT, and the checkpoint's files are gone.
 FEEDBENCH_CHECKPOINT_TEST_DELAY_MS=200 "$FEEDBENCH" run --config "$WORK/c.json" --out "$WORK/r2.json" \
   >"$WORK/o2" 2>"$WORK/e2" &
