@@ -15,6 +15,7 @@
 
 #include "feedbench/base/clock.h"
 #include "feedbench/base/error.h"
+#include "feedbench/base/file_system.h"
 #include "feedbench/base/splitmix.h"
 #include "feedbench/base/threads.h"
 #include "feedbench/base/unique_fd.h"
@@ -24,11 +25,22 @@ namespace {
 
 constexpr std::uint64_t kPage = 4096;
 
-std::uint64_t buffer_bytes(const CheckpointWriteSpec& spec) {
+// A rank's buffer: its shard, at most kCheckpointBufferBytes, and all ranks' together at most
+// kCheckpointBuffersTotal or a quarter of the memory available (1024 ranks of a model preset
+// must not take the page cache the restore is measured against); at least one block.
+}  // namespace
+
+std::uint64_t checkpoint_buffer_bytes(const CheckpointWriteSpec& spec) {
   const std::uint64_t shard = spec.file_bytes * std::uint64_t(spec.files_per_rank);
-  const std::uint64_t cap = std::min(shard, kCheckpointBufferBytes);
+  const std::uint64_t available = available_memory_bytes();
+  const std::uint64_t total =
+      available > 0 ? std::min(kCheckpointBuffersTotal, available / 4) : kCheckpointBuffersTotal;
+  const std::uint64_t cap =
+      std::min({shard, kCheckpointBufferBytes, total / std::uint64_t(std::max(1, spec.ranks))});
   return std::max(spec.block_size, cap / spec.block_size * spec.block_size);
 }
+
+namespace {
 
 // Fills `buffer` with splitmix64 of the rank's seed: bytes no compressor shrinks.
 void fill(AlignedBuffer& buffer, std::uint64_t seed) {
@@ -120,7 +132,7 @@ std::string checkpoint_file_name(int checkpoint, int rank, int file) {
 
 CheckpointBuffers make_checkpoint_buffers(const CheckpointWriteSpec& spec) {
   CheckpointBuffers out;
-  const std::uint64_t each = buffer_bytes(spec);
+  const std::uint64_t each = checkpoint_buffer_bytes(spec);
   try {
     for (int r = 0; r < spec.ranks; ++r) out.ranks.emplace_back(each);
   } catch (const std::bad_alloc&) {

@@ -196,6 +196,21 @@ TEST(CheckpointWriteTest, WritesEveryRanksFilesWithPagesAllDifferent) {
   EXPECT_EQ(entries(dir.path()), 0u);
 }
 
+// A model preset's 1024 ranks must not hold 64 MiB each: all buffers stay within 1 GiB.
+TEST(CheckpointWriteTest, BuffersAreCappedInAllAndAtLeastABlock) {
+  CheckpointWriteSpec spec;
+  spec.ranks = 1024;
+  spec.file_bytes = 16ull << 30;
+  spec.block_size = 256 << 10;
+  EXPECT_LE(checkpoint_buffer_bytes(spec) * 1024, kCheckpointBuffersTotal);
+  EXPECT_EQ(checkpoint_buffer_bytes(spec) % spec.block_size, 0u);
+  spec.ranks = 1;
+  EXPECT_LE(checkpoint_buffer_bytes(spec), kCheckpointBufferBytes);
+  spec.file_bytes = 4096;
+  spec.block_size = 8 << 20;
+  EXPECT_EQ(checkpoint_buffer_bytes(spec), 8u << 20);  // one block, whatever the shard
+}
+
 TEST(CheckpointWriteTest, AStopEndsTheWriteAndItsFilesAreRemoved) {
   TempDir dir;
   std::atomic<int> stop{SIGINT};

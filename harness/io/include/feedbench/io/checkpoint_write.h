@@ -26,9 +26,12 @@ struct CheckpointWriteSpec {
   const std::atomic<int>* stop = nullptr;  // non-zero (a signal number): stop at the next block
 };
 
-// Each rank's buffer: at most kCheckpointBufferBytes (and its shard), a whole number of blocks,
+// Each rank's buffer: at most kCheckpointBufferBytes (and its shard, and its share of
+// kCheckpointBuffersTotal), a whole number of blocks,
 // filled with the seeded mix; writes take it in turn, a stamp making every 4 KiB page unique.
 inline constexpr std::uint64_t kCheckpointBufferBytes = 64ull << 20;
+// ... and all ranks' buffers together at most this (or a quarter of the memory available).
+inline constexpr std::uint64_t kCheckpointBuffersTotal = 1ull << 30;
 
 struct CheckpointBuffers {
   std::vector<AlignedBuffer> ranks;  // one per rank
@@ -38,6 +41,9 @@ struct CheckpointBuffers {
   // RETURNS: the generation rate, bytes made a second (0 when not made).
   double bytes_per_second() const { return seconds > 0 ? double(bytes) / seconds : 0; }
 };
+
+// RETURNS: the bytes of each rank's buffer for `spec` (the caps above, whole blocks).
+std::uint64_t checkpoint_buffer_bytes(const CheckpointWriteSpec& spec);
 
 // RETURNS: each rank's buffer for `spec`, made by the ranks at once, timed.
 CheckpointBuffers make_checkpoint_buffers(const CheckpointWriteSpec& spec);
