@@ -260,7 +260,7 @@ void run_checkpoint_case(const Case& c, RunContext& context, benchmark::State& s
       }
       if (std::string left = folder.remove_all(); !left.empty())
         failure += (failure.empty() ? "" : "; ") + ("removing the checkpoint: " + left);
-    } catch (const RunError& e) {
+    } catch (const std::exception& e) {  // the folder's files are removed on the way out
       failure = e.what();
     }
     signal = stop.flag()->load();
