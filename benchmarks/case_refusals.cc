@@ -72,6 +72,10 @@ std::string stage_refusal(RunContext& context) {
 std::string planned_refusal(const Case& c, RunContext& context) {
   try {
     if (c.family == "stage") return stage_refusal(context);
+    if (c.family == "checkpoint")
+      return context.ranks().size() > 1
+                 ? "checkpoint writes from threads of one process; across MPI ranks it is not built yet"
+                 : "";
     const std::string& role = *c.path();
     if (std::string why = selection_refusal(context, role); !why.empty()) return why;
     if (role == "cache" && context.partial_cache && context.ranks().size() > 1)

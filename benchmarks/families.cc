@@ -9,6 +9,7 @@ FamilyFunction family_function(const std::string& family) {
   if (family == "loader") return run_loader_case;
   if (family == "stage") return run_stage_case;
   if (family == "replay") return run_replay_case;
+  if (family == "checkpoint") return run_checkpoint_case;
   FB_CHECK(false, "no function for family '" + family + "'");
 }
 

@@ -18,6 +18,8 @@ void run_file_read_case(const Case& c, RunContext& context, benchmark::State& st
 void run_loader_case(const Case& c, RunContext& context, benchmark::State& state);     // loader_family.cc
 void run_stage_case(const Case& c, RunContext& context, benchmark::State& state);      // stage_family.cc
 void run_replay_case(const Case& c, RunContext& context, benchmark::State& state);     // replay_family.cc
+void run_checkpoint_case(const Case& c, RunContext& context,
+                         benchmark::State& state);  // checkpoint_family.cc
 
 // RETURNS: why the run would skip case `c` before measuring anything, from what is known before
 // any case runs (its selection, the config, O_DIRECT on its path, a CUDA device, the loader's

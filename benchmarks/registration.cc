@@ -26,7 +26,9 @@ void register_plan(const Plan& plan, RunContext& context, bool repetitions_from_
           std::vector<const CaseRecord*> records = ctx->log.all(name);
           const nlohmann::json extra = records.empty() ? nlohmann::json() : records.back()->extra;
           const double bytes = extra.is_object() ? extra.value("bytes_read", extra.value("bytes", 0.0)) : 0.0;
-          const auto rate = state.counters.find("bytes_per_second");
+          // The line says what was read: a checkpoint's restore (its bytes_per_second is its write).
+          const auto rate =
+              state.counters.find(c.family == "checkpoint" ? "restore_bytes_per_second" : "bytes_per_second");
           const double bps = rate == state.counters.end() ? 0.0 : double(rate->second);
           ctx->progress->end_repetition(std::uint64_t(bytes), bps > 0 ? bytes / bps : 0.0);
         });

@@ -511,6 +511,8 @@ struct CaseLabels {
 std::vector<std::string> key_counters(const std::string& family) {
   if (family == "loader" || family == "replay") return {"samples_per_second", "au", "stall_fraction"};
   if (family == "stage") return {"bytes_per_second", "files_per_second"};
+  if (family == "checkpoint")
+    return {"bytes_per_second", "checkpoint_s", "restore_bytes_per_second", "restore_s", "fsync_share"};
   if (family == "job") return {"au", "wait_p99_ms", "samples_per_second"};
   return {"bytes_per_second", "items_per_second", "lat_p50_us", "lat_p99_us", "residency_before"};
 }

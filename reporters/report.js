@@ -316,6 +316,25 @@
     }
   }
 
+  // ---- checkpoints: each case's write and cold restore, the node's rate beside the slowest rank's.
+  const ckpts = casesOf('checkpoint').filter((x) => x.c.counters.bytes_per_second !== undefined);
+  if (ckpts.length) {
+    const into = section('checkpoint', 'Checkpoints', 'Median of the achieved repetitions: each checkpoint written by its ranks (fsync\'d) and read back cold. The node\'s rate is all ranks\' bytes over the checkpoint\'s time; the slowest rank\'s, its own shard over its own time, is what every rank of a checkpoint this size must reach.');
+    const name = (x) => (multi ? 'file ' + (x.file + 1) + ' · ' : '') + x.c.case.replace(/^checkpoint\//, '').split('/').slice(0, 3).join(' ');
+    const bars = [['write, node', 'bytes_per_second', '#1f6fb2'], ['write, slowest rank', 'write_slowest_rank_bytes_per_second', '#8fb8de'],
+                  ['restore, node', 'restore_bytes_per_second', '#2e8540'], ['restore, slowest rank', 'restore_slowest_rank_bytes_per_second', '#9fd3a8']];
+    const c = figure(into, 'Write and cold restore of each checkpoint case.');
+    draw(c, {
+      type: 'bar',
+      data: { labels: ckpts.map(name),
+              datasets: bars.map(([label, key, colour]) => ({ label, data: ckpts.map((x) => (x.c.counters[key] === undefined ? null : mib(x.c.counters[key]))), backgroundColor: colour, borderColor: colour, borderWidth: 1 })) },
+      options: {
+        plugins: { title: { display: true, text: 'Checkpoint write and restore' } },
+        scales: { x: axis('Checkpoint', { ticks: { maxRotation: 0, autoSkip: false } }), y: axis('Throughput (MiB/s)', { beginAtZero: true }) },
+      },
+    });
+  }
+
   // ---- loader: AU vs workers (and vs accelerators when swept), with the target line.
   const loader = casesOf('loader').filter((x) => x.c.counters.au !== undefined && !x.c.calibration);  // calibration: no storage
   if (loader.length) {

@@ -55,6 +55,9 @@ nlohmann::json summarize(const ResultDocument& doc);
 //    "cache_helps": [{cache_state (cold|warm|direct), ratio (cache / source, geometric mean),
 //                     pairs}]?,
 //    "stage": {bytes_per_second, workers?, case}?,
+//    "checkpoint": {bytes, ranks, write_s, restore_s, interval_s, blocking_share,
+//                   async_bytes_per_second, generation_bytes_per_second, case}? (the largest
+//                   checkpoint case: a line in training terms, its detail indented under it),
 //    "cache_unverified": true (the document's cache was measured though it failed its checks:
 //                        dataset.cache.verified false, cache_trust.h)?}.
 // feeds and keeps: loader_summary.h's loader_answers; a feeds answer is its path's most
@@ -70,8 +73,9 @@ nlohmann::json summarize(const ResultDocument& doc);
 // version 2 no accelerators_fed, demand or node; version 3 no limit or storage_alone, and its
 // feeds came from the best case of any pipeline, not the most realistic one; version 4 no
 // accelerators_fed_by_store (a feeds answer the page cache fed: what the store alone feeds) and no
-// case_label (beside each case: what sets it apart from its family's other cases).
-inline constexpr int kAnswersVersion = 5;
+// case_label (beside each case: what sets it apart from its family's other cases); version 5 no
+// checkpoint.
+inline constexpr int kAnswersVersion = 6;
 
 // RETURNS: the summary as lines for the console, the answers first ("" when there is nothing
 // to say); the caller wraps them to its width (console_table.h: wrap_text). With the answers'

@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/sysmacros.h>
 #include <sys/vfs.h>
 #include <unistd.h>
@@ -276,6 +277,13 @@ void AtomicFile::commit() {
     ::fsync(dir);
     ::close(dir);
   }
+}
+
+std::int64_t free_bytes_at(const std::string& path) {
+  struct statvfs sv {};
+  if (::statvfs(path.c_str(), &sv) != 0) return -1;
+  const unsigned __int128 bytes = static_cast<unsigned __int128>(sv.f_bavail) * sv.f_frsize;
+  return bytes > static_cast<unsigned __int128>(INT64_MAX) ? INT64_MAX : std::int64_t(bytes);
 }
 
 }  // namespace feedbench

@@ -576,6 +576,18 @@ Config parse_config_document(nlohmann::json doc, const std::string& file, const 
   check_folder(file, "/dataset/source", config.source_root, "--source", overrides.source);
   if (!config.cache_root.empty() && uses_cache_path(doc))
     check_folder(file, "/dataset/cache", config.cache_root, "--cache", overrides.cache);
+  config.scratch_root = dataset.value("scratch", "");
+  // The checkpoint family writes, and only beneath the folder the config names for it.
+  for (std::size_t i = 0; i < config.families.size(); ++i) {
+    if (config.families[i].at("family") != "checkpoint") continue;
+    if (config.scratch_root.empty())
+      throw InputError(file +
+                       ": /dataset/scratch: expected a folder feedbench may write in, for the checkpoint "
+                       "family at /families/" +
+                       std::to_string(i) + ", got none");
+    check_folder(file, "/dataset/scratch", config.scratch_root, "", std::nullopt);
+    break;
+  }
 
   config.resolved = std::move(doc);
   config.sha256 = sha256_hex(config.resolved.dump());

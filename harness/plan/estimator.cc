@@ -215,6 +215,13 @@ CaseCost estimate_case(const Case& c, const FileSet& files, const PathRate& rate
   else if (c.family == "loader") estimate_loader(c.loader(), files, r, cost);
   else if (c.family == "replay") estimate_replay(c.replay(), cost);
   else if (c.family == "stage") cost.round_s = 3 * r.selection / r.cold;  // read, write, verify
+  else if (c.family == "checkpoint") {
+    // Priced at the source's read rate: the scratch is not probed (that would write). Each
+    // checkpoint is written and read back; nothing of the selection is evicted.
+    const CheckpointParameters& p = c.checkpoint();
+    cost.prepare_s = 0;
+    cost.round_s = 2.0 * double(p.checkpoints) * double(checkpoint_layout(p).bytes()) / r.cold;
+  }
   return cost;
 }
 

@@ -15,7 +15,9 @@
 #include <vector>
 
 #include "feedbench/base/error.h"
+#include "feedbench/base/file_system.h"
 #include "feedbench/base/unique_fd.h"
+#include "feedbench/base/units.h"
 #include "feedbench/plan/preflight.h"
 
 namespace feedbench {
@@ -186,6 +188,30 @@ void check_outputs_apart(const std::vector<NamedPath>& outputs, const std::vecto
                          " (compared by device and inode): each output needs a path of its own");
     placed.emplace_back(*at, &out);
   }
+}
+
+void check_checkpoint_scratch(const Plan& plan, const NamedPath& scratch,
+                              const std::vector<NamedPath>& data_roots) {
+  std::uint64_t need = 0;
+  for (const Case& c : plan.cases)
+    if (c.family == "checkpoint") need = std::max(need, checkpoint_layout(c.checkpoint()).bytes());
+  if (need == 0) return;
+  // The scratch may not be, or lie in, a data root (the checkpoint would land on the data), nor
+  // hold one (its removal walks only its own subfolder, but a full disk there is the data's).
+  check_outputs_apart({{scratch.option, scratch.path, true}}, {}, data_roots);
+  for (const NamedPath& r : data_roots)
+    if (!r.path.empty() && folder_holds(scratch.path, r.path))
+      throw InputError(scratch.option + " " + scratch.path + ": holds " + r.option + " " + r.path +
+                       " (compared by device and inode, so symlinks and bind mounts count): the checkpoint "
+                       "family writes only in a folder apart from the data; choose one outside it");
+  const std::int64_t free = free_bytes_at(scratch.path);
+  if (free < 0)
+    throw InputError(errno_message(scratch.option + " " + scratch.path + ": cannot ask its room", errno));
+  if (std::uint64_t(free) >= need) return;
+  throw InputError(scratch.option + " " + scratch.path + ": the largest checkpoint of the plan needs " +
+                   std::to_string(need) + " bytes (" + format_size(double(need)) + "), the file system has " +
+                   std::to_string(free) + " bytes (" + format_size(double(free)) +
+                   ") free: nothing was written; lower size or scale, or free room");
 }
 
 }  // namespace feedbench

@@ -181,6 +181,19 @@ const std::vector<FamilySpec>& family_specs() {
        {{"workers", "workers", at<&StageParameters::workers>, Kind::integer, 1, 1024},
         {"cache_state", "state", at<&StageParameters::cache_state>, Kind::choice},
         {"verify", "verify", at<&StageParameters::verify>, Kind::boolean}}},
+      {"checkpoint",
+       CheckpointParameters{},
+       {{"model", "model", at<&CheckpointParameters::model>, Kind::choice, 0, 0, true},
+        {"size", "size", at<&CheckpointParameters::size>, Kind::size, 1, kMaxRoundBytes, true},
+        {"scale", "scale", at<&CheckpointParameters::scale>, Kind::number, 0, 0, true},
+        {"ranks", "ranks", at<&CheckpointParameters::ranks>, Kind::integer, 1, 4096, true},
+        {"files_per_rank", "files", at<&CheckpointParameters::files_per_rank>, Kind::integer, 1, 65536},
+        {"block_size", "bs", at<&CheckpointParameters::block_size>, Kind::size, 1, kMaxBlockBytes},
+        {"engine", "engine", at<&CheckpointParameters::engine>, Kind::choice},
+        {"direct", "direct", at<&CheckpointParameters::direct>, Kind::boolean},
+        {"fsync", "fsync", at<&CheckpointParameters::fsync>, Kind::boolean},
+        {"checkpoints", "n", at<&CheckpointParameters::checkpoints>, Kind::integer, 1, 1000},
+        {"interval", "interval", at<&CheckpointParameters::interval>, Kind::duration, 1'000'000'000}}},
   };
   return specs;
 }
@@ -385,6 +398,36 @@ void check_overlap(const Case& c, const std::string& file) {
         "k), got overlap without it");
 }
 
+// A checkpoint's size is size or model's, never both nor neither; its engine must write; its
+// files at least one 4 KiB block each. Refused where the user wrote them, before anything runs.
+void check_checkpoint(const Case& c, const std::string& at, const std::string& file) {
+  if (c.family != "checkpoint") return;
+  const CheckpointParameters& p = c.checkpoint();
+  if (p.size.has_value() == p.model.has_value())
+    throw InputError(file + ": " + (p.size ? c.origin.at("size") : at) +
+                     ": expected size or model for the checkpoint family (the checkpoint's bytes), got " +
+                     (p.size ? "both" : "neither"));
+  if (p.engine != "psync")
+    throw InputError(
+        file + ": " + c.origin.at("engine") + ": expected engine \"psync\" for the checkpoint family (" +
+        p.engine + " does not write yet; it is refused, never replaced by psync), got \"" + p.engine + "\"");
+  if (p.scale && !(*p.scale > 0 && *p.scale <= 1))
+    throw InputError(file + ": " + c.origin.at("scale") +
+                     ": expected a fraction above 0 and at most 1, got " + c.params.at("scale").dump());
+  if (p.direct && p.block_size % kCheckpointAlignment != 0)
+    throw InputError(file + ": " + c.origin.at("block_size") + ": expected a multiple of " +
+                     format_size(double(kCheckpointAlignment)) +
+                     " with direct (O_DIRECT writes whole aligned blocks), got " +
+                     std::to_string(p.block_size));
+  const CheckpointLayout layout = checkpoint_layout(p);
+  if (layout.file_bytes == 0)
+    throw InputError(file + ": " + (p.size ? c.origin.at("size") : c.origin.at("model")) +
+                     ": expected at least " + format_size(double(kCheckpointAlignment)) + " per file, got " +
+                     format_size(double(layout.bytes_asked)) + " over " +
+                     std::to_string(std::uint64_t(layout.ranks) * std::uint64_t(layout.files_per_rank)) +
+                     " files (ranks x files_per_rank)");
+}
+
 std::string builtin_default_pointer(const std::string& family, const std::string& key) {
   return "/definitions/" + family + "/properties/" + key + "/default";
 }
@@ -513,6 +556,7 @@ void add_cases(const FamilyAxes& f, std::uint64_t seed, const std::string& file,
     }
     check_round_limits(c, file);
     check_overlap(c, file);
+    check_checkpoint(c, f.at, file);
     const std::string name = c.name();
     if (std::string why = infeasible(c); !why.empty()) {
       plan->dropped.push_back(name + ": " + why);
@@ -571,10 +615,18 @@ const StageParameters& Case::stage() const {
   return std::get<StageParameters>(values);
 }
 
+const CheckpointParameters& Case::checkpoint() const {
+  FB_CHECK(family == "checkpoint" && std::holds_alternative<CheckpointParameters>(values),
+           "not a checkpoint case");
+  return std::get<CheckpointParameters>(values);
+}
+
 const std::string* Case::path() const {
   return std::visit(
       [](const auto& p) -> const std::string* {
-        if constexpr (std::is_same_v<std::decay_t<decltype(p)>, StageParameters>) return nullptr;
+        using P = std::decay_t<decltype(p)>;
+        if constexpr (std::is_same_v<P, StageParameters> || std::is_same_v<P, CheckpointParameters>)
+          return nullptr;
         else return &p.path;
       },
       values);
@@ -590,6 +642,7 @@ int Case::reader_threads() const {
         using P = std::decay_t<decltype(p)>;
         if constexpr (std::is_same_v<P, LoaderParameters>) return std::max(1, p.workers) * p.accelerators;
         else if constexpr (std::is_same_v<P, ReplayParameters>) return std::max(1, p.workers.value_or(1));
+        else if constexpr (std::is_same_v<P, CheckpointParameters>) return checkpoint_layout(p).ranks;
         else return std::max(1, p.workers);
       },
       values);
@@ -648,6 +701,34 @@ Plan expand_plan(const Config& config, std::uint64_t max_cases, bool cuda_built)
     throw InputError(msg);
   }
   return plan;
+}
+
+const std::vector<CheckpointModel>& checkpoint_models() {
+  // MLPerf Storage v2.0's checkpointing workloads (mlcommons/storage, with DLIO): the Llama 3
+  // checkpoints, model and optimizer state, and the ranks that write them.
+  static const std::vector<CheckpointModel> models = {
+      {"llama3-8b", 105'000'000'000ull, 8},
+      {"llama3-70b", 912'000'000'000ull, 64},
+      {"llama3-405b", 5'290'000'000'000ull, 512},
+      {"llama3-1t", 18'000'000'000'000ull, 1024},
+  };
+  return models;
+}
+
+CheckpointLayout checkpoint_layout(const CheckpointParameters& p) {
+  CheckpointLayout out;
+  std::uint64_t bytes = p.size.value_or(0);
+  int ranks = 1;
+  if (p.model) {
+    for (const CheckpointModel& m : checkpoint_models())
+      if (*p.model == m.name) bytes = m.bytes, ranks = m.ranks;
+  }
+  out.ranks = p.ranks.value_or(ranks);
+  out.files_per_rank = p.files_per_rank;
+  out.bytes_asked = std::uint64_t(double(bytes) * p.scale.value_or(1.0));
+  const std::uint64_t files = std::uint64_t(out.ranks) * std::uint64_t(std::max(1, out.files_per_rank));
+  out.file_bytes = out.bytes_asked / files / kCheckpointAlignment * kCheckpointAlignment;
+  return out;
 }
 
 std::vector<std::string> family_parameters(const std::string& family) {

@@ -6,11 +6,17 @@ const std::vector<CounterInfo>& known_counters() {
   using D = Direction;
   using U = CounterUnit;
   // Floors are in the counter's own unit: AU and stall fraction are fractions (0.02 = 2 points),
-  // waits in ms, latencies in us. A read's rate gates file_read and stage; a loader's
+  // waits in ms, latencies in us. A read's rate gates file_read and stage, and a checkpoint's
+  // write (with its restore's rate); a loader's
   // bytes_per_second and samples_per_second follow what the training step asks for, so the
   // loader gates on AU and its wait p99.
   static const std::vector<CounterInfo> counters = {
-      {"bytes_per_second", U::kBytesPerSecond, "MiB/s", true, D::kHigherIsBetter, {"file_read", "stage"}},
+      {"bytes_per_second",
+       U::kBytesPerSecond,
+       "MiB/s",
+       true,
+       D::kHigherIsBetter,
+       {"file_read", "stage", "checkpoint"}},
       {"items_per_second", U::kPerSecond, "reads/s", true, D::kHigherIsBetter, {}},
       {"files_per_second", U::kPerSecond, "files/s", true, D::kHigherIsBetter, {}},
       {"lat_p50_us", U::kMicroseconds, "p50 µs", true, D::kLowerIsBetter, {}, 5, "5 us"},
@@ -43,6 +49,31 @@ const std::vector<CounterInfo>& known_counters() {
       {"copy_p99_us", U::kMicroseconds, "copy p99 µs", true, D::kLowerIsBetter, {}, 5, "5 us", true},
       {"copy_bound_share", U::kFraction, "copy-bound %", true, D::kLowerIsBetter, {}, 0.02, "2 points"},
       {"real_time", U::kNanoseconds, "time", true, D::kLowerIsBetter, {}},
+      // The checkpoint family (bytes_per_second above is its node's write throughput).
+      {"write_slowest_rank_bytes_per_second",
+       U::kBytesPerSecond,
+       "slowest rank MiB/s",
+       true,
+       D::kHigherIsBetter,
+       {}},
+      {"checkpoint_s", U::kSeconds, "checkpoint s", true, D::kLowerIsBetter, {}},
+      {"fsync_share", U::kFraction, "fsync %", true, D::kLowerIsBetter, {}, 0.02, "2 points"},
+      {"restore_bytes_per_second",
+       U::kBytesPerSecond,
+       "restore MiB/s",
+       true,
+       D::kHigherIsBetter,
+       {"checkpoint"}},
+      {"restore_slowest_rank_bytes_per_second",
+       U::kBytesPerSecond,
+       "restore slowest rank MiB/s",
+       true,
+       D::kHigherIsBetter,
+       {}},
+      {"restore_s", U::kSeconds, "restore s", true, D::kLowerIsBetter, {}},
+      {"generation_bytes_per_second", U::kBytesPerSecond, "generation MiB/s", false, D::kHigherIsBetter, {}},
+      {"blocking_share", U::kFraction, "blocking %", true, D::kLowerIsBetter, {}, 0.001, "0.1 point"},
+      {"async_bytes_per_second", U::kBytesPerSecond, "async MiB/s", false, D::kLowerIsBetter, {}},
   };
   return counters;
 }

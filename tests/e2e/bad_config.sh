@@ -26,7 +26,7 @@ bad_case unknown_key '/families/0/blok_size: expected one of the keys allowed in
 {"name": "t", "dataset": {"source": "@SRC@"}, "families": [{"family": "file_read", "blok_size": "4KiB"}]}
 JSON
 
-bad_case unknown_family '/families/0/family: expected one of "file_read", "loader", "replay", "stage", got "file_reed"' <<'JSON'
+bad_case unknown_family '/families/0/family: expected one of "file_read", "loader", "replay", "stage", "checkpoint", got "file_reed"' <<'JSON'
 {"name": "t", "dataset": {"source": "@SRC@"}, "families": [{"family": "file_reed"}]}
 JSON
 

@@ -663,7 +663,7 @@ TEST(ComparisonTest, FileReadGatesOnThroughputAndP99Latency) {
   for (const CounterInfo* m : judged_metrics())  // every gating metric has a direction and a row
     for (const std::string& family : m->gates)
       EXPECT_TRUE(family == "file_read" || family == "loader" || family == "stage" || family == "job" ||
-                  family == "replay")
+                  family == "replay" || family == "checkpoint")
           << m->name;
 }
 

@@ -207,6 +207,7 @@ TEST_F(ConfigTest, WrongTypesNameWhatWasExpected) {
             "f.json: /families/0/queue_depth/1: expected an integer from 1 to 4096, got 8192");
   EXPECT_EQ(error_of(one({{"family", "file_reed"}})),
             "f.json: /families/0/family: expected one of \"file_read\", \"loader\", \"replay\", \"stage\", "
+            "\"checkpoint\", "
             "got \"file_reed\"");
   EXPECT_EQ(error_of(one({{"family", "stage"}, {"verify", "yes"}})),
             "f.json: /families/0/verify: expected true or false, or a non-empty list of them (a sweep), got "
@@ -272,7 +273,8 @@ TEST_F(ConfigTest, MissingKeysAndPaths) {
   EXPECT_EQ(error_of(R"({"name": "t", "dataset": {}, "families": [{"family": "stage"}]})"),
             "f.json: /dataset/source: expected a non-empty string (required), got nothing");
   EXPECT_EQ(error_of(config_text(source, json::array({json::object()}))),
-            "f.json: /families/0/family: expected one of \"file_read\", \"loader\", \"replay\", \"stage\" "
+            "f.json: /families/0/family: expected one of \"file_read\", \"loader\", \"replay\", \"stage\", "
+            "\"checkpoint\" "
             "(required), "
             "got nothing");
   EXPECT_EQ(error_of(config_text("/x/y", json::array({{{"family", "stage"}}}))),

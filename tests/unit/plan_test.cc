@@ -387,7 +387,7 @@ TEST_F(PlanTest, EmptyPlanIsAnError) {
 
 TEST(PlanSchemaTest, SchemaAndPlanAgreeOnEachFamilysParameters) {
   const json& defs = experiment_schema().at("definitions");
-  for (const char* family : {"file_read", "loader", "stage", "replay"}) {
+  for (const char* family : {"file_read", "loader", "stage", "replay", "checkpoint"}) {
     std::set<std::string> in_schema;
     for (const auto& [k, v] : defs.at(family).at("properties").items()) {
       if (k == "family" || k == "repetitions") continue;

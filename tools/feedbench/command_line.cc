@@ -41,9 +41,6 @@ std::vector<std::pair<std::string, std::string>> benchmark_flag_values(int argc,
   return out;
 }
 
-std::atomic<int> g_stop_signal{0};
-void on_stop_signal(int sig) { g_stop_signal.store(sig); }
-
 }  // namespace
 
 bool parse_command_line(int argc, char** argv, const po::options_description& options, po::variables_map& vm,
@@ -142,22 +139,6 @@ void silence_output() {
   ::dup2(null, STDERR_FILENO);
   ::close(null);
 }
-
-StopOnSignals::StopOnSignals() {
-  g_stop_signal.store(0);
-  struct sigaction sa {};
-  sa.sa_handler = on_stop_signal;
-  sigemptyset(&sa.sa_mask);
-  ::sigaction(SIGINT, &sa, &old_int_);
-  ::sigaction(SIGTERM, &sa, &old_term_);
-}
-
-StopOnSignals::~StopOnSignals() {
-  ::sigaction(SIGINT, &old_int_, nullptr);
-  ::sigaction(SIGTERM, &old_term_, nullptr);
-}
-
-std::atomic<int>* StopOnSignals::flag() { return &g_stop_signal; }
 
 bool interactive_terminal(int fd) {
   const bool launched = std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr ||

@@ -11,6 +11,8 @@
 
 #include <boost/program_options.hpp>
 
+#include "feedbench/base/stop_signals.h"  // StopOnSignals, which the verbs use
+
 namespace feedbench {
 
 // Parses argv strictly: unknown options, missing values and abbreviations ("--fo" for
@@ -58,23 +60,5 @@ VerbFailure verb_failure(const std::exception_ptr& error, std::string_view verb)
 // Sends this process's standard output and error to /dev/null, flushed first: for a rank other
 // than 0 of a distributed run, whose figures and reasons reach rank 0 through the cluster.
 void silence_output();
-
-// While alive, SIGINT and SIGTERM do not kill the process: they set flag(), which long-running
-// work polls to stop cleanly (no half-written file under a real name). The previous handlers
-// come back on destruction, also when the work throws.
-class StopOnSignals {
- public:
-  StopOnSignals();
-  ~StopOnSignals();
-  StopOnSignals(const StopOnSignals&) = delete;
-  StopOnSignals& operator=(const StopOnSignals&) = delete;
-
-  // The signal number that asked to stop, 0 while none did.
-  std::atomic<int>* flag();
-
- private:
-  struct sigaction old_int_ {};
-  struct sigaction old_term_ {};
-};
 
 }  // namespace feedbench

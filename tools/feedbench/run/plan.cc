@@ -127,6 +127,13 @@ void check_output_files(RunSetup& run) {
   // writes it, so across ranks it is refused).
   if (o.many && !o.benchmark_out.empty())
     throw InputError("--benchmark_out: not across ranks (each rank would write it); use --out");
+  // Every rank checks the scratch of its own host before anything is written.
+  {
+    std::vector<NamedPath> data{{o.source ? "--source" : "dataset.source", run.config.source_root}};
+    if (!run.config.cache_root.empty())
+      data.push_back({o.cache ? "--cache" : "dataset.cache", run.config.cache_root});
+    check_checkpoint_scratch(run.plan, {"dataset.scratch", run.config.scratch_root, true}, data);
+  }
   if (!run.cluster.is_root()) return;
   require_writable_file(out_option, o.out_path);
   if (!o.csv_path.empty()) require_writable_file("--csv", o.csv_path);

@@ -43,6 +43,10 @@ std::uint64_t meminfo_bytes(const std::string& field);
 // RETURNS: MemTotal in bytes, 0 when unknown.
 std::uint64_t total_memory_bytes();
 
+// RETURNS: the bytes an unprivileged writer may still use on the file system holding `path`
+// (statvfs: f_bavail x f_frsize), or -1 (errno set) when statvfs fails.
+std::int64_t free_bytes_at(const std::string& path);
+
 // Creates the temporary `name` (beneath the folder `dir_fd`, or a path with AT_FDCWD) for
 // writing with `mode`, exclusively (O_CREAT|O_EXCL|O_NOFOLLOW): what is already there — another
 // user's file, a link, a FIFO — is never opened, so it can neither own our output nor block us.

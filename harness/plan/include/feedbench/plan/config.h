@@ -21,12 +21,15 @@ struct ConfigOverrides {
 };
 
 struct Config {
-  std::string file;                  // path it was read from
-  std::string name;                  // "name"
-  std::string description;           // "description", may be empty
-  std::string source_root;           // dataset.source after ${VAR} expansion and overrides ("" if absent)
-  std::string cache_root;            // dataset.cache likewise ("" if absent)
-  std::vector<std::string> include;  // dataset.include globs ("**" spans folders); empty = all
+  std::string file;         // path it was read from
+  std::string name;         // "name"
+  std::string description;  // "description", may be empty
+  std::string source_root;  // dataset.source after ${VAR} expansion and overrides ("" if absent)
+  std::string cache_root;   // dataset.cache likewise ("" if absent)
+  // dataset.scratch: a folder feedbench may write in (the checkpoint family's), "" if absent;
+  // checked to exist when a checkpoint family is in the config.
+  std::string scratch_root;
+  std::vector<std::string> include;               // dataset.include globs ("**" spans folders); empty = all
   std::map<std::string, std::uint64_t> throttle;  // dataset.throttle: path role -> bytes/s
   // dataset.include was "from-cache": `include` is empty until the caller reads the cache's
   // manifest (resolve_include_from_cache in stager.h).

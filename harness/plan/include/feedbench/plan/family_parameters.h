@@ -119,8 +119,27 @@ struct StageParameters {
   bool verify = true;       // re-read and hash the copy
 };
 
+// A checkpoint written into dataset.scratch and restored cold (docs/method.md, "Checkpoints").
+// Its bytes and ranks follow from size or model, scale and ranks: checkpoint_layout() (plan.h).
+struct CheckpointParameters {
+  std::optional<std::uint64_t> size;  // bytes, all ranks together; or model
+  // llama3-8b, llama3-70b, llama3-405b, llama3-1t: MLPerf Storage v2.0's checkpoints; or size
+  std::optional<std::string> model;
+  std::optional<double> scale;           // the fraction of the size written (unset: 1)
+  std::optional<int> ranks;              // writers (unset: the model's ranks, or 1)
+  int files_per_rank = 1;                // files each rank writes its shard as
+  std::uint64_t block_size = 1 << 20;    // bytes per write and per read of the restore
+  std::string engine;                    // psync (io_uring and libaio are refused: they do not write yet)
+  bool direct = false;                   // O_DIRECT for the write and the restore
+  bool fsync = true;                     // each file before its close, then the folder
+  int checkpoints = 1;                   // write-and-restore pairs per repetition
+  std::chrono::nanoseconds interval{0};  // a checkpoint every so often (training terms)
+  // Not a parameter: the restore's page-cache state, always cold (Case::cache_state()).
+  std::string cache_state = "cold";
+};
+
 // One case's parameters: the alternative of its family.
-using FamilyParameters =
-    std::variant<FileReadParameters, LoaderParameters, ReplayParameters, StageParameters>;
+using FamilyParameters = std::variant<FileReadParameters, LoaderParameters, ReplayParameters, StageParameters,
+                                      CheckpointParameters>;
 
 }  // namespace feedbench

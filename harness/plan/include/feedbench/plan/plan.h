@@ -28,7 +28,7 @@ struct NamePart {
 // the plan. Keys in `params` are in the family's canonical order; `name()` is the identity, e.g.
 // file_read/pattern:random/bs:4096/engine:libaio/qd:32/workers:4/state:cold/path:cache
 struct Case {
-  std::string family;             // "file_read", "loader", "replay", "stage"
+  std::string family;             // "file_read", "loader", "replay", "stage", "checkpoint"
   nlohmann::ordered_json params;  // canonical order; full parameter names as keys
   FamilyParameters values;        // the alternative of `family`
   int repetitions = 3;
@@ -54,10 +54,12 @@ struct Case {
   const LoaderParameters& loader() const;
   const ReplayParameters& replay() const;
   const StageParameters& stage() const;
+  const CheckpointParameters& checkpoint() const;
   ReplayParameters& replay();  // the run fills in what it read from the trace
 
   // RETURNS: the root the case reads, "source" or "cache"; null for stage (which reads the
-  // source and writes a scratch folder in the cache).
+  // source and writes a scratch folder in the cache) and checkpoint (which writes and reads
+  // dataset.scratch only).
   const std::string* path() const;
   // RETURNS: the page cache's state before the case: "cold", "warm" or "direct".
   const std::string& cache_state() const;
@@ -97,6 +99,32 @@ inline constexpr std::int64_t kMaxLoaderThreads = 4096;
 // parameter (sink gpu, accelerator cuda) when `cuda_built` is false ("built without CUDA").
 Plan expand_plan(const Config& config, std::uint64_t max_cases = kDefaultMaxCases,
                  bool cuda_built = built_with_cuda());
+
+// A model's checkpoint as MLPerf Storage v2.0 sizes it: bytes (decimal, as published) and ranks.
+struct CheckpointModel {
+  const char* name;  // "llama3-8b"
+  std::uint64_t bytes;
+  int ranks;
+};
+// RETURNS: the models a checkpoint case's `model` names, in the schema's order.
+const std::vector<CheckpointModel>& checkpoint_models();
+
+// Each checkpoint file's size is a multiple of this: O_DIRECT's alignment on every device.
+inline constexpr std::uint64_t kCheckpointAlignment = 4096;
+
+// What a checkpoint case writes: ranks x files_per_rank files of file_bytes each.
+struct CheckpointLayout {
+  std::uint64_t bytes_asked = 0;  // size (or the model's) x scale
+  int ranks = 1;
+  int files_per_rank = 1;
+  // bytes_asked shared out over the files, rounded down to kCheckpointAlignment (0: too small)
+  std::uint64_t file_bytes = 0;
+  std::uint64_t files() const { return std::uint64_t(ranks) * std::uint64_t(files_per_rank); }
+  std::uint64_t bytes() const { return files() * file_bytes; }  // what is written
+};
+// RETURNS: the files a checkpoint case with `p` writes (the plan refuses a layout whose
+// file_bytes is 0).
+CheckpointLayout checkpoint_layout(const CheckpointParameters& p);
 
 // RETURNS: the parameters of `family` ("file_read", "loader", "stage") in canonical order.
 // REQUIRES: a known family.

@@ -55,6 +55,14 @@ void check_outputs_apart(const std::vector<NamedPath>& outputs, const std::vecto
 // false where either is not a folder.
 bool folder_holds(const std::string& outer, const std::string& inner);
 
+// The checkpoint family's scratch (dataset.scratch), before any case runs. Throws InputError
+// naming `scratch_option` when the plan has a checkpoint case and the scratch is one of
+// `data_roots` (the source, the cache), lies inside one or holds one (compared by device and
+// inode), or has fewer bytes free than the plan's largest checkpoint needs (naming both counts).
+// Nothing is written. No checkpoint case: nothing is checked.
+void check_checkpoint_scratch(const Plan& plan, const NamedPath& scratch,
+                              const std::vector<NamedPath>& data_roots);
+
 // The offset and length alignment O_DIRECT reads need on one file system.
 struct DirectAlignment {
   std::uint64_t bytes = 512;

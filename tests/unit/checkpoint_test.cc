@@ -1,0 +1,243 @@
+// The checkpoint family's parts below Google Benchmark: its parameters and refusals (plan),
+// the scratch's preflight, the ScratchFolder it writes in, and the write itself.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
+#include <cstring>
+#include <filesystem>
+#include <set>
+
+#include <gtest/gtest.h>
+
+#include "feedbench/base/error.h"
+#include "feedbench/io/checkpoint_write.h"
+#include "feedbench/io/scratch_folder.h"
+#include "feedbench/plan/plan.h"
+#include "feedbench/plan/preflight.h"
+#include "test_util.h"
+
+namespace feedbench {
+namespace {
+
+using json = nlohmann::json;
+using testing::TempDir;
+namespace fs = std::filesystem;
+
+std::size_t entries(const std::string& folder) {
+  std::size_t n = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(folder)) ++n;
+  return n;
+}
+
+class CheckpointPlanTest : public ::testing::Test {
+ protected:
+  TempDir dir;
+  void SetUp() override {
+    fs::create_directories(dir / "source");
+    fs::create_directories(dir / "scratch");
+  }
+  Plan plan_of(const json& family, const json& dataset_extra = json::object()) {
+    json doc = {{"name", "t"},
+                {"dataset", {{"source", dir / "source"}, {"scratch", dir / "scratch"}}},
+                {"families", json::array({family})}};
+    for (const auto& [k, v] : dataset_extra.items()) doc["dataset"][k] = v;
+    return expand_plan(parse_config(doc.dump(), "p.json"));
+  }
+  std::string error_of(const json& family, const json& dataset_extra = json::object()) {
+    return testing::input_error_of([&] { plan_of(family, dataset_extra); });
+  }
+};
+
+TEST_F(CheckpointPlanTest, NamesAndLayoutFollowSizeOrModel) {
+  Plan p = plan_of({{"family", "checkpoint"}, {"model", "llama3-8b"}, {"scale", 0.01}});
+  ASSERT_EQ(p.cases.size(), 1u);
+  EXPECT_EQ(
+      p.cases[0].name(),
+      "checkpoint/model:llama3-8b/scale:0.01/files:1/bs:1048576/engine:psync/direct:false/fsync:true/n:1/"
+      "interval:1h");
+  const CheckpointLayout l = checkpoint_layout(p.cases[0].checkpoint());
+  EXPECT_EQ(l.ranks, 8);  // the model's ranks
+  EXPECT_EQ(l.bytes_asked, 1'050'000'000u);
+  EXPECT_EQ(l.file_bytes % kCheckpointAlignment, 0u);
+  EXPECT_LE(l.bytes(), l.bytes_asked);
+  EXPECT_GT(l.bytes(), l.bytes_asked - 8 * kCheckpointAlignment);
+  EXPECT_EQ(p.cases[0].reader_threads(), 8);
+
+  Plan s = plan_of({{"family", "checkpoint"}, {"size", "64MiB"}, {"ranks", 2}, {"files_per_rank", 2}});
+  const CheckpointLayout m = checkpoint_layout(s.cases[0].checkpoint());
+  EXPECT_EQ(m.files(), 4u);
+  EXPECT_EQ(m.file_bytes, 16u << 20);
+  EXPECT_EQ(m.bytes(), 64u << 20);
+}
+
+TEST_F(CheckpointPlanTest, RefusesWhatCannotRunWhereItIsWritten) {
+  EXPECT_EQ(error_of({{"family", "checkpoint"}}),
+            "p.json: /families/0: expected size or model for the checkpoint family (the checkpoint's bytes), "
+            "got neither");
+  EXPECT_TRUE(error_of({{"family", "checkpoint"}, {"size", "1GiB"}, {"model", "llama3-8b"}})
+                  .starts_with("p.json: /families/0/size: expected size or model"));
+  EXPECT_EQ(
+      error_of({{"family", "checkpoint"}, {"size", "1GiB"}, {"engine", "io_uring"}}),
+      "p.json: /families/0/engine: expected engine \"psync\" for the checkpoint family (io_uring does not "
+      "write yet; it is refused, never replaced by psync), got \"io_uring\"");
+  EXPECT_TRUE(error_of({{"family", "checkpoint"}, {"size", "4KiB"}, {"ranks", 2}})
+                  .starts_with("p.json: /families/0/size: expected at least 4 KiB per file"));
+  EXPECT_TRUE(error_of({{"family", "checkpoint"}, {"size", "1GiB"}, {"direct", true}, {"block_size", 1000}})
+                  .starts_with("p.json: /families/0/block_size: expected a multiple of 4 KiB with direct"));
+  EXPECT_NE(error_of({{"family", "checkpoint"}, {"size", "1GiB"}, {"scale", 1.5}}), "");
+}
+
+TEST_F(CheckpointPlanTest, NeedsAnExistingScratch) {
+  json doc = {{"name", "t"},
+              {"dataset", {{"source", dir / "source"}}},
+              {"families", json::array({{{"family", "checkpoint"}, {"size", "1GiB"}}})}};
+  EXPECT_EQ(
+      testing::input_error_of([&] { parse_config(doc.dump(), "p.json"); }),
+      "p.json: /dataset/scratch: expected a folder feedbench may write in, for the checkpoint family at "
+      "/families/0, got none");
+  EXPECT_TRUE(error_of({{"family", "checkpoint"}, {"size", "1GiB"}}, {{"scratch", dir / "missing"}})
+                  .ends_with("/missing does not exist"));
+}
+
+TEST_F(CheckpointPlanTest, ScratchApartFromTheDataAndWithRoom) {
+  const Plan p = plan_of({{"family", "checkpoint"}, {"size", "64MiB"}});
+  const std::vector<NamedPath> data{{"dataset.source", dir / "source"}};
+  EXPECT_NO_THROW(check_checkpoint_scratch(p, {"dataset.scratch", dir / "scratch", true}, data));
+  fs::create_directories(dir / "source/sub");
+  EXPECT_TRUE(testing::input_error_of([&] {
+                check_checkpoint_scratch(p, {"dataset.scratch", dir / "source/sub", true}, data);
+              }).find("inside dataset.source") != std::string::npos);
+  EXPECT_TRUE(testing::input_error_of([&] {
+                check_checkpoint_scratch(p, {"dataset.scratch", dir.path(), true}, data);
+              }).find("holds dataset.source") != std::string::npos);
+  const Plan huge = plan_of({{"family", "checkpoint"}, {"model", "llama3-1t"}});
+  const std::string room = testing::input_error_of([&] {
+    check_checkpoint_scratch(huge, {"dataset.scratch", dir / "scratch", true}, data);
+  });
+  const std::string need = std::to_string(checkpoint_layout(huge.cases[0].checkpoint()).bytes());
+  EXPECT_TRUE(room.find("the largest checkpoint of the plan needs " + need + " bytes") != std::string::npos)
+      << room;
+  EXPECT_TRUE(room.find("nothing was written") != std::string::npos) << room;
+  EXPECT_EQ(entries(dir / "scratch"), 0u);
+}
+
+TEST(ScratchFolderTest, MarkedRemovedWholeAndNeverEntersAFolderItDidNotMake) {
+  TempDir dir;
+  // Someone else's folder at the first name a ScratchFolder would take.
+  const std::string foreign = dir / ("ckpt-" + std::to_string(::getpid()) + "-0");
+  fs::create_directories(foreign);
+  testing::write_file(foreign + "/theirs", "x");
+  {
+    ScratchFolder folder(dir.path(), "ckpt");
+    EXPECT_EQ(folder.path(), dir / ("ckpt-" + std::to_string(::getpid()) + "-1"));
+    EXPECT_EQ(ScratchFolder::why_not_ours(folder.path()), "");
+    EXPECT_NE(ScratchFolder::why_not_ours(foreign), "");
+    const int fd = folder.create("a.bin", 0);
+    ASSERT_GE(fd, 0);
+    ::close(fd);
+    EXPECT_EQ(folder.create("a.bin", 0), -1);  // exclusive
+    EXPECT_EQ(errno, EEXIST);
+    EXPECT_EQ(folder.create("../escape", 0), -1);
+    EXPECT_EQ(folder.files(), std::vector<std::string>{"a.bin"});
+    EXPECT_EQ(folder.remove_all(), "");
+  }
+  EXPECT_EQ(entries(dir.path()), 1u);  // the foreign folder alone, untouched
+  EXPECT_EQ(testing::read_file(foreign + "/theirs"), "x");
+}
+
+TEST(ScratchFolderTest, AFileItDidNotWriteStaysAndIsNamed) {
+  TempDir dir;
+  ScratchFolder folder(dir.path(), "ckpt");
+  testing::write_file(folder.path() + "/planted", "y");
+  const std::string left = folder.remove_all();
+  EXPECT_TRUE(left.find("holds files feedbench did not write") != std::string::npos) << left;
+  EXPECT_EQ(testing::read_file(folder.path() + "/planted"), "y");
+  EXPECT_EQ(ScratchFolder::why_not_ours(folder.path()).find("no .feedbench-scratch marker"), 0u);
+}
+
+CheckpointWriteSpec small_spec() {
+  CheckpointWriteSpec spec;
+  spec.ranks = 2;
+  spec.files_per_rank = 2;
+  spec.file_bytes = 1 << 20;
+  spec.block_size = 256 << 10;
+  return spec;
+}
+
+TEST(CheckpointWriteTest, WritesEveryRanksFilesWithPagesAllDifferent) {
+  TempDir dir;
+  const CheckpointWriteSpec spec = small_spec();
+  const CheckpointBuffers buffers = make_checkpoint_buffers(spec);
+  ASSERT_EQ(buffers.error, "");
+  EXPECT_GT(buffers.bytes_per_second(), 0);
+  ScratchFolder folder(dir.path(), "ckpt");
+  const CheckpointWrite w = write_checkpoint(folder, spec, buffers);
+  ASSERT_EQ(w.error, "");
+  EXPECT_EQ(w.bytes, 4u << 20);
+  EXPECT_EQ(w.writes, 16u);
+  EXPECT_EQ(w.latency.count(), 16u);
+  ASSERT_EQ(w.ranks.size(), 2u);
+  EXPECT_EQ(w.ranks[1].files,
+            (std::vector<std::string>{checkpoint_file_name(0, 1, 0), checkpoint_file_name(0, 1, 1)}));
+  EXPECT_GT(w.fsync_share(), 0);
+  EXPECT_GE(w.seconds(), w.slowest_rank_seconds());
+  // The buffer is reused block after block: the stamps keep every 4 KiB page apart.
+  std::set<std::string> pages;
+  for (const std::string& name : folder.files()) {
+    EXPECT_EQ(fs::file_size(folder.path() + "/" + name), 1u << 20);
+    const std::string bytes = testing::read_file(folder.path() + "/" + name);
+    for (std::size_t at = 0; at < bytes.size(); at += 4096) pages.insert(bytes.substr(at, 4096));
+  }
+  EXPECT_EQ(pages.size(), 4u * 256u);
+  EXPECT_EQ(folder.remove_all(), "");
+  EXPECT_EQ(entries(dir.path()), 0u);
+}
+
+// A model preset's 1024 ranks must not hold 64 MiB each: all buffers stay within 1 GiB.
+TEST(CheckpointWriteTest, BuffersAreCappedInAllAndAtLeastABlock) {
+  CheckpointWriteSpec spec;
+  spec.ranks = 1024;
+  spec.file_bytes = 16ull << 30;
+  spec.block_size = 256 << 10;
+  EXPECT_LE(checkpoint_buffer_bytes(spec) * 1024, kCheckpointBuffersTotal);
+  EXPECT_EQ(checkpoint_buffer_bytes(spec) % spec.block_size, 0u);
+  spec.ranks = 1;
+  EXPECT_LE(checkpoint_buffer_bytes(spec), kCheckpointBufferBytes);
+  spec.file_bytes = 4096;
+  spec.block_size = 8 << 20;
+  EXPECT_EQ(checkpoint_buffer_bytes(spec), 8u << 20);  // one block, whatever the shard
+}
+
+TEST(CheckpointWriteTest, AStopEndsTheWriteAndItsFilesAreRemoved) {
+  TempDir dir;
+  std::atomic<int> stop{SIGINT};
+  CheckpointWriteSpec spec = small_spec();
+  spec.stop = &stop;
+  const CheckpointBuffers buffers = make_checkpoint_buffers(spec);
+  ScratchFolder folder(dir.path(), "ckpt");
+  const CheckpointWrite w = write_checkpoint(folder, spec, buffers);
+  EXPECT_EQ(w.error, "interrupted by SIGINT");
+  EXPECT_EQ(w.stopped_by, SIGINT);
+  EXPECT_EQ(w.bytes, 0u);
+  EXPECT_EQ(folder.remove_all(), "");
+  EXPECT_EQ(entries(dir.path()), 0u);
+}
+
+TEST(CheckpointWriteTest, AFailedWriteIsTheCheckpointsError) {
+  TempDir dir;
+  CheckpointWriteSpec spec = small_spec();
+  spec.direct = true;
+  spec.block_size = 1000;  // not aligned: O_DIRECT refuses the write (or the open, on tmpfs)
+  const CheckpointBuffers buffers = make_checkpoint_buffers(spec);
+  ScratchFolder folder(dir.path(), "ckpt");
+  const CheckpointWrite w = write_checkpoint(folder, spec, buffers);
+  EXPECT_NE(w.error, "");
+  EXPECT_EQ(folder.remove_all(), "");
+  EXPECT_EQ(entries(dir.path()), 0u);
+}
+
+}  // namespace
+}  // namespace feedbench
