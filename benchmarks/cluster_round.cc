@@ -53,6 +53,25 @@ struct RankFigures {
   FixedText<32> stopped_by;
 };
 
+}  // namespace
+
+ReadTally merged_tally(Cluster& cluster, const ReadTally& tally) {
+  ReadTally out;
+  for (const GatheredTally& g : all_gather(cluster, gathered(tally))) out.merge(tally_of(g));
+  return out;
+}
+
+Histogram merged_histogram(Cluster& cluster, const Histogram& histogram, const std::string& what) {
+  Histogram out;
+  const std::vector<std::string> all = all_gather_text(cluster, histogram.to_compact_json().dump());
+  for (std::size_t r = 0; r < all.size(); ++r)
+    out.merge(Histogram::from_compact_json(nlohmann::json::parse(all[r]),
+                                           "rank " + std::to_string(r) + " " + what));
+  return out;
+}
+
+namespace {
+
 // RETURNS: the sum (mod 2^64) of FNV-1a-64 of each file's relative path: shares whose
 // checksums and counts add up to the selection's are, in practice, disjoint and complete.
 std::uint64_t share_checksum(const FileSet& files) {
@@ -156,13 +175,8 @@ RoundStats totals_of(Cluster& cluster, const std::vector<RankFigures>& all, cons
   }
   t.stopped_by = all[0].stopped_by.str();
   t.cpu_util = mine.cpu_util;  // this rank's; cores differ per host
-  if (record_latency) {
-    // Every rank's histogram, merged: percentiles over all reads of the round.
-    const std::vector<std::string> hists = all_gather_text(cluster, mine.latency.to_compact_json().dump());
-    for (std::size_t r = 0; r < hists.size(); ++r)
-      t.latency.merge(Histogram::from_compact_json(nlohmann::json::parse(hists[r]),
-                                                   "rank " + std::to_string(r) + " latency"));
-  }
+  // Every rank's histogram, merged: percentiles over all reads of the round.
+  if (record_latency) t.latency = merged_histogram(cluster, mine.latency, "latency");
   return t;
 }
 

@@ -38,6 +38,13 @@ RankPart rank_part(Cluster& cluster, const std::string& share_mode);
 std::string share_round(Cluster& cluster, const FileSet& selection, const std::string& share_mode,
                         std::uint64_t seed, std::uint64_t round, ShareOfRound& share);
 
+// RETURNS: every rank's `tally` merged, the same on every rank. A collective.
+ReadTally merged_tally(Cluster& cluster, const ReadTally& tally);
+
+// RETURNS: every rank's `histogram` merged, the same on every rank (`what` names it in the error
+// of a histogram that does not parse). A collective.
+Histogram merged_histogram(Cluster& cluster, const Histogram& histogram, const std::string& what);
+
 struct AcrossRanks {
   std::string error;   // the first failing rank's reason (every rank has the same)
   ClusterRound round;  // the aggregate

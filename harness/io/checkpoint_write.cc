@@ -36,7 +36,7 @@ std::uint64_t checkpoint_buffer_bytes(const CheckpointWriteSpec& spec) {
   const std::uint64_t total =
       available > 0 ? std::min(kCheckpointBuffersTotal, available / 4) : kCheckpointBuffersTotal;
   const std::uint64_t cap =
-      std::min({shard, kCheckpointBufferBytes, total / std::uint64_t(std::max(1, spec.ranks))});
+      std::min({shard, kCheckpointBufferBytes, total / std::uint64_t(std::max(1, spec.own_ranks()))});
   return std::max(spec.block_size, cap / spec.block_size * spec.block_size);
 }
 
@@ -134,21 +134,25 @@ CheckpointBuffers make_checkpoint_buffers(const CheckpointWriteSpec& spec) {
   CheckpointBuffers out;
   const std::uint64_t each = checkpoint_buffer_bytes(spec);
   try {
-    for (int r = 0; r < spec.ranks; ++r) out.ranks.emplace_back(each);
+    for (int r = 0; r < spec.own_ranks(); ++r) out.ranks.emplace_back(each);
   } catch (const std::bad_alloc&) {
-    out.error =
-        "cannot allocate " + std::to_string(spec.ranks) + " buffers of " + std::to_string(each) + " bytes";
+    out.error = "cannot allocate " + std::to_string(spec.own_ranks()) + " buffers of " +
+                std::to_string(each) + " bytes";
     return out;
   }
   std::vector<std::thread> threads;
   const std::int64_t start = now_ns();
-  for (int r = 0; r < spec.ranks && out.error.empty(); ++r)
+  const int own = spec.own_ranks();
+  for (int r = 0; r < own && out.error.empty(); ++r)
     out.error = start_thread(
-        threads, [&out, &spec, r] { fill(out.ranks[std::size_t(r)], mix64(spec.seed + std::uint64_t(r))); },
-        "buffer filler", std::size_t(r), std::size_t(spec.ranks));
+        threads,
+        [&out, &spec, r] {
+          fill(out.ranks[std::size_t(r)], mix64(spec.seed + std::uint64_t(spec.first_rank + r)));
+        },
+        "buffer filler", std::size_t(r), std::size_t(own));
   for (std::thread& t : threads) t.join();
   out.seconds = double(now_ns() - start) * 1e-9;
-  out.bytes = each * std::uint64_t(spec.ranks);
+  out.bytes = each * std::uint64_t(own);
   return out;
 }
 
@@ -169,16 +173,17 @@ double CheckpointWrite::fsync_share() const {
 
 CheckpointWrite write_checkpoint(ScratchFolder& folder, const CheckpointWriteSpec& spec,
                                  const CheckpointBuffers& buffers) {
-  FB_CHECK(buffers.ranks.size() == std::size_t(spec.ranks), "one buffer per rank");
+  const std::size_t own = std::size_t(spec.own_ranks());
+  FB_CHECK(buffers.ranks.size() == own, "one buffer per rank");
   CheckpointWrite out;
-  out.ranks.resize(std::size_t(spec.ranks));
-  std::vector<Histogram> latency(std::size_t(spec.ranks));
-  std::vector<std::string> errors(std::size_t(spec.ranks));
+  out.ranks.resize(own);
+  std::vector<Histogram> latency(own);
+  std::vector<std::string> errors(own);
   Shared shared{spec, folder};
   if (const char* ms = std::getenv("FEEDBENCH_CHECKPOINT_TEST_DELAY_MS")) shared.delay_ms = std::atoi(ms);
   std::vector<std::thread> threads;
-  for (int r = 0; r < spec.ranks && out.error.empty(); ++r) {
-    const std::size_t i = std::size_t(r);
+  for (std::size_t i = 0; i < own && out.error.empty(); ++i) {
+    const int r = spec.first_rank + int(i);  // the rank's number in the whole checkpoint
     out.error = start_thread(
         threads,
         [&, r, i] {
@@ -188,7 +193,7 @@ CheckpointWrite write_checkpoint(ScratchFolder& folder, const CheckpointWriteSpe
           out.ranks[i].end_ns = now_ns();
           if (!errors[i].empty()) shared.failed.store(true);
         },
-        "checkpoint writer", i, std::size_t(spec.ranks));
+        "checkpoint writer", i, own);
   }
   if (!out.error.empty()) shared.failed.store(true);
   shared.start_ns = now_ns();

@@ -17,13 +17,19 @@ namespace feedbench {
 struct CheckpointWriteSpec {
   int ranks = 1;
   int files_per_rank = 1;
-  std::uint64_t file_bytes = 0;            // each file's; a multiple of 4 KiB
-  std::uint64_t block_size = 1 << 20;      // bytes per write; with direct a multiple of 4 KiB
-  bool direct = false;                     // O_DIRECT
-  bool fsync = true;                       // each file before its close, then the folder
-  std::uint64_t seed = 42;                 // the bytes' seed
-  int checkpoint = 0;                      // which checkpoint of the case: in names and stamps
+  std::uint64_t file_bytes = 0;        // each file's; a multiple of 4 KiB
+  std::uint64_t block_size = 1 << 20;  // bytes per write; with direct a multiple of 4 KiB
+  bool direct = false;                 // O_DIRECT
+  bool fsync = true;                   // each file before its close, then the folder
+  std::uint64_t seed = 42;             // the bytes' seed
+  int checkpoint = 0;                  // which checkpoint of the case: in names and stamps
+  // The ranks this process writes, first_rank .. first_rank + local_ranks - 1 (under mpirun each
+  // process writes its part of the checkpoint); local_ranks 0: all `ranks`.
+  int first_rank = 0;
+  int local_ranks = 0;
   const std::atomic<int>* stop = nullptr;  // non-zero (a signal number): stop at the next block
+  // RETURNS: how many ranks this process writes.
+  int own_ranks() const { return local_ranks > 0 ? local_ranks : ranks; }
 };
 
 // Each rank's buffer: at most kCheckpointBufferBytes (and its shard, and its share of
@@ -34,7 +40,7 @@ inline constexpr std::uint64_t kCheckpointBufferBytes = 64ull << 20;
 inline constexpr std::uint64_t kCheckpointBuffersTotal = 1ull << 30;
 
 struct CheckpointBuffers {
-  std::vector<AlignedBuffer> ranks;  // one per rank
+  std::vector<AlignedBuffer> ranks;  // one per rank this process writes (own_ranks)
   std::uint64_t bytes = 0;           // made, all ranks together
   double seconds = 0;                // the ranks making them at once: the wall time
   std::string error;                 // a thread or an allocation refused ("" when made)
@@ -45,7 +51,7 @@ struct CheckpointBuffers {
 // RETURNS: the bytes of each rank's buffer for `spec` (the caps above, whole blocks).
 std::uint64_t checkpoint_buffer_bytes(const CheckpointWriteSpec& spec);
 
-// RETURNS: each rank's buffer for `spec`, made by the ranks at once, timed.
+// RETURNS: the buffer of each rank this process writes, made by those ranks at once, timed.
 CheckpointBuffers make_checkpoint_buffers(const CheckpointWriteSpec& spec);
 
 // RETURNS: the name of file `file` of rank `rank` in checkpoint `checkpoint`:
@@ -61,9 +67,9 @@ struct RankWrite {
 };
 
 struct CheckpointWrite {
-  std::vector<RankWrite> ranks;
-  Histogram latency;        // per write (pwrite), ns, all ranks
-  std::uint64_t bytes = 0;  // written, all ranks
+  std::vector<RankWrite> ranks;  // this process's ranks, in order
+  Histogram latency;             // per write (pwrite), ns, all ranks
+  std::uint64_t bytes = 0;       // written, all ranks
   std::uint64_t writes = 0;
   std::int64_t elapsed_ns = 0;  // the common start to the folder's fsync (the last close without)
   std::int64_t folder_fsync_ns = 0;
@@ -76,7 +82,8 @@ struct CheckpointWrite {
   double fsync_share() const;
 };
 
-// Writes checkpoint `spec.checkpoint` into `folder`: every rank on its own thread creates its
+// Writes checkpoint `spec.checkpoint` into `folder`: every rank this process writes (own_ranks(),
+// from first_rank), each on its own thread, creates its
 // files (checkpoint_file_name) and writes them in block_size writes from its buffer, fsyncs
 // each (spec.fsync) and closes it; after the last rank the folder is fsynced. A failed write
 // (ENOSPC, EIO), a refused thread or spec.stop ends every rank at its next block, with `error`
