@@ -196,6 +196,11 @@ void check_checkpoint_scratch(const Plan& plan, const NamedPath& scratch,
   for (const Case& c : plan.cases)
     if (c.family == "checkpoint") need = std::max(need, checkpoint_layout(c.checkpoint()).bytes());
   if (need == 0) return;
+  std::error_code ec;
+  if (!std::filesystem::is_directory(scratch.path, ec))
+    throw InputError(scratch.option + " " + scratch.path + ": " +
+                     (std::filesystem::exists(scratch.path, ec) ? "is not a folder" : "does not exist") +
+                     " (the checkpoint family writes beneath it): nothing was written");
   // The scratch may not be, or lie in, a data root (the checkpoint would land on the data), nor
   // hold one (its removal walks only its own subfolder, but a full disk there is the data's).
   check_outputs_apart({{scratch.option, scratch.path, true}}, {}, data_roots);

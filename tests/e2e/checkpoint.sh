@@ -54,6 +54,17 @@ a = d["summary"]["answers"]["checkpoint"]
 assert a["bytes"] == mib64 and a["ranks"] == 2 and a["interval_s"] == 3600, a
 assert abs(a["blocking_share"] - b["checkpoint_s"] / 3600) < 1e-9, (a, b["checkpoint_s"])
 PY
+# --scratch overrides dataset.scratch: the checkpoint goes there, the config's scratch untouched;
+# a missing one is refused before anything is written.
+mkdir -p "$WORK/scratch2"
+expect_exit 0 "$FEEDBENCH" run --config "$WORK/c.json" --scratch "$WORK/scratch2" --out "$WORK/rs.json"
+python3 -c "import json,sys; [b] = [b for b in json.load(open(sys.argv[1]))['benchmarks'] if b['run_type'] == 'iteration']
+assert b['extra']['scratch_folder'].startswith(sys.argv[2] + '/feedbench-checkpoint-'), b['extra']['scratch_folder']" \
+  "$WORK/rs.json" "$WORK/scratch2" || fail "--scratch was not where the checkpoint was written"
+empty "$WORK/scratch2" "after a case under --scratch"
+expect_exit 2 "$FEEDBENCH" run --config "$WORK/c.json" --scratch "$WORK/nowhere" --out "$WORK/rn.json"
+expect_in "$WORK/err" "--scratch $WORK/nowhere: does not exist (the checkpoint family writes beneath it)"
+[ ! -e "$WORK/rn.json" ] || fail "a refused run wrote its result"
 # diff gates it as any other family's: the same result against itself passes.
 expect_exit 0 "$FEEDBENCH" diff "$WORK/r.json" "$WORK/r.json"
 expect_in "$WORK/out" "restore_bytes_per_second"

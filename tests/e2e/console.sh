@@ -6,7 +6,8 @@ source "$(dirname "$0")/lib.bash"
 
 "$FEEDBENCH" gen --out "$WORK/src" --files 24 --file-size 16KiB..64KiB --layout classes --classes 3 --seed 5 >/dev/null
 "$FEEDBENCH" stage --from "$WORK/src" --to "$WORK/cache" --label e2e >/dev/null 2>&1
-export FEEDBENCH_SOURCE=$WORK/src FEEDBENCH_CACHE=$WORK/cache
+mkdir -p "$WORK/scratch"  # the qualify config's checkpoint case writes there
+export FEEDBENCH_SOURCE=$WORK/src FEEDBENCH_CACHE=$WORK/cache FEEDBENCH_SCRATCH=$WORK/scratch
 
 # widest FILE: the columns of FILE's widest line (UTF-8 characters, ANSI escapes left out).
 widest() {

@@ -7,6 +7,7 @@ source "$(dirname "$0")/lib.bash"
 "$FEEDBENCH" stage --from "$WORK/src" --to "$WORK/cache" --include 'class_000/**' --label hot-v1 >/dev/null 2>&1 || fail "stage"
 cp -a "$WORK/cache" "$WORK/cache2"
 qualify="$FEEDBENCH_SOURCE_DIR/configs/qualify-instance.json"
+mkdir -p "$WORK/scratch" && export FEEDBENCH_SCRATCH=$WORK/scratch  # its checkpoint case writes there
 
 # printed_command FILE WORDS: the first `...` in FILE that starts with WORDS, feedbench replaced
 # by the binary under test.

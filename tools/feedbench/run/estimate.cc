@@ -118,8 +118,12 @@ void print_dry_run(const RunSetup& run, const RunEstimate& estimate) {
       continue;
     }
     const CaseCost& cost = estimate.costs[i];
-    std::fprintf(human, "  %s  (%d x %s)\n", printable(plan.cases[i].name()).c_str(), cost.repetitions,
-                 format_estimate(cost.prepare_s + cost.round_s + kRepetitionOverheadS).c_str());
+    // Within the console's width: a long name's estimate goes whole on the next line.
+    const std::string name = "  " + plan.cases[i].name();
+    const std::string time = "(" + std::to_string(cost.repetitions) + " x " +
+                             format_estimate(cost.prepare_s + cost.round_s + kRepetitionOverheadS) + ")";
+    const bool fits = name.size() + 2 + time.size() <= kConsoleWidth;
+    say(human, name + (fits ? "  " : "\n      ") + time + "\n");
   }
   if (skipped > 0)
     std::fprintf(human, "%s of %s would be skipped, with the reasons above\n",

@@ -65,6 +65,8 @@ po::options_description describe_options(RunOptions& o) {
       "read the source from DIR (overrides dataset.source)")(
       "cache", po::value<std::string>()->value_name("DIR"),
       "read the cache from DIR (overrides dataset.cache)")(
+      "scratch", po::value<std::string>()->value_name("DIR"),
+      "write checkpoints beneath DIR (overrides dataset.scratch)")(
       "set", po::value(&o.sets)->composing()->value_name("KEY=VALUE"),
       "force or sweep a parameter in every family, e.g. workers=[1,2] or path=[source,cache]")(
       "throttle", po::value(&o.throttles)->composing()->value_name("ROLE=RATE"),
@@ -180,6 +182,7 @@ bool parse_run_options(int argc, char** argv, const Cluster& cluster, RunOptions
 
   if (vm.count("source")) o.source = vm["source"].as<std::string>();
   if (vm.count("cache")) o.cache = vm["cache"].as<std::string>();
+  if (vm.count("scratch")) o.scratch = vm["scratch"].as<std::string>();
   o.include_from_cache = vm.count("include-from-cache") > 0;
   o.allow_unverified_cache = vm.count("allow-unverified-cache") > 0;
   check_redact_names(o.redact);

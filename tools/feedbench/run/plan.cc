@@ -90,6 +90,7 @@ void load_plan(RunSetup& run) {
   ConfigOverrides overrides;
   overrides.source = o.source;
   overrides.cache = o.cache;
+  overrides.scratch = o.scratch;
   overrides.set = parse_sets(o.sets);
   overrides.throttle = parse_throttles(o.throttles);
   Config& config = run.config;
@@ -132,7 +133,11 @@ void check_output_files(RunSetup& run) {
     std::vector<NamedPath> data{{o.source ? "--source" : "dataset.source", run.config.source_root}};
     if (!run.config.cache_root.empty())
       data.push_back({o.cache ? "--cache" : "dataset.cache", run.config.cache_root});
-    check_checkpoint_scratch(run.plan, {"dataset.scratch", run.config.scratch_root, true}, data);
+    // The cases --benchmark_filter leaves: a run filtered to the read families needs no scratch.
+    Plan running;
+    cases_to_run(run.plan, o.filter, o.repetitions_from_flag, o.flag_repetitions, &running.cases);
+    check_checkpoint_scratch(running, {o.scratch ? "--scratch" : "dataset.scratch", run.config.scratch_root, true},
+                             data);
   }
   if (!run.cluster.is_root()) return;
   require_writable_file(out_option, o.out_path);

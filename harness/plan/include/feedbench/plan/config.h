@@ -15,6 +15,7 @@ namespace feedbench {
 struct ConfigOverrides {
   std::optional<std::string> source;              // --source
   std::optional<std::string> cache;               // --cache
+  std::optional<std::string> scratch;             // --scratch
   std::map<std::string, std::string> throttle;    // --throttle ROLE=RATE: dataset.throttle.ROLE
   nlohmann::json set = nlohmann::json::object();  // --set key=value: forces that parameter in every family
                                                   // that has it, and in `defaults`
