@@ -41,9 +41,9 @@ std::int64_t draw_step_ns(const Distribution& d, std::mt19937_64& rng) {
   return d.a_ns;
 }
 
-// Spends `ns` of a recorded job's CPU time on this worker thread (none when ns <= 0), counted
-// as its transform's.
-void burn_recorded_cpu(std::int64_t ns, WorkerTotals& totals) {
+// Spends `ns` of CPU time on this worker thread (none when ns <= 0), counted as its transform's:
+// a recorded job's CPU beyond its reads, or a framework's own work in its worker.
+void burn_worker_cpu(std::int64_t ns, WorkerTotals& totals) {
   if (ns <= 0) return;
   const std::int64_t t0 = now_ns();
   burn_cpu_ns(ns);
@@ -269,6 +269,10 @@ void Trainer::start_workers(const EpochJobs& jobs, BatchQueue& queue, BatchChann
             for (std::size_t j : jobs.jobs[w]) {
               if (!queue.wait_turn(j)) return;
               Batch b = build(jobs, w, j, totals[w], channel != nullptr);
+              // The framework's own work in its worker (a recorded job's is in its recorded CPU).
+              if (!jobs.recorded)
+                burn_worker_cpu(o_.worker_cost_ns + o_.worker_cost_per_sample_ns * std::int64_t(b.samples),
+                                  totals[w]);
               if (channel) {
                 std::vector<std::span<const std::byte>> samples(held_[w].begin(), held_[w].end());
                 channel->send(j, samples, o_.collate == LoaderOptions::Collate::list);
@@ -276,7 +280,7 @@ void Trainer::start_workers(const EpochJobs& jobs, BatchQueue& queue, BatchChann
               queue.put(j, b);
               // The job's worker put the batch on its queue, whose feeder thread pickled it
               // while the worker went on to its next: that CPU, after the hand-over.
-              if (jobs.recorded) burn_recorded_cpu(jobs.recorded->batches[j].after_cpu_ns, totals[w]);
+              if (jobs.recorded) burn_worker_cpu(jobs.recorded->batches[j].after_cpu_ns, totals[w]);
             }
           } catch (const std::exception& ex) {
             if (queue.stopped()) return;  // the epoch ended while this worker sent ahead of it
@@ -302,7 +306,7 @@ Batch Trainer::build(const EpochJobs& jobs, std::size_t w, std::size_t j, Worker
     const std::size_t from = std::size_t(rb.first - jobs.base);
     Batch b = build_batch(*readers_[w], &jobs.mine, from, from + rb.count, TransformCost{}, totals,
                           decoders_[w].get(), hold ? &held_[w] : nullptr);
-    burn_recorded_cpu(rb.cpu_ns - (thread_cpu_ns() - cpu0), totals);
+    burn_worker_cpu(rb.cpu_ns - (thread_cpu_ns() - cpu0), totals);
     if (rb.samples > 0) b.samples = rb.samples;  // the job's samples, not its files read
     if (rb.idle_ns > 0) {  // the job's own wait in its fetch: the transform's wall, not its CPU
       const std::int64_t t1 = now_ns();

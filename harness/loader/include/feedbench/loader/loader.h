@@ -306,6 +306,13 @@ struct LoaderOptions {
   std::int64_t next_cost_ns = 0;
   std::int64_t next_cost_per_tensor_ns = 0;
   std::int64_t next_cost_per_mib_ns = 0;
+  // A framework worker's own CPU to build a batch beyond reading its samples (PyTorch's: the
+  // worker loop's index fetch, a Dataset __getitem__ call per sample, collate and the batch's
+  // pickling): worker_cost_ns per batch and worker_cost_per_sample_ns per sample, spent on the
+  // worker's thread after its reads and transform, before the hand-over, counted as its transform
+  // CPU. Not for a recorded job (its workers' CPU is recorded). 0: none.
+  std::int64_t worker_cost_ns = 0;
+  std::int64_t worker_cost_per_sample_ns = 0;
   // A recorded job's loading (set: a replay): its epochs, batches, workers, prefetch and steps
   // replace epochs, the shuffle, workers, prefetch, step_time and transform (epochs and workers
   // must be set to the recording's count and largest). A batch with no step after it (a pass's
@@ -330,18 +337,23 @@ std::int64_t loader_next_cost_ns(const LoaderOptions& o, std::uint64_t bytes, st
 // does itself (handover process); these are the rest: --calibrate's charge (PyTorch's wait per
 // batch with workers reading warm files, always ahead, less the loader's own in the same shape)
 // on this project's 2-core VM with a compiler beside it: 2.2 ms a batch of one tensor, 0.25 ms
-// more a tensor up to 8. Quiet, that calibration gives 0 + 0.31 ms, which left the matrix's rows
-// near balance too high: the per-batch part stands in for PyTorch's slower worker until it is
-// modelled on the worker's side (docs/evidence.md, "PyTorch's DataLoader").
-inline constexpr std::int64_t kPytorchNextPerBatchNs = 2'000'000;
-inline constexpr std::int64_t kPytorchNextPerTensorNs = 250'000;
+// more a tensor up to 8; quiet, 0 a batch + 0.31 ms a tensor: these are the quiet host's.
+inline constexpr std::int64_t kPytorchNextPerBatchNs = 0;
+inline constexpr std::int64_t kPytorchNextPerTensorNs = 310'000;
+// PyTorch's worker's own CPU per batch beyond reading its samples (LoaderOptions::worker_cost_ns),
+// from --calibrate's worker cycle (one worker reading warm files with no step: PyTorch's time a
+// batch less the loader's own, framework none, in the same shape), fitted over batches of 2 to
+// 32 samples on the quiet host: 0.55 ms a batch + 0.07 ms a sample.
+inline constexpr std::int64_t kPytorchWorkerPerBatchNs = 550'000;
+inline constexpr std::int64_t kPytorchWorkerPerSampleNs = 70'000;
 
 // The framework whose costs a loader pays (the plan's `framework`): none, a free hand-over;
 // pytorch, PyTorch's DataLoader's.
 enum class LoaderFramework { none, pytorch };
 
-// Sets `o`'s hand-over and next() costs to the framework's: pytorch with workers, handover
-// process and next() costs kPytorchNextPerBatchNs and kPytorchNextPerTensorNs (PyTorch's
+// Sets `o`'s hand-over, next() and worker costs to the framework's: pytorch with workers, handover
+// process, next() costs kPytorchNextPerBatchNs and kPytorchNextPerTensorNs and the worker's
+// kPytorchWorkerPerBatchNs and kPytorchWorkerPerSampleNs (PyTorch's
 // num_workers=0 loads in the training process: nothing crosses, nothing is charged); none,
 // threads and no cost. REQUIRES: o.workers set.
 void loader_apply_framework(LoaderOptions& o, LoaderFramework f);
