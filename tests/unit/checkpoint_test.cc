@@ -1,6 +1,7 @@
 // The checkpoint family's parts below Google Benchmark: its parameters and refusals (plan),
 // the scratch's preflight, the ScratchFolder it writes in, and the write itself.
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -8,6 +9,7 @@
 #include <csignal>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <set>
 
 #include <gtest/gtest.h>
@@ -209,6 +211,15 @@ TEST(CheckpointWriteTest, BuffersAreCappedInAllAndAtLeastABlock) {
   spec.file_bytes = 4096;
   spec.block_size = 8 << 20;
   EXPECT_EQ(checkpoint_buffer_bytes(spec), 8u << 20);  // one block, whatever the shard
+  // Each write in flight owns a block of the ring: queue_depth of them, whatever the caps say...
+  spec.ranks = 1024;
+  spec.file_bytes = 16ull << 30;
+  spec.block_size = 256 << 10;
+  spec.queue_depth = 32;
+  EXPECT_EQ(checkpoint_buffer_bytes(spec), 32u * (256u << 10));
+  // ... but never more than a file has blocks: no more can be in flight.
+  spec.file_bytes = 3 * (256 << 10);
+  EXPECT_EQ(checkpoint_buffer_bytes(spec), 3u * (256u << 10));
 }
 
 TEST(CheckpointWriteTest, AStopEndsTheWriteAndItsFilesAreRemoved) {
@@ -236,6 +247,115 @@ TEST(CheckpointWriteTest, AFailedWriteIsTheCheckpointsError) {
   const CheckpointWrite w = write_checkpoint(folder, spec, buffers);
   EXPECT_NE(w.error, "");
   EXPECT_EQ(folder.remove_all(), "");
+  EXPECT_EQ(entries(dir.path()), 0u);
+}
+
+// RETURNS: every file of `folder`, name -> bytes.
+std::map<std::string, std::string> contents(const ScratchFolder& folder) {
+  std::map<std::string, std::string> out;
+  for (const std::string& name : folder.files()) out[name] = testing::read_file(folder.path() + "/" + name);
+  return out;
+}
+
+// RETURNS: the checkpoint `spec` writes, as psync writes it (or "" after a failure).
+std::map<std::string, std::string> psync_contents(CheckpointWriteSpec spec, const std::string& where) {
+  spec.engine = "psync";
+  spec.queue_depth = 1;
+  ScratchFolder folder(where, "psync");
+  const CheckpointWrite w = write_checkpoint(folder, spec, make_checkpoint_buffers(spec));
+  EXPECT_EQ(w.error, "");
+  std::map<std::string, std::string> out = contents(folder);
+  EXPECT_EQ(folder.remove_all(), "");
+  return out;
+}
+
+// io_uring and libaio keep queue_depth writes in flight, each from a block of its own: the files
+// hold exactly the bytes psync writes, every page stamped as psync stamps it.
+TEST(CheckpointWriteTest, EachEngineWritesWhatPsyncWrites) {
+  TempDir dir;
+  CheckpointWriteSpec spec = small_spec();
+  spec.file_bytes = (1 << 20) + 12 * 4096;  // a short last block
+  spec.direct = true;                       // libaio's writes are O_DIRECT only
+  spec.seed = 1234;
+  spec.checkpoint = 3;
+  const std::map<std::string, std::string> want = psync_contents(spec, dir.path());
+  ASSERT_EQ(want.size(), 4u);
+  for (const char* engine : {"io_uring", "libaio"}) {
+    for (unsigned depth : {1u, 3u, 8u}) {
+      spec.engine = engine;
+      spec.queue_depth = depth;
+      const CheckpointBuffers buffers = make_checkpoint_buffers(spec);
+      ASSERT_EQ(buffers.error, "");
+      ScratchFolder folder(dir.path(), "ckpt");
+      const CheckpointWrite w = write_checkpoint(folder, spec, buffers);
+      if (w.error.find("io_uring refused") != std::string::npos) {
+        std::printf("skipping io_uring: %s\n", w.error.c_str());
+        EXPECT_EQ(folder.remove_all(), "");
+        break;
+      }
+      ASSERT_EQ(w.error, "") << engine << " qd " << depth;
+      EXPECT_EQ(w.bytes, 4 * spec.file_bytes) << engine << " qd " << depth;
+      EXPECT_EQ(w.writes, 4u * 5u) << engine << " qd " << depth;
+      EXPECT_EQ(w.latency.count(), w.writes);
+      EXPECT_TRUE(contents(folder) == want) << engine << " qd " << depth << " wrote other bytes than psync";
+      EXPECT_EQ(folder.remove_all(), "");
+    }
+  }
+  EXPECT_EQ(entries(dir.path()), 0u);
+}
+
+// An engine that cannot take the spec is the checkpoint's error, before anything is written.
+TEST(CheckpointWriteTest, AnEngineRefusedIsTheCheckpointsError) {
+  TempDir dir;
+  CheckpointWriteSpec spec = small_spec();
+  spec.queue_depth = 4;  // psync: one write at a time
+  ScratchFolder folder(dir.path(), "ckpt");
+  const CheckpointWrite w = write_checkpoint(folder, spec, make_checkpoint_buffers(spec));
+  EXPECT_TRUE(w.error.starts_with("engine psync is synchronous: queue_depth must be 1")) << w.error;
+  EXPECT_EQ(w.bytes, 0u);
+  EXPECT_EQ(folder.files().size(), 0u);
+  EXPECT_EQ(folder.remove_all(), "");
+}
+
+// A write cut short (the file size limit here, as a full device would) goes on from where it
+// stopped; the write that then fails fails the rank, naming its file, through every engine.
+TEST(CheckpointWriteTest, AShortWriteGoesOnAndAFailedOneNamesItsFile) {
+  TempDir dir;
+  CheckpointWriteSpec spec = small_spec();
+  spec.ranks = 1;
+  spec.files_per_rank = 1;
+  spec.file_bytes = 2 << 20;
+  spec.direct = true;
+  const std::uint64_t limit = (1 << 20) + 3 * 4096;  // inside the fifth 256 KiB block
+  rlimit before{};
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &before), 0);
+  void (*old_handler)(int) = std::signal(SIGXFSZ, SIG_IGN);  // EFBIG, not the signal's death
+  for (const char* engine : {"psync", "io_uring", "libaio"}) {
+    spec.engine = engine;
+    spec.queue_depth = std::string(engine) == "psync" ? 1 : 4;
+    const CheckpointBuffers buffers = make_checkpoint_buffers(spec);
+    ScratchFolder folder(dir.path(), "ckpt");
+    rlimit lower = before;
+    lower.rlim_cur = limit;
+    ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &lower), 0);
+    const CheckpointWrite w = write_checkpoint(folder, spec, buffers);
+    ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &before), 0);
+    if (w.error.find("io_uring refused") != std::string::npos) {
+      EXPECT_EQ(folder.remove_all(), "");
+      continue;
+    }
+    const std::string file = folder.path() + "/" + checkpoint_file_name(0, 0, 0);
+    EXPECT_EQ(w.error, "writing " + file + ": " + std::strerror(EFBIG)) << engine;
+    EXPECT_EQ(fs::file_size(file), limit) << engine << ": the short write's rest was not asked for";
+    // The blocks written whole before it (completions after the failure are not counted: with
+    // several in flight, some may come after it).
+    if (spec.queue_depth == 1) {
+      EXPECT_EQ(w.bytes, 1u << 20) << engine;
+    }
+    EXPECT_LE(w.bytes, 1u << 20) << engine;
+    EXPECT_EQ(folder.remove_all(), "");
+  }
+  std::signal(SIGXFSZ, old_handler);
   EXPECT_EQ(entries(dir.path()), 0u);
 }
 
