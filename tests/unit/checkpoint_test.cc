@@ -82,14 +82,55 @@ TEST_F(CheckpointPlanTest, RefusesWhatCannotRunWhereItIsWritten) {
   EXPECT_TRUE(error_of({{"family", "checkpoint"}, {"size", "1GiB"}, {"model", "llama3-8b"}})
                   .starts_with("p.json: /families/0/size: expected size or model"));
   EXPECT_EQ(
-      error_of({{"family", "checkpoint"}, {"size", "1GiB"}, {"engine", "io_uring"}}),
-      "p.json: /families/0/engine: expected engine \"psync\" for the checkpoint family (io_uring does not "
-      "write yet; it is refused, never replaced by psync), got \"io_uring\"");
+      error_of({{"family", "checkpoint"}, {"size", "1GiB"}, {"queue_depth", 0}}),
+      "p.json: /families/0/queue_depth: expected an integer from 1 to 4096, or a non-empty list of them "
+      "(a sweep), got 0");
   EXPECT_TRUE(error_of({{"family", "checkpoint"}, {"size", "4KiB"}, {"ranks", 2}})
                   .starts_with("p.json: /families/0/size: expected at least 4 KiB per file"));
   EXPECT_TRUE(error_of({{"family", "checkpoint"}, {"size", "1GiB"}, {"direct", true}, {"block_size", 1000}})
                   .starts_with("p.json: /families/0/block_size: expected a multiple of 4 KiB with direct"));
   EXPECT_NE(error_of({{"family", "checkpoint"}, {"size", "1GiB"}, {"scale", 1.5}}), "");
+}
+
+// io_uring and libaio write (issue 46) with queue_depth writes in flight, as fio's iodepth: unset
+// and 1 name the same case as before queue_depth existed; what cannot run is left out, with why.
+TEST_F(CheckpointPlanTest, EnginesWriteWithAQueueDepthNamedOnlyAboveOne) {
+  const std::string rest = "/direct:true/fsync:true/n:1/interval:1h";
+  Plan p = plan_of({{"family", "checkpoint"},
+                    {"size", "64MiB"},
+                    {"engine", {"psync", "io_uring", "libaio"}},
+                    {"queue_depth", {1, 8}},
+                    {"direct", true}});
+  std::vector<std::string> names;
+  for (const Case& c : p.cases) names.push_back(c.name());
+  const std::string head = "checkpoint/size:67108864/files:1/bs:1048576/engine:";
+  EXPECT_EQ(names, (std::vector<std::string>{head + "psync" + rest, head + "io_uring" + rest,
+                                             head + "io_uring/qd:8" + rest, head + "libaio" + rest,
+                                             head + "libaio/qd:8" + rest}));
+  EXPECT_FALSE(p.cases[1].params.contains("queue_depth"));  // 1 written is 1 unset
+  EXPECT_EQ(p.cases[2].checkpoint().queue_depth, 8);
+  EXPECT_EQ(p.cases[2].params.at("queue_depth"), 8);
+  ASSERT_EQ(p.dropped.size(), 1u);
+  EXPECT_EQ(p.dropped[0],
+            head + "psync/qd:8" + rest + ": psync has one write in flight per rank: queue_depth must be 1");
+  EXPECT_EQ(error_of({{"family", "checkpoint"}, {"size", "64MiB"}, {"engine", "libaio"}}),
+            "p.json: /families: expected at least one case that can run, got none "
+            "(checkpoint/size:67108864/files:1/bs:1048576/engine:libaio/direct:false/fsync:true/n:1/"
+            "interval:1h: libaio writes and reads only with O_DIRECT (buffered, io_submit waits for each "
+            "write): direct must be true)");
+  // defaults.queue_depth is the reads' of file_read: a psync checkpoint beside them keeps its name.
+  json doc = {{"name", "t"},
+              {"dataset", {{"source", dir / "source"}, {"scratch", dir / "scratch"}}},
+              {"defaults", {{"queue_depth", 32}}},
+              {"families",
+               {{{"family", "file_read"}, {"engine", "io_uring"}, {"cache_state", "direct"}},
+                {{"family", "checkpoint"}, {"size", "64MiB"}}}}};
+  const Plan d = expand_plan(parse_config(doc.dump(), "p.json"));
+  ASSERT_EQ(d.cases.size(), 2u);
+  EXPECT_EQ(d.cases[0].file_read().queue_depth, 32);
+  EXPECT_EQ(
+      d.cases[1].name(),
+      "checkpoint/size:67108864/files:1/bs:1048576/engine:psync/direct:false/fsync:true/n:1/interval:1h");
 }
 
 TEST_F(CheckpointPlanTest, NeedsAnExistingScratch) {
