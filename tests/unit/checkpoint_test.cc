@@ -6,11 +6,13 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <csignal>
 #include <cstring>
 #include <filesystem>
 #include <map>
 #include <set>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -275,6 +277,37 @@ TEST(CheckpointWriteTest, AStopEndsTheWriteAndItsFilesAreRemoved) {
   EXPECT_EQ(w.stopped_by, SIGINT);
   EXPECT_EQ(w.bytes, 0u);
   EXPECT_EQ(folder.remove_all(), "");
+  EXPECT_EQ(entries(dir.path()), 0u);
+}
+
+// A stop half way through: each engine's rank submits no more blocks, its writes in flight
+// complete, and the checkpoint says it was interrupted with part of it written.
+TEST(CheckpointWriteTest, AStopHalfWayEndsEachEnginesWrite) {
+  TempDir dir;
+  testing::ScopedVariable delay("FEEDBENCH_CHECKPOINT_TEST_DELAY_MS", "20");  // 8 writes a rank: 160 ms
+  for (const char* engine : {"psync", "io_uring"}) {
+    std::atomic<int> stop{0};
+    CheckpointWriteSpec spec = small_spec();
+    spec.engine = engine;
+    spec.queue_depth = std::string(engine) == "psync" ? 1 : 4;
+    spec.stop = &stop;
+    const CheckpointBuffers buffers = make_checkpoint_buffers(spec);
+    ScratchFolder folder(dir.path(), "ckpt");
+    std::thread signal([&stop] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      stop.store(SIGTERM);
+    });
+    const CheckpointWrite w = write_checkpoint(folder, spec, buffers);
+    signal.join();
+    if (w.error.find("io_uring refused") != std::string::npos) {
+      EXPECT_EQ(folder.remove_all(), "");
+      continue;
+    }
+    EXPECT_EQ(w.error, "interrupted by SIGTERM") << engine;
+    EXPECT_GT(w.bytes, 0u) << engine;
+    EXPECT_LT(w.bytes, 4u << 20) << engine;
+    EXPECT_EQ(folder.remove_all(), "");
+  }
   EXPECT_EQ(entries(dir.path()), 0u);
 }
 
