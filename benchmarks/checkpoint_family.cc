@@ -55,6 +55,7 @@ RoundOptions restore_options(const CheckpointParameters& p) {
   o.engine = p.engine;
   o.engine_options.direct = p.direct;
   o.engine_options.block_size = p.block_size;
+  o.engine_options.queue_depth = unsigned(p.queue_depth.value_or(1));  // as the write's
   o.workers = 1;
   return o;
 }
@@ -325,6 +326,8 @@ void run_checkpoint_case(const Case& c, RunContext& context, benchmark::State& s
   spec.file_bytes = layout.file_bytes;
   spec.block_size = p.block_size;
   spec.direct = p.direct;
+  spec.engine = p.engine;
+  spec.queue_depth = unsigned(p.queue_depth.value_or(1));
   spec.fsync = p.fsync;
   spec.seed = c.seed + run.repetition();
   CheckpointBuffers buffers = make_checkpoint_buffers(spec);  // before the clock

@@ -27,6 +27,7 @@ std::size_t round_up(std::size_t n, std::size_t to) { return (n + to - 1) / to *
 
 Engine::Engine(const EngineOptions& options) : options_(options) {
   stride_ = round_up(options.block_size == 0 ? 1 : options.block_size, kAlign);
+  if (!options.slot_buffers) return;  // writes only: from the caller's memory
   const std::size_t slots = options.queue_depth == 0 ? 1 : options.queue_depth;
   // One allocation for all slots, made before any measured read.
   try {
@@ -45,6 +46,10 @@ std::size_t Engine::reap(std::span<Completion> out, std::size_t min_complete) {
     if (bytes > 0) options_.throttle->acquire(bytes);
   }
   return n;
+}
+
+void Engine::submit_writes(std::span<const WriteOp>) {
+  throw std::logic_error(std::string(name()) + " does not write");
 }
 
 void Engine::submit_whole_files(std::span<const WholeFileRead>) {

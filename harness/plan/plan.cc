@@ -102,6 +102,9 @@ struct Param {
   // In Case::params but not in the name: what the case reads rather than how (replay's trace),
   // as a dataset root is no part of a file_read case's name. Never swept.
   bool hidden = false;
+  // Optional parameters only: a value that means the same as unset (0: none), left out of
+  // Case::params and the name as unset is, so writing it names the same case as not writing it.
+  std::int64_t same_as_unset = 0;
 };
 
 constexpr std::int64_t kMaxBlockBytes = std::int64_t{1} << 30;
@@ -190,6 +193,7 @@ const std::vector<FamilySpec>& family_specs() {
         {"files_per_rank", "files", at<&CheckpointParameters::files_per_rank>, Kind::integer, 1, 65536},
         {"block_size", "bs", at<&CheckpointParameters::block_size>, Kind::size, 1, kMaxBlockBytes},
         {"engine", "engine", at<&CheckpointParameters::engine>, Kind::choice},
+        {"queue_depth", "qd", at<&CheckpointParameters::queue_depth>, Kind::integer, 1, 4096, true, false, 1},
         {"direct", "direct", at<&CheckpointParameters::direct>, Kind::boolean},
         {"fsync", "fsync", at<&CheckpointParameters::fsync>, Kind::boolean},
         {"checkpoints", "n", at<&CheckpointParameters::checkpoints>, Kind::integer, 1, 1000},
@@ -342,6 +346,14 @@ std::string infeasible(const Case& c) {
     return "step_scale must be above 0 (0.5: every recorded step half as long)";
   if (c.family == "replay" && c.replay().cpu_scale && !(*c.replay().cpu_scale > 0))
     return "cpu_scale must be above 0 (2: cores twice as fast, every recorded CPU time halved)";
+  if (c.family == "checkpoint") {
+    const CheckpointParameters& p = c.checkpoint();
+    if (p.engine == "psync" && p.queue_depth.value_or(1) > 1)
+      return "psync has one write in flight per rank: queue_depth must be 1";
+    if (p.engine == "libaio" && !p.direct)
+      return "libaio writes and reads only with O_DIRECT (buffered, io_submit waits for each write): direct "
+             "must be true";
+  }
   if (c.family != "file_read") return "";
   const FileReadParameters& p = c.file_read();
   const std::string& engine = p.engine;
@@ -398,8 +410,8 @@ void check_overlap(const Case& c, const std::string& file) {
         "k), got overlap without it");
 }
 
-// A checkpoint's size is size or model's, never both nor neither; its engine must write; its
-// files at least one 4 KiB block each. Refused where the user wrote them, before anything runs.
+// A checkpoint's size is size or model's, never both nor neither; its files at least one 4 KiB
+// block each. Refused where the user wrote them, before anything runs.
 void check_checkpoint(const Case& c, const std::string& at, const std::string& file) {
   if (c.family != "checkpoint") return;
   const CheckpointParameters& p = c.checkpoint();
@@ -407,10 +419,6 @@ void check_checkpoint(const Case& c, const std::string& at, const std::string& f
     throw InputError(file + ": " + (p.size ? c.origin.at("size") : at) +
                      ": expected size or model for the checkpoint family (the checkpoint's bytes), got " +
                      (p.size ? "both" : "neither"));
-  if (p.engine != "psync")
-    throw InputError(
-        file + ": " + c.origin.at("engine") + ": expected engine \"psync\" for the checkpoint family (" +
-        p.engine + " does not write yet; it is refused, never replaced by psync), got \"" + p.engine + "\"");
   if (p.scale && !(*p.scale > 0 && *p.scale <= 1))
     throw InputError(file + ": " + c.origin.at("scale") +
                      ": expected a fraction above 0 and at most 1, got " + c.params.at("scale").dump());
@@ -459,7 +467,10 @@ Choice written_value(const Param& p, const json& entry, const std::string& famil
   // what-ifs are its own too: a config's default workers or batch_size is the loaders', and would
   // change the recorded job without a word; it takes only the conditions, state and path.)
   const bool replay_own = family == "replay" && p.kind != Kind::choice;
-  if (defaults.contains(p.key) && p.kind != Kind::sampling && !replay_own)
+  // (A checkpoint's queue_depth is its own too: defaults.queue_depth is the reads' of file_read,
+  // and would put a psync checkpoint out of the plan.)
+  const bool checkpoint_own = family == "checkpoint" && std::string(p.key) == "queue_depth";
+  if (defaults.contains(p.key) && p.kind != Kind::sampling && !replay_own && !checkpoint_own)
     return {defaults.at(p.key), std::string("/defaults/") + p.key};
   return {schema.at(json::json_pointer(builtin_default_pointer(family, p.key))),
           "built-in default of " + family + "." + p.key};
@@ -550,6 +561,8 @@ void add_cases(const FamilyAxes& f, std::uint64_t seed, const std::string& file,
     c.seed = seed;
     for (std::size_t k = 0; k < axes.size(); ++k) {
       if (axes[k].empty()) continue;  // an optional parameter left unset
+      const Param& param = spec.params[k];
+      if (param.same_as_unset != 0 && axes[k][index[k]].value == param.same_as_unset) continue;
       c.params[spec.params[k].key] = axes[k][index[k]].value;
       spec.params[k].field(c.values, axes[k][index[k]].value);
       c.origin[spec.params[k].key] = axes[k][index[k]].where;

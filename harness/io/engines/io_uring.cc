@@ -1,4 +1,5 @@
-// io_uring (liburing): buffered or O_DIRECT, any queue depth. The slot buffers are registered
+// io_uring (liburing): buffered or O_DIRECT, any queue depth; reads, and writes from the
+// caller's memory (submit_writes). The slot buffers are registered
 // once (read_fixed skips pinning pages on every read) and files are registered in a sparse
 // table at open (the kernel skips the file-table lookup and reference count per read). Both
 // fall back to plain reads when the kernel or RLIMIT_MEMLOCK refuses them.
@@ -164,16 +165,23 @@ class IoUringEngine final : public Engine {
 
   void submit(std::span<const ReadOp> ops) override {
     for (const ReadOp& op : ops) {
-      io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
-      if (!sqe) {  // cannot happen with at most queue_depth reads in flight; be safe anyway
-        flush(0);
-        sqe = io_uring_get_sqe(&ring_);
-        FB_CHECK(sqe != nullptr, "io_uring submission queue full");
-      }
+      io_uring_sqe* sqe = next_sqe();
       const int fixed = std::size_t(op.file) < fixed_index_.size() ? fixed_index_[std::size_t(op.file)] : -1;
       const int target = fixed >= 0 ? fixed : op.file;
       prep_read(sqe, target, op.slot, op.length, op.offset);
       if (fixed >= 0) sqe->flags |= IOSQE_FIXED_FILE;
+      io_uring_sqe_set_data64(sqe, op.slot);
+    }
+    pending_ += unsigned(ops.size());
+    in_flight_ += unsigned(ops.size());
+  }
+
+  // Writes go through the caller's descriptor as it is (not registered: a checkpoint writes each
+  // file once) from the caller's memory (not the registered slot buffers).
+  void submit_writes(std::span<const WriteOp> ops) override {
+    for (const WriteOp& op : ops) {
+      io_uring_sqe* sqe = next_sqe();
+      io_uring_prep_write(sqe, op.fd, op.data, op.length, op.offset);
       io_uring_sqe_set_data64(sqe, op.slot);
     }
     pending_ += unsigned(ops.size());
@@ -207,6 +215,18 @@ class IoUringEngine final : public Engine {
   }
 
  private:
+  // RETURNS: a free submission entry, handing the prepared ones to the kernel first when none is
+  // left (which cannot happen with at most queue_depth requests in flight; safe anyway).
+  io_uring_sqe* next_sqe() {
+    io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
+    if (!sqe) {
+      flush(0);
+      sqe = io_uring_get_sqe(&ring_);
+      FB_CHECK(sqe != nullptr, "io_uring submission queue full");
+    }
+    return sqe;
+  }
+
   // A read of `length` bytes at `offset` of `file` into buffer slot `slot`: from the registered
   // buffer where the kernel took the buffers.
   void prep_read(io_uring_sqe* sqe, int file, std::uint32_t slot, unsigned length, std::uint64_t offset) {
@@ -226,6 +246,7 @@ class IoUringEngine final : public Engine {
   }
 
   void register_buffers() {
+    if (!options_.slot_buffers) return;  // writes only: nothing of the engine's to register
     std::vector<iovec> iov(options_.queue_depth);
     for (unsigned i = 0; i < options_.queue_depth; ++i) iov[i] = iovec{buffer(i), options_.block_size};
     buffers_registered_ = io_uring_register_buffers(&ring_, iov.data(), unsigned(iov.size())) == 0;

@@ -1,5 +1,6 @@
 // libaio: Linux native AIO (fio's libaio). Always O_DIRECT: with buffered files io_submit
-// performs the read synchronously, so a queue depth would be a fiction.
+// performs the read synchronously, so a queue depth would be a fiction. Writes (submit_writes)
+// go through the caller's descriptor, which the plan asks to be O_DIRECT for the same reason.
 #include <libaio.h>
 #include <unistd.h>
 #include <cerrno>
@@ -34,24 +35,20 @@ class LibaioEngine final : public Engine {
     for (const ReadOp& op : ops) {
       iocb* cb = &iocbs_[op.slot];
       ::io_prep_pread(cb, op.file, buffer(op.slot), op.length, (long long)op.offset);
-      // The iocb carries its slot number back through io_getevents, not a pointer.
-      cb->data = reinterpret_cast<void*>(std::uintptr_t(op.slot));  // NOLINT(performance-no-int-to-ptr)
-      batch_[n++] = cb;
+      batch_[n++] = tagged(cb, op.slot);
     }
-    std::size_t done = 0;
-    while (done < n) {
-      int rc = ::io_submit(ctx_, long(n - done), batch_.data() + done);
-      if (rc == -EAGAIN || rc == -EINTR) continue;
-      if (rc <= 0) {
-        // The kernel took none of the rest: they complete here with the error, so the
-        // caller sees each read fail instead of waiting for it forever.
-        for (std::size_t i = done; i < n; ++i)
-          failed_.push(std::uint32_t(std::uintptr_t(batch_[i]->data)), rc < 0 ? rc : -EIO);
-        break;
-      }
-      done += std::size_t(rc);
-      in_kernel_ += unsigned(rc);
+    submit_batch(n);
+  }
+
+  void submit_writes(std::span<const WriteOp> ops) override {
+    std::size_t n = 0;
+    for (const WriteOp& op : ops) {
+      iocb* cb = &iocbs_[op.slot];
+      // io_prep_pwrite takes a void*; the kernel only reads from it.
+      ::io_prep_pwrite(cb, op.fd, const_cast<std::byte*>(op.data), op.length, (long long)op.offset);
+      batch_[n++] = tagged(cb, op.slot);
     }
+    submit_batch(n);
   }
 
   std::size_t collect(std::span<Completion> out, std::size_t min_complete) override {
@@ -68,7 +65,7 @@ class LibaioEngine final : public Engine {
     for (int i = 0; i < got; ++i) {
       const io_event& ev = events_[std::size_t(i)];
       const auto slot = std::uint32_t(reinterpret_cast<std::uintptr_t>(ev.data));
-      // res is the byte count or -errno (res2 is unused for reads).
+      // res is the byte count or -errno (res2 is unused for reads and writes).
       out[n++] = Completion{slot, std::int64_t(static_cast<long>(ev.res))};
     }
     in_kernel_ -= unsigned(got);
@@ -76,11 +73,35 @@ class LibaioEngine final : public Engine {
   }
 
  private:
+  // RETURNS: `cb`, carrying its slot number back through io_getevents (not a pointer).
+  static iocb* tagged(iocb* cb, std::uint32_t slot) {
+    cb->data = reinterpret_cast<void*>(std::uintptr_t(slot));  // NOLINT(performance-no-int-to-ptr)
+    return cb;
+  }
+
+  // Hands batch_[0, n) to the kernel.
+  void submit_batch(std::size_t n) {
+    std::size_t done = 0;
+    while (done < n) {
+      int rc = ::io_submit(ctx_, long(n - done), batch_.data() + done);
+      if (rc == -EAGAIN || rc == -EINTR) continue;
+      if (rc <= 0) {
+        // The kernel took none of the rest: they complete here with the error, so the
+        // caller sees each request fail instead of waiting for it forever.
+        for (std::size_t i = done; i < n; ++i)
+          failed_.push(std::uint32_t(std::uintptr_t(batch_[i]->data)), rc < 0 ? rc : -EIO);
+        break;
+      }
+      done += std::size_t(rc);
+      in_kernel_ += unsigned(rc);
+    }
+  }
+
   io_context_t ctx_ = nullptr;
   std::vector<iocb> iocbs_;   // one per slot
   std::vector<iocb*> batch_;  // submission array, reused
   std::vector<io_event> events_;
-  CompletionQueue failed_;  // reads the kernel refused at submit
+  CompletionQueue failed_;  // requests the kernel refused at submit
   unsigned in_kernel_ = 0;
 };
 

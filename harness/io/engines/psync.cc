@@ -1,5 +1,5 @@
 // psync: one pread per read, synchronous (fio's psync). The baseline every other engine is
-// compared with; buffered or O_DIRECT.
+// compared with; buffered or O_DIRECT. Writes are one pwrite each, as fio's psync writes.
 #include <unistd.h>
 #include <cerrno>
 
@@ -22,6 +22,16 @@ class PsyncEngine final : public Engine {
   void submit(std::span<const ReadOp> ops) override {
     for (const ReadOp& op : ops) {
       ssize_t n = ::pread(op.file, buffer(op.slot), op.length, off_t(op.offset));
+      done_.push(op.slot, n < 0 ? -std::int64_t(errno) : std::int64_t(n));
+    }
+  }
+
+  void submit_writes(std::span<const WriteOp> ops) override {
+    for (const WriteOp& op : ops) {
+      ssize_t n;
+      do {
+        n = ::pwrite(op.fd, op.data, op.length, off_t(op.offset));
+      } while (n < 0 && errno == EINTR);  // a signal before any byte was written: nothing happened
       done_.push(op.slot, n < 0 ? -std::int64_t(errno) : std::int64_t(n));
     }
   }

@@ -20,9 +20,13 @@ struct CheckpointWriteSpec {
   std::uint64_t file_bytes = 0;        // each file's; a multiple of 4 KiB
   std::uint64_t block_size = 1 << 20;  // bytes per write; with direct a multiple of 4 KiB
   bool direct = false;                 // O_DIRECT
-  bool fsync = true;                   // each file before its close, then the folder
-  std::uint64_t seed = 42;             // the bytes' seed
-  int checkpoint = 0;                  // which checkpoint of the case: in names and stamps
+  // How each rank writes (engine.h): psync (pwrite, one write at a time), io_uring or libaio
+  // (up to queue_depth writes in flight on its file, at consecutive offsets).
+  std::string engine = "psync";
+  unsigned queue_depth = 1;
+  bool fsync = true;        // each file before its close, then the folder
+  std::uint64_t seed = 42;  // the bytes' seed
+  int checkpoint = 0;       // which checkpoint of the case: in names and stamps
   // The ranks this process writes, first_rank .. first_rank + local_ranks - 1 (under mpirun each
   // process writes its part of the checkpoint); local_ranks 0: all `ranks`.
   int first_rank = 0;
@@ -33,8 +37,9 @@ struct CheckpointWriteSpec {
 };
 
 // Each rank's buffer: at most kCheckpointBufferBytes (and its shard, and its share of
-// kCheckpointBuffersTotal), a whole number of blocks,
-// filled with the seeded mix; writes take it in turn, a stamp making every 4 KiB page unique.
+// kCheckpointBuffersTotal), a whole number of blocks and at least queue_depth of them (each
+// write in flight has a block of its own), filled with the seeded mix; writes take it in turn,
+// a stamp making every 4 KiB page unique.
 inline constexpr std::uint64_t kCheckpointBufferBytes = 64ull << 20;
 // ... and all ranks' buffers together at most this (or a quarter of the memory available).
 inline constexpr std::uint64_t kCheckpointBuffersTotal = 1ull << 30;
@@ -48,7 +53,8 @@ struct CheckpointBuffers {
   double bytes_per_second() const { return seconds > 0 ? double(bytes) / seconds : 0; }
 };
 
-// RETURNS: the bytes of each rank's buffer for `spec` (the caps above, whole blocks).
+// RETURNS: the bytes of each rank's buffer for `spec` (the caps above, whole blocks, at least
+// min(queue_depth, blocks of a file) blocks: as many as can be in flight).
 std::uint64_t checkpoint_buffer_bytes(const CheckpointWriteSpec& spec);
 
 // RETURNS: the buffer of each rank this process writes, made by those ranks at once, timed.
@@ -68,7 +74,7 @@ struct RankWrite {
 
 struct CheckpointWrite {
   std::vector<RankWrite> ranks;  // this process's ranks, in order
-  Histogram latency;             // per write (pwrite), ns, all ranks
+  Histogram latency;             // per write (submission to completion), ns, all ranks
   std::uint64_t bytes = 0;       // written, all ranks
   std::uint64_t writes = 0;
   std::int64_t elapsed_ns = 0;  // the common start to the folder's fsync (the last close without)
@@ -83,11 +89,13 @@ struct CheckpointWrite {
 };
 
 // Writes checkpoint `spec.checkpoint` into `folder`: every rank this process writes (own_ranks(),
-// from first_rank), each on its own thread, creates its
-// files (checkpoint_file_name) and writes them in block_size writes from its buffer, fsyncs
-// each (spec.fsync) and closes it; after the last rank the folder is fsynced. A failed write
-// (ENOSPC, EIO), a refused thread or spec.stop ends every rank at its next block, with `error`
-// set; the files stay in `folder`, whose remove_all() removes them.
+// from first_rank), each on its own thread with an engine of its own (spec.engine, made before
+// the clock), creates its files (checkpoint_file_name) and writes them in block_size writes from
+// its buffer, up to queue_depth in flight, fsyncs each once all its writes completed
+// (spec.fsync) and closes it; after the last rank the folder is fsynced. A failed write
+// (ENOSPC, EIO), an engine or thread refused, or spec.stop ends every rank at its next block
+// (the writes in flight completed first), with `error` set; the files stay in `folder`, whose
+// remove_all() removes them.
 // REQUIRES: `buffers` from make_checkpoint_buffers(spec).
 // NOTE: test hook: FEEDBENCH_CHECKPOINT_TEST_DELAY_MS pauses that long after each write (outside
 // its latency), so tests can fill the disk or interrupt a write half way.

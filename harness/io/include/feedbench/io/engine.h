@@ -1,6 +1,7 @@
 // One small interface for every I/O engine (fio's ioengines.h in spirit): open a file,
 // submit reads into the engine's own buffer slots, reap completions. A synchronous engine is
-// the degenerate case: submit does the read, reap hands back its completion.
+// the degenerate case: submit does the read, reap hands back its completion. psync, libaio and
+// io_uring also write, from the caller's memory (submit_writes: a checkpoint's blocks).
 // Options that belong to one engine stay inside that engine's file in harness/io/engines/.
 #pragma once
 
@@ -25,12 +26,23 @@ struct ReadOp {
   std::uint64_t offset = 0;  // with O_DIRECT aligned
 };
 
+// A write of `length` bytes from the caller's memory at `data` (a checkpoint's block): the engine
+// keeps no copy, so the bytes stay as they are until the write's completion.
+struct WriteOp {
+  int fd = -1;                      // the caller's descriptor, open for writing (O_DIRECT or not)
+  std::uint32_t slot = 0;           // handed back in its Completion; unique among requests in flight
+  std::uint32_t length = 0;         // bytes; with O_DIRECT a multiple of the alignment
+  std::uint64_t offset = 0;         // with O_DIRECT aligned
+  const std::byte* data = nullptr;  // with O_DIRECT aligned
+};
+
 // The step of a whole-file read (Engine::submit_whole_files) that kept it from being whole.
 enum class ChainStep : std::uint8_t { none, open, read, close };
 
 struct Completion {
   std::uint32_t slot = 0;
-  std::int64_t result = 0;  // bytes read (short at end of file), or -errno
+  // bytes read (short at end of file) or written (short: the device is full), or -errno
+  std::int64_t result = 0;
   // Whole-file reads only: none when the file was opened, read for exactly `expect` bytes and
   // closed. open: result is the open's -errno (ENOENT: the file is gone). read: result is the
   // read's -errno, or the bytes it returned when they were not `expect` (the file shrank,
@@ -54,6 +66,9 @@ struct EngineOptions {
   bool direct = false;            // O_DIRECT
   unsigned queue_depth = 1;       // slots; synchronous engines accept only 1
   std::size_t block_size = 4096;  // bytes per slot buffer
+  // false: no slot buffers at all, for an engine that only writes from the caller's memory
+  // (submit_writes); queue_depth x block_size would be memory no write touches.
+  bool slot_buffers = true;
   // Shared by every engine of a round: reap() waits for it before handing completions back
   // (see throttle.h). Null: reads go at the storage's own pace.
   std::shared_ptr<Throttle> throttle;
@@ -88,10 +103,16 @@ class Engine {
   // NOTE: io_uring hands them to the kernel at the next reap(), in the system call that waits;
   // synchronous engines (psync, mmap) perform them here.
   virtual void submit(std::span<const ReadOp> ops) = 0;
-  // Waits until at least `min_complete` reads have completed (0: only what is ready).
-  // RETURNS: completions written to `out` (at most out.size()).
-  // With a throttle (options().throttle), returns once the bytes the completions read fit its
-  // rate: charged by what was read, not asked for (a read past a file's end is short).
+  // Starts the writes; their completions come back through reap() as the reads' do.
+  // REQUIRES: each op's slot free (slots are shared with reads); ops.size() <= free slots.
+  // NOTE: psync writes here (one pwrite each: the caller writes the rest of a short one),
+  // libaio hands them to the kernel here, io_uring at the next reap(). mmap throws
+  // std::logic_error: it has no write.
+  virtual void submit_writes(std::span<const WriteOp> ops);
+  // Waits until at least `min_complete` requests (reads or writes) have completed (0: only what
+  // is ready). RETURNS: completions written to `out` (at most out.size()).
+  // With a throttle (options().throttle), returns once the bytes the completions moved fit its
+  // rate: charged by what was read or written, not asked for (a read past a file's end is short).
   std::size_t reap(std::span<Completion> out, std::size_t min_complete);
 
   // RETURNS: true when submit_whole_files works here (io_uring with direct descriptors and
@@ -121,6 +142,7 @@ class Engine {
   virtual void submit_whole_files(std::span<const WholeFileRead> files);
 
   // The buffer of a slot: block_size bytes, 4096-aligned, owned by the engine.
+  // REQUIRES: options().slot_buffers.
   std::byte* buffer(std::uint32_t slot) { return buffers_.get() + std::size_t(slot) * stride_; }
 
   // Opens so far with O_NOATIME (the file's access time left as it was) and without it (the

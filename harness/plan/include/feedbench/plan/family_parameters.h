@@ -125,11 +125,15 @@ struct CheckpointParameters {
   std::optional<std::uint64_t> size;  // bytes, all ranks together; or model
   // llama3-8b, llama3-70b, llama3-405b, llama3-1t: MLPerf Storage v2.0's checkpoints; or size
   std::optional<std::string> model;
-  std::optional<double> scale;           // the fraction of the size written (unset: 1)
-  std::optional<int> ranks;              // writers (unset: the model's ranks, or 1)
-  int files_per_rank = 1;                // files each rank writes its shard as
-  std::uint64_t block_size = 1 << 20;    // bytes per write and per read of the restore
-  std::string engine;                    // psync (io_uring and libaio are refused: they do not write yet)
+  std::optional<double> scale;         // the fraction of the size written (unset: 1)
+  std::optional<int> ranks;            // writers (unset: the model's ranks, or 1)
+  int files_per_rank = 1;              // files each rank writes its shard as
+  std::uint64_t block_size = 1 << 20;  // bytes per write and per read of the restore
+  std::string engine;                  // psync, io_uring or libaio: the write's and the restore's
+  // Writes (and the restore's reads) in flight per rank, io_uring and libaio only; unset: 1, as
+  // fio's iodepth. Not taken from defaults.queue_depth (the reads' of other families), and
+  // 1 written is 1 unset: neither is in the case's name.
+  std::optional<int> queue_depth;
   bool direct = false;                   // O_DIRECT for the write and the restore
   bool fsync = true;                     // each file before its close, then the folder
   int checkpoints = 1;                   // write-and-restore pairs per repetition
