@@ -330,22 +330,24 @@ std::uint64_t loader_batch_tensors(const LoaderOptions& o, std::uint64_t samples
 std::int64_t loader_next_cost_ns(const LoaderOptions& o, std::uint64_t bytes, std::uint64_t tensors = 1);
 
 // PyTorch's DataLoader's own cost of next() on a ready batch handed over by a worker process,
-// calibrated with tools/compare-pytorch --calibrate (docs/method.md, "The loader against
-// PyTorch's DataLoader"): per batch (unpickling, the next index sent), and per tensor handed
-// over (its descriptor fetched from the worker's resource_sharer thread over a fresh
-// authenticated connection, its storage mapped). The kernel's part of the hand-over the loader
-// does itself (handover process); these are the rest: --calibrate's charge (PyTorch's wait per
-// batch with workers reading warm files, always ahead, less the loader's own in the same shape)
-// on this project's 2-core VM with a compiler beside it: 2.2 ms a batch of one tensor, 0.25 ms
-// more a tensor up to 8; quiet, 0 a batch + 0.31 ms a tensor: these are the quiet host's.
-inline constexpr std::int64_t kPytorchNextPerBatchNs = 0;
+// calibrated with tools/compare-pytorch (docs/method.md, "The loader against PyTorch's
+// DataLoader"): per batch (unpickling, the next index sent), and per tensor handed over (its
+// descriptor fetched from the worker's resource_sharer thread over a fresh authenticated
+// connection, its storage mapped). The kernel's part of the hand-over the loader does itself
+// (handover process); these are the rest. Per tensor: --calibrate's charge on the quiet host
+// (PyTorch's wait per batch with 4 workers reading warm files, always ahead, less the loader's
+// own in the same shape), 0.31 ms a tensor up to 8. Per batch: where the workers read from the
+// device, as a job's do, PyTorch's trainer waits longer for a ready batch than with warm files
+// (the matrix's fed rows, workers always ahead, quiet host: PyTorch's wait 1.3 to 1.4 ms a batch
+// of one tensor more than the loader's own); --calibrate's warm files give 0 a batch.
+inline constexpr std::int64_t kPytorchNextPerBatchNs = 1'000'000;
 inline constexpr std::int64_t kPytorchNextPerTensorNs = 310'000;
 // PyTorch's worker's own CPU per batch beyond reading its samples (LoaderOptions::worker_cost_ns),
 // from --calibrate's worker cycle (one worker reading warm files with no step: PyTorch's time a
 // batch less the loader's own, framework none, in the same shape), fitted over batches of 2 to
-// 32 samples on the quiet host: 0.55 ms a batch + 0.07 ms a sample.
-inline constexpr std::int64_t kPytorchWorkerPerBatchNs = 550'000;
-inline constexpr std::int64_t kPytorchWorkerPerSampleNs = 70'000;
+// 32 samples on the quiet host (`--calibrate --rounds 3`): 0.72 ms a batch + 0.023 ms a sample.
+inline constexpr std::int64_t kPytorchWorkerPerBatchNs = 720'000;
+inline constexpr std::int64_t kPytorchWorkerPerSampleNs = 23'000;
 
 // The framework whose costs a loader pays (the plan's `framework`): none, a free hand-over;
 // pytorch, PyTorch's DataLoader's.
