@@ -33,7 +33,8 @@ LoaderSim::LoaderSim(const LoaderOptions& options, const SampleSource& source)
        "node must be one of the nodes (0 <= node < nodes)");
   need(!source.shard_records() || options.skew.kind == Skew::Kind::none,
        "a skewed pattern needs samples read by index; streamed shards (samples tfrecord) are read in order");
-  need(options.worker_cost_ns >= 0 && options.worker_cost_per_sample_ns >= 0, "worker costs are never negative");
+  need(options.worker_cost_ns >= 0 && options.worker_cost_per_sample_ns >= 0,
+       "worker costs are never negative");
   need(options.next_cost_ns >= 0 && options.next_cost_per_mib_ns >= 0 && options.next_cost_per_tensor_ns >= 0,
        "next_cost must be 0 or more");
 }

@@ -272,7 +272,7 @@ void Trainer::start_workers(const EpochJobs& jobs, BatchQueue& queue, BatchChann
               // The framework's own work in its worker (a recorded job's is in its recorded CPU).
               if (!jobs.recorded)
                 burn_worker_cpu(o_.worker_cost_ns + o_.worker_cost_per_sample_ns * std::int64_t(b.samples),
-                                  totals[w]);
+                                totals[w]);
               if (channel) {
                 std::vector<std::span<const std::byte>> samples(held_[w].begin(), held_[w].end());
                 channel->send(j, samples, o_.collate == LoaderOptions::Collate::list);

@@ -150,8 +150,9 @@ TEST_F(CheckpointPlanTest, NeedsAnExistingScratch) {
   EXPECT_EQ(testing::input_error_of([&] {
               check_checkpoint_scratch(p, {"--scratch", dir / "missing", true}, {});
             }),
-            "--scratch " + (dir / "missing") + ": does not exist (the checkpoint family writes beneath it): "
-            "nothing was written");
+            "--scratch " + (dir / "missing") +
+                ": does not exist (the checkpoint family writes beneath it): "
+                "nothing was written");
 }
 
 TEST_F(CheckpointPlanTest, ScratchApartFromTheDataAndWithRoom) {

@@ -136,8 +136,8 @@ void check_output_files(RunSetup& run) {
     // The cases --benchmark_filter leaves: a run filtered to the read families needs no scratch.
     Plan running;
     cases_to_run(run.plan, o.filter, o.repetitions_from_flag, o.flag_repetitions, &running.cases);
-    check_checkpoint_scratch(running, {o.scratch ? "--scratch" : "dataset.scratch", run.config.scratch_root, true},
-                             data);
+    check_checkpoint_scratch(
+        running, {o.scratch ? "--scratch" : "dataset.scratch", run.config.scratch_root, true}, data);
   }
   if (!run.cluster.is_root()) return;
   require_writable_file(out_option, o.out_path);

@@ -44,9 +44,9 @@ struct RunOptions {
   std::string node_accelerators_text;  // --node-accelerators as given
   std::string display_kind = "compact";
   std::vector<std::string> sets, throttles;
-  std::vector<std::string> redact;           // --redact NAME: recorded as set, never by value
+  std::vector<std::string> redact;                    // --redact NAME: recorded as set, never by value
   std::optional<std::string> source, cache, scratch;  // --source, --cache, --scratch
-  bool include_from_cache = false;           // --include-from-cache
+  bool include_from_cache = false;                    // --include-from-cache
   bool allow_unverified_cache = false;
   bool verify_cache = false;
   bool record_latency = true;  // no --no-latency
