@@ -223,6 +223,28 @@ TEST(LoaderTest, AListCollatedBatchOfEightPaysEightTensorsOnThreads) {
   EXPECT_LT(double(stacked.wait_ns.quantile(0.5)), 4.0 * kMs);
 }
 
+TEST(LoaderTest, PytorchsWorkerCostIsSpentInEachWorkerPerBatchAndPerSample) {
+  LoaderOptions o = options(4, 2, 1 * kMs, 8);
+  loader_apply_framework(o, LoaderFramework::pytorch);
+  EXPECT_EQ(o.worker_cost_ns, kPytorchWorkerPerBatchNs);
+  EXPECT_EQ(o.worker_cost_per_sample_ns, kPytorchWorkerPerSampleNs);
+  EXPECT_GT(kPytorchWorkerPerBatchNs + kPytorchWorkerPerSampleNs, 0);
+  loader_apply_framework(o, LoaderFramework::none);
+  EXPECT_EQ(o.worker_cost_ns + o.worker_cost_per_sample_ns, 0) << "framework none costs nothing";
+
+  // Spent on the worker's CPU before its hand-over, counted as its transform's: 3 ms a batch and
+  // 1 ms a sample of 4 is 7 ms of CPU a batch, over every batch the workers build (warm-up too).
+  FileSet files = fake_files(64, 4096);
+  auto source = make_memory_source(files);
+  const LoaderResult free = LoaderSim(o, *source).run();
+  o.worker_cost_ns = 3 * kMs;
+  o.worker_cost_per_sample_ns = 1 * kMs;
+  const LoaderResult charged = LoaderSim(o, *source).run();
+  EXPECT_LT(free.transform_cpu_s, 0.005);
+  EXPECT_GE(charged.transform_cpu_s, 0.95 * 8 * 0.007) << "at least the 8 batches' 7 ms each";
+  EXPECT_LT(charged.au, free.au) << "the workers' own work holds the 1 ms step back";
+}
+
 TEST(LoaderTest, TransformCostDominatesWorkerTime) {
   // A fast source with 2 ms of CPU per sample: the workers transform, they do not read.
   FileSet files = fake_files(64, 4096);
