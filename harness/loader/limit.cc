@@ -11,10 +11,12 @@ namespace {
 
 std::string percent(double f) { return format_percent(f, 0); }
 
-// "the decode", "the decode and crop", "the transform".
+// "the decode", "the decode and crop", "the transform"; with none, the workers' CPU beyond their
+// reads is the framework's own work in them (framework pytorch's): "the framework".
 std::string transform_name(const std::string& t) {
   if (t.rfind("decode", 0) == 0) return "the decode";
   if (t.rfind("random_resized_crop", 0) == 0) return "the decode and crop";
+  if (t.empty() || t == "none") return "the framework";
   return "the transform";
 }
 

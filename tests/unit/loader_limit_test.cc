@@ -98,6 +98,18 @@ TEST(LoaderLimitTest, CpuBoundWhenTheCoresAreSaturatedAndTheTransformDominates) 
   EXPECT_EQ(loader_verdict_line(f.au, l), "AU 54.0% — limit: the decode's CPU, 2 cores saturated (98% busy)");
 }
 
+TEST(LoaderLimitTest, WithNoTransformTheWorkersCpuIsTheFrameworksNotATransform) {
+  // No transform: what the workers spend beyond reading is the framework's own work in them.
+  SupplyFigures f = round_of(0.54);
+  f.read_s = 0.3, f.transform_s = 9.7;
+  f.host_cpu_busy = 0.98, f.cpu_util = 0.58;
+  f.device_bytes = 380 * kMiB;
+  const LoaderLimit l = loader_limit(f);
+  EXPECT_EQ(l.by, "cpu");
+  EXPECT_EQ(l.text.rfind("limit: the framework's CPU", 0), 0u) << l.text;
+  EXPECT_EQ(l.text.find("transform's"), std::string::npos) << l.text;
+}
+
 TEST(LoaderLimitTest, StorageBoundSuggestsWorkersOnlyWithIdleCores) {
   SupplyFigures f = round_of(0.60);
   f.device_bytes = 400 * kMiB;
