@@ -11,6 +11,7 @@
 #include <zlib.h>
 
 #include "feedbench/base/error.h"
+#include "feedbench/base/json_limits.h"
 
 namespace feedbench {
 
@@ -53,11 +54,6 @@ double bin_value(int index, std::uint64_t min, std::uint64_t max) {
   const double lower = double(Histogram::lower_bound_of(index));
   const double width = double(Histogram::upper_bound_of(index) - Histogram::lower_bound_of(index));
   return std::clamp(lower + (width - 1) / 2, double(min), double(max));
-}
-
-// Parsed text gives unsigned numbers, json built in code signed ones: accept both.
-bool non_negative_integer(const nlohmann::json& v) {
-  return v.is_number_unsigned() || (v.is_number_integer() && v.get<std::int64_t>() >= 0);
 }
 
 constexpr const char* kCompactEncoding = "zlib-varint-runs";
@@ -172,7 +168,7 @@ class HistogramFields {
   std::uint64_t uint_field(const char* key) const {
     auto it = j_.find(key);
     if (it == j_.end()) throw fail(std::string("/") + key, "missing");
-    if (!non_negative_integer(*it)) throw fail(std::string("/") + key, "expected a non-negative integer");
+    if (!is_non_negative_integer(*it)) throw fail(std::string("/") + key, "expected a non-negative integer");
     return it->get<std::uint64_t>();
   }
 
@@ -319,7 +315,7 @@ Histogram Histogram::from_json(const nlohmann::json& j, const std::string& where
   for (std::size_t b = 0; b < bins->size(); ++b) {
     const auto& bin = (*bins)[b];
     const std::string at = "/bins/" + std::to_string(b);
-    if (!bin.is_array() || bin.size() != 3 || !std::all_of(bin.begin(), bin.end(), non_negative_integer))
+    if (!bin.is_array() || bin.size() != 3 || !std::all_of(bin.begin(), bin.end(), is_non_negative_integer))
       throw fail(at, "expected [lower, upper, count] of non-negative integers");
     const auto lower = bin[0].get<std::uint64_t>();
     const auto upper = bin[1].get<std::uint64_t>();

@@ -214,4 +214,8 @@ void check_utf8(std::string_view text, const std::string& where) {
   }
 }
 
+bool is_non_negative_integer(const nlohmann::json& value) {
+  return value.is_number_unsigned() || (value.is_number_integer() && value.get<std::int64_t>() >= 0);
+}
+
 }  // namespace feedbench

@@ -262,6 +262,14 @@ std::optional<Manifest> parse_manifest(const std::string& json_text, const std::
   try {
     if (j.value("schema", "") != kManifestSchema)
       return fail(json_path + ": /schema: expected \"" + kManifestSchema + "\"");
+    // A count or size as JSON's number: a float or a negative number is refused here, never cast.
+    const auto count_at = [&](const nlohmann::json& object, const char* key, const std::string& pointer) {
+      const nlohmann::json& v = object.at(key);
+      if (!is_non_negative_integer(v))
+        throw InputError(json_path + ": " + pointer + ": expected a non-negative integer, got " +
+                         (v.is_number() ? v.dump() : std::string(v.type_name())));
+      return v.get<std::uint64_t>();
+    };
     Manifest m;
     m.label = j.at("label").get<std::string>();
     m.source_root = j.at("source_root").get<std::string>();
@@ -269,14 +277,14 @@ std::optional<Manifest> parse_manifest(const std::string& json_text, const std::
     m.include = j.at("include").get<std::vector<std::string>>();
     if (j.contains("hot_set")) {
       const nlohmann::json& h = j.at("hot_set");
-      m.hot_set = HotSetSpec{h.at("share").get<std::string>(), h.at("seed").get<std::uint64_t>(),
+      m.hot_set = HotSetSpec{h.at("share").get<std::string>(), count_at(h, "seed", "/hot_set/seed"),
                              h.at("of").get<std::vector<std::string>>()};
     }
-    m.total_bytes = j.at("total_bytes").get<std::uint64_t>();
+    m.total_bytes = count_at(j, "total_bytes", "/total_bytes");
     m.created_utc = j.at("created_utc").get<std::string>();
     m.feedbench_version = j.at("feedbench_version").get<std::string>();
     const std::string sums_sha = j.at("sums_sha256").get<std::string>();
-    const std::size_t count = j.at("files").get<std::size_t>();
+    const std::uint64_t count = count_at(j, "files", "/files");
     if (sha256_hex(sums_text) != sums_sha)
       return fail(sums_path + " does not match " + json_path + " (an interrupted stage?)");
     m.files = parse_sums(sums_text, sums_path);

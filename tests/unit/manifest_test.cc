@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -210,6 +212,24 @@ TEST(ManifestTest, ParsesAPairFromText) {
   EXPECT_NE(why.find("m.sha256 does not match m.json"), std::string::npos) << why;
   EXPECT_FALSE(parse_manifest("[1]", m.sums_text(), "m.json", "m.sha256", &why));
   EXPECT_NE(why.find("m.json is not valid JSON"), std::string::npos) << why;
+}
+
+// A count or size that is a float past uint64's range, or negative, is refused by name: it was
+// cast (undefined behaviour) before.
+TEST(ManifestTest, ACountThatIsNotANonNegativeIntegerIsRefusedByPointer) {
+  const Manifest m = sample();
+  for (const auto& [pointer, value] : std::vector<std::pair<std::string, nlohmann::json>>{
+           {"/total_bytes", 6.47528e+84}, {"/files", -1}, {"/files", 2.5}, {"/hot_set/seed", "7"}}) {
+    nlohmann::json j = m.to_json();
+    if (pointer == "/hot_set/seed") j["hot_set"] = {{"share", "10%"}, {"seed", 7}, {"of", {"a"}}};
+    j[nlohmann::json::json_pointer(pointer)] = value;
+    std::string why;
+    EXPECT_FALSE(parse_manifest(j.dump(), m.sums_text(), "m.json", "m.sha256", &why)) << pointer;
+    EXPECT_NE(why.find("m.json: " + pointer + ": expected a non-negative integer, got " +
+                       (value.is_number() ? value.dump() : std::string(value.type_name()))),
+              std::string::npos)
+        << why;
+  }
 }
 
 TEST(ManifestTest, IncompleteOrMismatchedIsNotAManifest) {

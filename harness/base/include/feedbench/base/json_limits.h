@@ -62,4 +62,9 @@ void check_json_value(const nlohmann::json& value, const std::string& where, con
 // reads, but dumping a document with such a string throws, so it is refused where it comes in.
 void check_utf8(std::string_view text, const std::string& where);
 
+// RETURNS: whether `value` is an integer of at least 0 that uint64 holds. Parsed text gives
+// unsigned numbers, json built in code signed ones: both are accepted; a float (1e84) never is,
+// since nlohmann's get<uint64_t> on one is undefined past uint64's range.
+bool is_non_negative_integer(const nlohmann::json& value);
+
 }  // namespace feedbench
