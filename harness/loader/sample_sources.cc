@@ -529,12 +529,13 @@ constexpr std::size_t kMemoryChunk = 4 << 20;
 
 class MemoryReader : public SampleReader {
  public:
+  // REQUIRES: data.size() >= every read's chunk (min(largest sample, kMemoryChunk)).
   MemoryReader(const FileSet& files, const std::vector<std::byte>& data)
-      : files_(files), data_(data), out_(kMemoryChunk) {}
+      : files_(files), data_(data), out_(data.size()) {}
   std::uint64_t read(std::size_t i) override {
     std::uint64_t size = files_.file_size(i);
     for (std::uint64_t done = 0; done < size;) {
-      std::size_t n = std::size_t(std::min<std::uint64_t>(kMemoryChunk, size - done));
+      std::size_t n = std::size_t(std::min<std::uint64_t>(out_.size(), size - done));
       std::memcpy(out_.data(), data_.data(), n);
       done += n;
     }
@@ -550,7 +551,9 @@ class MemoryReader : public SampleReader {
 
 class MemorySource : public SampleSource {
  public:
-  explicit MemorySource(const FileSet& files) : files_(files), data_(kMemoryChunk) {
+  // Each sample is copied in chunks of its size up to kMemoryChunk: every reader's buffer (one a
+  // worker: 512 of them on a node of 256 trainers) is no larger than the largest sample.
+  explicit MemorySource(const FileSet& files) : files_(files), data_(chunk_for(files)) {
     for (std::size_t i = 0; i < data_.size(); ++i) data_[i] = std::byte(i * 131 + 7);
   }
   std::size_t count() const override { return files_.size(); }
@@ -561,6 +564,12 @@ class MemorySource : public SampleSource {
   bool reads_files() const override { return false; }
 
  private:
+  static std::size_t chunk_for(const FileSet& files) {
+    std::uint64_t largest = 1;
+    for (std::size_t i = 0; i < files.size(); ++i) largest = std::max(largest, files.file_size(i));
+    return std::size_t(std::min<std::uint64_t>(largest, kMemoryChunk));
+  }
+
   const FileSet& files_;
   std::vector<std::byte> data_;
 };

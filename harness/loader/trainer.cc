@@ -58,7 +58,7 @@ Trainer::Trainer(const LoaderOptions& o, const LoaderSchedule& schedule, const S
     : o_(o), schedule_(schedule), source_(source), index_(index), run_(run),
       rng_(o.seed * 0xBF58476D1CE4E5B9ull + std::uint64_t(index) * 1000003 + 17) {}
 
-void Trainer::run_epoch(int epoch) {
+void Trainer::run_epoch(int epoch, const std::vector<std::size_t>* order) {
   outcome.epochs.emplace_back();
   try {
     if (readers_.empty()) {
@@ -71,7 +71,7 @@ void Trainer::run_epoch(int epoch) {
       held_.resize(readers_.size());
     }
     if (o_.device_step && !device_) device_ = o_.device_step(index_);
-    run_epoch(epoch, outcome.epochs.back());
+    run_epoch(epoch, order, outcome.epochs.back());
   } catch (const std::exception& ex) {
     run_.fail(ex.what());
   }
@@ -133,11 +133,11 @@ std::size_t Trainer::workers_of(int epoch) const {
   return std::size_t(o_.recorded ? o_.recorded->epoch(std::size_t(epoch)).workers : o_.workers);
 }
 
-void Trainer::run_epoch(int epoch, EpochOutcome& out) {
+void Trainer::run_epoch(int epoch, const std::vector<std::size_t>* order, EpochOutcome& out) {
   const RecordedLoading::Epoch* recorded = o_.recorded ? &o_.recorded->epoch(std::size_t(epoch)) : nullptr;
   const std::size_t batches = recorded ? recorded->batches.size() : std::size_t(schedule_.steps_per_epoch);
   const std::size_t W = workers_of(epoch);
-  const EpochJobs jobs = deal_batches(epoch, batches);
+  const EpochJobs jobs = deal_batches(epoch, batches, order);
   const int prefetch = recorded ? recorded->prefetch : o_.prefetch;
   BatchQueue queue(batches, W * std::size_t(std::max(prefetch, 1)));
   std::vector<WorkerTotals> totals(std::max<std::size_t>(W, 1));
@@ -203,7 +203,7 @@ void Trainer::run_epoch(int epoch, EpochOutcome& out) {
   }
 }
 
-EpochJobs Trainer::deal_batches(int epoch, std::size_t batches) {
+EpochJobs Trainer::deal_batches(int epoch, std::size_t batches, const std::vector<std::size_t>* order) {
   const std::size_t B = std::size_t(o_.batch_size);
   EpochJobs out;
   out.jobs.resize(std::max<std::size_t>(workers_of(epoch), 1));
@@ -239,7 +239,8 @@ EpochJobs Trainer::deal_batches(int epoch, std::size_t batches) {
     for (std::size_t j = 0; j < batches; ++j) out.jobs[plan.batch_worker[j]].push_back(j);
   } else {
     // DistributedSampler's split across all nodes' trainers (loader_trainer_share).
-    out.mine = loader_trainer_share(loader_epoch_order(o_, source_.count(), epoch), index_, o_, schedule_);
+    FB_CHECK(order != nullptr, "an epoch read by index has its order");
+    out.mine = loader_trainer_share(*order, index_, o_, schedule_);
     FB_CHECK(batches * B < out.mine.size() + B, "the schedule refuses more steps than the share holds");
     // PyTorch's round robin: worker w builds batches w, w+W, ...
     for (std::size_t j = 0; j < batches; ++j) out.jobs[j % out.jobs.size()].push_back(j);

@@ -98,8 +98,11 @@ class Trainer {
   Trainer(const LoaderOptions& o, const LoaderSchedule& schedule, const SampleSource& source, int index,
           RunState& run);
 
-  // The body of the epoch's trainer thread: failures go to the run state.
-  void run_epoch(int epoch);
+  // The body of the epoch's trainer thread: failures go to the run state. `order`: the epoch's
+  // order over the samples (loader_epoch_order), drawn once for every trainer, which takes its
+  // share of it; nullptr where the source streams or the job is recorded.
+  // REQUIRES: `order` outlives the call.
+  void run_epoch(int epoch, const std::vector<std::size_t>* order);
 
   // After the last epoch: tallies the epochs' reads and the readers' opens, and closes them.
   void finish();
@@ -107,10 +110,10 @@ class Trainer {
   TrainerOutcome outcome;
 
  private:
-  void run_epoch(int epoch, EpochOutcome& out);
+  void run_epoch(int epoch, const std::vector<std::size_t>* order, EpochOutcome& out);
   // RETURNS: the epoch's batches dealt to the workers; starts each worker's stream when the
   // source is read in streams.
-  EpochJobs deal_batches(int epoch, std::size_t batches);
+  EpochJobs deal_batches(int epoch, std::size_t batches, const std::vector<std::size_t>* order);
   // Starts a thread per worker building its batches into `queue` (each first sent through
   // `channel` when the hand-over is across processes); on a refused thread, fails the run.
   // A recorded epoch's workers first wait out its recorded start-up from `epoch_start`.
