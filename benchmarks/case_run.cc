@@ -210,6 +210,11 @@ std::optional<double> CaseRun::prepare_cache_state(const std::string& cache_stat
   return f;
 }
 
+void CaseRun::record_moot_cache_state(const std::string& cache_state, const std::string& why) {
+  record_.cache = {
+      {"requested", cache_state}, {"achieved", true}, {"method", "none"}, {"prepare_s", 0.0}, {"moot", why}};
+}
+
 bool CaseRun::cache_state_achieved() const {
   return !record_.cache.is_object() || record_.cache.value("achieved", true);
 }

@@ -259,7 +259,8 @@ void loader_counters(CaseRun& run, const LoaderResult& result) {
   run.counter("stall_fraction", result.stall_fraction);
   run.counter("au", result.au);
   run.counter("cpu_util", result.cpu_util);
-  run.counter("residency_before", run.record().cache["residency_before"].get<double>());
+  if (const nlohmann::json& r = run.record().cache.value("residency_before", nlohmann::json()); r.is_number())
+    run.counter("residency_before", r.get<double>());
 }
 
 namespace {
@@ -464,9 +465,10 @@ void run_loader_case(const Case& c, RunContext& context, benchmark::State& state
       run.note_stop(e.what());
     }
     if (!run.agree()) return;
-    // Untimed preparation; a calibration run does no I/O, so its cache state is moot. Across
-    // ranks each host prepares the whole selection: its ranks read another share each epoch.
-    if (!run.prepare(cache_state, *files, *files)) return;
+    // Untimed preparation. Across ranks each host prepares the whole selection: its ranks read
+    // another share each epoch. A calibration run does no I/O: its cache state is moot.
+    if (calibration) run.record_moot_cache_state(cache_state, "samples from memory: no file is read");
+    else if (!run.prepare(cache_state, *files, *files)) return;
     // GPU telemetry while the steps run (nothing without an NVIDIA driver).
     if (cuda) sampler.start();
     measured = measure(run, state, *sim->sim, target);

@@ -103,6 +103,12 @@ assert b.get("error_occurred") and "need 320 samples" in b["error_message"], b
 
 b = case("samples:memory")
 assert b["extra"]["calibration"] is True and b["extra"]["judged"] is True, b["extra"]
+# No file is read: nothing was warmed (the warm pass over the selection is skipped), and the
+# cache block says the state is moot instead of a residency.
+cache = b["cache"]
+assert cache["requested"] == "warm" and cache["achieved"] is True and cache["method"] == "none", cache
+assert cache["prepare_s"] == 0 and "no file is read" in cache["moot"] and "residency_before" not in cache, cache
+assert "residency_before" not in b, b
 
 summary = doc["summary"]["loader"]
 sweeps = {s["sweep"]: s for s in summary["min_workers"]}
