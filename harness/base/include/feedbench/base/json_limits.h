@@ -50,6 +50,12 @@ nlohmann::ordered_json parse_ordered_json_within(const std::string& text, const 
 // `size` > limits.max_bytes. For loaders, to refuse a file by its size before reading it.
 void check_json_size(std::uint64_t size, const std::string& where, const JsonLimits& limits);
 
+// RETURNS: the text of the file at `path`, read whole. Throws InputError "<path>: cannot read
+// <kind>: <reason>" when it cannot be read, and check_json_size's error for a file past
+// limits.max_bytes (a regular file refused by its size before reading; a pipe read up to one
+// byte past the limit, which the parser's own size check then refuses).
+std::string read_json_file(const std::string& path, const JsonLimits& limits);
+
 // Throws InputError "<where><pointer>: ..." when `value` (already in memory, e.g. after
 // ${VAR} expansion) nests deeper or holds a longer string than `limits` allow. Walks at most
 // max_depth + 1 levels, so it is safe on any value that did not come through the parser.
