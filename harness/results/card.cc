@@ -60,7 +60,7 @@ const ojson& array_at(const Reader& r, const std::string& key) {
 // RETURNS: the member `key`, a string among `allowed`.
 std::string one_of(const Reader& r, const std::string& key, const std::set<std::string>& allowed,
                    const char* expected) {
-  const std::string s = r.str(key, true);
+  std::string s = r.str(key, true);
   if (!allowed.count(s)) r.fail(r.path(key), expected, *r.find(key));
   return s;
 }

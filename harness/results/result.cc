@@ -29,7 +29,6 @@ namespace {
 using ojson = nlohmann::ordered_json;
 using json_reader::child;
 using json_reader::Reader;
-using json_reader::show;
 
 // Keys of an entry that are not user counters (Google Benchmark's and ours). Every other
 // numeric key is a counter, as Google Benchmark flattens them.
