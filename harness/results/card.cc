@@ -2,9 +2,7 @@
 // docs/card.md documents the layout field by field.
 #include "feedbench/results/card.h"
 
-#include <cerrno>
 #include <cmath>
-#include <cstdio>
 #include <set>
 #include <tuple>
 #include <utility>
@@ -254,21 +252,23 @@ std::string json_schema_of(const std::string& text, const std::string& where, co
   return "";
 }
 
-std::string schema_of_file(const std::string& path) {
+CardOrResult load_card_or_result(const std::string& path) {
   JsonLimits limits = kCardLimits;
   limits.kind = "result file or card";
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) throw InputError(errno_message(path + ": cannot read " + limits.kind, errno));
-  std::string head(std::size_t{64} << 10, '\0');
-  head.resize(std::fread(head.data(), 1, head.size(), f));
-  const bool whole = std::feof(f) != 0;
-  const int err = std::ferror(f) ? errno : 0;
-  std::fclose(f);
-  if (err) throw InputError(errno_message(path + ": cannot read " + limits.kind, err));
-  // A prefix cut inside the text is malformed where it ends; the schema usually comes first.
-  std::string schema = json_schema_of(head, path, limits);
-  if (schema.empty() && !whole) schema = json_schema_of(read_json_file(path, limits), path, limits);
-  return schema;
+  const std::string text = read_json_file(path, limits);
+  if (json_schema_of(text, path, limits) == kCardSchema) return Card::parse(text, path);
+  return ResultDocument::parse(text, path);
+}
+
+bool all_cards(const std::vector<CardOrResult>& inputs, const std::vector<std::string>& files) {
+  const std::string* a_card = nullptr;
+  const std::string* a_result = nullptr;
+  for (std::size_t i = 0; i < inputs.size(); ++i)
+    (std::holds_alternative<Card>(inputs[i]) ? a_card : a_result) = &files[i];
+  if (a_card && a_result)
+    throw InputError("expected cards or result files, not both: " + *a_card + " is a card (" + kCardSchema +
+                     "), " + *a_result + " a result file");
+  return a_card != nullptr;
 }
 
 // ---- comparison -------------------------------------------------------------------------------

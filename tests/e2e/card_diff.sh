@@ -54,8 +54,8 @@ expect_in "$WORK/out" "what to do:"
 expect_in "$WORK/cards.html" "<th>m5.large: fed</th><th>m5.large: limit</th><th>m6i.large: fed</th>"
 if awk 'length > 120 { exit 1 }' "$WORK/out"; then :; else fail "a card line is wider than 120 columns"; fi
 
-# Bad input: a result file beside a card (its schema is all diff reads before refusing the pair).
+# Bad input: a result file beside a card.
 echo '{"schema": "feedbench-result/1", "context": {}, "benchmarks": []}' >"$WORK/result.json"
 expect_exit 2 "$FEEDBENCH" diff "$WORK/last.json" "$WORK/result.json"
-expect_in "$WORK/err" "expected two cards or result files, not both: $WORK/last.json is a card (feedbench-card/1)"
+expect_in "$WORK/err" "expected cards or result files, not both: $WORK/last.json is a card (feedbench-card/1)"
 echo "card diff and report: ok"

@@ -4,6 +4,7 @@
 
 #include <sstream>
 #include <string>
+#include <variant>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -74,7 +75,7 @@ TEST(CardTest, RoundTripThroughAFileWithAnEmbeddedResult) {
   card.results.push_back(doc);
   card.save(dir / "card.json");
   EXPECT_EQ(Card::load(dir / "card.json"), card);
-  EXPECT_EQ(schema_of_file(dir / "card.json"), kCardSchema);
+  EXPECT_TRUE(std::holds_alternative<Card>(load_card_or_result(dir / "card.json")));
 }
 
 TEST(CardTest, ReaderNamesFileAndPointer) {

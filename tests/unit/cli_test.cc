@@ -182,8 +182,8 @@ TEST(CardVerbsTest, ReportOfACardAndAResultFileIsRefusedBeforeWriting) {
   write_cards(dir);
   Outcome o = run_command({"report", dir / "result.json", dir / "base.json", "--out", dir / "page.html"});
   EXPECT_EQ(o.code, 2);
-  EXPECT_THAT(o.err,
-              HasSubstr("expected cards or result files, not both: " + dir / "base.json" + " is a card"));
+  EXPECT_THAT(o.err, HasSubstr("expected cards or result files, not both: " + dir / "base.json" +
+                               " is a card (feedbench-card/1), " + dir / "result.json" + " a result file"));
   EXPECT_FALSE(std::filesystem::exists(dir / "page.html"));
   o = run_command({"report", dir / "base.json", "--out", dir / "page.html"});
   EXPECT_EQ(o.code, 0);

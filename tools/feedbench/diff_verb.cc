@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <iostream>
 #include <string>
+#include <utility>
+#include <variant>
 #include <vector>
 
 #include <boost/program_options.hpp>
@@ -146,33 +148,20 @@ constexpr const char* kResultOnlyOptions[] = {"metric",  "threshold", "alpha",  
                                               "include", "exclude",   "no-noise-rule", "rerun-result",
                                               "list",    "strict",    "allow-missing"};
 
-// RETURNS: whether the inputs are cards: all of them (true) or none (false). Throws InputError
-// for a mix, naming one of each, and for cards in any number but two.
-bool inputs_are_cards(const std::vector<std::string>& files) {
-  std::string a_card, a_result;
-  for (const std::string& f : files) (schema_of_file(f) == kCardSchema ? a_card : a_result) = f;
-  if (a_card.empty()) return false;
-  if (!a_result.empty())
-    throw InputError("expected two cards or result files, not both: " + a_card + " is a card (" +
-                     kCardSchema + "), " + a_result + " is not");
-  if (files.size() != 2) throw InputError("expected two cards: feedbench diff CARD_A.json CARD_B.json");
-  return true;
-}
-
 // `feedbench diff CARD_A CARD_B`: cell by cell (harness/results/card.cc judges,
 // reporters/card_report.cc shows). RETURNS: the exit code.
-int diff_cards(const std::string& base_file, const std::string& new_file, const po::variables_map& vm,
-               const std::string& format, const std::string& out) {
+// REQUIRES: --out, when given, checked as for result files.
+int diff_cards(const std::vector<CardOrResult>& inputs, const std::vector<std::string>& files,
+               const po::variables_map& vm, const std::string& format, const std::string& out) {
   for (const char* option : kResultOnlyOptions)
     if (vm.count(option) && !vm[option].defaulted())
       throw InputError(std::string("--") + option + ": applies to result files, not to cards");
   if (format != "table") throw InputError("--format " + format + ": cards are compared as a table only");
-  if (!out.empty()) {
-    require_writable_file("--out", out);
-    check_outputs_apart({{"--out", out}}, {{"BASE", base_file}, {"NEW", new_file}}, {});
-  }
-  const Card base = Card::load(base_file);
-  const Card next = Card::load(new_file);
+  if (files.size() != 2) throw InputError("expected two cards: feedbench diff CARD_A.json CARD_B.json");
+  const std::string& base_file = files.front();
+  const std::string& new_file = files.back();
+  const Card& base = std::get<Card>(inputs.front());
+  const Card& next = std::get<Card>(inputs.back());
   const CardComparison comparison = compare_cards(base, next);
   const std::string text = format_card_diff(comparison, base_file, new_file);
   if (out.empty()) {
@@ -235,7 +224,6 @@ int diff_main(int argc, char** argv) {
   for (const char* option : {"out", "rerun-result"})
     if (vm.count(option) && vm[option].as<std::string>().empty())
       throw InputError(std::string("--") + option + ": expected a file name, got ''");
-  if (inputs_are_cards(files)) return diff_cards(files.front(), files.back(), vm, format, out);
   // The last file is NEW; every one before it a run of BASE.
   const std::string new_file = files.back();
   const std::vector<std::string> base_files(files.begin(), files.end() - 1);
@@ -263,11 +251,17 @@ int diff_main(int argc, char** argv) {
     if (!rerun_result.empty()) inputs.push_back({"--rerun-result", rerun_result});
     check_outputs_apart({{"--out", out}}, inputs, {});
   }
+  // Each file read once, cards and result files alike; a mix of the two is refused.
+  std::vector<CardOrResult> inputs;
+  for (const std::string& f : files) inputs.push_back(load_card_or_result(f));
+  if (all_cards(inputs, files)) return diff_cards(inputs, files, vm, format, out);
   std::vector<ResultDocument> base_runs;
-  for (const std::string& f : base_files) base_runs.push_back(ResultDocument::load(f));
+  for (std::size_t i = 0; i + 1 < inputs.size(); ++i)
+    base_runs.push_back(std::move(std::get<ResultDocument>(inputs[i])));
   std::vector<const ResultDocument*> base_pointers;
   for (const ResultDocument& d : base_runs) base_pointers.push_back(&d);
-  ResultDocument next = ResultDocument::load(new_file);
+  ResultDocument next = std::move(std::get<ResultDocument>(inputs.back()));
+  inputs.clear();
   std::vector<std::string> rerun_cases;
   if (!rerun_result.empty())
     next = replace_cases(std::move(next), ResultDocument::load(rerun_result), match_ignore, &rerun_cases);

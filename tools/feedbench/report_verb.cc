@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <iostream>
 #include <string>
+#include <utility>
+#include <variant>
 #include <vector>
 
 #include <boost/program_options.hpp>
@@ -58,23 +60,12 @@ constexpr const char* kUsage =
     "  feedbench report card-p4d.json card-p5.json --out cards.html\n"
     "\n";
 
-// RETURNS: whether the files are cards: all of them (true) or none (false). Throws InputError
-// for a mix, naming one of each.
-bool files_are_cards(const std::vector<std::string>& files) {
-  std::string a_card, a_result;
-  for (const std::string& f : files) (schema_of_file(f) == kCardSchema ? a_card : a_result) = f;
-  if (!a_card.empty() && !a_result.empty())
-    throw InputError("expected cards or result files, not both: " + a_card + " is a card (" + kCardSchema +
-                     "), " + a_result + " is not");
-  return !a_card.empty();
-}
-
 // Writes the page of `files`, cards: their table at its head, then the report of the result
 // documents they hold (a card's label, with " #N" where it holds several).
-void write_card_report(const std::vector<std::string>& files, const std::vector<std::string>& given,
-                       const std::string& out, std::string title) {
+void write_card_report(std::vector<CardOrResult>& inputs, const std::vector<std::string>& files,
+                       const std::vector<std::string>& given, const std::string& out, std::string title) {
   std::vector<Card> cards;
-  for (const auto& f : files) cards.push_back(Card::load(f));  // InputError names f
+  for (CardOrResult& input : inputs) cards.push_back(std::move(std::get<Card>(input)));
   // Labelled as result files are: by the host's instance type, else the file's name.
   std::vector<ResultDocument> hosts(cards.size());
   for (std::size_t i = 0; i < cards.size(); ++i) hosts[i].environment["host"] = cards[i].host;
@@ -121,13 +112,17 @@ int report_main(int argc, char** argv) {
       vm.count("label") ? vm["label"].as<std::vector<std::string>>() : std::vector<std::string>{};
   if (!given.empty())  // a wrong count or a repeated label is refused before anything is read
     report_labels(std::vector<ResultDocument>(files.size()), files, given);
-  if (files_are_cards(files)) {
-    write_card_report(files, given, out, vm.count("title") ? vm["title"].as<std::string>() : "");
+  // Each file read once (InputError names it), cards and result files alike, never mixed.
+  std::vector<CardOrResult> loaded;
+  for (const auto& f : files) loaded.push_back(load_card_or_result(f));
+  if (all_cards(loaded, files)) {
+    write_card_report(loaded, files, given, out, vm.count("title") ? vm["title"].as<std::string>() : "");
     std::printf("%s\n", out.c_str());
     return 0;
   }
   std::vector<ResultDocument> docs;
-  for (const auto& f : files) docs.push_back(ResultDocument::load(f));  // InputError names f
+  for (CardOrResult& input : loaded) docs.push_back(std::move(std::get<ResultDocument>(input)));
+  loaded.clear();
   write_html_report(docs, report_labels(docs, files, given), out,
                     vm.count("title") ? vm["title"].as<std::string>() : "", files);
   std::printf("%s\n", out.c_str());

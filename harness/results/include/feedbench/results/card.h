@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -97,10 +98,19 @@ struct Card {
 // InputError for text past `limits` before that key.
 std::string json_schema_of(const std::string& text, const std::string& where, const JsonLimits& limits);
 
-// RETURNS: json_schema_of the file at `path`, reading its first 64 KiB and the rest only when
-// the schema is not among them: which reader a verb given cards or result files hands it to.
-// Throws InputError "<path>: cannot read result file or card: ..." when it cannot be read.
-std::string schema_of_file(const std::string& path);
+// A file given to a verb that takes cards and result files alike (diff, report).
+using CardOrResult = std::variant<ResultDocument, Card>;
+
+// RETURNS: the file at `path`, read once (a pipe too) within kCardLimits, as the reader of its
+// top-level schema (json_schema_of) makes it: a Card for "feedbench-card/1", else a result
+// document (whose reader refuses any other schema). Throws InputError "<path>: cannot read
+// result file or card: ...", and as Card::parse or ResultDocument::parse.
+CardOrResult load_card_or_result(const std::string& path);
+
+// RETURNS: whether `inputs` are all cards (true) or all result documents (false).
+// Throws InputError "expected cards or result files, not both: A is a card (feedbench-card/1),
+// B a result file", naming the first of each. REQUIRES: files.size() == inputs.size().
+bool all_cards(const std::vector<CardOrResult>& inputs, const std::vector<std::string>& files);
 
 // ---- two cards compared cell by cell (what `feedbench diff CARD_A CARD_B` judges) ----------
 
