@@ -191,6 +191,29 @@ TEST(CardVerbsTest, ReportOfACardAndAResultFileIsRefusedBeforeWriting) {
   EXPECT_THAT(testing::read_file(dir / "page.html"), HasSubstr("<h2>Qualification card</h2>"));
 }
 
+TEST(CardVerbsTest, ReportOfCardsHoldingResultsDrawsTheResultsUnderTheCards) {
+  TempDir dir;
+  write_cards(dir);
+  Card card = Card::load(dir / "base.json");
+  card.results.push_back(ResultDocument::load(dir / "result.json"));
+  card.save(dir / "with_result.json");
+  const Outcome o =
+      run_command({"report", dir / "with_result.json", dir / "next.json", "--out", dir / "page.html"});
+  EXPECT_EQ(o.code, 0) << o.err;
+  const std::string page = testing::read_file(dir / "page.html");
+  // The cards side by side first, then the report of the result the first card holds, by its label.
+  const std::size_t cards = page.find("<h2>Qualification cards</h2>");
+  const std::size_t result = page.find("id=\"feedbench-data\"");
+  ASSERT_NE(cards, std::string::npos);
+  ASSERT_NE(result, std::string::npos);
+  EXPECT_LT(cards, result);
+  // Labelled by file name: only one card records an instance type.
+  EXPECT_NE(page.find("<th>with_result: fed</th><th>with_result: limit</th><th>next: fed</th>"),
+            std::string::npos);
+  EXPECT_NE(page.find("{\"files\":[{\"cases\":[],\"config\":\"\",\"name\":\"with_result\"}]}", result),
+            std::string::npos);
+}
+
 // A job as a trace leaves it, with what the set-up reads: its name and data folder.
 std::shared_ptr<const RecordedJob> job_named(const std::string& name, const std::string& data_root) {
   auto job = std::make_shared<RecordedJob>();
