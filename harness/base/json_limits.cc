@@ -4,6 +4,7 @@
 // there, with the JSON pointer of the offending value tracked alongside.
 #include "feedbench/base/json_limits.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -215,6 +216,20 @@ void check_utf8(std::string_view text, const std::string& where) {
     }
     i += len;
   }
+}
+
+std::pair<std::size_t, std::size_t> line_and_column(const std::string& text, std::size_t byte) {
+  const std::size_t end = std::min<std::size_t>(byte ? byte - 1 : 0, text.size());
+  std::size_t line = 1, column = 1;
+  for (std::size_t i = 0; i < end; ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+  }
+  return {line, column};
 }
 
 std::string read_json_file(const std::string& path, const JsonLimits& limits) {

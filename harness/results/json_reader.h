@@ -2,7 +2,6 @@
 // pointer: private to harness/results/ (the result document's reader and the card's).
 #pragma once
 
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -11,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "feedbench/base/error.h"
+#include "feedbench/base/json_limits.h"
 
 namespace feedbench::json_reader {
 
@@ -114,17 +114,7 @@ class Reader {
 // parse error `e` of `text`.
 [[noreturn]] inline void throw_malformed(const nlohmann::json::parse_error& e, const std::string& text,
                                          const std::string& where) {
-  // Line and column of the byte where parsing stopped (e.byte is 1-based).
-  std::size_t end = std::min<std::size_t>(e.byte ? e.byte - 1 : 0, text.size());
-  std::size_t line = 1, column = 1;
-  for (std::size_t i = 0; i < end; ++i) {
-    if (text[i] == '\n') {
-      ++line;
-      column = 1;
-    } else {
-      ++column;
-    }
-  }
+  const auto [line, column] = line_and_column(text, e.byte);
   // Keep nlohmann's reason, without its "[json.exception...] parse error at ...:" prefix.
   std::string reason = e.what();
   if (auto pos = reason.find("column "); pos != std::string::npos) {
