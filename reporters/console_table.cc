@@ -232,6 +232,8 @@ std::string wrap_text(const std::string& text, std::size_t width, std::size_t ha
   return out;
 }
 
+std::size_t console_columns(const std::string& text) { return columns(text); }
+
 std::string text_table(const std::vector<std::vector<std::string>>& rows, std::size_t indent) {
   std::vector<std::size_t> width;
   for (const auto& row : rows)

@@ -39,6 +39,10 @@ std::string wrap_text(const std::string& text, std::size_t width = kConsoleWidth
 // is the head. Each line ends in '\n'.
 std::string verdict_block(const std::string& head, const std::string& details, std::size_t indent);
 
+// RETURNS: the columns `text` takes on a terminal: UTF-8 code points, ANSI colour sequences
+// left out.
+std::size_t console_columns(const std::string& text);
+
 // RETURNS: `rows` (the first the titles) as aligned columns of text, each line `indent` spaces in,
 // columns two spaces apart, each ending in '\n'; "" for no rows.
 std::string text_table(const std::vector<std::vector<std::string>>& rows, std::size_t indent);

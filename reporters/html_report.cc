@@ -870,8 +870,30 @@ std::vector<std::string> html_report_verdicts(const ResultDocument& doc) {
   return out;
 }
 
+namespace {
+
+// RETURNS: the page's opening up to <main>: its head, the style inlined, nothing fetched.
+std::string page_head(const std::string& title) {
+  return "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+         "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; script-src "
+         "'unsafe-inline'; style-src 'unsafe-inline'; img-src data:\">\n"
+         "<meta name=\"generator\" content=\"feedbench report\">\n<title>" +
+         escape_html(title) + "</title>\n<style>" + embedded::kReportCss +
+         "</style>\n</head>\n<body>\n<main>\n";
+}
+
+}  // namespace
+
+std::string render_lead_page(const std::string& title, const std::string& lead_html) {
+  return page_head(title) + "<header><h1>" + escape_html(title) + "</h1>\n" + lead_html +
+         "</header>\n<footer>Written by <code>feedbench report</code>: this page makes no network "
+         "request.</footer>\n</main>\n</body>\n</html>\n";
+}
+
 std::string render_html_report(const std::vector<ResultDocument>& docs, const std::vector<std::string>& names,
-                               const std::string& title_in, const std::vector<std::string>& files) {
+                               const std::string& title_in, const std::vector<std::string>& files,
+                               const std::string& lead_html) {
   FB_CHECK(!docs.empty() && docs.size() == names.size(), "one name per result document, at least one");
   FB_CHECK(files.empty() || files.size() == docs.size(), "one path per result document, or none");
   std::string title = title_in.empty() ? default_title(docs, names) : title_in;
@@ -879,14 +901,8 @@ std::string render_html_report(const std::vector<ResultDocument>& docs, const st
   for (const auto& d : docs) all.push_back(fold_cases(d));
 
   Page p;
-  p << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-       "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; script-src "
-       "'unsafe-inline'; style-src 'unsafe-inline'; img-src data:\">\n"
-       "<meta name=\"generator\" content=\"feedbench report\">\n<title>"
-    << escape_html(title) << "</title>\n<style>" << embedded::kReportCss
-    << "</style>\n</head>\n<body>\n<main>\n";
-  p << "<header><h1>" << escape_html(title) << "</h1>\n<p class=\"subtitle\">";
+  p << page_head(title);
+  p << "<header><h1>" << escape_html(title) << "</h1>\n" << lead_html << "<p class=\"subtitle\">";
   for (std::size_t i = 0; i < docs.size(); ++i) {
     std::string date = text_at(docs[i].context, {"date"});
     std::string host = text_at(docs[i].environment, {"host", "instance_type"});
@@ -953,8 +969,9 @@ std::string render_html_report(const std::vector<ResultDocument>& docs, const st
 
 void write_html_report(const std::vector<ResultDocument>& docs, const std::vector<std::string>& names,
                        const std::string& out_path, const std::string& title,
-                       const std::vector<std::string>& files) {
-  write_file_atomically(out_path, render_html_report(docs, names, title, files));
+                       const std::vector<std::string>& files, const std::string& lead_html) {
+  write_file_atomically(out_path, docs.empty() ? render_lead_page(title, lead_html)
+                                               : render_html_report(docs, names, title, files, lead_html));
 }
 
 }  // namespace feedbench

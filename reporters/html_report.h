@@ -38,15 +38,21 @@ std::vector<std::string> report_labels(const std::vector<ResultDocument>& docs,
                                        const std::vector<std::string>& given);
 
 // RETURNS: the whole page. `title` empty: derived from the config names. `files`: the result
-// files' paths, shown beside their labels in the header (empty: not shown).
+// files' paths, shown beside their labels in the header (empty: not shown). `lead_html`: a
+// section put at the head of the page, under its title (qualification cards: card_report.h).
 // REQUIRES: names.size() == docs.size(), docs not empty, files empty or one per document.
 std::string render_html_report(const std::vector<ResultDocument>& docs, const std::vector<std::string>& names,
-                               const std::string& title = "", const std::vector<std::string>& files = {});
+                               const std::string& title = "", const std::vector<std::string>& files = {},
+                               const std::string& lead_html = "");
 
-// Writes the page to out_path atomically (temporary name, then rename). Throws RunError when
-// it cannot write.
+// RETURNS: a page of `lead_html` alone under `title`, styled as the report (cards that hold no
+// result documents).
+std::string render_lead_page(const std::string& title, const std::string& lead_html);
+
+// Writes the page to out_path atomically (temporary name, then rename): with no documents,
+// render_lead_page's page. Throws RunError when it cannot write.
 void write_html_report(const std::vector<ResultDocument>& docs, const std::vector<std::string>& names,
                        const std::string& out_path, const std::string& title = "",
-                       const std::vector<std::string>& files = {});
+                       const std::vector<std::string>& files = {}, const std::string& lead_html = "");
 
 }  // namespace feedbench

@@ -4,10 +4,14 @@
 // there, with the JSON pointer of the offending value tracked alongside.
 #include "feedbench/base/json_limits.h"
 
+#include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <type_traits>
 #include <vector>
+
+#include <sys/stat.h>
 
 #include "feedbench/base/error.h"
 
@@ -212,6 +216,41 @@ void check_utf8(std::string_view text, const std::string& where) {
     }
     i += len;
   }
+}
+
+std::pair<std::size_t, std::size_t> line_and_column(const std::string& text, std::size_t byte) {
+  const std::size_t end = std::min<std::size_t>(byte ? byte - 1 : 0, text.size());
+  std::size_t line = 1, column = 1;
+  for (std::size_t i = 0; i < end; ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+  }
+  return {line, column};
+}
+
+std::string read_json_file(const std::string& path, const JsonLimits& limits) {
+  const std::string cannot = path + ": cannot read " + limits.kind;
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) throw InputError(errno_message(cannot, errno));
+  // Refused by its size before reading; a pipe is read up to one byte past the limit.
+  struct stat st {};
+  if (::fstat(::fileno(f), &st) == 0 && S_ISREG(st.st_mode) && std::uint64_t(st.st_size) > limits.max_bytes) {
+    std::fclose(f);
+    check_json_size(std::uint64_t(st.st_size), path, limits);
+  }
+  std::string text;
+  if (S_ISREG(st.st_mode)) text.reserve(std::size_t(st.st_size) + 1);  // not twice it by doubling
+  char buf[1 << 16];
+  std::size_t n;
+  while (text.size() <= limits.max_bytes && (n = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
+  const int err = std::ferror(f) ? errno : 0;
+  std::fclose(f);
+  if (err) throw InputError(errno_message(cannot, err));
+  return text;
 }
 
 bool is_non_negative_integer(const nlohmann::json& value) {

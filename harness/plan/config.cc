@@ -503,16 +503,7 @@ Config parse_config(const std::string& text, const std::string& file, const Conf
   try {
     doc = parse_json_within(text, file, kConfigLimits);
   } catch (const json::parse_error& e) {
-    // Locate the byte nlohmann stopped at as line and column.
-    std::size_t line = 1, column = 1;
-    for (std::size_t i = 0; i + 1 < e.byte && i < text.size(); ++i) {
-      if (text[i] == '\n') {
-        ++line;
-        column = 1;
-      } else {
-        ++column;
-      }
-    }
+    const auto [line, column] = line_and_column(text, e.byte);
     std::string what = e.what();
     auto colon = what.find(": ");  // drop nlohmann's "[json.exception...] parse error at ...: "
     if (colon != std::string::npos) what = what.substr(colon + 2);

@@ -20,12 +20,15 @@
 #include "feedbench/base/json_limits.h"
 #include "feedbench/base/units.h"
 #include "feedbench/results/counters.h"
+#include "json_reader.h"
 
 namespace feedbench {
 
 namespace {
 
 using ojson = nlohmann::ordered_json;
+using json_reader::child;
+using json_reader::Reader;
 
 // Keys of an entry that are not user counters (Google Benchmark's and ours). Every other
 // numeric key is a counter, as Google Benchmark flattens them.
@@ -56,98 +59,6 @@ const std::set<std::string, std::less<>> kEntryKeys = {"name",
 // Percentiles revision 1 wrote beside the histogram's bins (the lat_* counters hold them).
 constexpr std::pair<const char*, double> kPercentiles[] = {
     {"p50_us", 0.50}, {"p90_us", 0.90}, {"p99_us", 0.99}, {"p999_us", 0.999}};
-
-// RETURNS: `key` escaped as one JSON-pointer reference token ("~" -> "~0", "/" -> "~1").
-std::string escape_pointer_token(const std::string& key) {
-  return (nlohmann::json::json_pointer() / key).to_string().substr(1);
-}
-
-std::string child(const std::string& ptr, const std::string& key) {
-  return ptr + "/" + escape_pointer_token(key);
-}
-std::string child(const std::string& ptr, std::size_t index) { return ptr + "/" + std::to_string(index); }
-
-// A short rendering of the offending value for messages.
-std::string show(const ojson& v) {
-  std::string s = v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  if (s.size() > 60) s = s.substr(0, 57) + "...";
-  return std::string(v.type_name()) + " " + s;
-}
-
-// Reads typed fields of one JSON object, naming file and pointer in every error.
-class Reader {
- public:
-  Reader(const std::string& where, const ojson& obj, std::string ptr)
-      : where_(where), obj_(obj), ptr_(std::move(ptr)) {
-    if (!obj_.is_object()) fail(ptr_, "an object", obj_);
-  }
-
-  [[noreturn]] void fail(const std::string& ptr, const std::string& expected, const ojson& got) const {
-    throw InputError(where_ + ": " + (ptr.empty() ? std::string("/") : ptr) + ": expected " + expected +
-                     ", got " + show(got));
-  }
-  [[noreturn]] void missing(const std::string& key, const std::string& expected) const {
-    throw InputError(where_ + ": " + child(ptr_, key) + ": missing (expected " + expected + ")");
-  }
-
-  // RETURNS: the member, or nullptr when absent (null counts as absent where `null_ok`).
-  const ojson* find(const std::string& key) const {
-    auto it = obj_.find(key);
-    return it == obj_.end() ? nullptr : &*it;
-  }
-  std::string path(const std::string& key) const { return child(ptr_, key); }
-
-  std::string str(const std::string& key, bool required, std::string fallback = {}) const {
-    const ojson* v = find(key);
-    if (!v) return required ? (missing(key, "a string"), std::string()) : std::move(fallback);
-    if (!v->is_string()) fail(path(key), "a string", *v);
-    return v->get<std::string>();
-  }
-  std::int64_t integer(const std::string& key, bool required, std::int64_t fallback) const {
-    const ojson* v = find(key);
-    if (!v) return required ? (missing(key, "an integer"), 0) : fallback;
-    if (!v->is_number_integer()) fail(path(key), "an integer", *v);
-    // A uint64 past int64's range would wrap to a negative number.
-    if (v->is_number_unsigned() && v->get<std::uint64_t>() > std::uint64_t(INT64_MAX))
-      fail(path(key), "an integer of at most 9223372036854775807", *v);
-    return v->get<std::int64_t>();
-  }
-  double number(const std::string& key, bool required, double fallback) const {
-    const ojson* v = find(key);
-    if (!v) return required ? (missing(key, "a number"), 0.0) : fallback;
-    if (!v->is_number()) fail(path(key), "a number", *v);
-    return v->get<double>();
-  }
-  bool boolean(const std::string& key, bool fallback) const {
-    const ojson* v = find(key);
-    if (!v) return fallback;
-    if (!v->is_boolean()) fail(path(key), "true or false", *v);
-    return v->get<bool>();
-  }
-  // An object member; absent -> {} unless required.
-  ojson object(const std::string& key, bool required) const {
-    const ojson* v = find(key);
-    if (!v) return required ? (missing(key, "an object"), ojson()) : ojson::object();
-    if (!v->is_object()) fail(path(key), "an object", *v);
-    return *v;
-  }
-  // An object or null member; absent -> null.
-  ojson object_or_null(const std::string& key) const {
-    const ojson* v = find(key);
-    if (!v || v->is_null()) return nullptr;
-    if (!v->is_object()) fail(path(key), "an object or null", *v);
-    return *v;
-  }
-
-  const ojson& obj() const { return obj_; }
-  const std::string& where() const { return where_; }
-  const std::string& ptr() const { return ptr_; }
-
- private:
-  const std::string& where_;
-  const ojson& obj_;
-  std::string ptr_;
-};
 
 // Revision 1's `latency`: bins as [lower, upper, count] and percentiles in microseconds.
 Histogram latency_from_json(const ojson& j, const std::string& where, const std::string& ptr) {
@@ -421,48 +332,13 @@ ResultDocument ResultDocument::parse(const std::string& text, const std::string&
                                     return entries.on(depth, event, parsed);
                                   });
   } catch (const nlohmann::json::parse_error& e) {
-    // Line and column of the byte where parsing stopped (e.byte is 1-based).
-    std::size_t end = std::min<std::size_t>(e.byte ? e.byte - 1 : 0, text.size());
-    std::size_t line = 1, column = 1;
-    for (std::size_t i = 0; i < end; ++i) {
-      if (text[i] == '\n') {
-        ++line;
-        column = 1;
-      } else {
-        ++column;
-      }
-    }
-    // Keep nlohmann's reason, without its "[json.exception...] parse error at ...:" prefix.
-    std::string reason = e.what();
-    if (auto pos = reason.find("column "); pos != std::string::npos) {
-      if (auto colon = reason.find(": ", pos); colon != std::string::npos) reason = reason.substr(colon + 2);
-    }
-    throw InputError(where + ": malformed JSON at line " + std::to_string(line) + ", column " +
-                     std::to_string(column) + ": " + reason);
+    json_reader::throw_malformed(e, text, where);
   }
   return document_from_json(j, where, &entries);
 }
 
 ResultDocument ResultDocument::load(const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) throw InputError(errno_message(path + ": cannot read result file", errno));
-  // Refused by its size before reading; a pipe is read up to one byte past the limit.
-  struct stat st {};
-  if (::fstat(::fileno(f), &st) == 0 && S_ISREG(st.st_mode) &&
-      std::uint64_t(st.st_size) > kResultLimits.max_bytes) {
-    std::fclose(f);
-    check_json_size(std::uint64_t(st.st_size), path, kResultLimits);
-  }
-  std::string text;
-  if (S_ISREG(st.st_mode)) text.reserve(std::size_t(st.st_size) + 1);  // not twice it by doubling
-  char buf[1 << 16];
-  std::size_t n;
-  while (text.size() <= kResultLimits.max_bytes && (n = std::fread(buf, 1, sizeof buf, f)) > 0)
-    text.append(buf, n);
-  int err = std::ferror(f) ? errno : 0;
-  std::fclose(f);
-  if (err) throw InputError(errno_message(path + ": cannot read result file", err));
-  return parse(text, path);
+  return parse(read_json_file(path, kResultLimits), path);
 }
 
 std::string ResultDocument::dump() const {

@@ -15,6 +15,7 @@
 #include "feedbench/cache/staged_cache_notes.h"
 #include "feedbench/cache/stager.h"
 #include "feedbench/plan/config.h"
+#include "feedbench/results/card.h"
 #include "output_lines.h"
 #include "stage_fixture.h"
 #include "test_util.h"
@@ -121,6 +122,96 @@ TEST(CliTest, AVerbsBadInputIsOneLineNamingTheVerbAndExitTwo) {
   EXPECT_THAT(bad_option.err, StartsWith("feedbench diff: "));
   EXPECT_THAT(bad_option.err, HasSubstr("(see feedbench diff --help)"));
   EXPECT_EQ(testing::lines_of(bad_option.err).size(), 1u) << bad_option.err;
+}
+
+// Two cards in `dir`: base.json (images store cold: 6 of 5-7) and next.json (4), and a result file.
+void write_cards(const TempDir& dir) {
+  Card card;
+  CardCell cell;
+  cell.path = "store";
+  cell.state = "cold";
+  cell.accelerators_fed = 6;
+  cell.accelerators_fed_min = 5;
+  cell.accelerators_fed_max = 7;
+  cell.repetitions = 3;
+  cell.limit = "the store's bandwidth";
+  card.workloads = {{"images", 98000000, "profile", {cell}}};
+  card.save(dir / "base.json");
+  card.workloads[0].paths[0].accelerators_fed = card.workloads[0].paths[0].accelerators_fed_min =
+      card.workloads[0].paths[0].accelerators_fed_max = 4;
+  card.save(dir / "next.json");
+  ResultDocument().save(dir / "result.json");
+}
+
+TEST(CardVerbsTest, DiffOfCardsWritesOutAndRefusesResultOptions) {
+  TempDir dir;
+  write_cards(dir);
+  Outcome o = run_command({"diff", dir / "base.json", dir / "next.json", "--out", dir / "diff.txt"});
+  EXPECT_EQ(o.code, 1);
+  EXPECT_THAT(testing::read_file(dir / "diff.txt"), HasSubstr("FEWER"));
+  EXPECT_THAT(o.err, HasSubstr("feedbench diff: 1 cell(s) feed fewer, 0 noisy, 1 compared; wrote "));
+  o = run_command({"diff", dir / "base.json", dir / "base.json"});
+  EXPECT_EQ(o.code, 0);
+  EXPECT_THAT(o.out, HasSubstr("0 cells feed fewer, 0 more, 0 noisy in 1 compared cell\n"));
+  o = run_command({"diff", dir / "base.json", dir / "next.json", "--threshold", "10"});
+  EXPECT_EQ(o.code, 2);
+  EXPECT_EQ(o.err, "feedbench diff: --threshold: applies to result files, not to cards\n");
+  o = run_command({"diff", dir / "base.json", dir / "next.json", "--format", "json"});
+  EXPECT_EQ(o.code, 2);
+  EXPECT_THAT(o.err, HasSubstr("--format json: cards are compared as a table only"));
+  o = run_command({"diff", dir / "base.json", dir / "base.json", dir / "next.json"});
+  EXPECT_EQ(o.code, 2);
+  EXPECT_THAT(o.err, HasSubstr("expected two cards: feedbench diff CARD_A.json CARD_B.json"));
+}
+
+TEST(CardVerbsTest, AMalformedCardIsNamedByPointerAndExitTwo) {
+  TempDir dir;
+  write_cards(dir);
+  std::string text = testing::read_file(dir / "next.json");
+  text.replace(text.find("\"repetitions\": 3"), 16, "\"repetitions\": -3");
+  testing::write_file(dir / "bad.json", text);
+  const Outcome o = run_command({"diff", dir / "base.json", dir / "bad.json"});
+  EXPECT_EQ(o.code, 2);
+  EXPECT_THAT(o.err,
+              HasSubstr(dir / "bad.json" + ": /workloads/0/paths/0/repetitions: expected an integer of at "
+                                           "least 1, got number -3"));
+}
+
+TEST(CardVerbsTest, ReportOfACardAndAResultFileIsRefusedBeforeWriting) {
+  TempDir dir;
+  write_cards(dir);
+  Outcome o = run_command({"report", dir / "result.json", dir / "base.json", "--out", dir / "page.html"});
+  EXPECT_EQ(o.code, 2);
+  EXPECT_THAT(o.err, HasSubstr("expected cards or result files, not both: " + dir / "base.json" +
+                               " is a card (feedbench-card/1), " + dir / "result.json" + " a result file"));
+  EXPECT_FALSE(std::filesystem::exists(dir / "page.html"));
+  o = run_command({"report", dir / "base.json", "--out", dir / "page.html"});
+  EXPECT_EQ(o.code, 0);
+  EXPECT_THAT(o.out, HasSubstr("  images    store  cold   6 (5-7, 3x)"));
+  EXPECT_THAT(testing::read_file(dir / "page.html"), HasSubstr("<h2>Qualification card</h2>"));
+}
+
+TEST(CardVerbsTest, ReportOfCardsHoldingResultsDrawsTheResultsUnderTheCards) {
+  TempDir dir;
+  write_cards(dir);
+  Card card = Card::load(dir / "base.json");
+  card.results.push_back(ResultDocument::load(dir / "result.json"));
+  card.save(dir / "with_result.json");
+  const Outcome o =
+      run_command({"report", dir / "with_result.json", dir / "next.json", "--out", dir / "page.html"});
+  EXPECT_EQ(o.code, 0) << o.err;
+  const std::string page = testing::read_file(dir / "page.html");
+  // The cards side by side first, then the report of the result the first card holds, by its label.
+  const std::size_t cards = page.find("<h2>Qualification cards</h2>");
+  const std::size_t result = page.find("id=\"feedbench-data\"");
+  ASSERT_NE(cards, std::string::npos);
+  ASSERT_NE(result, std::string::npos);
+  EXPECT_LT(cards, result);
+  // Labelled by file name: only one card records an instance type.
+  EXPECT_NE(page.find("<th>with_result: fed</th><th>with_result: limit</th><th>next: fed</th>"),
+            std::string::npos);
+  EXPECT_NE(page.find("{\"files\":[{\"cases\":[],\"config\":\"\",\"name\":\"with_result\"}]}", result),
+            std::string::npos);
 }
 
 // A job as a trace leaves it, with what the set-up reads: its name and data folder.

@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <iostream>
 #include <string>
+#include <utility>
+#include <variant>
 #include <vector>
 
 #include <boost/program_options.hpp>
@@ -14,8 +16,10 @@
 #include "command_line.h"
 #include "feedbench/base/error.h"
 #include "feedbench/plan/preflight.h"
+#include "feedbench/results/card.h"
 #include "feedbench/results/comparison.h"
 #include "feedbench/results/result.h"
+#include "reporters/card_report.h"
 #include "reporters/diff_formats.h"
 #include "verbs.h"
 
@@ -58,6 +62,13 @@ constexpr const char* kUsage =
     "not achieved, a short round, errored or skipped) is missing, and fails the diff unless\n"
     "--allow-missing. Only counted repetitions are judged, as every report folds them.\n"
     "\n"
+    "Given two qualification cards (schema feedbench-card/1, docs/card.md), compares them cell\n"
+    "by cell (workload, path, state): a cell feeds fewer accelerators beyond noise when NEW's\n"
+    "median is below the lowest repetition of BASE and BASE's median above the highest of NEW; a\n"
+    "drop within either cell's spread is noisy, listed with its range. A cell one card holds and\n"
+    "the other does not, or that either left unmeasured, is listed, never a regression. Only\n"
+    "--out and --format table apply to cards; a card and a result file together are bad input.\n"
+    "\n"
     "exit codes: 0 no regression, 1 regression, a missing case, nothing compared at all (or\n"
     "            --strict and the runs are not comparable), 2 bad input (unreadable or\n"
     "            malformed file, unknown schema, no common case, an --out that cannot be\n"
@@ -71,6 +82,7 @@ constexpr const char* kUsage =
     "  feedbench diff base.json new.json --metric lat_p99_us --threshold 10 --format markdown\n"
     "  feedbench diff base.json new.json --format junit --out diff.xml --strict\n"
     "  feedbench diff base.json new.json --exclude 'state:warm' --include '^file_read/'\n"
+    "  feedbench diff card-p4d.json card-p5.json\n"
     "\n";
 
 std::string metric_list() {
@@ -131,6 +143,39 @@ std::string cache_label_line(const ResultDocument& base, const ResultDocument& n
   return "cache label: BASE " + a + ", NEW " + b + "\n";
 }
 
+// The options that judge result files; none of them means anything for two cards.
+constexpr const char* kResultOnlyOptions[] = {"metric",  "threshold", "alpha",         "match-ignore",
+                                              "include", "exclude",   "no-noise-rule", "rerun-result",
+                                              "list",    "strict",    "allow-missing"};
+
+// `feedbench diff CARD_A CARD_B`: cell by cell (harness/results/card.cc judges,
+// reporters/card_report.cc shows). RETURNS: the exit code.
+// REQUIRES: --out, when given, checked as for result files.
+int diff_cards(const std::vector<CardOrResult>& inputs, const std::vector<std::string>& files,
+               const po::variables_map& vm, const std::string& format, const std::string& out) {
+  for (const char* option : kResultOnlyOptions)
+    if (vm.count(option) && !vm[option].defaulted())
+      throw InputError(std::string("--") + option + ": applies to result files, not to cards");
+  if (format != "table") throw InputError("--format " + format + ": cards are compared as a table only");
+  if (files.size() != 2) throw InputError("expected two cards: feedbench diff CARD_A.json CARD_B.json");
+  const std::string& base_file = files.front();
+  const std::string& new_file = files.back();
+  const Card& base = std::get<Card>(inputs.front());
+  const Card& next = std::get<Card>(inputs.back());
+  const CardComparison comparison = compare_cards(base, next);
+  const std::string text = format_card_diff(comparison, base_file, new_file);
+  if (out.empty()) {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fflush(stdout);
+  } else {
+    write_file_atomically(out, text);
+    std::fprintf(stderr, "feedbench diff: %zu cell(s) feed fewer, %zu noisy, %zu compared; wrote %s\n",
+                 comparison.count(CellVerdict::kFewer), comparison.count(CellVerdict::kNoisy),
+                 comparison.compared(), out.c_str());
+  }
+  return comparison.exit_code();
+}
+
 }  // namespace
 
 int diff_main(int argc, char** argv) {
@@ -175,13 +220,13 @@ int diff_main(int argc, char** argv) {
   if (files.size() < 2)
     throw InputError(
         "expected two result files or more: feedbench diff BASE.json [MORE_BASE.json...] NEW.json");
-  // The last file is NEW; every one before it a run of BASE.
-  const std::string new_file = files.back();
-  const std::vector<std::string> base_files(files.begin(), files.end() - 1);
   // An empty file name would be taken as none given (stdout, no re-run): refused instead.
   for (const char* option : {"out", "rerun-result"})
     if (vm.count(option) && vm[option].as<std::string>().empty())
       throw InputError(std::string("--") + option + ": expected a file name, got ''");
+  // The last file is NEW; every one before it a run of BASE.
+  const std::string new_file = files.back();
+  const std::vector<std::string> base_files(files.begin(), files.end() - 1);
 
   CompareOptions options;
   options.metrics = metrics;
@@ -206,11 +251,17 @@ int diff_main(int argc, char** argv) {
     if (!rerun_result.empty()) inputs.push_back({"--rerun-result", rerun_result});
     check_outputs_apart({{"--out", out}}, inputs, {});
   }
+  // Each file read once, cards and result files alike; a mix of the two is refused.
+  std::vector<CardOrResult> inputs;
+  for (const std::string& f : files) inputs.push_back(load_card_or_result(f));
+  if (all_cards(inputs, files)) return diff_cards(inputs, files, vm, format, out);
   std::vector<ResultDocument> base_runs;
-  for (const std::string& f : base_files) base_runs.push_back(ResultDocument::load(f));
+  for (std::size_t i = 0; i + 1 < inputs.size(); ++i)
+    base_runs.push_back(std::move(std::get<ResultDocument>(inputs[i])));
   std::vector<const ResultDocument*> base_pointers;
   for (const ResultDocument& d : base_runs) base_pointers.push_back(&d);
-  ResultDocument next = ResultDocument::load(new_file);
+  ResultDocument next = std::move(std::get<ResultDocument>(inputs.back()));
+  inputs.clear();
   std::vector<std::string> rerun_cases;
   if (!rerun_result.empty())
     next = replace_cases(std::move(next), ResultDocument::load(rerun_result), match_ignore, &rerun_cases);

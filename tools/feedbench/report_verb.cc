@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <iostream>
 #include <string>
+#include <utility>
+#include <variant>
 #include <vector>
 
 #include <boost/program_options.hpp>
@@ -10,7 +12,9 @@
 #include "command_line.h"
 #include "feedbench/base/error.h"
 #include "feedbench/plan/preflight.h"
+#include "feedbench/results/card.h"
 #include "feedbench/results/result.h"
+#include "reporters/card_report.h"
 #include "reporters/html_report.h"
 #include "verbs.h"
 
@@ -38,6 +42,12 @@ constexpr const char* kUsage =
     "no headline. The environment variables shown are those that were set; the config's\n"
     "${VAR:-default} fallbacks that applied are listed apart, as defaults.\n"
     "\n"
+    "Given qualification cards (schema feedbench-card/1, docs/card.md), the page opens with the\n"
+    "card's table, or for several one table with each card's accelerators fed and limits side by\n"
+    "side (labels as above: the host's instance type, else the file name), followed by the\n"
+    "report of the result documents the cards hold; each card is printed as the console shows it\n"
+    "(its table, then what to do) before the page's path. Cards and result files are not mixed.\n"
+    "\n"
     "exit codes: 0 written, 2 bad input (unreadable or malformed result file, missing --out, an\n"
     "            --out that cannot be written or is one of the result files (by device and\n"
     "            inode), --label not given once per file or repeated: checked before anything\n"
@@ -47,7 +57,30 @@ constexpr const char* kUsage =
     "  feedbench report results/demo/host-20240101T000000Z.json --out demo.html\n"
     "  feedbench report p4d.json p5.json --out compare.html --title \"p4d vs p5\"\n"
     "  feedbench report a.json b.json --label before --label after --out compare.html\n"
+    "  feedbench report card-p4d.json card-p5.json --out cards.html\n"
     "\n";
+
+// Writes the page of `files`, cards: their table at its head, then the report of the result
+// documents they hold (a card's label, with " #N" where it holds several).
+void write_card_report(std::vector<CardOrResult>& inputs, const std::vector<std::string>& files,
+                       const std::vector<std::string>& given, const std::string& out, std::string title) {
+  std::vector<Card> cards;
+  for (CardOrResult& input : inputs) cards.push_back(std::move(std::get<Card>(input)));
+  // Labelled as result files are: by the host's instance type, else the file's name.
+  std::vector<ResultDocument> hosts(cards.size());
+  for (std::size_t i = 0; i < cards.size(); ++i) hosts[i].environment["host"] = cards[i].host;
+  const std::vector<std::string> names = report_labels(hosts, files, given);
+  std::vector<ResultDocument> docs;
+  std::vector<std::string> doc_names;
+  for (std::size_t i = 0; i < cards.size(); ++i)
+    for (std::size_t k = 0; k < cards[i].results.size(); ++k) {
+      docs.push_back(cards[i].results[k]);
+      doc_names.push_back(names[i] + (cards[i].results.size() > 1 ? " #" + std::to_string(k + 1) : ""));
+    }
+  for (const Card& card : cards) std::printf("%s\n", card_console(card).c_str());
+  if (title.empty() && docs.empty()) title = cards.size() == 1 ? "Qualification card" : "Qualification cards";
+  write_html_report(docs, doc_names, out, title, {}, cards_html(cards, names));
+}
 
 }  // namespace
 
@@ -79,8 +112,17 @@ int report_main(int argc, char** argv) {
       vm.count("label") ? vm["label"].as<std::vector<std::string>>() : std::vector<std::string>{};
   if (!given.empty())  // a wrong count or a repeated label is refused before anything is read
     report_labels(std::vector<ResultDocument>(files.size()), files, given);
+  // Each file read once (InputError names it), cards and result files alike, never mixed.
+  std::vector<CardOrResult> loaded;
+  for (const auto& f : files) loaded.push_back(load_card_or_result(f));
+  if (all_cards(loaded, files)) {
+    write_card_report(loaded, files, given, out, vm.count("title") ? vm["title"].as<std::string>() : "");
+    std::printf("%s\n", out.c_str());
+    return 0;
+  }
   std::vector<ResultDocument> docs;
-  for (const auto& f : files) docs.push_back(ResultDocument::load(f));  // InputError names f
+  for (CardOrResult& input : loaded) docs.push_back(std::move(std::get<ResultDocument>(input)));
+  loaded.clear();
   write_html_report(docs, report_labels(docs, files, given), out,
                     vm.count("title") ? vm["title"].as<std::string>() : "", files);
   std::printf("%s\n", out.c_str());

@@ -9,6 +9,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -49,6 +50,16 @@ nlohmann::ordered_json parse_ordered_json_within(const std::string& text, const 
 // Throws InputError "<where>: expected a <kind> of at most N bytes, got M bytes" when
 // `size` > limits.max_bytes. For loaders, to refuse a file by its size before reading it.
 void check_json_size(std::uint64_t size, const std::string& where, const JsonLimits& limits);
+
+// RETURNS: {line, column}, both from 1, of the byte where the parser stopped in `text`
+// (nlohmann's parse_error::byte, counted from 1; 0 is the start).
+std::pair<std::size_t, std::size_t> line_and_column(const std::string& text, std::size_t byte);
+
+// RETURNS: the text of the file at `path`, read whole. Throws InputError "<path>: cannot read
+// <kind>: <reason>" when it cannot be read, and check_json_size's error for a file past
+// limits.max_bytes (a regular file refused by its size before reading; a pipe read up to one
+// byte past the limit, which the parser's own size check then refuses).
+std::string read_json_file(const std::string& path, const JsonLimits& limits);
 
 // Throws InputError "<where><pointer>: ..." when `value` (already in memory, e.g. after
 // ${VAR} expansion) nests deeper or holds a longer string than `limits` allow. Walks at most
