@@ -248,10 +248,10 @@ void CaseRun::copy_counters(const SinkStats& d) {
   counter("copy_p99_us", d.copy_ns.quantile(0.99) / 1e3);
 }
 
-void CaseRun::finish(const std::string& label, bool flag_cache_state) {
+void CaseRun::finish(const std::string& label) {
   std::string notes;
   auto note = [&notes](const std::string& text) { notes += (notes.empty() ? "" : "; ") + text; };
-  if (flag_cache_state && !cache_state_achieved()) {
+  if (!cache_state_achieved()) {
     char text[96];
     std::snprintf(text, sizeof text, "%s NOT achieved: %.1f%% resident",
                   record_.cache["requested"].get<std::string>().c_str(),

@@ -147,9 +147,9 @@ class CaseRun {
   // a GPU sink's or device step's copies: the copy engine's own rate and its latency.
   void copy_counters(const SinkStats& copies);
 
-  // Sets `label` (Google Benchmark's per-run label), notes a cache state not achieved after it
-  // when `flag_cache_state` and an incomplete round, and logs the record.
-  void finish(const std::string& label = "", bool flag_cache_state = true);
+  // Sets `label` (Google Benchmark's per-run label), notes a cache state not achieved and an
+  // incomplete round after it, and logs the record.
+  void finish(const std::string& label = "");
 
  private:
   const Case& case_;

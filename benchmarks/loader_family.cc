@@ -515,8 +515,7 @@ void run_loader_case(const Case& c, RunContext& context, benchmark::State& state
   }
   run.record_reads(result);
   run.record().latency = result.wait_ns;
-  // A calibration run does no I/O: its cache state is moot, so its label does not flag it.
-  run.finish(verdict, /*flag_cache_state=*/!calibration);
+  run.finish(verdict);
 }
 
 std::string loader_schedule_refusal(const Case& c, RunContext& context, const FileSet& files) {

@@ -94,29 +94,24 @@ EpochsRun run_epochs(const LoaderOptions& options, const SampleSource& source,
   std::int64_t paused_ns = 0;
   const double cpu0 = process_cpu_seconds();
   const std::int64_t start = now_ns();
+  // Runs `work` between epochs: its wall and CPU are the pause's, not the run's.
+  auto untimed = [&](auto&& work) {
+    const double c0 = process_cpu_seconds();
+    const std::int64_t t0 = now_ns();
+    work();
+    paused_ns += now_ns() - t0;
+    paused_cpu += process_cpu_seconds() - c0;
+  };
   for (int e = 0; e < options.epochs && !state.failed; ++e) {
-    if (options.residency) {
-      const double c0 = process_cpu_seconds();
-      const std::int64_t t0 = now_ns();
-      out.residency.push_back(options.residency());
-      paused_ns += now_ns() - t0;
-      paused_cpu += process_cpu_seconds() - c0;
-    } else {
-      out.residency.push_back(std::nullopt);
-    }
+    if (options.residency) untimed([&] { out.residency.push_back(options.residency()); });
+    else out.residency.push_back(std::nullopt);
     // The epoch's order, drawn once and shared: drawn by every trainer, a node of 64 trainers
     // over a million samples spent seconds of CPU at each epoch's start, which the first
     // trainers' steps waited for on a host of few cores (the simulation, not the storage, was
     // the limit). A pause like the residency's: each rank of a real job draws it in parallel.
     std::vector<std::size_t> order;
     const bool by_index = !options.recorded && !source.shard_records();
-    if (by_index) {
-      const double c0 = process_cpu_seconds();
-      const std::int64_t t0 = now_ns();
-      order = loader_epoch_order(options, source.count(), e);
-      paused_ns += now_ns() - t0;
-      paused_cpu += process_cpu_seconds() - c0;
-    }
+    if (by_index) untimed([&] { order = loader_epoch_order(options, source.count(), e); });
     const std::optional<std::uint64_t> device0 =
         options.device_read_bytes ? options.device_read_bytes() : std::nullopt;
     const std::optional<std::uint64_t> resident0 = source.resident_bytes_read();

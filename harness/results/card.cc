@@ -41,8 +41,9 @@ double bounded_number(const Reader& r, const std::string& key, bool required, do
 std::int64_t count_at_least(const Reader& r, const std::string& key, std::int64_t low, const char* expected) {
   const ojson* v = r.find(key);
   if (!v) r.missing(key, expected);
-  if (!is_non_negative_integer(nlohmann::json(*v)) || v->get<std::uint64_t>() > std::uint64_t(INT64_MAX) ||
-      v->get<std::int64_t>() < low)
+  // An integer is a scalar: the copy into nlohmann::json for the shared check is no deep one.
+  if (!v->is_number_integer() || !is_non_negative_integer(nlohmann::json(*v)) ||
+      v->get<std::uint64_t>() > std::uint64_t(INT64_MAX) || v->get<std::int64_t>() < low)
     r.fail(r.path(key), expected, *v);
   return v->get<std::int64_t>();
 }

@@ -72,11 +72,14 @@ void write_card_report(std::vector<CardOrResult>& inputs, const std::vector<std:
   const std::vector<std::string> names = report_labels(hosts, files, given);
   std::vector<ResultDocument> docs;
   std::vector<std::string> doc_names;
-  for (std::size_t i = 0; i < cards.size(); ++i)
-    for (std::size_t k = 0; k < cards[i].results.size(); ++k) {
-      docs.push_back(cards[i].results[k]);
-      doc_names.push_back(names[i] + (cards[i].results.size() > 1 ? " #" + std::to_string(k + 1) : ""));
+  // The result documents move to the page's report: the cards' tables never read them.
+  for (std::size_t i = 0; i < cards.size(); ++i) {
+    const std::size_t held = cards[i].results.size();
+    for (std::size_t k = 0; k < held; ++k) {
+      docs.push_back(std::move(cards[i].results[k]));
+      doc_names.push_back(names[i] + (held > 1 ? " #" + std::to_string(k + 1) : ""));
     }
+  }
   for (const Card& card : cards) std::printf("%s\n", card_console(card).c_str());
   if (title.empty() && docs.empty()) title = cards.size() == 1 ? "Qualification card" : "Qualification cards";
   write_html_report(docs, doc_names, out, title, {}, cards_html(cards, names));
