@@ -103,13 +103,15 @@ std::vector<std::string> card_advice(const Card& card) {
   if (fewest)
     out.push_back("Fewest fed: " + cell_place(fewest_workload, *fewest) + ", " +
                   fed_text(fewest->accelerators_fed) + " (limit: " + fewest->limit + ").");
-  // Staging pays where the cache feeds more than the store in the steady state.
+  // Staging pays where the cache feeds more than the store in the steady state: beyond both
+  // cells' spread and by a tenth at least (one search of K can differ by a few hundredths).
   std::string staging;
   for (const CardWorkload& w : card.workloads) {
     const CardCell *store = nullptr, *cache = nullptr;
     for (const CardCell& c : w.paths)
       if (c.measured && c.state == "steady") (c.path == "store" ? store : cache) = &c;
-    if (store && cache && cache->accelerators_fed > store->accelerators_fed)
+    if (store && cache && cache->accelerators_fed_min > store->accelerators_fed_max &&
+        cache->accelerators_fed >= 1.1 * store->accelerators_fed)
       staging += (staging.empty() ? "" : "; ") + w.name + " " + fed_text(store->accelerators_fed) + " -> " +
                  fed_text(cache->accelerators_fed);
   }

@@ -18,6 +18,7 @@ namespace {
 
 using ::testing::HasSubstr;
 using testing::input_error_of;
+using ::testing::Not;
 
 CardCell cell(const char* path, const char* state, double fed, double low, double high, const char* limit) {
   CardCell c;
@@ -224,6 +225,18 @@ TEST(CardRenderTest, ConsoleCardFitsAndSaysWhatToDo) {
   EXPECT_THAT(text, HasSubstr("1 cell was not measured"));
   EXPECT_LE(card_advice(card).size(), kCardAdviceLines);
   expect_within_width(format_card_diff(compare_cards(card, card), std::string(300, 'a'), "b"));
+}
+
+TEST(CardRenderTest, StagingIsAdvisedOnlyForAGainBeyondTheSpreadAndATenth) {
+  Card card = sample_card();
+  CardCell& cache = card.workloads[0].paths[2];  // the cache's steady cell, 12 (11-12) against 8
+  ASSERT_EQ(cache.path, "cache");
+  cache.accelerators_fed = cache.accelerators_fed_max = 8.5;  // 6% more: one search's noise
+  cache.accelerators_fed_min = 8.5;
+  EXPECT_THAT(card_console(card), Not(HasSubstr("Stage to the cache")));
+  cache.accelerators_fed = cache.accelerators_fed_max = 12;
+  cache.accelerators_fed_min = 7;  // its spread reaches below the store's 8
+  EXPECT_THAT(card_console(card), Not(HasSubstr("Stage to the cache")));
 }
 
 TEST(CardRenderTest, MarkdownAndHtmlHoldTheTable) {

@@ -72,7 +72,7 @@ TEST(CliTest, VerbsAreTheCommandsNineInUsageOrder) {
     EXPECT_LE(std::string(v.summary).size(), 100u) << v.name;  // a usage line within 120 columns
   }
   EXPECT_EQ(names, (std::vector<std::string>{"run", "gen", "stage", "verify", "diff", "report", "env",
-                                             "watch", "replay"}));
+                                             "watch", "replay", "qualify"}));
 }
 
 TEST(CliTest, UnknownVerbIsOneMessageThenTheUsageAndExitTwo) {

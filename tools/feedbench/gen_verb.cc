@@ -280,37 +280,6 @@ bool like_is_trace(const std::string& like) {
   return name != kManifestJsonName && name != kManifestSumsName;
 }
 
-// RETURNS: the files `job` read, at their paths under its data folder, with the folders they
-// need (parents first) and where the list came from.
-GenListing listing_of(const RecordedJob& job, const std::string& trace) {
-  GenListing l;
-  std::set<std::string> dirs, holding;
-  std::uint64_t bytes = 0, jpegs = 0;
-  for (const RecordedFile& f : job.files) {
-    l.files.push_back({f.path, f.size, f.width, f.height});
-    bytes += f.size;
-    jpegs += listed_as_jpeg(f.path) ? 1 : 0;
-    const auto slash = f.path.find_last_of('/');
-    if (slash != std::string::npos) holding.insert(f.path.substr(0, slash));
-    else holding.insert("");
-    for (auto at = f.path.find('/'); at != std::string::npos; at = f.path.find('/', at + 1))
-      dirs.insert(f.path.substr(0, at));
-  }
-  // "a" sorts before "a/b": parents come first.
-  l.dirs.assign(dirs.begin(), dirs.end());
-  l.folders = holding.size();
-  l.origin = {{"path", std::filesystem::absolute(trace).lexically_normal().string()},
-              {"kind", "trace"},
-              {"job", job.name},
-              {"data_root", job.data_root.empty() ? nlohmann::json(nullptr) : nlohmann::json(job.data_root)},
-              {"files", l.files.size()},
-              {"bytes", bytes},
-              {"folders", l.folders},
-              {"jpeg_files", jpegs},
-              {"scale", 1}};
-  return l;
-}
-
 // gen --like TRACE: every file the traced job read, at its path and size.
 int gen_like_trace(GenOptions o, const std::string& trace) {
   // A file that does not open as a JSON object is no trace: say what --like takes.
@@ -339,7 +308,7 @@ int gen_like_trace(GenOptions o, const std::string& trace) {
     throw InputError(
         "--out " + o.out + ": holds the traced job's data folder " + job.data_root +
         " (compared by device and inode): feedbench never writes over the data; choose a path outside it");
-  auto listing = std::make_shared<GenListing>(listing_of(job, trace));
+  auto listing = std::make_shared<GenListing>(gen_listing_of(job, trace));
   // No file written lands on the trace, whatever --out and --force say (gen checks by inode).
   o.inputs = {{"--like", trace}};
   o.layout = GenLayout::kListed;

@@ -29,6 +29,7 @@ constexpr Verb kVerbs[] = {
     {"env", env_main, "describe this host and the paths given"},
     {"watch", watch_main, "run a training command unchanged and say whether it waited for data"},
     {"replay", replay_main, "run a watched job's data loading again from its trace, what-ifs and all"},
+    {"qualify", qualify_main, "how many accelerators of each workload this storage feeds: one card"},
 };
 
 }  // namespace

@@ -31,13 +31,14 @@ int command_main(int argc, char** argv);
 int run_main(int argc, char** argv);     // run_verb.cc
 int replay_main(int argc, char** argv);  // replay_verb.cc; runs through run_request (run/run_request.h)
 
-int gen_main(int argc, char** argv);     // gen_verb.cc
-int stage_main(int argc, char** argv);   // stage_verb.cc
-int verify_main(int argc, char** argv);  // verify_verb.cc
-int diff_main(int argc, char** argv);    // diff_verb.cc
-int report_main(int argc, char** argv);  // report_verb.cc
-int env_main(int argc, char** argv);     // env_verb.cc
-int watch_main(int argc, char** argv);   // watch_verb.cc
+int gen_main(int argc, char** argv);      // gen_verb.cc
+int stage_main(int argc, char** argv);    // stage_verb.cc
+int verify_main(int argc, char** argv);   // verify_verb.cc
+int diff_main(int argc, char** argv);     // diff_verb.cc
+int report_main(int argc, char** argv);   // report_verb.cc
+int env_main(int argc, char** argv);      // env_verb.cc
+int watch_main(int argc, char** argv);    // watch_verb.cc
+int qualify_main(int argc, char** argv);  // qualify_verb.cc; its parts in qualify/
 
 // SIGXFSZ's disposition as feedbench was started with it (main ignores it, so that a write past
 // a file-size limit fails with EFBIG): the job watch runs gets it back. verbs.cc; main.cc sets it.

@@ -1,0 +1,80 @@
+#include "accelerator_search.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace feedbench {
+
+AcceleratorSearch::AcceleratorSearch(double target_au, int cap)
+    : target_(target_au), cap_(std::max(cap, 1)) {}
+
+std::optional<int> AcceleratorSearch::narrowing(const Bracket& b) const {
+  if (b.unjudgeable) return std::nullopt;
+  if (b.trials == 0) return 1;
+  if (b.short_of == 1) return std::nullopt;                              // short at one: a fraction
+  if (b.short_of != 0 && b.short_of <= b.kept + 1) return std::nullopt;  // K kept, K + 1 short
+  if (b.short_of == 0) {
+    if (b.kept >= cap_) return std::nullopt;  // the cap kept: a lower bound
+    // Growing: at least double, at most eight times, and as far as the cores' headroom says.
+    const int by_headroom = b.headroom > 0 ? int(std::floor(b.kept * b.headroom)) : 0;
+    const int grown = std::max(2 * b.kept, std::min(8 * b.kept, by_headroom));
+    return std::min(cap_, grown);
+  }
+  return b.kept + (b.short_of - b.kept) / 2;  // bisecting: strictly between
+}
+
+std::optional<int> AcceleratorSearch::next() const {
+  std::optional<int> k;
+  for (const Bracket& b : brackets_)
+    if (const std::optional<int> n = narrowing(b); n && (!k || *n < *k)) k = n;
+  return k;
+}
+
+void AcceleratorSearch::record(const TrialOutcome& outcome) {
+  trials_.push_back(outcome);
+  const int k = outcome.accelerators;
+  for (FedState s : kFedStates) {
+    const StateOutcome& o = outcome.states[std::size_t(s)];
+    Bracket& b = brackets_[std::size_t(s)];
+    if (!o.judged) {
+      if (k == 1 && b.trials == 0) b.unjudgeable = true;
+      continue;
+    }
+    ++b.trials;
+    if (k == 1) b.au_of_one = o.au;
+    if (o.au >= target_) {
+      // A pass at or above a K that fell short says that short was noise: the bracket reopens.
+      if (k > b.kept) b.headroom = o.headroom;
+      b.kept = std::max(b.kept, k);
+      if (b.short_of != 0 && b.short_of <= k) b.short_of = 0;
+    } else {
+      b.short_of = b.short_of == 0 ? k : std::min(b.short_of, k);
+      if (b.kept >= k) b.kept = k - 1;
+    }
+  }
+}
+
+FedAnswer AcceleratorSearch::answer(FedState state) const {
+  const Bracket& b = brackets_[std::size_t(state)];
+  FedAnswer a;
+  a.trials = b.trials;
+  a.found = b.trials > 0 && !b.unjudgeable;
+  if (!a.found) return a;
+  a.last_fed = b.kept;
+  a.first_short = b.short_of;
+  if (b.kept == 0) {
+    a.fed = b.au_of_one / target_;  // "0.43 of one accelerator"
+  } else {
+    a.fed = b.kept;
+    a.capped = b.short_of == 0 && b.kept >= cap_;
+  }
+  return a;
+}
+
+const TrialOutcome* AcceleratorSearch::trial_of(int k) const {
+  for (auto it = trials_.rbegin(); it != trials_.rend(); ++it)
+    if (it->accelerators == k) return &*it;
+  return nullptr;
+}
+
+}  // namespace feedbench

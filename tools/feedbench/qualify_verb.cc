@@ -1,0 +1,718 @@
+// `feedbench qualify --store DIR [--cache DIR] [--workload NAME]... [--budget DUR] [--out CARD]`:
+// how many accelerators of each built-in workload this instance's storage feeds, through the
+// store and through a local cache, cold and steady, found by running K of them at once and
+// searching K (qualify/accelerator_search.h); the answer a card (feedbench/results/card.h).
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <boost/program_options.hpp>
+
+#include "command_line.h"
+#include "feedbench/base/error.h"
+#include "feedbench/base/file_system.h"
+#include "feedbench/base/text.h"
+#include "feedbench/base/units.h"
+#include "feedbench/dataset/generator.h"
+#include "feedbench/plan/preflight.h"
+#include "feedbench/replay/recorded_job.h"
+#include "feedbench/results/card.h"
+#include "feedbench/results/environment.h"
+#include "qualify/accelerator_search.h"
+#include "qualify/qualify_data.h"
+#include "qualify/trial.h"
+#include "qualify/workload_profiles.h"
+#include "reporters/card_report.h"
+#include "reporters/html_report.h"
+#include "verbs.h"
+
+namespace po = boost::program_options;
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+namespace feedbench {
+namespace {
+
+constexpr const char* kUsage =
+    "usage: feedbench qualify --store DIR [--cache DIR] [--workload NAME]... [--like TRACE]... [--target-au "
+    "AU]\n"
+    "                         [--speedup X] [--max-accelerators N] [--budget DUR] [--out CARD.json]\n"
+    "                         [--markdown F] [--html F] [--keep] [--seed S] [--dry-run]\n"
+    "\n"
+    "How many accelerators of each workload this instance's storage feeds, and what limits it:\n"
+    "one card. For each workload (images: resnet50-like JPEGs decoded and cropped; volumes:\n"
+    "unet3d-like 140 MiB arrays; records: cosmoflow-like TFRecords; tokens: LLM sequences from\n"
+    "shards; steps, batches and sizes from MLPerf Storage's configs, docs/qualify.md) and each\n"
+    "path (--store: the storage training reads from; --cache: the local disk a cache would use,\n"
+    "staged from the store with `feedbench stage`), qualify runs K simulated accelerators at once,\n"
+    "each its own trainer and workers reading its own share, and searches K: the most kept at\n"
+    "the target AU, in the first epoch (cold) and the second (steady), with what stopped K + 1.\n"
+    "--like TRACE makes a team's own job the workload: a job watched once (`feedbench watch --trace`),\n"
+    "its files written as `gen --like TRACE` writes them, one copy per accelerator, and K replays of\n"
+    "it at once a trial (`feedbench replay`: its reads, batches, workers, steps and CPU as recorded);\n"
+    "K is kept when every replay keeps the target, as K real jobs each timing its own AU.\n"
+    "\n"
+    "It writes its data sets in folders it creates, <DIR>/feedbench-qualify-<workload>, refuses\n"
+    "such a folder it did not create, checks free space first, and removes them afterwards unless\n"
+    "--keep (a later qualify reuses kept data). An estimate is printed first; each trial's line\n"
+    "says the time left; cells the --budget leaves unmeasured say so on the card.\n"
+    "\n"
+    "exit codes: 0 a card written, 1 nothing measured, 2 bad input, 130/143 interrupted\n"
+    "\n"
+    "examples:\n"
+    "  feedbench qualify --store /mnt/nfs/scratch --cache /local/nvme --out p5.card.json\n"
+    "  feedbench qualify --store /mnt/lustre/me --workload images --workload volumes --budget 40min\n"
+    "  feedbench diff last-month.card.json p5.card.json\n"
+    "\n";
+
+// Rough rates for the estimate only (this 2-core class of host): what gen writes a second, and
+// what a trial costs beyond its steps (start, scan, eviction).
+constexpr double kGenBytesPerSecond = 400e6;
+constexpr double kJpegGenBytesPerSecond = 100e6;
+constexpr double kStageBytesPerSecond = 300e6;
+constexpr double kTrialOverheadS = 2.0;
+constexpr double kTrialsPerSearch = 3.0;
+
+struct Options {
+  std::string store, cache;
+  std::vector<const WorkloadProfile*> workloads;
+  std::vector<std::shared_ptr<const WorkloadProfile>> traced;  // --like's, which `workloads` points into
+  std::optional<double> target_au;
+  double speedup = 1;
+  std::optional<int> max_accelerators;
+  std::int64_t budget_ns = 20LL * 60 * 1000000000;
+  std::string budget_text = "20min";
+  std::string out, markdown, html;
+  bool default_out = false;  // no --out: a default name, never replacing a file
+  bool keep = false, dry_run = false;
+  std::uint64_t seed = 42;
+};
+
+// One workload through one path: its search and the trials it ran.
+struct PathSearch {
+  std::string path;  // "store" or "cache"
+  std::optional<AcceleratorSearch> search;
+  std::map<int, TrialResult> trials;  // by K
+  std::string not_measured;           // why the search did not start, or stopped
+  bool budget_ran_out = false;
+};
+
+struct WorkloadRun {
+  const WorkloadProfile* profile = nullptr;
+  QualifyDataSet data;
+  double target = 0.9;
+  int cap = 1;
+  std::chrono::nanoseconds step{0};
+  double speedup = 1;
+  std::vector<PathSearch> paths;
+  double stage_s = 0;  // the stage into the cache, its wall time; 0: not staged (or reused)
+};
+
+// RETURNS: the last line of the log `path` that is not empty, printable: what a child said last.
+std::string last_line_of(const std::string& path) {
+  std::ifstream in(path);
+  std::string line, last;
+  while (std::getline(in, line))
+    if (!line.empty()) last = line;
+  return printable(last);
+}
+
+// RETURNS: "40 s", "8 min 5 s": a duration as the estimate and the closing line say it.
+std::string duration_text(double s) {
+  const int whole = int(std::lround(std::max(0.0, s)));
+  return whole < 60 ? std::to_string(whole) + " s"
+                    : std::to_string(whole / 60) + " min" +
+                          (whole % 60 ? " " + std::to_string(whole % 60) + " s" : "");
+}
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+std::string minutes_text(double s) {
+  s = std::max(0.0, s);
+  char text[32];
+  std::snprintf(text, sizeof text, "%d:%02d", int(s) / 60, int(s) % 60);
+  return text;
+}
+
+// RETURNS: the workload of the job `trace` recorded: its files (each unit a copy of them at their
+// recorded paths), its batches, steps, workers and prefetch as recorded; named after the job,
+// apart from the names in `taken`. Throws InputError "--like: ..." for a trace replay refuses.
+WorkloadProfile profile_of_trace(const std::string& trace, const std::vector<const WorkloadProfile*>& taken) {
+  RecordedJob job;
+  try {
+    job = load_recorded_job(trace);
+  } catch (const InputError& e) {
+    throw InputError(std::string("--like: ") + e.what());
+  }
+  WorkloadProfile p;
+  p.name = job.name.empty() ? "job" : job.name;
+  for (int n = 2;; ++n) {  // a name of its own on the card
+    const bool used =
+        std::any_of(taken.begin(), taken.end(), [&](const WorkloadProfile* t) { return t->name == p.name; });
+    if (!used) break;
+    p.name = (job.name.empty() ? "job" : job.name) + "-" + std::to_string(n);
+  }
+  std::int64_t steps = 0, step_ns = 0, samples = 0, batches = 0;
+  for (const RecordedBatch& b : job.passes.front().batches) {
+    samples += b.count;
+    ++batches;
+    if (b.step_ns >= 0) {
+      step_ns += b.step_ns;
+      ++steps;
+    }
+  }
+  p.like = "the watched job " + p.name + ": its files, steps, workers and CPU as recorded";
+  p.source = "trace " + std::filesystem::absolute(trace).lexically_normal().string() + " (job " + job.name +
+             ", AU " + format_printf("%.1f%%", 100 * job.au) + " when watched)";
+  p.batch_size = int(batches > 0 ? std::max<std::int64_t>(1, samples / batches) : 1);
+  p.step = std::chrono::nanoseconds(steps > 0 ? step_ns / steps : 0);
+  p.workers = job.passes.front().workers;
+  p.prefetch = job.passes.front().prefetch;
+  p.samples = "files";
+  p.transform = "recorded";
+  p.default_max_accelerators = 8;
+  p.trace = trace;
+  p.listing = std::make_shared<const GenListing>(gen_listing_of(job, trace));
+  std::uint64_t bytes = 0;
+  for (const ListedFile& f : p.listing->files) bytes += f.size;
+  p.min_size = p.max_size = p.listing->files.empty() ? 0 : bytes / p.listing->files.size();
+  // The recorded loop once per epoch: its steps and its waits (the estimate's figure).
+  std::int64_t wall = 0;
+  for (const RecordedBatch& b : job.passes.front().batches)
+    wall += std::max<std::int64_t>(b.step_ns, 0) + b.wait_ns;
+  p.recorded_epoch = std::chrono::nanoseconds(wall);
+  return p;
+}
+
+Options parse_options(int argc, char** argv, bool* help) {
+  po::options_description visible("options");
+  visible.add_options()("help,h", "show this help")(
+      "store", po::value<std::string>()->value_name("DIR"),
+      "a folder on the storage under test (required): its data sets go in a subfolder qualify makes")(
+      "cache", po::value<std::string>()->value_name("DIR"),
+      "a folder on the local disk a cache would use: the data sets staged there too")(
+      "workload", po::value<std::vector<std::string>>()->composing()->value_name("NAME"),
+      "images, volumes, records or tokens; once per workload (default: all four, none with --like)")(
+      "like", po::value<std::vector<std::string>>()->composing()->value_name("TRACE"),
+      "a job watched with `feedbench watch --trace`: its files, steps, workers and CPU the workload, "
+      "K replays of it at once a trial")(
+      "target-au", po::value<std::string>()->value_name("AU"),
+      "the AU a fed accelerator keeps, 0.01 to 1 (default: each workload's, MLPerf's 0.9 or 0.7)")(
+      "speedup", po::value<std::string>()->value_name("X"),
+      "accelerators X times faster than the profiles' H100: every step ÷ X  [1]")(
+      "max-accelerators", po::value<std::string>()->value_name("N"),
+      "the most K searched, 1 to 1024; the data set holds N accelerators' epochs (default: each "
+      "workload's: images 2, volumes 1, records 8, tokens 64)")(
+      "budget", po::value<std::string>()->value_name("DUR"), "the time qualify may take  [20min]")(
+      "out,o", po::value<std::string>()->value_name("CARD.json"),
+      "the card to write (default: feedbench-card-<UTC time>.json, never replacing a file)")(
+      "markdown", po::value<std::string>()->value_name("FILE"), "the card as Markdown")(
+      "html", po::value<std::string>()->value_name("FILE"), "the card and its results as an HTML page")(
+      "keep", "keep the data sets for a later qualify (default: removed)")(
+      "seed", po::value<std::string>()->value_name("S"), "the data sets' and the trials' seed  [42]")(
+      "dry-run", "print the plan and the estimate, write nothing");
+  po::variables_map vm;
+  if (parse_command_line(argc, argv, visible, vm)) {
+    std::cout << kUsage << "options:\n" << options_help(visible);
+    *help = true;
+    return {};
+  }
+  Options o;
+  if (!vm.count("store"))
+    throw InputError("--store: expected a folder on the storage under test, e.g. --store /mnt/nfs/me");
+  o.store = vm["store"].as<std::string>();
+  if (vm.count("cache")) o.cache = vm["cache"].as<std::string>();
+  if (vm.count("workload")) {
+    for (const std::string& w : vm["workload"].as<std::vector<std::string>>()) {
+      const WorkloadProfile* p = &find_workload_profile(w);
+      if (std::find(o.workloads.begin(), o.workloads.end(), p) != o.workloads.end())
+        throw InputError("--workload: '" + w + "' given twice");
+      o.workloads.push_back(p);
+    }
+  }
+  if (vm.count("like"))
+    for (const std::string& trace : vm["like"].as<std::vector<std::string>>()) {
+      o.traced.push_back(std::make_shared<const WorkloadProfile>(profile_of_trace(trace, o.workloads)));
+      o.workloads.push_back(o.traced.back().get());
+    }
+  if (o.workloads.empty())
+    for (const WorkloadProfile& p : workload_profiles()) o.workloads.push_back(&p);
+  auto number = [&](const char* option, double lo, double hi) {
+    const std::string text = vm[option].as<std::string>();
+    char* end = nullptr;
+    const double v = std::strtod(text.c_str(), &end);
+    if (text.empty() || *end != '\0' || !std::isfinite(v) || v < lo || v > hi)
+      throw InputError(std::string("--") + option + ": expected a number from " + format_printf("%g", lo) +
+                       " to " + format_printf("%g", hi) + ", got '" + text + "'");
+    return v;
+  };
+  if (vm.count("target-au")) o.target_au = number("target-au", 0.01, 1);
+  if (vm.count("speedup")) o.speedup = number("speedup", 0.01, 1000);
+  if (vm.count("max-accelerators"))
+    o.max_accelerators =
+        int(parse_whole_number(vm["max-accelerators"].as<std::string>(), "--max-accelerators", 1, 1024));
+  if (vm.count("budget")) {
+    o.budget_text = vm["budget"].as<std::string>();
+    o.budget_ns = parse_duration_ns(o.budget_text, "--budget");
+    if (o.budget_ns < 60LL * 1000000000)
+      throw InputError("--budget: expected at least 1min, got '" + o.budget_text + "'");
+  }
+  if (vm.count("seed")) o.seed = parse_whole_number(vm["seed"].as<std::string>(), "--seed", 0, 1ULL << 53);
+  o.keep = vm.count("keep") > 0;
+  o.dry_run = vm.count("dry-run") > 0;
+  o.default_out = !vm.count("out");
+  o.out = o.default_out ? "feedbench-card-" + utc_timestamp(true) + ".json" : vm["out"].as<std::string>();
+  if (vm.count("markdown")) o.markdown = vm["markdown"].as<std::string>();
+  if (vm.count("html")) o.html = vm["html"].as<std::string>();
+  return o;
+}
+
+void check_folders(const Options& o) {
+  auto folder = [](const std::string& option, const std::string& dir) {
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec)) throw InputError(option + ": " + dir + " is not a folder");
+    require_writable_folder(option, dir);
+  };
+  folder("--store", o.store);
+  if (!o.cache.empty()) {
+    folder("--cache", o.cache);
+    if (fs::equivalent(o.store, o.cache))
+      throw InputError("--cache: " + o.cache + " is the --store folder: a cache goes on another disk");
+  }
+  std::vector<NamedPath> outputs = {{"--out", o.out}};
+  if (!o.markdown.empty()) outputs.push_back({"--markdown", o.markdown});
+  if (!o.html.empty()) outputs.push_back({"--html", o.html});
+  for (const NamedPath& out : outputs) require_writable_file(out.option, out.path);
+  // A card never lands in the data it measures: the data sets' folders, made or still to make.
+  std::vector<NamedPath> roots;
+  for (const WorkloadProfile* p : o.workloads)
+    for (const std::string& root : {o.store, o.cache})
+      if (!root.empty())
+        roots.push_back({"the data set folder", root + "/feedbench-qualify-" + p->name, true});
+  for (const NamedPath& out : outputs) {
+    const fs::path path = fs::weakly_canonical(fs::absolute(out.path));
+    for (const NamedPath& root : roots) {
+      const fs::path dir = fs::weakly_canonical(fs::absolute(root.path));
+      const auto [d, _] = std::mismatch(dir.begin(), dir.end(), path.begin(), path.end());
+      if (d == dir.end())
+        throw InputError(out.option + " " + out.path + ": inside " + root.option + " " + root.path +
+                         ", which qualify writes and removes: write it elsewhere");
+    }
+  }
+  check_outputs_apart(outputs, {}, roots);
+}
+
+// RETURNS: the estimated seconds of `run`: writing and staging its data (unless reused), and
+// its searches at the AU it is for.
+double estimate_seconds(const WorkloadRun& run, bool store_reused, bool cache_reused) {
+  const double bytes = double(run.data.bytes());
+  double s = 0;
+  if (!store_reused)
+    s += bytes / (run.profile->format == GenFormat::kJpeg ? kJpegGenBytesPerSecond : kGenBytesPerSecond);
+  if (!run.data.cache_dir.empty() && !cache_reused) s += 2 * bytes / kStageBytesPerSecond;
+  const double trial_s =
+      2 * double(epoch_steps(*run.profile)) * std::chrono::duration<double>(run.step).count() +
+      kTrialOverheadS;
+  s += double(run.paths.size()) * kTrialsPerSearch * trial_s;
+  return s;
+}
+
+// Writes the store's data set, or reuses a kept one. Throws InputError for a folder not ours.
+void prepare_store(WorkloadRun& run, const std::atomic<int>* stop) {
+  const QualifyDataSet& d = run.data;
+  std::string why;
+  switch (folder_state(d.store_dir, d, &why)) {
+    case FolderState::kComplete:
+      std::printf("  %s: reusing the store's data set, kept by an earlier qualify:\n      %s\n",
+                  d.profile->name.c_str(), printable(d.store_dir).c_str());
+      std::fflush(stdout);
+      return;
+    case FolderState::kNotOurs:
+      throw InputError("--store: " + d.store_dir + " " + why + ": remove it or choose another --store");
+    case FolderState::kOurs:
+      if (std::string left = remove_qualify_folder(d.store_dir, d.store_files()); !left.empty())
+        throw RunError("cannot rewrite an earlier qualify's data set: " + left);
+      break;
+    case FolderState::kMissing: break;
+  }
+  const Clock::time_point t0 = Clock::now();
+  make_qualify_folder(d.store_dir, d);
+  for (int i = 0; i < d.units; ++i) {
+    if (stop->load() != 0) throw RunError("interrupted");
+    generate_dataset(d.unit_options(i));
+  }
+  mark_complete(d.store_dir, d);
+  std::printf("  %s: wrote %s in %d unit(s) in %.1f s:\n      %s\n", d.profile->name.c_str(),
+              format_size(double(d.bytes())).c_str(), d.units, seconds_since(t0),
+              printable(d.store_dir).c_str());
+  std::fflush(stdout);
+}
+
+// Stages the store's data set into the cache with `feedbench stage`, verified. RETURNS: "" or
+// why the cache path cannot be measured.
+std::string prepare_cache(WorkloadRun& run, const std::string& work, const std::atomic<int>* stop,
+                          Clock::time_point deadline) {
+  const QualifyDataSet& d = run.data;
+  std::string why;
+  const FolderState state = folder_state(d.cache_dir, d, &why);
+  if (state == FolderState::kNotOurs)
+    throw InputError("--cache: " + d.cache_dir + " " + why + ": remove it or choose another --cache");
+  if (state == FolderState::kComplete) {
+    std::printf("  %s: reusing the staged copy, kept by an earlier qualify:\n      %s\n",
+                d.profile->name.c_str(), printable(d.cache_dir).c_str());
+    std::fflush(stdout);
+    return "";
+  }
+  if (state == FolderState::kOurs) {
+    if (std::string left = remove_qualify_folder(d.cache_dir, d.cache_files()); !left.empty())
+      throw RunError("cannot rewrite an earlier qualify's cache: " + left);
+  }
+  make_qualify_folder(d.cache_dir, d);
+  const std::string log = work + "/stage-" + d.profile->name + ".log";
+  const Clock::time_point t0 = Clock::now();
+  const ChildRun r = run_this_program(
+      {{"stage", "--from", d.store_dir, "--to", d.cache_dir, "--include", "unit_*/**", "--force"}}, {log},
+      deadline, stop)[0];
+  run.stage_s = seconds_since(t0);
+  if (r.exit_code != 0) {
+    return r.timed_out ? "the budget ran out while staging" : "the stage failed: " + last_line_of(log);
+  }
+  mark_complete(d.cache_dir, d);
+  std::printf("  %s: staged %s in %.1f s (%s, verified):\n      %s\n", d.profile->name.c_str(),
+              format_size(double(d.bytes())).c_str(), run.stage_s,
+              format_rate(double(d.bytes()) / std::max(run.stage_s, 1e-3)).c_str(),
+              printable(d.cache_dir).c_str());
+  std::fflush(stdout);
+  return "";
+}
+
+// Runs the search of one workload through one path until it is bracketed or `search_deadline`
+// passes (no trial starts after it; a running one stops at `deadline`).
+void run_search(WorkloadRun& run, PathSearch& ps, const std::string& work, const Options& o,
+                Clock::time_point search_deadline, Clock::time_point deadline, const std::atomic<int>* stop) {
+  ps.search.emplace(run.target, run.cap);
+  AcceleratorSearch& search = *ps.search;
+  while (const std::optional<int> k = search.next()) {
+    const double left = std::chrono::duration<double>(deadline - Clock::now()).count();
+    if (Clock::now() >= search_deadline || stop->load() != 0) {
+      ps.budget_ran_out = true;
+      return;
+    }
+    TrialPlan plan;
+    plan.profile = run.profile;
+    plan.path = ps.path;
+    plan.accelerators = *k;
+    plan.store_data = run.data.store_dir;
+    plan.cache_data = run.data.cache_dir;
+    plan.step = run.step;
+    plan.target_au = run.target;
+    plan.seed = o.seed;
+    plan.step_scale = 1 / o.speedup;
+    const std::string stem = work + "/" + run.profile->name + "-" + ps.path + "-k" + std::to_string(*k);
+    // A built-in workload: one run of K trainers. A trace: K replays of the job at once.
+    std::vector<std::vector<std::string>> args;
+    std::vector<std::string> logs, outs;
+    if (run.profile->trace.empty()) {
+      std::ofstream config(stem + ".config.json");
+      config << trial_config(plan).dump(2) << "\n";
+      outs.push_back(stem + ".result.json");
+      args.push_back({"run", "--config", stem + ".config.json", "--out", outs[0], "--quiet", "--no-latency"});
+      logs.push_back(stem + ".log");
+    } else {
+      for (int u = 0; u < *k; ++u) {
+        outs.push_back(stem + "-" + unit_folder(u) + ".result.json");
+        args.push_back(replay_args(plan, u, outs.back()));
+        logs.push_back(stem + "-" + unit_folder(u) + ".log");
+      }
+    }
+    std::printf("  [%s left] %-8s %-5s %3d accelerator(s): ", minutes_text(left).c_str(),
+                run.profile->name.c_str(), ps.path.c_str(), *k);
+    std::fflush(stdout);
+    const Clock::time_point t0 = Clock::now();
+    const std::vector<ChildRun> ran = run_this_program(args, logs, deadline, stop);
+    std::vector<TrialResult> each;
+    for (std::size_t i = 0; i < ran.size(); ++i) {
+      const ChildRun& r = ran[i];
+      if (r.timed_out || r.stopped) {
+        std::printf("stopped (%s)\n", r.timed_out ? "the budget ran out" : "interrupted");
+        std::fflush(stdout);
+        ps.budget_ran_out = r.timed_out;
+        return;
+      }
+      std::error_code ec;
+      if (r.exit_code != 0 || !fs::exists(outs[i], ec)) {
+        std::printf("failed\n");
+        std::fflush(stdout);
+        ps.not_measured = "the trial of " + std::to_string(*k) + " failed: " + last_line_of(logs[i]);
+        return;
+      }
+      each.push_back(read_trial(ResultDocument::load(outs[i]), run.profile->trace.empty() ? *k : 1));
+    }
+    TrialResult t = run.profile->trace.empty() ? std::move(each[0]) : combine_replays(std::move(each));
+    const StateFigures& cold = t.states[0];
+    const StateFigures& steady = t.states[1];
+    if (cold.judged)
+      std::printf("cold AU %.1f%%, steady AU %.1f%% (%.0f s)\n", 100 * cold.au, 100 * steady.au,
+                  seconds_since(t0));
+    else std::printf("not judged: %s\n", printable(cold.why_not).c_str());
+    std::fflush(stdout);
+    search.record(t.outcome());
+    ps.trials.emplace(*k, std::move(t));
+  }
+}
+
+// RETURNS: the card's cell of `ps` in `state`.
+CardCell card_cell(const WorkloadRun& run, const PathSearch& ps, FedState state) {
+  CardCell cell;
+  cell.path = ps.path;
+  cell.state = state == FedState::kCold ? "cold" : "steady";
+  const FedAnswer a = ps.search ? ps.search->answer(state) : FedAnswer{};
+  if (!a.found) {
+    cell.measured = false;
+    if (!ps.not_measured.empty()) cell.reason = ps.not_measured;
+    else if (ps.budget_ran_out || !ps.search) cell.reason = "the budget ran out before its first trial";
+    else {
+      const auto it = ps.trials.find(1);
+      cell.reason = it != ps.trials.end() ? "not judged: " + it->second.states[std::size_t(state)].why_not
+                                          : "not judged";
+    }
+    return cell;
+  }
+  cell.accelerators_fed = cell.accelerators_fed_min = cell.accelerators_fed_max = a.fed;
+  cell.repetitions = 1;
+  // What stopped K + 1: the trial that fell short; for a fraction of one, K = 1's own.
+  const int deciding = a.first_short != 0 ? a.first_short : std::max(a.last_fed, 1);
+  const TrialResult& t = ps.trials.at(deciding);
+  const bool open = a.first_short == 0 && !a.capped;
+  cell.limit = open ? "not bracketed: the budget ran out after " + std::to_string(a.last_fed) +
+                          " kept the target (a lower bound)"
+                    : cell_limit(*run.profile, ps.path, a, t, state, run.cap);
+  // One accelerator's need at its step: from the trial of one, where it ran alone.
+  const TrialResult& one = ps.trials.count(1) ? ps.trials.at(1) : t;
+  cell.per_accelerator = one.need;
+  return cell;
+}
+
+// RETURNS: the card of `runs`; `labels` gets a name for each result it holds ("images store K=2").
+Card make_card(const std::vector<WorkloadRun>& runs, const Options& o, std::vector<std::string>* labels) {
+  Card card;
+  card.created_utc = utc_timestamp();
+  card.feedbench_version = describe_tool().value("version", "");
+  card.target_au = o.target_au.value_or(runs.empty() ? 0.9 : runs.front().target);
+  card.speedup = o.speedup;
+  std::vector<const TrialResult*> deciding;
+  for (const WorkloadRun& run : runs) {
+    CardWorkload w;
+    w.name = run.profile->name;
+    w.step_ns = run.step.count();
+    w.step_source = run.profile->source +
+                    (o.speedup != 1 ? format_printf("; ÷ %g (--speedup)", o.speedup) : std::string()) +
+                    format_printf("; target AU %.0f%%", 100 * run.target);
+    for (const PathSearch& ps : run.paths) {
+      for (FedState s : kFedStates) w.paths.push_back(card_cell(run, ps, s));
+      for (const auto& [k, t] : ps.trials) {
+        const TrialResult* tp = &t;
+        if (std::find(deciding.begin(), deciding.end(), tp) != deciding.end()) continue;
+        // The trials that bracket an answer are the evidence a card carries.
+        bool decides = false;
+        for (FedState s : kFedStates) {
+          const FedAnswer a = ps.search->answer(s);
+          decides = decides || k == a.last_fed || k == a.first_short || k == 1;
+        }
+        if (!decides) continue;
+        deciding.push_back(tp);
+        labels->push_back(run.profile->name + " " + ps.path + " K=" + std::to_string(k));
+      }
+    }
+    card.workloads.push_back(std::move(w));
+  }
+  for (std::size_t i = 0; i < deciding.size(); ++i) {
+    const ResultDocument& doc = deciding[i]->document;
+    if (card.host.empty()) card.host = doc.environment.value("host", nlohmann::json::object());
+    // A trial reads its path's folder as its source (trial.h): the label says which path it was.
+    const nlohmann::json paths = doc.environment.value("paths", nlohmann::json::object());
+    const std::string path = (*labels)[i].find(" cache ") != std::string::npos ? "cache" : "store";
+    if (paths.contains("source") && !card.storage.contains(path)) card.storage[path] = paths["source"];
+    card.results.push_back(doc);
+  }
+  return card;
+}
+
+}  // namespace
+
+int qualify_main(int argc, char** argv) {
+  bool help = false;
+  const Options o = parse_options(argc, argv, &help);
+  if (help) return 0;
+  check_folders(o);
+
+  std::vector<WorkloadRun> runs;
+  for (const WorkloadProfile* p : o.workloads) {
+    WorkloadRun run;
+    run.profile = p;
+    run.cap = o.max_accelerators.value_or(p->default_max_accelerators);
+    run.target = o.target_au.value_or(p->target_au);
+    run.step = std::chrono::nanoseconds(std::int64_t(double(p->step.count()) / o.speedup));
+    run.speedup = o.speedup;
+    run.data = qualify_data_set(*p, run.cap, o.seed, o.store, o.cache);
+    for (const char* path : {"store", "cache"}) {
+      if (std::string(path) == "cache" && o.cache.empty()) continue;
+      PathSearch ps;
+      ps.path = path;
+      run.paths.push_back(std::move(ps));
+    }
+    runs.push_back(std::move(run));
+  }
+
+  // Room first: every data set not already kept, on each path, before anything is written.
+  std::uint64_t store_need = 0, cache_need = 0;
+  double estimate = 0;
+  for (const WorkloadRun& run : runs) {
+    std::string why;
+    const FolderState s = folder_state(run.data.store_dir, run.data, &why);
+    if (s == FolderState::kNotOurs)
+      throw InputError("--store: " + run.data.store_dir + " " + why +
+                       ": remove it or choose another --store");
+    FolderState c = FolderState::kMissing;
+    if (!run.data.cache_dir.empty()) {
+      c = folder_state(run.data.cache_dir, run.data, &why);
+      if (c == FolderState::kNotOurs)
+        throw InputError("--cache: " + run.data.cache_dir + " " + why +
+                         ": remove it or choose another --cache");
+    }
+    if (s != FolderState::kComplete) store_need += run.data.bytes();
+    if (!run.data.cache_dir.empty() && c != FolderState::kComplete) cache_need += run.data.bytes();
+    estimate += estimate_seconds(run, s == FolderState::kComplete, c == FolderState::kComplete);
+  }
+  auto room = [](const std::string& option, const std::string& dir, std::uint64_t need) {
+    const std::int64_t free = free_bytes_at(dir);
+    if (free >= 0 && std::uint64_t(free) < need + need / 20)
+      throw InputError(option + ": the data sets need " + format_size(double(need)) +
+                       " (and 5% to spare) in " + dir + ", which has " + format_size(double(free)) +
+                       " free: fewer --workload, a lower --max-accelerators, or another folder");
+  };
+  room("--store", o.store, store_need);
+  if (!o.cache.empty()) {
+    // One file system for both: the two copies together.
+    const bool same_fs = fs::exists(o.store) && fs::exists(o.cache) &&
+                         free_bytes_at(o.store) == free_bytes_at(o.cache) &&
+                         file_system_at(o.store) == file_system_at(o.cache);
+    room("--cache", o.cache, same_fs ? cache_need + store_need : cache_need);
+  }
+
+  std::printf("feedbench qualify: %zu workload(s), %s; data to write %s%s; estimate about %s, budget %s\n",
+              runs.size(), o.cache.empty() ? "the store" : "store and cache",
+              format_size(double(store_need)).c_str(), o.cache.empty() ? "" : " a path",
+              duration_text(estimate).c_str(), o.budget_text.c_str());
+  for (const WorkloadRun& run : runs) {
+    const WorkloadProfile& p = *run.profile;
+    const std::string epoch = p.trace.empty() ? std::to_string(epoch_steps(p)) + " steps of " +
+                                                    std::to_string(p.batch_size) + " a trial epoch"
+                                              : "its recorded pass a trial epoch";
+    std::printf("  %-8s %s: K up to %d, %s, step %s, target AU %.0f%%\n", p.name.c_str(),
+                p.like.substr(0, p.like.find(':')).c_str(), run.cap, epoch.c_str(),
+                format_duration_ns(double(run.step.count())).c_str(), 100 * run.target);
+  }
+  if (estimate > 1e-9 * double(o.budget_ns))
+    std::printf("  the estimate is over the budget: cells it leaves unmeasured will say so on the card\n");
+  if (o.dry_run) return 0;
+
+  StopOnSignals stop_on_signals;
+  const std::atomic<int>* stop = stop_on_signals.flag();
+  const Clock::time_point started = Clock::now();
+  const Clock::time_point deadline = started + std::chrono::nanoseconds(o.budget_ns);
+  const char* tmpdir = std::getenv("TMPDIR");
+  std::string pattern = std::string(tmpdir && *tmpdir ? tmpdir : "/tmp") + "/feedbench-qualify-XXXXXX";
+  if (!::mkdtemp(pattern.data()))
+    throw RunError("cannot create a folder for the trials in " + folder_of(pattern));
+  const std::string work = pattern;
+
+  int cleanup_failures = 0;
+  auto remove_data = [&](const WorkloadRun& run) {
+    if (o.keep) return;
+    for (const auto& [dir, files] : {std::pair{run.data.store_dir, run.data.store_files()},
+                                     std::pair{run.data.cache_dir, run.data.cache_files()}}) {
+      if (dir.empty()) continue;
+      std::string why;
+      if (folder_state(dir, run.data, &why) == FolderState::kNotOurs ||
+          folder_state(dir, run.data, &why) == FolderState::kMissing)
+        continue;
+      if (const std::string left = remove_qualify_folder(dir, files); !left.empty()) {
+        std::fprintf(stderr, "feedbench qualify: %s\n", left.c_str());
+        ++cleanup_failures;
+      }
+    }
+  };
+
+  std::size_t searches_left = 0;
+  for (const WorkloadRun& run : runs) searches_left += run.paths.size();
+  for (WorkloadRun& run : runs) {
+    try {
+      if (Clock::now() < deadline && stop->load() == 0) {
+        prepare_store(run, stop);
+        if (run.paths.size() > 1)
+          if (std::string why = prepare_cache(run, work, stop, deadline); !why.empty())
+            run.paths[1].not_measured = why;
+      }
+      for (PathSearch& ps : run.paths) {
+        // Each search gets an equal share of what is left, so one slow workload cannot starve the rest.
+        const auto share = (deadline - Clock::now()) / std::max<std::size_t>(searches_left, 1);
+        --searches_left;
+        if (!ps.not_measured.empty()) continue;
+        if (Clock::now() >= deadline) {
+          ps.budget_ran_out = true;
+          continue;
+        }
+        run_search(run, ps, work, o, Clock::now() + share, deadline, stop);
+      }
+    } catch (...) {
+      remove_data(run);
+      throw;
+    }
+    remove_data(run);
+    if (stop->load() != 0) break;
+  }
+  if (stop->load() != 0) {
+    std::fprintf(stderr, "feedbench qualify: interrupted; no card written\n");
+    std::error_code ec;
+    fs::remove_all(work, ec);
+    return 128 + stop->load();
+  }
+
+  std::vector<std::string> labels;
+  Card card = make_card(runs, o, &labels);
+  bool measured = false;
+  for (const CardWorkload& w : card.workloads)
+    for (const CardCell& c : w.paths) measured = measured || c.measured;
+  std::printf("\n%s", card_console(card).c_str());
+  std::printf("took %s (budget %s)\n", duration_text(seconds_since(started)).c_str(), o.budget_text.c_str());
+  // The default name never replaces a file (another card of the same second): the first free "-N".
+  const std::string written = write_file_atomically(
+      o.out, card.dump(),
+      o.default_out ? AtomicFile::Existing::kNeverReplace : AtomicFile::Existing::kReplace);
+  std::printf("card: %s\n", written.c_str());
+  if (!o.markdown.empty())
+    std::printf("markdown: %s\n", write_file_atomically(o.markdown, card_markdown(card)).c_str());
+  if (!o.html.empty()) {
+    write_html_report(card.results, labels, o.html, "Qualification card", {}, cards_html({card}, {written}));
+    std::printf("html: %s\n", o.html.c_str());
+  }
+  std::error_code ec;
+  fs::remove_all(work, ec);
+  if (cleanup_failures > 0) return 1;
+  return measured ? 0 : 1;
+}
+
+}  // namespace feedbench
