@@ -213,7 +213,7 @@ TEST(TrialTest, ALimitIsNamedCpuStorageOrTheCap) {
             "the store's bandwidth: 300 MiB/s read");
   disk.mean_sample_bytes = 110 << 10;
   EXPECT_EQ(cell_limit(images, "cache", short_of_two, disk, FedState::kCold, 2),
-            "the cache disk's IOPS or latency: 300 MiB/s read in samples of 110 KiB");
+            "the cache disk's reads: 300 MiB/s in samples of 110 KiB");
 
   FedAnswer capped = short_of_two;
   capped.capped = true;

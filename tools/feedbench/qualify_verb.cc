@@ -550,14 +550,8 @@ Card make_card(const std::vector<WorkloadRun>& runs, const Options& o, std::vect
   return card;
 }
 
-}  // namespace
-
-int qualify_main(int argc, char** argv) {
-  bool help = false;
-  const Options o = parse_options(argc, argv, &help);
-  if (help) return 0;
-  check_folders(o);
-
+// RETURNS: one run per workload, each with its data set and a search per path.
+std::vector<WorkloadRun> plan_runs(const Options& o) {
   std::vector<WorkloadRun> runs;
   for (const WorkloadProfile* p : o.workloads) {
     WorkloadRun run;
@@ -575,9 +569,15 @@ int qualify_main(int argc, char** argv) {
     }
     runs.push_back(std::move(run));
   }
+  return runs;
+}
 
-  // Room first: every data set not already kept, on each path, before anything is written.
-  std::uint64_t store_need = 0, cache_need = 0;
+// Refuses a data set folder qualify did not make, and data sets the folders have no room for,
+// before anything is written; prints the plan and its estimate. One workload's data sets are
+// removed before the next one's are written, so without --keep the largest counts; with it,
+// all of them. RETURNS: the estimate in seconds.
+double check_room_and_estimate(const std::vector<WorkloadRun>& runs, const Options& o) {
+  std::uint64_t store_need = 0, cache_need = 0, store_written = 0;
   double estimate = 0;
   for (const WorkloadRun& run : runs) {
     std::string why;
@@ -592,8 +592,12 @@ int qualify_main(int argc, char** argv) {
         throw InputError("--cache: " + run.data.cache_dir + " " + why +
                          ": remove it or choose another --cache");
     }
-    if (s != FolderState::kComplete) store_need += run.data.bytes();
-    if (!run.data.cache_dir.empty() && c != FolderState::kComplete) cache_need += run.data.bytes();
+    const std::uint64_t bytes = run.data.bytes();
+    const std::uint64_t store_bytes = s != FolderState::kComplete ? bytes : 0;
+    const std::uint64_t cache_bytes = !run.data.cache_dir.empty() && c != FolderState::kComplete ? bytes : 0;
+    store_written += store_bytes;
+    store_need = o.keep ? store_need + store_bytes : std::max(store_need, store_bytes);
+    cache_need = o.keep ? cache_need + cache_bytes : std::max(cache_need, cache_bytes);
     estimate += estimate_seconds(run, s == FolderState::kComplete, c == FolderState::kComplete);
   }
   auto room = [](const std::string& option, const std::string& dir, std::uint64_t need) {
@@ -606,15 +610,14 @@ int qualify_main(int argc, char** argv) {
   room("--store", o.store, store_need);
   if (!o.cache.empty()) {
     // One file system for both: the two copies together.
-    const bool same_fs = fs::exists(o.store) && fs::exists(o.cache) &&
-                         free_bytes_at(o.store) == free_bytes_at(o.cache) &&
+    const bool same_fs = free_bytes_at(o.store) == free_bytes_at(o.cache) &&
                          file_system_at(o.store) == file_system_at(o.cache);
     room("--cache", o.cache, same_fs ? cache_need + store_need : cache_need);
   }
 
   std::printf("feedbench qualify: %zu workload(s), %s; data to write %s%s; estimate about %s, budget %s\n",
               runs.size(), o.cache.empty() ? "the store" : "store and cache",
-              format_size(double(store_need)).c_str(), o.cache.empty() ? "" : " a path",
+              format_size(double(store_written)).c_str(), o.cache.empty() ? "" : " a path",
               duration_text(estimate).c_str(), o.budget_text.c_str());
   for (const WorkloadRun& run : runs) {
     const WorkloadProfile& p = *run.profile;
@@ -627,35 +630,32 @@ int qualify_main(int argc, char** argv) {
   }
   if (estimate > 1e-9 * double(o.budget_ns))
     std::printf("  the estimate is over the budget: cells it leaves unmeasured will say so on the card\n");
-  if (o.dry_run) return 0;
+  std::fflush(stdout);
+  return estimate;
+}
 
-  StopOnSignals stop_on_signals;
-  const std::atomic<int>* stop = stop_on_signals.flag();
-  const Clock::time_point started = Clock::now();
-  const Clock::time_point deadline = started + std::chrono::nanoseconds(o.budget_ns);
-  const char* tmpdir = std::getenv("TMPDIR");
-  std::string pattern = std::string(tmpdir && *tmpdir ? tmpdir : "/tmp") + "/feedbench-qualify-XXXXXX";
-  if (!::mkdtemp(pattern.data()))
-    throw RunError("cannot create a folder for the trials in " + folder_of(pattern));
-  const std::string work = pattern;
-
-  int cleanup_failures = 0;
-  auto remove_data = [&](const WorkloadRun& run) {
-    if (o.keep) return;
-    for (const auto& [dir, files] : {std::pair{run.data.store_dir, run.data.store_files()},
-                                     std::pair{run.data.cache_dir, run.data.cache_files()}}) {
-      if (dir.empty()) continue;
-      std::string why;
-      if (folder_state(dir, run.data, &why) == FolderState::kNotOurs ||
-          folder_state(dir, run.data, &why) == FolderState::kMissing)
-        continue;
-      if (const std::string left = remove_qualify_folder(dir, files); !left.empty()) {
-        std::fprintf(stderr, "feedbench qualify: %s\n", left.c_str());
-        ++cleanup_failures;
-      }
+// Removes `run`'s data sets unless --keep. RETURNS: false when a folder stays (said on stderr).
+bool remove_data(const WorkloadRun& run, const Options& o) {
+  if (o.keep) return true;
+  bool removed = true;
+  for (const auto& [dir, files] : {std::pair{run.data.store_dir, run.data.store_files()},
+                                   std::pair{run.data.cache_dir, run.data.cache_files()}}) {
+    if (dir.empty()) continue;
+    const FolderState state = folder_state(dir, run.data, nullptr);
+    if (state == FolderState::kNotOurs || state == FolderState::kMissing) continue;
+    if (const std::string left = remove_qualify_folder(dir, files); !left.empty()) {
+      std::fprintf(stderr, "feedbench qualify: %s\n", printable(left).c_str());
+      removed = false;
     }
-  };
+  }
+  return removed;
+}
 
+// Writes each run's data sets and runs its searches, one workload after another, within the
+// budget. RETURNS: false when a data set folder could not be removed.
+bool measure_all(std::vector<WorkloadRun>& runs, const Options& o, const std::string& work,
+                 Clock::time_point deadline, const std::atomic<int>* stop) {
+  bool removed = true;
   std::size_t searches_left = 0;
   for (const WorkloadRun& run : runs) searches_left += run.paths.size();
   for (WorkloadRun& run : runs) {
@@ -678,21 +678,19 @@ int qualify_main(int argc, char** argv) {
         run_search(run, ps, work, o, Clock::now() + share, deadline, stop);
       }
     } catch (...) {
-      remove_data(run);
+      remove_data(run, o);
       throw;
     }
-    remove_data(run);
+    removed = remove_data(run, o) && removed;
     if (stop->load() != 0) break;
   }
-  if (stop->load() != 0) {
-    std::fprintf(stderr, "feedbench qualify: interrupted; no card written\n");
-    std::error_code ec;
-    fs::remove_all(work, ec);
-    return 128 + stop->load();
-  }
+  return removed;
+}
 
+// Prints the card and writes its files. RETURNS: whether any cell was measured.
+bool write_card(const std::vector<WorkloadRun>& runs, const Options& o, Clock::time_point started) {
   std::vector<std::string> labels;
-  Card card = make_card(runs, o, &labels);
+  const Card card = make_card(runs, o, &labels);
   bool measured = false;
   for (const CardWorkload& w : card.workloads)
     for (const CardCell& c : w.paths) measured = measured || c.measured;
@@ -709,10 +707,43 @@ int qualify_main(int argc, char** argv) {
     write_html_report(card.results, labels, o.html, "Qualification card", {}, cards_html({card}, {written}));
     std::printf("html: %s\n", o.html.c_str());
   }
-  std::error_code ec;
-  fs::remove_all(work, ec);
-  if (cleanup_failures > 0) return 1;
-  return measured ? 0 : 1;
+  return measured;
+}
+
+}  // namespace
+
+int qualify_main(int argc, char** argv) {
+  bool help = false;
+  const Options o = parse_options(argc, argv, &help);
+  if (help) return 0;
+  check_folders(o);
+  std::vector<WorkloadRun> runs = plan_runs(o);
+  check_room_and_estimate(runs, o);
+  if (o.dry_run) return 0;
+
+  StopOnSignals stop_on_signals;
+  const std::atomic<int>* stop = stop_on_signals.flag();
+  const Clock::time_point started = Clock::now();
+  const Clock::time_point deadline = started + std::chrono::nanoseconds(o.budget_ns);
+  // The trials' configs, logs and results: a private folder, removed at the end.
+  const char* tmpdir = std::getenv("TMPDIR");
+  std::string work = std::string(tmpdir && *tmpdir ? tmpdir : "/tmp") + "/feedbench-qualify-XXXXXX";
+  if (!::mkdtemp(work.data())) throw RunError("cannot create a folder for the trials in " + folder_of(work));
+  struct RemoveWork {
+    std::string path;
+    ~RemoveWork() {
+      std::error_code ec;
+      fs::remove_all(path, ec);
+    }
+  } remove_work{work};
+
+  const bool removed = measure_all(runs, o, work, deadline, stop);
+  if (stop->load() != 0) {
+    std::fprintf(stderr, "feedbench qualify: interrupted; no card written\n");
+    return 128 + stop->load();
+  }
+  const bool measured = write_card(runs, o, started);
+  return measured && removed ? 0 : 1;
 }
 
 }  // namespace feedbench

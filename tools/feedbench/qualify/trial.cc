@@ -106,7 +106,12 @@ TrialResult combine_replays(std::vector<TrialResult> each) {
         f.limit_line = o.limit_line;
       }
       f.host_cpu_busy = std::max(f.host_cpu_busy, o.host_cpu_busy);
-      f.cores_used += o.cores_used;  // the replays' processes together
+      f.cores_used += o.cores_used;              // the replays' processes together
+      f.bytes_per_second += o.bytes_per_second;  // what the K took together
+      // The device's count is every reader's: each replay saw the same device.
+      if (o.device_bytes_per_second)
+        f.device_bytes_per_second =
+            std::max(f.device_bytes_per_second.value_or(0), *o.device_bytes_per_second);
     }
   }
   return t;
@@ -190,20 +195,26 @@ std::string cell_limit(const WorkloadProfile& profile, const std::string& path, 
   const std::string busy = format_printf("%.0f%%", 100 * f.host_cpu_busy);
   const std::string cores =
       std::to_string(deciding.cores) + (deciding.cores == 1 ? " core " : " cores ") + busy + " busy";
-  const bool transforms = std::string(profile.transform) != "none";
-  if (f.limit_by == "cpu" || f.host_cpu_busy >= kCpuSaturated)
+  const bool transforms = profile.transform != "none";
+  if (f.limit_by == "cpu" || f.host_cpu_busy >= kCpuSaturated) {
+    if (!profile.trace.empty() && f.transform_share > 0.5)
+      return "the host's CPU: the job's fetches, " + cores;
     return transforms && f.transform_share > 0.5
                ? "the host's CPU: decode and transforms, " + cores
                : "the host's CPU: reading and handing batches over, " + cores;
+  }
   if (f.limit_by == "handover") return "the hand-over of batches to the trainer (the framework's own cost)";
   if (f.limit_by == "storage") {
     const double rate = f.device_bytes_per_second.value_or(f.bytes_per_second);
     if (f.served_from_memory)
       return "reading from the page cache: " + format_rate(f.bytes_per_second) + " with " + cores;
     const std::string where = path == "store" ? "the store's " : "the cache disk's ";
+    // Large samples: what the store moved is its bandwidth at that depth. Small ones: one trial
+    // cannot tell the store's bandwidth from its IOPS or latency, so it says the sizes.
     const bool large = deciding.mean_sample_bytes >= 1 << 20;
-    return where + (large ? "bandwidth: " : "IOPS or latency: ") + format_rate(rate) + " read" +
-           (large ? "" : " in samples of " + format_size(deciding.mean_sample_bytes));
+    return where + (large ? "bandwidth: " + format_rate(rate) + " read"
+                          : "reads: " + format_rate(rate) + " in samples of " +
+                                format_size(deciding.mean_sample_bytes));
   }
   return f.limit_line.empty() ? "not named by the trial" : f.limit_line;
 }

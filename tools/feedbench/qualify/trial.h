@@ -76,8 +76,8 @@ TrialResult read_trial(ResultDocument document, int accelerators);
 
 // RETURNS: K replays' results as one trial of K accelerators: a state is judged where every
 // replay judged it, and its AU is the lowest (every accelerator must keep the target, as K real
-// jobs each timing its own AU); the figures and the document are that replay's. REQUIRES:
-// `each` not empty.
+// jobs each timing its own AU); the figures and the document are that replay's, but for the
+// rate the K took together and the cores they used together. REQUIRES: `each` not empty.
 TrialResult combine_replays(std::vector<TrialResult> each);
 
 // RETURNS: the limit of a card's cell in words, from the trial that fell short (or, for a cell
