@@ -30,6 +30,7 @@
 #include "feedbench/dataset/shape.h"
 #include "feedbench/plan/preflight.h"
 #include "feedbench/replay/recorded_job.h"
+#include "feedbench/replay/stand_in.h"
 #include "verbs.h"
 
 namespace po = boost::program_options;

@@ -28,6 +28,7 @@
 #include "feedbench/dataset/generator.h"
 #include "feedbench/plan/preflight.h"
 #include "feedbench/replay/recorded_job.h"
+#include "feedbench/replay/stand_in.h"
 #include "feedbench/results/card.h"
 #include "feedbench/results/environment.h"
 #include "qualify/accelerator_search.h"

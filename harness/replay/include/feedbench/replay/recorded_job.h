@@ -14,7 +14,6 @@
 #include <vector>
 
 #include "feedbench/dataset/dataset.h"
-#include "feedbench/dataset/generator.h"
 #include "feedbench/loader/loader.h"
 
 namespace feedbench {
@@ -103,11 +102,6 @@ struct ReplayKnobs {
 // CPU time and step are its samples' shares of those of the batches they were recorded in. REQUIRES: knobs in
 // range (step_scale > 0, workers >= 0, batch_size >= 1, epochs >= 1, cpu_scale > 0).
 RecordedLoading replay_loading(const RecordedJob& job, const ReplayKnobs& knobs);
-
-// RETURNS: what `gen --like TRACE` writes for `job` (read from `trace`): every file it read, at its
-// path under its data folder and its size (a JPEG's dimensions with it), the folders they need
-// (parents first) and where the list came from (feedbench-gen.json's "like").
-GenListing gen_listing_of(const RecordedJob& job, const std::string& trace);
 
 // RETURNS: the system folder (/etc, /proc, /usr, /var/lib, ...) that is or holds `folder` (an
 // absolute path without links), "/" for "/" itself; "" for any other: where a replay without
