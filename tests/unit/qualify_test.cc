@@ -112,6 +112,17 @@ TEST(AcceleratorSearchTest, APassAboveAShortfallReopensTheBracket) {
   EXPECT_TRUE(s.next().has_value());
 }
 
+TEST(AcceleratorSearchTest, APassBelowALargerShortfallKeepsItNoKIsRunTwice) {
+  AcceleratorSearch s(0.9, 64);
+  s.record(simulated(1, 10, 10));
+  s.record(simulated(8, 10, 7));    // steady short at 8
+  s.record(simulated(4, 10, 3.5));  // steady short at 4 too
+  s.record(simulated(6, 10, 10));   // ... yet 6 keep it: 4 was noise, 8 still stands
+  EXPECT_EQ(s.answer(FedState::kSteady).last_fed, 6);
+  EXPECT_EQ(s.answer(FedState::kSteady).first_short, 8);
+  EXPECT_EQ(s.next(), 7);
+}
+
 TEST(WorkloadProfileTest, EveryProfileHoldsAnEpochTheLoaderCanJudge) {
   ASSERT_EQ(workload_profiles().size(), 4u);
   for (const WorkloadProfile& p : workload_profiles()) {
@@ -205,6 +216,13 @@ TEST(TrialTest, ALimitIsNamedCpuStorageOrTheCap) {
   cpu.states[0].transform_share = 0.8;
   EXPECT_EQ(cell_limit(images, "store", short_of_two, cpu, FedState::kCold, 2),
             "the host's CPU: decode and transforms, 2 cores 97% busy");
+
+  TrialResult busy = read_trial(loader_result(0.3, 0.3, "cpu", 0.97), 2);
+  busy.states[0].cores_used = 0.2;  // feedbench's 10% of the 97%: other programs' load
+  EXPECT_EQ(
+      cell_limit(images, "store", short_of_two, busy, FedState::kCold, 2),
+      "the host's CPU, busy with other programs: 2 cores 97% busy, feedbench's 10% (qualify again on a quiet "
+      "host)");
 
   TrialResult disk = read_trial(loader_result(0.3, 0.3, "storage", 0.4), 2);
   disk.mean_sample_bytes = 140 << 20;

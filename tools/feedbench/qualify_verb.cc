@@ -174,7 +174,7 @@ WorkloadProfile profile_of_trace(const std::string& trace, const std::vector<con
       ++steps;
     }
   }
-  p.like = "the watched job " + p.name + ": its files, steps, workers and CPU as recorded";
+  p.like = "a watched job: its files, steps, workers and CPU as recorded";
   p.source = "trace " + std::filesystem::absolute(trace).lexically_normal().string() + " (job " + job.name +
              ", AU " + format_printf("%.1f%%", 100 * job.au) + " when watched)";
   p.batch_size = int(batches > 0 ? std::max<std::int64_t>(1, samples / batches) : 1);

@@ -43,14 +43,17 @@ void AcceleratorSearch::record(const TrialOutcome& outcome) {
     ++b.trials;
     if (k == 1) b.au_of_one = o.au;
     if (o.au >= target_) {
-      // A pass at or above a K that fell short says that short was noise: the bracket reopens.
+      // A pass at or above a K that fell short says that shortfall was noise; a larger K's
+      // shortfall still bounds the bracket.
       if (k > b.kept) b.headroom = o.headroom;
-      b.kept = std::max(b.kept, k);
-      if (b.short_of != 0 && b.short_of <= k) b.short_of = 0;
+      b.passes.insert(k);
+      b.shortfalls.erase(b.shortfalls.begin(), b.shortfalls.upper_bound(k));
     } else {
-      b.short_of = b.short_of == 0 ? k : std::min(b.short_of, k);
-      if (b.kept >= k) b.kept = k - 1;
+      b.shortfalls.insert(k);
+      b.passes.erase(b.passes.lower_bound(k), b.passes.end());
     }
+    b.kept = b.passes.empty() ? 0 : *b.passes.rbegin();
+    b.short_of = b.shortfalls.empty() ? 0 : *b.shortfalls.begin();
   }
 }
 

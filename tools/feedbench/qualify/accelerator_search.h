@@ -8,6 +8,7 @@
 #include <array>
 #include <cstddef>
 #include <optional>
+#include <set>
 #include <vector>
 
 namespace feedbench {
@@ -61,8 +62,11 @@ class AcceleratorSearch {
 
  private:
   struct Bracket {
-    int kept = 0;              // largest K at target
-    int short_of = 0;          // smallest K below target; 0 none
+    int kept = 0;      // largest K at target
+    int short_of = 0;  // smallest K below target; 0 none
+    // Every K judged, as it fell: a pass forgets the shortfalls at or below it, a shortfall the
+    // passes at or above it, so a K that contradicts the bracket keeps what the others said.
+    std::set<int> passes, shortfalls;
     double au_of_one = 0;      // the AU of K = 1, for a fraction of one
     double headroom = 0;       // of the trial at `kept`
     bool unjudgeable = false;  // a trial of K = 1 could not judge it

@@ -196,6 +196,11 @@ std::string cell_limit(const WorkloadProfile& profile, const std::string& path, 
   const std::string cores =
       std::to_string(deciding.cores) + (deciding.cores == 1 ? " core " : " cores ") + busy + " busy";
   const bool transforms = profile.transform != "none";
+  // Cores busy mostly with other programs' work: the host's load, not this workload's need.
+  const double ours = f.cores_used / std::max(1u, deciding.cores);
+  if (f.host_cpu_busy >= kCpuSaturated && ours < f.host_cpu_busy / 2)
+    return "the host's CPU, busy with other programs: " + cores + ", feedbench's " +
+           format_printf("%.0f%%", 100 * ours) + " (qualify again on a quiet host)";
   if (f.limit_by == "cpu" || f.host_cpu_busy >= kCpuSaturated) {
     if (!profile.trace.empty() && f.transform_share > 0.5)
       return "the host's CPU: the job's fetches, " + cores;
