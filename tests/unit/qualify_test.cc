@@ -102,6 +102,17 @@ TEST(AcceleratorSearchTest, AStateOneAcceleratorCannotJudgeEndsItsSearch) {
   EXPECT_FALSE(s.answer(FedState::kCold).found);
 }
 
+TEST(AcceleratorSearchTest, AKThatCouldNotBeJudgedIsNotAskedForAgain) {
+  AcceleratorSearch s(0.9, 64);
+  s.record(simulated(1, 10, 10));
+  TrialOutcome two = simulated(2, 10, 10);
+  two.states[0].judged = two.states[1].judged = false;
+  s.record(two);
+  EXPECT_FALSE(s.next().has_value());  // not 2 again, nor anything above it
+  EXPECT_EQ(s.answer(FedState::kCold).last_fed, 1);
+  EXPECT_EQ(s.answer(FedState::kCold).unjudged, 2);
+}
+
 TEST(AcceleratorSearchTest, APassAboveAShortfallReopensTheBracket) {
   AcceleratorSearch s(0.9, 64);
   s.record(simulated(1, 10, 10));
@@ -319,6 +330,13 @@ TEST(QualifyVerbTest, BadInputIsRefusedByOptionBeforeAnythingIsWritten) {
                        dir.path() + "/feedbench-qualify-tokens/card.json"})
           .find("--out " + dir.path() + "/feedbench-qualify-tokens/card.json: inside the data set folder"),
       std::string::npos);
+  // ... nor on a trace it reads.
+  const std::string trace = dir.path() + "/job.trace.json";
+  std::filesystem::copy_file(
+      std::string(FEEDBENCH_SOURCE_DIR) + "/tests/fuzz/corpus/trace/jpeg_dimensions.json", trace);
+  EXPECT_NE(qualify_refusal({"--store", dir.path(), "--like", trace, "--out", trace})
+                .find("the same file as --like"),
+            std::string::npos);
   write_file(dir.path() + "/store/feedbench-qualify-tokens/x", "not ours");
   EXPECT_NE(
       qualify_refusal({"--store", dir.path() + "/store", "--workload", "tokens", "--out", out, "--dry-run"})

@@ -15,6 +15,7 @@
 
 #include "feedbench/base/error.h"
 #include "feedbench/base/text.h"
+#include "feedbench/base/units.h"
 #include "feedbench/plan/plan.h"
 
 namespace po = boost::program_options;
@@ -85,6 +86,17 @@ std::uint64_t parse_whole_number(const std::string& text, const std::string& opt
     std::string shown = text.size() > 40 ? text.substr(0, 37) + "..." : text;
     throw InputError(option + ": expected a whole number from " + std::to_string(min) + " to " +
                      std::to_string(max) + ", got '" + shown + "'");
+  }
+  return v;
+}
+
+double parse_number(const std::string& text, const std::string& option, double min, double max) {
+  char* end = nullptr;
+  const double v = text.empty() ? 0 : std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || !std::isfinite(v) || v < min || v > max) {
+    const std::string shown = text.size() > 40 ? text.substr(0, 37) + "..." : text;
+    throw InputError(option + ": expected a number from " + format_printf("%g", min) + " to " +
+                     format_printf("%g", max) + ", got '" + shown + "'");
   }
   return v;
 }

@@ -35,6 +35,10 @@ std::string options_help(const boost::program_options::options_description& opti
 std::uint64_t parse_whole_number(const std::string& text, const std::string& option, std::uint64_t min,
                                  std::uint64_t max);
 
+// RETURNS: `text` as a number from `min` to `max` ("0.9", "1e3"). Throws InputError "<option>:
+// expected a number from MIN to MAX, got 'TEXT'" for anything else (trailing text, inf, nan).
+double parse_number(const std::string& text, const std::string& option, double min, double max);
+
 // Checks the Google Benchmark flags feedbench relies on, before benchmark::Initialize reads them
 // (the library takes --benchmark_repetitions=-1 and fails deep inside a run): repetitions a
 // whole number from 1 to kMaxRepetitions, min_time a number of seconds from 0, filter a regular

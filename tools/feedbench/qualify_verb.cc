@@ -251,13 +251,7 @@ Options parse_options(int argc, char** argv, bool* help) {
   if (o.workloads.empty())
     for (const WorkloadProfile& p : workload_profiles()) o.workloads.push_back(&p);
   auto number = [&](const char* option, double lo, double hi) {
-    const std::string text = vm[option].as<std::string>();
-    char* end = nullptr;
-    const double v = std::strtod(text.c_str(), &end);
-    if (text.empty() || *end != '\0' || !std::isfinite(v) || v < lo || v > hi)
-      throw InputError(std::string("--") + option + ": expected a number from " + format_printf("%g", lo) +
-                       " to " + format_printf("%g", hi) + ", got '" + text + "'");
-    return v;
+    return parse_number(vm[option].as<std::string>(), std::string("--") + option, lo, hi);
   };
   if (vm.count("target-au")) o.target_au = number("target-au", 0.01, 1);
   if (vm.count("speedup")) o.speedup = number("speedup", 0.01, 1000);
@@ -312,7 +306,9 @@ void check_folders(const Options& o) {
                          ", which qualify writes and removes: write it elsewhere");
     }
   }
-  check_outputs_apart(outputs, {}, roots);
+  std::vector<NamedPath> inputs;  // no output lands on a trace it reads
+  for (const std::shared_ptr<const WorkloadProfile>& p : o.traced) inputs.push_back({"--like", p->trace});
+  check_outputs_apart(outputs, inputs, roots);
 }
 
 // RETURNS: the estimated seconds of `run`: writing and staging its data (unless reused), and
@@ -467,7 +463,8 @@ void run_search(WorkloadRun& run, PathSearch& ps, const std::string& work, const
     if (cold.judged)
       std::printf("cold AU %.1f%%, steady AU %.1f%% (%.0f s)\n", 100 * cold.au, 100 * steady.au,
                   seconds_since(t0));
-    else std::printf("not judged: %s\n", printable(cold.why_not).c_str());
+    else  // the reason, which can run long, is the card's to say
+      std::printf("not judged (the card says why)\n");
     std::fflush(stdout);
     search.record(t.outcome());
     ps.trials.emplace(*k, std::move(t));
@@ -497,9 +494,17 @@ CardCell card_cell(const WorkloadRun& run, const PathSearch& ps, FedState state)
   const int deciding = a.first_short != 0 ? a.first_short : std::max(a.last_fed, 1);
   const TrialResult& t = ps.trials.at(deciding);
   const bool open = a.first_short == 0 && !a.capped;
-  cell.limit = open ? "not bracketed: the budget ran out after " + std::to_string(a.last_fed) +
-                          " kept the target (a lower bound)"
-                    : cell_limit(*run.profile, ps.path, a, t, state, run.cap);
+  if (open && a.unjudged != 0) {
+    const StateFigures& u = ps.trials.at(a.unjudged).states[std::size_t(state)];
+    cell.limit = "not bracketed: " + std::to_string(a.last_fed) +
+                 " kept the target (a lower bound); the trial of " + std::to_string(a.unjudged) +
+                 " could not be judged: " + u.why_not;
+  } else if (open) {
+    cell.limit = "not bracketed: the budget ran out after " + std::to_string(a.last_fed) +
+                 " kept the target (a lower bound)";
+  } else {
+    cell.limit = cell_limit(*run.profile, ps.path, a, t, state, run.cap);
+  }
   // One accelerator's need at its step: from the trial of one, where it ran alone.
   const TrialResult& one = ps.trials.count(1) ? ps.trials.at(1) : t;
   cell.per_accelerator = one.need;
@@ -513,7 +518,7 @@ Card make_card(const std::vector<WorkloadRun>& runs, const Options& o, std::vect
   card.feedbench_version = describe_tool().value("version", "");
   card.target_au = o.target_au.value_or(runs.empty() ? 0.9 : runs.front().target);
   card.speedup = o.speedup;
-  std::vector<const TrialResult*> deciding;
+  std::vector<std::pair<const TrialResult*, std::string>> deciding;  // with its path
   for (const WorkloadRun& run : runs) {
     CardWorkload w;
     w.name = run.profile->name;
@@ -523,28 +528,26 @@ Card make_card(const std::vector<WorkloadRun>& runs, const Options& o, std::vect
                     format_printf("; target AU %.0f%%", 100 * run.target);
     for (const PathSearch& ps : run.paths) {
       for (FedState s : kFedStates) w.paths.push_back(card_cell(run, ps, s));
+      // The trials that bracket an answer, and K = 1's (one accelerator's need), are the evidence
+      // a card carries.
       for (const auto& [k, t] : ps.trials) {
-        const TrialResult* tp = &t;
-        if (std::find(deciding.begin(), deciding.end(), tp) != deciding.end()) continue;
-        // The trials that bracket an answer are the evidence a card carries.
-        bool decides = false;
+        bool decides = k == 1;
         for (FedState s : kFedStates) {
           const FedAnswer a = ps.search->answer(s);
-          decides = decides || k == a.last_fed || k == a.first_short || k == 1;
+          decides = decides || k == a.last_fed || k == a.first_short;
         }
         if (!decides) continue;
-        deciding.push_back(tp);
+        deciding.emplace_back(&t, ps.path);
         labels->push_back(run.profile->name + " " + ps.path + " K=" + std::to_string(k));
       }
     }
     card.workloads.push_back(std::move(w));
   }
-  for (std::size_t i = 0; i < deciding.size(); ++i) {
-    const ResultDocument& doc = deciding[i]->document;
+  for (const auto& [trial, path] : deciding) {
+    const ResultDocument& doc = trial->document;
     if (card.host.empty()) card.host = doc.environment.value("host", nlohmann::json::object());
-    // A trial reads its path's folder as its source (trial.h): the label says which path it was.
+    // A trial reads its path's folder as its source (trial.h).
     const nlohmann::json paths = doc.environment.value("paths", nlohmann::json::object());
-    const std::string path = (*labels)[i].find(" cache ") != std::string::npos ? "cache" : "store";
     if (paths.contains("source") && !card.storage.contains(path)) card.storage[path] = paths["source"];
     card.results.push_back(doc);
   }

@@ -9,6 +9,12 @@ AcceleratorSearch::AcceleratorSearch(double target_au, int cap)
     : target_(target_au), cap_(std::max(cap, 1)) {}
 
 std::optional<int> AcceleratorSearch::narrowing(const Bracket& b) const {
+  const std::optional<int> k = open_narrowing(b);
+  if (k && b.unjudged != 0 && *k >= b.unjudged) return std::nullopt;
+  return k;
+}
+
+std::optional<int> AcceleratorSearch::open_narrowing(const Bracket& b) const {
   if (b.unjudgeable) return std::nullopt;
   if (b.trials == 0) return 1;
   if (b.short_of == 1) return std::nullopt;                              // short at one: a fraction
@@ -31,13 +37,14 @@ std::optional<int> AcceleratorSearch::next() const {
 }
 
 void AcceleratorSearch::record(const TrialOutcome& outcome) {
-  trials_.push_back(outcome);
   const int k = outcome.accelerators;
   for (FedState s : kFedStates) {
     const StateOutcome& o = outcome.states[std::size_t(s)];
     Bracket& b = brackets_[std::size_t(s)];
     if (!o.judged) {
       if (k == 1 && b.trials == 0) b.unjudgeable = true;
+      // Asking again would be told the same: the search stays below it.
+      if (k > 1) b.unjudged = b.unjudged == 0 ? k : std::min(b.unjudged, k);
       continue;
     }
     ++b.trials;
@@ -65,6 +72,7 @@ FedAnswer AcceleratorSearch::answer(FedState state) const {
   if (!a.found) return a;
   a.last_fed = b.kept;
   a.first_short = b.short_of;
+  a.unjudged = b.unjudged;
   if (b.kept == 0) {
     a.fed = b.au_of_one / target_;  // "0.43 of one accelerator"
   } else {
@@ -72,12 +80,6 @@ FedAnswer AcceleratorSearch::answer(FedState state) const {
     a.capped = b.short_of == 0 && b.kept >= cap_;
   }
   return a;
-}
-
-const TrialOutcome* AcceleratorSearch::trial_of(int k) const {
-  for (auto it = trials_.rbegin(); it != trials_.rend(); ++it)
-    if (it->accelerators == k) return &*it;
-  return nullptr;
 }
 
 }  // namespace feedbench

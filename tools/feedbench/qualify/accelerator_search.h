@@ -37,6 +37,7 @@ struct FedAnswer {
   bool capped = false;     // every K up to the cap kept the target: fed is a lower bound
   int last_fed = 0;        // the largest K that kept the target (0: none)
   int first_short = 0;     // the smallest K that fell short (0: none)
+  int unjudged = 0;        // the smallest K whose trial could not judge it (0: none); none above it ran
   std::size_t trials = 0;  // trials that judged this state
 };
 
@@ -55,11 +56,6 @@ class AcceleratorSearch {
   // RETURNS: the answer so far for `state`.
   FedAnswer answer(FedState state) const;
 
-  // RETURNS: the outcome of the trial of K, or null when none ran.
-  const TrialOutcome* trial_of(int k) const;
-
-  const std::vector<TrialOutcome>& trials() const { return trials_; }
-
  private:
   struct Bracket {
     int kept = 0;      // largest K at target
@@ -70,15 +66,18 @@ class AcceleratorSearch {
     double au_of_one = 0;      // the AU of K = 1, for a fraction of one
     double headroom = 0;       // of the trial at `kept`
     bool unjudgeable = false;  // a trial of K = 1 could not judge it
+    int unjudged = 0;  // the smallest K > 1 whose trial could not judge it: none at or above it is run
     std::size_t trials = 0;
   };
-  // RETURNS: the K that narrows `b`, nullopt when it is closed.
+  // RETURNS: the K that narrows `b`, nullopt when it is closed or that K is at or above one
+  // that could not be judged.
   std::optional<int> narrowing(const Bracket& b) const;
+  // RETURNS: the same, regardless of the K not judged.
+  std::optional<int> open_narrowing(const Bracket& b) const;
 
   double target_;
   int cap_;
   std::array<Bracket, 2> brackets_;
-  std::vector<TrialOutcome> trials_;
 };
 
 }  // namespace feedbench
