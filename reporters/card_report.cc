@@ -56,6 +56,8 @@ std::string card_head(const Card& card) {
   }
   std::string head = "feedbench card: accelerators fed at AU >= " + format_percent(card.target_au, 0);
   if (card.speedup != 1) head += ", each " + format_printf("%g", card.speedup) + "x as fast as profiled";
+  if (card.accelerators_per_node > 0)
+    head += "; a node of " + plural(std::size_t(card.accelerators_per_node), "accelerator", "accelerators");
   if (!host.empty()) head += "; host " + host;
   if (!card.created_utc.empty()) head += "; " + card.created_utc;
   return printable(head);
@@ -82,7 +84,62 @@ std::string fit(const std::string& text, std::size_t hanging) {
   return out;
 }
 
+// RETURNS: "45 s", "4.4 min", "2.1 h": a duration a person plans around.
+std::string long_duration_text(double s) {
+  if (s < 90) return format_printf("%.0f s", s);
+  return s < 90 * 60 ? format_printf("%.1f min", s / 60) : format_printf("%.1f h", s / 3600);
+}
+
+// RETURNS: "1.43", "12": a count of accelerators a rate is worth.
+std::string worth_text(double v) { return v < 10 ? format_printf("%.2f", v) : format_printf("%.0f", v); }
+
+// RETURNS: "3.1 epochs", "1 epoch".
+std::string epochs_text(double v) {
+  const std::string n = v < 10 ? format_printf("%.1f", v) : format_printf("%.0f", v);
+  return n + (n == "1.0" || n == "1" ? " epoch" : " epochs");
+}
+
 }  // namespace
+
+std::vector<std::string> card_storage_lines(const Card& card) {
+  std::vector<std::string> out;
+  for (const CardWorkload& w : card.workloads) {
+    if (w.reads.empty() && !w.staging) continue;
+    std::string line = w.name + ":";
+    if (!w.reads.empty()) {
+      line += " read at best, cold, whole files:";
+      for (std::size_t i = 0; i < w.reads.size(); ++i) {
+        const CardReads& r = w.reads[i];
+        line += std::string(i ? ";" : "") + " the " + r.path + " " + format_rate(r.bytes_per_second) + " (" +
+                plural(std::size_t(r.workers), "reader", "readers") + ")";
+        if (r.accelerators > 0) line += ", " + worth_text(r.accelerators) + " accelerators' worth";
+      }
+      line += ".";
+    }
+    if (w.staging) {
+      const CardStaging& st = *w.staging;
+      line += " Staged at " + format_rate(st.bytes_per_second) + " (" + format_size(double(st.bytes)) +
+              " in " + format_printf("%.1f s", st.seconds) + ", verified)";
+      if (st.epochs_of_reading > 0)
+        line += ", as long as " + epochs_text(st.epochs_of_reading) + " through the store";
+      line += st.pays_after_epochs ? "; it pays after " + epochs_text(*st.pays_after_epochs) + "."
+                                   : "; it never pays: the cache feeds no more when cold.";
+    }
+    out.push_back(line);
+  }
+  for (const CardCheckpoint& c : card.checkpoints) {
+    std::string line = "checkpoint " + c.model + " x " + format_printf("%g", c.scale) + " (" +
+                       format_size(double(c.bytes)) + " by " + plural(std::size_t(c.ranks), "rank", "ranks") +
+                       ") on the " + c.path + ": written at " + format_rate(c.write_bytes_per_second) +
+                       ", restored cold at " + format_rate(c.restore_bytes_per_second);
+    if (c.write_bytes_per_second > 0 && c.restore_bytes_per_second > 0)
+      line += "; the whole " + format_size(double(c.full_bytes)) + ": " +
+              long_duration_text(double(c.full_bytes) / c.write_bytes_per_second) + " to write, " +
+              long_duration_text(double(c.full_bytes) / c.restore_bytes_per_second) + " to restore";
+    out.push_back(line + ".");
+  }
+  return out;
+}
 
 std::vector<std::string> card_advice(const Card& card) {
   std::vector<std::string> out;
@@ -101,22 +158,31 @@ std::vector<std::string> card_advice(const Card& card) {
       }
     }
   if (fewest)
-    out.push_back("Fewest fed: " + cell_place(fewest_workload, *fewest) + ", " +
-                  fed_text(fewest->accelerators_fed) + " (limit: " + fewest->limit + ").");
+    out.push_back(
+        "Fewest fed: " + cell_place(fewest_workload, *fewest) + ", " + fed_text(fewest->accelerators_fed) +
+        (card.accelerators_per_node > 0 ? " of the node's " + std::to_string(card.accelerators_per_node)
+                                        : std::string()) +
+        " (limit: " + fewest->limit + ").");
   // Staging pays where the cache feeds more than the store in the steady state: beyond both
   // cells' spread and by a tenth at least (one search of K can differ by a few hundredths).
+  // Cold first, with the epochs after which the stage pays where the card has it.
   std::string staging;
   for (const CardWorkload& w : card.workloads) {
-    const CardCell *store = nullptr, *cache = nullptr;
-    for (const CardCell& c : w.paths)
-      if (c.measured && c.state == "steady") (c.path == "store" ? store : cache) = &c;
-    if (store && cache && cache->accelerators_fed_min > store->accelerators_fed_max &&
-        cache->accelerators_fed >= 1.1 * store->accelerators_fed)
+    for (const char* state : {"cold", "steady"}) {
+      const CardCell *store = nullptr, *cache = nullptr;
+      for (const CardCell& c : w.paths)
+        if (c.measured && c.state == state) (c.path == "store" ? store : cache) = &c;
+      if (!store || !cache || cache->accelerators_fed_min <= store->accelerators_fed_max ||
+          cache->accelerators_fed < 1.1 * store->accelerators_fed)
+        continue;
+      const bool pays = std::string(state) == "cold" && w.staging && w.staging->pays_after_epochs;
       staging += (staging.empty() ? "" : "; ") + w.name + " " + fed_text(store->accelerators_fed) + " -> " +
-                 fed_text(cache->accelerators_fed);
+                 fed_text(cache->accelerators_fed) + " " + state +
+                 (pays ? ", pays after " + epochs_text(*w.staging->pays_after_epochs) : std::string());
+      break;
+    }
   }
-  if (!staging.empty())
-    out.push_back("Stage to the cache: it feeds more in the steady state (" + staging + ").");
+  if (!staging.empty()) out.push_back("Stage to the cache: it feeds more (" + staging + ").");
   if (unmeasured > 0)
     out.push_back(plural(unmeasured, "cell was", "cells were") +
                   " not measured: qualify again with a longer --budget to fill them.");
@@ -148,6 +214,9 @@ std::string card_console(const Card& card) {
     // A limit too long for its column goes on under it (under the row, were the column far right).
     out += fit(line, limit_column > 90 ? 4 : limit_column - 2);
   }
+  const std::vector<std::string> storage = card_storage_lines(card);
+  if (!storage.empty()) out += "\nreads, staging and checkpoints:\n";
+  for (const std::string& s : storage) out += fit("  " + printable(s), 4);
   const std::vector<std::string> advice = card_advice(card);
   if (!advice.empty()) out += "\nwhat to do:\n";
   for (const std::string& a : advice) out += clip("  " + printable(a), kConsoleWidth) + "\n";  // a line each
@@ -167,6 +236,9 @@ std::string card_markdown(const Card& card) {
             << " |\n";
       else out << "- | - | not measured: " << escape_markdown_cell(c.reason) << " |\n";
     }
+  const std::vector<std::string> storage = card_storage_lines(card);
+  if (!storage.empty()) out << "\nReads, staging and checkpoints:\n\n";
+  for (const std::string& s : storage) out << "- " << escape_markdown_cell(s) << "\n";
   const std::vector<std::string> advice = card_advice(card);
   if (!advice.empty()) out << "\nWhat to do:\n\n";
   for (const std::string& a : advice) out << "- " << escape_markdown_cell(a) << "\n";
@@ -218,6 +290,12 @@ std::string cards_html(const std::vector<Card>& cards, const std::vector<std::st
   }
   p << "</table>\n";
   if (cards.size() == 1) {
+    const std::vector<std::string> storage = card_storage_lines(cards.front());
+    if (!storage.empty()) {
+      p << "<h3>Reads, staging and checkpoints</h3><ul>";
+      for (const std::string& s : storage) p << "<li>" << escape_markup(s) << "</li>";
+      p << "</ul>\n<h3>What to do</h3>\n";
+    }
     p << "<ul>";
     for (const std::string& a : card_advice(cards.front())) p << "<li>" << escape_markup(a) << "</li>";
     p << "</ul>\n";

@@ -20,9 +20,16 @@ inline constexpr std::size_t kCardAdviceLines = 3;
 // the cells the budget left unmeasured. Empty for a card with no cells.
 std::vector<std::string> card_advice(const Card& card);
 
+// RETURNS: a sentence per workload with best reads or a stage (each path's best cold read rate
+// of its files and the accelerators that is worth; the stage's rate, its time in epochs through
+// the store, and the epochs after which it pays) and one per checkpoint (its write and cold
+// restore, and the model's whole checkpoint at those rates). Empty for a card without them.
+std::vector<std::string> card_storage_lines(const Card& card);
+
 // RETURNS: the console card: a head line, the table (workload, path, state, accelerators fed
 // with the repetitions' range, one accelerator's need, the limit; an unmeasured cell's reason
-// in the limit's place), then "what to do:" and card_advice's lines. Every line at most
+// in the limit's place), then "reads, staging and checkpoints:" with card_storage_lines (each
+// wrapped), then "what to do:" and card_advice's lines. Every line at most
 // kConsoleWidth columns (a long limit continues on lines under its column); text a user or a
 // trace chose is printed through printable().
 std::string card_console(const Card& card);

@@ -2,6 +2,7 @@
 // docs/card.md documents the layout field by field.
 #include "feedbench/results/card.h"
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 #include <tuple>
@@ -64,6 +65,10 @@ std::string one_of(const Reader& r, const std::string& key, const std::set<std::
   return s;
 }
 
+// The bounds of a figure a card holds: any finite number of at least 0.
+constexpr double kAnyFigure = 1e300;
+constexpr const char* kFigure = "a number of at least 0";
+
 ojson cell_to_json(const CardCell& c) {
   ojson o;
   o["path"] = c.path;
@@ -95,22 +100,102 @@ CardCell cell_from_json(const ojson& j, const std::string& where, const std::str
     if (c.reason.empty()) r.fail(r.path("reason"), "why the cell was not measured", *r.find("reason"));
     return c;
   }
-  constexpr double kAny = 1e300;
-  const char* figure = "a number of at least 0";
-  c.accelerators_fed = bounded_number(r, "accelerators_fed", true, 0, 0, kAny, figure);
+  c.accelerators_fed = bounded_number(r, "accelerators_fed", true, 0, 0, kAnyFigure, kFigure);
   c.accelerators_fed_min =
       bounded_number(r, "accelerators_fed_min", false, c.accelerators_fed, 0, c.accelerators_fed,
                      "a number of at least 0 and at most accelerators_fed");
-  c.accelerators_fed_max = bounded_number(r, "accelerators_fed_max", false, c.accelerators_fed,
-                                          c.accelerators_fed, kAny, "a number of at least accelerators_fed");
+  c.accelerators_fed_max =
+      bounded_number(r, "accelerators_fed_max", false, c.accelerators_fed, c.accelerators_fed, kAnyFigure,
+                     "a number of at least accelerators_fed");
   c.repetitions = count_at_least(r, "repetitions", 1, "an integer of at least 1");
   c.limit = r.str("limit", true);
   const ojson need_object = r.object("per_accelerator", true);
   const Reader need(where, need_object, r.path("per_accelerator"));
-  c.per_accelerator.bytes_per_second = bounded_number(need, "bytes_per_second", true, 0, 0, kAny, figure);
-  c.per_accelerator.samples_per_second = bounded_number(need, "samples_per_second", true, 0, 0, kAny, figure);
-  c.per_accelerator.cpu_cores = bounded_number(need, "cpu_cores", true, 0, 0, kAny, figure);
+  c.per_accelerator.bytes_per_second =
+      bounded_number(need, "bytes_per_second", true, 0, 0, kAnyFigure, kFigure);
+  c.per_accelerator.samples_per_second =
+      bounded_number(need, "samples_per_second", true, 0, 0, kAnyFigure, kFigure);
+  c.per_accelerator.cpu_cores = bounded_number(need, "cpu_cores", true, 0, 0, kAnyFigure, kFigure);
   return c;
+}
+
+ojson reads_to_json(const CardReads& r) {
+  return {{"path", r.path},
+          {"bytes_per_second", number_json(r.bytes_per_second)},
+          {"workers", r.workers},
+          {"accelerators", number_json(r.accelerators)}};
+}
+
+ojson staging_to_json(const CardStaging& s) {
+  return {{"bytes", s.bytes},
+          {"seconds", number_json(s.seconds)},
+          {"bytes_per_second", number_json(s.bytes_per_second)},
+          {"epochs_of_reading", number_json(s.epochs_of_reading)},
+          {"pays_after_epochs", s.pays_after_epochs ? number_json(*s.pays_after_epochs) : ojson()}};
+}
+
+ojson checkpoint_to_json(const CardCheckpoint& c) {
+  return {{"path", c.path},
+          {"model", c.model},
+          {"scale", number_json(c.scale)},
+          {"bytes", c.bytes},
+          {"full_bytes", c.full_bytes},
+          {"ranks", c.ranks},
+          {"write_bytes_per_second", number_json(c.write_bytes_per_second)},
+          {"restore_bytes_per_second", number_json(c.restore_bytes_per_second)}};
+}
+
+CardReads reads_from_json(const ojson& j, const std::string& where, const std::string& ptr) {
+  const Reader r(where, j, ptr);
+  CardReads out;
+  out.path = one_of(r, "path", {"store", "cache"}, "\"store\" or \"cache\"");
+  out.bytes_per_second = bounded_number(r, "bytes_per_second", true, 0, 0, kAnyFigure, kFigure);
+  out.workers = count_at_least(r, "workers", 1, "an integer of at least 1");
+  out.accelerators = bounded_number(r, "accelerators", true, 0, 0, kAnyFigure, kFigure);
+  return out;
+}
+
+CardStaging staging_from_json(const ojson& j, const std::string& where, const std::string& ptr) {
+  const Reader r(where, j, ptr);
+  CardStaging s;
+  s.bytes = std::uint64_t(count_at_least(r, "bytes", 0, "an integer of at least 0"));
+  s.seconds = bounded_number(r, "seconds", true, 0, 0, kAnyFigure, kFigure);
+  s.bytes_per_second = bounded_number(r, "bytes_per_second", true, 0, 0, kAnyFigure, kFigure);
+  s.epochs_of_reading = bounded_number(r, "epochs_of_reading", false, 0, 0, kAnyFigure, kFigure);
+  if (const ojson* pays = r.find("pays_after_epochs"); pays && !pays->is_null())
+    s.pays_after_epochs = bounded_number(r, "pays_after_epochs", true, 0, 0, kAnyFigure,
+                                         "a number of at least 0, or null (it never pays)");
+  return s;
+}
+
+CardCheckpoint checkpoint_from_json(const ojson& j, const std::string& where, const std::string& ptr) {
+  const Reader r(where, j, ptr);
+  CardCheckpoint c;
+  c.path = one_of(r, "path", {"store", "cache"}, "\"store\" or \"cache\"");
+  c.model = r.str("model", true);
+  c.scale = bounded_number(r, "scale", true, 0, 1e-9, 1, "a fraction above 0 and at most 1");
+  c.bytes = std::uint64_t(count_at_least(r, "bytes", 1, "an integer of at least 1"));
+  c.full_bytes = std::uint64_t(count_at_least(r, "full_bytes", 1, "an integer of at least 1"));
+  c.ranks = count_at_least(r, "ranks", 1, "an integer of at least 1");
+  c.write_bytes_per_second = bounded_number(r, "write_bytes_per_second", true, 0, 0, kAnyFigure, kFigure);
+  c.restore_bytes_per_second = bounded_number(r, "restore_bytes_per_second", true, 0, 0, kAnyFigure, kFigure);
+  return c;
+}
+
+// RETURNS: the optional array `key` read entry by entry with `read`, one entry per path.
+template <typename T, typename Read>
+std::vector<T> per_path_array(const Reader& r, const std::string& key, const std::string& where, Read read) {
+  std::vector<T> out;
+  if (!r.find(key)) return out;
+  const ojson& items = array_at(r, key);
+  std::set<std::string> paths;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    const std::string at = child(r.path(key), i);
+    out.push_back(read(items[i], where, at));
+    if (!paths.insert(out.back().path).second)
+      r.fail(at, "one entry per path, not a second " + out.back().path, items[i]);
+  }
+  return out;
 }
 
 CardWorkload workload_from_json(const ojson& j, const std::string& where, const std::string& ptr) {
@@ -129,6 +214,11 @@ CardWorkload workload_from_json(const ojson& j, const std::string& where, const 
       r.fail(at,
              "one cell per path and state, not a second " + w.paths.back().path + " " + w.paths.back().state,
              cells[i]);
+  }
+  w.reads = per_path_array<CardReads>(r, "reads", where, reads_from_json);
+  if (r.find("staging")) {
+    const ojson staging = r.object("staging", true);
+    w.staging = staging_from_json(staging, where, r.path("staging"));
   }
   return w;
 }
@@ -160,16 +250,27 @@ ojson Card::to_json() const {
   o["feedbench_version"] = feedbench_version;
   o["target_au"] = number_json(target_au);
   o["speedup"] = number_json(speedup);
+  if (accelerators_per_node > 0) o["accelerators_per_node"] = accelerators_per_node;
   o["host"] = host;
   o["storage"] = storage;
   o["workloads"] = ojson::array();
   for (const CardWorkload& w : workloads) {
     ojson cells = ojson::array();
     for (const CardCell& c : w.paths) cells.push_back(cell_to_json(c));
-    o["workloads"].push_back({{"name", w.name},
-                              {"step_ns", w.step_ns},
-                              {"step_source", w.step_source},
-                              {"paths", std::move(cells)}});
+    ojson workload = {{"name", w.name},
+                      {"step_ns", w.step_ns},
+                      {"step_source", w.step_source},
+                      {"paths", std::move(cells)}};
+    if (!w.reads.empty()) {
+      workload["reads"] = ojson::array();
+      for (const CardReads& r : w.reads) workload["reads"].push_back(reads_to_json(r));
+    }
+    if (w.staging) workload["staging"] = staging_to_json(*w.staging);
+    o["workloads"].push_back(std::move(workload));
+  }
+  if (!checkpoints.empty()) {
+    o["checkpoints"] = ojson::array();
+    for (const CardCheckpoint& c : checkpoints) o["checkpoints"].push_back(checkpoint_to_json(c));
   }
   o["results"] = ojson::array();
   for (const ResultDocument& d : results) o["results"].push_back(d.to_ordered_json());
@@ -187,6 +288,8 @@ Card Card::from_json(const ojson& j, const std::string& where) {
   card.feedbench_version = r.str("feedbench_version", false);
   card.target_au = bounded_number(r, "target_au", true, 0, 0.01, 1, "an AU between 0.01 and 1, such as 0.9");
   card.speedup = bounded_number(r, "speedup", false, 1, 1e-6, 1e6, "a factor above 0, such as 2");
+  if (r.find("accelerators_per_node"))
+    card.accelerators_per_node = count_at_least(r, "accelerators_per_node", 1, "an integer of at least 1");
   card.host = nlohmann::json(r.object("host", false));
   const ojson storage = r.object("storage", false);
   for (const auto& [path, about] : storage.items())
@@ -200,6 +303,7 @@ Card Card::from_json(const ojson& j, const std::string& where) {
     if (!names.insert(card.workloads.back().name).second)
       r.fail(at + "/name", "a name no other workload has", workloads[i].at("name"));
   }
+  card.checkpoints = per_path_array<CardCheckpoint>(r, "checkpoints", where, checkpoint_from_json);
   if (r.find("results")) {
     const ojson& results = array_at(r, "results");
     for (std::size_t i = 0; i < results.size(); ++i)
@@ -270,6 +374,49 @@ bool all_cards(const std::vector<CardOrResult>& inputs, const std::vector<std::s
     throw InputError("expected cards or result files, not both: " + *a_card + " is a card (" + kCardSchema +
                      "), " + *a_result + " a result file");
   return a_card != nullptr;
+}
+
+// ---- staging ---------------------------------------------------------------------------------
+
+namespace {
+
+// The cold cell of `w` through `path`, measured; null when it has none.
+const CardCell* cold_cell(const CardWorkload& w, const std::string& path) {
+  for (const CardCell& c : w.paths)
+    if (c.measured && c.path == path && c.state == "cold") return &c;
+  return nullptr;
+}
+
+// RETURNS: the bytes a second an epoch reads through a path feeding `fed` of a node of `node`.
+double epoch_rate(double fed, double need, std::int64_t node) {
+  return (node > 0 ? std::min(fed, double(node)) : fed) * need;
+}
+
+}  // namespace
+
+double staging_epochs_of_reading(const CardWorkload& w, double stage_bytes_per_second,
+                                 std::int64_t accelerators_per_node) {
+  const CardCell* store = cold_cell(w, "store");
+  if (!store || stage_bytes_per_second <= 0) return 0;
+  return epoch_rate(store->accelerators_fed, store->per_accelerator.bytes_per_second, accelerators_per_node) /
+         stage_bytes_per_second;
+}
+
+std::optional<double> staging_pays_after_epochs(const CardWorkload& w, double stage_bytes_per_second,
+                                                std::int64_t accelerators_per_node) {
+  const CardCell* store = cold_cell(w, "store");
+  const CardCell* cache = cold_cell(w, "cache");
+  if (!store || !cache || stage_bytes_per_second <= 0) return std::nullopt;
+  // A gain within the searches' noise is no gain (as card_advice judges the steady cells).
+  if (cache->accelerators_fed_min <= store->accelerators_fed_max ||
+      cache->accelerators_fed < 1.1 * store->accelerators_fed)
+    return std::nullopt;
+  const double need = store->per_accelerator.bytes_per_second;
+  const double from_store = epoch_rate(store->accelerators_fed, need, accelerators_per_node);
+  const double from_cache = epoch_rate(cache->accelerators_fed, need, accelerators_per_node);
+  if (from_store <= 0 || from_cache <= from_store) return std::nullopt;  // both feed the node
+  // Per byte of the data set: an epoch saves 1/store - 1/cache seconds; staging costs 1/stage.
+  return (1 / stage_bytes_per_second) / (1 / from_store - 1 / from_cache);
 }
 
 // ---- comparison -------------------------------------------------------------------------------

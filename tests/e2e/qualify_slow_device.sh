@@ -18,7 +18,7 @@ mkdir "$WORK/slow/mnt/store"
 qualify_at() {
   echo "$DEVICE $1" >"$CGROUP/blkio.throttle.read_bps_device"
   expect_exit 0 "$SLOW" run "$WORK/slow" -- "$FEEDBENCH" qualify --store "$WORK/slow/mnt/store" --workload tokens \
-    --speedup 20 --max-accelerators 16 --keep --budget 10min --out "$2"
+    --speedup 20 --max-accelerators 16 --keep --budget 10min --checkpoint-scale 0 --out "$2"
 }
 # cold_fed CARD: the store's cold cell, "FED|LIMIT".
 cold_fed() {

@@ -39,7 +39,7 @@ Card sample_card() {
   card.feedbench_version = "0.9.0";
   card.host = {{"instance_type", "m5.large"}, {"cores", 2}};
   card.storage = {{"store", {{"device", "nvme1n1"}, {"fs_type", "nfs4"}}}};
-  CardWorkload images{"images", 98000000, "profile: MLPerf Storage resnet50", {}};
+  CardWorkload images{"images", 98000000, "profile: MLPerf Storage resnet50", {}, {}, {}};
   images.paths.push_back(cell("store", "cold", 6, 5, 7, "the store's bandwidth"));
   images.paths.push_back(cell("store", "steady", 8, 8, 8, "the host's CPU: decode"));
   images.paths.push_back(cell("cache", "steady", 12, 11, 12, "the host's CPU: decode"));
@@ -49,7 +49,7 @@ Card sample_card() {
   skipped.measured = false;
   skipped.reason = "the budget ran out";
   images.paths.push_back(skipped);
-  CardWorkload volumes{"volumes", 1360000000, "trace: unet3d.trace.json", {}};
+  CardWorkload volumes{"volumes", 1360000000, "trace: unet3d.trace.json", {}, {}, {}};
   volumes.paths.push_back(cell("store", "cold", 0.43, 0.43, 0.43, "the store's bandwidth"));
   card.workloads = {images, volumes};
   return card;
@@ -146,7 +146,7 @@ TEST(CardTest, SchemaOfTextStopsAtTheKey) {
 Card with_cell(double fed, double low, double high) {
   Card card;
   CardWorkload w{
-      "images", 1000000, "profile", {cell("store", "cold", fed, low, high, "the store's bandwidth")}};
+      "images", 1000000, "profile", {cell("store", "cold", fed, low, high, "the store's bandwidth")}, {}, {}};
   card.workloads = {w};
   return card;
 }
@@ -184,7 +184,7 @@ TEST(CardDiffTest, IdenticalCardsPass) {
 TEST(CardDiffTest, ACellOfOneCardOnlyIsReportedNotARegression) {
   Card base = sample_card(), next = sample_card();
   next.workloads.pop_back();  // volumes only in BASE
-  next.workloads.push_back({"tokens", 1, "profile", {cell("cache", "cold", 1, 1, 1, "x")}});
+  next.workloads.push_back({"tokens", 1, "profile", {cell("cache", "cold", 1, 1, 1, "x")}, {}, {}});
   const CardComparison c = compare_cards(base, next);
   EXPECT_EQ(c.count(CellVerdict::kOnlyBase), 1u);
   EXPECT_EQ(c.count(CellVerdict::kOnlyNew), 1u);
@@ -194,7 +194,7 @@ TEST(CardDiffTest, ACellOfOneCardOnlyIsReportedNotARegression) {
   EXPECT_THAT(text, HasSubstr("tokens cache cold: only in NEW"));
   // Nothing in common: nothing compared fails, as a result diff that compared nothing does.
   Card other;
-  other.workloads = {{"tokens", 1, "profile", {cell("store", "cold", 1, 1, 1, "x")}}};
+  other.workloads = {{"tokens", 1, "profile", {cell("store", "cold", 1, 1, 1, "x")}, {}, {}}};
   EXPECT_EQ(compare_cards(base, other).exit_code(), 1);
 }
 
@@ -221,7 +221,7 @@ TEST(CardRenderTest, ConsoleCardFitsAndSaysWhatToDo) {
           "  images            store  cold    6 (5-7, 3x)     112 MiB/s, 4.08k/s, 0.80 cores  the store's"));
   EXPECT_THAT(text, HasSubstr("not measured: the budget ran out"));
   EXPECT_THAT(text, HasSubstr("what to do:\n  Fewest fed: vvv"));
-  EXPECT_THAT(text, HasSubstr("Stage to the cache: it feeds more in the steady state (images 8 -> 12)."));
+  EXPECT_THAT(text, HasSubstr("Stage to the cache: it feeds more (images 8 -> 12 steady)."));
   EXPECT_THAT(text, HasSubstr("1 cell was not measured"));
   EXPECT_LE(card_advice(card).size(), kCardAdviceLines);
   expect_within_width(format_card_diff(compare_cards(card, card), std::string(300, 'a'), "b"));
@@ -237,6 +237,105 @@ TEST(CardRenderTest, StagingIsAdvisedOnlyForAGainBeyondTheSpreadAndATenth) {
   cache.accelerators_fed = cache.accelerators_fed_max = 12;
   cache.accelerators_fed_min = 7;  // its spread reaches below the store's 8
   EXPECT_THAT(card_console(card), Not(HasSubstr("Stage to the cache")));
+}
+
+// The rest of a qualification on `card`: best reads, a stage that pays, a checkpoint, a node.
+void add_storage_figures(Card& card) {
+  card.accelerators_per_node = 8;
+  CardWorkload& images = card.workloads[0];
+  images.paths[3] = cell("cache", "cold", 12, 11, 12, "the cache disk's reads");
+  images.reads = {{"store", 734003200, 16, 6.25}, {"cache", 1468006400, 4, 12.5}};
+  CardStaging st;
+  st.bytes = 2000000000;
+  st.seconds = 8;
+  st.bytes_per_second = 250e6;
+  st.epochs_of_reading = staging_epochs_of_reading(images, st.bytes_per_second, card.accelerators_per_node);
+  st.pays_after_epochs = staging_pays_after_epochs(images, st.bytes_per_second, card.accelerators_per_node);
+  images.staging = st;
+  card.checkpoints = {{"store", "llama3-8b", 0.01, 1050000000, 105000000000, 8, 400e6, 250e6}};
+}
+
+TEST(CardTest, ReadsStagingAndCheckpointsRoundTripAndAreReadByPointer) {
+  Card card = sample_card();
+  add_storage_figures(card);
+  const Card back = Card::parse(card.dump(), "card.json");
+  EXPECT_EQ(back, card);
+  ASSERT_TRUE(back.workloads[0].staging);
+  EXPECT_TRUE(back.workloads[0].staging->pays_after_epochs);
+  // A stage that never pays is written null and read back so.
+  card.workloads[0].staging->pays_after_epochs.reset();
+  EXPECT_EQ(Card::parse(card.dump(), "card.json"), card);
+  // An older card without them still reads.
+  EXPECT_TRUE(Card::parse(sample_card().dump(), "card.json").workloads[0].reads.empty());
+
+  nlohmann::ordered_json j = card.to_json();
+  j["workloads"][0]["reads"][1]["path"] = "store";
+  EXPECT_THAT(
+      message_of(j),
+      HasSubstr("card.json: /workloads/0/reads/1: expected one entry per path, not a second store, got"));
+  j = card.to_json();
+  j["workloads"][0]["reads"][0]["workers"] = 0;
+  EXPECT_THAT(message_of(j),
+              HasSubstr("card.json: /workloads/0/reads/0/workers: expected an integer of at least 1"));
+  j = card.to_json();
+  j["workloads"][0]["staging"]["pays_after_epochs"] = -1;
+  EXPECT_THAT(message_of(j),
+              HasSubstr("/workloads/0/staging/pays_after_epochs: expected a number of at least 0, "
+                        "or null (it never pays)"));
+  j = card.to_json();
+  j["checkpoints"][0]["scale"] = 2;
+  EXPECT_THAT(message_of(j),
+              HasSubstr("card.json: /checkpoints/0/scale: expected a fraction above 0 and at most 1"));
+  j = card.to_json();
+  j["accelerators_per_node"] = 0.5;
+  EXPECT_THAT(message_of(j),
+              HasSubstr("card.json: /accelerators_per_node: expected an integer of at least 1"));
+}
+
+TEST(CardStagingTest, ItPaysAfterTheEpochsThatWinItsTimeBack) {
+  Card card = sample_card();
+  CardWorkload& w = card.workloads[1];  // volumes: store cold 0.43
+  CardCell store = cell("store", "cold", 1, 1, 1, "the store's bandwidth");
+  store.per_accelerator.bytes_per_second = 100e6;
+  CardCell cache = cell("cache", "cold", 4, 4, 4, "the cache disk's bandwidth");
+  w.paths = {store, cache};
+  // Through the store an epoch reads at 100 MB/s, through the cache at 400 MB/s; staging at
+  // 200 MB/s costs 1/200 s a byte once and each epoch saves 1/100 - 1/400 s a byte.
+  EXPECT_NEAR(*staging_pays_after_epochs(w, 200e6, 0), 0.005 / 0.0075, 1e-9);
+  EXPECT_NEAR(staging_epochs_of_reading(w, 200e6, 0), 0.5, 1e-9);
+  // A node of 2: the cache feeds it at 200 MB/s.
+  EXPECT_NEAR(*staging_pays_after_epochs(w, 200e6, 2), 1.0, 1e-9);
+  // A node of 1: the store already feeds it; staging never pays.
+  EXPECT_FALSE(staging_pays_after_epochs(w, 200e6, 1));
+  // A cache within the store's spread, or within a tenth of it, is no gain.
+  w.paths[1].accelerators_fed = w.paths[1].accelerators_fed_min = w.paths[1].accelerators_fed_max = 1.05;
+  EXPECT_FALSE(staging_pays_after_epochs(w, 200e6, 0));
+  w.paths.pop_back();
+  EXPECT_FALSE(staging_pays_after_epochs(w, 200e6, 0));
+}
+
+TEST(CardRenderTest, ReadsStagingAndCheckpointsAreSaidUnderTheTable) {
+  Card card = sample_card();
+  add_storage_figures(card);
+  const std::string text = card_console(card);
+  expect_within_width(text);
+  EXPECT_THAT(text, HasSubstr("; a node of 8 accelerators"));
+  EXPECT_THAT(text,
+              HasSubstr("reads, staging and checkpoints:\n  images: read at best, cold, whole files: the "
+                        "store 700 MiB/s (16 readers), 6.25 accelerators' worth;"));
+  EXPECT_THAT(text, HasSubstr("Staged at 238 MiB/s"));
+  EXPECT_THAT(text, HasSubstr("it pays after"));
+  EXPECT_THAT(
+      text,
+      HasSubstr("checkpoint llama3-8b x 0.01 (0.98 GiB by 8 ranks) on the store: written at 381 MiB/s"));
+  const std::string md = card_markdown(card);  // its sentences unwrapped
+  EXPECT_THAT(md, HasSubstr("the whole 97.8 GiB: 4.4 min to write, 7.0 min to restore."));
+  EXPECT_THAT(md, HasSubstr("as long as 2.8 epochs through the store; it pays after 11 epochs."));
+  EXPECT_THAT(text, HasSubstr("Stage to the cache: it feeds more (images 6 -> 12 cold, pays after"));
+  EXPECT_THAT(text, HasSubstr("of the node's 8"));
+  EXPECT_THAT(md, HasSubstr("Reads, staging and checkpoints:\n\n- images: read at best"));
+  EXPECT_THAT(cards_html({card}, {"m5"}),
+              HasSubstr("<h3>Reads, staging and checkpoints</h3><ul><li>images:"));
 }
 
 TEST(CardRenderTest, MarkdownAndHtmlHoldTheTable) {

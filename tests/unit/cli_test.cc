@@ -135,7 +135,7 @@ void write_cards(const TempDir& dir) {
   cell.accelerators_fed_max = 7;
   cell.repetitions = 3;
   cell.limit = "the store's bandwidth";
-  card.workloads = {{"images", 98000000, "profile", {cell}}};
+  card.workloads = {{"images", 98000000, "profile", {cell}, {}, {}}};
   card.save(dir / "base.json");
   card.workloads[0].paths[0].accelerators_fed = card.workloads[0].paths[0].accelerators_fed_min =
       card.workloads[0].paths[0].accelerators_fed_max = 4;

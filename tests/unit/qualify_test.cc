@@ -1,11 +1,13 @@
 // `feedbench qualify`'s parts: the search of K (accelerator_search.h), a trial's config and its
-// reading (trial.h), the data folders it makes, reuses and removes (qualify_data.h), the
-// built-in profiles, and its refusals of bad input.
+// reading (trial.h), the best reads' and the checkpoint's configs and readings (storage_figures.h), the data
+// folders it makes, reuses and removes (qualify_data.h), the built-in profiles, and its refusals of bad
+// input.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -15,6 +17,7 @@
 #include "test_util.h"
 #include "tools/feedbench/qualify/accelerator_search.h"
 #include "tools/feedbench/qualify/qualify_data.h"
+#include "tools/feedbench/qualify/storage_figures.h"
 #include "tools/feedbench/qualify/trial.h"
 #include "tools/feedbench/qualify/workload_profiles.h"
 #include "tools/feedbench/verbs.h"
@@ -250,6 +253,74 @@ TEST(TrialTest, ALimitIsNamedCpuStorageOrTheCap) {
             "none found up to 64 accelerators (the search's cap; --max-accelerators raises it)");
 }
 
+// A result entry of `family` with `params`, `counters` and `extra`, one measured repetition.
+BenchmarkEntry measured_entry(const std::string& name, nlohmann::ordered_json params,
+                              std::map<std::string, double> counters,
+                              nlohmann::json extra = nlohmann::json::object()) {
+  BenchmarkEntry e;
+  e.name = e.run_name = e.case_name = name;
+  e.run_type = "iteration";
+  e.params = std::move(params);
+  e.counters = std::move(counters);
+  e.extra = std::move(extra);
+  return e;
+}
+
+TEST(StorageFiguresTest, TheBestReadsAreTheFastestColdPassOfTheFirstUnitsFiles) {
+  const WorkloadProfile& images = find_workload_profile("images");
+  const nlohmann::json c = reads_config(images, "/s/feedbench-qualify-images", 2, 4);
+  EXPECT_EQ(c["dataset"]["source"], "/s/feedbench-qualify-images");
+  EXPECT_EQ(c["dataset"]["include"], (nlohmann::json{"unit_000/**/*.jpg", "unit_001/**/*.jpg"}));
+  const nlohmann::json& f = c["families"][0];
+  EXPECT_EQ(f["family"], "file_read");
+  EXPECT_EQ(f["pattern"], "shuffled_files");
+  EXPECT_EQ(f["cache_state"], "cold");
+  EXPECT_EQ(f["workers"], (nlohmann::json{1, 4, 16}));
+  EXPECT_EQ(f["runtime"], "4s");
+
+  ResultDocument d;
+  for (const auto& [workers, rate] : {std::pair{1, 100e6}, {4, 300e6}, {16, 250e6}})
+    d.benchmarks.push_back(measured_entry("file_read/w:" + std::to_string(workers),
+                                          {{"family", "file_read"}, {"workers", workers}},
+                                          {{"bytes_per_second", rate}}));
+  const CardReads r = read_best_reads(d, "cache", 150e6);
+  EXPECT_EQ(r.path, "cache");
+  EXPECT_DOUBLE_EQ(r.bytes_per_second, 300e6);
+  EXPECT_EQ(r.workers, 4);
+  EXPECT_DOUBLE_EQ(r.accelerators, 2);
+  EXPECT_NE(
+      input_error_of([] { read_best_reads(ResultDocument{}, "store", 1); }).find("no measured file_read"),
+      std::string::npos);
+}
+
+TEST(StorageFiguresTest, TheCheckpointIsWrittenInTheScratchAndReadBackWithTheWholeModelsSize) {
+  CheckpointPlan plan;
+  plan.scale = 0.02;
+  plan.source = "/tmp/q";
+  plan.scratch = "/mnt/store";
+  const nlohmann::json c = checkpoint_config(plan);
+  EXPECT_EQ(c["dataset"]["scratch"], "/mnt/store");
+  EXPECT_EQ(c["dataset"]["source"], "/tmp/q");
+  EXPECT_EQ(c["families"][0],
+            (nlohmann::json{{"family", "checkpoint"}, {"model", "llama3-8b"}, {"scale", 0.02}}));
+
+  ResultDocument d;
+  d.benchmarks.push_back(measured_entry("checkpoint/model:llama3-8b", {{"family", "checkpoint"}},
+                                        {{"bytes_per_second", 400e6}, {"restore_bytes_per_second", 250e6}},
+                                        {{"bytes", 2100000000}, {"writer_ranks", 8}}));
+  const CardCheckpoint k = read_checkpoint(d, "store", plan);
+  EXPECT_EQ(k.path, "store");
+  EXPECT_EQ(k.bytes, 2100000000u);
+  EXPECT_EQ(k.full_bytes, 105000000000u);
+  EXPECT_EQ(k.ranks, 8);
+  EXPECT_DOUBLE_EQ(k.write_bytes_per_second, 400e6);
+  EXPECT_DOUBLE_EQ(k.restore_bytes_per_second, 250e6);
+  EXPECT_NE(input_error_of([&] {
+              read_checkpoint(ResultDocument{}, "store", plan);
+            }).find("no measured checkpoint"),
+            std::string::npos);
+}
+
 TEST(QualifyDataTest, AFolderIsReusedOnlyWhenItsMarkerSaysTheSameDataSet) {
   TempDir store;
   const WorkloadProfile& tokens = find_workload_profile("tokens");
@@ -319,6 +390,12 @@ TEST(QualifyVerbTest, BadInputIsRefusedByOptionBeforeAnythingIsWritten) {
   EXPECT_NE(qualify_refusal({"--store", dir.path(), "--budget", "10s", "--out", out}).find("--budget"),
             std::string::npos);
   EXPECT_NE(qualify_refusal({"--store", dir.path(), "--target-au", "1.5", "--out", out}).find("--target-au"),
+            std::string::npos);
+  EXPECT_NE(qualify_refusal({"--store", dir.path(), "--accelerators-per-node", "0", "--out", out})
+                .find("--accelerators-per-node: expected a whole number from 1 to 1024, got '0'"),
+            std::string::npos);
+  EXPECT_NE(qualify_refusal({"--store", dir.path(), "--checkpoint-scale", "1.5", "--out", out})
+                .find("--checkpoint-scale: expected a number from 0 to 1, got '1.5'"),
             std::string::npos);
   EXPECT_NE(qualify_refusal({"--store", dir.path(), "--out", dir.path() + "/card.json", "--workload",
                              "tokens", "--workload", "tokens"})

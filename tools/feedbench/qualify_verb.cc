@@ -33,6 +33,7 @@
 #include "feedbench/results/environment.h"
 #include "qualify/accelerator_search.h"
 #include "qualify/qualify_data.h"
+#include "qualify/storage_figures.h"
 #include "qualify/trial.h"
 #include "qualify/workload_profiles.h"
 #include "reporters/card_report.h"
@@ -49,7 +50,8 @@ namespace {
 constexpr const char* kUsage =
     "usage: feedbench qualify --store DIR [--cache DIR] [--workload NAME]... [--like TRACE]... [--target-au "
     "AU]\n"
-    "                         [--speedup X] [--max-accelerators N] [--budget DUR] [--out CARD.json]\n"
+    "                         [--speedup X] [--accelerators-per-node N] [--max-accelerators N]\n"
+    "                         [--checkpoint-scale F] [--budget DUR] [--out CARD.json]\n"
     "                         [--markdown F] [--html F] [--keep] [--seed S] [--dry-run]\n"
     "\n"
     "How many accelerators of each workload this instance's storage feeds, and what limits it:\n"
@@ -64,6 +66,9 @@ constexpr const char* kUsage =
     "its files written as `gen --like TRACE` writes them, one copy per accelerator, and K replays of\n"
     "it at once a trial (`feedbench replay`: its reads, batches, workers, steps and CPU as recorded);\n"
     "K is kept when every replay keeps the target, as K real jobs each timing its own AU.\n"
+    "Beside the searches: each path's best read rate of each workload's files (cold, shuffled\n"
+    "whole files: what the storage alone would feed), the stage's rate and the epochs after which\n"
+    "staging pays, and a llama3-8b checkpoint written to each path and restored cold.\n"
     "\n"
     "It writes its data sets in folders it creates, <DIR>/feedbench-qualify-<workload>, refuses\n"
     "such a folder it did not create, checks free space first, and removes them afterwards unless\n"
@@ -85,6 +90,9 @@ constexpr double kJpegGenBytesPerSecond = 100e6;
 constexpr double kStageBytesPerSecond = 300e6;
 constexpr double kTrialOverheadS = 2.0;
 constexpr double kTrialsPerSearch = 3.0;
+// Each best-read pass is this long at the most (a run of one file_read case per reader count).
+constexpr double kReadsPassS = 4.0;
+constexpr double kRunOverheadS = 3.0;  // a child run's start, scan and eviction
 
 struct Options {
   std::string store, cache;
@@ -93,6 +101,9 @@ struct Options {
   std::optional<double> target_au;
   double speedup = 1;
   std::optional<int> max_accelerators;
+  int repetitions = 1;             // searches of each cell
+  int accelerators_per_node = 0;   // 0: not given
+  double checkpoint_scale = 0.01;  // of llama3-8b's checkpoint; 0: no checkpoint
   std::int64_t budget_ns = 20LL * 60 * 1000000000;
   std::string budget_text = "20min";
   std::string out, markdown, html;
@@ -101,12 +112,17 @@ struct Options {
   std::uint64_t seed = 42;
 };
 
-// One workload through one path: its search and the trials it ran.
+// One search of K and the trials it ran.
+struct SearchRun {
+  AcceleratorSearch search;
+  std::map<int, TrialResult> trials;  // by K
+};
+
+// One workload through one path: its searches (one per repetition) and their trials.
 struct PathSearch {
   std::string path;  // "store" or "cache"
-  std::optional<AcceleratorSearch> search;
-  std::map<int, TrialResult> trials;  // by K
-  std::string not_measured;           // why the search did not start, or stopped
+  std::vector<SearchRun> searches;
+  std::string not_measured;  // why the search did not start, or stopped
   bool budget_ran_out = false;
 };
 
@@ -118,7 +134,8 @@ struct WorkloadRun {
   std::chrono::nanoseconds step{0};
   double speedup = 1;
   std::vector<PathSearch> paths;
-  double stage_s = 0;  // the stage into the cache, its wall time; 0: not staged (or reused)
+  double stage_s = 0;            // the stage into the cache, its wall time; 0: not staged (or reused)
+  std::vector<CardReads> reads;  // each path's best read rate (accelerators filled in by the card)
 };
 
 // RETURNS: the last line of the log `path` that is not empty, printable: what a child said last.
@@ -213,10 +230,19 @@ Options parse_options(int argc, char** argv, bool* help) {
       "the AU a fed accelerator keeps, 0.01 to 1 (default: each workload's, MLPerf's 0.9 or 0.7)")(
       "speedup", po::value<std::string>()->value_name("X"),
       "accelerators X times faster than the profiles' H100: every step ÷ X  [1]")(
+      "accelerators-per-node", po::value<std::string>()->value_name("N"),
+      "the node's accelerators, 1 to 1024: the card says how many of them each cell feeds and when "
+      "staging pays for the node")(
       "max-accelerators", po::value<std::string>()->value_name("N"),
       "the most K searched, 1 to 1024; the data set holds N accelerators' epochs (default: each "
       "workload's: images 2, volumes 1, records 8, tokens 64)")(
-      "budget", po::value<std::string>()->value_name("DUR"), "the time qualify may take  [20min]")(
+      "checkpoint-scale", po::value<std::string>()->value_name("F"),
+      "the part of a llama3-8b checkpoint (105 GB) written to each path and restored cold, 0 to 1; "
+      "0: none  [0.01]")(
+      "repetitions", po::value<std::string>()->value_name("N"),
+      "searches of each cell, 1 to 9: the card's figure is their median, with their range (the "
+      "spread `diff` calls noise)  [1]")("budget", po::value<std::string>()->value_name("DUR"),
+                                         "the time qualify may take  [20min]")(
       "out,o", po::value<std::string>()->value_name("CARD.json"),
       "the card to write (default: feedbench-card-<UTC time>.json, never replacing a file)")(
       "markdown", po::value<std::string>()->value_name("FILE"), "the card as Markdown")(
@@ -258,6 +284,12 @@ Options parse_options(int argc, char** argv, bool* help) {
   if (vm.count("max-accelerators"))
     o.max_accelerators =
         int(parse_whole_number(vm["max-accelerators"].as<std::string>(), "--max-accelerators", 1, 1024));
+  if (vm.count("accelerators-per-node"))
+    o.accelerators_per_node = int(parse_whole_number(vm["accelerators-per-node"].as<std::string>(),
+                                                     "--accelerators-per-node", 1, 1024));
+  if (vm.count("repetitions"))
+    o.repetitions = int(parse_whole_number(vm["repetitions"].as<std::string>(), "--repetitions", 1, 9));
+  if (vm.count("checkpoint-scale")) o.checkpoint_scale = number("checkpoint-scale", 0, 1);
   if (vm.count("budget")) {
     o.budget_text = vm["budget"].as<std::string>();
     o.budget_ns = parse_duration_ns(o.budget_text, "--budget");
@@ -311,18 +343,22 @@ void check_folders(const Options& o) {
   check_outputs_apart(outputs, inputs, roots);
 }
 
-// RETURNS: the estimated seconds of `run`: writing and staging its data (unless reused), and
-// its searches at the AU it is for.
-double estimate_seconds(const WorkloadRun& run, bool store_reused, bool cache_reused) {
+// RETURNS: the estimated seconds of `run`: writing and staging its data (unless reused), its
+// best reads, and `repetitions` searches a path at the AU it is for. A trace's trial epoch is its
+// recorded pass (steps and waits), a built-in workload's its steps.
+double estimate_seconds(const WorkloadRun& run, bool store_reused, bool cache_reused, int repetitions) {
   const double bytes = double(run.data.bytes());
   double s = 0;
   if (!store_reused)
     s += bytes / (run.profile->format == GenFormat::kJpeg ? kJpegGenBytesPerSecond : kGenBytesPerSecond);
   if (!run.data.cache_dir.empty() && !cache_reused) s += 2 * bytes / kStageBytesPerSecond;
-  const double trial_s =
-      2 * double(epoch_steps(*run.profile)) * std::chrono::duration<double>(run.step).count() +
-      kTrialOverheadS;
-  s += double(run.paths.size()) * kTrialsPerSearch * trial_s;
+  const double epoch_s =
+      run.profile->trace.empty()
+          ? double(epoch_steps(*run.profile)) * std::chrono::duration<double>(run.step).count()
+          : std::chrono::duration<double>(run.profile->recorded_epoch).count();
+  const double trial_s = 2 * epoch_s + kTrialOverheadS;
+  s += double(run.paths.size()) * repetitions * kTrialsPerSearch * trial_s;
+  s += double(run.paths.size()) * double(std::size(kReadsWorkers)) * (kReadsPassS + kRunOverheadS);
   return s;
 }
 
@@ -395,12 +431,100 @@ std::string prepare_cache(WorkloadRun& run, const std::string& work, const std::
   return "";
 }
 
-// Runs the search of one workload through one path until it is bracketed or `search_deadline`
-// passes (no trial starts after it; a running one stops at `deadline`).
-void run_search(WorkloadRun& run, PathSearch& ps, const std::string& work, const Options& o,
-                Clock::time_point search_deadline, Clock::time_point deadline, const std::atomic<int>* stop) {
-  ps.search.emplace(run.target, run.cap);
-  AcceleratorSearch& search = *ps.search;
+// RETURNS: the folder of `path`'s copy of `run`'s data set.
+const std::string& data_folder(const WorkloadRun& run, const std::string& path) {
+  return path == "cache" ? run.data.cache_dir : run.data.store_dir;
+}
+
+// Runs a child `feedbench run` of `config` (written beside `stem`) to its result. RETURNS: the
+// result, or nullopt with `why` set (the child failed, the budget ran out, or it was stopped).
+std::optional<ResultDocument> run_config(const nlohmann::json& config, const std::string& stem,
+                                         Clock::time_point deadline, const std::atomic<int>* stop,
+                                         std::string* why) {
+  {
+    std::ofstream out(stem + ".config.json");
+    out << config.dump(2) << "\n";
+  }
+  const std::string result = stem + ".result.json", log = stem + ".log";
+  const ChildRun r = run_this_program(
+      {{"run", "--config", stem + ".config.json", "--out", result, "--quiet", "--no-latency"}}, {log},
+      deadline, stop)[0];
+  std::error_code ec;
+  if (r.timed_out || r.stopped) *why = r.timed_out ? "the budget ran out" : "interrupted";
+  else if (r.exit_code != 0 || !fs::exists(result, ec)) *why = "the run failed: " + last_line_of(log);
+  else return ResultDocument::load(result);
+  return std::nullopt;
+}
+
+// Measures each path's best read rate of `run`'s files (reads_config), kept in run.reads; a
+// path that could not be measured is said on the console and left off the card.
+void measure_reads(WorkloadRun& run, const std::string& work, Clock::time_point deadline,
+                   const std::atomic<int>* stop) {
+  for (const PathSearch& ps : run.paths) {
+    if (!ps.not_measured.empty() || Clock::now() >= deadline || stop->load() != 0) continue;
+    const Clock::time_point t0 = Clock::now();
+    std::string why;
+    const std::optional<ResultDocument> doc =
+        run_config(reads_config(*run.profile, data_folder(run, ps.path), run.data.units, kReadsPassS),
+                   work + "/" + run.profile->name + "-" + ps.path + "-reads", deadline, stop, &why);
+    if (!doc) {
+      std::printf("  %s: the %s's best read rate not measured: %s\n", run.profile->name.c_str(),
+                  ps.path.c_str(), why.c_str());
+      continue;
+    }
+    run.reads.push_back(read_best_reads(*doc, ps.path, 0));
+    std::printf("  %s: the %s reads its files at %s at best (%lld readers, cold; %.0f s)\n",
+                run.profile->name.c_str(), ps.path.c_str(),
+                format_rate(run.reads.back().bytes_per_second).c_str(),
+                static_cast<long long>(run.reads.back().workers), seconds_since(t0));
+    std::fflush(stdout);
+  }
+}
+
+// Writes a checkpoint into each path's folder and restores it cold (checkpoint_config).
+// RETURNS: the card's checkpoints; a path not measured is said on the console.
+std::vector<CardCheckpoint> measure_checkpoints(const Options& o, const std::string& work,
+                                                Clock::time_point deadline, const std::atomic<int>* stop) {
+  std::vector<CardCheckpoint> out;
+  if (o.checkpoint_scale <= 0) return out;
+  // A run needs a source to scan; the checkpoint never reads it. A folder in the trials' own is
+  // outside both paths, as the checkpoint family's scratch must be apart from its source.
+  CheckpointPlan plan;
+  plan.scale = o.checkpoint_scale;
+  plan.source = work + "/checkpoint-source";  // apart from the run's own outputs in `work`
+  {
+    fs::create_directories(plan.source);
+    std::ofstream(plan.source + "/README") << "a source for qualify's checkpoint run to scan; never read\n";
+  }
+  for (const auto& [path, root] :
+       {std::pair<std::string, std::string>{"store", o.store}, {"cache", o.cache}}) {
+    if (root.empty() || Clock::now() >= deadline || stop->load() != 0) continue;
+    plan.scratch = root;
+    const Clock::time_point t0 = Clock::now();
+    std::string why;
+    const std::optional<ResultDocument> doc =
+        run_config(checkpoint_config(plan), work + "/checkpoint-" + path, deadline, stop, &why);
+    if (!doc) {
+      std::printf("  checkpoint: the %s's not measured: %s\n", path.c_str(), why.c_str());
+      continue;
+    }
+    out.push_back(read_checkpoint(*doc, path, plan));
+    std::printf("  checkpoint %s, %s: written at %s, restored cold at %s (%.0f s)\n", plan.model.c_str(),
+                path.c_str(), format_rate(out.back().write_bytes_per_second).c_str(),
+                format_rate(out.back().restore_bytes_per_second).c_str(), seconds_since(t0));
+    std::fflush(stdout);
+  }
+  return out;
+}
+
+// Runs ps.searches.back(), repetition `rep` of the search of one workload through one path, until
+// it is bracketed or `search_deadline` passes (no trial starts after it; a running one stops at
+// `deadline`).
+void run_one_search(WorkloadRun& run, PathSearch& ps, int rep, const std::string& work, const Options& o,
+                    Clock::time_point search_deadline, Clock::time_point deadline,
+                    const std::atomic<int>* stop) {
+  SearchRun& sr = ps.searches.back();
+  AcceleratorSearch& search = sr.search;
   while (const std::optional<int> k = search.next()) {
     const double left = std::chrono::duration<double>(deadline - Clock::now()).count();
     if (Clock::now() >= search_deadline || stop->load() != 0) {
@@ -417,7 +541,8 @@ void run_search(WorkloadRun& run, PathSearch& ps, const std::string& work, const
     plan.target_au = run.target;
     plan.seed = o.seed;
     plan.step_scale = 1 / o.speedup;
-    const std::string stem = work + "/" + run.profile->name + "-" + ps.path + "-k" + std::to_string(*k);
+    const std::string stem = work + "/" + run.profile->name + "-" + ps.path + "-r" + std::to_string(rep) +
+                             "-k" + std::to_string(*k);
     // A built-in workload: one run of K trainers. A trace: K replays of the job at once.
     std::vector<std::vector<std::string>> args;
     std::vector<std::string> logs, outs;
@@ -434,8 +559,9 @@ void run_search(WorkloadRun& run, PathSearch& ps, const std::string& work, const
         logs.push_back(stem + "-" + unit_folder(u) + ".log");
       }
     }
-    std::printf("  [%s left] %-8s %-5s %3d accelerator(s): ", minutes_text(left).c_str(),
-                run.profile->name.c_str(), ps.path.c_str(), *k);
+    const std::string repetition = o.repetitions > 1 ? " #" + std::to_string(rep + 1) : std::string();
+    std::printf("  [%s left] %-8s %-5s%s %3d accelerator(s): ", minutes_text(left).c_str(),
+                run.profile->name.c_str(), ps.path.c_str(), repetition.c_str(), *k);
     std::fflush(stdout);
     const Clock::time_point t0 = Clock::now();
     const std::vector<ChildRun> ran = run_this_program(args, logs, deadline, stop);
@@ -467,35 +593,60 @@ void run_search(WorkloadRun& run, PathSearch& ps, const std::string& work, const
       std::printf("not judged (the card says why)\n");
     std::fflush(stdout);
     search.record(t.outcome());
-    ps.trials.emplace(*k, std::move(t));
+    sr.trials.emplace(*k, std::move(t));
   }
 }
 
-// RETURNS: the card's cell of `ps` in `state`.
+// Runs the o.repetitions searches of one workload through one path, one after another, each
+// with an equal share of the time to `search_deadline`.
+void run_search(WorkloadRun& run, PathSearch& ps, const std::string& work, const Options& o,
+                Clock::time_point search_deadline, Clock::time_point deadline, const std::atomic<int>* stop) {
+  for (int r = 0; r < o.repetitions && !ps.budget_ran_out && ps.not_measured.empty(); ++r) {
+    const auto share = (search_deadline - Clock::now()) / (o.repetitions - r);
+    ps.searches.push_back({AcceleratorSearch(run.target, run.cap), {}});
+    run_one_search(run, ps, r, work, o, Clock::now() + share, deadline, stop);
+    if (stop->load() != 0) return;
+  }
+}
+
+// RETURNS: the card's cell of `ps` in `state`: the median of its searches' answers, their range
+// and count; the limit and one accelerator's need from the search at the median (the lower of
+// the two middle ones for an even count).
 CardCell card_cell(const WorkloadRun& run, const PathSearch& ps, FedState state) {
   CardCell cell;
   cell.path = ps.path;
   cell.state = state == FedState::kCold ? "cold" : "steady";
-  const FedAnswer a = ps.search ? ps.search->answer(state) : FedAnswer{};
-  if (!a.found) {
+  std::vector<std::pair<double, const SearchRun*>> found;  // (fed, search)
+  for (const SearchRun& sr : ps.searches)
+    if (const FedAnswer a = sr.search.answer(state); a.found) found.emplace_back(a.fed, &sr);
+  if (found.empty()) {
     cell.measured = false;
     if (!ps.not_measured.empty()) cell.reason = ps.not_measured;
-    else if (ps.budget_ran_out || !ps.search) cell.reason = "the budget ran out before its first trial";
+    else if (ps.budget_ran_out || ps.searches.empty())
+      cell.reason = "the budget ran out before its first trial";
     else {
-      const auto it = ps.trials.find(1);
-      cell.reason = it != ps.trials.end() ? "not judged: " + it->second.states[std::size_t(state)].why_not
-                                          : "not judged";
+      const std::map<int, TrialResult>& trials = ps.searches.front().trials;
+      const auto it = trials.find(1);
+      cell.reason =
+          it != trials.end() ? "not judged: " + it->second.states[std::size_t(state)].why_not : "not judged";
     }
     return cell;
   }
-  cell.accelerators_fed = cell.accelerators_fed_min = cell.accelerators_fed_max = a.fed;
-  cell.repetitions = 1;
+  std::stable_sort(found.begin(), found.end(),
+                   [](const auto& x, const auto& y) { return x.first < y.first; });
+  const std::size_t n = found.size();
+  cell.accelerators_fed = n % 2 ? found[n / 2].first : (found[n / 2 - 1].first + found[n / 2].first) / 2;
+  cell.accelerators_fed_min = found.front().first;
+  cell.accelerators_fed_max = found.back().first;
+  cell.repetitions = std::int64_t(n);
+  const SearchRun& median = *found[(n - 1) / 2].second;
+  const FedAnswer a = median.search.answer(state);
   // What stopped K + 1: the trial that fell short; for a fraction of one, K = 1's own.
   const int deciding = a.first_short != 0 ? a.first_short : std::max(a.last_fed, 1);
-  const TrialResult& t = ps.trials.at(deciding);
+  const TrialResult& t = median.trials.at(deciding);
   const bool open = a.first_short == 0 && !a.capped;
   if (open && a.unjudged != 0) {
-    const StateFigures& u = ps.trials.at(a.unjudged).states[std::size_t(state)];
+    const StateFigures& u = median.trials.at(a.unjudged).states[std::size_t(state)];
     cell.limit = "not bracketed: " + std::to_string(a.last_fed) +
                  " kept the target (a lower bound); the trial of " + std::to_string(a.unjudged) +
                  " could not be judged: " + u.why_not;
@@ -506,9 +657,40 @@ CardCell card_cell(const WorkloadRun& run, const PathSearch& ps, FedState state)
     cell.limit = cell_limit(*run.profile, ps.path, a, t, state, run.cap);
   }
   // One accelerator's need at its step: from the trial of one, where it ran alone.
-  const TrialResult& one = ps.trials.count(1) ? ps.trials.at(1) : t;
+  const TrialResult& one = median.trials.count(1) ? median.trials.at(1) : t;
   cell.per_accelerator = one.need;
   return cell;
+}
+
+// Adds to `w` (its cells made) the run's best reads, each with the accelerators it feeds by its
+// bytes alone, said too in a CPU-bound cell's limit ("the store could feed 6"), and the stage
+// with the epochs after which it pays.
+void add_storage_figures(const WorkloadRun& run, const Options& o, CardWorkload& w) {
+  // One accelerator's bytes a second: K = 1's, the same in every cell that measured it.
+  double need = 0;
+  for (const CardCell& c : w.paths)
+    if (c.measured && c.per_accelerator.bytes_per_second > 0) {
+      need = c.per_accelerator.bytes_per_second;
+      break;
+    }
+  for (CardReads r : run.reads) {
+    r.accelerators = need > 0 ? r.bytes_per_second / need : 0;
+    if (r.accelerators > 0)
+      for (CardCell& c : w.paths)
+        if (c.measured && c.path == r.path && c.limit.rfind("the host's CPU", 0) == 0)
+          c.limit += "; the " + std::string(r.path == "store" ? "store's" : "cache disk's") +
+                     " reads alone would feed " + format_printf("%.3g", r.accelerators);
+    w.reads.push_back(r);
+  }
+  if (run.stage_s > 0) {
+    CardStaging st;
+    st.bytes = run.data.bytes();
+    st.seconds = run.stage_s;
+    st.bytes_per_second = double(st.bytes) / run.stage_s;
+    st.epochs_of_reading = staging_epochs_of_reading(w, st.bytes_per_second, o.accelerators_per_node);
+    st.pays_after_epochs = staging_pays_after_epochs(w, st.bytes_per_second, o.accelerators_per_node);
+    w.staging = st;
+  }
 }
 
 // RETURNS: the card of `runs`; `labels` gets a name for each result it holds ("images store K=2").
@@ -518,6 +700,7 @@ Card make_card(const std::vector<WorkloadRun>& runs, const Options& o, std::vect
   card.feedbench_version = describe_tool().value("version", "");
   card.target_au = o.target_au.value_or(runs.empty() ? 0.9 : runs.front().target);
   card.speedup = o.speedup;
+  card.accelerators_per_node = o.accelerators_per_node;
   std::vector<std::pair<const TrialResult*, std::string>> deciding;  // with its path
   for (const WorkloadRun& run : runs) {
     CardWorkload w;
@@ -530,17 +713,21 @@ Card make_card(const std::vector<WorkloadRun>& runs, const Options& o, std::vect
       for (FedState s : kFedStates) w.paths.push_back(card_cell(run, ps, s));
       // The trials that bracket an answer, and K = 1's (one accelerator's need), are the evidence
       // a card carries.
-      for (const auto& [k, t] : ps.trials) {
-        bool decides = k == 1;
-        for (FedState s : kFedStates) {
-          const FedAnswer a = ps.search->answer(s);
-          decides = decides || k == a.last_fed || k == a.first_short;
+      for (std::size_t r = 0; r < ps.searches.size(); ++r)
+        for (const auto& [k, t] : ps.searches[r].trials) {
+          bool decides = k == 1;
+          for (FedState s : kFedStates) {
+            const FedAnswer a = ps.searches[r].search.answer(s);
+            decides = decides || k == a.last_fed || k == a.first_short;
+          }
+          if (!decides) continue;
+          deciding.emplace_back(&t, ps.path);
+          labels->push_back(run.profile->name + " " + ps.path +
+                            (ps.searches.size() > 1 ? " #" + std::to_string(r + 1) : std::string()) +
+                            " K=" + std::to_string(k));
         }
-        if (!decides) continue;
-        deciding.emplace_back(&t, ps.path);
-        labels->push_back(run.profile->name + " " + ps.path + " K=" + std::to_string(k));
-      }
     }
+    add_storage_figures(run, o, w);
     card.workloads.push_back(std::move(w));
   }
   for (const auto& [trial, path] : deciding) {
@@ -602,7 +789,8 @@ double check_room_and_estimate(const std::vector<WorkloadRun>& runs, const Optio
     store_written += store_bytes;
     store_need = o.keep ? store_need + store_bytes : std::max(store_need, store_bytes);
     cache_need = o.keep ? cache_need + cache_bytes : std::max(cache_need, cache_bytes);
-    estimate += estimate_seconds(run, s == FolderState::kComplete, c == FolderState::kComplete);
+    estimate +=
+        estimate_seconds(run, s == FolderState::kComplete, c == FolderState::kComplete, o.repetitions);
   }
   auto room = [](const std::string& option, const std::string& dir, std::uint64_t need) {
     const std::int64_t free = free_bytes_at(dir);
@@ -611,6 +799,16 @@ double check_room_and_estimate(const std::vector<WorkloadRun>& runs, const Optio
                        " (and 5% to spare) in " + dir + ", which has " + format_size(double(free)) +
                        " free: fewer --workload, a lower --max-accelerators, or another folder");
   };
+  // The checkpoint is written while the first data set is there, and removed at once.
+  std::int64_t ranks = 0;
+  const std::uint64_t checkpoint_bytes =
+      std::uint64_t(o.checkpoint_scale * double(checkpoint_full_bytes("llama3-8b", &ranks)));
+  if (checkpoint_bytes > 0) {
+    const int paths = o.cache.empty() ? 1 : 2;
+    estimate += paths * (2 * double(checkpoint_bytes) / kStageBytesPerSecond + kRunOverheadS);
+    store_need += checkpoint_bytes;
+    cache_need += o.cache.empty() ? 0 : checkpoint_bytes;
+  }
   room("--store", o.store, store_need);
   if (!o.cache.empty()) {
     // One file system for both: the two copies together.
@@ -632,6 +830,10 @@ double check_room_and_estimate(const std::vector<WorkloadRun>& runs, const Optio
                 p.like.substr(0, p.like.find(':')).c_str(), run.cap, epoch.c_str(),
                 format_duration_ns(double(run.step.count())).c_str(), 100 * run.target);
   }
+  if (checkpoint_bytes > 0)
+    std::printf("  checkpoint llama3-8b x %g: %s by %lld ranks, written to %s and restored cold\n",
+                o.checkpoint_scale, format_size(double(checkpoint_bytes)).c_str(),
+                static_cast<long long>(ranks), o.cache.empty() ? "the store" : "each path");
   if (estimate > 1e-9 * double(o.budget_ns))
     std::printf("  the estimate is over the budget: cells it leaves unmeasured will say so on the card\n");
   std::fflush(stdout);
@@ -658,7 +860,8 @@ bool remove_data(const WorkloadRun& run, const Options& o) {
 // Writes each run's data sets and runs its searches, one workload after another, within the
 // budget. RETURNS: false when a data set folder could not be removed.
 bool measure_all(std::vector<WorkloadRun>& runs, const Options& o, const std::string& work,
-                 Clock::time_point deadline, const std::atomic<int>* stop) {
+                 Clock::time_point deadline, const std::atomic<int>* stop,
+                 std::vector<CardCheckpoint>* checkpoints) {
   bool removed = true;
   std::size_t searches_left = 0;
   for (const WorkloadRun& run : runs) searches_left += run.paths.size();
@@ -669,6 +872,9 @@ bool measure_all(std::vector<WorkloadRun>& runs, const Options& o, const std::st
         if (run.paths.size() > 1)
           if (std::string why = prepare_cache(run, work, stop, deadline); !why.empty())
             run.paths[1].not_measured = why;
+        measure_reads(run, work, deadline, stop);
+        // Once per card, before the searches take their shares of the time.
+        if (&run == &runs.front()) *checkpoints = measure_checkpoints(o, work, deadline, stop);
       }
       for (PathSearch& ps : run.paths) {
         // Each search gets an equal share of what is left, so one slow workload cannot starve the rest.
@@ -692,9 +898,11 @@ bool measure_all(std::vector<WorkloadRun>& runs, const Options& o, const std::st
 }
 
 // Prints the card and writes its files. RETURNS: whether any cell was measured.
-bool write_card(const std::vector<WorkloadRun>& runs, const Options& o, Clock::time_point started) {
+bool write_card(const std::vector<WorkloadRun>& runs, const Options& o, Clock::time_point started,
+                const std::vector<CardCheckpoint>& checkpoints) {
   std::vector<std::string> labels;
-  const Card card = make_card(runs, o, &labels);
+  Card card = make_card(runs, o, &labels);
+  card.checkpoints = checkpoints;
   bool measured = false;
   for (const CardWorkload& w : card.workloads)
     for (const CardCell& c : w.paths) measured = measured || c.measured;
@@ -741,12 +949,13 @@ int qualify_main(int argc, char** argv) {
     }
   } remove_work{work};
 
-  const bool removed = measure_all(runs, o, work, deadline, stop);
+  std::vector<CardCheckpoint> checkpoints;
+  const bool removed = measure_all(runs, o, work, deadline, stop, &checkpoints);
   if (stop->load() != 0) {
     std::fprintf(stderr, "feedbench qualify: interrupted; no card written\n");
     return 128 + stop->load();
   }
-  const bool measured = write_card(runs, o, started);
+  const bool measured = write_card(runs, o, started, checkpoints);
   return measured && removed ? 0 : 1;
 }
 

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -53,13 +54,61 @@ struct CardCell {
   friend bool operator==(const CardCell&, const CardCell&) = default;
 };
 
+// What one path's storage delivers of a workload's files with nothing else to do: the best of
+// a few cold passes of its files read whole in shuffled order (the file_read family's
+// shuffled_files, one pass per reader count), and how many accelerators that rate feeds by its
+// bytes alone (the rate ÷ one accelerator's bytes_per_second).
+struct CardReads {
+  std::string path;             // "store" or "cache"
+  double bytes_per_second = 0;  // the best pass
+  std::int64_t workers = 0;     // the readers of the best pass
+  double accelerators = 0;      // bytes_per_second ÷ one accelerator's need (0: need unknown)
+
+  friend bool operator==(const CardReads&, const CardReads&) = default;
+};
+
+// The stage of the workload's data set from the store into the cache (`feedbench stage`,
+// verified), and whether staging pays: its time against the epochs it saves
+// (staging_pays_after_epochs).
+struct CardStaging {
+  std::uint64_t bytes = 0;
+  double seconds = 0;
+  double bytes_per_second = 0;
+  // The stage's time in epochs read through the store at the store's cold rate: 0.5 = staging
+  // takes as long as half an epoch. 0: not known (no store cold cell).
+  double epochs_of_reading = 0;
+  // The epochs a training run must read for staging to have paid (its time won back by the
+  // cache's faster epochs); nullopt: it never pays (the cache feeds no more than the store, or
+  // both feed every accelerator of the node).
+  std::optional<double> pays_after_epochs;
+
+  friend bool operator==(const CardStaging&, const CardStaging&) = default;
+};
+
 struct CardWorkload {
-  std::string name;             // "images", "volumes", "records", "tokens", or a --like trace's name
-  std::int64_t step_ns = 0;     // one accelerator's compute per batch, at the card's speedup
-  std::string step_source;      // where the step came from: a cited profile or a trace
-  std::vector<CardCell> paths;  // its cells, at most one per (path, state)
+  std::string name;                    // "images", "volumes", "records", "tokens", or a --like trace's name
+  std::int64_t step_ns = 0;            // one accelerator's compute per batch, at the card's speedup
+  std::string step_source;             // where the step came from: a cited profile or a trace
+  std::vector<CardCell> paths;         // its cells, at most one per (path, state)
+  std::vector<CardReads> reads;        // at most one per path; empty: not measured
+  std::optional<CardStaging> staging;  // a card with a cache path that staged it
 
   friend bool operator==(const CardWorkload&, const CardWorkload&) = default;
+};
+
+// A checkpoint written to one path and restored cold (the checkpoint family): a model's
+// checkpoint at a scale that fits, and the full checkpoint's time at the rates measured.
+struct CardCheckpoint {
+  std::string path;                     // "store" or "cache"
+  std::string model;                    // "llama3-8b"
+  double scale = 0;                     // of the model's full checkpoint: 0.01 wrote 1% of it
+  std::uint64_t bytes = 0;              // what was written and restored
+  std::uint64_t full_bytes = 0;         // the model's whole checkpoint
+  std::int64_t ranks = 0;               // writer ranks, each its own files
+  double write_bytes_per_second = 0;    // all bytes over the checkpoint's time, fsync'd
+  double restore_bytes_per_second = 0;  // read back after eviction
+
+  friend bool operator==(const CardCheckpoint&, const CardCheckpoint&) = default;
 };
 
 struct Card {
@@ -71,8 +120,10 @@ struct Card {
                                                       //  "mount"}, "cache": {...}}
   double target_au = 0.9;                             // the AU a fed accelerator keeps, 0..1
   double speedup = 1;                                 // accelerators this many times faster
+  std::int64_t accelerators_per_node = 0;             // the node's accelerators; 0: not given
   std::vector<CardWorkload> workloads;
-  std::vector<ResultDocument> results;  // the result documents the card came from, whole
+  std::vector<CardCheckpoint> checkpoints;  // at most one per path
+  std::vector<ResultDocument> results;      // the result documents the card came from, whole
 
   // RETURNS: the card as its file holds it, keys in the documented order.
   nlohmann::ordered_json to_json() const;
@@ -97,6 +148,22 @@ struct Card {
 // not a JSON object); parses only as far as that key, so a large file costs little. Throws
 // InputError for text past `limits` before that key.
 std::string json_schema_of(const std::string& text, const std::string& where, const JsonLimits& limits);
+
+// RETURNS: the epochs a training run of `w` must read for staging into the cache to pay, from
+// its cold cells: through the store an epoch of D bytes reads at min(N, K_store) × b (b: one
+// accelerator's bytes_per_second, N: `accelerators_per_node`, unbounded when 0), through the
+// cache at min(N, K_cache) × b, and staging costs D ÷ `stage_bytes_per_second` once; it pays
+// after R epochs where R × (D ÷ store rate − D ÷ cache rate) = D ÷ stage rate, whatever D.
+// nullopt when it never pays: the cache's cold cell feeds no more than the store's beyond both
+// spreads and by a tenth (one search can differ by a few hundredths), or both feed the node;
+// or a cold cell or the need is missing. REQUIRES: stage_bytes_per_second > 0.
+std::optional<double> staging_pays_after_epochs(const CardWorkload& w, double stage_bytes_per_second,
+                                                std::int64_t accelerators_per_node);
+
+// RETURNS: the stage's time in epochs through the store at its cold rate (min(N, K_store) × b),
+// 0 when that rate is not known. REQUIRES: stage_bytes_per_second > 0.
+double staging_epochs_of_reading(const CardWorkload& w, double stage_bytes_per_second,
+                                 std::int64_t accelerators_per_node);
 
 // A file given to a verb that takes cards and result files alike (diff, report).
 using CardOrResult = std::variant<ResultDocument, Card>;
