@@ -90,8 +90,10 @@ std::string long_duration_text(double s) {
   return s < 90 * 60 ? format_printf("%.1f min", s / 60) : format_printf("%.1f h", s / 3600);
 }
 
-// RETURNS: "1.43", "12": a count of accelerators a rate is worth.
-std::string worth_text(double v) { return v < 10 ? format_printf("%.2f", v) : format_printf("%.0f", v); }
+// RETURNS: "1.43", "12", "28k": a count of accelerators a rate is worth.
+std::string worth_text(double v) {
+  return v < 10 ? format_printf("%.2f", v) : v < 1000 ? format_printf("%.0f", v) : format_count(v);
+}
 
 // RETURNS: "3.1 epochs", "1 epoch".
 std::string epochs_text(double v) {
@@ -162,10 +164,11 @@ std::vector<std::string> card_advice(const Card& card) {
         "Fewest fed: " + cell_place(fewest_workload, *fewest) + ", " + fed_text(fewest->accelerators_fed) +
         (card.accelerators_per_node > 0 ? " of the node's " + std::to_string(card.accelerators_per_node)
                                         : std::string()) +
-        " (limit: " + fewest->limit + ").");
-  // Staging pays where the cache feeds more than the store in the steady state: beyond both
-  // cells' spread and by a tenth at least (one search of K can differ by a few hundredths).
-  // Cold first, with the epochs after which the stage pays where the card has it.
+        " (" + fewest->limit.substr(0, fewest->limit.find_first_of(":;(")) + ").");
+  // Staging pays where the cache feeds more than the store: beyond both cells' spread and by a
+  // tenth at least (one search of K can differ by a few hundredths).
+  // Cold first, with the epochs after which the stage pays where the card has it; the figures
+  // are the table's and the storage lines'.
   std::string staging;
   for (const CardWorkload& w : card.workloads) {
     for (const char* state : {"cold", "steady"}) {
@@ -175,14 +178,17 @@ std::vector<std::string> card_advice(const Card& card) {
       if (!store || !cache || cache->accelerators_fed_min <= store->accelerators_fed_max ||
           cache->accelerators_fed < 1.1 * store->accelerators_fed)
         continue;
-      const bool pays = std::string(state) == "cold" && w.staging && w.staging->pays_after_epochs;
-      staging += (staging.empty() ? "" : "; ") + w.name + " " + fed_text(store->accelerators_fed) + " -> " +
-                 fed_text(cache->accelerators_fed) + " " + state +
-                 (pays ? ", pays after " + epochs_text(*w.staging->pays_after_epochs) : std::string());
+      std::string why = std::string(state) == "steady" ? "steady" : "";
+      if (std::string(state) == "cold" && w.staging && w.staging->pays_after_epochs) {
+        const std::string epochs = epochs_text(*w.staging->pays_after_epochs);
+        why = staging.find("pays after") == std::string::npos ? "pays after " + epochs
+                                                              : epochs.substr(0, epochs.find(' '));
+      }
+      staging += (staging.empty() ? "" : ", ") + w.name + (why.empty() ? "" : " (" + why + ")");
       break;
     }
   }
-  if (!staging.empty()) out.push_back("Stage to the cache: it feeds more (" + staging + ").");
+  if (!staging.empty()) out.push_back("Stage to the cache: it feeds more for " + staging + ".");
   if (unmeasured > 0)
     out.push_back(plural(unmeasured, "cell was", "cells were") +
                   " not measured: qualify again with a longer --budget to fill them.");

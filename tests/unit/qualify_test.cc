@@ -293,6 +293,29 @@ TEST(StorageFiguresTest, TheBestReadsAreTheFastestColdPassOfTheFirstUnitsFiles) 
       std::string::npos);
 }
 
+TEST(StorageFiguresTest, ACpuBoundCellSaysWhatTheStorageAloneWouldFeedOrThatItIsTheLimit) {
+  CardCell c;
+  c.path = "store";
+  c.state = "steady";
+  c.accelerators_fed = 0.3;
+  c.limit = "the host's CPU: decode and transforms, 2 cores 95% busy";
+  const CardReads reads{"store", 300 << 20, 16, 1.54};
+  EXPECT_EQ(
+      limit_with_reads(c, reads),
+      "the host's CPU: decode and transforms, 2 cores 95% busy; the store's reads alone would feed 1.54");
+  // Cold, and the store's best reads feed hardly more than the cell did: the store is the limit.
+  c.state = "cold";
+  c.accelerators_fed = 1.3;
+  EXPECT_EQ(
+      limit_with_reads(c, reads),
+      "the store's bandwidth: its best cold reads, 300 MiB/s, feed 1.54 (and the host's CPU: decode and "
+      "transforms, 2 cores 95% busy)");
+  c.limit = "the store's bandwidth: 301 MiB/s read";
+  EXPECT_EQ(limit_with_reads(c, reads), c.limit);
+  c.limit = "the host's CPU: x";
+  EXPECT_EQ(limit_with_reads(c, CardReads{"cache", 300 << 20, 4, 0}), "the host's CPU: x");
+}
+
 TEST(StorageFiguresTest, TheCheckpointIsWrittenInTheScratchAndReadBackWithTheWholeModelsSize) {
   CheckpointPlan plan;
   plan.scale = 0.02;

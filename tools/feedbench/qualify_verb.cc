@@ -25,7 +25,9 @@
 #include "feedbench/base/file_system.h"
 #include "feedbench/base/text.h"
 #include "feedbench/base/units.h"
+#include "feedbench/dataset/dataset.h"
 #include "feedbench/dataset/generator.h"
+#include "feedbench/io/page_cache.h"
 #include "feedbench/plan/preflight.h"
 #include "feedbench/replay/recorded_job.h"
 #include "feedbench/replay/stand_in.h"
@@ -413,6 +415,16 @@ std::string prepare_cache(WorkloadRun& run, const std::string& work, const std::
       throw RunError("cannot rewrite an earlier qualify's cache: " + left);
   }
   make_qualify_folder(d.cache_dir, d);
+  // The store's copy was just written and sits in the page cache: evicted, the stage reads the
+  // store, as building a cache from it would.
+  FileSet written(d.store_dir);
+  for (const std::string& f : d.store_files()) {
+    std::error_code ec;
+    const std::uintmax_t size = fs::file_size(d.store_dir + "/" + f, ec);
+    if (!ec) written.add(f, size, 0);
+  }
+  written.sort();
+  evict(written);
   const std::string log = work + "/stage-" + d.profile->name + ".log";
   const Clock::time_point t0 = Clock::now();
   const ChildRun r = run_this_program(
@@ -423,7 +435,7 @@ std::string prepare_cache(WorkloadRun& run, const std::string& work, const std::
     return r.timed_out ? "the budget ran out while staging" : "the stage failed: " + last_line_of(log);
   }
   mark_complete(d.cache_dir, d);
-  std::printf("  %s: staged %s in %.1f s (%s, verified):\n      %s\n", d.profile->name.c_str(),
+  std::printf("  %s: staged %s in %.1f s (%s, read cold and verified):\n      %s\n", d.profile->name.c_str(),
               format_size(double(d.bytes())).c_str(), run.stage_s,
               format_rate(double(d.bytes()) / std::max(run.stage_s, 1e-3)).c_str(),
               printable(d.cache_dir).c_str());
@@ -675,11 +687,8 @@ void add_storage_figures(const WorkloadRun& run, const Options& o, CardWorkload&
     }
   for (CardReads r : run.reads) {
     r.accelerators = need > 0 ? r.bytes_per_second / need : 0;
-    if (r.accelerators > 0)
-      for (CardCell& c : w.paths)
-        if (c.measured && c.path == r.path && c.limit.rfind("the host's CPU", 0) == 0)
-          c.limit += "; the " + std::string(r.path == "store" ? "store's" : "cache disk's") +
-                     " reads alone would feed " + format_printf("%.3g", r.accelerators);
+    for (CardCell& c : w.paths)
+      if (c.measured && c.path == r.path) c.limit = limit_with_reads(c, r);
     w.reads.push_back(r);
   }
   if (run.stage_s > 0) {

@@ -50,6 +50,18 @@ CardReads read_best_reads(const ResultDocument& document, const std::string& pat
   return best;
 }
 
+std::string limit_with_reads(const CardCell& cell, const CardReads& reads) {
+  if (reads.accelerators <= 0 || cell.limit.rfind("the host's CPU", 0) != 0) return cell.limit;
+  const std::string whose = reads.path == "store" ? "the store's" : "the cache disk's";
+  const std::string worth = format_printf("%.3g", reads.accelerators);
+  // Busy cores and a storage that cannot give more either: a cold epoch whose best reads feed
+  // hardly more than it did is the storage's to limit, whatever the cores did.
+  if (cell.state == "cold" && reads.accelerators < 1.25 * cell.accelerators_fed)
+    return whose + " bandwidth: its best cold reads, " + format_rate(reads.bytes_per_second) + ", feed " +
+           worth + " (and " + cell.limit + ")";
+  return cell.limit + "; " + whose + " reads alone would feed " + worth;
+}
+
 std::uint64_t checkpoint_full_bytes(const std::string& model, std::int64_t* ranks) {
   for (const CheckpointModel& m : checkpoint_models())
     if (m.name == model) {

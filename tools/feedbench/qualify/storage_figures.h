@@ -30,6 +30,14 @@ nlohmann::json reads_config(const WorkloadProfile& profile, const std::string& d
 CardReads read_best_reads(const ResultDocument& document, const std::string& path,
                           double need_bytes_per_second);
 
+// RETURNS: the limit of `cell` (its path's) told with that path's best reads `reads`: a cell
+// limited by the host's CPU says what the storage alone would feed ("...; the store's reads
+// alone would feed 6"), and a cold one whose storage feeds hardly more than the cell did (less
+// than 1.25 times) is the storage's to limit: "the store's bandwidth: its best cold reads,
+// 301 MiB/s, feed 0.096 (and <the CPU's limit>)". Any other cell's limit unchanged, as is every
+// limit where reads.accelerators is 0 (the need unknown).
+std::string limit_with_reads(const CardCell& cell, const CardReads& reads);
+
 // The checkpoint qualify writes: `model`'s, at `scale` of its size.
 struct CheckpointPlan {
   std::string model = "llama3-8b";
