@@ -420,6 +420,11 @@ TEST(QualifyVerbTest, BadInputIsRefusedByOptionBeforeAnythingIsWritten) {
   EXPECT_NE(qualify_refusal({"--store", dir.path(), "--checkpoint-scale", "1.5", "--out", out})
                 .find("--checkpoint-scale: expected a number from 0 to 1, got '1.5'"),
             std::string::npos);
+  EXPECT_NE(
+      qualify_refusal({"--store", dir.path(), "--checkpoint-scale", "1e-7", "--out", out})
+          .find("--checkpoint-scale: 1e-7 of llama3-8b's 97.8 GiB is under 4 KiB for each of its 8 ranks: "
+                "expected at least 3.1e-07, or 0 for no checkpoint"),
+      std::string::npos);
   EXPECT_NE(qualify_refusal({"--store", dir.path(), "--out", dir.path() + "/card.json", "--workload",
                              "tokens", "--workload", "tokens"})
                 .find("given twice"),

@@ -291,7 +291,18 @@ Options parse_options(int argc, char** argv, bool* help) {
                                                      "--accelerators-per-node", 1, 1024));
   if (vm.count("repetitions"))
     o.repetitions = int(parse_whole_number(vm["repetitions"].as<std::string>(), "--repetitions", 1, 9));
-  if (vm.count("checkpoint-scale")) o.checkpoint_scale = number("checkpoint-scale", 0, 1);
+  if (vm.count("checkpoint-scale")) {
+    o.checkpoint_scale = number("checkpoint-scale", 0, 1);
+    // Each rank's file at least one 4 KiB block (the checkpoint family's alignment).
+    std::int64_t ranks = 1;
+    const double full = double(checkpoint_full_bytes("llama3-8b", &ranks));
+    const double least = double(ranks) * 4096 / full;
+    if (o.checkpoint_scale > 0 && o.checkpoint_scale < least)
+      throw InputError("--checkpoint-scale: " + vm["checkpoint-scale"].as<std::string>() +
+                       " of llama3-8b's " + format_size(full) + " is under 4 KiB for each of its " +
+                       std::to_string(ranks) + " ranks: expected at least " + format_printf("%.2g", least) +
+                       ", or 0 for no checkpoint");
+  }
   if (vm.count("budget")) {
     o.budget_text = vm["budget"].as<std::string>();
     o.budget_ns = parse_duration_ns(o.budget_text, "--budget");
