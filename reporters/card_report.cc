@@ -113,7 +113,11 @@ std::vector<std::string> card_storage_lines(const Card& card) {
       for (std::size_t i = 0; i < w.reads.size(); ++i) {
         const CardReads& r = w.reads[i];
         line += std::string(i ? ";" : "") + " the " + r.path + " " + format_rate(r.bytes_per_second) + " (" +
-                plural(std::size_t(r.workers), "reader", "readers") + ")";
+                plural(std::size_t(r.workers), "reader", "readers");
+        // A pass far under a second is a burst more than a rate: said with its size.
+        if (r.seconds > 0 && r.seconds < 1)
+          line += "; only " + format_size(double(r.bytes)) + " in " + format_printf("%.2f s", r.seconds);
+        line += ")";
         if (r.accelerators > 0) line += ", " + worth_text(r.accelerators) + " accelerators' worth";
       }
       line += ".";

@@ -120,10 +120,9 @@ CardCell cell_from_json(const ojson& j, const std::string& where, const std::str
 }
 
 ojson reads_to_json(const CardReads& r) {
-  return {{"path", r.path},
-          {"bytes_per_second", number_json(r.bytes_per_second)},
-          {"workers", r.workers},
-          {"accelerators", number_json(r.accelerators)}};
+  return {{"path", r.path},       {"bytes_per_second", number_json(r.bytes_per_second)},
+          {"workers", r.workers}, {"accelerators", number_json(r.accelerators)},
+          {"bytes", r.bytes},     {"seconds", number_json(r.seconds)}};
 }
 
 ojson staging_to_json(const CardStaging& s) {
@@ -152,6 +151,8 @@ CardReads reads_from_json(const ojson& j, const std::string& where, const std::s
   out.bytes_per_second = bounded_number(r, "bytes_per_second", true, 0, 0, kAnyFigure, kFigure);
   out.workers = count_at_least(r, "workers", 1, "an integer of at least 1");
   out.accelerators = bounded_number(r, "accelerators", true, 0, 0, kAnyFigure, kFigure);
+  if (r.find("bytes")) out.bytes = std::uint64_t(count_at_least(r, "bytes", 0, "an integer of at least 0"));
+  out.seconds = bounded_number(r, "seconds", false, 0, 0, kAnyFigure, kFigure);
   return out;
 }
 

@@ -244,7 +244,8 @@ void add_storage_figures(Card& card) {
   card.accelerators_per_node = 8;
   CardWorkload& images = card.workloads[0];
   images.paths[3] = cell("cache", "cold", 12, 11, 12, "the cache disk's reads");
-  images.reads = {{"store", 734003200, 16, 6.25}, {"cache", 1468006400, 4, 12.5}};
+  images.reads = {{"store", 734003200, 16, 6.25, 2936012800, 4},
+                  {"cache", 1468006400, 4, 12.5, 14680064, 0.01}};
   CardStaging st;
   st.bytes = 2000000000;
   st.seconds = 8;
@@ -324,6 +325,8 @@ TEST(CardRenderTest, ReadsStagingAndCheckpointsAreSaidUnderTheTable) {
               HasSubstr("reads, staging and checkpoints:\n  images: read at best, cold, whole files: the "
                         "store 700 MiB/s (16 readers), 6.25 accelerators' worth;"));
   EXPECT_THAT(text, HasSubstr("Staged at 238 MiB/s"));
+  EXPECT_THAT(card_markdown(card),
+              HasSubstr("the cache 1.37 GiB/s (4 readers; only 14 MiB in 0.01 s), 12 accelerators'"));
   EXPECT_THAT(text, HasSubstr("it pays after"));
   EXPECT_THAT(
       text,

@@ -283,11 +283,14 @@ TEST(StorageFiguresTest, TheBestReadsAreTheFastestColdPassOfTheFirstUnitsFiles) 
     d.benchmarks.push_back(measured_entry("file_read/w:" + std::to_string(workers),
                                           {{"family", "file_read"}, {"workers", workers}},
                                           {{"bytes_per_second", rate}}));
+  for (BenchmarkEntry& e : d.benchmarks) e.real_time = 2;
   const CardReads r = read_best_reads(d, "cache", 150e6);
   EXPECT_EQ(r.path, "cache");
   EXPECT_DOUBLE_EQ(r.bytes_per_second, 300e6);
   EXPECT_EQ(r.workers, 4);
   EXPECT_DOUBLE_EQ(r.accelerators, 2);
+  EXPECT_DOUBLE_EQ(r.seconds, 0.002);  // real_time 2 ms, Google Benchmark's default unit
+  EXPECT_EQ(r.bytes, 600000u);
   EXPECT_NE(
       input_error_of([] { read_best_reads(ResultDocument{}, "store", 1); }).find("no measured file_read"),
       std::string::npos);
@@ -299,7 +302,7 @@ TEST(StorageFiguresTest, ACpuBoundCellSaysWhatTheStorageAloneWouldFeedOrThatItIs
   c.state = "steady";
   c.accelerators_fed = 0.3;
   c.limit = "the host's CPU: decode and transforms, 2 cores 95% busy";
-  const CardReads reads{"store", 300 << 20, 16, 1.54};
+  const CardReads reads{"store", 300 << 20, 16, 1.54, 0, 0};
   EXPECT_EQ(
       limit_with_reads(c, reads),
       "the host's CPU: decode and transforms, 2 cores 95% busy; the store's reads alone would feed 1.54");
@@ -313,7 +316,7 @@ TEST(StorageFiguresTest, ACpuBoundCellSaysWhatTheStorageAloneWouldFeedOrThatItIs
   c.limit = "the store's bandwidth: 301 MiB/s read";
   EXPECT_EQ(limit_with_reads(c, reads), c.limit);
   c.limit = "the host's CPU: x";
-  EXPECT_EQ(limit_with_reads(c, CardReads{"cache", 300 << 20, 4, 0}), "the host's CPU: x");
+  EXPECT_EQ(limit_with_reads(c, CardReads{"cache", 300 << 20, 4, 0, 0, 0}), "the host's CPU: x");
 }
 
 TEST(StorageFiguresTest, TheCheckpointIsWrittenInTheScratchAndReadBackWithTheWholeModelsSize) {

@@ -32,6 +32,15 @@ nlohmann::json reads_config(const WorkloadProfile& profile, const std::string& d
       {"families", nlohmann::json::array({reads})}};
 }
 
+namespace {
+
+// RETURNS: `time` in `unit` ("ns", "us", "ms", "s": Google Benchmark's) as seconds.
+double in_seconds(double time, const std::string& unit) {
+  return unit == "ns" ? time * 1e-9 : unit == "us" ? time * 1e-6 : unit == "s" ? time : time * 1e-3;
+}
+
+}  // namespace
+
 CardReads read_best_reads(const ResultDocument& document, const std::string& path,
                           double need_bytes_per_second) {
   CardReads best;
@@ -41,6 +50,8 @@ CardReads read_best_reads(const ResultDocument& document, const std::string& pat
     const auto rate = c.counters.find("bytes_per_second");
     if (rate == c.counters.end() || rate->second <= best.bytes_per_second) continue;
     best.bytes_per_second = rate->second;
+    best.seconds = in_seconds(c.real_time, c.time_unit);
+    best.bytes = std::uint64_t(best.bytes_per_second * best.seconds);
     const auto workers = c.params.find("workers");
     best.workers =
         workers != c.params.end() && workers->is_number_integer() ? workers->get<std::int64_t>() : 1;

@@ -24,8 +24,8 @@ inline constexpr int kReadsWorkers[] = {1, 4, 16};
 nlohmann::json reads_config(const WorkloadProfile& profile, const std::string& data, int units,
                             double pass_seconds);
 
-// RETURNS: the best pass of a reads_config run as a card's reads of `path`: its rate and
-// readers, and the accelerators it feeds at `need_bytes_per_second` each (0 when that is 0).
+// RETURNS: the best pass of a reads_config run as a card's reads of `path`: its rate, readers,
+// bytes and seconds, and the accelerators it feeds at `need_bytes_per_second` each (0 when that is 0).
 // Throws InputError when the document holds no measured file_read case.
 CardReads read_best_reads(const ResultDocument& document, const std::string& path,
                           double need_bytes_per_second);

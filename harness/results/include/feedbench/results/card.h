@@ -63,6 +63,10 @@ struct CardReads {
   double bytes_per_second = 0;  // the best pass
   std::int64_t workers = 0;     // the readers of the best pass
   double accelerators = 0;      // bytes_per_second ÷ one accelerator's need (0: need unknown)
+  // The best pass's bytes and seconds (0: not recorded): a pass far under a second, as a small
+  // data set's, is a burst (a throttle's, a store's credits) more than a rate.
+  std::uint64_t bytes = 0;
+  double seconds = 0;
 
   friend bool operator==(const CardReads&, const CardReads&) = default;
 };
