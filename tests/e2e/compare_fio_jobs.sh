@@ -154,7 +154,8 @@ for row in cf.WORKLOADS:
 
 size = os.path.getsize(files[0])
 for name, jobs in (("small-4k-cold-io_uring-qd32-page-cache-peer", 1),
-                   ("small-4k-cold-io_uring-2x16-page-cache-peer", 2)):
+                   ("small-4k-cold-io_uring-2x16-page-cache-peer", 2),
+                   ("small-4k-cold-io_uring-2x32-page-cache-peer", 2)):
     peer = cf.Workload(next(r for r in cf.WORKLOADS if r[0] == name))
     w = peer.fio_side()
     assert peer.state == "cold" and w.state == "cold" and not w.direct and w.workers == jobs, name

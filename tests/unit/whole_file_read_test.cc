@@ -256,6 +256,74 @@ TEST(WholeFileReadTest, ManyMoreFilesThanSlotsReuseTheSlots) {
   EXPECT_EQ(engine->open_counts().noatime + engine->open_counts().plain, std::uint64_t(kFiles));
 }
 
+// Failed and whole files in flight together, every slot busy: each file comes back exactly once,
+// with its own slot's result and failed step, and nothing comes back after the last (a step's
+// completion counted for the wrong chain would show as a file back twice, or as a completion
+// for a slot that holds no file).
+TEST(WholeFileReadTest, FailedAndWholeFilesInFlightTogetherComeBackOnceEach) {
+  constexpr unsigned kQd = 8;
+  CHAIN_ENGINE_OR_SKIP(engine, options(kQd));
+  TempDir dir;
+  std::filesystem::create_directories(dir / "sub");
+  constexpr int kFiles = 120;
+  // File i: missing (i % 3 == 1), a directory (i % 5 == 2, when not missing), else 50 + i bytes.
+  auto kind = [](int i) {
+    return i % 3 == 1 ? ChainStep::open : i % 5 == 2 ? ChainStep::read : ChainStep::none;
+  };
+  std::vector<std::string> paths(kFiles);
+  for (int i = 0; i < kFiles; ++i) {
+    paths[i] = kind(i) == ChainStep::open   ? dir / ("gone" + std::to_string(i))
+               : kind(i) == ChainStep::read ? dir / "sub"
+                                            : dir / std::to_string(i);
+    if (kind(i) == ChainStep::none) testing::write_file(paths[i], pattern(50 + i, char('a' + i % 20)));
+  }
+  std::vector<int> slot_file(kQd, -1);
+  std::vector<int> times_back(kFiles, 0);
+  std::vector<std::uint32_t> free_slots;
+  for (unsigned s = 0; s < kQd; ++s) free_slots.push_back(s);
+  int next = 0, done = 0;
+  while (done < kFiles) {
+    while (next < kFiles && !free_slots.empty()) {
+      const std::uint32_t slot = free_slots.back();
+      free_slots.pop_back();
+      slot_file[slot] = next;
+      const WholeFileRead r{paths[next], slot, std::uint32_t(50 + next)};
+      engine->submit_whole_files(std::span<const WholeFileRead>(&r, 1));
+      ++next;
+    }
+    Completion c[kQd];
+    const std::size_t got = engine->reap(std::span<Completion>(c, kQd), 1);
+    ASSERT_GE(got, 1u);
+    for (std::size_t i = 0; i < got; ++i) {
+      ASSERT_LT(c[i].slot, kQd);
+      const int f = slot_file[c[i].slot];
+      ASSERT_GE(f, 0) << "a completion for slot " << c[i].slot << ", which holds no file";
+      ++times_back[f];
+      EXPECT_EQ(c[i].failed_step, kind(f)) << "file " << f << ": " << c[i].result;
+      if (kind(f) == ChainStep::open) {
+        EXPECT_EQ(c[i].result, -ENOENT) << "file " << f;
+      } else if (kind(f) == ChainStep::none) {
+        EXPECT_EQ(c[i].result, 50 + f);
+        EXPECT_EQ(std::string(reinterpret_cast<const char*>(engine->buffer(c[i].slot)), std::size_t(50 + f)),
+                  pattern(std::size_t(50 + f), char('a' + f % 20)));
+      }
+      slot_file[c[i].slot] = -1;
+      free_slots.push_back(c[i].slot);
+      ++done;
+    }
+  }
+  for (int f = 0; f < kFiles; ++f) EXPECT_EQ(times_back[f], 1) << "file " << f;
+  // Nothing is left to come: one more file through slot 0 is the next and only completion.
+  testing::write_file(dir / "last", pattern(33, 'z'));
+  const Completion last = read_whole(*engine, dir / "last", 33, 0);
+  EXPECT_EQ(last.failed_step, ChainStep::none);
+  EXPECT_EQ(last.result, 33);
+  Completion extra;
+  EXPECT_EQ(engine->reap(std::span<Completion>(&extra, 1), 0), 0u);
+  for (const std::string& held : files_held_by_rings())
+    EXPECT_EQ(held.find(dir.path()), std::string::npos) << held << " is still open in a slot";
+}
+
 // Every way a chain can fail, on every slot, then good files through the same slots: a slot a
 // failed chain used reads the next file correctly, and the removed files' space is released
 // (nothing keeps them open).
