@@ -124,8 +124,9 @@ for r in opts:
     assert r["case"] == "replay/job:renamed/state:cold/path:source/target:0.2", r["case"]
     assert r["extra"]["target_au"] == 0.2, r["extra"]["target_au"]
     # 7.5 MiB over two passes at 4 MiB/s: the reads alone take ~1.9 s against 60 steps of 5 ms,
-    # an AU of 0.14 at most (a loaded host lowers it, never raises it).
-    assert r["au"] < 0.16, (r["au"], base["au"])
+    # an AU of 0.14-0.15 on an idle host; with another test beside it (ctest -j2) one repetition
+    # came to 0.18. Either way well below the unthrottled replay's, which is what is asserted.
+    assert r["au"] < min(0.2, base["au"] - 0.05), (r["au"], base["au"])
 (c,) = cached
 assert c["case"] == "replay/job:slow/state:cold/path:cache", c["case"]
 x = c["extra"]

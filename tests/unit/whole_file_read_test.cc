@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <future>
 #include <optional>
 #include <stdexcept>
@@ -72,6 +73,43 @@ std::optional<Completion> read_whole_within(Engine& engine, const std::string& p
   std::thread([&engine, path, expect, done] { done->set_value(read_whole(engine, path, expect)); }).detach();
   if (f.wait_for(limit) != std::future_status::ready) return std::nullopt;
   return f.get();
+}
+
+// Keeps every one of `engine`'s `slots` busy with whole-file reads of files 0..files-1 (file i
+// at `path_of(i)`, `expect_of(i)` bytes) until each has come back, and hands each completion to
+// `check(file, completion)` with the file its slot held (-1: the slot held none). A fatal
+// failure (in `check` too) stops the loop.
+void read_every_file(Engine& engine, unsigned slots, int files,
+                     const std::function<std::string(int)>& path_of,
+                     const std::function<std::uint32_t(int)>& expect_of,
+                     const std::function<void(int, const Completion&)>& check) {
+  std::vector<int> slot_file(slots, -1);
+  std::vector<std::string> paths(slots);  // each in flight's path, alive until it completes
+  std::vector<std::uint32_t> free_slots;
+  for (unsigned s = 0; s < slots; ++s) free_slots.push_back(s);
+  int next = 0, done = 0;
+  while (done < files) {
+    while (next < files && !free_slots.empty()) {
+      const std::uint32_t slot = free_slots.back();
+      free_slots.pop_back();
+      slot_file[slot] = next;
+      paths[slot] = path_of(next);
+      const WholeFileRead r{paths[slot], slot, expect_of(next)};
+      engine.submit_whole_files(std::span<const WholeFileRead>(&r, 1));
+      ++next;
+    }
+    std::vector<Completion> c(slots);
+    const std::size_t got = engine.reap(std::span<Completion>(c), 1);
+    ASSERT_GE(got, 1u);
+    for (std::size_t i = 0; i < got; ++i) {
+      ASSERT_LT(c[i].slot, slots);
+      check(slot_file[c[i].slot], c[i]);
+      if (::testing::Test::HasFatalFailure()) return;
+      slot_file[c[i].slot] = -1;
+      free_slots.push_back(c[i].slot);
+      ++done;
+    }
+  }
 }
 
 int open_fds() {
@@ -222,34 +260,16 @@ TEST(WholeFileReadTest, ManyMoreFilesThanSlotsReuseTheSlots) {
   for (int i = 0; i < kFiles; ++i)
     testing::write_file(dir / std::to_string(i), pattern(100 + i, char('a' + i % 20)));
   const int fds = open_fds();
-  std::vector<int> slot_file(kQd, -1);
-  std::vector<std::uint32_t> free_slots;
-  for (unsigned s = 0; s < kQd; ++s) free_slots.push_back(s);
-  int next = 0, done = 0;
-  std::vector<std::string> paths(kQd);
-  while (done < kFiles) {
-    while (next < kFiles && !free_slots.empty()) {
-      const std::uint32_t slot = free_slots.back();
-      free_slots.pop_back();
-      slot_file[slot] = next;
-      paths[slot] = dir / std::to_string(next);
-      const WholeFileRead r{paths[slot], slot, std::uint32_t(100 + next)};
-      engine->submit_whole_files(std::span<const WholeFileRead>(&r, 1));
-      ++next;
-    }
-    Completion c[kQd];
-    const std::size_t got = engine->reap(std::span<Completion>(c, kQd), 1);
-    ASSERT_GE(got, 1u);
-    for (std::size_t i = 0; i < got; ++i) {
-      const int f = slot_file[c[i].slot];
-      ASSERT_EQ(c[i].failed_step, ChainStep::none) << "file " << f << ": " << c[i].result;
-      ASSERT_EQ(c[i].result, 100 + f);
-      EXPECT_EQ(std::string(reinterpret_cast<const char*>(engine->buffer(c[i].slot)), std::size_t(100 + f)),
-                pattern(std::size_t(100 + f), char('a' + f % 20)));
-      free_slots.push_back(c[i].slot);
-      ++done;
-    }
-  }
+  read_every_file(
+      *engine, kQd, kFiles, [&](int f) { return dir / std::to_string(f); },
+      [](int f) { return std::uint32_t(100 + f); },
+      [&](int f, const Completion& c) {
+        ASSERT_EQ(c.failed_step, ChainStep::none) << "file " << f << ": " << c.result;
+        ASSERT_EQ(c.result, 100 + f);
+        EXPECT_EQ(std::string(reinterpret_cast<const char*>(engine->buffer(c.slot)), std::size_t(100 + f)),
+                  pattern(std::size_t(100 + f), char('a' + f % 20)));
+      });
+  ASSERT_FALSE(HasFatalFailure());
   EXPECT_EQ(open_fds(), fds) << "whole-file reads use no ordinary descriptor";
   for (const std::string& held : files_held_by_rings())
     EXPECT_EQ(held.find(dir.path()), std::string::npos) << held << " is still open in a slot";
@@ -277,41 +297,22 @@ TEST(WholeFileReadTest, FailedAndWholeFilesInFlightTogetherComeBackOnceEach) {
                                             : dir / std::to_string(i);
     if (kind(i) == ChainStep::none) testing::write_file(paths[i], pattern(50 + i, char('a' + i % 20)));
   }
-  std::vector<int> slot_file(kQd, -1);
   std::vector<int> times_back(kFiles, 0);
-  std::vector<std::uint32_t> free_slots;
-  for (unsigned s = 0; s < kQd; ++s) free_slots.push_back(s);
-  int next = 0, done = 0;
-  while (done < kFiles) {
-    while (next < kFiles && !free_slots.empty()) {
-      const std::uint32_t slot = free_slots.back();
-      free_slots.pop_back();
-      slot_file[slot] = next;
-      const WholeFileRead r{paths[next], slot, std::uint32_t(50 + next)};
-      engine->submit_whole_files(std::span<const WholeFileRead>(&r, 1));
-      ++next;
-    }
-    Completion c[kQd];
-    const std::size_t got = engine->reap(std::span<Completion>(c, kQd), 1);
-    ASSERT_GE(got, 1u);
-    for (std::size_t i = 0; i < got; ++i) {
-      ASSERT_LT(c[i].slot, kQd);
-      const int f = slot_file[c[i].slot];
-      ASSERT_GE(f, 0) << "a completion for slot " << c[i].slot << ", which holds no file";
-      ++times_back[f];
-      EXPECT_EQ(c[i].failed_step, kind(f)) << "file " << f << ": " << c[i].result;
-      if (kind(f) == ChainStep::open) {
-        EXPECT_EQ(c[i].result, -ENOENT) << "file " << f;
-      } else if (kind(f) == ChainStep::none) {
-        EXPECT_EQ(c[i].result, 50 + f);
-        EXPECT_EQ(std::string(reinterpret_cast<const char*>(engine->buffer(c[i].slot)), std::size_t(50 + f)),
-                  pattern(std::size_t(50 + f), char('a' + f % 20)));
-      }
-      slot_file[c[i].slot] = -1;
-      free_slots.push_back(c[i].slot);
-      ++done;
-    }
-  }
+  read_every_file(
+      *engine, kQd, kFiles, [&](int f) { return paths[f]; }, [](int f) { return std::uint32_t(50 + f); },
+      [&](int f, const Completion& c) {
+        ASSERT_GE(f, 0) << "a completion for slot " << c.slot << ", which holds no file";
+        ++times_back[f];
+        EXPECT_EQ(c.failed_step, kind(f)) << "file " << f << ": " << c.result;
+        if (kind(f) == ChainStep::open) {
+          EXPECT_EQ(c.result, -ENOENT) << "file " << f;
+        } else if (kind(f) == ChainStep::none) {
+          EXPECT_EQ(c.result, 50 + f);
+          EXPECT_EQ(std::string(reinterpret_cast<const char*>(engine->buffer(c.slot)), std::size_t(50 + f)),
+                    pattern(std::size_t(50 + f), char('a' + f % 20)));
+        }
+      });
+  ASSERT_FALSE(HasFatalFailure());
   for (int f = 0; f < kFiles; ++f) EXPECT_EQ(times_back[f], 1) << "file " << f;
   // Nothing is left to come: one more file through slot 0 is the next and only completion.
   testing::write_file(dir / "last", pattern(33, 'z'));
