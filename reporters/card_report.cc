@@ -169,19 +169,15 @@ std::vector<std::string> card_advice(const Card& card) {
         (card.accelerators_per_node > 0 ? " of the node's " + std::to_string(card.accelerators_per_node)
                                         : std::string()) +
         " (" + fewest->limit.substr(0, fewest->limit.find_first_of(":;(")) + ").");
-  // Staging pays where the cache feeds more than the store: beyond both cells' spread and by a
-  // tenth at least (one search of K can differ by a few hundredths).
-  // Cold first, with the epochs after which the stage pays where the card has it; the figures
+  // Staging pays where the cache feeds more than the store beyond noise (feeds_more_beyond_noise):
+  // cold first, with the epochs after which the stage pays where the card has it; the figures
   // are the table's and the storage lines'.
   std::string staging;
   for (const CardWorkload& w : card.workloads) {
     for (const char* state : {"cold", "steady"}) {
-      const CardCell *store = nullptr, *cache = nullptr;
-      for (const CardCell& c : w.paths)
-        if (c.measured && c.state == state) (c.path == "store" ? store : cache) = &c;
-      if (!store || !cache || cache->accelerators_fed_min <= store->accelerators_fed_max ||
-          cache->accelerators_fed < 1.1 * store->accelerators_fed)
-        continue;
+      const CardCell* store = measured_cell(w, "store", state);
+      const CardCell* cache = measured_cell(w, "cache", state);
+      if (!store || !cache || !feeds_more_beyond_noise(*cache, *store)) continue;
       std::string why = std::string(state) == "steady" ? "steady" : "";
       if (std::string(state) == "cold" && w.staging && w.staging->pays_after_epochs) {
         const std::string epochs = epochs_text(*w.staging->pays_after_epochs);

@@ -379,14 +379,18 @@ bool all_cards(const std::vector<CardOrResult>& inputs, const std::vector<std::s
 
 // ---- staging ---------------------------------------------------------------------------------
 
-namespace {
-
-// The cold cell of `w` through `path`, measured; null when it has none.
-const CardCell* cold_cell(const CardWorkload& w, const std::string& path) {
+const CardCell* measured_cell(const CardWorkload& w, const std::string& path, const std::string& state) {
   for (const CardCell& c : w.paths)
-    if (c.measured && c.path == path && c.state == "cold") return &c;
+    if (c.measured && c.path == path && c.state == state) return &c;
   return nullptr;
 }
+
+bool feeds_more_beyond_noise(const CardCell& more, const CardCell& than) {
+  return more.accelerators_fed_min > than.accelerators_fed_max &&
+         more.accelerators_fed >= 1.1 * than.accelerators_fed;
+}
+
+namespace {
 
 // RETURNS: the bytes a second an epoch reads through a path feeding `fed` of a node of `node`.
 double epoch_rate(double fed, double need, std::int64_t node) {
@@ -397,7 +401,7 @@ double epoch_rate(double fed, double need, std::int64_t node) {
 
 double staging_epochs_of_reading(const CardWorkload& w, double stage_bytes_per_second,
                                  std::int64_t accelerators_per_node) {
-  const CardCell* store = cold_cell(w, "store");
+  const CardCell* store = measured_cell(w, "store", "cold");
   if (!store || stage_bytes_per_second <= 0) return 0;
   return epoch_rate(store->accelerators_fed, store->per_accelerator.bytes_per_second, accelerators_per_node) /
          stage_bytes_per_second;
@@ -405,12 +409,9 @@ double staging_epochs_of_reading(const CardWorkload& w, double stage_bytes_per_s
 
 std::optional<double> staging_pays_after_epochs(const CardWorkload& w, double stage_bytes_per_second,
                                                 std::int64_t accelerators_per_node) {
-  const CardCell* store = cold_cell(w, "store");
-  const CardCell* cache = cold_cell(w, "cache");
-  if (!store || !cache || stage_bytes_per_second <= 0) return std::nullopt;
-  // A gain within the searches' noise is no gain (as card_advice judges the steady cells).
-  if (cache->accelerators_fed_min <= store->accelerators_fed_max ||
-      cache->accelerators_fed < 1.1 * store->accelerators_fed)
+  const CardCell* store = measured_cell(w, "store", "cold");
+  const CardCell* cache = measured_cell(w, "cache", "cold");
+  if (!store || !cache || stage_bytes_per_second <= 0 || !feeds_more_beyond_noise(*cache, *store))
     return std::nullopt;
   const double need = store->per_accelerator.bytes_per_second;
   const double from_store = epoch_rate(store->accelerators_fed, need, accelerators_per_node);

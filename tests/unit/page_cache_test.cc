@@ -7,8 +7,6 @@
 
 #include <fcntl.h>
 #include <stdlib.h>
-#include <sys/statfs.h>
-#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -23,9 +21,8 @@
 namespace feedbench {
 namespace {
 
+using testing::on_tmpfs;
 using testing::TempDir;
-
-constexpr long kTmpfsMagic = 0x01021994;
 
 // Writes `files` files of `size` bytes with the generator and scans them.
 FileSet make_files(const TempDir& dir, std::uint64_t files, std::uint64_t size) {
@@ -36,11 +33,6 @@ FileSet make_files(const TempDir& dir, std::uint64_t files, std::uint64_t size) 
   o.layout = GenLayout::kFlat;
   generate_dataset(o);
   return scan_dataset(o.out);
-}
-
-bool on_tmpfs(const std::string& path) {
-  struct statfs s;
-  return ::statfs(path.c_str(), &s) == 0 && s.f_type == kTmpfsMagic;
 }
 
 TEST(PageCacheTest, EvictThenWarmThenEvict) {

@@ -13,7 +13,10 @@
 #include <vector>
 
 #include "feedbench/base/error.h"
+#include "feedbench/base/file_system.h"
 #include "feedbench/base/units.h"
+#include "feedbench/dataset/dataset.h"
+#include "feedbench/io/page_cache.h"
 #include "test_util.h"
 #include "tools/feedbench/qualify/accelerator_search.h"
 #include "tools/feedbench/qualify/qualify_data.h"
@@ -373,6 +376,29 @@ TEST(QualifyDataTest, AFolderIsReusedOnlyWhenItsMarkerSaysTheSameDataSet) {
   EXPECT_FALSE(std::filesystem::exists(d.store_dir));
 }
 
+// The stage into the cache reads the store's copy cold: just written, every file of it is in the
+// page cache until evicted.
+TEST(QualifyDataTest, TheStoresCopyIsEvictedBeforeTheStageReadsIt) {
+  TempDir store;
+  if (testing::on_tmpfs(store.path())) GTEST_SKIP() << "TMPDIR is tmpfs: files cannot be evicted there";
+  const QualifyDataSet d = qualify_data_set(find_workload_profile("tokens"), 2, 7, store.path(), "");
+  make_qualify_folder(d.store_dir, d);
+  for (int i = 0; i < d.units; ++i) generate_dataset(d.unit_options(i));
+  FileSet all(d.store_dir);
+  for (const std::string& f : d.store_files()) {  // those gen wrote (its record is listed too)
+    std::error_code ec;
+    const std::uintmax_t size = std::filesystem::file_size(d.store_dir + "/" + f, ec);
+    if (!ec) all.add(f, size, 0);
+  }
+  all.sort();
+  ASSERT_GT(measure_residency(all).fraction(), 0.5) << "just written, the copy is in memory";
+  const Residency left = evict_store_copy(d);
+  EXPECT_EQ(left.total_bytes, measure_residency(all).total_bytes);
+  EXPECT_GT(left.total_bytes, 0u);
+  EXPECT_LE(left.fraction(), 0.01);
+  EXPECT_LE(measure_residency(all).fraction(), 0.01);
+}
+
 TEST(QualifyDataTest, AFolderNotMadeByQualifyIsRefusedAndAForeignFileKept) {
   TempDir store;
   const WorkloadProfile& tokens = find_workload_profile("tokens");
@@ -423,6 +449,13 @@ TEST(QualifyVerbTest, BadInputIsRefusedByOptionBeforeAnythingIsWritten) {
   EXPECT_NE(qualify_refusal({"--store", dir.path(), "--checkpoint-scale", "1.5", "--out", out})
                 .find("--checkpoint-scale: expected a number from 0 to 1, got '1.5'"),
             std::string::npos);
+  // A whole checkpoint (105 GB) where it does not fit: the refusal names the checkpoint.
+  if (free_bytes_at(dir.path()) >= 0 && free_bytes_at(dir.path()) < 100'000'000'000) {
+    EXPECT_NE(qualify_refusal(
+                  {"--store", dir.path(), "--workload", "tokens", "--checkpoint-scale", "1", "--out", out})
+                  .find("the data sets and the checkpoint (97.8 GiB) need"),
+              std::string::npos);
+  }
   EXPECT_NE(
       qualify_refusal({"--store", dir.path(), "--checkpoint-scale", "1e-7", "--out", out})
           .find("--checkpoint-scale: 1e-7 of llama3-8b's 97.8 GiB is under 4 KiB for each of its 8 ranks: "

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <string>
 
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "feedbench/base/error.h"
@@ -39,6 +40,13 @@ class TempDir {
 };
 
 // Writes `content` to `path`, creating parent folders.
+// RETURNS: whether `path` is on tmpfs, where a file lives in the page cache and cannot be evicted.
+inline bool on_tmpfs(const std::string& path) {
+  constexpr long kTmpfsMagic = 0x01021994;
+  struct statfs s;
+  return ::statfs(path.c_str(), &s) == 0 && s.f_type == kTmpfsMagic;
+}
+
 inline void write_file(const std::string& path, const std::string& content) {
   std::filesystem::create_directories(std::filesystem::path(path).parent_path());
   std::ofstream out(path, std::ios::binary | std::ios::trunc);

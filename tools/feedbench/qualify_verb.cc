@@ -20,14 +20,13 @@
 
 #include <boost/program_options.hpp>
 
+#include "benchmarks/case_run.h"
 #include "command_line.h"
 #include "feedbench/base/error.h"
 #include "feedbench/base/file_system.h"
 #include "feedbench/base/text.h"
 #include "feedbench/base/units.h"
-#include "feedbench/dataset/dataset.h"
 #include "feedbench/dataset/generator.h"
-#include "feedbench/io/page_cache.h"
 #include "feedbench/plan/preflight.h"
 #include "feedbench/replay/recorded_job.h"
 #include "feedbench/replay/stand_in.h"
@@ -39,6 +38,7 @@
 #include "qualify/trial.h"
 #include "qualify/workload_profiles.h"
 #include "reporters/card_report.h"
+#include "reporters/console_table.h"
 #include "reporters/html_report.h"
 #include "verbs.h"
 
@@ -136,8 +136,9 @@ struct WorkloadRun {
   std::chrono::nanoseconds step{0};
   double speedup = 1;
   std::vector<PathSearch> paths;
-  double stage_s = 0;            // the stage into the cache, its wall time; 0: not staged (or reused)
-  std::vector<CardReads> reads;  // each path's best read rate (accelerators filled in by the card)
+  double stage_s = 0;             // the stage into the cache, its wall time; 0: not staged (or reused)
+  bool stage_from_store = false;  // the stage read the store, not the page cache: its rate counts
+  std::vector<CardReads> reads;   // each path's best read rate (accelerators filled in by the card)
 };
 
 // RETURNS: the last line of the log `path` that is not empty, printable: what a child said last.
@@ -295,7 +296,7 @@ Options parse_options(int argc, char** argv, bool* help) {
     o.checkpoint_scale = number("checkpoint-scale", 0, 1);
     // Each rank's file at least one 4 KiB block (the checkpoint family's alignment).
     std::int64_t ranks = 1;
-    const double full = double(checkpoint_full_bytes("llama3-8b", &ranks));
+    const double full = double(checkpoint_full_bytes(kQualifyCheckpointModel, &ranks));
     const double least = double(ranks) * 4096 / full;
     if (o.checkpoint_scale > 0 && o.checkpoint_scale < least)
       throw InputError("--checkpoint-scale: " + vm["checkpoint-scale"].as<std::string>() +
@@ -427,15 +428,15 @@ std::string prepare_cache(WorkloadRun& run, const std::string& work, const std::
   }
   make_qualify_folder(d.cache_dir, d);
   // The store's copy was just written and sits in the page cache: evicted, the stage reads the
-  // store, as building a cache from it would.
-  FileSet written(d.store_dir);
-  for (const std::string& f : d.store_files()) {
-    std::error_code ec;
-    const std::uintmax_t size = fs::file_size(d.store_dir + "/" + f, ec);
-    if (!ec) written.add(f, size, 0);
-  }
-  written.sort();
-  evict(written);
+  // store, as building a cache from it would. Where it stays (a file system that keeps its own
+  // cache), the stage's rate is memory's, and the card leaves it out.
+  const Residency left = evict_store_copy(d);
+  run.stage_from_store = left.fraction() <= kColdMaxResident;
+  if (!run.stage_from_store)
+    std::printf(
+        "  %s: %s of the store's copy stayed in memory after eviction: the stage's rate is not the "
+        "store's, and the card leaves it out\n",
+        d.profile->name.c_str(), format_percent(left.fraction()).c_str());
   const std::string log = work + "/stage-" + d.profile->name + ".log";
   const Clock::time_point t0 = Clock::now();
   const ChildRun r = run_this_program(
@@ -446,10 +447,10 @@ std::string prepare_cache(WorkloadRun& run, const std::string& work, const std::
     return r.timed_out ? "the budget ran out while staging" : "the stage failed: " + last_line_of(log);
   }
   mark_complete(d.cache_dir, d);
-  std::printf("  %s: staged %s in %.1f s (%s, read cold and verified):\n      %s\n", d.profile->name.c_str(),
+  std::printf("  %s: staged %s in %.1f s (%s, %s and verified):\n      %s\n", d.profile->name.c_str(),
               format_size(double(d.bytes())).c_str(), run.stage_s,
               format_rate(double(d.bytes()) / std::max(run.stage_s, 1e-3)).c_str(),
-              printable(d.cache_dir).c_str());
+              run.stage_from_store ? "read cold" : "read from memory", printable(d.cache_dir).c_str());
   std::fflush(stdout);
   return "";
 }
@@ -459,19 +460,21 @@ const std::string& data_folder(const WorkloadRun& run, const std::string& path) 
   return path == "cache" ? run.data.cache_dir : run.data.store_dir;
 }
 
+// Writes `config` to <stem>.config.json. RETURNS: the command line (after the program's name) of
+// the child `feedbench run` of it, its result to <stem>.result.json.
+std::vector<std::string> run_args(const nlohmann::json& config, const std::string& stem) {
+  std::ofstream(stem + ".config.json") << config.dump(2) << "\n";
+  return {"run",     "--config",    stem + ".config.json", "--out", stem + ".result.json",
+          "--quiet", "--no-latency"};
+}
+
 // Runs a child `feedbench run` of `config` (written beside `stem`) to its result. RETURNS: the
 // result, or nullopt with `why` set (the child failed, the budget ran out, or it was stopped).
 std::optional<ResultDocument> run_config(const nlohmann::json& config, const std::string& stem,
                                          Clock::time_point deadline, const std::atomic<int>* stop,
                                          std::string* why) {
-  {
-    std::ofstream out(stem + ".config.json");
-    out << config.dump(2) << "\n";
-  }
   const std::string result = stem + ".result.json", log = stem + ".log";
-  const ChildRun r = run_this_program(
-      {{"run", "--config", stem + ".config.json", "--out", result, "--quiet", "--no-latency"}}, {log},
-      deadline, stop)[0];
+  const ChildRun r = run_this_program({run_args(config, stem)}, {log}, deadline, stop)[0];
   std::error_code ec;
   if (r.timed_out || r.stopped) *why = r.timed_out ? "the budget ran out" : "interrupted";
   else if (r.exit_code != 0 || !fs::exists(result, ec)) *why = "the run failed: " + last_line_of(log);
@@ -490,16 +493,17 @@ void measure_reads(WorkloadRun& run, const std::string& work, Clock::time_point 
     const std::optional<ResultDocument> doc =
         run_config(reads_config(*run.profile, data_folder(run, ps.path), run.data.units, kReadsPassS),
                    work + "/" + run.profile->name + "-" + ps.path + "-reads", deadline, stop, &why);
-    if (!doc) {
-      std::printf("  %s: the %s's best read rate not measured: %s\n", run.profile->name.c_str(),
-                  ps.path.c_str(), why.c_str());
+    if (!doc) {  // a child's last line can be long: wrapped to the console's width
+      std::printf("%s\n", wrap_text("  " + run.profile->name + ": the " + ps.path +
+                                    "'s best read rate not measured: " + why)
+                              .c_str());
       continue;
     }
     run.reads.push_back(read_best_reads(*doc, ps.path, 0));
-    std::printf("  %s: the %s reads its files at %s at best (%lld readers, cold; %.0f s)\n",
-                run.profile->name.c_str(), ps.path.c_str(),
-                format_rate(run.reads.back().bytes_per_second).c_str(),
-                static_cast<long long>(run.reads.back().workers), seconds_since(t0));
+    std::printf("  %s: the %s reads its files at %s at best (%s, cold; %.0f s)\n", run.profile->name.c_str(),
+                ps.path.c_str(), format_rate(run.reads.back().bytes_per_second).c_str(),
+                plural(std::size_t(run.reads.back().workers), "reader", "readers").c_str(),
+                seconds_since(t0));
     std::fflush(stdout);
   }
 }
@@ -528,7 +532,7 @@ std::vector<CardCheckpoint> measure_checkpoints(const Options& o, const std::str
     const std::optional<ResultDocument> doc =
         run_config(checkpoint_config(plan), work + "/checkpoint-" + path, deadline, stop, &why);
     if (!doc) {
-      std::printf("  checkpoint: the %s's not measured: %s\n", path.c_str(), why.c_str());
+      std::printf("%s\n", wrap_text("  checkpoint: the " + path + "'s not measured: " + why).c_str());
       continue;
     }
     out.push_back(read_checkpoint(*doc, path, plan));
@@ -570,10 +574,8 @@ void run_one_search(WorkloadRun& run, PathSearch& ps, int rep, const std::string
     std::vector<std::vector<std::string>> args;
     std::vector<std::string> logs, outs;
     if (run.profile->trace.empty()) {
-      std::ofstream config(stem + ".config.json");
-      config << trial_config(plan).dump(2) << "\n";
+      args.push_back(run_args(trial_config(plan), stem));
       outs.push_back(stem + ".result.json");
-      args.push_back({"run", "--config", stem + ".config.json", "--out", outs[0], "--quiet", "--no-latency"});
       logs.push_back(stem + ".log");
     } else {
       for (int u = 0; u < *k; ++u) {
@@ -702,7 +704,7 @@ void add_storage_figures(const WorkloadRun& run, const Options& o, CardWorkload&
       if (c.measured && c.path == r.path) c.limit = limit_with_reads(c, r);
     w.reads.push_back(r);
   }
-  if (run.stage_s > 0) {
+  if (run.stage_s > 0 && run.stage_from_store) {
     CardStaging st;
     st.bytes = run.data.bytes();
     st.seconds = run.stage_s;
@@ -812,23 +814,29 @@ double check_room_and_estimate(const std::vector<WorkloadRun>& runs, const Optio
     estimate +=
         estimate_seconds(run, s == FolderState::kComplete, c == FolderState::kComplete, o.repetitions);
   }
-  auto room = [](const std::string& option, const std::string& dir, std::uint64_t need) {
-    const std::int64_t free = free_bytes_at(dir);
-    if (free >= 0 && std::uint64_t(free) < need + need / 20)
-      throw InputError(option + ": the data sets need " + format_size(double(need)) +
-                       " (and 5% to spare) in " + dir + ", which has " + format_size(double(free)) +
-                       " free: fewer --workload, a lower --max-accelerators, or another folder");
-  };
   // The checkpoint is written while the first data set is there, and removed at once.
   std::int64_t ranks = 0;
   const std::uint64_t checkpoint_bytes =
-      std::uint64_t(o.checkpoint_scale * double(checkpoint_full_bytes("llama3-8b", &ranks)));
+      std::uint64_t(o.checkpoint_scale * double(checkpoint_full_bytes(kQualifyCheckpointModel, &ranks)));
   if (checkpoint_bytes > 0) {
     const int paths = o.cache.empty() ? 1 : 2;
     estimate += paths * (2 * double(checkpoint_bytes) / kStageBytesPerSecond + kRunOverheadS);
     store_need += checkpoint_bytes;
     cache_need += o.cache.empty() ? 0 : checkpoint_bytes;
   }
+  const std::string what = checkpoint_bytes > 0 ? "the data sets and the checkpoint (" +
+                                                      format_size(double(checkpoint_bytes)) + ") need "
+                                                : std::string("the data sets need ");
+  const std::string fewer = checkpoint_bytes > 0
+                                ? "fewer --workload, a lower --max-accelerators or --checkpoint-scale"
+                                : "fewer --workload, a lower --max-accelerators";
+  auto room = [&](const std::string& option, const std::string& dir, std::uint64_t need) {
+    const std::int64_t free = free_bytes_at(dir);
+    if (free >= 0 && std::uint64_t(free) < need + need / 20)
+      throw InputError(option + ": " + what + format_size(double(need)) + " (and 5% to spare) in " + dir +
+                       ", which has " + format_size(double(free)) + " free: " + fewer +
+                       ", or another folder");
+  };
   room("--store", o.store, store_need);
   if (!o.cache.empty()) {
     // One file system for both: the two copies together.

@@ -14,6 +14,7 @@
 #include "feedbench/base/error.h"
 #include "feedbench/cache/manifest.h"
 #include "feedbench/cache/stager.h"
+#include "feedbench/dataset/dataset.h"
 #include "trial.h"
 
 namespace fs = std::filesystem;
@@ -30,6 +31,17 @@ std::uint64_t QualifyDataSet::bytes() const {
   std::uint64_t total = 0;
   for (int i = 0; i < units; ++i) total += gen_total_bytes(unit_options(i));
   return total;
+}
+
+Residency evict_store_copy(const QualifyDataSet& data) {
+  FileSet written(data.store_dir);
+  for (const std::string& f : data.store_files()) {
+    std::error_code ec;
+    const std::uintmax_t size = fs::file_size(data.store_dir + "/" + f, ec);
+    if (!ec) written.add(f, size, 0);
+  }
+  written.sort();
+  return evict(written);
 }
 
 std::vector<std::string> QualifyDataSet::store_files() const {

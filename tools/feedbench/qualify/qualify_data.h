@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "feedbench/io/page_cache.h"
 #include "workload_profiles.h"
 
 namespace feedbench {
@@ -34,6 +35,11 @@ struct QualifyDataSet {
   // RETURNS: the marker's text: the workload, units, seed and whether the folder is complete.
   std::string marker(bool complete) const;
 };
+
+// Evicts the store's copy of `data` from the page cache (every file qualify wrote there, those
+// present): written a moment ago, it would otherwise be read from memory by the stage into the
+// cache, whose rate is meant to be the store's. RETURNS: what stayed resident, measured after.
+Residency evict_store_copy(const QualifyDataSet& data);
 
 // RETURNS: the data set of `profile` beneath `store` and `cache` ("" for none).
 QualifyDataSet qualify_data_set(const WorkloadProfile& profile, int units, std::uint64_t seed,

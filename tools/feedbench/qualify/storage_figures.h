@@ -38,9 +38,12 @@ CardReads read_best_reads(const ResultDocument& document, const std::string& pat
 // limit where reads.accelerators is 0 (the need unknown).
 std::string limit_with_reads(const CardCell& cell, const CardReads& reads);
 
+// The model whose checkpoint qualify writes: the tokens workload's (Llama 3 8B).
+inline constexpr const char* kQualifyCheckpointModel = "llama3-8b";
+
 // The checkpoint qualify writes: `model`'s, at `scale` of its size.
 struct CheckpointPlan {
-  std::string model = "llama3-8b";
+  std::string model = kQualifyCheckpointModel;
   double scale = 0.01;
   std::string source;   // a data set folder the run scans (a run needs one), never written
   std::string scratch;  // the folder the checkpoint family writes its own subfolder in

@@ -153,6 +153,14 @@ struct Card {
 // InputError for text past `limits` before that key.
 std::string json_schema_of(const std::string& text, const std::string& where, const JsonLimits& limits);
 
+// RETURNS: the measured cell of `w` through `path` in `state`; null when it has none.
+const CardCell* measured_cell(const CardWorkload& w, const std::string& path, const std::string& state);
+
+// RETURNS: whether `more` feeds more accelerators than `than` by what counts as a gain: beyond
+// both cells' spread (more's lowest repetition above than's highest) and by a tenth at least
+// (one search of K can differ by a few hundredths).
+bool feeds_more_beyond_noise(const CardCell& more, const CardCell& than);
+
 // RETURNS: the epochs a training run of `w` must read for staging into the cache to pay, from
 // its cold cells: through the store an epoch of D bytes reads at min(N, K_store) × b (b: one
 // accelerator's bytes_per_second, N: `accelerators_per_node`, unbounded when 0), through the
