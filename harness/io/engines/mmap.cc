@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <csetjmp>
 #include <csignal>
@@ -64,8 +65,12 @@ void install_sigbus_handler() {
     if (fault_page <= std::uintptr_t(src)) return 0;
     return std::min<std::size_t>(n, std::size_t(fault_page - std::uintptr_t(src)));
   }
+  // The fences keep the stores around the copy: to the compiler memcpy cannot read t_recover,
+  // so at -O2 it dropped the first store as dead and a truncated file's SIGBUS killed the run.
   t_recover = &env;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
   std::memcpy(dst, src, n);
+  std::atomic_signal_fence(std::memory_order_seq_cst);
   t_recover = nullptr;
   return n;
 }
