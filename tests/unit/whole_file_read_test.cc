@@ -247,9 +247,73 @@ TEST(WholeFileReadTest, AFifoWithAnIdleWriterDoesNotHangAndIsNotWhole) {
   if (!c) (void)engine.release();  // still in use by the blocked thread
   ::close(writer);
   ASSERT_TRUE(c) << "the chain hung on a FIFO with a writer";
-  // io_uring polls a pipe for data rather than fail with EAGAIN: the read's link timeout ends it.
+  // io_uring polls a pipe for data rather than fail with EAGAIN: the engine's watchdog cancels the read.
   EXPECT_EQ(c->failed_step, ChainStep::read);
   EXPECT_EQ(c->result, -ECANCELED);
+}
+
+// A FIFO stuck in one slot does not stop the others: every other file is read whole while it
+// waits, and the engine's watchdog cancels its read no sooner than 2 s after it was sent.
+TEST(WholeFileReadTest, AFifoStuckInOneSlotIsCancelledWhileTheOtherSlotsReadOn) {
+  constexpr unsigned kQd = 4;
+  CHAIN_ENGINE_OR_SKIP(engine, options(kQd));
+  TempDir dir;
+  ASSERT_EQ(::mkfifo((dir / "fifo").c_str(), 0600), 0);
+  const int writer = ::open((dir / "fifo").c_str(), O_RDWR | O_NONBLOCK);
+  ASSERT_GE(writer, 0);
+  constexpr int kFiles = 200;  // file 0 is the FIFO
+  for (int i = 1; i < kFiles; ++i) testing::write_file(dir / std::to_string(i), pattern(100 + i, 'a'));
+  auto path_of = [&](int f) { return f == 0 ? dir / "fifo" : dir / std::to_string(f); };
+  std::vector<int> order;
+  Completion fifo{};
+  const auto start = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::duration fifo_after{};
+  auto run = std::async(std::launch::async, [&] {
+    read_every_file(
+        *engine, kQd, kFiles, path_of, [](int f) { return std::uint32_t(100 + f); },
+        [&](int f, const Completion& c) {
+          order.push_back(f);
+          if (f == 0) {
+            fifo = c;
+            fifo_after = std::chrono::steady_clock::now() - start;
+          } else {
+            ASSERT_EQ(c.failed_step, ChainStep::none) << "file " << f << ": " << c.result;
+          }
+        });
+  });
+  const bool finished = run.wait_for(std::chrono::seconds(15)) == std::future_status::ready;
+  ::close(writer);
+  if (!finished) {
+    (void)engine.release();                       // still in use by the blocked thread
+    (void)new std::future<void>(std::move(run));  // its destructor would wait for the thread
+    FAIL() << "the chain hung on a FIFO with a writer";
+  }
+  ASSERT_EQ(order.size(), std::size_t(kFiles));
+  EXPECT_EQ(order.back(), 0) << "the other slots read every other file while the FIFO waited";
+  EXPECT_EQ(fifo.failed_step, ChainStep::read);
+  EXPECT_EQ(fifo.result, -ECANCELED);
+  EXPECT_GE(fifo_after, std::chrono::milliseconds(1900)) << "a read is cancelled only after 2 s";
+  // The engine goes on: the watchdog's own completions are never taken for a file's.
+  const std::string after = dir / "after";
+  testing::write_file(after, pattern(300, 'z'));
+  const Completion c = read_whole(*engine, after, 300);
+  EXPECT_EQ(c.failed_step, ChainStep::none);
+  EXPECT_EQ(c.result, 300);
+}
+
+// The watchdog ticks on after the last chain is in, once: that tick's completion is not a file's.
+TEST(WholeFileReadTest, TheWatchdogsTickIsNeverTakenForAFile) {
+  CHAIN_ENGINE_OR_SKIP(engine, options(2));
+  TempDir dir;
+  testing::write_file(dir / "a", pattern(500, 'a'));
+  EXPECT_EQ(read_whole(*engine, dir / "a", 500).result, 500);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1300));  // past the tick the read armed
+  Completion extra[2];
+  EXPECT_EQ(engine->reap(std::span<Completion>(extra, 2), 0), 0u);
+  const Completion c = read_whole(*engine, dir / "a", 500, 1);
+  EXPECT_EQ(c.failed_step, ChainStep::none);
+  EXPECT_EQ(c.result, 500);
+  EXPECT_EQ(engine->reap(std::span<Completion>(extra, 2), 0), 0u);
 }
 
 TEST(WholeFileReadTest, ManyMoreFilesThanSlotsReuseTheSlots) {

@@ -13,8 +13,11 @@
 // OPENAT into a direct descriptor -> READ from it -> CLOSE of it, so up to queue_depth files
 // are in flight with no system call per file. The open is non-blocking, but io_uring still
 // waits for data from a FIFO that has a writer (it polls a pipe instead of failing with
-// EAGAIN), so the read carries a link timeout: a read still waiting after kChainReadTimeout
-// is cancelled, and the caller's open-then-read says what the file is. Buffer slot s owns direct descriptor s
+// EAGAIN), so a watchdog cancels reads that wait too long: one timer per ring (not a link
+// timeout per read, which cost 5-10% of the files a second, docs/fio-parity.md) ticks every
+// kWatchdogTick while chains are in flight, and a chain's read still waiting at the third tick
+// after its submission (2-3 s) is cancelled; the caller's open-then-read then says what the
+// file is. Buffer slot s owns direct descriptor s
 // (the first queue_depth entries of the sparse file table; open() registers files after them), so a slot is
 // never shared: a chain whose close did not run leaves its file in the entry, and the next open into that
 // entry replaces and closes it (io_uring_prep_openat_direct(3)).
@@ -40,12 +43,16 @@ namespace {
 
 constexpr unsigned kMaxRegisteredFiles = 1024;
 constexpr std::size_t kPathMax = PATH_MAX;
-// Far beyond any read of one block from a working device; a read cancelled by it is only read
-// again (open-then-read), never miscounted.
-constexpr long long kChainReadTimeoutNs = 2'000'000'000;
-constexpr unsigned kChainEntries = 4;  // open, read, its link timeout, close
-constexpr unsigned kTimeoutStep = 4;   // user_data step of the link timeout (not a ChainStep)
+// A chain's read still waiting kWatchdogTicks ticks after its submission (2-3 s: far beyond any
+// read of one block from a working device) is cancelled; a file cancelled so is only read again
+// (open-then-read), never miscounted.
+constexpr long long kWatchdogTickNs = 1'000'000'000;
+constexpr unsigned kWatchdogTicks = 3;
+constexpr unsigned kChainEntries = 3;                      // open, read, close
 constexpr unsigned kAllSteps = (1u << kChainEntries) - 1;  // Chain::seen when every entry is in
+// user_data steps that are not a ChainStep: the watchdog's timer and its cancellations.
+constexpr unsigned kWatchdogStep = 4;
+constexpr unsigned kCancelStep = 5;
 static_assert(WholeFileRead{}.dir_fd == AT_FDCWD);
 
 // user_data: a plain read is its slot; a chain step sets the top bit and its step above the slot.
@@ -59,8 +66,9 @@ class IoUringEngine final : public Engine {
  public:
   explicit IoUringEngine(const EngineOptions& options) : Engine(options) {
     const bool want_chain = options.whole_file_chain && io_uring_chain_setting();
-    // A chain takes four submission entries (and completions): room for queue_depth chains.
-    const unsigned entries = want_chain ? options.queue_depth * kChainEntries : options.queue_depth;
+    // A chain takes three submission entries (and completions): room for queue_depth chains, and
+    // the watchdog's timer and cancellations (at most one per chain).
+    const unsigned entries = want_chain ? options.queue_depth * (kChainEntries + 1) + 1 : options.queue_depth;
     io_uring_params params{};
     params.flags = IORING_SETUP_COOP_TASKRUN;  // no interrupting IPIs for task work (5.19+)
     int rc = io_uring_queue_init_params(entries, &ring_, &params);
@@ -112,29 +120,29 @@ class IoUringEngine final : public Engine {
       std::memcpy(path, f.path.data(), f.path.size());
       path[f.path.size()] = '\0';
       // A chain is never split over two submits.
-      if (io_uring_sq_space_left(&ring_) < kChainEntries) flush(0);
+      if (io_uring_sq_space_left(&ring_) < kChainEntries + 1) flush(0);
+      arm_watchdog();
+      c.tick = ticks_;
+      c.active = true;
       const unsigned index = f.slot;  // slot s owns direct descriptor s
       io_uring_sqe* open = io_uring_get_sqe(&ring_);
       io_uring_sqe* read = io_uring_get_sqe(&ring_);
-      io_uring_sqe* timeout = io_uring_get_sqe(&ring_);
       io_uring_sqe* close = io_uring_get_sqe(&ring_);
-      FB_CHECK(open && read && timeout && close, "io_uring submission queue full");
+      FB_CHECK(open && read && close, "io_uring submission queue full");
       io_uring_prep_openat_direct(open, f.dir_fd, path, flags, 0, index);
       open->flags |= IOSQE_IO_LINK;
       io_uring_sqe_set_data64(open, chain_tag(f.slot, ChainStep::open));
       const auto length = unsigned(options_.block_size);
       prep_read(read, int(index), f.slot, length, 0);
-      // A hard link: the close runs even when the read fails, is short or times out (a soft
+      // A hard link: the close runs even when the read fails, is short or is cancelled (a soft
       // link would cancel it, leaving the file in its descriptor slot).
       read->flags |= IOSQE_FIXED_FILE | IOSQE_IO_HARDLINK;
       io_uring_sqe_set_data64(read, chain_tag(f.slot, ChainStep::read));
-      io_uring_prep_link_timeout(timeout, &read_timeout_, 0);
-      timeout->flags |= IOSQE_IO_HARDLINK;
-      io_uring_sqe_set_data64(timeout, chain_tag(f.slot, kTimeoutStep));
       io_uring_prep_close_direct(close, index);
       io_uring_sqe_set_data64(close, chain_tag(f.slot, ChainStep::close));
       pending_ += kChainEntries;
       ++in_flight_;  // only now: a throw above leaves no chain counted that will never complete
+      ++chains_in_flight_;
     }
   }
 
@@ -245,6 +253,34 @@ class IoUringEngine final : public Engine {
     }
   }
 
+  // Starts the watchdog's timer unless it is running: a plain timeout (no count), one per ring.
+  void arm_watchdog() {
+    if (watchdog_armed_) return;
+    io_uring_sqe* sqe = next_sqe();
+    io_uring_prep_timeout(sqe, &watchdog_tick_, 0, 0);
+    io_uring_sqe_set_data64(sqe, chain_tag(0, kWatchdogStep));
+    ++pending_;
+    watchdog_armed_ = true;
+  }
+
+  // A tick: every chain whose read has waited kWatchdogTicks ticks is cancelled (its read
+  // completes with -ECANCELED, its close still runs), and the timer runs on while chains are in
+  // flight. Called from drain(): the entries prepared here leave with the next submit.
+  void watchdog_fired() {
+    watchdog_armed_ = false;
+    ++ticks_;
+    for (unsigned s = 0; s < options_.queue_depth; ++s) {
+      Chain& c = chains_[s];
+      if (!c.active || c.cancelled || ticks_ - c.tick < kWatchdogTicks) continue;
+      io_uring_sqe* sqe = next_sqe();
+      io_uring_prep_cancel64(sqe, chain_tag(s, ChainStep::read), 0);
+      io_uring_sqe_set_data64(sqe, chain_tag(s, kCancelStep));
+      ++pending_;
+      c.cancelled = true;
+    }
+    if (chains_in_flight_ > 0) arm_watchdog();
+  }
+
   void register_buffers() {
     if (!options_.slot_buffers) return;  // writes only: nothing of the engine's to register
     std::vector<iovec> iov(options_.queue_depth);
@@ -264,9 +300,14 @@ class IoUringEngine final : public Engine {
       if ((data & kChainBit) == 0) {
         out[n++] = Completion{std::uint32_t(data), std::int64_t(cqe->res)};
         --in_flight_;
+      } else if (const unsigned step = unsigned((data >> 32) & 0xff); step == kWatchdogStep) {
+        watchdog_fired();
+      } else if (step == kCancelStep) {
+        // the cancellation's own result: the read's completion says what became of it
       } else if (chain_step_done(data, cqe->res, out[n])) {
         ++n;
         --in_flight_;
+        --chains_in_flight_;
       }
     }
     io_uring_cq_advance(&ring_, seen);
@@ -274,8 +315,8 @@ class IoUringEngine final : public Engine {
   }
 
   // Records one step's completion. RETURNS: true when it was the chain's last, with the file's
-  // Completion in `out`. All four entries post a completion (a failed open cancels the rest:
-  // -ECANCELED; the timeout's own result is not used), in an order not relied on.
+  // Completion in `out`. All three entries post a completion (a failed open cancels the rest:
+  // -ECANCELED), in an order not relied on.
   bool chain_step_done(std::uint64_t data, int res, Completion& out) {
     const auto slot = std::uint32_t(data);
     const auto step = unsigned((data >> 32) & 0xff);
@@ -283,6 +324,7 @@ class IoUringEngine final : public Engine {
     c.result[step - 1] = res;
     c.seen |= 1u << (step - 1);
     if (c.seen != kAllSteps) return false;
+    c.active = false;
     const int open = c.result[0], read = c.result[1], close = c.result[2];
     if (open < 0) out = Completion{slot, open, ChainStep::open};
     else if (read < 0 || std::uint32_t(read) != c.expect) {
@@ -351,16 +393,22 @@ class IoUringEngine final : public Engine {
 
   // A whole-file read in flight: the results of its steps (open, read, close) as they come.
   struct Chain {
-    int result[kChainEntries] = {0, 0, 0, 0};  // open, read, close, link timeout
-    unsigned seen = 0;                         // bit (step - 1) per completion seen
+    int result[kChainEntries] = {0, 0, 0};  // open, read, close
+    unsigned seen = 0;                      // bit (step - 1) per completion seen
     std::uint32_t expect = 0;
+    unsigned tick = 0;  // the watchdog's ticks_ at submission
     bool noatime = false;
+    bool active = false;     // submitted, not every completion in
+    bool cancelled = false;  // the watchdog asked for its read's cancellation
   };
 
   io_uring ring_{};
   bool buffers_registered_ = false;
   bool chain_ = false;  // whole-file reads on
-  __kernel_timespec read_timeout_{kChainReadTimeoutNs / 1'000'000'000, kChainReadTimeoutNs % 1'000'000'000};
+  __kernel_timespec watchdog_tick_{kWatchdogTickNs / 1'000'000'000, kWatchdogTickNs % 1'000'000'000};
+  bool watchdog_armed_ = false;
+  unsigned ticks_ = 0;                   // the watchdog's ticks so far
+  unsigned chains_in_flight_ = 0;        // chains submitted, not yet complete
   std::unique_ptr<char[]> paths_;        // per slot, the path of its chain (the kernel reads it at submit)
   std::unique_ptr<Chain[]> chains_;      // per slot
   std::unique_ptr<Completion[]> ready_;  // completions of chains never submitted (path too long)
