@@ -14,10 +14,10 @@
 // are in flight with no system call per file. The open is non-blocking, but io_uring still
 // waits for data from a FIFO that has a writer (it polls a pipe instead of failing with
 // EAGAIN), so a watchdog cancels reads that wait too long: one timer per ring (not a link
-// timeout per read, which cost 5-10% of the files a second, docs/fio-parity.md) ticks every
-// kWatchdogTick while chains are in flight, and a chain's read still waiting at the third tick
-// after its submission (2-3 s) is cancelled; the caller's open-then-read then says what the
-// file is. Buffer slot s owns direct descriptor s
+// timeout per read, which cost one worker 4-6% of its files a second, docs/fio-parity.md) ticks
+// every kWatchdogTickNs while chains are in flight, and a chain's read still waiting at the
+// third tick after its submission (2-3 s) is cancelled; the caller's open-then-read then says
+// what the file is. Buffer slot s owns direct descriptor s
 // (the first queue_depth entries of the sparse file table; open() registers files after them), so a slot is
 // never shared: a chain whose close did not run leaves its file in the entry, and the next open into that
 // entry replaces and closes it (io_uring_prep_openat_direct(3)).
