@@ -14,7 +14,7 @@
 // are in flight with no system call per file. The open is non-blocking, but io_uring still
 // waits for data from a FIFO that has a writer (it polls a pipe instead of failing with
 // EAGAIN), so a watchdog cancels reads that wait too long: one timer per ring (not a link
-// timeout per read, which cost one worker 4-6% of its files a second, docs/fio-parity.md) ticks
+// timeout per read, which cost one worker 4-7% of its files a second, docs/fio-parity.md) ticks
 // every kWatchdogTickNs while chains are in flight, and a chain's read still waiting at the
 // third tick after its submission (2-3 s) is cancelled; the caller's open-then-read then says
 // what the file is. Buffer slot s owns direct descriptor s
