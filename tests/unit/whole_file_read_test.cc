@@ -252,6 +252,22 @@ TEST(WholeFileReadTest, AFifoWithAnIdleWriterDoesNotHangAndIsNotWhole) {
   EXPECT_EQ(c->result, -ECANCELED);
 }
 
+// Not only a FIFO waits for a writer: a terminal with nothing typed does too, and the same
+// watchdog ends its read.
+TEST(WholeFileReadTest, ATerminalWithNoInputDoesNotHangAndIsNotWhole) {
+  CHAIN_ENGINE_OR_SKIP(engine, options(1));
+  const int master = ::posix_openpt(O_RDWR | O_NOCTTY);
+  if (master < 0 || ::grantpt(master) != 0 || ::unlockpt(master) != 0)
+    GTEST_SKIP() << "no pseudo-terminal here";
+  const std::string terminal = ::ptsname(master);
+  const auto c = read_whole_within(*engine, terminal, 100, std::chrono::seconds(10));
+  if (!c) (void)engine.release();  // still in use by the blocked thread
+  ::close(master);
+  ASSERT_TRUE(c) << "the chain hung on a terminal";
+  EXPECT_EQ(c->failed_step, ChainStep::read);
+  EXPECT_EQ(c->result, -ECANCELED);
+}
+
 // A FIFO stuck in one slot does not stop the others: every other file is read whole while it
 // waits, and the engine's watchdog cancels its read no sooner than 2 s after it was sent.
 TEST(WholeFileReadTest, AFifoStuckInOneSlotIsCancelledWhileTheOtherSlotsReadOn) {
