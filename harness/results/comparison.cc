@@ -240,14 +240,6 @@ Grouped group(const ResultDocument& doc, const std::vector<std::string>& ignore)
   return g;
 }
 
-double time_to_ns(double value, const std::string& unit) {
-  if (unit == "ns") return value;
-  if (unit == "us") return value * 1e3;
-  if (unit == "ms") return value * 1e6;
-  if (unit == "s") return value * 1e9;
-  return value;
-}
-
 std::optional<double> metric_value(const BenchmarkEntry& e, const std::string& metric) {
   if (metric == "real_time") return time_to_ns(e.real_time, e.time_unit);
   auto it = e.counters.find(metric);

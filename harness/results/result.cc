@@ -269,6 +269,14 @@ ResultDocument document_from_json(const ojson& j, const std::string& where, Entr
 
 }  // namespace
 
+double time_to_ns(double value, const std::string& unit) {
+  if (unit == "ns") return value;
+  if (unit == "us") return value * 1e3;
+  if (unit == "ms") return value * 1e6;
+  if (unit == "s") return value * 1e9;
+  return value;
+}
+
 std::optional<double> BenchmarkEntry::counter(const std::string& key) const {
   auto it = counters.find(key);
   if (it == counters.end()) return std::nullopt;

@@ -299,9 +299,10 @@ Options parse_options(int argc, char** argv, bool* help) {
     const double full = double(checkpoint_full_bytes(kQualifyCheckpointModel, &ranks));
     const double least = double(ranks) * 4096 / full;
     if (o.checkpoint_scale > 0 && o.checkpoint_scale < least)
-      throw InputError("--checkpoint-scale: " + vm["checkpoint-scale"].as<std::string>() +
-                       " of llama3-8b's " + format_size(full) + " is under 4 KiB for each of its " +
-                       std::to_string(ranks) + " ranks: expected at least " + format_printf("%.2g", least) +
+      throw InputError("--checkpoint-scale: " + vm["checkpoint-scale"].as<std::string>() + " of " +
+                       kQualifyCheckpointModel + "'s " + format_size(full) +
+                       " is under 4 KiB for each of its " + std::to_string(ranks) +
+                       " ranks: expected at least " + format_printf("%.2g", least) +
                        ", or 0 for no checkpoint");
   }
   if (vm.count("budget")) {

@@ -6,6 +6,7 @@
 #include "feedbench/base/error.h"
 #include "feedbench/base/units.h"
 #include "feedbench/plan/plan.h"
+#include "feedbench/results/result.h"
 #include "reporters/case_view.h"
 #include "trial.h"
 
@@ -32,15 +33,6 @@ nlohmann::json reads_config(const WorkloadProfile& profile, const std::string& d
       {"families", nlohmann::json::array({reads})}};
 }
 
-namespace {
-
-// RETURNS: `time` in `unit` ("ns", "us", "ms", "s": Google Benchmark's) as seconds.
-double in_seconds(double time, const std::string& unit) {
-  return unit == "ns" ? time * 1e-9 : unit == "us" ? time * 1e-6 : unit == "s" ? time : time * 1e-3;
-}
-
-}  // namespace
-
 CardReads read_best_reads(const ResultDocument& document, const std::string& path,
                           double need_bytes_per_second) {
   CardReads best;
@@ -50,7 +42,7 @@ CardReads read_best_reads(const ResultDocument& document, const std::string& pat
     const auto rate = c.counters.find("bytes_per_second");
     if (rate == c.counters.end() || rate->second <= best.bytes_per_second) continue;
     best.bytes_per_second = rate->second;
-    best.seconds = in_seconds(c.real_time, c.time_unit);
+    best.seconds = time_to_ns(c.real_time, c.time_unit) * 1e-9;
     best.bytes = std::uint64_t(best.bytes_per_second * best.seconds);
     const auto workers = c.params.find("workers");
     best.workers =

@@ -24,6 +24,10 @@ inline constexpr const char* kResultSchema = "feedbench-result/1";
 // repetitions are present, one entry per line. A file without `schema_revision` is revision 1.
 inline constexpr int kResultRevision = 2;
 
+// RETURNS: `value`, a time in `unit` (Google Benchmark's "ns", "us", "ms" or "s"), in
+// nanoseconds; an unknown unit is taken as nanoseconds.
+double time_to_ns(double value, const std::string& unit);
+
 // One entry of `benchmarks`: a repetition (run_type "iteration") or an aggregate.
 struct BenchmarkEntry {
   // Google Benchmark's per-run fields, as its JSON reporter writes them.
