@@ -75,6 +75,19 @@ std::optional<Completion> read_whole_within(Engine& engine, const std::string& p
   return f.get();
 }
 
+// Reads `path` whole while `holder` (closed afterwards) keeps it waiting for input: the read
+// ends within 10 s, cancelled by the engine's watchdog. On a hang `engine` is leaked (the
+// blocked thread still uses it).
+void expect_read_cancelled(std::unique_ptr<Engine>& engine, const std::string& path, int holder,
+                           const char* what) {
+  const auto c = read_whole_within(*engine, path, 100, std::chrono::seconds(10));
+  if (!c) (void)engine.release();
+  ::close(holder);
+  ASSERT_TRUE(c) << "the chain hung on " << what;
+  EXPECT_EQ(c->failed_step, ChainStep::read);
+  EXPECT_EQ(c->result, -ECANCELED);
+}
+
 // Keeps every one of `engine`'s `slots` busy with whole-file reads of files 0..files-1 (file i
 // at `path_of(i)`, `expect_of(i)` bytes) until each has come back, and hands each completion to
 // `check(file, completion)` with the file its slot held (-1: the slot held none). A fatal
@@ -243,13 +256,8 @@ TEST(WholeFileReadTest, AFifoWithAnIdleWriterDoesNotHangAndIsNotWhole) {
   // A writer that never writes: a blocking read would wait for it for ever.
   const int writer = ::open((dir / "fifo").c_str(), O_RDWR | O_NONBLOCK);
   ASSERT_GE(writer, 0);
-  const auto c = read_whole_within(*engine, dir / "fifo", 100, std::chrono::seconds(10));
-  if (!c) (void)engine.release();  // still in use by the blocked thread
-  ::close(writer);
-  ASSERT_TRUE(c) << "the chain hung on a FIFO with a writer";
   // io_uring polls a pipe for data rather than fail with EAGAIN: the engine's watchdog cancels the read.
-  EXPECT_EQ(c->failed_step, ChainStep::read);
-  EXPECT_EQ(c->result, -ECANCELED);
+  expect_read_cancelled(engine, dir / "fifo", writer, "a FIFO with a writer");
 }
 
 // Not only a FIFO waits for a writer: a terminal with nothing typed does too, and the same
@@ -260,12 +268,7 @@ TEST(WholeFileReadTest, ATerminalWithNoInputDoesNotHangAndIsNotWhole) {
   if (master < 0 || ::grantpt(master) != 0 || ::unlockpt(master) != 0)
     GTEST_SKIP() << "no pseudo-terminal here";
   const std::string terminal = ::ptsname(master);
-  const auto c = read_whole_within(*engine, terminal, 100, std::chrono::seconds(10));
-  if (!c) (void)engine.release();  // still in use by the blocked thread
-  ::close(master);
-  ASSERT_TRUE(c) << "the chain hung on a terminal";
-  EXPECT_EQ(c->failed_step, ChainStep::read);
-  EXPECT_EQ(c->result, -ECANCELED);
+  expect_read_cancelled(engine, terminal, master, "a terminal");
 }
 
 // A FIFO stuck in one slot does not stop the others: every other file is read whole while it
